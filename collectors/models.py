@@ -1,0 +1,82 @@
+"""The evidence model: raw artifacts in, cited facts out."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ArtifactKind(StrEnum):
+    """Every kind of raw evidence a parser understands."""
+
+    DESCRIBE_POD = "describe-pod"
+    DESCRIBE_NODE = "describe-node"
+    POD = "pod"  # Pod object(s) as JSON/YAML, incl. a List
+    NODE = "node"  # Node object(s) as JSON/YAML
+    EVENTS = "events"  # `kubectl get events` table, -o wide, JSON/YAML, or a describe Events block
+    K8S_OBJECT = "k8s-object"  # any other object: Job, PodGroup, ResourceQuota, NetworkPolicy, HPA, Service ...
+    KUBELET_LOG = "kubelet-log"
+    KERNEL_LOG = "kernel-log"
+    CONTAINER_LOG = "container-log"
+    CONNTRACK_STATS = "conntrack-stats"  # `conntrack -S` or /proc/net/stat/nf_conntrack
+    CPU_STAT = "cpu-stat"  # cgroup cpu.stat, v1 or v2
+    NCCL_LOG = "nccl-log"  # NCCL_DEBUG output and PyTorch distributed errors
+    PROMETHEUS_METRICS = "prometheus-metrics"  # exposition text from a scrape
+    PROMETHEUS_QUERY = "prometheus-query"  # HTTP API JSON result
+    ALERTMANAGER = "alertmanager"  # webhook payload, version 4
+    ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
+    NVML = "nvml"  # an NVML snapshot from the node agent
+
+
+class Artifact(BaseModel):
+    """One raw piece of evidence, exactly as a person would see it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: ArtifactKind
+    subject: str = ""  # e.g. "pod/shop/checkout-7d9f", "node/gpu-node-2"
+    source: str = "paste"  # where it came from: paste, file, kubernetes, prometheus, agent ...
+    command: str = ""  # the exact command or query a person could re-run
+    captured_at: datetime | None = None
+    content: str = ""
+    unavailable: str | None = None  # why the source could not provide it
+
+
+class Citation(BaseModel):
+    """Where a fact was read: artifact id and a 1-based inclusive line span."""
+
+    model_config = ConfigDict(frozen=True)
+
+    artifact: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    def label(self) -> str:
+        if self.start == 0:
+            return self.artifact
+        if self.start == self.end:
+            return f"{self.artifact}:{self.start}"
+        return f"{self.artifact}:{self.start}-{self.end}"
+
+
+class Fact(BaseModel):
+    """A named observation from the vocabulary, with the evidence behind it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    value: Any
+    subject: str = ""
+    citation: Citation
+    excerpt: str = ""  # the cited text, shortened, so a reader sees why without opening the artifact
+
+
+class ParseResult(BaseModel):
+    """What a parser could read, and what it could not."""
+
+    facts: list[Fact] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Parsers: pure functions from one Artifact to facts. They never raise on bad input."""

@@ -1,0 +1,29 @@
+"""Facts read from the kernel log, conntrack counters and cgroup cpu.stat."""
+
+from collectors.vocab.spec import FactSpec
+
+FACTS: list[FactSpec] = [
+    FactSpec("xid.codes", "list[int]", "distinct NVIDIA Xid codes seen", "union", "[79]"),
+    FactSpec("xid.primary_codes", "list[int]",
+             "Xid codes that are not usually an after-effect of another error (45 is excluded)", "union"),
+    FactSpec("xid.count", "int", "Xid lines seen", "sum"),
+    FactSpec("xid.pci_bus_ids", "list[str]", "PCI bus ids of GPUs that reported an Xid", "union",
+             "0000:2b:00"),
+    FactSpec("gpu.fallen_off_bus", "bool", "the GPU fell off the bus or is lost, with or without an Xid line",
+             "any"),
+    FactSpec("kernel.oom_kill", "bool", "the kernel or memory-cgroup OOM killer fired", "any"),
+    FactSpec("kernel.oom_memcg", "bool", "an OOM kill was confined to a memory cgroup (container limit)",
+             "any"),
+    FactSpec("kernel.oom_global", "bool", "an OOM kill was node-wide (constraint none: the node ran out)",
+             "any"),
+    FactSpec("kernel.oom_victims", "list[str]", "processes the OOM killer killed", "union", "python"),
+    FactSpec("kernel.hung_task", "bool", "a task was blocked in the kernel for more than 120 s", "any"),
+    FactSpec("conntrack.table_full", "bool", "`nf_conntrack: table full, dropping packet` seen", "any"),
+    FactSpec("conntrack.drops", "int",
+             "sum of drop + early_drop + insert_failed from `conntrack -S` or /proc/net/stat/nf_conntrack",
+             "max"),
+    FactSpec("conntrack.usage_ratio", "float", "conntrack entries / limit", "max", "0.99"),
+    FactSpec("cpu.throttled_ratio", "float", "throttled periods / periods", "max", "0.42"),
+    FactSpec("cpu.nr_periods", "int", "CFS periods elapsed", "max"),
+    FactSpec("cpu.nr_throttled", "int", "CFS periods in which the cgroup was throttled", "max"),
+]

@@ -1,0 +1,88 @@
+"""Facts read from Kubernetes objects, `kubectl describe`, events and kubelet logs."""
+
+from collectors.vocab.spec import FactSpec
+
+FACTS: list[FactSpec] = [
+    # pod
+    FactSpec("pod.name", "str", "name of the pod the evidence is about", example="checkout-7d9f-x2"),
+    FactSpec("pod.namespace", "str", "namespace of that pod", example="shop"),
+    FactSpec("pod.node", "str", "node the pod is bound to (empty while Pending)", example="gpu-node-2"),
+    FactSpec("pod.phase", "str", "pod phase", example="Pending"),
+    FactSpec("pod.status.reason", "str", "pod-level status reason", example="Evicted"),
+    FactSpec("pod.status.message", "str", "pod-level status message",
+             example="The node was low on resource: memory."),
+    FactSpec("pod.qos_class", "str", "QoS class: Guaranteed, Burstable or BestEffort", example="Burstable"),
+    FactSpec("pod.gpu_request", "int", "nvidia.com/gpu requested by the pod (sum over containers)", "max", "8"),
+    FactSpec("pod.shm_volume", "bool", "an emptyDir with medium Memory is mounted at /dev/shm", "any"),
+    FactSpec("pod.host_network", "bool", "the pod uses hostNetwork", "any"),
+    FactSpec("pod.rdma_request", "bool", "the pod requests an RDMA/InfiniBand device resource", "any"),
+    FactSpec("pod.capabilities", "list[str]", "Linux capabilities added to containers", "union", "IPC_LOCK"),
+    FactSpec("pod.priority_class", "str", "priorityClassName", example="best-effort-experiment"),
+    FactSpec("pod.scheduler_name", "str", "schedulerName", example="volcano"),
+    FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
+    FactSpec("pods.not_running", "list[str]", "pods whose phase is not Running or Succeeded", "union"),
+    FactSpec("pods.pending", "list[str]", "pods in phase Pending", "union"),
+    # container
+    FactSpec("container.name", "str", "container the evidence is about", example="trainer"),
+    FactSpec("container.image", "str", "image of that container", example="nvcr.io/nvidia/pytorch:24.05-py3"),
+    FactSpec("container.last_terminated.reason", "str",
+             "reason of the most recent termination (current Terminated state or Last State)",
+             example="OOMKilled"),
+    FactSpec("container.last_terminated.exit_code", "int", "exit code of the most recent termination",
+             example="137"),
+    FactSpec("container.waiting.reason", "str", "reason the container is waiting", example="CrashLoopBackOff"),
+    FactSpec("container.waiting.message", "str", "message of the waiting state"),
+    FactSpec("container.restart_count", "int", "restarts of the container", "max", "12"),
+    FactSpec("container.memory_limit_bytes", "int", "memory limit", "max", "214748364800"),
+    FactSpec("container.memory_request_bytes", "int", "memory request", "max", "107374182400"),
+    FactSpec("container.cpu_limit_millicores", "int", "CPU limit in millicores", "max", "2000"),
+    FactSpec("container.liveness_killed", "bool",
+             "the kubelet restarted the container because its liveness probe failed", "any"),
+    FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
+    # scheduling
+    FactSpec("scheduling.failed", "bool", "a FailedScheduling event was seen", "any"),
+    FactSpec("scheduling.reasons", "list[str]",
+             "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
+             "untolerated-taint, node-affinity, unbound-pvc, node-pressure, too-many-pods, quota-exceeded, "
+             "unschedulable-node, volume-node-affinity, preemption-not-helpful", "union", "insufficient-gpu"),
+    FactSpec("scheduling.message", "str", "the FailedScheduling message as printed"),
+    FactSpec("scheduling.nodes_total", "int", "node count in the FailedScheduling message (0/N nodes)", "max"),
+    FactSpec("scheduling.preempted", "bool", "the pod was preempted by a higher-priority pod", "any"),
+    FactSpec("quota.exceeded", "bool", "a ResourceQuota is exhausted or a create was refused for quota", "any"),
+    FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
+             "requests.nvidia.com/gpu"),
+    FactSpec("gang.configured", "bool",
+             "gang scheduling is configured (Volcano/PodGroup minAvailable, Kueue, JobSet); false when the "
+             "job spec was read and has none", "any"),
+    FactSpec("gang.min_available", "int", "minAvailable of the pod group", "max"),
+    # events
+    FactSpec("events.reasons", "list[str]", "distinct event reasons seen", "union", "BackOff"),
+    FactSpec("eviction.seen", "bool", "the pod was evicted by the kubelet (not an OOM kill)", "any"),
+    FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
+    FactSpec("image.pull_error", "str",
+             "normalised image pull failure: not-found, unauthorized, timeout, rate-limited, no-space, "
+             "tls, other", example="not-found"),
+    FactSpec("image.name", "str", "image that failed to pull"),
+    FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
+    FactSpec("rollout.recent", "bool", "a rollout or scaling of the workload happened in the window", "any"),
+    # nodes
+    FactSpec("node.name", "str", "node the evidence is about", example="gpu-node-2"),
+    FactSpec("node.conditions", "list[str]",
+             "abnormal node conditions: MemoryPressure, DiskPressure, PIDPressure, NotReady, "
+             "NetworkUnavailable", "union", "MemoryPressure"),
+    FactSpec("node.unschedulable", "bool", "a node is cordoned", "any"),
+    FactSpec("node.taints", "list[str]", "node taints as key=value:Effect", "union",
+             "gpu-unhealthy=true:NoSchedule"),
+    FactSpec("node.gpu_sharing", "str", "GPU sharing mode of the node: exclusive, time-slicing, mps, mig",
+             example="time-slicing"),
+    FactSpec("gpu.capacity_total", "int", "nvidia.com/gpu capacity summed over nodes seen", "sum"),
+    FactSpec("gpu.allocatable_total", "int", "nvidia.com/gpu allocatable summed over nodes seen", "sum"),
+    FactSpec("gpu.free_total", "int", "allocatable minus allocated GPUs, summed over nodes seen", "sum"),
+    FactSpec("gpu.max_free_per_node", "int", "the most free GPUs on any single node seen", "max"),
+    FactSpec("gpu.unhealthy_count", "int", "GPUs in capacity but not allocatable (marked unhealthy)", "sum"),
+    # distributed jobs
+    FactSpec("netpol.count", "int", "NetworkPolicies in the namespace", "sum"),
+    FactSpec("netpol.restricts_pods", "bool", "a NetworkPolicy selects the workload's pods", "any"),
+    FactSpec("hpa.at_max", "bool", "the HPA is at maxReplicas or reports ScalingLimited", "any"),
+    FactSpec("hpa.max_replicas", "int", "maxReplicas of the HPA", "max"),
+]

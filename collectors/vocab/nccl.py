@@ -1,0 +1,28 @@
+"""Facts read from NCCL debug output, PyTorch distributed errors and rank env."""
+
+from collectors.vocab.spec import FactSpec
+
+FACTS: list[FactSpec] = [
+    FactSpec("nccl.version", "str", "NCCL version in the log", example="2.21.5"),
+    FactSpec("nccl.socket_ifname", "str", "NCCL_SOCKET_IFNAME in effect", example="eth0"),
+    FactSpec("nccl.ib_hca", "str", "NCCL_IB_HCA in effect", example="mlx5"),
+    FactSpec("nccl.transports", "list[str]", "network transports NCCL chose: IB, Socket", "union", "Socket"),
+    FactSpec("nccl.interfaces", "list[str]", "interfaces NCCL bound to", "union", "eth0"),
+    FactSpec("nccl.errors", "list[str]",
+             "normalised bootstrap/socket errors: connection-refused, no-route, timeout, address-family, "
+             "unresolvable, connection-reset", "union", "connection-refused"),
+    FactSpec("nccl.ib_errors", "list[str]", "IB work-completion failures as status names", "union",
+             "transport-retry-exceeded"),
+    FactSpec("nccl.duplicate_gpu", "bool", "NCCL reported Duplicate GPU detected", "any"),
+    FactSpec("nccl.watchdog_timeout", "bool", "the PyTorch NCCL watchdog timed out a collective", "any"),
+    FactSpec("nccl.timeout_op", "str", "collective that timed out", example="ALLREDUCE"),
+    FactSpec("nccl.collective_mismatch", "bool", "ranks disagree on the collective sequence", "any"),
+    FactSpec("nccl.waiting_for_join", "bool", "ranks are waiting for all processes to join", "any"),
+    FactSpec("nccl.init_complete", "bool", "NCCL communicator init completed", "any"),
+    FactSpec("dist.master_addrs", "list[str]", "distinct MASTER_ADDR values across ranks", "union"),
+    FactSpec("dist.world_sizes", "list[int]", "distinct WORLD_SIZE values across ranks", "union"),
+    FactSpec("dist.ranks", "list[int]", "RANK values seen, one entry per rank (duplicates kept)", "union"),
+    FactSpec("dist.env_missing", "list[str]", "rendezvous variables absent from a rank's env", "union",
+             "MASTER_ADDR"),
+    FactSpec("gpu.visible_count", "int", "GPUs the process can see", "min"),
+]

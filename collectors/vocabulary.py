@@ -1,0 +1,57 @@
+"""The documented fact vocabulary: every name a parser may emit or a playbook may test."""
+
+from __future__ import annotations
+
+from collectors.vocab import alerts, kernel, kubernetes, metrics, nccl
+from collectors.vocab.spec import FactSpec, FactType
+
+_DOMAINS: list[tuple[str, list[FactSpec]]] = [
+    ("Kubernetes objects, events and kubelet", kubernetes.FACTS),
+    ("Kernel log, conntrack and cgroups", kernel.FACTS),
+    ("NCCL and distributed training", nccl.FACTS),
+    ("Metrics, NVML and application logs", metrics.FACTS),
+    ("Alerts", alerts.FACTS),
+]
+
+VOCABULARY: dict[str, FactSpec] = {spec.name: spec for _, specs in _DOMAINS for spec in specs}
+
+# The CEL context is a nested map, so one name may not also be the prefix of another.
+ROOTS: frozenset[str] = frozenset(name.split(".")[0] for name in VOCABULARY)
+
+
+def spec(name: str) -> FactSpec | None:
+    return VOCABULARY.get(name)
+
+
+def conforms(value: object, fact_type: FactType) -> bool:
+    """Whether a value has the declared type (bool is not an int here)."""
+    if fact_type == "bool":
+        return isinstance(value, bool)
+    if fact_type == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if fact_type == "float":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if fact_type == "str":
+        return isinstance(value, str)
+    if fact_type == "list[str]":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def render_markdown() -> str:
+    """docs/facts.md, generated from the vocabulary modules."""
+    out = [
+        "# Fact vocabulary",
+        "",
+        "Generated from `collectors/vocab/` by `triagebot facts --markdown`; do not edit by hand.",
+        "Parsers emit only these names; playbook predicates (CEL) may only test these names.",
+        "`merge` says how values from several artifacts combine into the single value a playbook sees.",
+        "",
+    ]
+    for title, specs in _DOMAINS:
+        out += [f"## {title}", "", "| fact | type | merge | meaning | example |", "|---|---|---|---|---|"]
+        for s in specs:
+            example = f"`{s.example}`" if s.example else ""
+            out.append(f"| `{s.name}` | {s.type} | {s.merge} | {s.meaning} | {example} |")
+        out.append("")
+    return "\n".join(out)
