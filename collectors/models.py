@@ -28,7 +28,6 @@ class ArtifactKind(StrEnum):
     PROMETHEUS_QUERY = "prometheus-query"  # HTTP API JSON result
     ALERTMANAGER = "alertmanager"  # webhook payload, version 4
     ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
-    NVML = "nvml"  # an NVML snapshot from the node agent
 
 
 class Artifact(BaseModel):

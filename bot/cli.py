@@ -1,0 +1,162 @@
+"""The triagebot command line. User mistakes get one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from bot.render.markdown import render_markdown
+from bot.render.terminal import render_terminal
+from collectors.models import ArtifactKind
+from collectors.paste import PasteError, artifacts_from_text
+from drills.incident import IncidentError, incident_dirs, load_incident
+from drills.replay import replay, summary_rows
+from playbooks.loader import PlaybookError
+from playbooks.pipeline import analyse
+from playbooks.report import Report, Target
+
+FORMATS = ("text", "json", "markdown")
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+class UsageError(Exception):
+    """A mistake by the user: reported in one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="triagebot", description="Evidence-first triage for GPU Kubernetes clusters.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    analyze = sub.add_parser("analyze", help="triage pasted evidence from files or stdin (-)")
+    analyze.add_argument("files", nargs="+", metavar="FILE")
+    analyze.add_argument("--format", choices=FORMATS, default="text")
+    analyze.add_argument("--kind", choices=[str(k) for k in ArtifactKind], help="skip detection: all input is KIND")
+    analyze.add_argument("--symptom", action="append", default=[], help="run this playbook whatever its trigger says")
+    analyze.add_argument("-n", "--namespace")
+    analyze.add_argument("--service")
+
+    rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
+    rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
+    rp.add_argument("--all", action="store_true", help="replay every bundled incident and compare to ground truth")
+    rp.add_argument("--format", choices=FORMATS, default="text")
+
+    pb = sub.add_parser("playbooks", help="lint, list or show playbooks")
+    pbsub = pb.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    lint = pbsub.add_parser("lint", help="check playbook files: schema, CEL, fact names, reachability")
+    lint.add_argument("paths", nargs="*", metavar="FILE_OR_DIR")
+    pbsub.add_parser("list", help="list playbooks and their hypotheses")
+    show = pbsub.add_parser("show", help="show one playbook's tree")
+    show.add_argument("id")
+    pbsub.add_parser("schema", help="print the playbook JSON Schema")
+
+    facts = sub.add_parser("facts", help="print the fact vocabulary")
+    facts.add_argument("--markdown", action="store_true", help="as docs/facts.md")
+    return parser
+
+
+def _emit(report: Report, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(report.to_json() + "\n")
+    elif fmt == "markdown":
+        sys.stdout.write(render_markdown(report))
+    else:
+        render_terminal(report)
+
+
+def _read(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read(MAX_INPUT_BYTES)
+    path = Path(name)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{name} is a folder; for a recorded incident use `triagebot replay {name}`")
+        if path.stat().st_size > MAX_INPUT_BYTES:
+            raise UsageError(f"{name} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as err:
+        raise UsageError(f"cannot read {name}: {err.strerror or err}") from None
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    artifacts = []
+    for name in args.files:
+        label = "<stdin>" if name == "-" else name
+        kind = ArtifactKind(args.kind) if args.kind else None
+        try:
+            artifacts += artifacts_from_text(_read(name), label, source="file" if name != "-" else "paste",
+                                             kind=kind)
+        except PasteError as err:
+            raise UsageError(str(err)) from None
+    target = Target(namespace=args.namespace, service=args.service)
+    _emit(analyse(artifacts, target, symptoms=args.symptom), args.format)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    if args.all:
+        rows = summary_rows(incident_dirs())
+        if args.format == "json":
+            import json
+
+            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        else:
+            from bot.render.replay_table import render_summary
+
+            render_summary(rows)
+        return 0 if all(r["match"] for r in rows) else 1
+    if not args.incident:
+        raise UsageError("replay needs INCIDENT_DIR or --all")
+    try:
+        incident = load_incident(Path(args.incident))
+    except IncidentError as err:
+        raise UsageError(str(err)) from None
+    _emit(replay(incident), args.format)
+    return 0
+
+
+def cmd_playbooks(args: argparse.Namespace) -> int:
+    from bot import playbook_cmds
+
+    return playbook_cmds.run(args)
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from collectors.vocabulary import VOCABULARY, render_markdown
+
+    if args.markdown:
+        sys.stdout.write(render_markdown())
+    else:
+        for spec in VOCABULARY.values():
+            sys.stdout.write(f"{spec.name:40} {spec.type:10} {spec.meaning}\n")
+    return 0
+
+
+COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as err:
+        sys.stderr.write(f"triagebot: error: {err}\n")
+        return 2
+    except PlaybookError as err:
+        sys.stderr.write(f"triagebot: error: broken playbook: {err}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""The report for a terminal, with rich: the leader first, then everything else in a table."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from bot.render.common import STATUS_MARK, headline, others, target_line
+from playbooks.report import Report
+
+_STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
+
+
+def build(report: Report) -> Group:
+    lead = report.leading()
+    parts: list[Table | Panel | Text] = [Text(f"Triage: {target_line(report)}", style="bold")]
+    if report.symptoms:
+        parts.append(Text(f"Symptoms: {', '.join(report.symptoms)}"))
+    body = Text()
+    body.append(headline(report) + "\n", style=_STYLE[lead[1].status] if lead else "bold")
+    if lead is not None:
+        _, h = lead
+        body.append("\nWhy:\n", style="bold")
+        for b in h.because or ["(no direct evidence yet)"]:
+            body.append(f"  • {b}\n")
+        body.append("\nWould be falsified by:\n", style="bold")
+        body.append(f"  {h.falsified_by}\n")
+        if h.next_checks:
+            body.append("\nNext checks:\n", style="bold")
+            for c in h.next_checks:
+                body.append(f"  $ {c}\n")
+        if h.mitigations:
+            body.append("\nMitigations:\n", style="bold")
+            for m in h.mitigations:
+                body.append(f"  - {m}\n")
+    parts.append(Panel(body, title="Leading hypothesis", expand=True))
+    rest = others(report, lead[1] if lead else None)
+    if rest:
+        table = Table(title="Other hypotheses", expand=True)
+        for col in ("playbook", "hypothesis", "status", "score", "evidence / needs"):
+            table.add_column(col, overflow="fold")
+        for playbook, h in rest:
+            evidence = "; ".join(h.because) or ("needs " + ", ".join(h.needs) if h.needs else "")
+            table.add_row(playbook, h.id, Text(STATUS_MARK[h.status], style=_STYLE[h.status]), f"{h.score:.2f}",
+                          evidence)
+        parts.append(table)
+    if report.missing:
+        parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),
+                          style="yellow"))
+    if report.problems:
+        shown = report.problems[:10]
+        more = f"\n  … {len(report.problems) - len(shown)} more" if len(report.problems) > len(shown) else ""
+        parts.append(Text("Could not read:\n" + "\n".join(f"  - {p}" for p in shown) + more, style="dim"))
+    return Group(*parts)
+
+
+def render_terminal(report: Report, console: Console | None = None) -> None:
+    (console or Console()).print(build(report))
+
+
+def render_text(report: Report, width: int = 100) -> str:
+    """Plain text (no colour codes), for tests and pipes."""
+    console = Console(width=width, record=True, color_system=None, force_terminal=False)
+    with console.capture() as capture:
+        console.print(build(report))
+    return capture.get()

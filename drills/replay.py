@@ -1,0 +1,72 @@
+"""Replaying a recorded incident through the same pipeline a live triage uses, and grading it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from drills.incident import Incident, load_incident
+from playbooks.pipeline import analyse
+from playbooks.report import Finding, Report
+
+
+def replay(incident: Incident) -> Report:
+    return analyse(incident.artifacts, incident.meta.target)
+
+
+def _lineage(finding: Finding, hypothesis: str) -> set[str]:
+    """The hypothesis, its ancestors and its descendants: all compatible with it being true."""
+    parents = {h.id: h.parent for h in finding.hypotheses}
+    related = {hypothesis}
+    node: str | None = parents.get(hypothesis)
+    while node is not None:
+        related.add(node)
+        node = parents.get(node)
+    changed = True
+    while changed:
+        changed = False
+        for child, parent in parents.items():
+            if parent in related and child not in related:
+                related.add(child)
+                changed = True
+    return related
+
+
+def contradictions(incident: Incident, report: Report) -> list[str]:
+    """Confirmed hypotheses that cannot be true together with the ground truth."""
+    truth = incident.meta.ground_truth
+    forbidden = set(incident.meta.must_not_confirm)
+    out: list[str] = []
+    for finding in report.findings:
+        related = _lineage(finding, truth.hypothesis) if finding.playbook == truth.playbook else set()
+        for h in finding.hypotheses:
+            key = f"{finding.playbook}/{h.id}"
+            if h.status != "confirmed":
+                continue
+            if key in forbidden or (finding.playbook == truth.playbook and h.id not in related):
+                out.append(key)
+    return out
+
+
+def grade(incident: Incident, report: Report) -> dict[str, Any]:
+    truth = incident.meta.ground_truth
+    lead = report.leading()
+    got = f"{lead[0].playbook}/{lead[1].id}" if lead else "-"
+    wrong = contradictions(incident, report)
+    return {
+        "id": incident.meta.id,
+        "difficulty": incident.meta.difficulty,
+        "expected": f"{truth.playbook}/{truth.hypothesis}",
+        "leading": got,
+        "status": lead[1].status if lead else "-",
+        "contradictions": wrong,
+        "match": got == f"{truth.playbook}/{truth.hypothesis}" and not wrong,
+    }
+
+
+def summary_rows(folders: list[Path]) -> list[dict[str, Any]]:
+    rows = []
+    for folder in folders:
+        incident = load_incident(folder)
+        rows.append(grade(incident, replay(incident)))
+    return rows

@@ -1,0 +1,63 @@
+"""CEL predicates: compile once, evaluate against facts, and find the fact names they test."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import cel
+
+from collectors.vocabulary import VOCABULARY
+
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
+# Members that may follow a fact name in a predicate: CEL macros and string/list methods.
+_METHODS = frozenset(
+    {"exists", "exists_one", "all", "map", "filter", "size", "contains", "startsWith", "endsWith", "matches"}
+)
+
+
+class CelError(ValueError):
+    """A predicate that does not compile."""
+
+
+@dataclass(frozen=True)
+class Predicate:
+    source: str
+    program: Any
+    facts: tuple[str, ...]
+
+    def evaluate(self, context: dict[str, Any]) -> bool | None:
+        """True or False, or None when the evidence it needs is absent (or it does not yield a bool)."""
+        try:
+            result = self.program.execute(context)
+        except (KeyError, RuntimeError, ValueError, TypeError):
+            return None
+        return result if isinstance(result, bool) else None
+
+
+def referenced_names(expression: str) -> tuple[list[str], list[str]]:
+    """Fact names a predicate tests, and dotted names that are not facts."""
+    known: list[str] = []
+    unknown: list[str] = []
+    for match in _DOTTED.findall(_STRING.sub('""', expression)):
+        parts = match.split(".")
+        name = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if ".".join(parts[:n]) in VOCABULARY),
+                    None)
+        rest = parts[len(name.split(".")):] if name else parts
+        if name is None or len(rest) > 1 or (rest and rest[0] not in _METHODS):
+            unknown.append(match)
+        elif name not in known:
+            known.append(name)
+    return known, unknown
+
+
+def compile_predicate(expression: str) -> Predicate:
+    try:
+        program = cel.compile(expression)
+    except (ValueError, RuntimeError) as err:
+        first = str(err).splitlines()[0] if str(err) else "syntax error"
+        raise CelError(first) from None
+    known, _ = referenced_names(expression)
+    return Predicate(expression, program, tuple(known))

@@ -1,0 +1,97 @@
+"""Evaluating hypothesis trees against facts: status, score, citations, next checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collectors.factset import FactSet
+from playbooks.loader import CompiledHypothesis, CompiledPlaybook
+from playbooks.report import Evidence, Finding, HypothesisResult, Status, Target
+from playbooks.templates import render
+
+# Status sets the band; the playbook's prior orders hypotheses inside a band.
+_BASE: dict[Status, float] = {"confirmed": 0.9, "likely": 0.6, "unknown": 0.3, "ruled-out": 0.0}
+_EVIDENCE_PER_FACT = 3
+
+
+def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
+    """What next checks may mention: the subject, preferring the target over what evidence says."""
+    pod = target.pod or facts.value("pod.name")
+    return {
+        "service": target.service or pod,
+        "namespace": target.namespace or facts.value("pod.namespace"),
+        "cluster": target.cluster,
+        "pod": pod,
+        "node": target.node or facts.value("node.name") or facts.value("pod.node"),
+        "container": facts.value("container.name"),
+        "facts": facts.values(),
+    }
+
+
+def triggered(playbook: CompiledPlaybook, context: dict[str, Any]) -> bool:
+    return playbook.trigger.evaluate(context) is True
+
+
+def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, Any]) -> Finding:
+    """One playbook over the facts: every explored hypothesis, best first."""
+    context = facts.cel_context()
+    results: list[HypothesisResult] = []
+    order: dict[str, int] = {}
+
+    def visit(node: CompiledHypothesis, parent: str | None) -> None:
+        result = _judge(node, parent, facts, context, variables)
+        order[result.id] = len(order)
+        results.append(result)
+        if result.status in ("confirmed", "likely"):
+            for child in node.children:
+                visit(child, node.spec.id)
+
+    for node in playbook.hypotheses:
+        visit(node, None)
+    results.sort(key=lambda r: (-r.score, order[r.id]))
+    return Finding(playbook=playbook.spec.id, title=playbook.spec.title, hypotheses=results)
+
+
+def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context: dict[str, Any],
+           variables: dict[str, Any]) -> HypothesisResult:
+    spec = node.spec
+    outcome = {key: predicate.evaluate(context) for key, predicate in node.predicates.items()}
+    status: Status = "unknown"
+    decided_by: str | None = None
+    for key, verdict in (("confirm", "confirmed"), ("rule_out", "ruled-out"), ("likely", "likely")):
+        if outcome.get(key) is True:
+            status, decided_by = verdict, key  # type: ignore[assignment]
+            break
+    cited = list(node.predicates[decided_by].facts) if decided_by else []
+    cited += [name for name in spec.cite if name not in cited]
+    present = [name for name in cited if name in facts]
+    referenced = {name for predicate in node.predicates.values() for name in predicate.facts}
+    needs = sorted(name for name in referenced if name not in facts) if status == "unknown" else []
+    return HypothesisResult(
+        id=spec.id,
+        status=status,
+        score=round(_BASE[status] + 0.09 * spec.prior, 3),
+        claim=render(spec.claim, variables),
+        because=[facts.get(name).cite() for name in present],  # type: ignore[union-attr]
+        falsified_by=render(spec.falsified_by, variables),
+        next_checks=[render(check, variables) for check in spec.next_checks],
+        mitigations=[render(m, variables) for m in spec.mitigations],
+        parent=parent,
+        evidence=_evidence(present, facts),
+        needs=needs,
+        source=list(spec.source),
+    )
+
+
+def _evidence(names: list[str], facts: FactSet) -> list[Evidence]:
+    out: list[Evidence] = []
+    for name in names:
+        merged = facts.get(name)
+        if merged is None:
+            continue
+        for fact in merged.sources[:_EVIDENCE_PER_FACT]:
+            c = fact.citation
+            lines = "" if c.start == 0 else (str(c.start) if c.start == c.end else f"{c.start}-{c.end}")
+            out.append(Evidence(fact=name, value=fact.value, artifact=c.artifact, lines=lines,
+                                excerpt=fact.excerpt))
+    return out

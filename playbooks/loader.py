@@ -1,0 +1,170 @@
+"""Reading, validating and compiling playbook files; every problem carries file:line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import yaml
+from pydantic import ValidationError
+
+from collectors.vocabulary import VOCABULARY
+from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names
+from playbooks.model import SYMPTOMS, Hypothesis, Playbook
+from playbooks.templates import compile_template
+from playbooks.yaml_lines import LineMap, load_with_lines
+
+PLAYBOOK_DIR = Path(__file__).parent
+_PREDICATES = ("confirm", "likely", "rule_out")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.severity}: {self.message}"
+
+
+class PlaybookError(ValueError):
+    """A playbook that cannot be used; the message lists its problems."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass
+class CompiledHypothesis:
+    spec: Hypothesis
+    predicates: dict[str, Predicate]
+    children: list[CompiledHypothesis] = field(default_factory=list)
+
+
+@dataclass
+class CompiledPlaybook:
+    spec: Playbook
+    path: str
+    trigger: Predicate
+    hypotheses: list[CompiledHypothesis]
+
+
+def playbook_files(directory: Path = PLAYBOOK_DIR) -> list[Path]:
+    return sorted(p for p in directory.glob("*.yaml") if not p.name.startswith("_"))
+
+
+def check_file(path: Path) -> tuple[CompiledPlaybook | None, list[Problem]]:
+    """Validate one file; return the compiled playbook only when it has no errors."""
+    name = str(path)
+    try:
+        data, lines = load_with_lines(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        return None, [Problem(name, 1, f"cannot read: {err.strerror or err}")]
+    except UnicodeDecodeError:
+        return None, [Problem(name, 1, "not UTF-8 text")]
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        return None, [Problem(name, line, f"YAML syntax: {getattr(err, 'problem', None) or err}")]
+    try:
+        spec = Playbook.model_validate(data)
+    except ValidationError as err:
+        return None, [
+            Problem(name, lines.line(tuple(e["loc"])), f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}")
+            for e in err.errors()
+        ]
+    problems = _semantic_problems(spec, path, lines)
+    compiled = _compile(spec, name, lines, problems)
+    if any(p.severity == "error" for p in problems):
+        return None, problems
+    return compiled, problems
+
+
+def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Problem]:
+    name = str(path)
+    problems: list[Problem] = []
+    if spec.id != path.stem:
+        problems.append(Problem(name, lines.line(("id",)), f"id {spec.id!r} does not match file name {path.stem!r}"))
+    if spec.id not in SYMPTOMS:
+        problems.append(Problem(name, lines.line(("id",)), f"unknown symptom {spec.id!r}; expected one of "
+                                + ", ".join(SYMPTOMS)))
+    seen: set[str] = set()
+    for h, path_ in _with_paths(spec.hypotheses, ("hypotheses",)):
+        where = lines.line(path_)
+        if h.id in seen:
+            problems.append(Problem(name, where, f"duplicate hypothesis id {h.id!r}"))
+        seen.add(h.id)
+        if h.confirm is None and h.likely is None:
+            problems.append(Problem(name, where, f"hypothesis {h.id!r} is unreachable: no confirm or likely "
+                                    "predicate, so it can never hold"))
+            for child, _ in _with_paths(h.children, ()):
+                problems.append(Problem(name, where, f"hypothesis {child.id!r} is unreachable: its ancestor "
+                                        f"{h.id!r} can never hold"))
+        for fact in h.cite:
+            if fact not in VOCABULARY:
+                problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))
+        for i, template in enumerate([h.claim, h.falsified_by, *h.next_checks, *h.mitigations]):
+            try:
+                compile_template(template)
+            except jinja2.TemplateSyntaxError as err:
+                problems.append(Problem(name, where, f"template error in {h.id!r} text #{i}: {err.message}"))
+    return problems
+
+
+def _with_paths(hypotheses: list[Hypothesis], base: tuple[str | int, ...]
+                ) -> list[tuple[Hypothesis, tuple[str | int, ...]]]:
+    out: list[tuple[Hypothesis, tuple[str | int, ...]]] = []
+    for index, h in enumerate(hypotheses):
+        path = (*base, index)
+        out.append((h, path))
+        out.extend(_with_paths(h.children, (*path, "children")))
+    return out
+
+
+def _predicate(source: str, file: str, line: int, problems: list[Problem]) -> Predicate | None:
+    try:
+        predicate = compile_predicate(source)
+    except CelError as err:
+        problems.append(Problem(file, line, f"CEL: {err}"))
+        return None
+    for unknown in referenced_names(source)[1]:
+        problems.append(Problem(file, line, f"unknown fact {unknown!r}"))
+    return predicate
+
+
+def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem]) -> CompiledPlaybook | None:
+    trigger = _predicate(spec.trigger, file, lines.line(("trigger",)), problems)
+
+    def build(h: Hypothesis, path: tuple[str | int, ...]) -> CompiledHypothesis:
+        predicates: dict[str, Predicate] = {}
+        for key in _PREDICATES:
+            source = getattr(h, key)
+            if source is not None:
+                compiled = _predicate(source, file, lines.line((*path, key)), problems)
+                if compiled is not None:
+                    predicates[key] = compiled
+        children = [build(c, (*path, "children", i)) for i, c in enumerate(h.children)]
+        return CompiledHypothesis(h, predicates, children)
+
+    hypotheses = [build(h, ("hypotheses", i)) for i, h in enumerate(spec.hypotheses)]
+    if trigger is None:
+        return None
+    return CompiledPlaybook(spec, file, trigger, hypotheses)
+
+
+def load_playbooks(directory: Path = PLAYBOOK_DIR) -> list[CompiledPlaybook]:
+    """All playbooks in a folder; refuses to load any that has an error."""
+    loaded: list[CompiledPlaybook] = []
+    errors: list[Problem] = []
+    for path in playbook_files(directory):
+        compiled, problems = check_file(path)
+        errors.extend(p for p in problems if p.severity == "error")
+        if compiled is not None:
+            loaded.append(compiled)
+    if errors:
+        raise PlaybookError(errors)
+    return loaded

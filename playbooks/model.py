@@ -1,0 +1,53 @@
+"""The playbook schema: a trigger and a tree of hypotheses with CEL predicates."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SYMPTOMS = ("oom-killed", "pending", "latency", "nccl-hang", "gpu-xid", "crash-loop", "image-pull", "evicted")
+KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class Hypothesis(BaseModel):
+    """One explanation of the symptom, and how evidence decides it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=KEBAB, description="Stable kebab-case id; drills use it as ground truth.")
+    claim: str = Field(min_length=1, description="What is wrong, in one sentence (Jinja, rendered per subject).")
+    confirm: str | None = Field(None, description="CEL: evidence that directly shows the hypothesis holds.")
+    likely: str | None = Field(None, description="CEL: evidence that supports it without proving it.")
+    rule_out: str | None = Field(None, description="CEL: evidence that shows it does not hold.")
+    cite: list[str] = Field(default_factory=list, description="Facts to quote as evidence whenever present.")
+    prior: float = Field(0.5, ge=0, le=1, description="Orders hypotheses that share a status; 1 = most common.")
+    falsified_by: str = Field(min_length=1, description="The observation that would prove the claim wrong.")
+    next_checks: list[str] = Field(default_factory=list, description="Commands or PromQL (Jinja templates).")
+    mitigations: list[str] = Field(default_factory=list)
+    source: list[str] = Field(min_length=1, description="Citations: seed lines or public references.")
+    children: list[Hypothesis] = Field(default_factory=list, description="Explored when this one holds.")
+
+
+class Playbook(BaseModel):
+    """One symptom's hypothesis tree."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=KEBAB, description="The symptom id; also the file name.")
+    title: str
+    summary: str = ""
+    trigger: str = Field(description="CEL: when this playbook applies.")
+    sources: list[str] = Field(description="Artifact kinds this playbook reads.")
+    hypotheses: list[Hypothesis] = Field(min_length=1)
+
+    def walk(self) -> list[tuple[Hypothesis, Hypothesis | None]]:
+        """Every hypothesis with its parent, depth first, in declaration order."""
+        out: list[tuple[Hypothesis, Hypothesis | None]] = []
+
+        def visit(h: Hypothesis, parent: Hypothesis | None) -> None:
+            out.append((h, parent))
+            for child in h.children:
+                visit(child, h)
+
+        for h in self.hypotheses:
+            visit(h, None)
+        return out
