@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from functools import lru_cache
 from typing import Any
 
 import jinja2
@@ -29,14 +30,18 @@ def promql_regex(value: object) -> str:
 
 
 ENV = SandboxedEnvironment(undefined=_Placeholder, autoescape=False, keep_trailing_newline=False)
+# Globals such as `namespace` would shadow our own variables of the same name.
+ENV.globals.clear()
 ENV.filters["promql"] = promql_label
 ENV.filters["promql_re"] = promql_regex
 ENV.filters["sh"] = lambda v: v if isinstance(v, jinja2.Undefined) else shlex.quote(str(v))
 
 
+@lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     return ENV.from_string(source)
 
 
 def render(source: str, variables: dict[str, Any]) -> str:
-    return compile_template(source).render(**variables).strip()
+    known = {key: value for key, value in variables.items() if value is not None}
+    return compile_template(source).render(**known).strip()

@@ -25,7 +25,8 @@ def render_markdown(report: Report) -> str:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
     rest = others(report, lead[1] if lead else None)
     if rest:
-        out += ["## All hypotheses", "", "| playbook | hypothesis | status | score | evidence |", "|---|---|---|---|---|"]
+        out += ["## All hypotheses", "", "| playbook | hypothesis | status | score | evidence |",
+                "|---|---|---|---|---|"]
         for playbook, h in rest:
             evidence = "; ".join(h.because) or ("needs " + ", ".join(h.needs) if h.needs else "")
             out.append(f"| {playbook} | {h.id} | {STATUS_MARK[h.status]} | {h.score:.2f} | {_esc(evidence)} |")

@@ -7,7 +7,8 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.fb_used_ratio", "float", "framebuffer used / total, highest seen", "max", "0.97"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",
-             "active clock throttle reasons: thermal, power, hw-slowdown, sw-thermal", "union", "thermal"),
+             "active clock throttle reasons: thermal (hw), sw-thermal, power (sw power cap), power-brake, "
+             "hw-slowdown; benign idle/app-clock bits are left out", "union", "thermal"),
     FactSpec("gpu.ecc_dbe", "int", "uncorrectable (double-bit) ECC errors", "max"),
     FactSpec("gpu.ecc_sbe", "int", "corrected (single-bit) ECC errors", "max"),
     FactSpec("gpu.row_remap_failed", "bool", "row remapping failed or is pending", "any"),
@@ -25,6 +26,9 @@ FACTS: list[FactSpec] = [
     FactSpec("dns.errors", "bool", "the application failed to resolve names", "any"),
     FactSpec("net.mtu_mismatch", "bool", "interfaces on the path disagree on MTU", "any"),
     FactSpec("app.retries", "bool", "the application logs retries or retry storms", "any"),
+    FactSpec("app.shm_exhausted", "bool",
+             "shared memory (/dev/shm) ran out: DataLoader bus error, or no space left writing to /dev/shm",
+             "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
-             "connection-refused, file-not-found, permission-denied, model-load", "union", "config"),
+             "connection-refused, file-not-found, permission-denied, model-load, missing-module", "union", "config"),
 ]

@@ -1,0 +1,1 @@
+"""Reference data shipped with the parsers (as YAML), with typed loaders."""

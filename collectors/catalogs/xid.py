@@ -1,0 +1,53 @@
+"""The NVIDIA Xid catalog: what each code means and whether it is usually an after-effect."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+_CATALOG = Path(__file__).parent / "xid.yaml"
+
+Severity = Literal["info", "warning", "critical"]
+
+
+class XidEntry(BaseModel):
+    """One Xid code, described in our own words with its sources."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: int = Field(ge=0)
+    name: str = Field(min_length=1)
+    meaning: str = Field(min_length=1)
+    likely_cause: str = Field(min_length=1)
+    action: str = Field(min_length=1)
+    secondary: bool = False  # usually an after-effect of another error: not a root cause on its own
+    severity: Severity
+    sources: tuple[str, ...] = Field(min_length=1)
+    uncertain: bool = False  # public description thin or generation-dependent: verify before relying on it
+
+
+@cache
+def _entries() -> dict[int, XidEntry]:
+    raw = yaml.safe_load(_CATALOG.read_text(encoding="utf-8"))
+    if not isinstance(raw, dict):
+        raise ValueError(f"{_CATALOG}: expected a mapping of Xid code to entry")
+    return {int(code): XidEntry(code=int(code), **fields) for code, fields in raw.items()}
+
+
+def load_catalog() -> dict[int, XidEntry]:
+    """Every catalogued Xid by code (read once; each call returns a fresh dict over the shared entries)."""
+    return dict(_entries())
+
+
+def lookup(code: int) -> XidEntry | None:
+    return _entries().get(code)
+
+
+@cache
+def secondary_codes() -> frozenset[int]:
+    """Codes usually logged as an after-effect of another error (e.g. 45)."""
+    return frozenset(code for code, entry in _entries().items() if entry.secondary)

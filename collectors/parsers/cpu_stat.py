@@ -1,0 +1,108 @@
+"""cgroup `cpu.stat`, v2 (usage_usec, nr_periods, nr_throttled, throttled_usec ...) or v1 (throttled_time).
+
+Several files pasted one after another (a key repeats, or a non-counter line separates them) give one
+set of facts each; the vocabulary keeps the largest, which is the most throttled cgroup.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from collectors.models import Artifact, ParseResult
+from collectors.parsers.sink import FactSink
+from collectors.text import normalise
+
+# "nr_throttled 12", also with a `grep -H` path in front: "/sys/fs/cgroup/.../cpu.stat:nr_throttled 12".
+_COUNTER = re.compile(r"^\s*(?:\S*:)?([a-z][a-z_.]*)[ \t]+(\d+)\s*$")
+
+# Keys that only cpu.stat has; used to tell it from other "name value" text.
+_KNOWN = frozenset({
+    "usage_usec", "user_usec", "system_usec", "core_sched.force_idle_usec", "nr_periods", "nr_throttled",
+    "throttled_usec", "throttled_time", "nr_bursts", "burst_usec", "burst_time", "wait_sum",
+})
+
+
+@dataclass
+class _Block:
+    """One cpu.stat file: counter name -> (value, 1-based line)."""
+
+    counters: dict[str, tuple[int, int]] = field(default_factory=dict)
+    start: int = 0
+    end: int = 0
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence, proportional to the share of lines that are cpu.stat counters."""
+    lines = [ln for ln in normalise(text[:200_000]).split("\n")[:500] if ln.strip()]
+    keys = [m.group(1) for ln in lines if (m := _COUNTER.match(ln))]
+    known = sum(1 for key in keys if key in _KNOWN)
+    if not lines or not {"nr_periods", "nr_throttled", "usage_usec", "throttled_time"} & set(keys):
+        return 0
+    return round(95 * known / len(lines))
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Read CFS period and throttling counters from cpu.stat."""
+    lines = normalise(artifact.content).split("\n")
+    sink = FactSink(artifact, lines)
+    try:
+        for block in _blocks(lines):
+            _emit(sink, block)
+    except Exception as exc:  # a parser must never take the triage down with it
+        sink.problem(f"internal: cpu.stat parser failed: {type(exc).__name__}: {exc}")
+    return sink.done()
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    current = _Block()
+    for number, line in enumerate(lines, 1):
+        m = _COUNTER.match(line)
+        if m is None:
+            if line.strip() and current.counters:
+                blocks.append(current)  # a header or prompt between files ends the one before it
+                current = _Block()
+            continue
+        key = m.group(1)
+        if key in current.counters:
+            blocks.append(current)
+            current = _Block()
+        if not current.counters:
+            current.start = number
+        current.counters[key] = (int(m.group(2)), number)
+        current.end = number
+    if current.counters:
+        blocks.append(current)
+    return [b for b in blocks if _KNOWN & b.counters.keys()]
+
+
+def _emit(sink: FactSink, block: _Block) -> None:
+    periods = block.counters.get("nr_periods")
+    throttled = block.counters.get("nr_throttled")
+    if periods is not None:
+        sink.add("cpu.nr_periods", periods[0], periods[1])
+    if throttled is not None:
+        sink.add("cpu.nr_throttled", throttled[0], throttled[1])
+    if periods is not None and throttled is not None:
+        _emit_ratio(sink, periods, throttled)
+    elif periods is not None or throttled is not None:
+        missing = "nr_throttled" if periods is not None else "nr_periods"
+        sink.problem(f"lines {block.start}-{block.end}: cpu.stat without {missing}; "
+                     "throttled ratio not computed")
+    else:
+        # cgroup v2 prints only usage counters when the cpu controller is off for the cgroup (no CPU limit).
+        sink.problem(f"lines {block.start}-{block.end}: cpu.stat without nr_periods/nr_throttled "
+                     "(cpu controller not enabled for this cgroup, or the paste is cut); throttling not read")
+
+
+def _emit_ratio(sink: FactSink, periods: tuple[int, int], throttled: tuple[int, int]) -> None:
+    (n_periods, p_line), (n_throttled, t_line) = periods, throttled
+    if n_throttled > n_periods:
+        sink.problem(f"line {t_line}: nr_throttled {n_throttled} exceeds nr_periods {n_periods}; "
+                     "ratio not computed")
+        return
+    # No elapsed CFS periods means no quota is enforced, so nothing can have been throttled.
+    ratio = 0.0 if n_periods == 0 else round(n_throttled / n_periods, 4)
+    sink.add("cpu.throttled_ratio", ratio, min(p_line, t_line), max(p_line, t_line),
+             text=f"nr_throttled {n_throttled} / nr_periods {n_periods}")

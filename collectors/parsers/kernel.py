@@ -1,0 +1,290 @@
+"""Kernel log parser: NVIDIA Xid reports, lost GPUs, OOM kills, conntrack overflow and hung tasks.
+
+Accepts dmesg (plain, -T, -x, --time-format iso), journalctl -k (short, short-iso, short-precise,
+short-monotonic, short-full, short-unix), /dev/kmsg records, syslog files and collector prefixes such as
+`host: kern: warning: [ts]: `. Lines are scanned with cheap substring checks first; regexes only run on
+the few lines that can match, so a 200,000-line log takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from collectors.catalogs.xid import secondary_codes
+from collectors.models import Artifact, ParseResult
+from collectors.parsers.sink import FactSink
+from collectors.text import normalise, strip_prefixes
+
+# ---- line shapes -------------------------------------------------------------------------------------
+
+# Prefixes collectors.text.strip_prefixes does not know yet. Kept local because stripping is only safe
+# when we know the line is a kernel line (a bracketed ISO time is content in many application logs).
+_EXTRA_PREFIXES = [
+    re.compile(r"^[\w\-.]+ kernel: "),  # journalctl -o short-monotonic leaves "host kernel: " behind
+    re.compile(r"^[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z]{2,5} [\w\-.]+ kernel: "),
+    re.compile(r"^\d{9,}\.\d+ [\w\-.]+ kernel: "),  # journalctl -o short-unix
+    re.compile(r"^\d+,\d+,\d+,[-c+]*,[^;]*;"),  # /dev/kmsg with extra fields (caller=T123)
+    re.compile(r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]:? ?"),
+    re.compile(r"^\[ *\+?\d+\.\d+\]:? ?"),  # dmesg -d / -H deltas: "[  +0.000123]"
+    re.compile(r"^\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d(?::\d\d)?\] ?"),  # dmesg -H: "[Nov22 06:01]"
+]
+
+# A line is kernel-shaped when one of these matches its start.
+_KERNEL_SHAPE = re.compile(
+    r"^(?:"
+    r"\[ *\+?\d+\.\d+\]"  # dmesg
+    r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]"  # dmesg -T
+    r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d"  # dmesg -H
+    r"|\d+,\d+,\d+,[-c+]*[,;]"  # /dev/kmsg
+    r"|(?:kern|kernel) *:(?:emerg|alert|crit|err|warn|warning|notice|info|debug) *:"  # dmesg -x
+    r"|(?:<\d+>)?[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)? \S+ kernel:"  # syslog, journalctl short
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:\S+ kernel:|\[ *\d+\.\d+\])"
+    r"|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z]{2,5} \S+ kernel:"  # short-full
+    r"|\d{9,}\.\d+ \S+ kernel:"  # short-unix
+    r"|\S+: (?:kern|kernel): (?:emerg|alert|crit|err|warning|warn|notice|info|debug)\s*:"  # collectors
+    r"|-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|No entries|Reboot)"  # journalctl banners
+    r")"
+)
+
+# Messages only the kernel prints, recognisable without any prefix.
+_KERNEL_MESSAGE = re.compile(
+    r"NVRM: |\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
+    r"nf_conntrack: .*table full|^INFO: task .+ blocked for more than|^net_ratelimit: \d+ callbacks"
+)
+
+# ---- messages ----------------------------------------------------------------------------------------
+
+_XID = re.compile(
+    r"\bXid \((?:PCI:)?(?P<bdf>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\):\s*(?P<code>\d+)"
+)
+_XID_LIKE = re.compile(r"NVRM: Xid\b|\bXid \(")
+_GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
+_OOM_INVOKED = re.compile(r"\binvoked oom-killer: ")
+_OOM_KILL_LINE = re.compile(r"\boom-kill:(?P<fields>constraint=\S+)")
+_OOM_KILLED = re.compile(
+    r"(?:(?P<memcg>Memory cgroup out of memory)|(?P<global>Out of memory)(?: \([^)]*\))?)?:? ?"
+    r"Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
+)
+_OOM_LEGACY_MEMCG = re.compile(r"\bTask in \S+ killed as a result of limit of ")
+_CONNTRACK_FULL = re.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet")
+_HUNG_TASK = re.compile(r"\btask .+:\d+ blocked for more than \d+ seconds")
+
+# A pasted shell command that greps for these strings is not evidence of them.
+_COMMAND = re.compile(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
+
+# Cheap pre-check before the prefix-stripping regexes in claims_line.
+_MESSAGE_HINTS = ("NVRM", "oom", "of memory", "table full", "blocked for more", "net_ratelimit")
+
+
+@dataclass
+class _Seen:
+    """What one pass over the log found, with the first line number of each finding."""
+
+    xid_first: dict[int, tuple[int, str]] = field(default_factory=dict)  # code -> (line, message)
+    bdf_first: dict[str, tuple[int, str]] = field(default_factory=dict)
+    xid_count: int = 0
+    xid_last: int = 0
+    gpu_lost: tuple[int, str] | None = None
+    oom: tuple[int, str] | None = None
+    oom_memcg: tuple[int, str] | None = None
+    oom_global: tuple[int, str] | None = None
+    victims: dict[str, tuple[int, str]] = field(default_factory=dict)
+    conntrack_full: tuple[int, str] | None = None
+    hung_task: tuple[int, str] | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def message(line: str) -> str:
+    """The kernel message with every timestamp/host/facility prefix removed."""
+    changed = True
+    while changed:
+        stripped = strip_prefixes(line)
+        changed = stripped != line
+        line = stripped
+        for rx in _EXTRA_PREFIXES:
+            m = rx.match(line)
+            if m and m.end() > 0:
+                line = line[m.end():]
+                changed = True
+    return line
+
+
+def claims_line(line: str) -> bool:
+    """Whether one line of a mixed paste belongs to a kernel log."""
+    line = line.strip()
+    if not line:
+        return False
+    if _KERNEL_SHAPE.match(line):
+        return True
+    if not any(hint in line for hint in _MESSAGE_HINTS):
+        return False
+    return _KERNEL_MESSAGE.search(message(line)) is not None
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text is a kernel log."""
+    lines = [ln for ln in normalise(text[:200_000]).split("\n")[:500] if ln.strip()]
+    if not lines:
+        return 0
+    claimed = sum(1 for ln in lines if claims_line(ln))
+    score = round(95 * claimed / len(lines))
+    if any(_XID.search(ln) or _CONNTRACK_FULL.search(ln) or _OOM_KILL_LINE.search(ln) for ln in lines):
+        score = max(score, 85)  # one unmistakable kernel message outweighs surrounding chatter
+    return min(score, 100)
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Read Xid, lost-GPU, OOM, conntrack and hung-task evidence from a kernel log."""
+    lines = normalise(artifact.content).split("\n")
+    sink = FactSink(artifact, lines)
+    try:
+        seen = _scan(lines)
+        _emit(sink, seen)
+    except Exception as exc:  # a parser must never take the triage down with it
+        sink.problem(f"internal: kernel log parser failed: {type(exc).__name__}: {exc}")
+    return sink.done()
+
+
+# ---- scanning ----------------------------------------------------------------------------------------
+
+
+def _scan(lines: list[str]) -> _Seen:
+    seen = _Seen()
+    for number, line in enumerate(lines, 1):
+        # Substring tests are an order of magnitude cheaper than regexes; almost every line fails all.
+        if "Xid" in line:
+            _scan_xid(line, number, seen)
+        if "off the bus" in line or "GPU is lost" in line or "dapter failed" in line:
+            _scan_gpu_lost(line, number, seen)
+        if "oom" in line or "of memory" in line or "killed as a result of limit" in line:
+            _scan_oom(line, number, seen)
+        if "table full" in line:
+            _note_once(seen, "conntrack_full", line, number, _CONNTRACK_FULL)
+        if "blocked for more than" in line:
+            _note_once(seen, "hung_task", line, number, _HUNG_TASK)
+    return seen
+
+
+def _scan_xid(line: str, number: int, seen: _Seen) -> None:
+    m = _XID.search(line)
+    if m is None:
+        if _XID_LIKE.search(line) and not _COMMAND.search(line):
+            seen.problems.append(f"line {number}: looks like an NVIDIA Xid report but has no Xid code")
+        return
+    msg = message(line)
+    code = int(m.group("code"))
+    bdf = m.group("bdf").lower()
+    seen.xid_count += 1
+    seen.xid_last = number
+    seen.xid_first.setdefault(code, (number, msg))
+    seen.bdf_first.setdefault(bdf, (number, msg))
+    if code == 79 and seen.gpu_lost is None:
+        seen.gpu_lost = (number, msg)
+
+
+def _scan_gpu_lost(line: str, number: int, seen: _Seen) -> None:
+    if seen.gpu_lost is not None or "GPU" not in line or _COMMAND.search(line):
+        return
+    if _GPU_LOST.search(line):
+        seen.gpu_lost = (number, message(line))
+
+
+def _scan_oom(line: str, number: int, seen: _Seen) -> None:
+    if _COMMAND.search(line):
+        return
+    fired = False
+    if _OOM_INVOKED.search(line):
+        fired = True
+    elif m := _OOM_KILL_LINE.search(line):
+        fired = True
+        _classify_oom_kill_line(m.group("fields"), number, line, seen)
+    elif k := _OOM_KILLED.search(line):
+        fired = True
+        _classify_killed(k, number, line, seen)
+    elif _OOM_LEGACY_MEMCG.search(line):
+        fired = True
+        _first(seen, "oom_memcg", number, line)
+    if fired:
+        _first(seen, "oom", number, line)
+
+
+def _classify_oom_kill_line(fields: str, number: int, line: str, seen: _Seen) -> None:
+    """`oom-kill:constraint=...,task=python,pid=4321,uid=0`: the constraint says memcg or node-wide."""
+    values = dict(part.partition("=")[::2] for part in fields.split(","))
+    constraint = values.get("constraint", "")
+    if constraint == "CONSTRAINT_MEMCG":
+        _first(seen, "oom_memcg", number, line)
+    elif constraint == "CONSTRAINT_NONE":
+        _first(seen, "oom_global", number, line)
+    task = values.get("task", "")
+    # The task field is last but one; a truncated line may cut it short, so require the pid after it.
+    if task and "pid" in values:
+        seen.victims.setdefault(task, (number, message(line)))
+
+
+def _classify_killed(m: re.Match[str], number: int, line: str, seen: _Seen) -> None:
+    if m.group("memcg"):
+        _first(seen, "oom_memcg", number, line)
+    elif m.group("global"):
+        _first(seen, "oom_global", number, line)
+    name = m.group("name")
+    if name:
+        seen.victims.setdefault(name, (number, message(line)))
+
+
+def _first(seen: _Seen, attr: str, number: int, line: str) -> None:
+    if getattr(seen, attr) is None:
+        setattr(seen, attr, (number, message(line)))
+
+
+def _note_once(seen: _Seen, attr: str, line: str, number: int, rx: re.Pattern[str]) -> None:
+    if getattr(seen, attr) is None and rx.search(line) and not _COMMAND.search(line):
+        setattr(seen, attr, (number, message(line)))
+
+
+# ---- emitting ----------------------------------------------------------------------------------------
+
+
+def _emit(sink: FactSink, seen: _Seen) -> None:
+    for problem in seen.problems:
+        sink.problem(problem)
+    _emit_xids(sink, seen)
+    if seen.gpu_lost:
+        sink.add("gpu.fallen_off_bus", True, seen.gpu_lost[0], text=seen.gpu_lost[1])
+    _emit_oom(sink, seen)
+    if seen.conntrack_full:
+        sink.add("conntrack.table_full", True, seen.conntrack_full[0], text=seen.conntrack_full[1])
+    if seen.hung_task:
+        sink.add("kernel.hung_task", True, seen.hung_task[0], text=seen.hung_task[1])
+
+
+def _emit_xids(sink: FactSink, seen: _Seen) -> None:
+    if not seen.xid_count:
+        return
+    secondary = secondary_codes()
+    for code, (number, msg) in seen.xid_first.items():
+        sink.add("xid.codes", [code], number, text=msg)
+    primary = [(code, at) for code, at in seen.xid_first.items() if code not in secondary]
+    for code, (number, msg) in primary:
+        sink.add("xid.primary_codes", [code], number, text=msg)
+    if not primary:
+        # Xids were seen and every one is an after-effect: say so, rather than leave the fact unknown.
+        number, msg = next(iter(seen.xid_first.values()))
+        sink.add("xid.primary_codes", [], number, text=msg)
+    first, first_msg = min(seen.xid_first.values())
+    sink.add("xid.count", seen.xid_count, first, seen.xid_last, text=first_msg)
+    for bdf, (number, msg) in seen.bdf_first.items():
+        sink.add("xid.pci_bus_ids", [bdf], number, text=msg)
+
+
+def _emit_oom(sink: FactSink, seen: _Seen) -> None:
+    if seen.oom is None:
+        return
+    sink.add("kernel.oom_kill", True, seen.oom[0], text=seen.oom[1])
+    if seen.oom_memcg:
+        sink.add("kernel.oom_memcg", True, seen.oom_memcg[0], text=seen.oom_memcg[1])
+    if seen.oom_global:
+        sink.add("kernel.oom_global", True, seen.oom_global[0], text=seen.oom_global[1])
+    for name, (number, msg) in seen.victims.items():
+        sink.add("kernel.oom_victims", [name], number, text=msg)

@@ -1,0 +1,347 @@
+"""Known metrics to facts: dcgm-exporter, cAdvisor, kube-state-metrics, node_exporter, CoreDNS, Triton.
+
+Pure and shared by the exposition-text parser and the Prometheus API parser: both turn what they read
+into `Sample`s (with the lines they came from) and hand them here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from collectors.catalogs.xid import secondary_codes
+from collectors.parsers.promql_samples import Sample, format_number
+
+# NVML clock throttle ("clocks event") reason bits, as dcgm-exporter reports them in
+# DCGM_FI_DEV_CLOCK_THROTTLE_REASONS / DCGM_FI_DEV_CLOCKS_EVENT_REASONS (nvmlClocksThrottleReason*).
+# None marks bits that are normal operation, not a slowdown worth reporting.
+THROTTLE_BITS: dict[int, str | None] = {
+    0x1: None,  # GpuIdle
+    0x2: None,  # ApplicationsClocksSetting
+    0x4: "power",  # SwPowerCap
+    0x8: "hw-slowdown",  # HwSlowdown
+    0x10: None,  # SyncBoost
+    0x20: "sw-thermal",  # SwThermalSlowdown
+    0x40: "thermal",  # HwThermalSlowdown
+    0x80: "power-brake",  # HwPowerBrakeSlowdown
+    0x100: None,  # DisplayClockSetting
+}
+
+_SKIP_CONTAINERS = frozenset({"", "POD"})  # cAdvisor's pod-level cgroup and the pause container
+_CONTAINER_KEY = ("namespace", "pod", "container")
+_NODE_KEY = ("instance", "node", "Hostname")
+_GPU_KEY = ("Hostname", "instance", "node", "UUID", "gpu", "GPU_I_ID")
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A fact read from metrics: name, value, the lines it rests on, and a readable excerpt."""
+
+    name: str
+    value: object
+    start: int
+    end: int
+    text: str
+
+
+Rule = Callable[["_Index"], list["Derived"]]
+
+
+class _Index:
+    """Samples grouped by metric name, dropping NaN so no rule has to think about it."""
+
+    def __init__(self, samples: Iterable[Sample]) -> None:
+        self.by_name: dict[str, list[Sample]] = defaultdict(list)
+        for sample in samples:
+            if not math.isnan(sample.value):
+                self.by_name[sample.name].append(sample)
+
+    def get(self, *names: str) -> list[Sample]:
+        out: list[Sample] = []
+        for name in names:
+            out.extend(self.by_name.get(name, ()))
+        return out
+
+
+def _key(sample: Sample, names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(sample.labels.get(n, "") for n in names)
+
+
+def _derive(name: str, value: object, *used: Sample, text: str | None = None) -> Derived:
+    start = min(s.line for s in used)
+    end = max(s.last_line for s in used)
+    return Derived(name, value, start, end, text or " / ".join(s.render() for s in used))
+
+
+def _finite(samples: Iterable[Sample]) -> list[Sample]:
+    return [s for s in samples if math.isfinite(s.value)]
+
+
+def _extreme(name: str, samples: list[Sample], pick: Callable[..., Sample],
+             as_int: bool = False) -> list[Derived]:
+    samples = _finite(samples)
+    if not samples:
+        return []
+    best = pick(samples, key=lambda s: s.value)
+    return [_derive(name, int(best.value) if as_int else float(best.value), best)]
+
+
+def _gauge(fact: str, *metrics: str, as_int: bool = False) -> Rule:
+    def rule(index: _Index) -> list[Derived]:
+        return _extreme(fact, index.get(*metrics), max, as_int)
+
+    return rule
+
+
+def _in_container(sample: Sample) -> bool:
+    return sample.labels.get("container", "") not in _SKIP_CONTAINERS
+
+
+def _ratio(fact: str, num: list[Sample], den: list[Sample], keys: Sequence[str],
+           pick: Callable[..., tuple[float, Sample, Sample]] = max) -> list[Derived]:
+    """num/den joined on `keys`, reporting the highest (or lowest) ratio."""
+    by_key = {_key(s, keys): s for s in _finite(den) if s.value > 0}
+    pairs = [(n.value / d.value, n, d) for n in _finite(num) if (d := by_key.get(_key(n, keys)))]
+    if not pairs:
+        return []
+    ratio, n, d = pick(pairs, key=lambda p: p[0])
+    return [_derive(fact, round(ratio, 4), n, d)]
+
+
+def _memory_limit(sample: Sample) -> bool:
+    return sample.labels.get("resource") == "memory"
+
+
+def _working_set(index: _Index) -> list[Derived]:
+    used = [s for s in index.get("container_memory_working_set_bytes") if _in_container(s)]
+    limits = [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s)]
+    limits += [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
+    return _ratio("memory.working_set_ratio", used, limits, _CONTAINER_KEY)
+
+
+def _memory_limit_bytes(index: _Index) -> list[Derived]:
+    limits = [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
+    limits += [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s) and s.value > 0]
+    return _extreme("container.memory_limit_bytes", limits, max, as_int=True)
+
+
+def _cpu_throttle(index: _Index) -> list[Derived]:
+    throttled = [s for s in index.get("container_cpu_cfs_throttled_periods_total") if _in_container(s)]
+    periods = [s for s in index.get("container_cpu_cfs_periods_total") if _in_container(s)]
+    return _ratio("cpu.throttled_ratio", throttled, periods, _CONTAINER_KEY)
+
+
+def _fb_used(index: _Index) -> list[Derived]:
+    """Used / (used + free + reserved): DCGM has no total field, and all three share one GPU's labels."""
+    free = {_key(s, _GPU_KEY): s for s in _finite(index.get("DCGM_FI_DEV_FB_FREE"))}
+    reserved = {_key(s, _GPU_KEY): s.value for s in _finite(index.get("DCGM_FI_DEV_FB_RESERVED"))}
+    best: tuple[float, Sample, Sample] | None = None
+    for used in _finite(index.get("DCGM_FI_DEV_FB_USED")):
+        key = _key(used, _GPU_KEY)
+        if key not in free:
+            continue
+        total = used.value + free[key].value + reserved.get(key, 0.0)
+        if total > 0 and (best is None or used.value / total > best[0]):
+            best = (used.value / total, used, free[key])
+    if best is None:
+        return []
+    ratio, used, spare = best
+    return [_derive("gpu.fb_used_ratio", round(ratio, 4), used, spare)]
+
+
+def _xid(index: _Index) -> list[Derived]:
+    """DCGM_FI_DEV_XID_ERRORS holds the last Xid code a GPU reported (0 = none)."""
+    out: list[Derived] = []
+    seen: set[int] = set()
+    try:
+        secondary = secondary_codes()
+    except (OSError, ValueError):
+        secondary = frozenset()
+    for sample in _finite(index.get("DCGM_FI_DEV_XID_ERRORS")):
+        code = int(sample.value)
+        if code <= 0 or code in seen:
+            continue
+        seen.add(code)
+        out.append(_derive("xid.codes", [code], sample))
+        if code not in secondary:
+            out.append(_derive("xid.primary_codes", [code], sample))
+    return out
+
+
+def _throttle(index: _Index) -> list[Derived]:
+    out: list[Derived] = []
+    seen: set[str] = set()
+    masks = index.get("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+    for sample in _finite(masks):
+        mask = int(sample.value) if sample.value >= 0 else 0
+        for bit, reason in THROTTLE_BITS.items():
+            if reason and mask & bit and reason not in seen:
+                seen.add(reason)
+                out.append(_derive("gpu.throttle_reasons", [reason], sample))
+    return out
+
+
+def _row_remap(index: _Index) -> list[Derived]:
+    samples = index.get("DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_ROW_REMAP_PENDING")
+    bad = next((s for s in samples if s.value > 0), None)
+    if bad is not None:
+        return [_derive("gpu.row_remap_failed", True, bad)]
+    return [_derive("gpu.row_remap_failed", False, samples[0])] if samples else []
+
+
+def _flagged(samples: list[Sample], label: str) -> list[Sample]:
+    """kube-state-metrics one-hot series: the ones whose value is 1."""
+    return [s for s in samples if s.value >= 1 and s.labels.get(label)]
+
+
+def _terminated(index: _Index) -> list[Derived]:
+    flagged = _flagged(index.get("kube_pod_container_status_last_terminated_reason",
+                                 "kube_pod_container_status_terminated_reason"), "reason")
+    # A sidecar's `Completed` says less than another container's OOMKilled, so it goes last.
+    flagged.sort(key=lambda s: s.labels["reason"] == "Completed")
+    out: list[Derived] = []
+    if flagged:
+        out.append(_derive("container.last_terminated.reason", flagged[0].labels["reason"], flagged[0]))
+    codes = _finite(index.get("kube_pod_container_status_last_terminated_exitcode"))
+    codes.sort(key=lambda s: s.value == 0)
+    if codes:
+        out.append(_derive("container.last_terminated.exit_code", int(codes[0].value), codes[0]))
+    return out
+
+
+def _waiting(index: _Index) -> list[Derived]:
+    flagged = _flagged(index.get("kube_pod_container_status_waiting_reason"), "reason")
+    return [_derive("container.waiting.reason", flagged[0].labels["reason"], flagged[0])] if flagged else []
+
+
+def _pending(index: _Index) -> list[Derived]:
+    out: list[Derived] = []
+    for sample in _flagged(index.get("kube_pod_status_phase"), "pod"):
+        if sample.labels.get("phase") == "Pending":
+            out.append(_derive("pods.pending", [sample.labels["pod"]], sample))
+    return out
+
+
+_HPA_KEY = ("namespace", "horizontalpodautoscaler", "hpa")
+
+
+def _hpa(index: _Index) -> list[Derived]:
+    limited = [s for s in index.get("kube_horizontalpodautoscaler_status_condition")
+               if s.value >= 1 and s.labels.get("condition") == "ScalingLimited"
+               and s.labels.get("status") == "true"]
+    if limited:
+        return [_derive("hpa.at_max", True, limited[0])]
+    max_samples = _finite(index.get("kube_horizontalpodautoscaler_spec_max_replicas"))
+    maxima = {_key(s, _HPA_KEY): s for s in max_samples}
+    pairs = [(c, m) for c in _finite(index.get("kube_horizontalpodautoscaler_status_current_replicas"))
+             if (m := maxima.get(_key(c, _HPA_KEY)))]
+    at_max = [(c, m) for c, m in pairs if c.value >= m.value > 0]
+    if at_max:
+        return [_derive("hpa.at_max", True, *at_max[0])]
+    return [_derive("hpa.at_max", False, *pairs[0])] if pairs else []
+
+
+def _conntrack(index: _Index) -> list[Derived]:
+    return _ratio("conntrack.usage_ratio", index.get("node_nf_conntrack_entries"),
+                  index.get("node_nf_conntrack_entries_limit"), _NODE_KEY)
+
+
+def _node_memory(index: _Index) -> list[Derived]:
+    return _ratio("node.memory_available_ratio", index.get("node_memory_MemAvailable_bytes"),
+                  index.get("node_memory_MemTotal_bytes"), _NODE_KEY, pick=min)
+
+
+def _steal(index: _Index) -> list[Derived]:
+    """Steal share of all CPU time per node (cumulative counters: the share since boot)."""
+    per_node: dict[tuple[str, ...], list[Sample]] = defaultdict(list)
+    for sample in _finite(index.get("node_cpu_seconds_total")):
+        per_node[_key(sample, _NODE_KEY)].append(sample)
+    best: tuple[float, Derived] | None = None
+    for node, samples in per_node.items():
+        total = sum(s.value for s in samples)
+        steal = sum(s.value for s in samples if s.labels.get("mode") == "steal")
+        if total <= 0 or not any(s.labels.get("mode") == "steal" for s in samples):
+            continue
+        share = round(steal / total, 4)
+        text = (f"node_cpu_seconds_total{{mode=\"steal\"}} {format_number(steal)} of {format_number(total)} "
+                f"on {next((n for n in node if n), 'the node')}")
+        if best is None or share > best[0]:
+            best = (share, _derive("node.cpu_steal_ratio", share, *samples, text=text))
+    return [best[1]] if best else []
+
+
+_DNS_ERRORS = frozenset({"SERVFAIL", "NXDOMAIN"})
+
+
+def _dns(index: _Index) -> list[Derived]:
+    samples = _finite(index.get("coredns_dns_responses_total", "coredns_dns_response_rcode_count_total"))
+    total = sum(s.value for s in samples)
+    if total <= 0:
+        return []
+    errors = sum(s.value for s in samples if s.labels.get("rcode") in _DNS_ERRORS)
+    text = f"coredns responses SERVFAIL+NXDOMAIN {format_number(errors)} of {format_number(total)}"
+    return [_derive("dns.error_ratio", round(errors / total, 4), *samples, text=text)]
+
+
+_TRITON_KEY = ("model", "version", "instance", "pod")
+
+
+def _queue_share(index: _Index) -> list[Derived]:
+    return _ratio("latency.queue_share", index.get("nv_inference_queue_duration_us"),
+                  index.get("nv_inference_request_duration_us"), _TRITON_KEY)
+
+
+RULES: tuple[Rule, ...] = (
+    _gauge("gpu.util_percent", "DCGM_FI_DEV_GPU_UTIL"),
+    _fb_used,
+    _gauge("gpu.temp_c", "DCGM_FI_DEV_GPU_TEMP"),
+    _xid,
+    _gauge("gpu.ecc_dbe", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", as_int=True),
+    _gauge("gpu.ecc_sbe", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", as_int=True),
+    _throttle,
+    _row_remap,
+    _working_set,
+    _memory_limit_bytes,
+    _cpu_throttle,
+    _terminated,
+    _waiting,
+    _gauge("container.restart_count", "kube_pod_container_status_restarts_total", as_int=True),
+    _pending,
+    _hpa,
+    _gauge("hpa.max_replicas", "kube_horizontalpodautoscaler_spec_max_replicas", as_int=True),
+    _conntrack,
+    _node_memory,
+    _steal,
+    _dns,
+    _queue_share,
+)
+
+# Every metric a rule reads; the API parser uses it to recognise a query over one of them.
+KNOWN_METRICS: frozenset[str] = frozenset({
+    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED",
+    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_ROW_REMAP_PENDING",
+    "container_memory_working_set_bytes", "container_spec_memory_limit_bytes",
+    "kube_pod_container_resource_limits", "container_cpu_cfs_throttled_periods_total",
+    "container_cpu_cfs_periods_total", "kube_pod_container_status_last_terminated_reason",
+    "kube_pod_container_status_terminated_reason", "kube_pod_container_status_last_terminated_exitcode",
+    "kube_pod_container_status_waiting_reason", "kube_pod_container_status_restarts_total",
+    "kube_pod_status_phase", "kube_horizontalpodautoscaler_status_condition",
+    "kube_horizontalpodautoscaler_spec_max_replicas", "kube_horizontalpodautoscaler_status_current_replicas",
+    "node_nf_conntrack_entries", "node_nf_conntrack_entries_limit", "node_memory_MemAvailable_bytes",
+    "node_memory_MemTotal_bytes", "node_cpu_seconds_total", "coredns_dns_responses_total",
+    "coredns_dns_response_rcode_count_total", "nv_inference_queue_duration_us",
+    "nv_inference_request_duration_us",
+})
+
+
+def derive(samples: Iterable[Sample]) -> list[Derived]:
+    """Every fact the known metrics among `samples` support."""
+    index = _Index(samples)
+    out: list[Derived] = []
+    for rule in RULES:
+        out.extend(rule(index))
+    return out

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up and run triagebot on the bundled recorded incidents: no cluster, no Slack.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+.venv/bin/pip install -q --disable-pip-version-check -e . >/dev/null
+echo "== One recorded incident, as on-call would see the report =="
+.venv/bin/triagebot replay drills/incidents/oom-trainer-limit
+echo
+echo "== Every recorded incident against its ground truth =="
+.venv/bin/triagebot replay --all

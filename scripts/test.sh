@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up a venv with the dev tools and run lint, types and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev]' >/dev/null
+echo "== ruff =="; .venv/bin/ruff check .
+echo "== mypy =="; .venv/bin/mypy
+echo "== playbook lint =="; .venv/bin/triagebot playbooks lint
+echo "== pytest =="; .venv/bin/pytest "$@"

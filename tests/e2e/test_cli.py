@@ -1,0 +1,135 @@
+"""The command line as a user meets it: reports, formats, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+INCIDENT = ROOT / "drills" / "incidents" / "oom-trainer-limit"
+
+DESCRIBE = """Name:             trainer-0
+Namespace:        ml
+Node:             gpu-node-2/10.0.3.14
+Status:           Running
+Containers:
+  trainer:
+    Image:          nvcr.io/nvidia/pytorch:24.05-py3
+    State:          Running
+      Started:      Sun, 22 Nov 2026 03:10:00 +0000
+    Last State:     Terminated
+      Reason:       OOMKilled
+      Exit Code:    137
+    Restart Count:  4
+    Limits:
+      memory:          200Gi
+      nvidia.com/gpu:  8
+    Requests:
+      memory:          100Gi
+      nvidia.com/gpu:  8
+QoS Class:                   Burstable
+Events:
+  Type     Reason   Age                From     Message
+  ----     ------   ----               ----     -------
+  Warning  BackOff  2m (x12 over 20m)  kubelet  Back-off restarting failed container trainer in pod trainer-0_ml
+"""
+
+
+def run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+
+
+def test_analyze_paste_json_contract() -> None:
+    proc = run(["analyze", "-", "--format", "json"], stdin=DESCRIBE)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert set(report) >= {"target", "symptoms", "findings", "facts", "artifacts", "missing"}
+    assert report["facts"]["container.last_terminated.reason"] == "OOMKilled"
+    assert report["facts"]["container.last_terminated.exit_code"] == 137
+    assert "oom-killed" in report["symptoms"]
+    hyp = report["findings"][0]["hypotheses"][0]
+    assert set(hyp) >= {"id", "status", "score", "claim", "because", "falsified_by", "next_checks", "mitigations"}
+    assert report["artifacts"][0] == {**report["artifacts"][0], "id": "<stdin>", "kind": "describe-pod"}
+
+
+def test_analyze_text_shows_leader_falsifier_and_checks(tmp_path: Path) -> None:
+    path = tmp_path / "describe.txt"
+    path.write_text(DESCRIBE.replace("\n", "\r\n"), encoding="utf-8")
+    proc = run(["analyze", str(path)])
+    assert proc.returncode == 0, proc.stderr
+    for needle in ("Leading hypothesis", "oom-killed", "Would be falsified by", "Next checks"):
+        assert needle in proc.stdout
+
+
+def test_analyze_markdown() -> None:
+    proc = run(["analyze", "-", "--format", "markdown"], stdin=DESCRIBE)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("# Triage:") and "## What would falsify it" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "needle"),
+    [
+        (["analyze", "/no/such/file"], "", "cannot read /no/such/file"),
+        (["analyze", "-"], "   \n", "<stdin> is empty"),
+        (["analyze", "-"], "hello world\nnothing to see\n", "no known kind of evidence"),
+        (["analyze", "-", "--format", "yaml"], "", "invalid choice: 'yaml'"),
+        (["replay", "/no/such/incident"], "", "not a recorded incident"),
+        (["replay"], "", "replay needs INCIDENT_DIR or --all"),
+        (["analyze", "drills"], "", "is a folder"),
+        (["bogus"], "", "invalid choice"),
+    ],
+)
+def test_user_mistakes_get_one_line_and_exit_2(args: list[str], stdin: str, needle: str) -> None:
+    proc = run(args, stdin)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("triagebot: error:") and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_kind_error_lists_understood_kinds() -> None:
+    proc = run(["analyze", "-"], stdin="lorem ipsum\n")
+    assert "kernel-log" in proc.stderr and "describe-pod" in proc.stderr
+
+
+def test_replay_json_matches_analyze_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(INCIDENT), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["target"]["namespace"]
+    assert all(a["id"] for a in report["artifacts"])
+
+
+def test_replay_all_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["replay", "--all", "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0 and rows and all(r["match"] for r in rows)
+
+
+def test_playbooks_lint_list_show_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["playbooks", "lint"]) == 0
+    assert "0 error(s)" in capsys.readouterr().out
+    assert main(["playbooks", "list"]) == 0
+    assert "limit-too-low" in capsys.readouterr().out
+    assert main(["playbooks", "show", "pending"]) == 0
+    assert "insufficient-gpu" in capsys.readouterr().out
+    assert main(["playbooks", "show", "nope"]) == 2
+    assert main(["playbooks", "schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "Playbook" and "hypotheses" in schema["properties"]
+
+
+def test_lint_broken_file_exits_1_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "pending.yaml"
+    bad.write_text("id: pending\ntitle: t\ntrigger: 'pod.phase =='\nsources: []\nhypotheses: []\n")
+    assert main(["playbooks", "lint", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:5:" in out or f"{bad}:3:" in out
