@@ -42,48 +42,72 @@ def _best(text: str) -> tuple[ArtifactKind, int] | None:
 def split(text: str) -> list[Segment]:
     """Segments of a paste, each of one kind, in order; empty when nothing is recognised."""
     text = normalise(text)
-    whole = _best(text)
-    if whole and whole[1] >= 80 and whole[0] not in _LINE_KINDS:
-        return [Segment(whole[0], 1, text.count("\n") + 1)]
     lines = text.split("\n")
+    if text.lstrip()[:1] in ("{", "["):
+        whole = _best(text)
+        if whole and whole[1] >= MIN_SCORE:
+            return [Segment(whole[0], 1, len(lines))]
     segments: list[Segment] = []
-    for start, end in _blocks(lines):
-        segments.extend(_classify_block(lines, start, end))
+    for start, end, after_prompt in _blocks(lines):
+        best = _best("\n".join(lines[start:end]))
+        if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
+                and segments[-1].kind not in _LINE_KINDS:
+            # A fragment of nothing known continues what came before (a YAML document after a blank line).
+            segments[-1] = Segment(segments[-1].kind, segments[-1].start, end)
+            continue
+        segments.extend(_classify_block(lines, start, end, best))
     return _merge(segments)
 
 
-def _blocks(lines: list[str]) -> list[tuple[int, int]]:
-    """0-based [start, end) ranges separated by blank lines or shell prompts."""
-    blocks: list[tuple[int, int]] = []
+def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
+    """0-based [start, end) ranges between blank lines and shell prompts, and whether a prompt preceded."""
+    blocks: list[tuple[int, int, bool]] = []
     start: int | None = None
+    after_prompt = False
     for i, line in enumerate(lines):
-        boundary = not line.strip() or _PROMPT.match(line) is not None
-        if boundary and start is not None and not line.strip():
-            # A blank line inside an indented structure (describe, YAML) does not end it when more indent follows.
-            if i + 1 < len(lines) and lines[i + 1][:1] in (" ", "\t"):
-                continue
-            blocks.append((start, i))
+        prompt = _PROMPT.match(line) is not None
+        if prompt or not line.strip():
+            if start is not None:
+                blocks.append((start, i, after_prompt))
+                after_prompt = False
             start = None
-        elif boundary and start is not None:
-            blocks.append((start, i))
-            start = None
-        if not boundary and start is None:
+            after_prompt = after_prompt or prompt
+        elif start is None:
             start = i
     if start is not None:
-        blocks.append((start, len(lines)))
+        blocks.append((start, len(lines), after_prompt))
     return blocks
 
 
-def _classify_block(lines: list[str], start: int, end: int) -> list[Segment]:
-    block = "\n".join(lines[start:end])
-    best = _best(block)
-    if best and best[1] >= MIN_SCORE and best[0] not in _LINE_KINDS:
-        return [Segment(best[0], start + 1, end)]
+def _claimed(line: str) -> ArtifactKind | None:
+    return next((k for k, claims in LINE_CLAIMS if claims(line)), None)
+
+
+def _classify_block(lines: list[str], start: int, end: int, best: tuple[ArtifactKind, int] | None
+                    ) -> list[Segment]:
+    if best is None or best[1] < MIN_SCORE or best[0] in _LINE_KINDS:
+        return _by_line(lines, start, end)
+    # Log lines pasted straight after a structured block, with no blank line between, are peeled off.
+    head = start
+    while head < end and _claimed(lines[head]) is not None:
+        head += 1
+    tail = end
+    while tail > head and _claimed(lines[tail - 1]) is not None:
+        tail -= 1
+    if (head, tail) != (start, end) and tail > head:
+        inner = _best("\n".join(lines[head:tail]))
+        if inner and inner[0] == best[0] and inner[1] >= MIN_SCORE:
+            return [*_by_line(lines, start, head), Segment(best[0], head + 1, tail), *_by_line(lines, tail, end)]
+    return [Segment(best[0], start + 1, end)]
+
+
+def _by_line(lines: list[str], start: int, end: int) -> list[Segment]:
+    """Runs of lines claimed by line-oriented kinds; unclaimed lines join the run before them."""
     segments: list[Segment] = []
     current: ArtifactKind | None = None
     seg_start = start
     for i in range(start, end):
-        kind = next((k for k, claims in LINE_CLAIMS if claims(lines[i])), None)
+        kind = _claimed(lines[i])
         if kind is None or kind == current:
             continue
         if current is not None:
@@ -91,15 +115,13 @@ def _classify_block(lines: list[str], start: int, end: int) -> list[Segment]:
         current, seg_start = kind, i
     if current is not None:
         segments.append(Segment(current, seg_start + 1, end))
-    elif best and best[1] >= MIN_SCORE:
-        segments.append(Segment(best[0], start + 1, end))
     return segments
 
 
 def _merge(segments: list[Segment]) -> list[Segment]:
     merged: list[Segment] = []
     for seg in segments:
-        if merged and merged[-1].kind == seg.kind and seg.kind in _LINE_KINDS:
+        if merged and merged[-1].kind == seg.kind:
             merged[-1] = Segment(seg.kind, merged[-1].start, seg.end)
         else:
             merged.append(seg)

@@ -21,11 +21,12 @@ _COUNTER = re.compile(r"\b([a-z_]+)=(\d+)\b")
 _HEX_ROW = re.compile(r"^\s*[0-9a-fA-F]{8}(?:\s+[0-9a-fA-F]{8})+\s*$")
 # "net.netfilter.nf_conntrack_count = 262000", "/proc/sys/net/netfilter/nf_conntrack_max:262144",
 # "nf_conntrack_count: 262000"; nf_conntrack_expect_max and friends do not match.
-_LIMIT_VALUE = re.compile(r"nf_conntrack_(count|max)\b['\"]?\s*(?:[=:]\s*|\s+)(\d+)\s*$")
+_LIMIT_VALUE = re.compile(r"nf_conntrack_(count|max)\b['\"]?(?:\s*[=:]\s*|\s+)(\d+)\s*$")
 # A command or label whose value is printed on the next line: `cat .../nf_conntrack_count`, `conntrack -C`.
 _LIMIT_KEY = re.compile(r"nf_conntrack_(count|max)\b|\bconntrack\s+(?:-C|--count)\b")
 _BARE_INT = re.compile(r"^\s*(\d+)\s*$")
 _TOOL_BANNER = re.compile(r"^conntrack v\d")
+_SYSCTL = re.compile(r"nf_conntrack_\w+\s*=\s*\d+\s*$")  # other conntrack sysctls pasted alongside
 
 
 @dataclass
@@ -46,6 +47,7 @@ class _Scan:
     header: list[str] | None = None  # column names of a /proc/net/stat/nf_conntrack table
     limits: dict[str, tuple[int, int]] = field(default_factory=dict)  # "count"/"max" -> (value, line)
     pending: str | None = None
+    headerless: int | None = None  # first hex row seen with no header above it
     problems: list[str] = field(default_factory=list)
 
 
@@ -67,7 +69,7 @@ def sniff(text: str) -> int:
 
 
 def _is_counter_line(line: str) -> bool:
-    return _is_cpu_line(line) or bool(_LIMIT_VALUE.search(line)) or bool(_TOOL_BANNER.match(line))
+    return _is_cpu_line(line) or any(rx.search(line) for rx in (_LIMIT_VALUE, _TOOL_BANNER, _SYSCTL))
 
 
 def parse(artifact: Artifact) -> ParseResult:
@@ -104,7 +106,12 @@ def _scan(lines: list[str]) -> _Scan:
         else:
             scan.header = None
             _read_limit(scan, line, number)
+            if _HEX_ROW.match(line) and scan.headerless is None:
+                scan.headerless = number
     _close(scan)
+    if scan.headerless is not None:
+        scan.problems.append(f"line {scan.headerless}: /proc/net/stat/nf_conntrack rows without their header "
+                             "line; cannot tell which column is which")
     return scan
 
 
@@ -150,9 +157,9 @@ def _read_proc_row(scan: _Scan, line: str, number: int) -> None:
     row = len(scan.current.cpus) if scan.current is not None else 0
     snap = _snapshot_for(scan, row, number)
     _add_drops(scan, snap, counters, number)
-    if "entries" in counters and "count" not in scan.limits:
+    if "entries" in counters:
         # Every row repeats the table-wide entry count; it is nf_conntrack_count.
-        scan.limits["count"] = (counters["entries"], number)
+        scan.limits.setdefault("count", (counters["entries"], number))
 
 
 def _add_drops(scan: _Scan, snap: _Snapshot, counters: dict[str, int], number: int) -> None:
@@ -165,8 +172,9 @@ def _add_drops(scan: _Scan, snap: _Snapshot, counters: dict[str, int], number: i
 
 
 def _read_limit(scan: _Scan, line: str, number: int) -> None:
+    # The first value printed wins: net.netfilter.nf_conntrack_max and net.nf_conntrack_max repeat it.
     if m := _LIMIT_VALUE.search(line):
-        scan.limits[m.group(1)] = (int(m.group(2)), number)
+        scan.limits.setdefault(m.group(1), (int(m.group(2)), number))
     elif k := _LIMIT_KEY.search(line):
         scan.pending = k.group(1) or "count"  # `conntrack -C` prints the entry count
 
@@ -176,7 +184,7 @@ def _take_pending(scan: _Scan, line: str, number: int) -> None:
     if scan.pending is None:
         return
     if m := _BARE_INT.match(line):
-        scan.limits[scan.pending] = (int(m.group(1)), number)
+        scan.limits.setdefault(scan.pending, (int(m.group(1)), number))
     scan.pending = None
 
 

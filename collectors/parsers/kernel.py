@@ -44,13 +44,15 @@ _KERNEL_SHAPE = re.compile(
     r"|\d{9,}\.\d+ \S+ kernel:"  # short-unix
     r"|\S+: (?:kern|kernel): (?:emerg|alert|crit|err|warning|warn|notice|info|debug)\s*:"  # collectors
     r"|-- (?:Logs begin at|Journal begins at|Boot [0-9a-f]{32}|No entries|Reboot)"  # journalctl banners
+    r"|(?:SUBSYSTEM|DEVICE)=\S"  # /dev/kmsg dictionary lines under a record
     r")"
 )
 
 # Messages only the kernel prints, recognisable without any prefix.
 _KERNEL_MESSAGE = re.compile(
     r"NVRM: |\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
-    r"nf_conntrack: .*table full|^INFO: task .+ blocked for more than|^net_ratelimit: \d+ callbacks"
+    r"nf_conntrack: (?:nf_conntrack: )?table full|^INFO: task .{1,80}? blocked for more than|"
+    r"^net_ratelimit: \d+ callbacks"
 )
 
 # ---- messages ----------------------------------------------------------------------------------------
@@ -63,12 +65,13 @@ _GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_
 _OOM_INVOKED = re.compile(r"\binvoked oom-killer: ")
 _OOM_KILL_LINE = re.compile(r"\boom-kill:(?P<fields>constraint=\S+)")
 _OOM_KILLED = re.compile(
-    r"(?:(?P<memcg>Memory cgroup out of memory)|(?P<global>Out of memory)(?: \([^)]*\))?)?:? ?"
-    r"Kill(?:ed)? process (?P<pid>\d+) \((?P<name>[^)]*)\)"
+    r"(?:(?P<memcg>Memory cgroup out of memory)|(?P<global>Out of memory)(?: \([^)]{0,80}\))?)?:? ?"
+    r"Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<name>[^)]{0,80})\))?"  # a cut line may lose the ")"
 )
 _OOM_LEGACY_MEMCG = re.compile(r"\bTask in \S+ killed as a result of limit of ")
 _CONNTRACK_FULL = re.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet")
-_HUNG_TASK = re.compile(r"\btask .+:\d+ blocked for more than \d+ seconds")
+# Bounded repeats keep hostile long lines linear; task names are at most 15 characters.
+_HUNG_TASK = re.compile(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")
 
 # A pasted shell command that greps for these strings is not evidence of them.
 _COMMAND = re.compile(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
@@ -115,11 +118,17 @@ def claims_line(line: str) -> bool:
     line = line.strip()
     if not line:
         return False
-    if _KERNEL_SHAPE.match(line):
+    if _may_be_shaped(line) and _KERNEL_SHAPE.match(line):
         return True
     if not any(hint in line for hint in _MESSAGE_HINTS):
         return False
     return _KERNEL_MESSAGE.search(message(line)) is not None
+
+
+def _may_be_shaped(line: str) -> bool:
+    """Every kernel prefix starts with "[", "<", "-" or a digit, or names the kernel facility."""
+    first = line[0]
+    return first in "[<-" or first.isdigit() or "kern" in line or line.startswith(("SUBSYSTEM=", "DEVICE="))
 
 
 def sniff(text: str) -> int:
@@ -157,7 +166,7 @@ def _scan(lines: list[str]) -> _Seen:
             _scan_xid(line, number, seen)
         if "off the bus" in line or "GPU is lost" in line or "dapter failed" in line:
             _scan_gpu_lost(line, number, seen)
-        if "oom" in line or "of memory" in line or "killed as a result of limit" in line:
+        if "oom-kill" in line or "of memory: Kill" in line or "of memory (" in line or "result of limit" in line:
             _scan_oom(line, number, seen)
         if "table full" in line:
             _note_once(seen, "conntrack_full", line, number, _CONNTRACK_FULL)
@@ -172,11 +181,13 @@ def _scan_xid(line: str, number: int, seen: _Seen) -> None:
         if _XID_LIKE.search(line) and not _COMMAND.search(line):
             seen.problems.append(f"line {number}: looks like an NVIDIA Xid report but has no Xid code")
         return
-    msg = message(line)
     code = int(m.group("code"))
     bdf = m.group("bdf").lower()
     seen.xid_count += 1
     seen.xid_last = number
+    if code in seen.xid_first and bdf in seen.bdf_first and (code != 79 or seen.gpu_lost):
+        return  # a repeat: only first sightings are cited, so skip the prefix stripping
+    msg = message(line)
     seen.xid_first.setdefault(code, (number, msg))
     seen.bdf_first.setdefault(bdf, (number, msg))
     if code == 79 and seen.gpu_lost is None:
@@ -193,7 +204,7 @@ def _scan_gpu_lost(line: str, number: int, seen: _Seen) -> None:
 def _scan_oom(line: str, number: int, seen: _Seen) -> None:
     if _COMMAND.search(line):
         return
-    fired = False
+    fired = False  # "invoked oom-killer" alone says the killer ran, not what kind of OOM it was
     if _OOM_INVOKED.search(line):
         fired = True
     elif m := _OOM_KILL_LINE.search(line):

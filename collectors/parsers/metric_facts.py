@@ -79,18 +79,17 @@ def _finite(samples: Iterable[Sample]) -> list[Sample]:
     return [s for s in samples if math.isfinite(s.value)]
 
 
-def _extreme(name: str, samples: list[Sample], pick: Callable[..., Sample],
-             as_int: bool = False) -> list[Derived]:
+def _highest(name: str, samples: list[Sample], as_int: bool = False) -> list[Derived]:
     samples = _finite(samples)
     if not samples:
         return []
-    best = pick(samples, key=lambda s: s.value)
+    best = max(samples, key=lambda s: s.value)
     return [_derive(name, int(best.value) if as_int else float(best.value), best)]
 
 
 def _gauge(fact: str, *metrics: str, as_int: bool = False) -> Rule:
     def rule(index: _Index) -> list[Derived]:
-        return _extreme(fact, index.get(*metrics), max, as_int)
+        return _highest(fact, index.get(*metrics), as_int)
 
     return rule
 
@@ -116,15 +115,16 @@ def _memory_limit(sample: Sample) -> bool:
 
 def _working_set(index: _Index) -> list[Derived]:
     used = [s for s in index.get("container_memory_working_set_bytes") if _in_container(s)]
-    limits = [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s)]
-    limits += [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
+    # cAdvisor's own limit goes last so it wins the join: it sits next to the working set it divides.
+    limits = [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
+    limits += [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s)]
     return _ratio("memory.working_set_ratio", used, limits, _CONTAINER_KEY)
 
 
 def _memory_limit_bytes(index: _Index) -> list[Derived]:
     limits = [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
     limits += [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s) and s.value > 0]
-    return _extreme("container.memory_limit_bytes", limits, max, as_int=True)
+    return _highest("container.memory_limit_bytes", limits, as_int=True)
 
 
 def _cpu_throttle(index: _Index) -> list[Derived]:
@@ -148,7 +148,7 @@ def _fb_used(index: _Index) -> list[Derived]:
     if best is None:
         return []
     ratio, used, spare = best
-    return [_derive("gpu.fb_used_ratio", round(ratio, 4), used, spare)]
+    return [_derive("gpu.fb_used_ratio", round(ratio, 4), used, spare, text=f"{used.render()} ; {spare.render()}")]
 
 
 def _xid(index: _Index) -> list[Derived]:
@@ -167,6 +167,10 @@ def _xid(index: _Index) -> list[Derived]:
         out.append(_derive("xid.codes", [code], sample))
         if code not in secondary:
             out.append(_derive("xid.primary_codes", [code], sample))
+    if out and not any(d.name == "xid.primary_codes" for d in out):
+        # Only secondary codes (e.g. 45) were seen: say so, as the kernel parser does.
+        first = out[0]
+        out.append(Derived("xid.primary_codes", [], first.start, first.end, first.text))
     return out
 
 
@@ -180,6 +184,9 @@ def _throttle(index: _Index) -> list[Derived]:
             if reason and mask & bit and reason not in seen:
                 seen.add(reason)
                 out.append(_derive("gpu.throttle_reasons", [reason], sample))
+    if not out and masks:
+        # Masks were read and none has a reported bit set: no throttling, which rules it out.
+        out.append(_derive("gpu.throttle_reasons", [], masks[0]))
     return out
 
 
@@ -243,9 +250,21 @@ def _hpa(index: _Index) -> list[Derived]:
     return [_derive("hpa.at_max", False, *pairs[0])] if pairs else []
 
 
+_CONNTRACK_DROPS = ("node_nf_conntrack_stat_drop", "node_nf_conntrack_stat_early_drop",
+                    "node_nf_conntrack_stat_insert_failed")
+
+
 def _conntrack(index: _Index) -> list[Derived]:
-    return _ratio("conntrack.usage_ratio", index.get("node_nf_conntrack_entries"),
-                  index.get("node_nf_conntrack_entries_limit"), _NODE_KEY)
+    out = _ratio("conntrack.usage_ratio", index.get("node_nf_conntrack_entries"),
+                 index.get("node_nf_conntrack_entries_limit"), _NODE_KEY)
+    per_node: dict[tuple[str, ...], list[Sample]] = defaultdict(list)
+    for sample in _finite(index.get(*_CONNTRACK_DROPS)):
+        per_node[_key(sample, _NODE_KEY)].append(sample)
+    if per_node:
+        # The same sum `conntrack -S` gives: drop + early_drop + insert_failed, highest node wins.
+        samples = max(per_node.values(), key=lambda group: sum(s.value for s in group))
+        out.append(_derive("conntrack.drops", int(sum(s.value for s in samples)), *samples))
+    return out
 
 
 def _node_memory(index: _Index) -> list[Derived]:
@@ -331,7 +350,8 @@ KNOWN_METRICS: frozenset[str] = frozenset({
     "kube_pod_container_status_waiting_reason", "kube_pod_container_status_restarts_total",
     "kube_pod_status_phase", "kube_horizontalpodautoscaler_status_condition",
     "kube_horizontalpodautoscaler_spec_max_replicas", "kube_horizontalpodautoscaler_status_current_replicas",
-    "node_nf_conntrack_entries", "node_nf_conntrack_entries_limit", "node_memory_MemAvailable_bytes",
+    "node_nf_conntrack_entries", "node_nf_conntrack_entries_limit", *_CONNTRACK_DROPS,
+    "node_memory_MemAvailable_bytes",
     "node_memory_MemTotal_bytes", "node_cpu_seconds_total", "coredns_dns_responses_total",
     "coredns_dns_response_rcode_count_total", "nv_inference_queue_duration_us",
     "nv_inference_request_duration_us",

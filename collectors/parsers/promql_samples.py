@@ -38,7 +38,7 @@ class Sample:
 
     def render(self) -> str:
         """The sample as exposition text, for excerpts."""
-        inner = ",".join(f'{k}="{v}"' for k, v in self.labels.items())
+        inner = ",".join(f'{k}="{escape(v)}"' for k, v in self.labels.items())
         return f"{self.name}{{{inner}}} {format_number(self.value)}" if inner else \
             f"{self.name} {format_number(self.value)}"
 
@@ -52,6 +52,11 @@ class Exposition:
     bad_lines: list[int] = field(default_factory=list)
     comment_lines: int = 0  # HELP/TYPE/UNIT lines
     saw_eof: bool = False
+
+
+def escape(label_value: str) -> str:
+    """A label value as exposition text writes it."""
+    return label_value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def format_number(value: float) -> str:

@@ -17,6 +17,9 @@ FACTS: list[FactSpec] = [
     FactSpec("pod.host_network", "bool", "the pod uses hostNetwork", "any"),
     FactSpec("pod.rdma_request", "bool", "the pod requests an RDMA/InfiniBand device resource", "any"),
     FactSpec("pod.capabilities", "list[str]", "Linux capabilities added to containers", "union", "IPC_LOCK"),
+    FactSpec("pod.tolerations", "list[str]",
+             "pod tolerations as key=value:Effect (operator Equal) or key:Effect (Exists); `*` is an empty key, "
+             "which tolerates every taint", "union", "nvidia.com/gpu:NoSchedule"),
     FactSpec("pod.priority_class", "str", "priorityClassName", example="best-effort-experiment"),
     FactSpec("pod.scheduler_name", "str", "schedulerName", example="volcano"),
     FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
@@ -39,12 +42,17 @@ FACTS: list[FactSpec] = [
     FactSpec("container.liveness_killed", "bool",
              "the kubelet restarted the container because its liveness probe failed", "any"),
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
+    FactSpec("probe.liveness_delay_seconds", "int",
+             "initialDelaySeconds of the pod's liveness probes (0 when unset), the smallest seen", "min", "60"),
+    FactSpec("probe.startup_configured", "bool",
+             "a startup probe guards the liveness probe; false when the pod spec was read and has none", "any"),
     # scheduling
     FactSpec("scheduling.failed", "bool", "a FailedScheduling event was seen", "any"),
     FactSpec("scheduling.reasons", "list[str]",
              "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
-             "untolerated-taint, node-affinity, unbound-pvc, node-pressure, too-many-pods, quota-exceeded, "
-             "unschedulable-node, volume-node-affinity, preemption-not-helpful", "union", "insufficient-gpu"),
+             "insufficient-other, untolerated-taint, node-affinity, pod-affinity, topology-spread, unbound-pvc, "
+             "volume-node-affinity, volume-limit, node-pressure, node-not-ready, unschedulable-node, "
+             "too-many-pods, host-port, quota-exceeded, preemption-not-helpful", "union", "insufficient-gpu"),
     FactSpec("scheduling.message", "str", "the FailedScheduling message as printed"),
     FactSpec("scheduling.nodes_total", "int", "node count in the FailedScheduling message (0/N nodes)", "max"),
     FactSpec("scheduling.preempted", "bool", "the pod was preempted by a higher-priority pod", "any"),
@@ -52,8 +60,9 @@ FACTS: list[FactSpec] = [
     FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
              "requests.nvidia.com/gpu"),
     FactSpec("gang.configured", "bool",
-             "gang scheduling is configured (Volcano/PodGroup minAvailable, Kueue, JobSet); false when the "
-             "job spec was read and has none", "any"),
+             "gang scheduling is configured (PodGroup minMember, Volcano minAvailable, Kubeflow "
+             "schedulingPolicy, schedulerName volcano, a Kueue queue label); false when the job spec was read "
+             "and has none", "any"),
     FactSpec("gang.min_available", "int", "minAvailable of the pod group", "max"),
     # events
     FactSpec("events.reasons", "list[str]", "distinct event reasons seen", "union", "BackOff"),

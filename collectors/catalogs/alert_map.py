@@ -1,0 +1,53 @@
+"""Which symptom (playbook) an alert points to, from the rules in alerts.yaml."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+_CATALOG = Path(__file__).parent / "alerts.yaml"
+
+Symptom = Literal["oom-killed", "pending", "latency", "nccl-hang", "gpu-xid", "crash-loop", "image-pull", "evicted"]
+
+
+class AlertRule(BaseModel):
+    """Alert-name patterns (and optional label patterns) that map to one symptom, or to none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    alerts: tuple[str, ...] = Field(min_length=1)
+    labels: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    symptom: Symptom | None
+
+    def matches(self, alertname: str, labels: Mapping[str, str]) -> bool:
+        if not any(fnmatchcase(alertname, pattern) for pattern in self.alerts):
+            return False
+        return all(any(fnmatchcase(labels.get(key, ""), p) for p in patterns)
+                   for key, patterns in self.labels.items())
+
+
+class AlertCatalog(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rules: tuple[AlertRule, ...]
+
+
+@cache
+def load_rules() -> tuple[AlertRule, ...]:
+    """The rules in file order (read once)."""
+    raw = yaml.safe_load(_CATALOG.read_text(encoding="utf-8"))
+    return AlertCatalog.model_validate(raw).rules
+
+
+def symptom_for(alertname: str, labels: Mapping[str, str] | None = None) -> str | None:
+    """The symptom id of the first rule matching the alert, or None when it maps to none."""
+    for rule in load_rules():
+        if rule.matches(alertname, labels or {}):
+            return rule.symptom
+    return None

@@ -1,0 +1,198 @@
+"""Application (container) logs to facts: CUDA OOM, /dev/shm exhaustion, failures, DNS errors, retries.
+
+A training pod's log also carries NCCL and PyTorch distributed output, so the NCCL reader runs over the
+same lines; the application rules skip NCCL's own lines, whose plugin-loading chatter ("No such file
+or directory") is not an application failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from collectors.models import Artifact, Fact, ParseResult
+from collectors.parsers import nccl
+from collectors.parsers.sink import FactSink
+from collectors.text import normalise
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A fact value that holds when any needle is in the line (and `pattern`, if given, matches)."""
+
+    fact: str
+    value: object
+    needles: tuple[str, ...]
+    pattern: re.Pattern[str] | None = None
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# Normalised app.errors values; the vocabulary (collectors/vocab/metrics.py) lists the same set.
+RULES: tuple[Rule, ...] = (
+    Rule("cuda.oom", True, ("CUDA out of memory", "CUDA error: out of memory", "torch.OutOfMemoryError",
+                            "cuda.OutOfMemoryError", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation",
+                            "CUBLAS_STATUS_ALLOC_FAILED", "OOM when allocating tensor")),
+    Rule("app.shm_exhausted", True, ("Bus error", "insufficient shared memory", "unable to allocate shared memory"),
+         _rx(r"\bBus error\b|insufficient shared memory|unable to allocate shared memory")),
+    # "No space left on device" only means shm when PyTorch names its shm file or /dev/shm.
+    Rule("app.shm_exhausted", True, ("No space left on device",), _rx(r"/dev/shm|</torch_|\btorch_\d+_")),
+    Rule("dns.errors", True, ("Temporary failure in name resolution", "Name or service not known", "NXDOMAIN",
+                              "no such host", "server misbehaving", "getaddrinfo ENOTFOUND",
+                              "getaddrinfo EAI_AGAIN", "UnknownHostException", "Could not resolve host",
+                              "NameResolutionError", "Failed to resolve", "nodename nor servname")),
+    Rule("dns.errors", True, ("i/o timeout",), _rx(r":53\b")),
+    Rule("app.retries", True, ("etry", "ttempt"),
+         _rx(r"Retry\(total=|\b[Rr]etrying\b|\b[Rr]etry (?:attempt |#)?\d+|\b[Aa]ttempt \d+\s*(?:/|of)\s*\d+")),
+    Rule("app.errors", "traceback", ("Traceback (most recent call last)",)),
+    Rule("app.errors", "missing-module", ("ModuleNotFoundError", "ImportError: ")),
+    Rule("app.errors", "config", ("yaml.scanner", "yaml.parser", "yaml.constructor", "ScannerError",
+                                  "omegaconf.errors", "hydra.errors", "ConfigError", "ConfigurationError",
+                                  "nvalid configuration")),
+    Rule("app.errors", "config", ("validation error",), _rx(r"validation errors? for \w*(?:Settings|Config)")),
+    Rule("app.errors", "config", ("nvironment variable",),
+         _rx(r"(?i)environment variable .*(?:not set|is required|missing|must be set|undefined)|"
+             r"(?:missing|required) .*environment variable")),
+    Rule("app.errors", "config", ("KeyError",), _rx(r"KeyError: ['\"][A-Z][A-Z0-9_]{2,}['\"]")),
+    Rule("app.errors", "connection-refused", ("Connection refused", "connection refused", "ECONNREFUSED",
+                                              "ConnectionRefusedError")),
+    Rule("app.errors", "file-not-found", ("FileNotFoundError", "No such file or directory",
+                                          "no such file or directory", "ENOENT")),
+    Rule("app.errors", "permission-denied", ("PermissionError", "Permission denied", "permission denied",
+                                             "EACCES", "Operation not permitted")),
+    Rule("app.errors", "model-load", ("oad model", "oading model", "oad the model", "hecksum", "sha256",
+                                      "ash mismatch", "Can't load", "loading state_dict", "SafetensorError",
+                                      "failed to load '"),
+         _rx(r"(?i:failed|unable|could not|cannot|error) (?:to )?load(?:ing)? (?:the )?model|"
+             r"(?i:checksum|sha256|hash) (?:mismatch|verification failed|does not match)|[Cc]hecksum failed|"
+             r"Can't load (?:the )?(?:model|tokenizer|config|weights)|Error\(s\) in loading state_dict|"
+             r"SafetensorError|failed to load '[^']+' version")),
+)
+
+# A KeyError is a config error when the code that raised it was reading configuration.
+_CONFIG_CONTEXT = _rx(r"environ|config|cfg|settings|getenv")
+_KEY_ERROR = _rx(r"\bKeyError: ")
+# A pasted shell command that greps for these strings is not evidence of them.
+_COMMAND = _rx(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
+
+
+def _needle_table() -> dict[str, list[int]]:
+    table: dict[str, list[int]] = {}
+    for index, rule in enumerate(RULES):
+        for needle in rule.needles:
+            table.setdefault(needle, []).append(index)
+    return table
+
+
+_RULES_OF = _needle_table()  # needle -> indexes of the rules it can trigger
+
+
+@dataclass
+class _Scan:
+    first: dict[tuple[str, object], int] = field(default_factory=dict)  # (fact, value) -> line
+
+    def see(self, fact: str, value: object, line: int) -> None:
+        self.first.setdefault((fact, value), line)
+
+
+def _is_nccl_line(line: str) -> bool:
+    return " NCCL " in line or "NCCL INFO" in line
+
+
+def _apply(scan: _Scan, line: str, n: int, rule_index: int) -> None:
+    rule = RULES[rule_index]
+    if (rule.fact, rule.value) not in scan.first and _matches(rule, line):
+        scan.see(rule.fact, rule.value, n)
+
+
+def _config_key_error(scan: _Scan, lines: list[str], n: int) -> None:
+    """`KeyError: 'model'` right after a frame that reads config or os.environ."""
+    context = " ".join(lines[max(0, n - 4): n - 1])
+    if _CONFIG_CONTEXT.search(context):
+        scan.see("app.errors", "config", n)
+
+
+def scan_lines(lines: list[str]) -> _Scan:
+    """First line of each (fact, value) the rules find; "KeyError" is one of the needles."""
+    scan = _Scan()
+    found = nccl.find_needles(lines, _RULES_OF)
+    for index in sorted(found):
+        n, line = index + 1, lines[index]
+        if _is_nccl_line(line) or ("grep" in line and _COMMAND.search(line)):
+            continue
+        for rule_index in dict.fromkeys(i for needle in found[index] for i in _RULES_OF[needle]):
+            _apply(scan, line, n, rule_index)
+        if "KeyError" in line and _KEY_ERROR.search(line):
+            _config_key_error(scan, lines, n)
+    return scan
+
+
+def _distinct(facts: list[Fact]) -> list[Fact]:
+    """Drop a fact both readers emitted from the same line."""
+    seen: set[tuple[str, str, int, int]] = set()
+    out: list[Fact] = []
+    for fact in facts:
+        key = (fact.name, repr(fact.value), fact.citation.start, fact.citation.end)
+        if key not in seen:
+            seen.add(key)
+            out.append(fact)
+    return out
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Facts from an application log, including any NCCL / PyTorch distributed output in it."""
+    lines = normalise(artifact.content).split("\n")
+    sink = FactSink(artifact, lines)
+    try:
+        for (fact, value), line in sorted(scan_lines(lines).first.items(), key=lambda item: item[1]):
+            sink.add(fact, [value] if fact == "app.errors" else value, line)
+        nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
+        sink.result.facts = _distinct(sink.result.facts)
+    except Exception as exc:  # a parser must never take the triage down with it
+        sink.problem(f"internal: container log parser failed: {type(exc).__name__}: {exc}")
+    return sink.done()
+
+
+# ---- recognising application output in a paste -------------------------------------------------------
+
+# Shapes of application output, each behind a substring check so most lines cost no regex at all.
+_LEVEL_HINTS = ("INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "FATAL", "level=")
+_LEVEL = _rx(r"\b(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL)\b|\blevel=(?:info|warn|warning|error|debug|fatal)\b")
+_FRAME = _rx(r'^\s*File "[^"]+", line \d+')
+_EXCEPTION = _rx(r"^[\w.]+(?:Error|Exception|Exit):")
+_JSON_LOG = _rx(r'^\s*\{"(?:level|severity|msg|message|time|ts)"')
+# Application failures that need no log-level word to be recognised (a bare "Bus error" line).
+_CLAIM_NEEDLES = ("CUDA out of memory", "CUDA error", "OutOfMemoryError", "Bus error", "shared memory",
+                  "No space left on device", "name resolution", "no such host", "NXDOMAIN", "Retry", "etrying",
+                  "onnection refused", "o such file or directory", "ermission denied", "oad model", "KeyError",
+                  "ModuleNotFoundError", "ImportError", "Traceback (most recent call last)")
+_STRONG = ("CUDA out of memory", "Traceback (most recent call last)", "is killed by signal: Bus error")
+
+
+def claims_line(line: str) -> bool:
+    """Whether one line of a mixed paste reads like application output."""
+    if any([hint in line for hint in _LEVEL_HINTS]) and _LEVEL.search(line):
+        return True
+    if 'File "' in line and _FRAME.match(line):
+        return True
+    if (":" in line and _EXCEPTION.match(line)) or ('{"' in line and _JSON_LOG.match(line)):
+        return True
+    return any([needle in line for needle in _CLAIM_NEEDLES])  # a list is cheaper than a generator here
+
+
+def _matches(rule: Rule, line: str) -> bool:
+    return rule.pattern is None or rule.pattern.search(line) is not None
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text is an application log (kept below the specific kinds)."""
+    lines = [ln for ln in normalise(text[:200_000]).split("\n")[:1000] if ln.strip()][:500]
+    if not lines:
+        return 0
+    claimed = sum(1 for ln in lines if claims_line(ln))
+    score = round(60 * claimed / len(lines))
+    if any(strong in ln for ln in lines for strong in _STRONG):
+        score = max(score, 65)
+    return min(score, 70)

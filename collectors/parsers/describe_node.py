@@ -1,0 +1,149 @@
+"""`kubectl describe node(s)` output into node health, taint and GPU capacity facts."""
+
+from __future__ import annotations
+
+import re
+
+from collectors.models import Artifact, ParseResult
+from collectors.parsers.k8s_common import (
+    GPU_RESOURCE,
+    DedupSink,
+    DNode,
+    NodeGpus,
+    block_events,
+    block_starts,
+    describe_tree,
+    gpu_sharing,
+    has_gpu_labels,
+    node_condition,
+    node_values,
+    quantity_int,
+    subject_of,
+    unique,
+)
+from collectors.text import normalise
+
+_NAME = re.compile(r"(\s*)Name:\s+\S")
+_KEYS = re.compile(r"(?m)^[ \t]*(Name|Roles|Labels|Taints|Unschedulable|Conditions|Capacity|Allocatable|"
+                   r"System Info|Non-terminated Pods|Allocated resources|Namespace|Containers|QoS Class):")
+_NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "System Info",
+              "Non-terminated Pods", "Allocated resources"}
+_POD_KEYS = {"Namespace", "Containers", "QoS Class"}
+_ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text is `kubectl describe node` output."""
+    keys = set(_KEYS.findall(text[:200_000]))
+    if len(keys & _POD_KEYS) >= 2:
+        return 10
+    node = len(keys & _NODE_KEYS)
+    if node >= 2:
+        return min(60 + 10 * node, 95)
+    return 30 if node == 1 and "Name" in keys else 0
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Read every node block of a describe paste."""
+    lines = normalise(artifact.content).split("\n")
+    sink = DedupSink(artifact, lines)
+    try:
+        starts = block_starts(lines, _NAME) or [0]
+        for i, start in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+            _node_block(sink, lines, start, end)
+    except Exception as exc:  # a parser must never take the triage down with it
+        sink.problem(f"internal: describe node parser failed: {type(exc).__name__}: {exc}")
+    return sink.done()
+
+
+def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None:
+    roots = describe_tree(lines, start, end)
+    top = {r.key: r for r in reversed(roots) if r.key}
+    name_node = top.get("Name")
+    name = name_node.value if name_node else ""
+    subject = subject_of("node", name) if name else None
+    if name_node is not None and name:
+        sink.add("node.name", name, name_node.line, subject=subject)
+    _taints(sink, top, subject)
+    _conditions(sink, top.get("Conditions"), subject)
+    labels = _labels(top.get("Labels"))
+    _sharing(sink, labels, top.get("Labels"), subject)
+    gpus = _gpus(top)
+    if gpus.capacity is not None or gpus.allocatable is not None or has_gpu_labels(_values(labels)):
+        _default_zero(gpus, top)
+        gpus.emit(sink, subject or sink.artifact.subject)
+    block_events(sink, lines, top.get("Events"), end, subject)
+
+
+def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None:
+    if (node := top.get("Taints")) is not None:
+        sink.add("node.taints", unique(text.split()[0] for text, _ in node_values(node)), node.line,
+                 subject=subject)
+    if (node := top.get("Unschedulable")) is not None and node.value in ("true", "false"):
+        sink.add("node.unschedulable", node.value == "true", node.line, subject=subject)
+
+
+def _conditions(sink: DedupSink, table: DNode | None, subject: str | None) -> None:
+    if table is None:
+        return
+    found: list[tuple[str, int]] = []
+    for row in table.children:
+        cells = row.text.split()
+        if len(cells) >= 2 and (name := node_condition(cells[0], cells[1])):
+            found.append((name, row.line))
+    if found:
+        sink.add("node.conditions", unique(n for n, _ in found), found[0][1], found[-1][1], subject=subject)
+    elif any(len(row.text.split()) >= 2 for row in table.children):
+        sink.add("node.conditions", [], table.line, subject=subject)
+
+
+def _labels(node: DNode | None) -> dict[str, tuple[str, int]]:
+    labels: dict[str, tuple[str, int]] = {}
+    for text, line in node_values(node) if node else []:
+        key, _, value = text.partition("=")
+        labels[key.strip()] = (value.strip(), line)
+    return labels
+
+
+def _values(labels: dict[str, tuple[str, int]]) -> dict[str, str]:
+    return {k: v for k, (v, _) in labels.items()}
+
+
+def _sharing(sink: DedupSink, labels: dict[str, tuple[str, int]], node: DNode | None, subject: str | None) -> None:
+    mode = gpu_sharing(_values(labels))
+    if not mode or node is None:
+        return
+    keys = ("nvidia.com/gpu.sharing-strategy", "nvidia.com/mig.strategy", "nvidia.com/gpu.replicas")
+    line = next((labels[k][1] for k in keys if k in labels), node.line)
+    sink.add("node.gpu_sharing", mode, line, subject=subject)
+
+
+def _gpus(top: dict[str, DNode]) -> NodeGpus:
+    gpus = NodeGpus()
+    for key in ("Capacity", "Allocatable"):
+        entry = top[key].child(GPU_RESOURCE) if key in top else None
+        value = quantity_int(entry.value) if entry else None
+        if entry is not None and value is not None:
+            if key == "Capacity":
+                gpus.capacity, gpus.capacity_line = value, entry.line
+            else:
+                gpus.allocatable, gpus.allocatable_line = value, entry.line
+    allocated = top.get("Allocated resources")
+    for row in allocated.children if allocated else []:
+        m = _ALLOCATED_ROW.fullmatch(row.text)
+        if m and m.group(1) == GPU_RESOURCE and (requests := quantity_int(m.group(2))) is not None:
+            gpus.allocated, gpus.allocated_line = requests, row.line
+    return gpus
+
+
+def _default_zero(gpus: NodeGpus, top: dict[str, DNode]) -> None:
+    """A GPU node whose sections omit nvidia.com/gpu advertises none; a missing Allocated row means none used."""
+    for key, attr in (("Capacity", "capacity"), ("Allocatable", "allocatable")):
+        if getattr(gpus, attr) is None and key in top:
+            setattr(gpus, attr, 0)
+            setattr(gpus, f"{attr}_line", top[key].line)
+    allocated = top.get("Allocated resources")
+    if gpus.allocated is None and allocated is not None and allocated.children:
+        gpus.allocated, gpus.allocated_line = 0, allocated.line
+

@@ -1,0 +1,85 @@
+"""Alerts rendered for chat or mail -> alert.* facts and target labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import alert_text
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
+
+Row = tuple[str, object, int, int]
+
+
+def read(text: str) -> tuple[set[Row], list[str]]:
+    result = alert_text.parse(Artifact(id="t1", kind=ArtifactKind.ALERT_TEXT, content=text))
+    facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
+             for f in result.facts}
+    return facts, result.problems
+
+
+FIXTURE_CASES: list[tuple[str, set[Row]]] = [
+    ("slack_default.txt", {
+        ("alert.names", ("KubePodCrashLooping",), 1, 1),
+        ("alert.symptoms", ("crash-loop",), 1, 1),
+        ("alert.status", "firing", 1, 1),
+        ("alert.severity", "critical", 10, 10),  # the most severe of the grouped alerts
+        ("container.name", "checkout", 6, 6),
+        ("pod.namespace", "shop", 7, 7),
+        ("pod.name", "checkout-7d9f-x2", 8, 8),
+    }),
+    ("email.txt", {
+        ("alert.names", ("GPUXidError",), 1, 1),
+        ("alert.symptoms", ("gpu-xid",), 1, 1),
+        ("alert.status", "resolved", 1, 1),
+        ("alert.severity", "critical", 10, 10),
+        ("node.name", "gpu-node-2", 3, 3),
+    }),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
+def test_fixture_messages(name: str, expected: set[Row]) -> None:
+    facts, problems = read((FIXTURES / name).read_text(encoding="utf-8"))
+    assert facts == expected
+    assert problems == []
+
+
+LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
+    ("[FIRING:1] KubePodCrashLooping (shop/checkout)",
+     {("alert.names", ("KubePodCrashLooping",)), ("alert.symptoms", ("crash-loop",)), ("alert.status", "firing")}),
+    ("Alert: GPUXidError - critical",
+     {("alert.names", ("GPUXidError",)), ("alert.symptoms", ("gpu-xid",)), ("alert.severity", "critical")}),
+    ("alertname = KubePodOOMKilled", {("alert.names", ("KubePodOOMKilled",)), ("alert.symptoms", ("oom-killed",))}),
+    ('alertname="CPUThrottlingHigh", namespace="shop", pod="checkout-1"',
+     {("alert.names", ("CPUThrottlingHigh",)), ("alert.symptoms", ("latency",)), ("pod.namespace", "shop"),
+      ("pod.name", "checkout-1")}),
+    ("alertname: KubeContainerWaiting\nreason: ErrImagePull",
+     {("alert.names", ("KubeContainerWaiting",)), ("alert.symptoms", ("image-pull",))}),
+    ("alertname: MyTeamCustomAlert\ninstance: 10.0.0.7:9100", {("alert.names", ("MyTeamCustomAlert",))}),
+    ("[RESOLVED] KubePodEvicted",
+     {("alert.names", ("KubePodEvicted",)), ("alert.symptoms", ("evicted",)), ("alert.status", "resolved")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), LINE_CASES)
+def test_shapes(text: str, expected: set[tuple[str, object]]) -> None:
+    facts, _ = read(text)
+    assert {(n, v) for n, v, _, _ in facts} == expected
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "alert: high memory on the box", "pod: x", "[FIRING:", "{}"])
+def test_garbage_gives_no_facts(text: str) -> None:
+    facts, problems = read(text)
+    assert facts == set()
+    assert not [p for p in problems if p.startswith("internal:")]
+
+
+def test_sniff() -> None:
+    assert alert_text.sniff((FIXTURES / "slack_default.txt").read_text(encoding="utf-8")) == 90
+    assert alert_text.sniff("alertname = KubePodOOMKilled") == 80
+    assert alert_text.sniff((FIXTURES / "firing_gpu_xid.json").read_text(encoding="utf-8")) == 0
+    assert alert_text.sniff("hello") == 0

@@ -1,0 +1,151 @@
+"""Alertmanager webhook payloads -> alert.* facts and the target named by their labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from collectors.catalogs.alert_map import load_rules, symptom_for
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import alertmanager
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
+
+Row = tuple[str, object, int, int]
+
+
+def read(text: str) -> tuple[set[Row], list[str]]:
+    result = alertmanager.parse(Artifact(id="w1", kind=ArtifactKind.ALERTMANAGER, content=text))
+    facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
+             for f in result.facts}
+    return facts, result.problems
+
+
+FIXTURE_CASES: list[tuple[str, set[Row]]] = [
+    # The payload a real Alertmanager 0.25 posted (components.md §3).
+    ("firing_gpu_xid.json", {
+        ("alert.names", ("GPUXidError",), 7, 7),
+        ("alert.symptoms", ("gpu-xid",), 7, 7),
+        ("alert.status", "firing", 3, 3),
+        ("alert.severity", "critical", 9, 9),
+        ("node.name", "local-node", 7, 7),  # from Hostname; instance 127.0.0.1:19400 names no node
+    }),
+    ("resolved_gpu_xid.json", {
+        ("alert.names", ("GPUXidError",), 1, 1),
+        ("alert.symptoms", ("gpu-xid",), 1, 1),
+        ("alert.status", "resolved", 1, 1),
+        ("alert.severity", "critical", 1, 1),
+        ("node.name", "local-node", 1, 1),
+    }),
+    ("shop_group.json", {
+        ("alert.names", ("KubePodNotReady",), 8, 8),
+        ("alert.symptoms", ("pending",), 8, 8),
+        ("alert.names", ("KubePodCrashLooping",), 21, 21),
+        ("alert.symptoms", ("crash-loop",), 21, 21),
+        ("alert.names", ("KubeContainerWaiting",), 39, 39),
+        ("alert.symptoms", ("image-pull",), 39, 39),  # by its reason label
+        ("alert.status", "firing", 3, 3),
+        ("alert.severity", "critical", 44, 44),
+        # the first firing alert names the target; the resolved KubePodNotReady comes last
+        ("pod.name", "checkout-7d9f-x2", 27, 27),
+        ("pod.namespace", "shop", 25, 25),
+        ("container.name", "checkout", 22, 22),
+        ("node.name", "gpu-node-4", 26, 26),
+    }),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
+def test_fixture_payloads(name: str, expected: set[Row]) -> None:
+    facts, problems = read((FIXTURES / name).read_text(encoding="utf-8"))
+    assert facts == expected
+    assert problems == []
+
+
+def test_receiver_log_with_one_payload_per_line() -> None:
+    firing = json.loads((FIXTURES / "firing_gpu_xid.json").read_text(encoding="utf-8"))
+    resolved = json.loads((FIXTURES / "resolved_gpu_xid.json").read_text(encoding="utf-8"))
+    text = "\n".join(json.dumps({"recv_ts": 1.0, "path": "/alertmanager", "payload": p}) for p in (firing, resolved))
+    facts, problems = read(text)
+    assert {(n, v) for n, v, _, _ in facts if n.startswith("alert.")} == {
+        ("alert.names", ("GPUXidError",)), ("alert.symptoms", ("gpu-xid",)), ("alert.status", "firing"),
+        ("alert.severity", "critical")}
+    assert problems == []
+
+
+def test_api_v2_alert_list() -> None:
+    text = json.dumps([{"labels": {"alertname": "KubePodOOMKilled", "namespace": "ml", "pod": "trainer-1",
+                                   "Hostname": "gpu-node-2", "severity": "warning"},
+                        "annotations": {"summary": "trainer-1 OOMKilled"}, "status": {"state": "active"}}])
+    facts, _ = read(text)
+    assert {(n, v) for n, v, _, _ in facts} == {
+        ("alert.names", ("KubePodOOMKilled",)), ("alert.symptoms", ("oom-killed",)), ("alert.status", "firing"),
+        ("alert.severity", "warning"), ("pod.name", "trainer-1"), ("pod.namespace", "ml"),
+        ("node.name", "gpu-node-2")}
+
+
+def test_exported_labels_name_the_workload_not_the_exporter() -> None:
+    text = json.dumps({"status": "firing", "alerts": [{"status": "firing", "labels": {
+        "alertname": "DCGMXidErrors", "pod": "dcgm-exporter-7x2", "exported_pod": "trainer-3",
+        "namespace": "gpu-operator", "exported_namespace": "ml", "instance": "gpu-node-5.cluster.local:9400"}}]})
+    facts, _ = read(text)
+    assert {(n, v) for n, v, _, _ in facts if not n.startswith("alert.")} == {
+        ("pod.name", "trainer-3"), ("pod.namespace", "ml"), ("node.name", "gpu-node-5.cluster.local")}
+
+
+@pytest.mark.parametrize(("alertname", "labels", "symptom"), [
+    ("KubePodCrashLooping", {}, "crash-loop"),
+    ("KubeContainerWaiting", {"reason": "ImagePullBackOff"}, "image-pull"),
+    ("KubeContainerWaiting", {"reason": "ErrImagePull"}, "image-pull"),
+    ("KubeContainerWaiting", {"reason": "CreateContainerConfigError"}, "crash-loop"),
+    ("KubeContainerWaiting", {}, "crash-loop"),
+    ("KubePodNotReady", {}, "pending"),
+    ("KubeDeploymentReplicasMismatch", {}, "pending"),
+    ("KubeJobFailed", {}, "crash-loop"),
+    ("CPUThrottlingHigh", {}, "latency"),
+    ("KubeMemoryOvercommit", {}, "pending"),
+    ("KubePodOOMKilled", {}, "oom-killed"),
+    ("ContainerOOMKilled", {}, "oom-killed"),
+    ("OOMKilled", {}, "oom-killed"),
+    ("GPUXidError", {}, "gpu-xid"),
+    ("DCGMXidErrors", {}, "gpu-xid"),
+    ("DCGM_XID_ERRORS", {}, "gpu-xid"),
+    ("GPUTemperatureHigh", {}, "gpu-xid"),
+    ("HighLatency", {}, "latency"),
+    ("TritonP99LatencyHigh", {}, "latency"),
+    ("NCCLTimeout", {}, "nccl-hang"),
+    ("TrainingStalled", {}, "nccl-hang"),
+    ("KubePodEvicted", {}, "evicted"),
+    ("ImagePullBackOff", {}, "image-pull"),
+    ("KubeAPILatencyHigh", {}, None),
+    ("Watchdog", {}, None),
+    ("SomethingElse", {}, None),
+])
+def test_alert_map(alertname: str, labels: dict[str, str], symptom: str | None) -> None:
+    assert symptom_for(alertname, labels) == symptom
+
+
+def test_catalog_loads_in_order() -> None:
+    rules = load_rules()
+    assert rules[0].symptom is None  # housekeeping exclusions come first
+    assert {r.symptom for r in rules} == {None, "oom-killed", "pending", "latency", "nccl-hang", "gpu-xid",
+                                          "crash-loop", "image-pull", "evicted"}
+
+
+@pytest.mark.parametrize("text", [
+    "", "garbage", "{", "[]", "{}", '{"alerts": "x"}', '{"alerts": [1, null, {"labels": []}]}',
+    '{"alerts": [{"labels": {"alertname": 5}}]}', '{"status": 3, "alerts": [{"labels": {"alertname": "X"}, '
+    '"status": {"state": 1}}]}', "[" * 5000 + "]" * 5000,
+])
+def test_garbage_never_raises(text: str) -> None:
+    facts, problems = read(text)
+    assert {n for n, *_ in facts} <= {"alert.names"}
+    assert not [p for p in problems if p.startswith("internal:")]
+
+
+def test_sniff() -> None:
+    assert alertmanager.sniff((FIXTURES / "firing_gpu_xid.json").read_text(encoding="utf-8")) == 95
+    assert alertmanager.sniff('{"status":"success","data":{"resultType":"vector","result":[]}}') == 0
+    assert alertmanager.sniff("[FIRING:1] KubePodCrashLooping") == 0

@@ -1,0 +1,127 @@
+"""Application logs -> cuda.oom, app.*, dns.errors facts (and NCCL facts from a training pod's log)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import container_log
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers"
+
+Row = tuple[str, object, int, int]
+
+
+def read(text: str) -> set[Row]:
+    result = container_log.parse(Artifact(id="c1", kind=ArtifactKind.CONTAINER_LOG, content=text))
+    assert result.problems == []
+    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
+            for f in result.facts}
+
+
+FIXTURE_CASES: list[tuple[str, set[Row]]] = [
+    ("container_log/cuda_oom.log", {
+        ("app.errors", ("traceback",), 3, 3),
+        ("cuda.oom", True, 10, 10),
+    }),
+    ("container_log/shm_bus_error.log", {
+        ("app.shm_exhausted", True, 1, 1),
+        ("app.errors", ("traceback",), 2, 2),
+    }),
+    ("container_log/shm_no_space.log", {
+        ("app.shm_exhausted", True, 3, 3),
+    }),
+    ("container_log/api_service.log", {
+        ("dns.errors", True, 2, 2),
+        ("app.retries", True, 3, 3),
+        ("app.errors", ("connection-refused",), 4, 4),
+        ("app.errors", ("model-load",), 5, 5),
+        ("app.errors", ("file-not-found",), 6, 6),
+    }),
+    ("container_log/config_error.log", {
+        ("app.errors", ("traceback",), 2, 2),
+        ("app.errors", ("config",), 7, 7),
+        ("app.errors", ("permission-denied",), 14, 14),
+        ("app.errors", ("missing-module",), 15, 15),
+    }),
+    # A training pod's log: NCCL facts come through, and NCCL's plugin chatter ("No such file or
+    # directory" on line 2) is not an application failure.
+    ("nccl/healthy_init.log", {
+        ("nccl.interfaces", ("eth0",), 1, 1),
+        ("nccl.version", "2.21.5", 4, 4),
+        ("nccl.ib_hca", "mlx5", 5, 5),
+        ("nccl.interfaces", ("mlx5_0",), 6, 6),
+        ("nccl.interfaces", ("mlx5_1",), 6, 6),
+        ("nccl.transports", ("IB",), 8, 8),
+        ("nccl.init_complete", True, 24, 24),
+    }),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
+def test_fixture_logs(name: str, expected: set[Row]) -> None:
+    assert read((FIXTURES / name).read_text(encoding="utf-8")) == expected
+
+
+LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
+    ("RuntimeError: CUDA error: out of memory", {("cuda.oom", True)}),
+    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", {("cuda.oom", True)}),
+    ("java.lang.OutOfMemoryError: Java heap space", set()),
+    ("Bus error (core dumped)", {("app.shm_exhausted", True)}),
+    ("OSError: [Errno 28] No space left on device: '/dev/shm/sem.mp-4x1'", {("app.shm_exhausted", True)}),
+    ("OSError: [Errno 28] No space left on device: '/data/ckpt'", set()),
+    ("E1122 dial tcp: lookup api.shop.svc.cluster.local on 10.96.0.10:53: no such host", {("dns.errors", True)}),
+    ("curl: (6) Could not resolve host: models.internal", {("dns.errors", True)}),
+    ("Host api.github.com not found: 3(NXDOMAIN)", {("dns.errors", True)}),
+    ("read tcp 10.0.0.1:443: i/o timeout", set()),
+    ("WARNING retry attempt 5 of 10 after 503", {("app.retries", True)}),
+    ("attempt 3/5 failed; backing off", {("app.retries", True)}),
+    ("ValueError: 1 validation error for Settings", {("app.errors", ("config",))}),
+    ("error: environment variable DATABASE_URL is not set", {("app.errors", ("config",))}),
+    ("KeyError: 'HF_TOKEN'", {("app.errors", ("config",))}),
+    ("KeyError: 'input_ids'", set()),
+    ("ConnectionRefusedError: [Errno 111] Connection refused", {("app.errors", ("connection-refused",))}),
+    ("Error: EACCES: permission denied, open '/var/run/app.sock'", {("app.errors", ("permission-denied",))}),
+    ("OSError: Can't load tokenizer for 'meta-llama/Llama-3-8B'.", {("app.errors", ("model-load",))}),
+    ("E1122 model_lifecycle.cc:638] failed to load 'resnet50' version 1: Internal: unable to create TensorRT engine",
+     {("app.errors", ("model-load",))}),
+    ("RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM:", {("app.errors", ("model-load",))}),
+    ("ImportError: cannot import name 'soft_unicode' from 'markupsafe'", {("app.errors", ("missing-module",))}),
+    ("$ kubectl logs x | grep 'CUDA out of memory'", set()),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), LINE_CASES)
+def test_single_lines(line: str, expected: set[tuple[str, object]]) -> None:
+    assert {(name, value) for name, value, _, _ in read(line)} == expected
+
+
+def test_key_error_after_a_config_read_is_a_config_error() -> None:
+    text = '  File "/app/main.py", line 9, in <module>\n    lr = config["optimizer"]["lr"]\nKeyError: \'lr\'\n'
+    assert read(text) == {("app.errors", ("config",), 3, 3)}
+
+
+@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "Retry", "KeyError", "/dev/shm", "File \""])
+def test_garbage_gives_no_facts(text: str) -> None:
+    assert read(text) == set()
+
+
+@pytest.mark.parametrize(("line", "claimed"), [
+    ("Traceback (most recent call last):", True),
+    ('  File "/workspace/train.py", line 212, in <module>', True),
+    ("2026-11-22 06:12:01,552 INFO train.py:141 epoch=0 step=120", True),
+    ('{"level":"error","msg":"upstream failed"}', True),
+    ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error.", True),
+    ("just some words", False),
+    ("", False),
+])
+def test_claims_line(line: str, claimed: bool) -> None:
+    assert container_log.claims_line(line) is claimed
+
+
+def test_sniff_stays_below_specific_kinds() -> None:
+    text = (FIXTURES / "container_log" / "cuda_oom.log").read_text(encoding="utf-8")
+    assert 60 <= container_log.sniff(text) <= 70
+    assert container_log.sniff("") == 0

@@ -1,0 +1,108 @@
+"""`kubectl describe node(s)` parser: conditions, taints, GPU capacity and what is left of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import describe_node
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "describe_node"
+
+
+def parse(name: str) -> ParseResult:
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    return describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text))
+
+
+def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
+    """fact name -> [(value, first line, last line, subject)] in emission order."""
+    out: dict[str, list[tuple[object, int, int, str]]] = {}
+    for fact in result.facts:
+        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
+    return out
+
+
+N4, N9, N10 = "node/gpu-node-4", "node/gpu-node-9", "node/gpu-node-10"
+
+EXPECTED = [
+    # every GPU of the node is requested: `nvidia.com/gpu  8  8` in Allocated resources
+    ("gpu_full.txt", "node.name", "gpu-node-4", 1, 1, N4),
+    ("gpu_full.txt", "node.taints", [], 22, 22, N4),
+    ("gpu_full.txt", "node.unschedulable", False, 23, 23, N4),
+    ("gpu_full.txt", "node.conditions", [], 28, 28, N4),
+    ("gpu_full.txt", "node.gpu_sharing", "exclusive", 15, 15, N4),
+    ("gpu_full.txt", "gpu.capacity_total", 8, 45, 45, N4),
+    ("gpu_full.txt", "gpu.allocatable_total", 8, 53, 53, N4),
+    ("gpu_full.txt", "gpu.unhealthy_count", 0, 45, 53, N4),
+    ("gpu_full.txt", "gpu.free_total", 0, 84, 84, N4),
+    ("gpu_full.txt", "gpu.max_free_per_node", 0, 84, 84, N4),
+    ("gpu_full.txt", "events.reasons", [], 85, 85, N4),
+    # a cordoned, NotReady node under memory pressure with 4 GPUs dropped from allocatable
+    ("two_nodes.txt", "node.taints", ["gpu-unhealthy=true:NoSchedule", "node.kubernetes.io/memory-pressure:NoSchedule",
+                                      "node.kubernetes.io/unschedulable:NoSchedule"], 10, 10, N9),
+    ("two_nodes.txt", "node.unschedulable", True, 13, 13, N9),
+    ("two_nodes.txt", "node.conditions", ["MemoryPressure", "NotReady"], 18, 21, N9),
+    ("two_nodes.txt", "node.gpu_sharing", "time-slicing", 7, 7, N9),
+    ("two_nodes.txt", "gpu.capacity_total", 32, 25, 25, N9),
+    ("two_nodes.txt", "gpu.allocatable_total", 28, 30, 30, N9),
+    ("two_nodes.txt", "gpu.unhealthy_count", 4, 25, 30, N9),
+    ("two_nodes.txt", "gpu.free_total", 8, 43, 43, N9),
+    ("two_nodes.txt", "kernel.oom_kill", True, 50, 50, N9),
+    ("two_nodes.txt", "kernel.oom_memcg", True, 50, 50, N9),
+    ("two_nodes.txt", "kernel.oom_victims", ["python"], 50, 50, N9),
+    ("two_nodes.txt", "events.reasons", ["EvictionThresholdMet"], 48, 48, N9),
+    # a MIG node with nothing allocated: no nvidia.com/gpu row means none requested
+    ("two_nodes.txt", "node.gpu_sharing", "mig", 60, 60, N10),
+    ("two_nodes.txt", "node.conditions", [], 65, 65, N10),
+    ("two_nodes.txt", "gpu.free_total", 16, 85, 85, N10),
+    ("two_nodes.txt", "gpu.max_free_per_node", 16, 85, 85, N10),
+]
+
+
+@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
+def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
+    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+def test_fixtures_parse_cleanly(fixture: str) -> None:
+    assert parse(fixture).problems == []
+
+
+def test_sums_across_nodes_are_per_node_facts() -> None:
+    facts = cited(parse("two_nodes.txt"))
+    assert [v for v, *_ in facts["gpu.capacity_total"]] == [32, 16]
+    assert [v for v, *_ in facts["gpu.free_total"]] == [8, 16]
+
+
+def test_a_gpu_node_without_the_resource_advertises_zero() -> None:
+    text = ("Name:    gpu-node-1\nLabels:  nvidia.com/gpu.present=true\nCapacity:\n  cpu:  64\n"
+            "Allocatable:\n  cpu:  63\n")
+    facts = cited(describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text)))
+    assert facts["gpu.capacity_total"] == [(0, 3, 3, "node/gpu-node-1")]
+    assert facts["gpu.allocatable_total"] == [(0, 5, 5, "node/gpu-node-1")]
+    assert "gpu.free_total" not in facts  # nothing says what is allocated
+
+
+def test_a_cpu_node_says_nothing_about_gpus() -> None:
+    text = "Name:    cpu-node-1\nTaints:  <none>\nCapacity:\n  cpu:  64\nAllocatable:\n  cpu:  63\n"
+    facts = cited(describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text)))
+    assert not [name for name in facts if name.startswith("gpu.")]
+    assert facts["node.taints"] == [([], 2, 2, "node/cpu-node-1")]
+
+
+@pytest.mark.parametrize("text", ["", "garbage\nmore garbage", "Name:", "Conditions:\n  x\n", "\x00" * 10,
+                                  "Capacity:\n  nvidia.com/gpu:  many\n"])
+def test_garbage_gives_no_facts_and_no_exception(text: str) -> None:
+    result = describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text))
+    assert result.facts == []
+    assert [p for p in result.problems if p.startswith("internal")] == []
+
+
+def test_sniff() -> None:
+    assert describe_node.sniff((FIXTURES / "gpu_full.txt").read_text(encoding="utf-8")) >= 90
+    pod = (FIXTURES.parent / "describe_pod" / "oomkilled.txt").read_text(encoding="utf-8")
+    assert describe_node.sniff(pod) < 30

@@ -1,0 +1,207 @@
+"""Events parser: `kubectl get events` tables, describe Events blocks, JSON, and what the events mean."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import events
+from collectors.parsers.k8s_common import eviction_resource, nodes_total, pull_error_kind, scheduling_reasons
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "events"
+
+
+def parse_text(text: str, **kwargs: str) -> ParseResult:
+    return events.parse(Artifact(id="a1", kind=ArtifactKind.EVENTS, content=text, **kwargs))
+
+
+def parse(name: str) -> ParseResult:
+    return parse_text((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
+    """fact name -> [(value, first line, last line, subject)] in emission order."""
+    out: dict[str, list[tuple[object, int, int, str]]] = {}
+    for fact in result.facts:
+        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
+    return out
+
+
+EXPECTED = [
+    ("get_events.txt", "rollout.recent", True, 2, 2, "deployment/checkout"),
+    ("get_events.txt", "scheduling.failed", True, 4, 4, "pod/llm-finetune-worker-3"),
+    ("get_events.txt", "scheduling.nodes_total", 20, 4, 4, "pod/llm-finetune-worker-3"),
+    ("get_events.txt", "scheduling.reasons",
+     ["untolerated-taint", "insufficient-memory", "insufficient-gpu", "preemption-not-helpful"], 4, 4,
+     "pod/llm-finetune-worker-3"),
+    ("get_events.txt", "eviction.seen", True, 5, 5, "pod/checkout-7d9f8c6b5-x2lzp"),
+    ("get_events.txt", "eviction.resource", "memory", 5, 5, "pod/checkout-7d9f8c6b5-x2lzp"),
+    # the specific pull error wins over `Error: ErrImagePull` and `Back-off pulling image`
+    ("get_events.txt", "image.pull_error", "not-found", 8, 8, "pod/report-gen-5f6d7c8b9-q7w2e"),
+    ("get_events.txt", "image.name", "registry.example.com/shop/report-gen:2.3.0", 8, 8,
+     "pod/report-gen-5f6d7c8b9-q7w2e"),
+    ("get_events.txt", "probe.failures", ["liveness"], 12, 12, "pod/triton-serving-gpu-6c9d8f7b5-kx2vq"),
+    ("get_events.txt", "container.liveness_killed", True, 13, 13, "pod/triton-serving-gpu-6c9d8f7b5-kx2vq"),
+    ("get_events.txt", "volume.mount_failed", True, 14, 14, "pod/imagenet-loader-0"),
+    ("get_events.txt", "events.reasons", ["BackOff"], 10, 10, ""),
+    # -A -o wide: NAMESPACE, SUBOBJECT and SOURCE columns, MESSAGE in the middle
+    ("get_events_wide.txt", "quota.exceeded", True, 2, 2, "job/ml-team/nightly-eval"),
+    ("get_events_wide.txt", "scheduling.reasons", ["quota-exceeded"], 2, 2, "job/ml-team/nightly-eval"),
+    ("get_events_wide.txt", "quota.resources_at_limit", ["requests.nvidia.com/gpu"], 2, 2,
+     "job/ml-team/nightly-eval"),
+    ("get_events_wide.txt", "scheduling.preempted", True, 3, 3, "pod/ml-team/sweep-trial-17"),
+    ("get_events_wide.txt", "kernel.oom_kill", True, 4, 4, "node/gpu-node-2"),
+    ("get_events_wide.txt", "kernel.oom_global", True, 4, 4, "node/gpu-node-2"),
+    ("get_events_wide.txt", "kernel.oom_victims", ["dataloader"], 4, 4, "node/gpu-node-2"),
+    ("get_events_wide.txt", "image.pull_error", "unauthorized", 5, 5, "pod/ml-team/private-model-0"),
+    # a describe Events block on its own; seed 004 scenario 3, with the message wrapped by the terminal
+    ("describe_block.txt", "scheduling.reasons", ["insufficient-gpu", "preemption-not-helpful"], 4, 5, ""),
+    ("describe_block.txt", "scheduling.nodes_total", 10, 4, 5, ""),
+    ("describe_block.txt", "events.reasons", ["NotTriggerScaleUp"], 6, 6, ""),
+    # older scheduler wording
+    ("old_wording.txt", "scheduling.reasons",
+     ["untolerated-taint", "node-affinity", "volume-node-affinity", "unschedulable-node", "node-pressure"], 2, 2, ""),
+    ("old_wording.txt", "scheduling.reasons", ["unbound-pvc"], 3, 3, ""),
+    ("old_wording.txt", "scheduling.reasons", ["too-many-pods", "node-pressure"], 4, 4, ""),
+    # an EventList as JSON goes through the object parser and is cited to the event's lines
+    ("events.json", "scheduling.reasons", ["untolerated-taint", "insufficient-gpu", "preemption-not-helpful"], 19, 27,
+     "pod/default/distributed-training-2"),
+    ("events.json", "image.pull_error", "rate-limited", 50, 56, "pod/default/model-server-0"),
+    ("events.json", "image.name", "docker.io/library/python:3.13-slim", 50, 56, "pod/default/model-server-0"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
+def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
+    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+def test_fixtures_parse_cleanly_and_always_name_reasons(fixture: str) -> None:
+    result = parse(fixture)
+    assert result.problems == []
+    assert "events.reasons" in cited(result)
+
+
+def test_the_wrapped_message_is_joined() -> None:
+    message = cited(parse("describe_block.txt"))["scheduling.message"][0][0]
+    assert isinstance(message, str) and message.endswith("No preemption victims found for incoming pod.")
+
+
+def test_namespace_comes_from_the_command_when_the_table_has_no_column() -> None:
+    text = (FIXTURES / "get_events.txt").read_text(encoding="utf-8")
+    result = parse_text(text, command="kubectl get events -n shop")
+    assert ("pod/shop/checkout-7d9f8c6b5-x2lzp" in
+            {f.subject for f in result.facts if f.name == "eviction.seen"})
+
+
+def test_events_none_still_says_events_were_read() -> None:
+    assert cited(parse_text("Events:  <none>\n  Type  Reason  Age  From  Message\n")).get("events.reasons") == [
+        ([], 2, 2, "")]
+
+
+def test_a_row_pasted_without_its_header() -> None:
+    row = "  Warning  FailedScheduling  30m  default-scheduler  0/10 nodes are available: 10 Insufficient nvidia.com/gpu"
+    facts = cited(parse_text(row))
+    assert facts["scheduling.reasons"] == [(["insufficient-gpu"], 1, 1, "")]
+
+
+SCHEDULING = [
+    ("0/20 nodes are available: 1 node(s) had untolerated taint {spot-instance: true}, 3 Insufficient memory, "
+     "16 Insufficient nvidia.com/gpu. preemption: 0/20 nodes are available: 20 Preemption is not helpful for "
+     "scheduling.", ["untolerated-taint", "insufficient-memory", "insufficient-gpu", "preemption-not-helpful"]),
+    ("0/20 nodes are available: 1 node had taint that pod didn't tolerate", ["untolerated-taint"]),
+    ("0/10 nodes are available: 10 Insufficient nvidia.com/gpu", ["insufficient-gpu"]),
+    ("0/4 nodes are available: 4 Insufficient cpu, 4 Insufficient nvidia.com/mig-1g.5gb.",
+     ["insufficient-cpu", "insufficient-gpu"]),
+    ("0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.", ["untolerated-taint"]),
+    ("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }, "
+     "2 node(s) had untolerated taint {node.kubernetes.io/memory-pressure: }.", ["unschedulable-node", "node-pressure"]),
+    ("0/2 nodes are available: 2 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.",
+     ["node-not-ready"]),
+    ("0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector.", ["node-affinity"]),
+    ("0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules.", ["pod-affinity"]),
+    ("0/5 nodes are available: 5 node(s) didn't match pod topology spread constraints.", ["topology-spread"]),
+    ('0/5 nodes are available: persistentvolumeclaim "data" not found.', ["unbound-pvc"]),
+    ("0/5 nodes are available: 5 node(s) didn't have free ports for the requested pod ports.", ["host-port"]),
+    ("0/5 nodes are available: 5 Insufficient rdma/hca.", ["insufficient-other"]),
+    ("no nodes available to schedule pods", []),
+    ("pod group is not ready, 2 Pending, 4 minAvailable", []),
+]
+
+
+@pytest.mark.parametrize(("message", "reasons"), SCHEDULING)
+def test_scheduling_reasons(message: str, reasons: list[str]) -> None:
+    assert scheduling_reasons(message) == reasons
+
+
+@pytest.mark.parametrize(("message", "total"), [
+    ("0/20 nodes are available: 1 node had taint that pod didn't tolerate", 20),
+    ("no nodes available to schedule pods", 0), ("pod group is not ready", None),
+])
+def test_nodes_total(message: str, total: int | None) -> None:
+    assert nodes_total(message) == total
+
+
+PULLS = [
+    ('failed to resolve reference "docker.io/library/foo:bar": docker.io/library/foo:bar: not found', "not-found"),
+    ("manifest unknown: manifest tagged by \"v9\" is not found", "not-found"),
+    ("failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized", "unauthorized"),
+    ("pull access denied for acme/private, repository does not exist or may require 'docker login'", "unauthorized"),
+    ("no basic auth credentials / authentication required", "unauthorized"),
+    ("dial tcp 10.20.0.8:443: i/o timeout", "timeout"),
+    ("rpc error: code = DeadlineExceeded desc = context deadline exceeded", "timeout"),
+    ("429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.",
+     "rate-limited"),
+    ("failed to extract layer: write /var/lib/containerd/tmp: no space left on device", "no-space"),
+    ("x509: certificate signed by unknown authority", "tls"),
+    ("Back-off pulling image \"nginx:1.27\"", "other"),
+]
+
+
+@pytest.mark.parametrize(("message", "kind"), PULLS)
+def test_pull_error_kind(message: str, kind: str) -> None:
+    assert pull_error_kind(message) == kind
+
+
+@pytest.mark.parametrize(("message", "resource"), [
+    ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 52Mi. Container x was using 8Gi, "
+     "request is 2Gi, has larger consumption of memory.", "memory"),
+    ("The node was low on resource: ephemeral-storage. Container x was using 12Gi, which exceeds its request of 0.",
+     "ephemeral-storage"),
+    ("The node had condition: [DiskPressure].", "ephemeral-storage"),
+    ("Pod ephemeral local storage usage exceeds the total limit of containers 1Gi.", "ephemeral-storage"),
+    ("Preempted by a pod on node gpu-node-1", ""),
+])
+def test_eviction_resource(message: str, resource: str) -> None:
+    assert eviction_resource(message) == resource
+
+
+@pytest.mark.parametrize("text", ["", "just some words", "LAST SEEN TYPE", "Normal", "{", "- ", "\x00\x1b[31m"])
+def test_garbage_gives_no_facts_and_no_exception(text: str) -> None:
+    result = parse_text(text)
+    assert result.facts == []
+    assert [p for p in result.problems if p.startswith("internal")] == []
+
+
+def test_sniff() -> None:
+    assert events.sniff((FIXTURES / "get_events.txt").read_text(encoding="utf-8")) >= 90
+    assert events.sniff((FIXTURES / "events.json").read_text(encoding="utf-8")) >= 90
+    assert events.sniff((FIXTURES / "describe_block.txt").read_text(encoding="utf-8")) >= 80
+    pod = (FIXTURES.parent / "describe_pod" / "oomkilled.txt").read_text(encoding="utf-8")
+    assert events.sniff(pod) < 30
+    assert events.sniff('{"kind": "Pod", "apiVersion": "v1"}') == 0
+
+
+def test_fifty_thousand_event_lines_parse_quickly() -> None:
+    rows = (FIXTURES / "get_events.txt").read_text(encoding="utf-8").splitlines()
+    text = "\n".join([rows[0]] + [rows[1 + i % (len(rows) - 1)] for i in range(50_000)])
+    started = time.perf_counter()
+    result = parse_text(text)
+    # A generous bound so a loaded CI machine does not flake; typical is about 0.3 s.
+    assert time.perf_counter() - started < 3.0
+    assert ("not-found", 8, 8) in [(f.value, f.citation.start, f.citation.end) for f in result.facts
+                                   if f.name == "image.pull_error"]

@@ -1,0 +1,182 @@
+"""NCCL debug output and PyTorch distributed errors -> nccl.*, dist.* and gpu.visible_count facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import nccl
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "nccl"
+
+Row = tuple[str, object, int, int]
+
+
+def read(text: str, command: str = "") -> set[Row]:
+    result = nccl.parse(Artifact(id="n1", kind=ArtifactKind.NCCL_LOG, content=text, command=command))
+    assert result.problems == []
+    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
+            for f in result.facts}
+
+
+FIXTURE_CASES: list[tuple[str, set[Row]]] = [
+    ("healthy_init.log", {
+        ("nccl.interfaces", ("eth0",), 1, 1),
+        ("nccl.version", "2.21.5", 4, 4),
+        ("nccl.ib_hca", "mlx5", 5, 5),
+        ("nccl.interfaces", ("mlx5_0",), 6, 6),
+        ("nccl.interfaces", ("mlx5_1",), 6, 6),
+        ("nccl.transports", ("IB",), 8, 8),
+        ("nccl.init_complete", True, 24, 24),
+    }),
+    ("wrong_ifname.log", {
+        ("nccl.socket_ifname", "eth0", 1, 1),
+        ("nccl.interfaces", ("eth0",), 2, 2),
+        ("nccl.version", "2.21.5", 5, 5),
+        ("nccl.ib_device_missing", True, 6, 6),
+        ("nccl.transports", ("Socket",), 10, 10),
+        ("nccl.errors", ("no-route",), 12, 12),
+        ("nccl.errors", ("timeout",), 15, 15),
+        ("nccl.init_complete", False, 5, 5),  # init started (version line) and never completed
+    }),
+    ("ib_retry_exceeded.log", {
+        ("nccl.interfaces", ("ib0",), 1, 1),
+        ("nccl.ib_hca", "mlx5_0,mlx5_1,mlx5_2,mlx5_3", 2, 2),
+        ("nccl.interfaces", ("mlx5_0",), 3, 3),
+        ("nccl.interfaces", ("mlx5_1",), 3, 3),
+        ("nccl.interfaces", ("mlx5_2",), 3, 3),
+        ("nccl.interfaces", ("mlx5_3",), 3, 3),
+        ("nccl.transports", ("IB",), 4, 4),
+        ("nccl.init_complete", True, 5, 5),
+        ("nccl.ib_errors", ("transport-retry-exceeded",), 7, 7),
+        ("nccl.ib_errors", ("work-request-flushed",), 11, 11),
+        ("nccl.ib_errors", ("port-error",), 12, 12),
+        ("nccl.version", "2.21.5", 13, 13),  # from the PyTorch error: not an init line
+    }),
+    ("watchdog_timeout.log", {
+        ("nccl.watchdog_timeout", True, 3, 3),
+        ("nccl.timeout_op", "ALLREDUCE", 3, 3),
+    }),
+    ("duplicate_gpu.log", {
+        ("gpu.visible_count", 1, 1, 2),
+        ("nccl.interfaces", ("eth0",), 4, 4),
+        ("nccl.version", "2.21.5", 5, 5),
+        ("nccl.duplicate_gpu", True, 7, 7),
+        ("nccl.init_complete", False, 5, 5),
+    }),
+    ("store_barrier.log", {
+        ("nccl.waiting_for_join", True, 2, 2),
+        ("dist.world_sizes", (4,), 3, 3),
+        ("dist.joined_count", 3, 6, 6),  # the latest report wins
+    }),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
+def test_fixture_logs(name: str, expected: set[Row]) -> None:
+    assert read((FIXTURES / name).read_text(encoding="utf-8")) == expected
+
+
+LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
+    # IB work completions: new and old NCCL wording, named and unknown statuses
+    ("h:1:2 [0] NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129",
+     {("nccl.ib_errors", ("transport-retry-exceeded",))}),
+    ("h:1:2 [0] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<5012> with status=13 opcode=1 len=0 vendor err 0",
+     {("nccl.ib_errors", ("rnr-retry-exceeded",))}),
+    ("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5012> with error 4, opcode 0",
+     {("nccl.ib_errors", ("local-protection",))}),
+    ("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5012> with status=10 opcode=0",
+     {("nccl.ib_errors", ("remote-access",))}),
+    ("h:1:2 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5012> with status=99 opcode=0",
+     {("nccl.ib_errors", ("status-99",))}),
+    ("h:1:2 [0] NCCL WARN NET/IB : Got async event : GID table change", set()),
+    # bootstrap and socket errors
+    ("h:1:2 [0] NCCL WARN socketStartConnect: Connect to 10.0.0.2<45678> failed : Connection refused",
+     {("nccl.errors", ("connection-refused",))}),
+    ("h:1:2 [0] NCCL WARN Net : Connect to 10.0.0.2<45678> failed : Network is unreachable",
+     {("nccl.errors", ("no-route",))}),
+    ("h:1:2 [0] NCCL WARN socketStartConnect: Connect to 172.18.0.2<44801> failed : Software caused connection "
+     "abort", {("nccl.errors", ("connection-aborted",))}),
+    ("h:1:2 [0] NCCL WARN Bootstrap : no socket interface found", {("nccl.errors", ("no-interface",))}),
+    ("[W socket.cpp:464] [c10d] The server socket cannot be initialized on [::]:29500 (errno: 97 - Address family "
+     "not supported by protocol).", {("nccl.errors", ("address-family",))}),
+    ("[W socket.cpp:697] [c10d] The IPv6 network addresses of (master-0, 29500) cannot be retrieved (gai error: -2 "
+     "- Name or service not known).", {("nccl.errors", ("unresolvable",))}),
+    ("[W socket.cpp:697] [c10d] The IPv4 network addresses of (master-0, 29500) cannot be retrieved (gai error: "
+     "-3 - Temporary failure in name resolution).", {("nccl.errors", ("unresolvable",))}),
+    ("[E socket.cpp:957] [c10d] The client socket has timed out after 900s while trying to connect to "
+     "(master-0, 29500).", {("nccl.errors", ("timeout",))}),
+    ("torch.distributed.DistNetworkError: Connection reset by peer", {("nccl.errors", ("connection-reset",))}),
+    # the same words from an unrelated HTTP client are not NCCL's problem
+    ("requests.exceptions.ConnectionError: HTTPConnectionPool(host='wandb', port=80): Connection refused", set()),
+    ("$ kubectl logs trainer-0 | grep 'Connection refused'", set()),
+    # settings and transports
+    ("NCCL_SOCKET_IFNAME=net1", {("nccl.socket_ifname", "net1")}),
+    ("export NCCL_IB_HCA=mlx5_0:1", {("nccl.ib_hca", "mlx5_0:1")}),
+    ("h:1:2 [0] NCCL INFO NCCL_SOCKET_IFNAME set to ^docker0,lo", {("nccl.socket_ifname", "^docker0,lo")}),
+    ("h:1:2 [0] NCCL INFO Using network IBext_v8", {("nccl.transports", ("IB",))}),
+    ("h:1:2 [0] NCCL INFO Using network AWS Libfabric", {("nccl.transports", ("AWS Libfabric",))}),
+    ("h:1:2 [0] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/Socket/0",
+     {("nccl.transports", ("Socket",))}),
+    ("h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.244.1.5<0> [1]net1:192.168.1.5<0>",
+     {("nccl.interfaces", ("eth0",)), ("nccl.interfaces", ("net1",))}),
+    ("h:1:2 [0] NCCL INFO Bootstrap: Using eth0:fe80::1%eth0<0>", {("nccl.interfaces", ("eth0",))}),
+    # collectives, joins, GPUs, shared memory
+    ("RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+     "CollectiveFingerPrint(SequenceNumber=23, OpType=ALLREDUCE), but Rank 1 is running collective: "
+     "CollectiveFingerPrint(SequenceNumber=23, OpType=BROADCAST).", {("nccl.collective_mismatch", True)}),
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for key: "
+     "store_based_barrier_key:1 (world_size=4, worker_count=3, timeout=0:30:00)",
+     {("nccl.waiting_for_join", True), ("dist.world_sizes", (4,)), ("dist.joined_count", 3)}),
+    ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", {("nccl.waiting_for_join", True)}),
+    ("torch.cuda.device_count() = 8", {("gpu.visible_count", 8)}),
+    ("RuntimeError: No CUDA GPUs are available", {("gpu.visible_count", 0)}),
+    ("h:1:2 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-03v824 to 9637892 bytes",
+     {("app.shm_exhausted", True)}),
+    ("h:1:2 [0] NCCL INFO NCCL version 2.18.5+cuda12.2",
+     {("nccl.version", "2.18.5"), ("nccl.init_complete", False)}),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), LINE_CASES)
+def test_single_lines(line: str, expected: set[tuple[str, object]]) -> None:
+    assert {(name, value) for name, value, _, _ in read(line)} == expected
+
+
+def test_watchdog_details_on_the_next_line() -> None:
+    text = "[rank3] Watchdog caught collective operation timeout:\nWorkNCCL(SeqNum=64214, OpType=ALLGATHER, " \
+           "NumelIn=1, NumelOut=32, Timeout(ms)=600000)\n"
+    assert read(text) == {("nccl.watchdog_timeout", True, 1, 1), ("nccl.timeout_op", "ALLGATHER", 1, 2)}
+
+
+def test_device_count_probe_output_named_by_the_command() -> None:
+    command = 'kubectl exec trainer-2 -- python -c "import torch; print(torch.cuda.device_count())"'
+    assert read("4\n", command=command) == {("gpu.visible_count", 4, 1, 1)}
+
+
+@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "NCCL", "NCCL INFO\n" * 3, "Using network\n",
+                                  "Got completion from peer x with status=", "world_size=4, worker_count="])
+def test_garbage_gives_no_facts(text: str) -> None:
+    assert read(text) == set()
+
+
+@pytest.mark.parametrize(("line", "claimed"), [
+    ("trainer-0:58:58 [0] NCCL INFO Bootstrap : Using eth0:10.244.1.5<0>", True),
+    ("[rank3]:[E1122 07:14:55 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", True),
+    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.", True),
+    ("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000", True),
+    ("[12345.678] NVRM: Xid (PCI:0000:2b:00): 79, pid=1234, GPU has fallen off the bus.", False),
+    ("epoch 3 step 10 loss 2.3", False),
+    ("", False),
+])
+def test_claims_line(line: str, claimed: bool) -> None:
+    assert nccl.claims_line(line) is claimed
+
+
+def test_sniff() -> None:
+    assert nccl.sniff((FIXTURES / "healthy_init.log").read_text(encoding="utf-8")) >= 85
+    assert nccl.sniff((FIXTURES / "watchdog_timeout.log").read_text(encoding="utf-8")) >= 60
+    assert nccl.sniff("Nov 22 06:01:02 gpu-node-2 kernel: NVRM: Xid (PCI:0000:2b:00): 79") == 0
+    assert nccl.sniff("") == 0

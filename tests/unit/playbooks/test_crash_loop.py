@@ -1,0 +1,208 @@
+"""The crash-loop playbook, judged by the engine over situations declared inline as facts.
+
+Every case lists the statuses it expects; hypotheses it does not list must stay `unknown`. Who ends the
+container decides the branch: an exit 137 with reason Error after a failed liveness probe is the kubelet, not
+the application and not the OOM killer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from collectors.factset import FactSet
+from playbooks.engine import triggered
+from playbooks.loader import PLAYBOOK_DIR, check_file
+from playbooks.report import Finding, Target
+
+PLAYBOOK = "crash-loop"
+TOP_LEVEL = ["app-error", "bad-config", "dependency-unreachable", "oom-loop", "liveness-probe-kill",
+             "corrupt-model-artifact", "gpu-fault"]
+LOOPING = {"container.waiting.reason": "CrashLoopBackOff", "container.restart_count": 7}
+KILLED_FROM_OUTSIDE = {"app-error": "ruled-out", "bad-config": "ruled-out", "dependency-unreachable": "ruled-out",
+                       "corrupt-model-artifact": "ruled-out"}
+
+# (case id, facts, statuses other than unknown, leading hypothesis)
+CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
+    (
+        "liveness-probe-kills-a-slow-model-load",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+         "container.liveness_killed": True, "probe.failures": ["liveness"], "pod.gpu_request": 1,
+         "events.reasons": ["Unhealthy", "Killing", "BackOff"]},
+        {**KILLED_FROM_OUTSIDE, "liveness-probe-kill": "confirmed", "oom-loop": "ruled-out"},
+        "liveness-probe-kill",
+    ),
+    (
+        "probe-starts-before-a-slow-model-load",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+         "container.liveness_killed": True, "probe.failures": ["liveness", "readiness"], "pod.gpu_request": 1,
+         "probe.liveness_delay_seconds": 60, "probe.startup_configured": False},
+        {**KILLED_FROM_OUTSIDE, "liveness-probe-kill": "confirmed", "probe-shorter-than-model-load": "likely",
+         "oom-loop": "ruled-out"},
+        "liveness-probe-kill",
+    ),
+    (
+        "startup-probe-present-leaves-the-delay-branch-unknown",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+         "container.liveness_killed": True, "probe.liveness_delay_seconds": 0, "probe.startup_configured": True},
+        {**KILLED_FROM_OUTSIDE, "liveness-probe-kill": "confirmed", "oom-loop": "ruled-out"},
+        "liveness-probe-kill",
+    ),
+    (
+        "exit-137-with-reason-error-is-likely-a-probe-kill",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137},
+        {"app-error": "ruled-out", "liveness-probe-kill": "likely", "oom-loop": "ruled-out"},
+        "liveness-probe-kill",
+    ),
+    (
+        "liveness-failures-before-sigterm-exit",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 143,
+         "probe.failures": ["liveness", "readiness"]},
+        {"app-error": "ruled-out", "liveness-probe-kill": "likely", "oom-loop": "ruled-out"},
+        "liveness-probe-kill",
+    ),
+    (
+        "config-error-at-start-up",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["config", "traceback"], "rollout.recent": True},
+        {"bad-config": "confirmed", "app-error": "likely", "oom-loop": "ruled-out"},
+        "bad-config",
+    ),
+    (
+        "missing-module-is-an-app-defect",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["missing-module", "traceback"]},
+        {"app-error": "confirmed", "oom-loop": "ruled-out"},
+        "app-error",
+    ),
+    (
+        "entrypoint-not-found",
+        {**LOOPING, "container.last_terminated.reason": "ContainerCannotRun",
+         "container.last_terminated.exit_code": 127},
+        {"app-error": "confirmed", "oom-loop": "ruled-out"},
+        "app-error",
+    ),
+    (
+        "repeated-oom-kills-point-to-oom-killed",
+        {**LOOPING, "container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137},
+        {**KILLED_FROM_OUTSIDE, "oom-loop": "confirmed", "liveness-probe-kill": "ruled-out"},
+        "oom-loop",
+    ),
+    (
+        "model-fails-to-load",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["model-load", "traceback"], "pod.gpu_request": 1},
+        {"corrupt-model-artifact": "confirmed", "app-error": "likely", "oom-loop": "ruled-out"},
+        "corrupt-model-artifact",
+    ),
+    (
+        "dependency-refuses-connections",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["connection-refused", "traceback"]},
+        {"dependency-unreachable": "confirmed", "app-error": "likely", "oom-loop": "ruled-out"},
+        "dependency-unreachable",
+    ),
+    (
+        "gpu-fell-off-the-bus",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["traceback"], "pod.gpu_request": 8, "xid.codes": [79], "xid.primary_codes": [79],
+         "gpu.fallen_off_bus": True},
+        {"gpu-fault": "confirmed", "app-error": "likely", "oom-loop": "ruled-out"},
+        "gpu-fault",
+    ),
+    (
+        "cpu-only-pod-rules-out-gpu-fault",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["config"], "pod.gpu_request": 0},
+        {"bad-config": "confirmed", "app-error": "likely", "oom-loop": "ruled-out", "gpu-fault": "ruled-out"},
+        "bad-config",
+    ),
+    (
+        "backoff-alone-leaves-everything-unknown",
+        {"container.waiting.reason": "CrashLoopBackOff"},
+        {},
+        "bad-config",
+    ),
+]
+
+
+def _statuses(finding: Finding) -> dict[str, str]:
+    return {h.id: h.status for h in finding.hypotheses}
+
+
+def _leader(finding: Finding) -> str:
+    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
+
+
+@pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_statuses_and_leader(make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding],
+                             facts: dict[str, Any], expected: dict[str, str], leader: str) -> None:
+    finding = judge(PLAYBOOK, make_facts(facts))
+    statuses = _statuses(finding)
+    assert {h.id for h in finding.hypotheses if h.parent is None} == set(TOP_LEVEL)
+    assert set(expected) <= set(statuses), f"not explored: {set(expected) - set(statuses)}"
+    assert statuses == {hid: expected.get(hid, "unknown") for hid in statuses}
+    assert _leader(finding) == leader
+
+
+def test_liveness_kill_outranks_the_oom_playbook(make_facts: Callable[[dict[str, Any]], FactSet],
+                                                 judge: Callable[..., Finding]) -> None:
+    """A probe kill seen by both playbooks: crash-loop confirms it, oom-killed confirms nothing."""
+    facts = make_facts({**LOOPING, "container.last_terminated.reason": "Error",
+                        "container.last_terminated.exit_code": 137, "container.liveness_killed": True})
+    crash = judge(PLAYBOOK, facts)
+    assert crash.hypotheses[0].id == "liveness-probe-kill" and crash.hypotheses[0].status == "confirmed"
+    oom = judge("oom-killed", facts)
+    assert all(h.status not in ("confirmed", "likely") for h in oom.hypotheses)
+
+
+def test_oom_loop_defers_to_the_oom_playbook(make_facts: Callable[[dict[str, Any]], FactSet],
+                                             judge: Callable[..., Finding]) -> None:
+    facts = make_facts({**LOOPING, "container.last_terminated.reason": "OOMKilled",
+                        "container.last_terminated.exit_code": 137, "kernel.oom_memcg": True})
+    loop = next(h for h in judge(PLAYBOOK, facts).hypotheses if h.id == "oom-loop")
+    limit = next(h for h in judge("oom-killed", facts).hypotheses if h.id == "limit-too-low")
+    assert loop.status == limit.status == "confirmed"
+    assert limit.score > loop.score
+
+
+@pytest.mark.parametrize(("facts", "fires"), [
+    ({"container.waiting.reason": "CrashLoopBackOff"}, True),
+    ({"container.restart_count": 5, "container.last_terminated.reason": "Error"}, True),
+    ({"alert.symptoms": ["crash-loop"]}, True),
+    ({"container.waiting.reason": "ImagePullBackOff", "container.restart_count": 0}, False),
+    ({"container.restart_count": 1, "container.last_terminated.reason": "Completed"}, False),
+], ids=["backoff", "restarts", "alert", "image-pull", "one-restart"])
+def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None, [str(p) for p in problems]
+    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+
+
+def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any]], FactSet],
+                                             judge: Callable[..., Finding]) -> None:
+    target = Target(namespace="serving", pod="triton-llm-7f9c4d8b6-m2xkp", node="gpu-node-11")
+    facts = make_facts({**LOOPING, "container.name": "triton", "container.last_terminated.reason": "Error",
+                        "container.last_terminated.exit_code": 137, "container.liveness_killed": True})
+    finding = judge(PLAYBOOK, facts, target)
+    probe = finding.hypotheses[0]
+    assert probe.id == "liveness-probe-kill"
+    unhealthy = ("kubectl get events -n serving --field-selector "
+                 "involvedObject.name=triton-llm-7f9c4d8b6-m2xkp,reason=Unhealthy")
+    assert unhealthy in probe.next_checks
+    assert any('kube_pod_container_status_restarts_total{namespace="serving",pod="triton-llm-7f9c4d8b6-m2xkp"}' in c
+               for c in probe.next_checks)
+    assert any("startupProbe" in m for m in probe.mitigations)
+    for h in finding.hypotheses:
+        for text in [h.claim, h.falsified_by, *h.next_checks, *h.mitigations]:
+            assert "{{" not in text and "{%" not in text and "<pod>" not in text and "<container>" not in text
+
+
+def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None and problems == []
+    assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
+    for h, _ in compiled.spec.walk():
+        assert h.source and all(s.strip() for s in h.source)

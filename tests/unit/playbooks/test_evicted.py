@@ -1,0 +1,170 @@
+"""The evicted playbook, judged by the engine over situations declared inline as facts.
+
+Every case lists the statuses it expects for the hypotheses the engine explores; anything not listed must stay
+`unknown`. The kubelet's eviction message names the resource, and that decides between the pressure branches;
+an OOM kill alone is not an eviction and does not start this playbook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from collectors.factset import FactSet
+from playbooks.engine import triggered
+from playbooks.loader import PLAYBOOK_DIR, check_file
+from playbooks.report import Finding, Target
+
+PLAYBOOK = "evicted"
+TOP_LEVEL = ["memory-pressure", "disk-pressure", "pid-pressure", "preemption", "node-drain"]
+MEMORY_MESSAGE = ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 91260Ki. "
+                  "Container prep was using 29431208Ki, request is 4Gi, has larger consumption of memory.")
+
+# (case id, facts, statuses other than unknown, leading hypothesis)
+CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
+    (
+        "kubelet-memory-eviction-of-a-burstable-pod",
+        {"eviction.seen": True, "eviction.resource": "memory", "pod.status.reason": "Evicted",
+         "pod.status.message": MEMORY_MESSAGE, "pod.phase": "Failed", "pod.qos_class": "Burstable",
+         "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+         "node.conditions": ["MemoryPressure"], "events.reasons": ["Evicted", "Killing"]},
+        {"memory-pressure": "confirmed", "usage-above-request": "likely", "disk-pressure": "ruled-out",
+         "pid-pressure": "ruled-out", "preemption": "ruled-out", "node-drain": "ruled-out"},
+        "memory-pressure",
+    ),
+    (
+        "guaranteed-pod-evicted-for-memory",
+        {"eviction.seen": True, "eviction.resource": "memory", "pod.qos_class": "Guaranteed"},
+        {"memory-pressure": "confirmed", "usage-above-request": "ruled-out", "disk-pressure": "ruled-out",
+         "pid-pressure": "ruled-out", "preemption": "ruled-out", "node-drain": "ruled-out"},
+        "memory-pressure",
+    ),
+    (
+        "ephemeral-storage-eviction-under-disk-pressure",
+        {"eviction.seen": True, "eviction.resource": "ephemeral-storage", "pod.status.reason": "Evicted",
+         "node.conditions": ["DiskPressure"]},
+        {"disk-pressure": "confirmed", "memory-pressure": "ruled-out", "pid-pressure": "ruled-out",
+         "preemption": "ruled-out", "node-drain": "ruled-out"},
+        "disk-pressure",
+    ),
+    (
+        "pid-eviction",
+        {"eviction.seen": True, "eviction.resource": "pids", "node.conditions": ["PIDPressure"]},
+        {"pid-pressure": "confirmed", "memory-pressure": "ruled-out", "disk-pressure": "ruled-out",
+         "preemption": "ruled-out", "node-drain": "ruled-out"},
+        "pid-pressure",
+    ),
+    (
+        "evicted-status-without-a-resource-on-a-memory-pressured-node",
+        {"pod.status.reason": "Evicted", "node.conditions": ["MemoryPressure"]},
+        {"memory-pressure": "likely"},
+        "memory-pressure",
+    ),
+    (
+        "preempted-by-a-higher-priority-job",
+        {"scheduling.preempted": True, "pod.priority_class": "best-effort-experiment",
+         "events.reasons": ["Preempted", "Killing"]},
+        {"preemption": "confirmed"},
+        "preemption",
+    ),
+    (
+        "autoscaler-scale-down-drained-the-node",
+        {"alert.symptoms": ["evicted"], "node.unschedulable": True,
+         "node.taints": ["ToBeDeletedByClusterAutoscaler=1730512345:NoSchedule"]},
+        {"node-drain": "confirmed"},
+        "node-drain",
+    ),
+    (
+        "cordoned-node-is-only-likely-a-drain",
+        {"alert.symptoms": ["evicted"], "node.unschedulable": True,
+         "node.taints": ["node.kubernetes.io/unschedulable:NoSchedule"]},
+        {"node-drain": "likely"},
+        "node-drain",
+    ),
+    (
+        "alert-only-leaves-everything-unknown",
+        {"alert.symptoms": ["evicted"]},
+        {},
+        "memory-pressure",
+    ),
+]
+
+
+def _statuses(finding: Finding) -> dict[str, str]:
+    return {h.id: h.status for h in finding.hypotheses}
+
+
+def _leader(finding: Finding) -> str:
+    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
+
+
+@pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_statuses_and_leader(make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding],
+                             facts: dict[str, Any], expected: dict[str, str], leader: str) -> None:
+    finding = judge(PLAYBOOK, make_facts(facts))
+    statuses = _statuses(finding)
+    assert {h.id for h in finding.hypotheses if h.parent is None} == set(TOP_LEVEL)
+    assert set(expected) <= set(statuses), f"not explored: {set(expected) - set(statuses)}"
+    assert statuses == {hid: expected.get(hid, "unknown") for hid in statuses}
+    assert _leader(finding) == leader
+
+
+@pytest.mark.parametrize(("facts", "fires"), [
+    ({"eviction.seen": True, "eviction.resource": "memory"}, True),
+    ({"pod.status.reason": "Evicted"}, True),
+    ({"scheduling.preempted": True}, True),
+    ({"alert.symptoms": ["evicted"]}, True),
+    ({"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137,
+      "kernel.oom_kill": True, "kernel.oom_memcg": True}, False),
+    ({"node.conditions": ["MemoryPressure"]}, False),
+    ({"eviction.seen": False, "scheduling.preempted": False}, False),
+], ids=["eviction", "evicted-status", "preempted", "alert", "oom-kill", "pressure-only", "explicit-false"])
+def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None, [str(p) for p in problems]
+    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+
+
+def test_eviction_and_oom_playbooks_agree(make_facts: Callable[[dict[str, Any]], FactSet],
+                                         judge: Callable[..., Finding]) -> None:
+    """The same eviction seen through oom-killed: a redirect there, never the container's limit."""
+    facts = make_facts({"eviction.seen": True, "eviction.resource": "memory", "pod.status.reason": "Evicted",
+                        "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137})
+    evicted = judge(PLAYBOOK, facts)
+    oom = {h.id: h for h in judge("oom-killed", facts).hypotheses}
+    assert oom["limit-too-low"].status == "ruled-out"
+    assert oom["kubelet-eviction"].status == "confirmed"
+    assert evicted.hypotheses[0].id == "memory-pressure"
+    assert evicted.hypotheses[0].score > oom["kubelet-eviction"].score
+
+
+def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any]], FactSet],
+                                             judge: Callable[..., Finding]) -> None:
+    target = Target(namespace="ml", pod="feature-prep-6c9d7b9f4-kq2xw", node="gpu-node-5")
+    finding = judge(PLAYBOOK, make_facts({"eviction.seen": True, "eviction.resource": "memory"}), target)
+    memory = finding.hypotheses[0]
+    assert memory.id == "memory-pressure"
+    assert "kubectl describe node gpu-node-5" in memory.next_checks
+    assert any('kube_node_status_condition{node="gpu-node-5",condition="MemoryPressure",status="true"}' in c
+               for c in memory.next_checks)
+    assert "gpu-node-5" in memory.claim and "feature-prep-6c9d7b9f4-kq2xw" in memory.claim
+    for h in finding.hypotheses:
+        for text in [h.claim, h.falsified_by, *h.next_checks, *h.mitigations]:
+            assert "{{" not in text and "{%" not in text and "<node>" not in text
+
+
+def test_evidence_is_cited(make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding]) -> None:
+    finding = judge(PLAYBOOK, make_facts({"eviction.seen": True, "eviction.resource": "memory",
+                                          "pod.status.message": MEMORY_MESSAGE}))
+    memory = finding.hypotheses[0]
+    assert {e.fact for e in memory.evidence} >= {"eviction.resource", "eviction.seen", "pod.status.message"}
+
+
+def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None and problems == []
+    assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
+    for h, _ in compiled.spec.walk():
+        assert h.source and all(s.strip() for s in h.source)

@@ -1,0 +1,282 @@
+"""The oom-killed playbook, judged by the engine over situations declared inline as facts.
+
+Every case lists the statuses it expects for the hypotheses the engine explores (top level, plus the children
+of any that hold); anything not listed must stay `unknown`. The negative cases matter most: an exit code 137
+that is not OOMKilled (a liveness-probe kill) is not an OOM, and an eviction is not an OOM kill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from collectors.factset import FactSet
+from playbooks.engine import triggered
+from playbooks.loader import PLAYBOOK_DIR, check_file
+from playbooks.report import Finding, Target
+
+PLAYBOOK = "oom-killed"
+TOP_LEVEL = ["limit-too-low", "node-oom", "kubelet-eviction", "shm-too-small", "gpu-oom", "memory-leak"]
+GiB = 1024**3
+
+# (case id, facts, statuses other than unknown, leading hypothesis)
+CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
+    (
+        "seed-scenario-1-memcg-kill-at-the-limit",
+        {"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137,
+         "container.restart_count": 4, "container.memory_limit_bytes": 200 * GiB,
+         "container.memory_request_bytes": 100 * GiB, "kernel.oom_kill": True, "kernel.oom_memcg": True,
+         "kernel.oom_victims": ["python"], "memory.working_set_ratio": 0.99, "pod.gpu_request": 8,
+         "gpu.fb_used_ratio": 0.34, "pod.qos_class": "Burstable", "pod.shm_volume": False, "pod.phase": "Running"},
+        {"limit-too-low": "confirmed", "host-memory-underestimated": "confirmed", "node-oom": "ruled-out",
+         "kubelet-eviction": "ruled-out", "gpu-oom": "ruled-out"},
+        "limit-too-low",
+    ),
+    (
+        "working-set-at-the-limit-without-a-kernel-log",
+        {"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137,
+         "memory.working_set_ratio": 0.97},
+        {"limit-too-low": "confirmed", "gpu-oom": "ruled-out"},
+        "limit-too-low",
+    ),
+    (
+        "oomkilled-reason-alone-is-only-likely",
+        {"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137},
+        {"limit-too-low": "likely", "gpu-oom": "ruled-out"},
+        "limit-too-low",
+    ),
+    (
+        "node-wide-oom-burstable-victim-below-its-limit",
+        {"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137,
+         "kernel.oom_kill": True, "kernel.oom_global": True, "kernel.oom_victims": ["python3"],
+         "memory.working_set_ratio": 0.45, "pod.qos_class": "Burstable", "pod.phase": "Running",
+         "node.conditions": ["MemoryPressure"], "node.memory_available_ratio": 0.02},
+        {"node-oom": "confirmed", "qos-victim": "likely", "limit-too-low": "ruled-out",
+         "kubelet-eviction": "ruled-out", "gpu-oom": "ruled-out"},
+        "node-oom",
+    ),
+    (
+        "guaranteed-victim-of-a-node-oom",
+        {"container.last_terminated.reason": "OOMKilled", "kernel.oom_kill": True, "kernel.oom_global": True,
+         "pod.qos_class": "Guaranteed"},
+        {"node-oom": "confirmed", "qos-victim": "ruled-out", "limit-too-low": "ruled-out", "gpu-oom": "ruled-out"},
+        "node-oom",
+    ),
+    (
+        "memcg-kill-with-a-roomy-node-rules-out-node-oom",
+        {"container.last_terminated.reason": "OOMKilled", "kernel.oom_kill": True, "kernel.oom_memcg": True,
+         "node.memory_available_ratio": 0.61},
+        {"limit-too-low": "confirmed", "node-oom": "ruled-out", "gpu-oom": "ruled-out"},
+        "limit-too-low",
+    ),
+    (
+        "kubelet-eviction-is-not-an-oom-kill",
+        {"eviction.seen": True, "eviction.resource": "memory", "pod.status.reason": "Evicted",
+         "pod.phase": "Failed", "container.last_terminated.reason": "Error",
+         "container.last_terminated.exit_code": 137, "node.conditions": ["MemoryPressure"],
+         "alert.symptoms": ["oom-killed"]},
+        {"kubelet-eviction": "confirmed", "limit-too-low": "ruled-out"},
+        "kubelet-eviction",
+    ),
+    (
+        "eviction-rules-out-limit-even-after-an-earlier-memcg-kill",
+        {"eviction.seen": True, "eviction.resource": "memory", "pod.status.reason": "Evicted",
+         "container.last_terminated.reason": "OOMKilled", "kernel.oom_kill": True, "kernel.oom_memcg": True,
+         "memory.working_set_ratio": 0.99},
+        {"kubelet-eviction": "confirmed", "limit-too-low": "ruled-out", "node-oom": "ruled-out",
+         "gpu-oom": "ruled-out"},
+        "kubelet-eviction",
+    ),
+    (
+        "dataloader-bus-error-is-shm",
+        {"app.shm_exhausted": True, "app.errors": ["traceback"], "container.last_terminated.reason": "Error",
+         "container.last_terminated.exit_code": 1, "pod.shm_volume": False, "pod.gpu_request": 4},
+        {"shm-too-small": "confirmed"},
+        "shm-too-small",
+    ),
+    (
+        "gpu-job-crashing-without-a-shm-volume-is-likely-shm",
+        {"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "pod.shm_volume": False, "pod.gpu_request": 8, "alert.symptoms": ["oom-killed"]},
+        {"shm-too-small": "likely"},
+        "shm-too-small",
+    ),
+    (
+        "cuda-oom-on-a-gpu-with-uncorrectable-ecc",
+        {"cuda.oom": True, "pod.gpu_request": 1, "gpu.ecc_dbe": 2, "gpu.ecc_sbe": 1400, "xid.codes": [48, 45],
+         "xid.primary_codes": [48], "gpu.fb_used_ratio": 0.93, "container.last_terminated.reason": "Error",
+         "container.last_terminated.exit_code": 1},
+        {"gpu-oom": "confirmed", "faulty-gpu": "confirmed", "model-too-large": "likely"},
+        "faulty-gpu",
+    ),
+    (
+        "cuda-oom-with-xid-only-is-likely-faulty",
+        {"cuda.oom": True, "xid.codes": [13], "xid.primary_codes": [13]},
+        {"gpu-oom": "confirmed", "faulty-gpu": "likely"},
+        "gpu-oom",
+    ),
+    (
+        "cuda-oom-on-a-healthy-time-sliced-gpu",
+        {"cuda.oom": True, "pod.gpu_request": 1, "gpu.ecc_dbe": 0, "gpu.ecc_sbe": 0, "gpu.fb_used_ratio": 0.99,
+         "node.gpu_sharing": "time-slicing"},
+        {"gpu-oom": "confirmed", "faulty-gpu": "ruled-out", "model-too-large": "likely",
+         "shared-gpu-neighbour": "likely"},
+        "gpu-oom",
+    ),
+    (
+        "cuda-oom-on-a-mig-slice",
+        {"cuda.oom": True, "node.gpu_sharing": "mig", "gpu.fb_used_ratio": 0.42},
+        {"gpu-oom": "confirmed", "shared-gpu-neighbour": "ruled-out", "model-too-large": "ruled-out"},
+        "gpu-oom",
+    ),
+    (
+        "steady-growth-until-the-memcg-kill-is-a-leak",
+        {"container.last_terminated.reason": "OOMKilled", "kernel.oom_kill": True, "kernel.oom_memcg": True,
+         "memory.growing": True, "memory.working_set_ratio": 0.99},
+        {"memory-leak": "confirmed", "limit-too-low": "likely", "node-oom": "ruled-out", "gpu-oom": "ruled-out"},
+        "memory-leak",
+    ),
+    (
+        "flat-working-set-rules-out-a-leak",
+        {"container.last_terminated.reason": "OOMKilled", "kernel.oom_memcg": True, "memory.growing": False,
+         "memory.working_set_ratio": 0.98},
+        {"limit-too-low": "confirmed", "memory-leak": "ruled-out", "node-oom": "ruled-out",
+         "gpu-oom": "ruled-out"},
+        "limit-too-low",
+    ),
+    (
+        "alert-only-leaves-everything-unknown",
+        {"alert.symptoms": ["oom-killed"], "alert.names": ["KubeContainerOOMKilled"]},
+        {},
+        "limit-too-low",
+    ),
+]
+
+
+def _statuses(finding: Finding) -> dict[str, str]:
+    return {h.id: h.status for h in finding.hypotheses}
+
+
+def _leader(finding: Finding) -> str:
+    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
+
+
+@pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_statuses_and_leader(make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding],
+                             facts: dict[str, Any], expected: dict[str, str], leader: str) -> None:
+    finding = judge(PLAYBOOK, make_facts(facts))
+    statuses = _statuses(finding)
+    assert [h.id for h in finding.hypotheses if h.parent is None] != []
+    assert {h.id for h in finding.hypotheses if h.parent is None} == set(TOP_LEVEL)
+    assert set(expected) <= set(statuses), f"not explored: {set(expected) - set(statuses)}"
+    assert statuses == {hid: expected.get(hid, "unknown") for hid in statuses}
+    assert _leader(finding) == leader
+
+
+LIVENESS_KILLS: list[dict[str, Any]] = [
+    {"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137},
+    {"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+     "container.liveness_killed": True, "probe.failures": ["liveness"], "container.restart_count": 6,
+     "container.waiting.reason": "CrashLoopBackOff", "events.reasons": ["Unhealthy", "Killing", "BackOff"]},
+    {"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+     "container.liveness_killed": True, "memory.working_set_ratio": 0.55, "pod.gpu_request": 1,
+     "pod.qos_class": "Burstable", "pod.phase": "Running"},
+]
+
+
+@pytest.mark.parametrize("facts", LIVENESS_KILLS, ids=["137-error", "137-liveness-events", "137-liveness-metrics"])
+def test_exit_137_without_oomkilled_is_not_an_oom(make_facts: Callable[[dict[str, Any]], FactSet],
+                                                  judge: Callable[..., Finding], facts: dict[str, Any]) -> None:
+    compiled, _ = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None
+    assert triggered(compiled, make_facts(facts).cel_context()) is False
+    # Even when someone forces the playbook, nothing in it may be confirmed or even likely.
+    statuses = _statuses(judge(PLAYBOOK, make_facts(facts)))
+    assert not [hid for hid, s in statuses.items() if s in ("confirmed", "likely")], statuses
+
+
+def test_liveness_kill_with_metrics_rules_out_the_limit(make_facts: Callable[[dict[str, Any]], FactSet],
+                                                         judge: Callable[..., Finding]) -> None:
+    statuses = _statuses(judge(PLAYBOOK, make_facts(LIVENESS_KILLS[2])))
+    assert statuses["limit-too-low"] == "ruled-out"
+
+
+def test_missing_evidence_never_rules_out(make_facts: Callable[[dict[str, Any]], FactSet],
+                                          judge: Callable[..., Finding]) -> None:
+    finding = judge(PLAYBOOK, make_facts({"container.last_terminated.reason": "OOMKilled"}))
+    statuses = _statuses(finding)
+    assert statuses["node-oom"] == "unknown"
+    assert statuses["memory-leak"] == "unknown"
+    assert statuses["shm-too-small"] == "unknown"
+    node_oom = next(h for h in finding.hypotheses if h.id == "node-oom")
+    assert "kernel.oom_global" in node_oom.needs
+
+
+@pytest.mark.parametrize(("facts", "fires"), [
+    ({"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137}, True),
+    ({"kernel.oom_kill": True, "kernel.oom_global": True}, True),
+    ({"cuda.oom": True}, True),
+    ({"app.shm_exhausted": True}, True),
+    ({"alert.symptoms": ["oom-killed"]}, True),
+    ({"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 137,
+      "container.liveness_killed": True}, False),
+    ({"eviction.seen": True, "eviction.resource": "memory", "pod.status.reason": "Evicted"}, False),
+    ({"container.waiting.reason": "CrashLoopBackOff", "container.last_terminated.reason": "Error",
+      "container.last_terminated.exit_code": 1}, False),
+    ({"kernel.oom_kill": False, "cuda.oom": False}, False),
+], ids=["oomkilled", "kernel-oom", "cuda-oom", "shm", "alert", "liveness-137", "eviction", "app-crash",
+        "explicit-false"])
+def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None, [str(p) for p in problems]
+    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+
+
+def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any]], FactSet],
+                                             judge: Callable[..., Finding]) -> None:
+    target = Target(namespace="ml", pod="training-job-xyz", node="gpu-node-2")
+    facts = make_facts({"container.last_terminated.reason": "OOMKilled", "kernel.oom_memcg": True,
+                        "container.name": "trainer", "pod.gpu_request": 8})
+    finding = judge(PLAYBOOK, facts, target)
+    by_id = {h.id: h for h in finding.hypotheses}
+    limit = by_id["limit-too-low"]
+    assert limit.status == "confirmed"
+    assert any(c.startswith("kubectl get pod training-job-xyz -n ml -o jsonpath=") for c in limit.next_checks)
+    assert any('container_memory_working_set_bytes{namespace="ml",pod="training-job-xyz"' in c
+               for c in limit.next_checks)
+    assert "trainer" in limit.claim and "training-job-xyz" in limit.claim
+    assert any("node/gpu-node-2" in c for c in by_id["node-oom"].next_checks)
+    for h in finding.hypotheses:
+        assert h.source, h.id
+        for text in [h.claim, h.falsified_by, *h.next_checks, *h.mitigations]:
+            assert "{{" not in text and "{%" not in text and "<pod>" not in text and "<namespace>" not in text
+
+
+def test_label_values_are_escaped(make_facts: Callable[[dict[str, Any]], FactSet],
+                                  judge: Callable[..., Finding]) -> None:
+    target = Target(namespace='m"l', pod="a b")
+    finding = judge(PLAYBOOK, make_facts({"container.last_terminated.reason": "OOMKilled"}), target)
+    limit = next(h for h in finding.hypotheses if h.id == "limit-too-low")
+    assert any('namespace="m\\"l",pod="a b"' in c for c in limit.next_checks)
+    assert any(c.startswith("kubectl get pod 'a b' -n 'm\"l'") for c in limit.next_checks)
+
+
+def test_evidence_is_cited(make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding]) -> None:
+    finding = judge(PLAYBOOK, make_facts({"container.last_terminated.reason": "OOMKilled",
+                                          "kernel.oom_memcg": True, "container.memory_limit_bytes": 200 * GiB}))
+    limit = next(h for h in finding.hypotheses if h.id == "limit-too-low")
+    assert {e.fact for e in limit.evidence} >= {"container.last_terminated.reason", "kernel.oom_memcg",
+                                                "container.memory_limit_bytes"}
+    assert all(e.artifact == "case" and e.lines for e in limit.evidence)
+
+
+def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
+    assert compiled is not None and problems == []
+    ids = [h.id for h, _ in compiled.spec.walk()]
+    assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
+    assert {"faulty-gpu", "host-memory-underestimated"} <= set(ids)
+    for h, _ in compiled.spec.walk():
+        assert h.source and all(s.strip() for s in h.source)
