@@ -13,6 +13,7 @@ from collectors.vocabulary import VOCABULARY
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
 # Members that may follow a fact name in a predicate: CEL macros and string/list methods.
+_BOUND = re.compile(r"\.(?:exists_one|exists|all|map|filter)\(\s*([a-z_]\w*)\s*,")
 _METHODS = frozenset(
     {"exists", "exists_one", "all", "map", "filter", "size", "contains", "startsWith", "endsWith", "matches"}
 )
@@ -41,8 +42,12 @@ def referenced_names(expression: str) -> tuple[list[str], list[str]]:
     """Fact names a predicate tests, and dotted names that are not facts."""
     known: list[str] = []
     unknown: list[str] = []
-    for match in _DOTTED.findall(_STRING.sub('""', expression)):
+    code = _STRING.sub('""', expression)
+    bound = set(_BOUND.findall(code))  # comprehension variables, e.g. `t` in taints.exists(t, t.startsWith(..))
+    for match in _DOTTED.findall(code):
         parts = match.split(".")
+        if parts[0] in bound:
+            continue
         name = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if ".".join(parts[:n]) in VOCABULARY),
                     None)
         rest = parts[len(name.split(".")):] if name else parts

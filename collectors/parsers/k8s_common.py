@@ -109,7 +109,8 @@ def is_rdma_resource(name: str) -> bool:
 
 
 class DedupSink(FactSink):
-    """A FactSink that drops exact repeats, so a thousand identical events give one fact each."""
+    """A FactSink that drops exact repeats (same name, subject and value): a thousand identical events give
+    one fact, cited to the first of them."""
 
     def __init__(self, artifact: Artifact, lines: list[str] | None = None) -> None:
         super().__init__(artifact, lines)
@@ -282,7 +283,7 @@ def _old_describe_row(line: str, number: int) -> EventRecord | None:
 
 
 def source_kind(source: str) -> str:
-    """Only the node-problem-detector and kubelet sources hint at the object kind; the rest stay unknown."""
+    """The object kind a describe `From` column implies: node-problem-detector reports about nodes."""
     return "node" if source.startswith("kernel-monitor") else ""
 
 

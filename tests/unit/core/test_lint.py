@@ -81,3 +81,12 @@ def test_engine_refuses_a_folder_with_a_broken_playbook(tmp_path: Path) -> None:
 def test_bundled_playbooks_are_clean() -> None:
     books = load_playbooks()
     assert {b.spec.id for b in books} >= {"oom-killed", "pending", "latency", "nccl-hang"}
+
+
+def test_comprehension_variables_are_not_fact_names() -> None:
+    from playbooks.cel_expr import referenced_names
+
+    known, unknown = referenced_names(
+        'node.taints.exists(t, t.startsWith("gpu")) && xid.codes.all(c, c > 0) && contaner.name == "x"')
+    assert known == ["node.taints", "xid.codes"]
+    assert unknown == ["contaner.name"]

@@ -55,10 +55,11 @@ def test_yaml_documents_with_blank_lines_stay_one_segment() -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ('{"version":"4","status":"firing","groupKey":"{}:{}","alerts":[{"labels":{"alertname":"GPUXidError"}}]}', ArtifactKind.ALERTMANAGER),
+        ('{"version":"4","status":"firing","groupKey":"{}:{}",'
+         '"alerts":[{"labels":{"alertname":"GPUXidError"}}]}', ArtifactKind.ALERTMANAGER),
         ('{"status":"success","data":{"resultType":"vector","result":[]}}', ArtifactKind.PROMETHEUS_QUERY),
         ("nr_periods 100\nnr_throttled 0\nthrottled_usec 0\n", ArtifactKind.CPU_STAT),
-        ("Nov 22 03:01:02 gpu-node-2 kernel: NVRM: Xid (PCI:0000:2b:00): 79, pid=1, GPU has fallen off the bus.",
+        ("Nov 22 03:01:02 gpu-node-2 kernel: NVRM: Xid (PCI:0000:2b:00): 79, pid=1, GPU has fallen off the bus",
          ArtifactKind.KERNEL_LOG),
         ("lorem ipsum dolor", None),
     ],
@@ -70,5 +71,5 @@ def test_detect_kind(text: str, kind: ArtifactKind | None) -> None:
 def test_unknown_and_empty_pastes_raise_with_the_understood_kinds() -> None:
     with pytest.raises(PasteError, match="is empty"):
         artifacts_from_text(" \n\t", "paste")
-    with pytest.raises(PasteError, match="understood kinds: .*kernel-log"):
+    with pytest.raises(PasteError, match=r"understood kinds: .*kernel-log"):
         artifacts_from_text("hello\nworld", "paste")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,7 @@ def test_a_zero_quota_is_policy_not_exhaustion() -> None:
     assert facts["quota.resources_at_limit"][0][0] == ["requests.nvidia.com/gpu"]  # not services.loadbalancers
 
 
-def manifest(*docs: dict[str, object]) -> str:
+def manifest(*docs: Mapping[str, object]) -> str:
     return "\n".join(json.dumps(d, indent=2) for d in docs)
 
 
@@ -155,7 +156,7 @@ def manifest(*docs: dict[str, object]) -> str:
     ({"kind": "JobSet", "apiVersion": "jobset.x-k8s.io/v1alpha2", "metadata": {"name": "js"},
       "spec": {"replicatedJobs": [{"template": {"spec": {"template": {"spec": {}}}}}]}}, False, None),
 ])
-def test_gang_configuration(doc: dict[str, object], configured: bool, minimum: int | None) -> None:
+def test_gang_configuration(doc: Mapping[str, object], configured: bool, minimum: int | None) -> None:
     facts = cited(parse_text(manifest(doc)))
     assert [v for v, *_ in facts["gang.configured"]] == [configured]
     assert [v for v, *_ in facts.get("gang.min_available", [])] == ([] if minimum is None else [minimum])

@@ -247,6 +247,8 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
         ({"nccl.ib_errors": ["transport-retry-exceeded"]}, True),
         ({"alert.symptoms": ["nccl-hang"]}, True),
         ({"nccl.init_complete": True, "nccl.version": "2.21.5"}, False),
+        # "NET/IB : No device found" is normal on a sockets-only cluster; alone it is not a hang.
+        ({"nccl.ib_device_missing": True, "nccl.transports": ["Socket"]}, False),
         ({"pod.phase": "Pending", "scheduling.failed": True}, False),
     ],
 )

@@ -168,7 +168,6 @@ def test_statuses_and_leader(make_facts: Callable[[dict[str, Any]], FactSet], ju
                              facts: dict[str, Any], expected: dict[str, str], leader: str) -> None:
     finding = judge(PLAYBOOK, make_facts(facts))
     statuses = _statuses(finding)
-    assert [h.id for h in finding.hypotheses if h.parent is None] != []
     assert {h.id for h in finding.hypotheses if h.parent is None} == set(TOP_LEVEL)
     assert set(expected) <= set(statuses), f"not explored: {set(expected) - set(statuses)}"
     assert statuses == {hid: expected.get(hid, "unknown") for hid in statuses}

@@ -177,6 +177,22 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "quota-exceeded",
     ),
     (
+        # The quota is full (the Pending pod's own request counts in "used"), yet the pod exists and the
+        # scheduler is placing it: quota admission already let it through.
+        "quota-full-but-pod-was-admitted",
+        {"pod.phase": "Pending", "scheduling.failed": True, "scheduling.reasons": ["insufficient-gpu"],
+         "quota.exceeded": True, "quota.resources_at_limit": ["requests.nvidia.com/gpu"]},
+        {"quota-exceeded": "ruled-out", "insufficient-gpu": "likely", "gpus-held-by-idle-pods": "unknown",
+         "no-autoscaler": "unknown", "gpu-not-advertised": "unknown"},
+        "insufficient-gpu",
+    ),
+    (
+        "quota-read-and-not-exhausted",
+        {"pod.phase": "Pending", "quota.exceeded": False, "quota.resources_at_limit": []},
+        {"quota-exceeded": "ruled-out"},
+        "insufficient-gpu",
+    ),
+    (
         # A pod that exists already passed quota admission: FailedScheduling without quota evidence rules it out.
         "pending-pod-passed-quota-admission",
         {"pod.phase": "Pending", "scheduling.failed": True, "scheduling.reasons": ["insufficient-gpu"]},

@@ -1,0 +1,116 @@
+"""kubelet log parser: journal and bare klog lines, structured and older free-text messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import kubelet
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "kubelet"
+
+
+def parse_text(text: str) -> ParseResult:
+    return kubelet.parse(Artifact(id="a1", kind=ArtifactKind.KUBELET_LOG, content=text))
+
+
+def parse(name: str) -> ParseResult:
+    return parse_text((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
+    """fact name -> [(value, first line, last line, subject)] in emission order."""
+    out: dict[str, list[tuple[object, int, int, str]]] = {}
+    for fact in result.facts:
+        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
+    return out
+
+
+CHECKOUT, TRITON = "pod/shop/checkout-7d9f8c6b5-x2lzp", "pod/inference/triton-serving-gpu-6c9d8f7b5-kx2vq"
+
+EXPECTED = [
+    ("journal.txt", "node.conditions", ["MemoryPressure"], 2, 2, "node/gpu-node-2"),
+    ("journal.txt", "eviction.seen", True, 5, 5, CHECKOUT),
+    ("journal.txt", "eviction.resource", "memory", 2, 5, CHECKOUT),
+    ("journal.txt", "probe.failures", ["liveness"], 9, 9, TRITON),
+    ("journal.txt", "probe.failures", ["readiness"], 10, 10, TRITON),
+    ("journal.txt", "container.liveness_killed", True, 12, 12, TRITON),
+    ("journal.txt", "image.pull_error", "timeout", 15, 15, "pod/shop/report-gen-5f6d7c8b9-q7w2e"),
+    ("journal.txt", "image.name", "registry.example.com/shop/report-gen:2.3.0", 15, 15,
+     "pod/shop/report-gen-5f6d7c8b9-q7w2e"),
+    ("journal.txt", "container.waiting.reason", "CrashLoopBackOff", 16, 16, "pod/ml-team/training-job-xyz-0"),
+    ("journal.txt", "kernel.oom_kill", True, 17, 17, "node/gpu-node-2"),
+    ("journal.txt", "kernel.oom_global", True, 17, 17, "node/gpu-node-2"),
+    ("journal.txt", "kernel.oom_victims", ["python"], 17, 17, "node/gpu-node-2"),
+    ("journal.txt", "node.conditions", ["NotReady"], 19, 19, "node/gpu-node-2"),
+    # bare klog lines from an older kubelet
+    ("klog_old.txt", "node.conditions", ["DiskPressure"], 1, 1, ""),
+    ("klog_old.txt", "eviction.seen", True, 3, 3, "pod/monitoring/logs-shipper-x7k2p"),
+    ("klog_old.txt", "eviction.resource", "ephemeral-storage", 1, 3, "pod/monitoring/logs-shipper-x7k2p"),
+    ("klog_old.txt", "probe.failures", ["liveness"], 4, 4, "pod/shop/api-6c9d8f7b5-kx2vq"),
+    ("klog_old.txt", "container.liveness_killed", True, 4, 5, "pod/shop/api-6c9d8f7b5-kx2vq"),
+    ("klog_old.txt", "image.pull_error", "tls", 6, 6, ""),
+    ("klog_old.txt", "image.name", "registry.internal/api:v7", 6, 6, ""),
+]
+
+
+@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
+def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
+    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
+def test_fixtures_parse_cleanly(fixture: str) -> None:
+    assert parse(fixture).problems == []
+
+
+def test_a_kill_for_eviction_is_not_a_liveness_kill() -> None:
+    facts = cited(parse("journal.txt"))
+    assert [s for _, _, _, s in facts["container.liveness_killed"]] == [TRITON]
+
+
+def test_liveness_kill_from_failure_and_kill_lines() -> None:
+    text = (
+        'I1122 06:03:40.010203    1234 prober.go:107] "Probe failed" probeType="Liveness" pod="ml/a-0" '
+        'containerName="a" probeResult="failure" output="timeout"\n'
+        'I1122 06:03:50.010203    1234 prober.go:107] "Probe failed" probeType="Liveness" pod="ml/b-0" '
+        'containerName="b" probeResult="failure" output="timeout"\n'
+        'I1122 06:04:00.011801    1234 kuberuntime_container.go:779] "Killing container with a grace period" '
+        'pod="ml/a-0" containerName="a" gracePeriod=30\n'
+        'I1122 06:04:00.011801    1234 kuberuntime_container.go:779] "Killing container with a grace period" '
+        'pod="ml/c-0" containerName="c" gracePeriod=30\n'
+    )
+    assert cited(parse_text(text))["container.liveness_killed"] == [(True, 1, 3, "pod/ml/a-0")]
+
+
+def test_oom_killed_container_reported_by_the_kubelet() -> None:
+    line = 'I1122 06:09:48.1 1234 kubelet.go:2400] "Container ml/trainer-0/trainer was OOM killed" pod="ml/trainer-0"'
+    assert cited(parse_text(line))["kernel.oom_kill"] == [(True, 1, 1, "pod/ml/trainer-0")]
+
+
+@pytest.mark.parametrize(("line", "claimed"), [
+    ('Nov 22 06:01:02 gpu-node-2 kubelet[1234]: I1122 06:01:02.123456    1234 eviction_manager.go:366] "x"', True),
+    ("2024-11-22T06:01:02+0000 gpu-node-2 kubelet[1234]: Flag --cgroup-driver has been deprecated", True),
+    ('I1122 06:03:40.010203    1234 prober.go:107] "Probe failed" probeType="Liveness"', True),
+    ("I1122 06:03:40.010203    1234 server.go:107] Starting proxy", False),  # kube-proxy, not the kubelet
+    ("Nov 22 06:01:02 gpu-node-2 kernel: Out of memory: Killed process 1 (x)", False),
+    ("trainer-0:1:1 [0] NCCL INFO Bootstrap : Using eth0", False),
+    ("", False),
+])
+def test_claims_line(line: str, claimed: bool) -> None:
+    assert kubelet.claims_line(line) is claimed
+
+
+@pytest.mark.parametrize("text", ["", "random words", "I1122", "\x00\x00", 'pod="" OOM vict robe ull'])
+def test_garbage_gives_no_facts_and_no_exception(text: str) -> None:
+    result = parse_text(text)
+    assert result.facts == []
+    assert [p for p in result.problems if p.startswith("internal")] == []
+
+
+def test_sniff() -> None:
+    assert kubelet.sniff((FIXTURES / "journal.txt").read_text(encoding="utf-8")) >= 80
+    assert kubelet.sniff((FIXTURES / "klog_old.txt").read_text(encoding="utf-8")) >= 90
+    assert kubelet.sniff("NCCL INFO Bootstrap : Using eth0\nNCCL INFO NET/Socket") == 0
