@@ -15,6 +15,7 @@ from benchmarks.gen_logs import mixed_log
 from collectors.factset import FactSet
 from collectors.parsers.registry import parse_artifact
 from drills.incident import incident_dirs, load_incident
+from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.pipeline import analyse, default_playbooks
 
@@ -64,11 +65,11 @@ def bench_playbooks(rounds: int = 30) -> dict[str, float]:
         variables = template_variables(report.target, facts)
         for _ in range(rounds):
             start = time.perf_counter()
-            context = facts.cel_context()
+            context = activation(facts.cel_context())
             # Every playbook is evaluated, triggered or not: the worst case.
             for book in books:
                 triggered(book, context)
-                evaluate(book, facts, variables)
+                evaluate(book, facts, variables, context)
             engine_ms.append((time.perf_counter() - start) * 1000)
     q = statistics.quantiles
     return {"incidents": len(incident_dirs()), "engine_p50": statistics.median(engine_ms),

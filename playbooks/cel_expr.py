@@ -29,13 +29,18 @@ class Predicate:
     program: Any
     facts: tuple[str, ...]
 
-    def evaluate(self, context: dict[str, Any]) -> bool | None:
+    def evaluate(self, context: Any) -> bool | None:
         """True or False, or None when the evidence it needs is absent (or it does not yield a bool)."""
         try:
             result = self.program.execute(context)
         except (KeyError, RuntimeError, ValueError, TypeError):
             return None
         return result if isinstance(result, bool) else None
+
+
+def activation(context: dict[str, Any]) -> Any:
+    """Facts converted to CEL values once, for the many predicates evaluated against them."""
+    return cel.Context(variables=context)
 
 
 def referenced_names(expression: str) -> tuple[list[str], list[str]]:

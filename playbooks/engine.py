@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from collectors.factset import FactSet
+from playbooks.cel_expr import activation
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook
 from playbooks.report import Evidence, Finding, HypothesisResult, Status, Target
 from playbooks.templates import render
@@ -28,13 +29,16 @@ def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
     }
 
 
-def triggered(playbook: CompiledPlaybook, context: dict[str, Any]) -> bool:
+def triggered(playbook: CompiledPlaybook, context: Any) -> bool:
     return playbook.trigger.evaluate(context) is True
 
 
-def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, Any]) -> Finding:
-    """One playbook over the facts: every explored hypothesis, best first."""
-    context = facts.cel_context()
+def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, Any], context: Any = None) -> Finding:
+    """One playbook over the facts: every explored hypothesis, best first.
+
+    `context` is `activation(facts.cel_context())`, passed in when several playbooks share it.
+    """
+    context = activation(facts.cel_context()) if context is None else context
     results: list[HypothesisResult] = []
     order: dict[str, int] = {}
 
@@ -52,7 +56,7 @@ def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, An
     return Finding(playbook=playbook.spec.id, title=playbook.spec.title, hypotheses=results)
 
 
-def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context: dict[str, Any],
+def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context: Any,
            variables: dict[str, Any]) -> HypothesisResult:
     spec = node.spec
     outcome = {key: predicate.evaluate(context) for key, predicate in node.predicates.items()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collectors.factset import FactSet
 from collectors.models import Artifact
 from collectors.parsers.registry import parse_artifact
+from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledPlaybook, load_playbooks
 from playbooks.report import ArtifactRef, Missing, Report, Target
@@ -37,11 +38,11 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
         for fact in result.facts:
             facts.add(fact)
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
-    context = facts.cel_context()
+    context = activation(facts.cel_context())
     variables = template_variables(target, facts)
     forced = set(symptoms or [])
     chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
-    findings = [evaluate(p, facts, variables) for p in chosen]
+    findings = [evaluate(p, facts, variables, context) for p in chosen]
     findings.sort(key=lambda f: -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0))
     return Report(
         target=target,

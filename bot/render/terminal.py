@@ -30,7 +30,7 @@ def build(report: Report) -> Group:
         if h.next_checks:
             body.append("\nNext checks:\n", style="bold")
             for c in h.next_checks:
-                body.append(f"  $ {c}\n")
+                body.append(f"  > {c}\n")
         if h.mitigations:
             body.append("\nMitigations:\n", style="bold")
             for m in h.mitigations:
@@ -43,8 +43,9 @@ def build(report: Report) -> Group:
             table.add_column(col, overflow="fold")
         for playbook, h in rest:
             evidence = "; ".join(h.because) or ("needs " + ", ".join(h.needs) if h.needs else "")
-            table.add_row(playbook, h.id, Text(STATUS_MARK[h.status], style=_STYLE[h.status]), f"{h.score:.2f}",
-                          evidence)
+            # Text, not str: evidence such as "[79, 45]" must not be read as rich markup.
+            table.add_row(Text(playbook), Text(h.id), Text(STATUS_MARK[h.status], style=_STYLE[h.status]),
+                          f"{h.score:.2f}", Text(evidence))
         parts.append(table)
     if report.missing:
         parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),

@@ -674,8 +674,10 @@ class DistEnv:
                 sink.add(fact, item.value, item.line, subject=subject)
         present = [v for v in RENDEZVOUS_VARS if v in env]
         # A pod with none of them is not a rank; envFrom may supply the rest, so absence is unknown then.
+        # RANK and WORLD_SIZE are often set per process by the launcher (torchrun), so only the
+        # rendezvous address counts as missing from a pod spec.
         if present and not env_from:
-            missing = [v for v in RENDEZVOUS_VARS if v not in env]
+            missing = [v for v in ("MASTER_ADDR", "MASTER_PORT") if v not in env]
             sink.add("dist.env_missing", missing, min(env[v].line for v in present), subject=subject)
 
     def _collect(self, env: dict[str, EnvVar]) -> None:
@@ -710,12 +712,18 @@ def gpu_sharing(labels: dict[str, str]) -> str:
     strategy = labels.get("nvidia.com/gpu.sharing-strategy", "").lower()
     if strategy in ("time-slicing", "mps"):
         return strategy
-    if labels.get("nvidia.com/mig.strategy", "").lower() in ("single", "mixed"):
+    # GPU feature discovery sets mig.strategy on every MIG-capable node, MIG on or off; MIG is really
+    # in use when the product name says so, a MIG config is applied, or MIG resources are advertised.
+    mig_capable = labels.get("nvidia.com/mig.strategy", "").lower() in ("single", "mixed")
+    mig_config = labels.get("nvidia.com/mig.config", "").lower()
+    if mig_capable and ("-MIG-" in labels.get("nvidia.com/gpu.product", "")
+                        or mig_config not in ("", "all-disabled")
+                        or any(key.startswith("nvidia.com/mig-") for key in labels)):
         return "mig"
     replicas = as_int(labels.get("nvidia.com/gpu.replicas"))
     if replicas is not None and replicas > 1:
         return "time-slicing"
-    if strategy == "none" or replicas == 1:
+    if strategy == "none" or replicas == 1 or mig_capable:
         return "exclusive"
     return ""
 

@@ -87,7 +87,7 @@ EXPECTED = [
     ("seed_taint.txt", "scheduling.nodes_total", 20, 45, 45),
     ("seed_taint.txt", "scheduling.message", "0/20 nodes are available: 1 node had taint that pod didn't tolerate",
      45, 45),
-    ("seed_taint.txt", "dist.env_missing", ["RANK"], 23, 23),
+    ("seed_taint.txt", "dist.env_missing", [], 23, 23),  # RANK comes from the launcher (torchrun)
     ("seed_taint.txt", "pod.gpu_request", 4, 21, 21),
     # two pods: shm, startup probe, env per rank, a finished init container that must not shadow the main one
     ("two_pods.txt", "pod.name", "bert-finetuning-exp42-worker-0", 1, 1),
