@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
-.venv/bin/pip install -q --disable-pip-version-check -e . >/dev/null
+# This machine's pip configuration warns about absent local mirrors; that noise is not ours.
+.venv/bin/pip install -q --disable-pip-version-check -e . 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 echo "== One recorded incident, as on-call would see the report =="
 .venv/bin/triagebot replay drills/incidents/oom-trainer-limit
 echo
