@@ -79,3 +79,20 @@ class ParseResult(BaseModel):
 
     facts: list[Fact] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)
+
+
+class Target(BaseModel):
+    """What a triage is about. Live triage needs a namespace and a service, pod, node or job."""
+
+    service: str | None = None
+    namespace: str | None = None
+    cluster: str | None = None
+    pod: str | None = None
+    node: str | None = None
+
+
+class Missing(BaseModel):
+    """A source that could not be read, and why; the triage goes on without it."""
+
+    source: str
+    reason: str

@@ -7,15 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from collectors.models import Missing, Target
+
+__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Status", "Target"]
+
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
-
-
-class Target(BaseModel):
-    service: str | None = None
-    namespace: str | None = None
-    cluster: str | None = None
-    pod: str | None = None
-    node: str | None = None
 
 
 class Evidence(BaseModel):
@@ -57,11 +53,6 @@ class ArtifactRef(BaseModel):
     subject: str = ""
     command: str = ""
     captured_at: datetime | None = None
-
-
-class Missing(BaseModel):
-    source: str
-    reason: str
 
 
 class Report(BaseModel):
