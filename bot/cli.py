@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from bot import live_cli
 from bot.render.markdown import render_markdown
 from bot.render.terminal import render_terminal
 from collectors.models import ArtifactKind
@@ -57,12 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     pbsub.add_parser("schema", help="print the playbook JSON Schema")
 
+    live_cli.add_parsers(sub)
+
     facts = sub.add_parser("facts", help="print the fact vocabulary")
     facts.add_argument("--markdown", action="store_true", help="as docs/facts.md")
     return parser
 
 
-def _emit(report: Report, fmt: str) -> None:
+def emit(report: Report, fmt: str) -> None:
     if fmt == "json":
         sys.stdout.write(report.to_json() + "\n")
     elif fmt == "markdown":
@@ -96,7 +99,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except PasteError as err:
             raise UsageError(str(err)) from None
     target = Target(namespace=args.namespace, service=args.service)
-    _emit(analyse(artifacts, target, symptoms=args.symptom), args.format)
+    emit(analyse(artifacts, target, symptoms=args.symptom), args.format)
     return 0
 
 
@@ -118,7 +121,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    _emit(replay(incident), args.format)
+    emit(replay(incident), args.format)
     return 0
 
 
@@ -139,14 +142,15 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts}
+COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
+            "triage": live_cli.cmd_triage, "record": live_cli.cmd_record}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
-    except UsageError as err:
+    except (UsageError, live_cli.LiveUsageError) as err:
         sys.stderr.write(f"triagebot: error: {err}\n")
         return 2
     except PlaybookError as err:

@@ -10,8 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.detect import detect_kind
-from collectors.models import Artifact, ArtifactKind
-from playbooks.report import Target
+from collectors.models import Artifact, ArtifactKind, Missing, Target
 
 INCIDENT_DIR = Path(__file__).parent / "incidents"
 INDEX_NAMES = ("index.yaml", "index.yml")
@@ -41,7 +40,9 @@ class IncidentMeta(BaseModel):
     difficulty: Literal["easy", "medium", "hard"]
     tags: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
-    ground_truth: GroundTruth
+    ground_truth: GroundTruth | None = Field(
+        None, description="The real cause; absent for a fresh recording until someone says what it was.")
+    missing: list[Missing] = Field(default_factory=list, description="Sources the recording could not read.")
     must_not_confirm: list[str] = Field(
         default_factory=list, description="playbook/hypothesis ids a correct triage must not confirm.")
     source: list[str] = Field(default_factory=list, description="Seed scenarios or references it is built from.")
@@ -53,7 +54,7 @@ class IndexEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     file: str | None = None
-    kind: ArtifactKind
+    kind: ArtifactKind | None = None  # detected from the content when absent
     subject: str = ""
     source: str = "recording"
     command: str = ""
@@ -98,6 +99,8 @@ def load_incident(folder: Path) -> Incident:
     listed: set[str] = set()
     for entry in entries:
         if entry.file is None:
+            if entry.kind is None:
+                raise IncidentError(f"{artifacts_dir}: an entry without a file needs a kind and a reason")
             artifacts.append(Artifact(id=f"{entry.kind}:{entry.subject}", kind=entry.kind, subject=entry.subject,
                                       source=entry.source, command=entry.command,
                                       captured_at=entry.captured_at or meta.captured_at,
@@ -105,7 +108,10 @@ def load_incident(folder: Path) -> Incident:
             continue
         listed.add(entry.file)
         content = _read_artifact(artifacts_dir / entry.file)
-        artifacts.append(Artifact(id=entry.file, kind=entry.kind, subject=entry.subject, source=entry.source,
+        kind = entry.kind or detect_kind(content)
+        if kind is None:
+            raise IncidentError(f"{artifacts_dir / entry.file}: kind not given and not recognisable")
+        artifacts.append(Artifact(id=entry.file, kind=kind, subject=entry.subject, source=entry.source,
                                   command=entry.command, captured_at=entry.captured_at or meta.captured_at,
                                   content=content))
     for path in sorted(artifacts_dir.glob("*")) if artifacts_dir.is_dir() else []:

@@ -11,7 +11,7 @@ from playbooks.report import Finding, Report
 
 
 def replay(incident: Incident) -> Report:
-    return analyse(incident.artifacts, incident.meta.target)
+    return analyse(incident.artifacts, incident.meta.target, missing=incident.meta.missing)
 
 
 def _lineage(finding: Finding, hypothesis: str) -> set[str]:
@@ -35,6 +35,8 @@ def _lineage(finding: Finding, hypothesis: str) -> set[str]:
 def contradictions(incident: Incident, report: Report) -> list[str]:
     """Confirmed hypotheses that cannot be true together with the ground truth."""
     truth = incident.meta.ground_truth
+    if truth is None:
+        return []
     forbidden = set(incident.meta.must_not_confirm)
     out: list[str] = []
     for finding in report.findings:
@@ -50,17 +52,18 @@ def contradictions(incident: Incident, report: Report) -> list[str]:
 
 def grade(incident: Incident, report: Report) -> dict[str, Any]:
     truth = incident.meta.ground_truth
+    expected = f"{truth.playbook}/{truth.hypothesis}" if truth else "-"
     lead = report.leading()
     got = f"{lead[0].playbook}/{lead[1].id}" if lead else "-"
     wrong = contradictions(incident, report)
     return {
         "id": incident.meta.id,
         "difficulty": incident.meta.difficulty,
-        "expected": f"{truth.playbook}/{truth.hypothesis}",
+        "expected": expected,
         "leading": got,
         "status": lead[1].status if lead else "-",
         "contradictions": wrong,
-        "match": got == f"{truth.playbook}/{truth.hypothesis}" and not wrong,
+        "match": truth is not None and got == expected and not wrong,
     }
 
 

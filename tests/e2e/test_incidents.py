@@ -17,7 +17,9 @@ PLAYBOOKS = {pb.spec.id: pb for pb in load_playbooks()}
 def test_enough_incidents_per_playbook() -> None:
     counts: dict[str, int] = {}
     for folder in INCIDENTS:
-        playbook = load_incident(folder).meta.ground_truth.playbook
+        truth = load_incident(folder).meta.ground_truth
+        assert truth is not None, f"{folder.name}: a bundled incident needs its ground truth"
+        playbook = truth.playbook
         counts[playbook] = counts.get(playbook, 0) + 1
     for playbook in ("oom-killed", "pending", "latency", "nccl-hang"):
         assert counts.get(playbook, 0) >= 3, counts
@@ -31,6 +33,7 @@ def test_incident_replays_to_ground_truth(folder: Path) -> None:
     meta = incident.meta
     assert meta.id == folder.name
     truth = meta.ground_truth
+    assert truth is not None
     assert truth.playbook in PLAYBOOKS
     assert truth.hypothesis in {h.id for h, _ in PLAYBOOKS[truth.playbook].spec.walk()}
     report = replay(incident)

@@ -1,0 +1,69 @@
+"""The one settings model: TRIAGEBOT_* environment variables, over an optional YAML file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
+
+
+class ConfigError(ValueError):
+    """A missing or malformed setting; the message names it."""
+
+
+class Settings(BaseSettings):
+    """Everything triagebot can be told. Environment variables win over the YAML file (TRIAGEBOT_CONFIG)."""
+
+    model_config = SettingsConfigDict(env_prefix="TRIAGEBOT_", extra="forbid", populate_by_name=True)
+
+    # Kubernetes: a kubeconfig (and context), or the in-cluster service account when neither is set.
+    kubeconfig: Path | None = Field(None, description="kubeconfig file; default ~/.kube/config, then in-cluster")
+    context: str | None = Field(None, description="kubeconfig context")
+    cluster_name: str | None = Field(None, description="name shown in reports")
+    # Prometheus.
+    prometheus_url: str | None = Field(None, description="e.g. http://prometheus.monitoring:9090")
+    prometheus_token: SecretStr | None = Field(None, description="bearer token for Prometheus, if it needs one")
+    # Node agent.
+    agent_url_template: str = Field("http://{node_ip}:9105", description="how to reach a node's agent; "
+                                    "{node} and {node_ip} are filled in")
+    agent_token: SecretStr | None = Field(None, description="shared bearer token of the node agents")
+    # Budgets.
+    call_timeout: float = Field(5.0, gt=0, le=60, description="seconds per API call")
+    deadline: float = Field(20.0, gt=0, le=300, description="seconds for all sources of one triage")
+    default_since: str = Field("30m", description="window when none is given")
+
+    @field_validator("agent_url_template")
+    @classmethod
+    def _template_names_a_node(cls, value: str) -> str:
+        if "{node}" not in value and "{node_ip}" not in value:
+            raise ValueError("must contain {node} or {node_ip}")
+        return value
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = os.environ.get("TRIAGEBOT_CONFIG")
+        if path:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        return tuple(sources)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment and TRIAGEBOT_CONFIG; a bad value raises ConfigError naming it."""
+    path = os.environ.get("TRIAGEBOT_CONFIG")
+    if path and not Path(path).is_file():
+        raise ConfigError(f"TRIAGEBOT_CONFIG={path}: no such file")
+    try:
+        return Settings(**overrides)
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = ".".join(str(p) for p in first["loc"])
+        env = f"TRIAGEBOT_{name.upper()}"
+        raise ConfigError(f"setting {name} ({env}): {first['msg']}") from None

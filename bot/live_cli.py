@@ -1,0 +1,88 @@
+"""`triagebot triage` and `triagebot record`: live evidence from a cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config import ConfigError, load_settings
+from collectors.live.base import TargetNotFound
+from collectors.models import Target
+from collectors.validate import InvalidInput, duration, namespace, target_name
+
+if TYPE_CHECKING:
+    from bot.triage import Triage
+
+FORMATS = ("text", "json", "markdown")
+
+
+class LiveUsageError(Exception):
+    """A user mistake in a live command; the CLI prints it in one line and exits 2."""
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, helptext in (("triage", "triage a service, pod/NAME, node/NAME or job/NAME in a live cluster"),
+                           ("record", "save a live triage's evidence as a recorded incident")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("target", metavar="SERVICE", help="SERVICE, pod/NAME, node/NAME or job/NAME")
+        p.add_argument("-n", "--namespace", default="default")
+        p.add_argument("--context", help="kubeconfig context (default: TRIAGEBOT_CONTEXT or the current one)")
+        p.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: TRIAGEBOT_KUBECONFIG)")
+        p.add_argument("--since", help="how far back to look, e.g. 30m, 2h (default: TRIAGEBOT_DEFAULT_SINCE)")
+        if name == "triage":
+            p.add_argument("--format", choices=FORMATS, default="text")
+        else:
+            p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
+            p.add_argument("--page", help="the alert or complaint that started this, for drills")
+
+
+def _target(args: argparse.Namespace) -> Target:
+    kind, name = target_name(args.target)
+    ns = namespace(args.namespace)
+    if kind == "pod":
+        return Target(namespace=ns, pod=name, service=args.target)
+    if kind == "node":
+        return Target(namespace=ns, node=name, service=args.target)
+    return Target(namespace=ns, service=name if kind == "service" else f"{kind}/{name}")
+
+
+def _run(args: argparse.Namespace) -> Triage:
+    overrides = {k: v for k, v in (("context", args.context), ("kubeconfig", args.kubeconfig)) if v is not None}
+    try:
+        target = _target(args)
+        settings = load_settings(**overrides)
+        since = duration(args.since or settings.default_since)
+        target.cluster = settings.cluster_name or settings.context
+        # Imported here: the Kubernetes client costs ~0.4 s to import, which `analyze` should not pay.
+        from bot.triage import access_from, kube_client, run_triage
+
+        return run_triage(target, since, access_from(settings, kube_client(settings)))
+    except (InvalidInput, ConfigError, TargetNotFound) as err:
+        raise LiveUsageError(str(err).strip('"')) from None
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    from bot.cli import emit
+
+    emit(_run(args).report, args.format)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from drills.record import RecordError, write_incident
+
+    triage = _run(args)
+    page = args.page or f"triagebot record {args.target} -n {args.namespace}"
+    try:
+        folder = write_incident(args.output, triage.collected.result.artifacts, triage.target, triage.captured_at,
+                                page=page, title=f"Recorded triage of {args.target} in {args.namespace}",
+                                missing=triage.report.missing)
+    except (RecordError, OSError) as err:
+        raise LiveUsageError(str(err)) from None
+    lead = triage.report.leading()
+    summary = f"{lead[0].playbook}/{lead[1].id} ({lead[1].status})" if lead else "no hypothesis holds"
+    sys.stdout.write(f"recorded {len(triage.collected.result.artifacts)} artifacts to {folder}; "
+                     f"leading: {summary}\nreplay with: triagebot replay {folder}\n")
+    return 0

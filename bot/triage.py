@@ -1,0 +1,74 @@
+"""Live triage and recording: settings -> live sources -> the same pipeline replays use."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bot.config import ConfigError, Settings
+from collectors.live.base import NodeRef, Window
+from collectors.live.collect import Collected, LiveAccess, collect_live
+from collectors.models import Target
+from playbooks.pipeline import analyse
+from playbooks.report import Report
+
+
+def kube_client(settings: Settings) -> Any:
+    """An ApiClient from the kubeconfig (and context), else the in-cluster service account."""
+    from kubernetes import client, config
+
+    path = settings.kubeconfig or (Path(os.environ["KUBECONFIG"]) if os.environ.get("KUBECONFIG") else None) \
+        or Path.home() / ".kube" / "config"
+    try:
+        if path.is_file():
+            return config.new_client_from_config(config_file=str(path), context=settings.context,
+                                                 persist_config=False)
+        if settings.kubeconfig is not None:
+            raise ConfigError(f"setting kubeconfig (TRIAGEBOT_KUBECONFIG): no such file {path}")
+        config.load_incluster_config()
+        return client.ApiClient()
+    except config.ConfigException as err:
+        raise ConfigError(f"no usable cluster credentials: {str(err).splitlines()[0]} "
+                          f"(set TRIAGEBOT_KUBECONFIG and TRIAGEBOT_CONTEXT, or run in a cluster)") from None
+
+
+def agent_url(template: str) -> Any:
+    def url(node: NodeRef) -> str | None:
+        if "{node_ip}" in template and not node.internal_ip:
+            return None
+        return template.format(node=node.name, node_ip=node.internal_ip or "")
+
+    return url
+
+
+def access_from(settings: Settings, kube: Any) -> LiveAccess:
+    headers = ({"Authorization": f"Bearer {settings.prometheus_token.get_secret_value()}"}
+               if settings.prometheus_token else None)
+    return LiveAccess(
+        kube=kube,
+        prometheus_url=settings.prometheus_url,
+        prometheus_headers=headers,
+        agent_url=agent_url(settings.agent_url_template),
+        agent_token=settings.agent_token.get_secret_value() if settings.agent_token else None,
+        call_timeout=settings.call_timeout,
+        deadline=settings.deadline,
+    )
+
+
+@dataclass
+class Triage:
+    report: Report
+    collected: Collected
+    target: Target
+    captured_at: datetime
+
+
+def run_triage(target: Target, since: timedelta, access: LiveAccess, now: datetime | None = None) -> Triage:
+    """Collect live evidence for the target and analyse it; raises TargetNotFound."""
+    now = now or datetime.now(UTC)
+    collected = collect_live(target, Window.last(since, now), access)
+    report = analyse(collected.result.artifacts, target, missing=collected.result.missing)
+    return Triage(report=report, collected=collected, target=target, captured_at=now)

@@ -1,0 +1,92 @@
+"""Running the live sources for one target within a deadline.
+
+Kubernetes runs first because it resolves the target into pods and nodes; Prometheus and the node agents
+then run in parallel over that scope. A source that fails or overruns the deadline becomes a `missing`
+entry; only a target that does not exist stops the triage. Every artifact is redacted before it is
+returned, so nothing downstream (a report, a recording, Slack) can see a secret.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+from collectors.live.agent import collect_agent
+from collectors.live.base import NodeRef, Scope, SourceResult, TargetNotFound, Window
+from collectors.live.kubernetes import collect_kubernetes
+from collectors.live.prometheus import collect_prometheus
+from collectors.models import Missing, Target
+from collectors.redact import redact
+
+
+@dataclass(frozen=True)
+class LiveAccess:
+    """How to reach each backend; a None backend is reported missing, not an error."""
+
+    kube: Any | None  # kubernetes.client.ApiClient
+    prometheus_url: str | None = None
+    prometheus_headers: dict[str, str] | None = None
+    agent_url: Callable[[NodeRef], str | None] | None = None
+    agent_token: str | None = None
+    call_timeout: float = 5.0
+    deadline: float = 20.0
+
+
+@dataclass
+class Collected:
+    scope: Scope
+    result: SourceResult
+
+
+def collect_live(target: Target, window: Window, access: LiveAccess) -> Collected:
+    """Every artifact the live sources can give for the target; raises TargetNotFound."""
+    started = time.monotonic()
+    result = SourceResult()
+    scope = Scope(namespace=target.namespace or "default", service=target.service)
+    pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="triage-source")
+    try:
+        if access.kube is None:
+            result.missing.append(Missing(source="kubernetes", reason="no cluster access configured"))
+        else:
+            future = pool.submit(collect_kubernetes, access.kube, target, window, call_timeout=access.call_timeout)
+            outcome = _wait(future, "kubernetes", started, access.deadline, result)
+            if outcome is not None:
+                scope, found = outcome
+                result.extend(found)
+        later: dict[str, Future[SourceResult]] = {}
+        if access.prometheus_url:
+            later["prometheus"] = pool.submit(collect_prometheus, access.prometheus_url, scope, window,
+                                              timeout=access.call_timeout, headers=access.prometheus_headers)
+        else:
+            result.missing.append(Missing(source="prometheus", reason="no Prometheus URL configured"))
+        if access.agent_url is not None and access.agent_token and scope.nodes:
+            later["agent"] = pool.submit(collect_agent, access.agent_url, access.agent_token, scope, window,
+                                         timeout=access.call_timeout)
+        elif scope.nodes:
+            result.missing.append(Missing(source="agent", reason="no node agent token configured"))
+        for name, pending in later.items():
+            found_later = _wait(pending, name, started, access.deadline, result)
+            if found_later is not None:
+                result.extend(found_later)
+    finally:
+        # Threads that overran the deadline finish in the background; their results are dropped.
+        pool.shutdown(wait=False, cancel_futures=True)
+    result.artifacts = [redact(a) for a in result.artifacts]
+    return Collected(scope=scope, result=result)
+
+
+def _wait(future: Future[Any], name: str, started: float, deadline: float, result: SourceResult) -> Any:
+    remaining = max(0.0, deadline - (time.monotonic() - started))
+    try:
+        return future.result(timeout=remaining)
+    except FutureTimeout:
+        result.missing.append(Missing(source=name, reason=f"deadline of {deadline:g}s exceeded"))
+    except TargetNotFound:
+        raise
+    except Exception as err:
+        result.missing.append(Missing(source=name, reason=f"failed: {type(err).__name__}: {err}"))
+    return None
