@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
+from bot.policy import Permissions, Route
+
 
 class ConfigError(ValueError):
     """A missing or malformed setting; the message names it."""
@@ -34,6 +36,11 @@ class Settings(BaseSettings):
     call_timeout: float = Field(5.0, gt=0, le=60, description="seconds per API call")
     deadline: float = Field(20.0, gt=0, le=300, description="seconds for all sources of one triage")
     default_since: str = Field("30m", description="window when none is given")
+    # Chat and alerts.
+    routes: list[Route] = Field(default_factory=list, description="alert label matchers -> Slack channel")
+    default_channel: str | None = Field(None, description="channel for alerts no route matches")
+    permissions: Permissions = Field(default_factory=Permissions,
+                                     description="channels and users -> namespaces they may triage")
 
     @field_validator("agent_url_template")
     @classmethod

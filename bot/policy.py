@@ -1,0 +1,56 @@
+"""Alert routing (labels -> channel) and permissions (channel or user -> namespaces), as plain data."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field, field_validator
+
+
+class Route(BaseModel):
+    """Alerts whose labels all match go to `channel`. A value starting with `~` is a full-match regex."""
+
+    match: dict[str, str] = Field(default_factory=dict)
+    channel: str
+
+    @field_validator("match")
+    @classmethod
+    def _regexes_compile(cls, value: dict[str, str]) -> dict[str, str]:
+        for label, pattern in value.items():
+            if pattern.startswith("~"):
+                try:
+                    re.compile(pattern[1:])
+                except re.error as err:
+                    raise ValueError(f"route regex for {label!r} does not compile: {err}") from None
+        return value
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for label, pattern in self.match.items():
+            value = labels.get(label, "")
+            if pattern.startswith("~"):
+                if re.fullmatch(pattern[1:], value) is None:
+                    return False
+            elif value != pattern:
+                return False
+        return True
+
+
+def route_channel(routes: list[Route], default: str | None, labels: Mapping[str, str]) -> str | None:
+    """The first matching route's channel, else the default (None: nowhere to post)."""
+    return next((r.channel for r in routes if r.matches(labels)), default)
+
+
+class Permissions(BaseModel):
+    """Who may triage which namespaces. "*" allows every namespace. Nothing configured allows nothing."""
+
+    channels: dict[str, list[str]] = Field(default_factory=dict)
+    users: dict[str, list[str]] = Field(default_factory=dict)
+
+    def allowed(self, namespace: str, *, channel: str | None = None, user: str | None = None) -> bool:
+        granted = self.channels.get(channel or "", []) + self.users.get(user or "", [])
+        return "*" in granted or namespace in granted
+
+    def refusal(self, namespace: str, *, channel: str | None = None, user: str | None = None) -> str:
+        return (f"Not allowed: namespace {namespace!r} is not granted to this channel ({channel or '-'}) "
+                f"or to you ({user or '-'}). Ask an admin to add it under `permissions` in triagebot's config.")

@@ -1,0 +1,106 @@
+"""The report as Slack Block Kit, built with slack_sdk's models so Slack's limits are checked here.
+
+Wording comes from Jinja templates in bot/templates/slack/; an operator can override any of them by putting a
+file of the same name in a folder of their own (`templates_dir`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import ChoiceLoader, FileSystemLoader, PackageLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot.render.common import headline, others, target_line
+from playbooks.report import Report
+
+STATUS_EMOJI = {"confirmed": ":large_green_circle:", "likely": ":large_yellow_circle:",
+                "unknown": ":white_circle:", "ruled-out": ":red_circle:"}
+TEXT_LIMIT = 3000  # per text object
+HEADER_LIMIT = 150
+# Actions on a report; the value carries the triage run id so a click finds its report.
+ACTIONS = (("triage_show_evidence", "Show evidence", None), ("triage_rerun", "Re-run", None),
+           ("triage_resolve", "Mark resolved", "primary"), ("triage_wrong", "Wrong diagnosis", "danger"),
+           ("triage_save_drill", "Save as drill", None))
+
+
+def mrkdwn_escape(text: object) -> str:
+    """Slack's three control characters; everything else is literal."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _environment(templates_dir: Path | None) -> SandboxedEnvironment:
+    loaders: list[Any] = [PackageLoader("bot", "templates/slack")]
+    if templates_dir is not None:
+        loaders.insert(0, FileSystemLoader(str(templates_dir)))
+    env = SandboxedEnvironment(loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
+                               trim_blocks=False, lstrip_blocks=False)
+    env.filters["mrkdwn"] = mrkdwn_escape
+    return env
+
+
+def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 40].rstrip()
+    # Keep a code fence balanced, or the rest of the message renders as code.
+    if cut.count("```") % 2 == 1:
+        cut += "\n```"
+    return cut + "\n_…truncated; see the evidence file_"
+
+
+class SlackRenderer:
+    def __init__(self, templates_dir: Path | None = None) -> None:
+        self.env = _environment(templates_dir)
+
+    def _text(self, name: str, **variables: Any) -> str:
+        return _clip(self.env.get_template(f"{name}.md.j2").render(status_emoji=STATUS_EMOJI, **variables))
+
+    def blocks(self, report: Report, run_id: str = "") -> list[Block]:
+        """The thread reply for one report: leader, why, falsifier, checks, mitigations, the rest, buttons."""
+        lead = report.leading()
+        finding, hypothesis = lead if lead else (None, None)
+        title = f"Triage: {target_line(report)}"
+        blocks: list[Block] = [HeaderBlock(text=title[:HEADER_LIMIT])]
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
+            "leader", lead=hypothesis, finding=finding, headline=headline(report)))))
+        if hypothesis is not None:
+            for name in ("why", "falsify"):
+                blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(name, lead=hypothesis))))
+            if hypothesis.next_checks:
+                blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("checks", lead=hypothesis))))
+            if hypothesis.mitigations:
+                blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("mitigations", lead=hypothesis))))
+        rest = others(report, hypothesis)
+        if rest:
+            blocks.append(DividerBlock())
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text("others", others=rest))]))
+        if report.missing:
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text("missing",
+                                                                                    missing=report.missing))]))
+        blocks.append(ActionsBlock(block_id="triage_actions", elements=[
+            ButtonElement(text=label, action_id=action_id, value=run_id or "none", style=style)
+            for action_id, label, style in ACTIONS]))
+        for block in blocks:
+            block.validate_json()
+        return blocks
+
+    def fallback_text(self, report: Report) -> str:
+        """The notification text: what a phone lock screen shows."""
+        return headline(report)[:300]
+
+
+def blocks_json(report: Report, run_id: str = "", templates_dir: Path | None = None) -> list[dict[str, Any]]:
+    return [block.to_dict() for block in SlackRenderer(templates_dir).blocks(report, run_id)]

@@ -1,0 +1,42 @@
+"""Routing alerts to channels and permitting namespaces per channel and user."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from bot.policy import Permissions, Route, route_channel
+
+ROUTES = [Route(match={"namespace": "ml", "severity": "critical"}, channel="C0MLPAGE"),
+          Route(match={"namespace": "~ml|training"}, channel="C0ML"),
+          Route(match={"alertname": "~DCGM.*|GPU.*"}, channel="C0GPU")]
+
+
+@pytest.mark.parametrize(("labels", "channel"), [
+    ({"namespace": "ml", "severity": "critical"}, "C0MLPAGE"),
+    ({"namespace": "ml", "severity": "warning"}, "C0ML"),
+    ({"namespace": "training"}, "C0ML"),
+    ({"namespace": "mlops"}, "C0DEFAULT"),
+    ({"alertname": "GPUXidError", "Hostname": "n"}, "C0GPU"),
+    ({}, "C0DEFAULT"),
+])
+def test_routes(labels: dict[str, str], channel: str) -> None:
+    assert route_channel(ROUTES, "C0DEFAULT", labels) == channel
+
+
+def test_no_default_means_nowhere() -> None:
+    assert route_channel([], None, {"namespace": "x"}) is None
+
+
+def test_bad_regex_is_refused() -> None:
+    with pytest.raises(ValidationError, match="does not compile"):
+        Route(match={"namespace": "~("}, channel="C")
+
+
+def test_permissions() -> None:
+    perms = Permissions(channels={"C0OPS": ["*"], "C0SHOP": ["shop"]}, users={"U0ALICE": ["ml"]})
+    assert perms.allowed("anything", channel="C0OPS")
+    assert perms.allowed("shop", channel="C0SHOP") and not perms.allowed("ml", channel="C0SHOP")
+    assert perms.allowed("ml", channel="C0SHOP", user="U0ALICE")
+    assert not Permissions().allowed("shop", channel="C0SHOP", user="U0ALICE")
+    assert "namespace 'ml' is not granted" in perms.refusal("ml", channel="C0SHOP", user="U0BOB")
