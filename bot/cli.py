@@ -59,9 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
     pbsub.add_parser("schema", help="print the playbook JSON Schema")
 
     live_cli.add_parsers(sub)
+    live_cli.add_agent_parser(sub)
 
     facts = sub.add_parser("facts", help="print the fact vocabulary")
     facts.add_argument("--markdown", action="store_true", help="as docs/facts.md")
+
+    from bot.interview_cli import add_arguments as interview_arguments
+
+    interview = sub.add_parser("interview", help="a mock-interview question, graded against expected points")
+    interview_arguments(interview)
+
+    from bot.drill_cli import add_arguments as drill_arguments
+
+    drill = sub.add_parser("drill", help="train on a recorded incident: ask for evidence, propose, declare")
+    drill_arguments(drill)
     return parser
 
 
@@ -142,8 +153,33 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_interview(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from bot.interview_cli import InterviewUsageError, run_interview
+
+    try:
+        return run_interview(args, Console(), input)
+    except InterviewUsageError as err:
+        raise UsageError(str(err)) from None
+
+
+
+def cmd_drill(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from bot.drill_cli import DrillUsageError, run_drill
+
+    try:
+        return run_drill(args, Console(), input)
+    except DrillUsageError as err:
+        raise UsageError(str(err)) from None
+
+
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
-            "triage": live_cli.cmd_triage, "record": live_cli.cmd_record}
+            "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
+            "agent": live_cli.cmd_agent}
+COMMANDS["drill"] = cmd_drill
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
 
 from bot.policy import Permissions, Route
@@ -36,6 +36,25 @@ class Settings(BaseSettings):
     call_timeout: float = Field(5.0, gt=0, le=60, description="seconds per API call")
     deadline: float = Field(20.0, gt=0, le=300, description="seconds for all sources of one triage")
     default_since: str = Field("30m", description="window when none is given")
+    # Slack. The credentials use Slack's standard variable names.
+    slack_bot_token: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "slack_bot_token"), description="xoxb-... token")
+    slack_signing_secret: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "slack_signing_secret"),
+        description="verifies that requests come from Slack (HTTP mode)")
+    slack_app_token: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "slack_app_token"),
+        description="xapp-... token (Socket Mode)")
+    slack_mode: Literal["http", "socket"] = Field("http", description="HTTP endpoint or Socket Mode")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL (proxies, "
+                               "air-gapped gateways)")
+    templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")
+    # Webhook server and persistence.
+    webhook_token: SecretStr | None = Field(None, description="bearer token (or basic-auth password) that "
+                                            "Alertmanager sends to /alertmanager")
+    webhook_max_bytes: int = Field(1_048_576, gt=1024, description="largest accepted webhook body")
+    database_url: str | None = Field(None, description="SQLAlchemy URL; default a SQLite file in the state dir")
+    max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
     # Chat and alerts.
     routes: list[Route] = Field(default_factory=list, description="alert label matchers -> Slack channel")
     default_channel: str | None = Field(None, description="channel for alerts no route matches")
@@ -72,5 +91,5 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as err:
         first = err.errors()[0]
         name = ".".join(str(p) for p in first["loc"])
-        env = f"TRIAGEBOT_{name.upper()}"
+        env = name.upper() if name.upper().startswith("SLACK_") else f"TRIAGEBOT_{name.upper()}"
         raise ConfigError(f"setting {name} ({env}): {first['msg']}") from None

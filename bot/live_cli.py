@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.config import ConfigError, load_settings
 from collectors.live.base import TargetNotFound
@@ -22,7 +22,7 @@ class LiveUsageError(Exception):
     """A user mistake in a live command; the CLI prints it in one line and exits 2."""
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     for name, helptext in (("triage", "triage a service, pod/NAME, node/NAME or job/NAME in a live cluster"),
                            ("record", "save a live triage's evidence as a recorded incident")):
         p = sub.add_parser(name, help=helptext)
@@ -36,6 +36,29 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         else:
             p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
+
+
+def add_agent_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("agent", help="run the read-only node agent (settings from TRIAGEBOT_AGENT_*)")
+    p.add_argument("--host", help="listen address (default TRIAGEBOT_AGENT_HOST)")
+    p.add_argument("--port", type=int, help="listen port (default TRIAGEBOT_AGENT_PORT, 9105)")
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from collectors.agent.config import AgentSettings
+    from collectors.agent.server import serve
+
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    try:
+        settings = AgentSettings(**overrides)
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = ".".join(str(p) for p in first["loc"])
+        raise LiveUsageError(f"setting {name} (TRIAGEBOT_AGENT_{name.upper()}): {first['msg']}") from None
+    serve(settings)
+    return 0
 
 
 def _target(args: argparse.Namespace) -> Target:

@@ -28,6 +28,7 @@ class ArtifactKind(StrEnum):
     PROMETHEUS_QUERY = "prometheus-query"  # HTTP API JSON result
     ALERTMANAGER = "alertmanager"  # webhook payload, version 4
     ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
+    NVML = "nvml"  # the node agent's NVML snapshot JSON (schema triagebot.nvml/v1)
 
 
 class Artifact(BaseModel):

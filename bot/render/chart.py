@@ -71,8 +71,8 @@ def render_chart(artifacts: list[Artifact], playbook: str | None, title: str = "
     fig, ax = plt.subplots(figsize=(8, 3), dpi=100)
     try:
         for item in series[:MAX_SERIES]:
-            points = [(datetime.fromtimestamp(float(t), UTC), float(v)) for t, v in item["values"]]
-            ax.plot([p[0] for p in points], [p[1] for p in points], label=_label(item.get("metric", {})),
+            times = mdates.date2num([datetime.fromtimestamp(float(t), UTC) for t, _ in item["values"]])
+            ax.plot(times, [float(v) for _, v in item["values"]], label=_label(item.get("metric", {})),
                     linewidth=1.4)
         ax.set_title(title or artifact.id, fontsize=9)
         ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))

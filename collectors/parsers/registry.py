@@ -18,6 +18,7 @@ from collectors.parsers import (
     kernel,
     kubelet,
     nccl,
+    nvml,
     prometheus_api,
     prometheus_text,
 )
@@ -41,6 +42,7 @@ PARSERS: dict[ArtifactKind, Parser] = {
     ArtifactKind.PROMETHEUS_QUERY: prometheus_api.parse,
     ArtifactKind.ALERTMANAGER: alertmanager.parse,
     ArtifactKind.ALERT_TEXT: alert_text.parse,
+    ArtifactKind.NVML: nvml.parse,
 }
 
 # Sniffers score how much a text looks like each kind (0-100). Object JSON/YAML is one sniffer for
@@ -62,6 +64,7 @@ SNIFFERS: dict[ArtifactKind, Sniffer] = {
     ArtifactKind.PROMETHEUS_QUERY: prometheus_api.sniff,
     ArtifactKind.ALERTMANAGER: alertmanager.sniff,
     ArtifactKind.ALERT_TEXT: alert_text.sniff,
+    ArtifactKind.NVML: nvml.sniff,
 }
 
 # Line-oriented logs can be interleaved in one paste; each line is claimed by at most one kind.

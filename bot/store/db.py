@@ -1,0 +1,109 @@
+"""Engines, sessions and migrations: a SQLite file by default, PostgreSQL through a URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Any constant will do; it only has to be the same in every replica so their migrations run one at a time.
+_MIGRATION_LOCK_ID = 0x7472_6961_6765  # "triage"
+
+
+def default_sqlite_path() -> Path:
+    """$TRIAGEBOT_STATE_DIR/triagebot.sqlite, else the XDG state dir (~/.local/state/triagebot/)."""
+    state = os.environ.get("TRIAGEBOT_STATE_DIR")
+    if state:
+        base = Path(state)
+    else:
+        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "triagebot"
+    return base / "triagebot.sqlite"
+
+
+def normalize_url(url: str | None) -> str:
+    """Fill in the default SQLite file, and pick psycopg 3 for bare postgres:// URLs (psycopg2 is not installed)."""
+    if not url:
+        return f"sqlite:///{default_sqlite_path()}"
+    parsed = make_url(url)
+    if parsed.drivername in ("postgres", "postgresql"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
+    """An engine for `url` (default: the SQLite state file), set up for several processes sharing one database."""
+    url = normalize_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, **kwargs)
+        _configure_sqlite(engine)
+        return engine
+    # Aware datetimes come back in the session time zone; pin it to UTC so logs and psql agree with the bot.
+    connect_args = {"options": "-c timezone=UTC", **kwargs.pop("connect_args", {})}
+    return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from the sqlite3 module, which starts transactions late and never
+        # for DDL; SQLAlchemy's "begin" event below emits BEGIN itself.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer, and vice versa
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # IMMEDIATE takes the write lock up front (waiting up to busy_timeout). A deferred transaction that reads
+        # and then writes fails at once with SQLITE_BUSY when another process wrote in between; the bot writes
+        # in nearly every transaction, so serialising them is both simpler and safe (the outbox claim relies on it).
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    # expire_on_commit=False: objects returned by the repo functions stay readable after their transaction ends.
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(engine: Engine | None = None) -> Config:
+    """The Alembic configuration of this package, without an alembic.ini (usable for `command.revision` too)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("path_separator", "os")
+    if engine is not None:
+        config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    return config
+
+
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to `revision`. Safe to call from every replica at start-up, at the same time."""
+    config = alembic_config()
+    with engine.connect() as connection, connection.begin():
+        if connection.dialect.name == "postgresql":
+            # Held until commit; a second replica waits here and then finds the schema already at head.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
+        # On SQLite the BEGIN IMMEDIATE above already serialises migrations.
+        config.attributes["connection"] = connection
+        config.attributes["upgrade_only"] = True
+        command.upgrade(config, revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()

@@ -1,0 +1,255 @@
+"""The Slack outbox: every Web API call is a row first, so nothing is lost while Slack is down and nothing is
+posted twice when replicas share a database.
+
+Life cycle of a row::
+
+    pending --claim--> sending --mark_sent--> sent
+                          |--mark_failed--> failed --(next_attempt_at)--> claimable again
+                          |--mark_failed (permanent, or attempts used up)--> dead
+                          '--lease expires (worker crashed)--> claimable again (dead once attempts are used up)
+
+Exactly once rests on three things: the idempotency key is UNIQUE, so two replicas enqueueing the same alert make
+one row; a claim moves a row to `sending` inside one transaction that no other claimer can interleave with
+(row locks with SKIP LOCKED on PostgreSQL, BEGIN IMMEDIATE on SQLite); and `mark_*` only count when the caller
+still holds the lease. A poster must therefore finish its Slack call well within the lease (HTTP timeout < lease).
+What no database can prevent is a crash between Slack's answer and `mark_sent`: that item is posted again after
+its lease expires.
+
+Pacing: a channel gets at most one post per `pace` (Slack allows about one message per second per channel), and
+no new post while one is in flight there, so posts to one channel leave in order. A 429's Retry-After holds the
+whole channel back, not just the item that got it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    SQLColumnExpression,
+    Update,
+    and_,
+    case,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import Session, aliased, sessionmaker
+
+from bot.store.dialect import insert_ignoring_conflicts
+from bot.store.models import OUTBOX_METHODS, ChannelPace, OutboxItem
+from bot.store.types import UTCDateTime, utcnow
+
+DEFAULT_LEASE = timedelta(seconds=30)
+DEFAULT_PACE = timedelta(seconds=1)
+BACKOFF_BASE = 1.0  # seconds before the first retry; doubles each attempt
+BACKOFF_CAP = 300.0
+# Attempts before an item is dead. With the 5-minute cap, 25 attempts ride out roughly 90 minutes of Slack outage.
+DEFAULT_MAX_ATTEMPTS = 25
+_SWEEP_ROUNDS = 10  # dependency chains longer than this are finished off by later claims
+
+
+@dataclass(frozen=True)
+class ClaimedItem:
+    """What a poster needs for one call. A plain value, usable after the claim's transaction has ended."""
+
+    id: int
+    idempotency_key: str
+    channel: str
+    method: str
+    payload: dict[str, Any]
+    depends_on: int | None
+    attempts: int  # including this one
+    locked_until: datetime
+    parent_result: dict[str, Any] | None  # the `result` of the item this one depends on, e.g. {"ts": ...}
+
+
+def backoff(attempts: int) -> float:
+    """Seconds to wait after the `attempts`-th failed attempt: 1, 2, 4 ... capped at 5 minutes."""
+    return float(min(BACKOFF_CAP, BACKOFF_BASE * 2 ** max(0, attempts - 1)))
+
+
+def enqueue(
+    session: Session, key: str, channel: str, method: str, payload: Mapping[str, Any],
+    depends_on: int | OutboxItem | None = None, now: datetime | None = None,
+) -> OutboxItem:
+    """Queue one call under `key`. The same key again (from this or another replica) returns the first row unchanged.
+
+    Call it in the transaction that stores what caused the post, so both are committed or neither is.
+    """
+    if method not in OUTBOX_METHODS:
+        raise ValueError(f"method: expected one of {', '.join(OUTBOX_METHODS)}, got {method!r}")
+    if isinstance(depends_on, OutboxItem):
+        session.flush()  # a parent enqueued in this session needs its id
+        depends_on = depends_on.id
+    now = now or utcnow()
+    session.execute(
+        insert_ignoring_conflicts(session, OutboxItem, ["idempotency_key"])
+        .values(idempotency_key=key, channel=channel, method=method, payload=dict(payload), depends_on=depends_on,
+                status="pending", attempts=0, next_attempt_at=now, created_at=now)
+    )
+    # A claim locks this row to serialise claims per channel; it must exist before the first claim.
+    session.execute(insert_ignoring_conflicts(session, ChannelPace, ["channel"]).values(channel=channel, next_at=now))
+    return session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == key)).one()
+
+
+def find(session: Session, key: str) -> OutboxItem | None:
+    return session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == key)).first()
+
+
+def _due(now: datetime) -> ColumnElement[bool]:
+    """Waiting and due, or handed out to a worker whose lease has run out."""
+    return or_(
+        and_(OutboxItem.status.in_(("pending", "failed")), OutboxItem.next_attempt_at <= now),
+        and_(OutboxItem.status == "sending", OutboxItem.locked_until <= now),
+    )
+
+
+def _dependency_sent() -> ColumnElement[bool]:
+    parent = aliased(OutboxItem)
+    return or_(OutboxItem.depends_on.is_(None),
+               exists().where(parent.id == OutboxItem.depends_on, parent.status == "sent"))
+
+
+def _sweep_dead(session: Session, now: datetime, max_attempts: int) -> None:
+    """Dead-letter what can never be sent: items whose lease expired on their last attempt, and items depending
+    on a dead item (a thread reply without its parent has nowhere to go). SKIP LOCKED: a sweep never waits."""
+    crashed = (select(OutboxItem.id)
+               .where(OutboxItem.status == "sending", OutboxItem.locked_until <= now,
+                      OutboxItem.attempts >= max_attempts)
+               .with_for_update(skip_locked=True))
+    _changed(session, update(OutboxItem).where(OutboxItem.id.in_(crashed))
+             .values(status="dead", locked_by=None, locked_until=None,
+                     last_error="lease expired on the last attempt (worker crashed or too slow)"))
+    parent = aliased(OutboxItem)
+    for _ in range(_SWEEP_ROUNDS):
+        orphans = (select(OutboxItem.id)
+                   .where(OutboxItem.status.in_(("pending", "failed")),
+                          exists().where(parent.id == OutboxItem.depends_on, parent.status == "dead"))
+                   .with_for_update(skip_locked=True))
+        if not _changed(session, update(OutboxItem).where(OutboxItem.id.in_(orphans))
+                        .values(status="dead", last_error="the item it depends on is dead")):
+            break
+
+
+def claim(
+    factory: sessionmaker[Session], worker_id: str, now: datetime, limit: int = 10,
+    lease: timedelta = DEFAULT_LEASE, pace: timedelta = DEFAULT_PACE, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> list[ClaimedItem]:
+    """Hand out up to `limit` due items, at most one per channel, oldest first, in a transaction of its own.
+
+    A channel is skipped while it is paced (`pace` after its previous claim, or a Retry-After), while one of its
+    items is in flight, or while another worker is claiming in it. An item waits until the item it depends on is
+    sent, and then carries that item's result.
+    """
+    claimed: list[ClaimedItem] = []
+    with factory.begin() as session:
+        _sweep_dead(session, now, max_attempts)
+        in_channel = OutboxItem.channel == ChannelPace.channel
+        in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
+        channels = session.scalars(
+            select(ChannelPace.channel)
+            .where(ChannelPace.next_at <= now,
+                   exists().where(in_channel, _due(now), _dependency_sent()),
+                   ~exists().where(in_flight))
+            .order_by(ChannelPace.next_at, ChannelPace.channel)
+            .limit(limit)
+            # The channel row is the claim lock: a second worker skips the channel instead of double-claiming.
+            .with_for_update(skip_locked=True)
+        ).all()
+        for channel in channels:
+            item = session.scalars(
+                select(OutboxItem)
+                .where(OutboxItem.channel == channel, _due(now), _dependency_sent())
+                .order_by(OutboxItem.id).limit(1)
+                .with_for_update(skip_locked=True)  # e.g. a slow worker marking its expired item right now
+            ).first()
+            if item is None:
+                continue
+            item.status = "sending"
+            item.attempts += 1
+            item.locked_by = worker_id
+            item.locked_until = now + lease
+            session.execute(update(ChannelPace).where(ChannelPace.channel == channel)
+                            .values(next_at=now + pace, last_sent_at=now))
+            parent_result = None
+            if item.depends_on is not None:
+                parent_result = session.scalar(select(OutboxItem.result).where(OutboxItem.id == item.depends_on))
+            claimed.append(ClaimedItem(
+                id=item.id, idempotency_key=item.idempotency_key, channel=item.channel, method=item.method,
+                payload=item.payload, depends_on=item.depends_on, attempts=item.attempts,
+                locked_until=item.locked_until, parent_result=parent_result,
+            ))
+    return claimed
+
+
+def mark_sent(
+    session: Session, item_id: int, worker_id: str, result: Mapping[str, Any], now: datetime | None = None
+) -> bool:
+    """Record Slack's answer (keep at least `ts` and `channel`: dependants receive it). False when this worker's
+    lease was taken over by another worker, which then owns the item."""
+    return _changed(session, update(OutboxItem)
+                    .where(OutboxItem.id == item_id, OutboxItem.status == "sending", OutboxItem.locked_by == worker_id)
+                    .values(status="sent", result=dict(result), sent_at=now or utcnow(), locked_by=None,
+                            locked_until=None, last_error=None)) == 1
+
+
+def mark_failed(
+    session: Session, item_id: int, worker_id: str, error: str, retry_after: float | None = None,
+    permanent: bool = False, now: datetime | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> str | None:
+    """Record a failed call. Retry after `retry_after` seconds when Slack said so (429), else back off
+    exponentially; `permanent` (e.g. channel_not_found) or a used-up attempt budget makes the item dead.
+
+    Returns the new status ("failed" or "dead"), or None when this worker no longer holds the item.
+    """
+    now = now or utcnow()
+    item = session.get(OutboxItem, item_id, populate_existing=True)
+    if item is None or item.status != "sending" or item.locked_by != worker_id:
+        return None
+    if retry_after is not None:
+        # Slack's rate limit is per channel, so hold every post to it back, not only this one.
+        hold = now + timedelta(seconds=max(0.0, retry_after))
+        _changed(session, update(ChannelPace).where(ChannelPace.channel == item.channel)
+                 .values(next_at=_later(ChannelPace.next_at, hold)))
+    dead = permanent or item.attempts >= max_attempts
+    delay = retry_after if retry_after is not None else backoff(item.attempts)
+    values: dict[str, Any] = {"status": "dead" if dead else "failed", "last_error": error[:4000],
+                              "locked_by": None, "locked_until": None}
+    if not dead:
+        values["next_attempt_at"] = now + timedelta(seconds=max(0.0, delay))
+    done = _changed(session, update(OutboxItem)
+                    .where(OutboxItem.id == item_id, OutboxItem.status == "sending", OutboxItem.locked_by == worker_id)
+                    .values(**values))
+    session.expire(item)
+    return str(values["status"]) if done else None
+
+
+def _changed(session: Session, statement: Update) -> int:
+    """Run a bulk UPDATE (no ORM state to synchronise: callers re-read) and return how many rows it changed."""
+    result = session.execute(statement.execution_options(synchronize_session=False))
+    return cast(CursorResult[Any], result).rowcount
+
+
+def _later(column: SQLColumnExpression[datetime], moment: datetime) -> ColumnElement[datetime]:
+    """The later of a time column and a moment, in SQL (GREATEST and MAX differ between the two backends)."""
+    return case((column > moment, column), else_=literal(moment, UTCDateTime()))
+
+
+def retry_dead(session: Session, item_id: int, now: datetime | None = None) -> bool:
+    """Give a dead item a fresh attempt budget (an operator's action, e.g. after fixing a channel id)."""
+    return _changed(session, update(OutboxItem).where(OutboxItem.id == item_id, OutboxItem.status == "dead")
+                    .values(status="pending", attempts=0, next_attempt_at=now or utcnow(), last_error=None)) == 1
+
+
+def counts(session: Session) -> dict[str, int]:
+    """Items per status, for health checks and metrics."""
+    rows = session.execute(select(OutboxItem.status, func.count()).group_by(OutboxItem.status)).all()
+    return {status: int(n) for status, n in rows}

@@ -1,0 +1,14 @@
+"""Running the agent under uvicorn."""
+
+from __future__ import annotations
+
+import uvicorn
+
+from collectors.agent.app import create_app
+from collectors.agent.config import AgentSettings
+
+
+def serve(settings: AgentSettings) -> None:
+    """Serve until stopped. No access log: it would record every caller's query, and nothing of value."""
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info",
+                access_log=False, proxy_headers=False, server_header=False)

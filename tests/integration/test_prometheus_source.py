@@ -1,0 +1,318 @@
+"""The Prometheus source against a real Prometheus (Debian's), backfilled with an hour of synthetic history.
+
+One server serves the whole module: an OOM-bound trainer on a GPU node with an Xid 79, a CPU-throttled
+web pod with a latency histogram and rising traffic, a node whose conntrack table is nearly full,
+CoreDNS, and pods whose names need escaping. Decoys outside each scope prove the queries filter.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
+from collectors.live.prometheus import PromClient, Query, collect_prometheus, run_queries
+from collectors.live.promql import MAX_POINTS, points, range_step
+from collectors.models import Artifact, ArtifactKind, Missing
+from collectors.parsers.registry import parse_artifact
+from tests.harness.openmetrics import History, per_second, ramp, step_at
+from tests.harness.prometheus import PromServer, free_port, require_binary, start_prometheus
+
+GiB = 2**30
+SPAN = 3600
+ODD_POD = 'odd.pod+(1)"q'
+BACKSLASH_POD = "back\\slash"
+DECOY_POD = 'oddXpod1"q'  # what `odd.pod+(1)"q` would match if `.` and `+` were left unescaped
+CONTROL_POD = "tab\tbell\x07"  # not a valid pod name, but any label value must survive the string escaping
+
+
+def _two_rates(before: float, after: float, switch: float) -> Callable[[float], float]:
+    """A counter at `before` per second until `switch`, then at `after`: traffic that went up."""
+    return lambda t: before * t if t < switch else before * switch + after * (t - switch)
+
+
+def _trainer(h: History) -> None:
+    pod = {"namespace": "ml", "pod": "trainer-0"}
+    h.gauge("container_memory_working_set_bytes", {**pod, "container": "main"}, ramp(2 * GiB, 7.95 * GiB, SPAN))
+    # The pause container and the pod cgroup are larger; the queries must leave them out.
+    h.gauge("container_memory_working_set_bytes", {**pod, "container": "POD"}, 9 * GiB)
+    h.gauge("container_memory_working_set_bytes", {**pod, "container": ""}, 9 * GiB)
+    limits = {**pod, "container": "main", "unit": "byte"}
+    h.gauge("kube_pod_container_resource_limits", {**limits, "resource": "memory"}, 8 * GiB)
+    h.gauge("kube_pod_container_resource_limits", {**limits, "resource": "cpu", "unit": "core"}, 4)
+    h.gauge("kube_pod_container_status_last_terminated_reason", {**pod, "container": "main", "reason": "OOMKilled"}, 1)
+    h.gauge("kube_pod_container_status_last_terminated_exitcode", {**pod, "container": "main"}, 137)
+    h.counter("kube_pod_container_status_restarts", {**pod, "container": "main"}, 3)
+
+
+def _gpus(h: History) -> None:
+    for gpu, xid in (("0", 0.0), ("1", 79.0)):
+        labels = {"gpu": gpu, "UUID": f"GPU-2-{gpu}", "Hostname": "gpu-node-2", "modelName": "NVIDIA H100 80GB HBM3"}
+        h.gauge("DCGM_FI_DEV_XID_ERRORS", labels, step_at(0, xid, SPAN - 600))
+        h.gauge("DCGM_FI_DEV_GPU_UTIL", labels, 97)
+        h.gauge("DCGM_FI_DEV_FB_USED", labels, 79000)
+        h.gauge("DCGM_FI_DEV_FB_FREE", labels, 1000)
+        h.gauge("DCGM_FI_DEV_GPU_TEMP", labels, ramp(60, 91, SPAN))
+        h.gauge("DCGM_FI_DEV_POWER_USAGE", labels, 650)
+        h.gauge("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", labels, 0x40)  # HW thermal slowdown
+        h.gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", labels, 0)
+    # Another node's Xid: not in any scope here.
+    h.gauge("DCGM_FI_DEV_XID_ERRORS", {"gpu": "0", "UUID": "GPU-3-0", "Hostname": "gpu-node-3"}, 13)
+
+
+def _web(h: History) -> None:
+    pod = {"namespace": "shop", "pod": "checkout-7d9f-abcde"}
+    cpu = {**pod, "container": "app"}
+    h.counter("container_cpu_cfs_periods", cpu, per_second(10))
+    h.counter("container_cpu_cfs_throttled_periods", cpu, per_second(4.2))
+    h.gauge("container_memory_working_set_bytes", cpu, 300 * 2**20)
+    h.counter("http_requests", {**pod, "code": "200"}, _two_rates(10, 40, SPAN / 2))
+    h.histogram("http_request_duration_seconds", pod,
+                {0.05: per_second(80), 0.25: per_second(95), 1.0: per_second(98), 2.5: per_second(100)})
+
+
+def _conntrack(h: History) -> None:
+    node = {"instance": "10.0.0.7:9100", "job": "node-exporter"}
+    h.gauge("node_nf_conntrack_entries", node, ramp(100_000, 261_000, SPAN))
+    h.gauge("node_nf_conntrack_entries_limit", node, 262_144)
+    h.gauge("node_nf_conntrack_stat_drop", node, 12)
+    h.gauge("node_nf_conntrack_stat_early_drop", node, 0)
+    h.gauge("node_nf_conntrack_stat_insert_failed", node, 3)
+    full = {"instance": "cpu-node-9:9100", "job": "node-exporter"}  # a full table on a node out of scope
+    h.gauge("node_nf_conntrack_entries", full, 262_144)
+    h.gauge("node_nf_conntrack_entries_limit", full, 262_144)
+
+
+def _coredns(h: History) -> None:
+    for rcode, rate in (("NOERROR", 95.0), ("SERVFAIL", 5.0)):
+        h.counter("coredns_dns_responses", {"server": "dns://:53", "zone": ".", "rcode": rcode}, per_second(rate))
+    h.histogram("coredns_dns_request_duration_seconds", {"server": "dns://:53", "zone": "."},
+                {0.001: per_second(50), 0.01: per_second(98), 0.1: per_second(100)})
+
+
+def _odd_names(h: History) -> None:
+    for name, size in ((ODD_POD, 1.0), (BACKSLASH_POD, 2.0), (DECOY_POD, 3.0), ("plain-0", 4.0), (CONTROL_POD, 5.0)):
+        h.gauge("container_memory_working_set_bytes", {"namespace": "weird", "pod": name, "container": "c"},
+                size * GiB)
+
+
+def _history() -> History:
+    # The history ends now: instant queries at its end see every series (Prometheus' 5-minute lookback).
+    h = History(end=int(time.time()) // 30 * 30, span=SPAN, step=30)
+    for add in (_trainer, _gpus, _web, _conntrack, _coredns, _odd_names):
+        add(h)
+    return h
+
+
+@pytest.fixture(scope="module")
+def history() -> History:
+    return _history()
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory, history: History) -> Iterator[PromServer]:
+    with start_prometheus(tmp_path_factory.mktemp("prom"), history.render()) as server:
+        yield server
+
+
+def facts(result: SourceResult) -> dict[str, list[Any]]:
+    """Every fact the parser reads from the artifacts, by name; no artifact may confuse it."""
+    out: dict[str, list[Any]] = defaultdict(list)
+    for artifact in result.artifacts:
+        parsed = parse_artifact(artifact)
+        assert parsed.problems == [], (artifact.id, parsed.problems)
+        for fact in parsed.facts:
+            out[fact.name].append(fact.value)
+    return out
+
+
+def by_id(result: SourceResult) -> dict[str, Artifact]:
+    return {a.id: a for a in result.artifacts}
+
+
+def series(artifact: Artifact) -> list[dict[str, Any]]:
+    body = json.loads(artifact.content)
+    assert body["status"] == "success"
+    result: list[dict[str, Any]] = body["data"]["result"]
+    return result
+
+
+TRAINER = Scope(namespace="ml", workload="job/trainer",
+                pods=[PodRef(name="trainer-0", node="gpu-node-2", gpu_request=1, containers=["main"])],
+                nodes=[NodeRef(name="gpu-node-2", gpu_capacity=8)])
+HOUR = Window.last(timedelta(hours=1), now=datetime.now(UTC))  # for servers that never answer
+CHECKOUT = Scope(namespace="shop", service="checkout",
+                 pods=[PodRef(name="checkout-7d9f-abcde", node="cpu-node-1", containers=["app"])],
+                 nodes=[NodeRef(name="cpu-node-1", internal_ip="10.0.0.7")])
+
+
+def test_oom_bound_pod_reads_working_set_at_limit(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, TRAINER, history.window)
+    assert result.missing == []
+    found = facts(result)
+    assert max(found["memory.working_set_ratio"]) == pytest.approx(7.95 / 8, abs=0.01)
+    assert found["container.memory_limit_bytes"] == [8 * GiB]
+    assert found["container.last_terminated.reason"] == ["OOMKilled"]
+    assert found["container.last_terminated.exit_code"] == [137]
+    assert found["container.restart_count"] == [3]
+    assert found["memory.growing"] == [True]
+    working_set = series(by_id(result)["prom-memory-working-set-range.json"])
+    assert {s["metric"]["container"] for s in working_set} == {"main"}  # not POD, not the pod cgroup
+
+
+def test_artifacts_keep_query_and_evaluation_time(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, TRAINER, history.window)
+    for artifact in result.artifacts:
+        assert artifact.kind is ArtifactKind.PROMETHEUS_QUERY
+        assert artifact.source == "prometheus"
+        assert artifact.captured_at == history.window.until
+        assert artifact.id.startswith("prom-") and artifact.id.endswith(".json")
+        assert artifact.content.startswith('{\n  "status": "success",\n  "data": {')
+        body = json.loads(artifact.content)
+        stamps = [s["value"][0] for s in body["data"]["result"] if "value" in s]
+        assert all(stamp == history.end for stamp in stamps), artifact.id  # evaluated at window.until
+    ratio = by_id(result)["prom-memory-working-set-ratio.json"]
+    assert ratio.command.startswith('max_over_time(container_memory_working_set_bytes{namespace="ml",pod="trainer-0"')
+    assert ratio.subject == "pod/ml/trainer-0"
+    assert len({a.id for a in result.artifacts}) == len(result.artifacts)
+
+
+def test_gpu_node_with_xid_79(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, TRAINER, history.window)
+    found = facts(result)
+    assert {code for codes in found["xid.codes"] for code in codes} == {79}  # gpu-node-3's Xid 13 is out of scope
+    assert {code for codes in found["xid.primary_codes"] for code in codes} == {79}
+    assert found["gpu.throttle_reasons"] == [["thermal"]]
+    assert found["gpu.temp_c"] == [pytest.approx(91, abs=0.6)]
+    assert found["gpu.fb_used_ratio"] == [pytest.approx(79 / 80, abs=0.001)]
+    assert found["gpu.ecc_dbe"] == [0]
+    assert series(by_id(result)["prom-gpu-power-max.json"])[0]["value"][1] == "650"
+
+
+def test_throttled_pod_latency_and_traffic(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, CHECKOUT, history.window)
+    assert result.missing == []
+    found = facts(result)
+    assert found["cpu.throttled_ratio"] == [pytest.approx(0.42, abs=0.001)]
+    # The 99th percentile falls halfway between the 1 s bucket (98%) and the 2.5 s one (100%).
+    assert found["latency.p99_seconds"] == [pytest.approx(1.75, abs=0.01)]
+    assert found["traffic.increase_ratio"] == [pytest.approx(4.0, rel=0.05)]
+    assert found["dns.error_ratio"] == [pytest.approx(0.05, abs=0.001)]
+    assert found["dns.p99_seconds"] == [pytest.approx(0.055, abs=0.001)]
+    # A pod without GPUs gets no DCGM queries.
+    assert not [a.id for a in result.artifacts if a.id.startswith("prom-gpu")]
+
+
+def test_conntrack_near_full_on_the_pods_node(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, CHECKOUT, history.window)
+    found = facts(result)
+    # Matched by the node's address (instance="10.0.0.7:9100"); the full table on cpu-node-9 is out of scope.
+    assert found["conntrack.usage_ratio"] == [pytest.approx(261_000 / 262_144, abs=0.0001)]
+    assert found["conntrack.drops"] == [15]
+
+
+def test_pod_names_with_regex_metacharacters_and_quotes(prom: PromServer, history: History) -> None:
+    scope = Scope(namespace="weird", pods=[PodRef(name=n) for n in (ODD_POD, BACKSLASH_POD, CONTROL_POD)])
+    result = collect_prometheus(prom.url, scope, history.window)
+    assert result.missing == []  # every query parsed
+    working_set = series(by_id(result)["prom-memory-working-set-range.json"])
+    assert {s["metric"]["pod"] for s in working_set} == {ODD_POD, BACKSLASH_POD, CONTROL_POD}
+    one = collect_prometheus(prom.url, Scope(namespace="weird", pods=[PodRef(name=ODD_POD)]), history.window)
+    assert {s["metric"]["pod"] for s in series(by_id(one)["prom-memory-working-set-range.json"])} == {ODD_POD}
+
+
+def test_a_scope_of_many_pods_is_sent_as_a_post(prom: PromServer, history: History) -> None:
+    pods = [PodRef(name=f"trainer-{i}-{'x' * 40}") for i in range(1, 120)] + [PodRef(name="trainer-0")]
+    result = collect_prometheus(prom.url, Scope(namespace="ml", pods=pods), history.window)
+    assert result.missing == []
+    ratio = by_id(result)["prom-memory-working-set-ratio.json"]
+    assert len(ratio.command) > 3000  # longer than a GET URL should carry
+    assert [s["metric"]["pod"] for s in series(ratio)] == ["trainer-0"]
+
+
+def test_thirty_day_window_stays_within_the_point_limit(prom: PromServer, history: History) -> None:
+    until = history.window.until
+    month = Window(since=until - timedelta(days=30), until=until)
+    result = collect_prometheus(prom.url, TRAINER, month)
+    assert result.missing == []
+    step = range_step(month.seconds)
+    assert points(month.seconds, step) <= MAX_POINTS
+    for artifact in (a for a in result.artifacts if a.id.endswith("-range.json")):
+        for item in series(artifact):
+            stamps = [v[0] for v in item["values"]]
+            assert len(stamps) <= MAX_POINTS
+            assert all(b - a == step for a, b in pairwise(stamps))
+
+
+def test_the_real_server_enforces_the_limit_range_step_respects(prom: PromServer, history: History) -> None:
+    until = history.window.until
+    month = Window(since=until - timedelta(days=30), until=until)
+    finest = range_step(month.seconds, target=MAX_POINTS)
+    too_fine = month.seconds // MAX_POINTS  # one more point than Prometheus allows
+    queries = [Query("finest", "DCGM_FI_DEV_GPU_UTIL", "cluster", finest),
+               Query("too-fine", "DCGM_FI_DEV_GPU_UTIL", "cluster", too_fine)]
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, queries, month)
+    assert [a.id for a in result.artifacts] == ["prom-finest.json"]
+    assert [m.source for m in result.missing] == ["prometheus:too-fine"]
+    assert "exceeded maximum resolution of 11,000 points" in result.missing[0].reason
+
+
+def test_bad_query_is_a_missing_entry_naming_it(prom: PromServer, history: History) -> None:
+    broken = Query("broken", "sum(rate(container_cpu_cfs_periods_total[5m])", "cluster")
+    good = Query("fine", "vector(1)", "cluster")
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, [broken, good], history.window)
+    assert [a.id for a in result.artifacts] == ["prom-fine.json"]
+    (missing,) = result.missing
+    assert missing.source == "prometheus:broken"
+    assert missing.reason.startswith("HTTP 400 bad_data: ")
+    assert missing.reason.endswith(f"(query: {broken.promql})")
+
+
+def test_prometheus_down_is_one_fast_missing_entry() -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    started = time.monotonic()
+    result = collect_prometheus(url, TRAINER, HOUR)
+    assert time.monotonic() - started < 2.0  # no 6-second retry
+    assert result.artifacts == []
+    reason = f"prometheus unreachable at {url}: connection refused"
+    assert result.missing == [Missing(source="prometheus", reason=reason)]
+
+
+def test_prometheus_that_never_answers_times_out_once() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # accepts connections into the backlog, never reads them
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        result = collect_prometheus(url, CHECKOUT, HOUR, timeout=0.3)
+    assert time.monotonic() - started < 2.0
+    reason = f"prometheus unreachable at {url}: timed out after 0.3s"
+    assert result.missing == [Missing(source="prometheus", reason=reason)]
+
+
+def test_harness_cleans_up(tmp_path: Path) -> None:
+    history = History(end=int(time.time()), span=120, step=30).gauge("up", {"job": "x"}, 1)
+    with start_prometheus(tmp_path, history.render()) as server:
+        assert server.data_dir.is_dir()
+    assert not (tmp_path / "prometheus").exists()
+
+
+def test_missing_binary_skips_on_a_laptop_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"`no-such-prometheus` is not installed .*CI is unset"):
+        require_binary("no-such-prometheus")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must provide it"):
+        require_binary("no-such-prometheus")

@@ -1,0 +1,1624 @@
+"""A loopback stand-in for the Slack Web API, plus helpers that build signed Slack requests.
+
+The real Slack API cannot be reached from the test machines, and mocking ``slack_sdk`` or ``slack_bolt`` would
+only test our assumptions about them. So this module runs a small HTTP server on 127.0.0.1 that speaks the Web
+API well enough for ``WebClient(base_url=standin.url + "/api/")`` and bolt's ``App(client=...)`` to talk to it
+unmodified, and it enforces the limits that bite in production:
+
+* Block Kit: at most 50 blocks per message (100 per view), section/context text at most 3,000 characters,
+  header 150, button text 75, action_id/block_id 255, the total blocks payload (``msg_blocks_too_long``, observed
+  at about 13.2k characters in slackapi/bolt-js#2509), message ``text`` at most 40,000 (``msg_too_long``).
+* Errors use Slack's shapes: HTTP 200 with ``{"ok": false, "error": ...}``; ``invalid_blocks`` and
+  ``invalid_arguments`` carry ``errors`` and ``response_metadata.messages`` with ``[ERROR] ... [json-pointer:...]``.
+* ``chat.postMessage`` is limited per channel (token bucket: ``post_rate_per_channel`` per second, ``burst``
+  deep). Beyond it the answer is HTTP 429 with ``Retry-After`` and ``{"ok": false, "error": "ratelimited"}``.
+* ``files_upload_v2``'s three steps (getUploadURLExternal, POST to the returned URL, completeUploadExternal).
+* ``response_url`` endpoints that accept five posts within 30 minutes.
+
+``SlackFault`` entries override any of this, to drive outages, 5xx, slow answers and auth failures.
+
+Where Slack's exact behaviour is not documented (the blocks-size ceiling, response_url error bodies, messages for
+unknown block types), the stand-in errs on the strict side, so code that passes here has a margin against Slack.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import email.parser
+import email.policy
+import hashlib
+import hmac
+import itertools
+import json
+import math
+import secrets
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+JSON = dict[str, Any]
+
+TEAM_ID = "T0"
+TEAM_DOMAIN = "triagebot-test"
+APP_ID = "A0TRIAGE"
+BOT_USER_ID = "U0BOT"
+BOT_ID = "B0BOT"
+BOT_NAME = "triagebot"
+WORKSPACE_URL = f"https://{TEAM_DOMAIN}.slack.com/"
+
+# Documented Block Kit limits (docs.slack.dev "Blocks" / "Block elements" / "Composition objects").
+MAX_MESSAGE_BLOCKS = 50
+MAX_VIEW_BLOCKS = 100
+MAX_SECTION_TEXT = 3000
+MAX_SECTION_FIELDS = 10
+MAX_FIELD_TEXT = 2000
+MAX_CONTEXT_ELEMENTS = 10
+MAX_ACTIONS_ELEMENTS = 25
+MAX_HEADER_TEXT = 150
+MAX_BUTTON_TEXT = 75
+MAX_BUTTON_VALUE = 2000
+MAX_URL = 3000
+MAX_ID = 255
+MAX_ALT_TEXT = 2000
+MAX_MARKDOWN_BLOCK_TEXT = 12000
+MAX_OPTION_TEXT = 75
+MAX_OPTION_VALUE = 150
+MAX_PLACEHOLDER = 150
+MAX_VIEW_TITLE = 24
+MAX_PRIVATE_METADATA = 3000
+# Message text: documented as 40,000 characters. Slack staff said in 2024 (seratch/ChatGPT-in-Slack#102) that the
+# platform now rejects shorter texts with msg_too_long; the limit is configurable for that reason.
+DEFAULT_MAX_TEXT = 40_000
+# Undocumented: bolt-js#2509 saw msg_blocks_too_long at 13,172-13,297 characters. We measure the compact JSON of
+# the blocks, which is a little stricter than counting text alone.
+DEFAULT_MAX_BLOCKS_JSON = 13_200
+RESPONSE_URL_MAX_USES = 5
+RESPONSE_URL_TTL = 30 * 60.0
+
+MESSAGE_BLOCK_TYPES = frozenset(
+    {
+        "actions",
+        "context",
+        "context_actions",
+        "divider",
+        "file",
+        "header",
+        "image",
+        "input",
+        "markdown",
+        "rich_text",
+        "section",
+        "table",
+        "video",
+    }
+)
+ELEMENT_TYPES = frozenset(
+    {
+        "button",
+        "channels_select",
+        "checkboxes",
+        "conversations_select",
+        "datepicker",
+        "datetimepicker",
+        "email_text_input",
+        "external_select",
+        "file_input",
+        "image",
+        "multi_channels_select",
+        "multi_conversations_select",
+        "multi_external_select",
+        "multi_static_select",
+        "multi_users_select",
+        "number_input",
+        "overflow",
+        "plain_text_input",
+        "radio_buttons",
+        "rich_text_input",
+        "static_select",
+        "timepicker",
+        "url_text_input",
+        "users_select",
+        "workflow_button",
+    }
+)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SlackFault:
+    """An injected failure for one method.
+
+    ``method`` is a Web API method name (``"chat.postMessage"``), ``"*"`` for every method, ``"upload"`` for the
+    upload URL, or ``"response_url"``. ``error="ratelimited"`` answers HTTP 429 with ``Retry-After``
+    (``retry_after``, default 1). ``error=None`` with ``status`` 200 only adds ``delay``; with another status it
+    answers that status with a non-JSON body, like a load balancer in front of a failing Slack.
+    ``times=None`` fires forever.
+    """
+
+    method: str
+    error: str | None = None
+    status: int = 200
+    retry_after: int | None = None
+    times: int | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class Call:
+    """One request the stand-in answered, kept in order in ``SlackStandIn.calls``."""
+
+    method: str
+    params: JSON
+    response: JSON
+    status: int
+    time: float
+
+
+@dataclass
+class Message:
+    """A message as the stand-in stores it. ``edits`` holds earlier versions, oldest first."""
+
+    channel: str
+    ts: str
+    text: str
+    blocks: list[JSON]
+    user: str
+    thread_ts: str | None = None
+    bot_id: str | None = None
+    reply_broadcast: bool = False
+    edits: list[JSON] = field(default_factory=list)
+    reactions: dict[str, list[str]] = field(default_factory=dict)
+    file_ids: list[str] = field(default_factory=list)
+    extra: JSON = field(default_factory=dict)
+
+    @property
+    def is_reply(self) -> bool:
+        return self.thread_ts is not None and self.thread_ts != self.ts
+
+    def to_api(self) -> JSON:
+        """The message as Slack returns it in API responses."""
+        out: JSON = {"type": "message", "ts": self.ts, "user": self.user, "text": self.text, "team": TEAM_ID}
+        if self.bot_id:
+            out["bot_id"] = self.bot_id
+            out["app_id"] = APP_ID
+        if self.blocks:
+            out["blocks"] = self.blocks
+        if self.thread_ts:
+            out["thread_ts"] = self.thread_ts
+        if self.edits:
+            out["edited"] = {"user": self.user, "ts": self.edits[-1]["edited_ts"]}
+        if self.reactions:
+            out["reactions"] = [
+                {"name": name, "users": list(users), "count": len(users)} for name, users in self.reactions.items()
+            ]
+        if self.file_ids:
+            out["files"] = [{"id": file_id} for file_id in self.file_ids]
+        return out
+
+
+@dataclass
+class UploadedFile:
+    """A file shared through files_upload_v2. ``bytes`` is what actually reached the upload URL."""
+
+    id: str
+    name: str
+    title: str
+    length: int
+    bytes: builtins.bytes = b""
+    channel: str | None = None
+    thread_ts: str | None = None
+    initial_comment: str | None = None
+    alt_txt: str | None = None
+    snippet_type: str | None = None
+    uploaded: bool = False
+
+
+@dataclass
+class _ResponseUrl:
+    url: str
+    created: float
+    max_uses: int
+    ttl: float
+    channel: str | None
+    message_ts: str | None
+    user_id: str
+    uses: int = 0
+
+
+@dataclass
+class _Reply:
+    status: int
+    body: JSON | str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Request:
+    method: str
+    params: JSON
+    token: str | None
+    warnings: list[str]
+    is_json: bool
+    files: dict[str, tuple[str, builtins.bytes]] = field(default_factory=dict)
+    raw: builtins.bytes = b""
+
+
+def _ok(**fields: Any) -> _Reply:
+    return _Reply(200, {"ok": True, **fields})
+
+
+def _err(error: str, status: int = 200, *, messages: Iterable[str] = (), **extra: Any) -> _Reply:
+    body: JSON = {"ok": False, "error": error, **extra}
+    msgs = list(messages)
+    if msgs:
+        # Slack puts the bare messages in `errors` and the tagged ones in response_metadata.
+        body["errors"] = msgs
+        body["response_metadata"] = {"messages": [f"[ERROR] {m}" for m in msgs]}
+    return _Reply(status, body)
+
+
+def _missing(name: str) -> _Reply:
+    return _err("invalid_arguments", messages=[f"missing required field: {name}"])
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes"}
+    return bool(value)
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    return text or None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Block Kit validation
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _BlockChecker:
+    """Collects Slack-style validation messages (without the ``[ERROR]`` tag) for a list of blocks."""
+
+    def __init__(self, allowed_types: frozenset[str]) -> None:
+        self.errors: list[str] = []
+        self.allowed_types = allowed_types
+        self.block_ids: set[str] = set()
+        self.markdown_total = 0
+
+    def add(self, message: str, pointer: str) -> None:
+        self.errors.append(f"{message} [json-pointer:{pointer}]")
+
+    def text_object(self, obj: Any, ptr: str, *, max_len: int, plain_only: bool = False, required: bool = True) -> None:
+        if obj is None:
+            if required:
+                self.add(f"missing required field: {ptr.rsplit('/', 1)[-1]}", ptr.rsplit("/", 1)[0] or "/")
+            return
+        if not isinstance(obj, dict):
+            self.add("must provide an object", ptr)
+            return
+        allowed = ("plain_text",) if plain_only else ("plain_text", "mrkdwn")
+        if obj.get("type") not in allowed:
+            self.add("failed to match all allowed schemas", ptr)
+            self.add(f"must be one of: {', '.join(allowed)}", f"{ptr}/type")
+            return
+        text = obj.get("text")
+        if not isinstance(text, str):
+            self.add("missing required field: text", ptr)
+            return
+        if not text:
+            self.add("failed to match all allowed schemas", ptr)
+            self.add("must be more than 0 characters", f"{ptr}/text")
+        elif len(text) > max_len:
+            self.add("failed to match all allowed schemas", ptr)
+            self.add(f"must be less than {max_len + 1} characters", f"{ptr}/text")
+
+    def string(self, value: Any, ptr: str, *, max_len: int, required: bool = False) -> None:
+        if value is None:
+            if required:
+                self.add(f"missing required field: {ptr.rsplit('/', 1)[-1]}", ptr.rsplit("/", 1)[0])
+            return
+        if not isinstance(value, str):
+            self.add("must be a string", ptr)
+        elif len(value) > max_len:
+            self.add(f"must be less than {max_len + 1} characters", ptr)
+        elif required and not value:
+            self.add("must be more than 0 characters", ptr)
+
+    def items(self, value: Any, ptr: str, *, max_items: int, min_items: int = 1) -> list[Any]:
+        if not isinstance(value, list):
+            self.add("must provide an array", ptr)
+            return []
+        if len(value) > max_items:
+            self.add(f"no more than {max_items} items allowed", ptr)
+            return []
+        if len(value) < min_items:
+            self.add(f"must provide at least {min_items} items", ptr)
+        return value
+
+    def blocks(self, blocks: Any, ptr: str, *, max_blocks: int) -> None:
+        items = self.items(blocks, ptr, max_items=max_blocks, min_items=0)
+        for i, block in enumerate(items):
+            self.block(block, f"{ptr}/{i}")
+
+    def block(self, block: Any, ptr: str) -> None:
+        if not isinstance(block, dict):
+            self.add("must provide an object", ptr)
+            return
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            self.add("missing required field: type", ptr)
+            return
+        if kind not in self.allowed_types:
+            self.add(f"unsupported type: {kind}", f"{ptr}/type")
+            return
+        block_id = block.get("block_id")
+        if block_id is not None:
+            self.string(block_id, f"{ptr}/block_id", max_len=MAX_ID)
+            if isinstance(block_id, str):
+                if block_id in self.block_ids:
+                    self.add(f"duplicate block_id: {block_id}", f"{ptr}/block_id")
+                self.block_ids.add(block_id)
+        check = getattr(self, f"_block_{kind}", None)
+        if check is not None:
+            check(block, ptr)
+
+    def _block_section(self, block: JSON, ptr: str) -> None:
+        text, fields = block.get("text"), block.get("fields")
+        if text is None and fields is None:
+            self.add("must provide either text or fields", ptr)
+        if text is not None:
+            self.text_object(text, f"{ptr}/text", max_len=MAX_SECTION_TEXT)
+        if fields is not None:
+            for i, item in enumerate(self.items(fields, f"{ptr}/fields", max_items=MAX_SECTION_FIELDS)):
+                self.text_object(item, f"{ptr}/fields/{i}", max_len=MAX_FIELD_TEXT)
+        if block.get("accessory") is not None:
+            self.element(block["accessory"], f"{ptr}/accessory")
+
+    def _block_header(self, block: JSON, ptr: str) -> None:
+        self.text_object(block.get("text"), f"{ptr}/text", max_len=MAX_HEADER_TEXT, plain_only=True)
+
+    def _block_context(self, block: JSON, ptr: str) -> None:
+        elements = self.items(block.get("elements"), f"{ptr}/elements", max_items=MAX_CONTEXT_ELEMENTS)
+        for i, element in enumerate(elements):
+            sub = f"{ptr}/elements/{i}"
+            if isinstance(element, dict) and element.get("type") == "image":
+                self._image_fields(element, sub)
+            else:
+                self.text_object(element, sub, max_len=MAX_SECTION_TEXT)
+
+    def _block_actions(self, block: JSON, ptr: str) -> None:
+        elements = self.items(block.get("elements"), f"{ptr}/elements", max_items=MAX_ACTIONS_ELEMENTS)
+        for i, element in enumerate(elements):
+            self.element(element, f"{ptr}/elements/{i}")
+
+    def _block_image(self, block: JSON, ptr: str) -> None:
+        self._image_fields(block, ptr)
+        if block.get("title") is not None:
+            self.text_object(block["title"], f"{ptr}/title", max_len=MAX_ALT_TEXT, plain_only=True)
+
+    def _block_markdown(self, block: JSON, ptr: str) -> None:
+        text = block.get("text")
+        self.string(text, f"{ptr}/text", max_len=MAX_MARKDOWN_BLOCK_TEXT, required=True)
+        # The 12,000 limit is cumulative over all markdown blocks of one payload.
+        if isinstance(text, str):
+            self.markdown_total += len(text)
+            if self.markdown_total > MAX_MARKDOWN_BLOCK_TEXT >= self.markdown_total - len(text):
+                self.add(f"markdown blocks must total less than {MAX_MARKDOWN_BLOCK_TEXT + 1} characters", ptr)
+
+    def _block_rich_text(self, block: JSON, ptr: str) -> None:
+        self.items(block.get("elements"), f"{ptr}/elements", max_items=1000)
+
+    def _block_input(self, block: JSON, ptr: str) -> None:
+        self.text_object(block.get("label"), f"{ptr}/label", max_len=MAX_ALT_TEXT, plain_only=True)
+        if block.get("element") is None:
+            self.add("missing required field: element", ptr)
+        else:
+            self.element(block["element"], f"{ptr}/element")
+
+    def _image_fields(self, obj: JSON, ptr: str) -> None:
+        if obj.get("image_url") is None and obj.get("slack_file") is None:
+            self.add("must provide either image_url or slack_file", ptr)
+        self.string(obj.get("image_url"), f"{ptr}/image_url", max_len=MAX_URL)
+        self.string(obj.get("alt_text"), f"{ptr}/alt_text", max_len=MAX_ALT_TEXT, required=True)
+
+    def element(self, element: Any, ptr: str) -> None:
+        if not isinstance(element, dict):
+            self.add("must provide an object", ptr)
+            return
+        kind = element.get("type")
+        if not isinstance(kind, str):
+            self.add("missing required field: type", ptr)
+            return
+        if kind not in ELEMENT_TYPES:
+            self.add(f"unsupported type: {kind}", f"{ptr}/type")
+            return
+        self.string(element.get("action_id"), f"{ptr}/action_id", max_len=MAX_ID)
+        if kind == "image":
+            self._image_fields(element, ptr)
+            return
+        if kind == "button":
+            self.text_object(element.get("text"), f"{ptr}/text", max_len=MAX_BUTTON_TEXT, plain_only=True)
+            self.string(element.get("value"), f"{ptr}/value", max_len=MAX_BUTTON_VALUE)
+            self.string(element.get("url"), f"{ptr}/url", max_len=MAX_URL)
+            style = element.get("style")
+            if style is not None and style not in ("primary", "danger"):
+                self.add("must be one of: primary, danger", f"{ptr}/style")
+        if element.get("placeholder") is not None:
+            self.text_object(element["placeholder"], f"{ptr}/placeholder", max_len=MAX_PLACEHOLDER, plain_only=True)
+        if element.get("options") is not None:
+            for i, option in enumerate(self.items(element["options"], f"{ptr}/options", max_items=100)):
+                sub = f"{ptr}/options/{i}"
+                if not isinstance(option, dict):
+                    self.add("must provide an object", sub)
+                    continue
+                self.text_object(option.get("text"), f"{sub}/text", max_len=MAX_OPTION_TEXT)
+                self.string(option.get("value"), f"{sub}/value", max_len=MAX_OPTION_VALUE)
+
+
+def validate_blocks(blocks: Any, *, pointer: str = "/blocks", max_blocks: int = MAX_MESSAGE_BLOCKS) -> list[str]:
+    """Slack-style messages (no ``[ERROR]`` tag) for everything wrong with ``blocks``; empty when valid."""
+    checker = _BlockChecker(MESSAGE_BLOCK_TYPES)
+    checker.blocks(blocks, pointer, max_blocks=max_blocks)
+    return checker.errors
+
+
+def blocks_json_size(blocks: list[JSON]) -> int:
+    """The size measured against the ``msg_blocks_too_long`` threshold."""
+    return len(json.dumps(blocks, ensure_ascii=False, separators=(",", ":")))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Tests open many short connections; the default backlog of 5 drops some under a burst.
+    request_queue_size = 64
+
+    def __init__(self, standin: SlackStandIn) -> None:
+        self.standin = standin
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1 so httpx can keep connections alive; every answer carries Content-Length.
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the per-request stderr lines; ``SlackStandIn.calls`` is the record."""
+
+    def do_POST(self) -> None:
+        self.server.standin._handle(self)
+
+    def do_GET(self) -> None:
+        self.server.standin._handle(self)
+
+
+class SlackStandIn:
+    """A Slack Web API on 127.0.0.1 for one test. Use as a context manager.
+
+    ``url`` is the base; the Web API lives under ``url + "/api/"``. Everything the bot did is observable in
+    ``calls``, ``messages`` (per channel, in posting order, replies included), ``ephemerals``, ``files``,
+    ``response_urls``, ``home_views`` and ``modals``.
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str = "xoxb-test-token",
+        channels: Iterable[str] = ("C0ALERTS", "C0OPS"),
+        users: Mapping[str, str] | None = None,
+        post_rate_per_channel: float = 1.0,
+        burst: int = 3,
+        faults: Iterable[SlackFault] = (),
+        max_text_chars: int = DEFAULT_MAX_TEXT,
+        max_blocks_json_chars: int = DEFAULT_MAX_BLOCKS_JSON,
+    ) -> None:
+        self.token = token
+        self.channels: list[str] = list(channels)
+        self.users: dict[str, str] = dict(users if users is not None else {"U0ALICE": "alice"})
+        self.post_rate_per_channel = post_rate_per_channel
+        self.burst = burst
+        self.max_text_chars = max_text_chars
+        self.max_blocks_json_chars = max_blocks_json_chars
+
+        self.calls: list[Call] = []
+        self.messages: dict[str, list[Message]] = {c: [] for c in self.channels}
+        self.ephemerals: list[Message] = []
+        self.files: list[UploadedFile] = []
+        self.response_urls: dict[str, list[JSON]] = {}
+        self.home_views: dict[str, JSON] = {}
+        self.modals: list[JSON] = []
+
+        self._lock = threading.RLock()
+        self._faults: list[list[Any]] = []
+        self.set_faults(list(faults))
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._last_ts_us = 0
+        self._ids = itertools.count(1)
+        self._pending_files: dict[str, UploadedFile] = {}
+        self._upload_keys: dict[str, str] = {}
+        self._response_url_state: dict[str, _ResponseUrl] = {}
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    def start(self) -> SlackStandIn:
+        if self._server is None:
+            self._server = _Server(self)
+            host, port = self._server.server_address[:2]
+            self.url = f"http://{host!s}:{port}"
+            # A short poll interval keeps shutdown (and so each test's teardown) quick.
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="slack-standin", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._server = None
+
+    def __enter__(self) -> SlackStandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def api_url(self) -> str:
+        """What to pass as ``WebClient(base_url=...)``; slack_sdk needs the trailing slash."""
+        return f"{self.url}/api/"
+
+    # -- test-facing helpers ----------------------------------------------------------------------------
+
+    def set_faults(self, faults: Iterable[SlackFault]) -> None:
+        """Replace the active faults; each keeps its own remaining ``times``."""
+        with self._lock:
+            self._faults = [[f, f.times] for f in faults]
+
+    def thread(self, channel: str, ts: str) -> list[Message]:
+        """The parent message and its replies, oldest first (empty if ``ts`` is unknown)."""
+        with self._lock:
+            msgs = self.messages.get(channel, [])
+            return [m for m in msgs if m.ts == ts or m.thread_ts == ts]
+
+    def top_level(self, channel: str) -> list[Message]:
+        """What a person scrolling the channel sees: parents and broadcast replies."""
+        with self._lock:
+            return [m for m in self.messages.get(channel, []) if not m.is_reply or m.reply_broadcast]
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def response_url(
+        self,
+        *,
+        channel: str | None = "C0OPS",
+        message_ts: str | None = None,
+        user_id: str = "U0ALICE",
+        max_uses: int = RESPONSE_URL_MAX_USES,
+        ttl: float = RESPONSE_URL_TTL,
+    ) -> str:
+        """A fresh response_url on this server.
+
+        Like Slack's, it accepts ``max_uses`` (5) posts within ``ttl`` (30 min); after that it answers HTTP 404
+        ``used_url`` / ``expired_url``. ``message_ts`` binds it to a message, so ``replace_original`` and
+        ``delete_original`` act on that message, as they do for block actions.
+        """
+        if not self.url:
+            raise RuntimeError("start the stand-in before asking for a response_url")
+        with self._lock:
+            n = next(self._ids)
+            url = f"{self.url}/commands/{TEAM_ID}/{n}/{secrets.token_hex(12)}"
+            self._response_url_state[url] = _ResponseUrl(
+                url=url,
+                created=time.monotonic(),
+                max_uses=max_uses,
+                ttl=ttl,
+                channel=channel,
+                message_ts=message_ts,
+                user_id=user_id,
+            )
+            self.response_urls[url] = []
+        return url
+
+    def post_user_message(
+        self, channel: str, text: str, *, user: str = "U0ALICE", thread_ts: str | None = None
+    ) -> Message:
+        """Seed a message written by a person (what a shortcut or a thread reply would point at)."""
+        with self._lock:
+            msg = Message(channel=channel, ts=self._next_ts(), text=text, blocks=[], user=user, thread_ts=thread_ts)
+            self.messages.setdefault(channel, []).append(msg)
+            return msg
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0, interval: float = 0.01) -> None:
+        """Poll until ``predicate`` holds; bolt runs listeners after the ack, so effects land a little later."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if predicate():
+                    return
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"condition not met within {timeout} s")
+            time.sleep(interval)
+
+    # -- request plumbing -------------------------------------------------------------------------------
+
+    def _handle(self, h: _Handler) -> None:
+        split = urllib.parse.urlsplit(h.path)
+        path = split.path
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length > 0 else b""
+        if path.startswith("/api/"):
+            name = path[len("/api/") :]
+            self._serve(h, name, lambda: self._web_api(name, h, split.query, raw))
+        elif path.startswith("/upload/v1/"):
+            self._serve(h, "upload", lambda: self._upload(path.rsplit("/", 1)[-1], h, raw))
+        elif path.startswith("/commands/"):
+            url = f"{self.url}{path}"
+            self._serve(h, "response_url", lambda: self._respond_url(url, raw))
+        else:
+            self._write(h, _Reply(404, "Not Found"))
+
+    def _serve(self, h: _Handler, method: str, run: Callable[[], tuple[_Reply, JSON]]) -> None:
+        fault = self._take_fault(method)
+        if fault is not None and fault.delay > 0:
+            time.sleep(fault.delay)
+        params: JSON = {}
+        if fault is not None and (fault.error is not None or fault.status != 200):
+            reply = self._fault_reply(fault)
+        else:
+            reply, params = run()
+        with self._lock:
+            body = reply.body if isinstance(reply.body, dict) else {"body": reply.body}
+            self.calls.append(Call(method, params, body, reply.status, time.time()))
+        self._write(h, reply)
+
+    def _take_fault(self, method: str) -> SlackFault | None:
+        with self._lock:
+            for entry in self._faults:
+                fault, remaining = entry
+                if fault.method not in (method, "*"):
+                    continue
+                if remaining is not None:
+                    if remaining <= 0:
+                        continue
+                    entry[1] = remaining - 1
+                assert isinstance(fault, SlackFault)
+                return fault
+        return None
+
+    @staticmethod
+    def _fault_reply(fault: SlackFault) -> _Reply:
+        if fault.error == "ratelimited" or fault.status == 429:
+            retry = fault.retry_after if fault.retry_after is not None else 1
+            return _Reply(429, {"ok": False, "error": fault.error or "ratelimited"}, {"Retry-After": str(retry)})
+        if fault.error is None:
+            # An outage in front of Slack answers with an HTML page, not the API's JSON.
+            try:
+                reason = HTTPStatus(fault.status).phrase
+            except ValueError:
+                reason = "Error"
+            return _Reply(fault.status, f"<html><body><h1>{fault.status} {reason}</h1></body></html>")
+        headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+        return _Reply(fault.status, {"ok": False, "error": fault.error}, headers)
+
+    @staticmethod
+    def _write(h: _Handler, reply: _Reply) -> None:
+        if isinstance(reply.body, dict):
+            payload = json.dumps(reply.body).encode()
+            content_type = "application/json; charset=utf-8"
+        else:
+            payload = reply.body.encode()
+            content_type = "text/html" if reply.body.startswith("<") else "text/plain; charset=utf-8"
+        h.send_response(reply.status)
+        h.send_header("Content-Type", content_type)
+        h.send_header("Content-Length", str(len(payload)))
+        for name, value in reply.headers.items():
+            h.send_header(name, value)
+        h.end_headers()
+        h.wfile.write(payload)
+
+    def _parse(self, h: _Handler, query: str, raw: builtins.bytes) -> _Request | _Reply:
+        params: JSON = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+        warnings: list[str] = []
+        files: dict[str, tuple[str, builtins.bytes]] = {}
+        content_type = h.headers.get("Content-Type", "")
+        mime = content_type.split(";", 1)[0].strip().lower()
+        is_json = False
+        if raw:
+            if mime == "application/json":
+                is_json = True
+                if "charset" not in content_type.lower():
+                    warnings.append("missing_charset")
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    return _err("invalid_json")
+                if not isinstance(body, dict):
+                    return _err("json_not_object")
+                params.update(body)
+            elif mime == "application/x-www-form-urlencoded":
+                try:
+                    params.update(
+                        urllib.parse.parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+                    )
+                except UnicodeDecodeError:
+                    return _err("invalid_form_data")
+            elif mime == "multipart/form-data":
+                fields, files = _parse_multipart(content_type, raw)
+                params.update(fields)
+            elif not mime:
+                return _err("missing_post_type")
+            elif mime != "text/plain":
+                return _err("invalid_post_type")
+        token: str | None = None
+        auth = h.headers.get("Authorization", "")
+        if auth.lower().startswith("bearer "):
+            token = auth[7:].strip()
+        elif params.get("token"):
+            token = str(params["token"])
+        params.pop("token", None)
+        return _Request(h.command, params, token, warnings, is_json, files, raw)
+
+    def _web_api(self, name: str, h: _Handler, query: str, raw: builtins.bytes) -> tuple[_Reply, JSON]:
+        handler = _METHODS.get(name)
+        if handler is None:
+            return _Reply(404, {"ok": False, "error": "unknown_method", "req_method": name}), {}
+        req = self._parse(h, query, raw)
+        if isinstance(req, _Reply):
+            return req, {}
+        if not req.token:
+            return _err("not_authed"), req.params
+        if not hmac.compare_digest(req.token, self.token):
+            return _err("invalid_auth"), req.params
+        with self._lock:
+            reply = handler(self, req)
+        if reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("ok") and req.warnings:
+            reply.body["warning"] = ",".join(req.warnings)
+            reply.body.setdefault("response_metadata", {})["warnings"] = list(req.warnings)
+        return reply, req.params
+
+    # -- shared pieces ----------------------------------------------------------------------------------
+
+    def _next_ts(self) -> str:
+        # Slack ts values are unique per channel and sort by time; keep them strictly increasing.
+        now_us = int(time.time() * 1_000_000)
+        self._last_ts_us = max(now_us, self._last_ts_us + 1)
+        return f"{self._last_ts_us // 1_000_000}.{self._last_ts_us % 1_000_000:06d}"
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}0{next(self._ids):08d}"
+
+    def _resolve_channel(self, value: Any) -> str | None:
+        if not value:
+            return None
+        name = str(value)
+        if name in self.messages:
+            return name
+        wanted = name.lstrip("#")
+        for channel in self.channels:
+            if _channel_name(channel) == wanted:
+                return channel
+        return None
+
+    def _find(self, channel: str, ts: Any) -> Message | None:
+        for msg in self.messages.get(channel, []):
+            if msg.ts == ts:
+                return msg
+        return None
+
+    def _content(self, req: _Request, *, need_content: bool = True) -> tuple[str, list[JSON]] | _Reply:
+        """Validate ``text``/``blocks`` the way chat.postMessage and friends do."""
+        text = req.params.get("text")
+        text = "" if text is None else str(text)
+        blocks_raw = req.params.get("blocks")
+        blocks: Any = blocks_raw
+        if isinstance(blocks_raw, str):
+            if not blocks_raw.strip():
+                blocks = None
+            else:
+                try:
+                    blocks = json.loads(blocks_raw)
+                except ValueError:
+                    return _err("invalid_blocks_format")
+        if blocks is not None and not isinstance(blocks, list):
+            return _err("invalid_blocks_format")
+        if need_content and not text and not blocks and not req.params.get("attachments"):
+            return _err("no_text")
+        if len(text) > self.max_text_chars:
+            return _err("msg_too_long")
+        blocks = blocks or []
+        problems = validate_blocks(blocks)
+        if problems:
+            return _err("invalid_blocks", messages=problems)
+        if blocks and blocks_json_size(blocks) > self.max_blocks_json_chars:
+            return _err("msg_blocks_too_long")
+        return text, blocks
+
+    def _take_post_token(self, channel: str) -> int | None:
+        """Token bucket per channel; returns the Retry-After seconds when empty."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(channel, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.post_rate_per_channel)
+        if tokens < 1.0:
+            self._buckets[channel] = (tokens, now)
+            wait = (1.0 - tokens) / self.post_rate_per_channel if self.post_rate_per_channel > 0 else 60.0
+            return max(1, math.ceil(wait))
+        self._buckets[channel] = (tokens - 1.0, now)
+        return None
+
+    def _permalink(self, msg: Message) -> str:
+        link = f"{WORKSPACE_URL}archives/{msg.channel}/p{msg.ts.replace('.', '')}"
+        if msg.is_reply:
+            link += f"?thread_ts={msg.thread_ts}&cid={msg.channel}"
+        return link
+
+    # -- Web API methods --------------------------------------------------------------------------------
+
+    def _auth_test(self, req: _Request) -> _Reply:
+        return _ok(
+            url=WORKSPACE_URL,
+            team="Triagebot Test",
+            user=BOT_NAME,
+            team_id=TEAM_ID,
+            user_id=BOT_USER_ID,
+            bot_id=BOT_ID,
+            is_enterprise_install=False,
+        )
+
+    def _chat_post_message(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        content = self._content(req)
+        if isinstance(content, _Reply):
+            return content
+        text, blocks = content
+        thread_ts = _str_or_none(req.params.get("thread_ts"))
+        if thread_ts is not None:
+            parent = self._find(channel, thread_ts)
+            if parent is None:
+                return _err("thread_not_found")
+            # Replying to a reply lands in the parent's thread.
+            thread_ts = parent.thread_ts or parent.ts
+        # Only accepted posts count against the limit, so limit-error tests do not trip it by accident.
+        retry_after = self._take_post_token(channel)
+        if retry_after is not None:
+            return _Reply(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)})
+        extra: JSON = {
+            k: req.params[k]
+            for k in ("unfurl_links", "unfurl_media", "username", "icon_emoji", "icon_url", "metadata", "mrkdwn")
+            if k in req.params
+        }
+        msg = Message(
+            channel=channel,
+            ts=self._next_ts(),
+            text=text,
+            blocks=blocks,
+            user=BOT_USER_ID,
+            thread_ts=thread_ts,
+            bot_id=BOT_ID,
+            reply_broadcast=thread_ts is not None and _truthy(req.params.get("reply_broadcast")),
+            extra=extra,
+        )
+        self.messages[channel].append(msg)
+        return _ok(channel=channel, ts=msg.ts, message=msg.to_api())
+
+    def _chat_update(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        ts = req.params.get("ts")
+        if not ts:
+            return _missing("ts")
+        msg = self._find(channel, str(ts))
+        if msg is None:
+            return _err("message_not_found")
+        if msg.user != BOT_USER_ID:
+            return _err("cant_update_message")
+        content = self._content(req)
+        if isinstance(content, _Reply):
+            return content
+        text, blocks = content
+        msg.edits.append({"text": msg.text, "blocks": msg.blocks, "edited_ts": self._next_ts()})
+        msg.text, msg.blocks = text, blocks
+        return _ok(channel=channel, ts=msg.ts, text=text, message=msg.to_api())
+
+    def _chat_post_ephemeral(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        user = req.params.get("user")
+        if not user:
+            return _missing("user")
+        if str(user) not in self.users:
+            return _err("user_not_in_channel")
+        content = self._content(req)
+        if isinstance(content, _Reply):
+            return content
+        text, blocks = content
+        msg = Message(
+            channel=channel,
+            ts=self._next_ts(),
+            text=text,
+            blocks=blocks,
+            user=BOT_USER_ID,
+            thread_ts=_str_or_none(req.params.get("thread_ts")),
+            bot_id=BOT_ID,
+            extra={"to_user": str(user)},
+        )
+        self.ephemerals.append(msg)
+        return _ok(message_ts=msg.ts)
+
+    def _chat_get_permalink(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        ts = req.params.get("message_ts")
+        if not ts:
+            return _missing("message_ts")
+        msg = self._find(channel, str(ts))
+        if msg is None:
+            return _err("message_not_found")
+        return _ok(channel=channel, permalink=self._permalink(msg))
+
+    def _conversations_info(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        return _ok(channel=_channel_info(channel))
+
+    def _conversations_replies(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        ts = req.params.get("ts")
+        if not ts:
+            return _missing("ts")
+        msg = self._find(channel, str(ts))
+        if msg is None:
+            return _err("thread_not_found")
+        root = msg.thread_ts or msg.ts
+        thread = [m for m in self.messages[channel] if m.ts == root or m.thread_ts == root]
+        try:
+            limit = int(req.params.get("limit") or 1000)
+        except ValueError:
+            return _err("invalid_limit")
+        limit = max(1, min(limit, 1000))
+        start = 0
+        cursor = req.params.get("cursor")
+        if cursor:
+            try:
+                after = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
+            except (ValueError, UnicodeDecodeError):
+                return _err("invalid_cursor")
+            start = next((i for i, m in enumerate(thread) if m.ts == after), len(thread))
+        page = thread[start : start + limit]
+        has_more = start + limit < len(thread)
+        next_cursor = base64.b64encode(f"next_ts:{thread[start + limit].ts}".encode()).decode() if has_more else ""
+        out = []
+        for m in page:
+            item = m.to_api()
+            if m.ts == root:
+                replies = [r for r in thread if r.ts != root]
+                item["thread_ts"] = root
+                item["reply_count"] = len(replies)
+                item["reply_users"] = sorted({r.user for r in replies})
+                item["reply_users_count"] = len(item["reply_users"])
+                if replies:
+                    item["latest_reply"] = replies[-1].ts
+            out.append(item)
+        return _ok(messages=out, has_more=has_more, response_metadata={"next_cursor": next_cursor})
+
+    def _users_info(self, req: _Request) -> _Reply:
+        user = req.params.get("user")
+        if not user:
+            return _missing("user")
+        user = str(user)
+        if user == BOT_USER_ID:
+            name, is_bot = BOT_NAME, True
+        elif user in self.users:
+            name, is_bot = self.users[user], False
+        else:
+            return _err("user_not_found")
+        return _ok(
+            user={
+                "id": user,
+                "team_id": TEAM_ID,
+                "name": name,
+                "real_name": name.title(),
+                "deleted": False,
+                "is_bot": is_bot,
+                "tz": "Etc/UTC",
+                "profile": {"display_name": name, "real_name": name.title()},
+            }
+        )
+
+    def _view_from(self, req: _Request, expected_type: str) -> JSON | _Reply:
+        view = req.params.get("view")
+        if view is None:
+            return _missing("view")
+        if isinstance(view, str):
+            try:
+                view = json.loads(view)
+            except ValueError:
+                return _err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"])
+        if not isinstance(view, dict):
+            return _err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"])
+        problems: list[str] = []
+        if view.get("type") != expected_type:
+            problems.append(f"must be one of: {expected_type} [json-pointer:/view/type]")
+        checker = _BlockChecker(MESSAGE_BLOCK_TYPES)
+        checker.blocks(view.get("blocks", []), "/view/blocks", max_blocks=MAX_VIEW_BLOCKS)
+        if "blocks" not in view:
+            checker.add("missing required field: blocks", "/view")
+        if expected_type == "modal":
+            checker.text_object(view.get("title"), "/view/title", max_len=MAX_VIEW_TITLE, plain_only=True)
+            for key in ("submit", "close"):
+                if view.get(key) is not None:
+                    checker.text_object(view[key], f"/view/{key}", max_len=MAX_VIEW_TITLE, plain_only=True)
+        checker.string(view.get("private_metadata"), "/view/private_metadata", max_len=MAX_PRIVATE_METADATA)
+        checker.string(view.get("callback_id"), "/view/callback_id", max_len=MAX_ID)
+        checker.string(view.get("external_id"), "/view/external_id", max_len=MAX_ID)
+        problems += checker.errors
+        if problems:
+            # views.* report block problems as invalid_arguments, not invalid_blocks.
+            return _err("invalid_arguments", messages=problems)
+        return view
+
+    def _stored_view(self, view: JSON, **extra: Any) -> JSON:
+        return {
+            "id": self._new_id("V"),
+            "team_id": TEAM_ID,
+            "app_id": APP_ID,
+            "bot_id": BOT_ID,
+            "type": view["type"],
+            "blocks": view.get("blocks", []),
+            "private_metadata": view.get("private_metadata", ""),
+            "callback_id": view.get("callback_id", ""),
+            "external_id": view.get("external_id", ""),
+            "title": view.get("title"),
+            "hash": secrets.token_hex(8),
+            **extra,
+        }
+
+    def _views_publish(self, req: _Request) -> _Reply:
+        user = req.params.get("user_id")
+        if not user:
+            return _missing("user_id")
+        if str(user) not in self.users:
+            return _err("user_not_found")
+        view = self._view_from(req, "home")
+        if isinstance(view, _Reply):
+            return view
+        current = self.home_views.get(str(user))
+        wanted_hash = req.params.get("hash")
+        if wanted_hash and current is not None and wanted_hash != current["hash"]:
+            return _err("hash_conflict")
+        stored = self._stored_view(view, root_view_id=None, previous_view_id=None)
+        self.home_views[str(user)] = stored
+        return _ok(view=stored)
+
+    def _views_open(self, req: _Request) -> _Reply:
+        if not req.params.get("trigger_id") and not req.params.get("interactivity_pointer"):
+            return _missing("trigger_id")
+        view = self._view_from(req, "modal")
+        if isinstance(view, _Reply):
+            return view
+        stored = self._stored_view(view, state={"values": {}})
+        self.modals.append(stored)
+        return _ok(view=stored)
+
+    def _reactions_add(self, req: _Request) -> _Reply:
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        name = req.params.get("name")
+        if not name:
+            return _missing("name")
+        name = str(name)
+        if any(ch.isspace() or ch == ":" for ch in name):
+            return _err("invalid_name")
+        ts = req.params.get("timestamp")
+        if not ts:
+            return _err("no_item_specified")
+        msg = self._find(channel, str(ts))
+        if msg is None:
+            return _err("message_not_found")
+        users = msg.reactions.setdefault(name, [])
+        if BOT_USER_ID in users:
+            return _err("already_reacted")
+        users.append(BOT_USER_ID)
+        return _ok()
+
+    def _files_get_upload_url_external(self, req: _Request) -> _Reply:
+        if req.is_json:
+            # The method reads form fields only; a JSON body looks like missing arguments to it.
+            return _missing("filename")
+        filename = req.params.get("filename")
+        if not filename:
+            return _missing("filename")
+        raw_length = req.params.get("length")
+        if raw_length in (None, ""):
+            return _missing("length")
+        try:
+            length = int(str(raw_length))
+        except ValueError:
+            return _err("invalid_arguments", messages=["must be an integer [json-pointer:/length]"])
+        if length <= 0:
+            return _err("invalid_arguments", messages=["must be greater than 0 [json-pointer:/length]"])
+        alt = _str_or_none(req.params.get("alt_txt"))
+        if alt is not None and len(alt) > 1000:
+            return _err("alt_txt_too_large")
+        file_id = self._new_id("F")
+        key = secrets.token_urlsafe(16)
+        self._upload_keys[key] = file_id
+        self._pending_files[file_id] = UploadedFile(
+            id=file_id,
+            name=str(filename),
+            title=str(filename),
+            length=length,
+            alt_txt=alt,
+            snippet_type=_str_or_none(req.params.get("snippet_type")),
+        )
+        return _ok(upload_url=f"{self.url}/upload/v1/{key}", file_id=file_id)
+
+    def _upload(self, key: str, h: _Handler, raw: builtins.bytes) -> tuple[_Reply, JSON]:
+        with self._lock:
+            file_id = self._upload_keys.get(key)
+            pending = self._pending_files.get(file_id) if file_id else None
+            if pending is None:
+                return _Reply(404, "Not Found"), {"key": key}
+            content_type = h.headers.get("Content-Type", "")
+            data = raw
+            if content_type.lower().startswith("multipart/form-data"):
+                fields, files = _parse_multipart(content_type, raw)
+                if files:
+                    data = files.get("file", next(iter(files.values())))[1]
+                elif "file" in fields:
+                    data = str(fields["file"]).encode()
+            pending.bytes = data
+            pending.uploaded = True
+            # Slack's upload host answers plain text, not API JSON.
+            return _Reply(200, f"OK - {len(data)}"), {"file_id": pending.id, "length": len(data)}
+
+    def _files_complete_upload_external(self, req: _Request) -> _Reply:
+        files_raw = req.params.get("files")
+        if not files_raw:
+            return _missing("files")
+        entries: Any = files_raw
+        if isinstance(files_raw, str):
+            try:
+                entries = json.loads(files_raw)
+            except ValueError:
+                return _err("invalid_arguments", messages=["must provide an array [json-pointer:/files]"])
+        if not isinstance(entries, list) or not entries:
+            return _err("invalid_arguments", messages=["must provide an array [json-pointer:/files]"])
+        channels: list[str] = []
+        if req.params.get("channel_id"):
+            channels.append(str(req.params["channel_id"]))
+        if req.params.get("channels"):
+            channels += [c.strip() for c in str(req.params["channels"]).split(",") if c.strip()]
+        resolved: list[str] = []
+        for c in channels:
+            r = self._resolve_channel(c)
+            if r is None:
+                return _err("channel_not_found")
+            resolved.append(r)
+        thread_ts = _str_or_none(req.params.get("thread_ts"))
+        if thread_ts is not None:
+            if len(resolved) != 1:
+                return _err("invalid_arguments", messages=["thread_ts requires exactly one channel"])
+            parent = self._find(resolved[0], thread_ts)
+            if parent is None:
+                return _err("thread_not_found")
+            thread_ts = parent.thread_ts or parent.ts
+        done: list[UploadedFile] = []
+        for entry in entries:
+            file_id = entry.get("id") if isinstance(entry, dict) else None
+            pending = self._pending_files.get(str(file_id)) if file_id else None
+            if pending is None or not pending.uploaded:
+                return _err("file_not_found")
+            if isinstance(entry, dict) and entry.get("title"):
+                pending.title = str(entry["title"])
+            done.append(pending)
+        comment = _str_or_none(req.params.get("initial_comment"))
+        for f in done:
+            del self._pending_files[f.id]
+            f.channel = resolved[0] if resolved else None
+            f.thread_ts = thread_ts
+            f.initial_comment = comment
+            self.files.append(f)
+        for channel in resolved:
+            # Sharing a file into a conversation shows up as a message carrying the files.
+            self.messages[channel].append(
+                Message(
+                    channel=channel,
+                    ts=self._next_ts(),
+                    text=comment or "",
+                    blocks=[],
+                    user=BOT_USER_ID,
+                    thread_ts=thread_ts,
+                    bot_id=BOT_ID,
+                    file_ids=[f.id for f in done],
+                )
+            )
+        return _ok(files=[{"id": f.id, "title": f.title, "name": f.name, "size": len(f.bytes)} for f in done])
+
+    # -- response_url -----------------------------------------------------------------------------------
+
+    def _respond_url(self, url: str, raw: builtins.bytes) -> tuple[_Reply, JSON]:
+        with self._lock:
+            state = self._response_url_state.get(url)
+            if state is None:
+                return _Reply(404, {"ok": False, "error": "invalid_url"}), {}
+            try:
+                payload = json.loads(raw or b"{}")
+            except ValueError:
+                return _Reply(400, {"ok": False, "error": "invalid_payload"}), {}
+            if not isinstance(payload, dict):
+                return _Reply(400, {"ok": False, "error": "invalid_payload"}), {}
+            if time.monotonic() - state.created > state.ttl:
+                return _Reply(404, {"ok": False, "error": "expired_url"}), payload
+            if state.uses >= state.max_uses:
+                return _Reply(404, {"ok": False, "error": "used_url"}), payload
+            delete = _truthy(payload.get("delete_original"))
+            text = str(payload.get("text") or "")
+            blocks = payload.get("blocks") or []
+            if not delete:
+                if not text and not blocks:
+                    return _Reply(400, {"ok": False, "error": "no_text"}), payload
+                if len(text) > self.max_text_chars:
+                    return _Reply(400, {"ok": False, "error": "msg_too_long"}), payload
+                problems = validate_blocks(blocks)
+                if problems:
+                    rejected = _err("invalid_blocks", 400, messages=problems)
+                    return rejected, payload
+                if blocks and blocks_json_size(blocks) > self.max_blocks_json_chars:
+                    return _Reply(400, {"ok": False, "error": "msg_blocks_too_long"}), payload
+            state.uses += 1
+            self.response_urls[url].append(payload)
+            self._apply_response(state, payload, text, blocks, delete)
+            return _Reply(200, {"ok": True}), payload
+
+    def _apply_response(self, state: _ResponseUrl, payload: JSON, text: str, blocks: list[JSON], delete: bool) -> None:
+        original = self._find(state.channel, state.message_ts) if state.channel and state.message_ts else None
+        if delete:
+            if original is not None:
+                self.messages[original.channel].remove(original)
+            return
+        if _truthy(payload.get("replace_original")) and original is not None:
+            original.edits.append({"text": original.text, "blocks": original.blocks, "edited_ts": self._next_ts()})
+            original.text, original.blocks = text, blocks
+            return
+        if state.channel is None:
+            return
+        msg = Message(
+            channel=state.channel,
+            ts=self._next_ts(),
+            text=text,
+            blocks=blocks,
+            user=BOT_USER_ID,
+            thread_ts=_str_or_none(payload.get("thread_ts")),
+            bot_id=BOT_ID,
+        )
+        if payload.get("response_type") == "in_channel":
+            self.messages.setdefault(state.channel, []).append(msg)
+        else:
+            msg.extra["to_user"] = state.user_id
+            self.ephemerals.append(msg)
+
+
+_METHODS: dict[str, Callable[[SlackStandIn, _Request], _Reply]] = {
+    "auth.test": SlackStandIn._auth_test,
+    "chat.postMessage": SlackStandIn._chat_post_message,
+    "chat.update": SlackStandIn._chat_update,
+    "chat.postEphemeral": SlackStandIn._chat_post_ephemeral,
+    "chat.getPermalink": SlackStandIn._chat_get_permalink,
+    "conversations.info": SlackStandIn._conversations_info,
+    "conversations.replies": SlackStandIn._conversations_replies,
+    "users.info": SlackStandIn._users_info,
+    "views.publish": SlackStandIn._views_publish,
+    "views.open": SlackStandIn._views_open,
+    "reactions.add": SlackStandIn._reactions_add,
+    "files.getUploadURLExternal": SlackStandIn._files_get_upload_url_external,
+    "files.completeUploadExternal": SlackStandIn._files_complete_upload_external,
+}
+
+
+def _channel_name(channel_id: str) -> str:
+    # "C0ALERTS" -> "alerts": readable names without a separate table.
+    return channel_id.removeprefix("C0").removeprefix("C").lower() or channel_id.lower()
+
+
+def _channel_info(channel_id: str) -> JSON:
+    return {
+        "id": channel_id,
+        "name": _channel_name(channel_id),
+        "is_channel": True,
+        "is_group": False,
+        "is_im": False,
+        "is_private": False,
+        "is_archived": False,
+        "is_general": False,
+        "is_member": True,
+        "created": 1_700_000_000,
+        "creator": "U0ALICE",
+        "context_team_id": TEAM_ID,
+        "topic": {"value": "", "creator": "", "last_set": 0},
+        "purpose": {"value": "", "creator": "", "last_set": 0},
+    }
+
+
+def _parse_multipart(content_type: str, raw: builtins.bytes) -> tuple[JSON, dict[str, tuple[str, builtins.bytes]]]:
+    """Split a multipart/form-data body into text fields and (filename, bytes) files."""
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+    fields: JSON = {}
+    files: dict[str, tuple[str, builtins.bytes]] = {}
+    if not message.is_multipart():
+        return fields, files
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            continue
+        decoded = part.get_payload(decode=True)
+        payload = decoded if isinstance(decoded, builtins.bytes) else b""
+        filename = part.get_filename()
+        if filename is not None:
+            files[str(name)] = (str(filename), payload)
+        else:
+            fields[str(name)] = payload.decode(part.get_content_charset() or "utf-8")
+    return fields, files
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Requests Slack sends to the app
+# --------------------------------------------------------------------------------------------------------------
+
+
+def sign(body: builtins.bytes, secret: str, timestamp: int | None = None) -> dict[str, str]:
+    """The two headers Slack adds to every request: a v0 HMAC-SHA256 over ``v0:{timestamp}:{body}``."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    base = b"v0:" + ts.encode() + b":" + body
+    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+def signed_headers(body: builtins.bytes, secret: str, *, form: bool, timestamp: int | None = None) -> dict[str, str]:
+    """``sign`` plus the Content-Type Slack uses for that kind of body."""
+    content_type = "application/x-www-form-urlencoded" if form else "application/json"
+    return {"Content-Type": content_type, **sign(body, secret, timestamp)}
+
+
+def _form(fields: Iterable[tuple[str, str]]) -> builtins.bytes:
+    # Slack encodes spaces as '+' and '/' as '%2F', which is what quote_plus does.
+    return urllib.parse.urlencode(list(fields), quote_via=urllib.parse.quote_plus).encode()
+
+
+def _user_obj(user_id: str, team_id: str) -> JSON:
+    name = user_id.removeprefix("U0").lower()
+    return {"id": user_id, "username": name, "name": name, "team_id": team_id}
+
+
+def slash_command_body(
+    command: str,
+    text: str,
+    *,
+    user_id: str = "U0ALICE",
+    channel_id: str = "C0OPS",
+    response_url: str,
+    trigger_id: str = "t1",
+    team_id: str = TEAM_ID,
+) -> builtins.bytes:
+    """A slash command request body, form-encoded with the fields and order Slack uses."""
+    return _form(
+        [
+            ("token", "legacy-verification-token"),
+            ("team_id", team_id),
+            ("team_domain", TEAM_DOMAIN),
+            ("channel_id", channel_id),
+            ("channel_name", _channel_name(channel_id)),
+            ("user_id", user_id),
+            ("user_name", user_id.removeprefix("U0").lower()),
+            ("command", command),
+            ("text", text),
+            ("api_app_id", APP_ID),
+            ("is_enterprise_install", "false"),
+            ("response_url", response_url),
+            ("trigger_id", trigger_id),
+        ]
+    )
+
+
+def _payload_body(payload: JSON) -> builtins.bytes:
+    # Interactivity payloads arrive as one form field holding JSON.
+    return _form([("payload", json.dumps(payload, separators=(",", ":")))])
+
+
+def block_action_body(
+    action_id: str,
+    value: str,
+    *,
+    user_id: str = "U0ALICE",
+    channel_id: str = "C0OPS",
+    message_ts: str = "1700000000.000100",
+    thread_ts: str | None = None,
+    response_url: str,
+    block_id: str = "actions",
+    button_text: str = "Button",
+    message_text: str = "",
+    message_blocks: list[JSON] | None = None,
+    trigger_id: str = "t1",
+    team_id: str = TEAM_ID,
+) -> builtins.bytes:
+    """A ``block_actions`` payload for a button click on a bot message."""
+    container: JSON = {"type": "message", "message_ts": message_ts, "channel_id": channel_id, "is_ephemeral": False}
+    message: JSON = {
+        "type": "message",
+        "ts": message_ts,
+        "user": BOT_USER_ID,
+        "bot_id": BOT_ID,
+        "app_id": APP_ID,
+        "text": message_text,
+        "team": team_id,
+        "blocks": message_blocks or [],
+    }
+    if thread_ts is not None:
+        container["thread_ts"] = thread_ts
+        message["thread_ts"] = thread_ts
+    payload: JSON = {
+        "type": "block_actions",
+        "user": _user_obj(user_id, team_id),
+        "api_app_id": APP_ID,
+        "token": "legacy-verification-token",
+        "container": container,
+        "trigger_id": trigger_id,
+        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "enterprise": None,
+        "is_enterprise_install": False,
+        "channel": {"id": channel_id, "name": _channel_name(channel_id)},
+        "message": message,
+        "state": {"values": {}},
+        "response_url": response_url,
+        "actions": [
+            {
+                "action_id": action_id,
+                "block_id": block_id,
+                "text": {"type": "plain_text", "text": button_text, "emoji": True},
+                "value": value,
+                "type": "button",
+                "action_ts": f"{time.time():.6f}",
+            }
+        ],
+    }
+    return _payload_body(payload)
+
+
+def message_shortcut_body(
+    callback_id: str,
+    message_text: str,
+    *,
+    user_id: str = "U0ALICE",
+    channel_id: str = "C0OPS",
+    message_ts: str = "1700000000.000100",
+    message_user: str = "U0ALICE",
+    thread_ts: str | None = None,
+    response_url: str,
+    trigger_id: str = "t1",
+    team_id: str = TEAM_ID,
+) -> builtins.bytes:
+    """A ``message_action`` payload: someone ran the app's shortcut on a message."""
+    message: JSON = {"type": "message", "user": message_user, "ts": message_ts, "text": message_text}
+    if thread_ts is not None:
+        message["thread_ts"] = thread_ts
+    payload: JSON = {
+        "type": "message_action",
+        "token": "legacy-verification-token",
+        "action_ts": f"{time.time():.6f}",
+        "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "user": _user_obj(user_id, team_id),
+        "channel": {"id": channel_id, "name": _channel_name(channel_id)},
+        "is_enterprise_install": False,
+        "enterprise": None,
+        "callback_id": callback_id,
+        "trigger_id": trigger_id,
+        "message_ts": message_ts,
+        "message": message,
+        "response_url": response_url,
+    }
+    return _payload_body(payload)
+
+
+def event_body(
+    event: JSON,
+    *,
+    team_id: str = TEAM_ID,
+    api_app_id: str = APP_ID,
+    event_id: str | None = None,
+    event_time: int | None = None,
+) -> builtins.bytes:
+    """An Events API ``event_callback`` envelope around ``event`` (JSON, as Slack posts it)."""
+    envelope: JSON = {
+        "token": "legacy-verification-token",
+        "team_id": team_id,
+        "api_app_id": api_app_id,
+        "event": event,
+        "type": "event_callback",
+        "event_id": event_id or f"Ev{secrets.token_hex(5).upper()}",
+        "event_time": int(time.time()) if event_time is None else event_time,
+        "authorizations": [
+            {
+                "enterprise_id": None,
+                "team_id": team_id,
+                "user_id": BOT_USER_ID,
+                "is_bot": True,
+                "is_enterprise_install": False,
+            }
+        ],
+        "is_ext_shared_channel": False,
+        "event_context": secrets.token_hex(16),
+    }
+    return json.dumps(envelope).encode()
+
+
+def app_home_opened_event(user: str = "U0ALICE", *, tab: str = "home") -> JSON:
+    return {
+        "type": "app_home_opened",
+        "user": user,
+        "channel": "D0HOME",
+        "tab": tab,
+        "event_ts": f"{time.time():.6f}",
+    }
+
+
+def message_event(
+    text: str, *, user: str = "U0ALICE", channel: str = "C0OPS", ts: str | None = None, thread_ts: str | None = None
+) -> JSON:
+    ts = ts or f"{time.time():.6f}"
+    event: JSON = {
+        "type": "message",
+        "channel": channel,
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "event_ts": ts,
+        "channel_type": "channel",
+    }
+    if thread_ts is not None:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def app_mention_event(
+    text: str, *, user: str = "U0ALICE", channel: str = "C0OPS", ts: str | None = None, thread_ts: str | None = None
+) -> JSON:
+    event = message_event(f"<@{BOT_USER_ID}> {text}", user=user, channel=channel, ts=ts, thread_ts=thread_ts)
+    event["type"] = "app_mention"
+    del event["channel_type"]
+    return event
