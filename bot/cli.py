@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     live_cli.add_parsers(sub)
     live_cli.add_agent_parser(sub)
+    live_cli.add_serve_parser(sub)
 
     facts = sub.add_parser("facts", help="print the fact vocabulary")
     facts.add_argument("--markdown", action="store_true", help="as docs/facts.md")
@@ -178,7 +179,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
             "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
-            "agent": live_cli.cmd_agent}
+            "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve}
 COMMANDS["drill"] = cmd_drill
 
 

@@ -38,6 +38,22 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
 
 
+def add_serve_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser("serve", help="serve /slack/events, /alertmanager, /metrics, /healthz and /readyz")
+    p.add_argument("--host", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=8080)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.serve import serve
+
+    try:
+        serve(load_settings(), args.host, args.port)
+    except ConfigError as err:
+        raise LiveUsageError(str(err)) from None
+    return 0
+
+
 def add_agent_parser(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("agent", help="run the read-only node agent (settings from TRIAGEBOT_AGENT_*)")
     p.add_argument("--host", help="listen address (default TRIAGEBOT_AGENT_HOST)")

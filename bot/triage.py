@@ -66,9 +66,13 @@ class Triage:
     captured_at: datetime
 
 
-def run_triage(target: Target, since: timedelta, access: LiveAccess, now: datetime | None = None) -> Triage:
-    """Collect live evidence for the target and analyse it; raises TargetNotFound."""
+def run_triage(target: Target, since: timedelta, access: LiveAccess, now: datetime | None = None,
+               symptoms: list[str] | None = None) -> Triage:
+    """Collect live evidence for the target and analyse it; raises TargetNotFound.
+
+    `symptoms` (e.g. from an alert's name) run those playbooks even when their triggers do not fire.
+    """
     now = now or datetime.now(UTC)
     collected = collect_live(target, Window.last(since, now), access)
-    report = analyse(collected.result.artifacts, target, missing=collected.result.missing)
+    report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms)
     return Triage(report=report, collected=collected, target=target, captured_at=now)

@@ -1,0 +1,89 @@
+"""From an Alertmanager webhook to stored alerts, one Slack thread per group, and a triage."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.alert_payload import AlertmanagerPayload
+from bot.jobs import TriageRequest
+from bot.policy import Permissions, Route, route_channel
+from bot.posts import alert_summary, queue_text
+from bot.render.slack import mrkdwn_escape
+from bot.store import outbox, repo
+from collectors.alert_target import target_for
+
+
+def group_id(group_key: str) -> str:
+    """A short stable id for a group key (group keys can be kilobytes of label matchers)."""
+    return hashlib.sha256(group_key.encode("utf-8")).hexdigest()[:20]
+
+
+def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, raw: dict[str, Any], *,
+                  routes: list[Route], default_channel: str | None, receiver_instance: str,
+                  since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
+                  ) -> list[TriageRequest]:
+    """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
+    gid = group_id(payload.groupKey)
+    root_key = f"alert:{gid}:root"
+    with factory.begin() as session:
+        before = repo.alert_group(session, payload.groupKey)
+        previous_status = before.status if before is not None else None
+        group, _created, _rows = repo.store_alert_payload(session, raw, receiver_instance)
+        labels = payload.commonLabels or payload.alerts[0].labels
+        channel = route_channel(routes, default_channel, labels)
+        if channel is None:
+            repo.audit(session, actor="alertmanager", action="alert.unrouted", target=payload.groupKey,
+                       detail={"labels": labels}, outcome="dropped")
+            return []
+        found = target_for(labels)
+        incident, _ = repo.open_incident_for_group(
+            session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
+            namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
+        root_exists = outbox.find(session, root_key) is not None
+        root = outbox.enqueue(session, root_key, channel, "chat.postMessage",
+                              {"kind": "alert", "text": alert_summary(raw), "incident_id": incident.id})
+        if root_exists:
+            _queue_alert_changes(session, payload, gid, channel, root, incident.id)
+        if previous_status is not None and previous_status != payload.status:
+            # The group changed state: the root message shows the new status.
+            outbox.enqueue(session, f"alert:{gid}:status:{payload.status}:{_moment(payload)}", channel,
+                           "chat.update", {"kind": "alert-status", "text": alert_summary(raw),
+                                          "incident_id": incident.id}, depends_on=root)
+        repo.audit(session, actor="alertmanager", action="alert.received", channel=channel,
+                   target=found.target.service, detail={"group": gid, "status": payload.status,
+                                                        "alerts": len(payload.alerts)})
+        if payload.status != "firing" or found.target.service is None:
+            return []
+        allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
+        if not allowed:
+            return []
+        return [TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
+                              key=f"alert:{gid}:triage:{_moment(payload)}", parent_key=root_key,
+                              requested_by="alertmanager", incident_id=incident.id,
+                              symptoms=found.symptoms)]
+
+
+def _moment(payload: AlertmanagerPayload) -> str:
+    """The latest start (firing) or end (resolved) in the payload: a state change has a new one."""
+    times = [a.startsAt if payload.status == "firing" else a.endsAt for a in payload.alerts]
+    known = [t for t in times if t is not None]
+    return max(known).strftime("%Y%m%dT%H%M%S") if known else "0"
+
+
+def _queue_alert_changes(session: Session, payload: AlertmanagerPayload, gid: str, channel: str,
+                         root: Any, incident_id: int) -> None:
+    """A reply in the group's thread for each alert that is new or changed state; repeats map to the same key."""
+    for alert in payload.alerts:
+        fingerprint = alert.fingerprint or hashlib.sha256(
+            repr(sorted(alert.labels.items())).encode()).hexdigest()[:16]
+        when = alert.startsAt if alert.status == "firing" else alert.endsAt
+        stamp = when.strftime("%Y%m%dT%H%M%S") if when else "0"
+        icon = ":rotating_light:" if alert.status == "firing" else ":white_check_mark:"
+        summary = alert.annotations.get("summary", "")
+        queue_text(session, key=f"alert:{gid}:fp:{fingerprint}:{alert.status}:{stamp}", channel=channel,
+                   text=mrkdwn_escape(f"{icon} {alert.status}: {alert.labels.get('alertname', '')} {summary}".strip()),
+                   parent=root, incident_id=incident_id, kind="alert-update")

@@ -1,0 +1,83 @@
+"""Everything a running bot shares: settings, database, metrics, the triage pool, the poster, Slack."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.config import ConfigError, Settings
+from bot.jobs import TriageJobs
+from bot.metrics import Metrics
+from bot.poster import Poster
+from bot.store.db import make_engine, migrate, session_factory
+from collectors.live.collect import LiveAccess
+
+
+@dataclass
+class BotContext:
+    settings: Settings
+    engine: Engine
+    factory: sessionmaker[Session]
+    metrics: Metrics
+    jobs: TriageJobs
+    poster: Poster | None
+    slack: WebClient | None
+    instance: str = field(default_factory=socket.gethostname)
+
+    def close(self) -> None:
+        if self.poster is not None:
+            self.poster.stop()
+        self.jobs.shutdown(wait=False)
+        self.engine.dispose()
+
+
+def slack_client(settings: Settings) -> WebClient | None:
+    if settings.slack_bot_token is None:
+        return None
+    base = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
+    # 429s are not retried here: the outbox owns Retry-After so it can hold back the whole channel.
+    return WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=base, timeout=10,
+                     retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=1)])
+
+
+def _lazy_access(settings: Settings) -> Any:
+    """LiveAccess built on first use and kept: loading a kubeconfig costs most of a second."""
+    lock = threading.Lock()
+    cached: list[LiveAccess] = []
+
+    def get() -> LiveAccess:
+        with lock:
+            if not cached:
+                from bot.triage import access_from, kube_client
+
+                try:
+                    kube = kube_client(settings)
+                except ConfigError:
+                    kube = None  # reported as a missing source in every triage, not a crash
+                cached.append(access_from(settings, kube))
+            return cached[0]
+
+    return get
+
+
+def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None) -> BotContext:
+    """Connect the database (migrating it), and wire the pool, the poster and the Slack client."""
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    factory = session_factory(engine)
+    metrics = metrics or Metrics()
+    slack = slack_client(settings)
+    poster = Poster(factory, slack, metrics) if slack is not None else None
+    jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
+                      templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None)
+    if poster is not None and start_poster:
+        poster.start()
+    return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
+                      slack=slack)

@@ -1,0 +1,126 @@
+"""Running triages in the background for Slack commands and alerts, and queueing their reports.
+
+Slack must be acknowledged within 3 s and the webhook answered within Alertmanager's timeout, so the
+triage itself runs here, in a bounded pool, after the request has been answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.metrics import Metrics
+from bot.posts import queue_report, queue_text
+from bot.store import outbox, repo
+from collectors.live.base import TargetNotFound
+from collectors.live.collect import LiveAccess
+from collectors.models import Artifact, Target
+from playbooks.pipeline import analyse
+from playbooks.report import Report
+
+log = logging.getLogger("triagebot.jobs")
+
+
+@dataclass(frozen=True)
+class TriageRequest:
+    target: Target
+    since: timedelta
+    trigger: str  # slash | alert | rerun
+    channel: str
+    key: str  # outbox key prefix for everything this triage posts
+    parent_key: str | None  # the message the report replies under
+    requested_by: str | None = None
+    incident_id: int | None = None
+    symptoms: list[str] = field(default_factory=list)
+
+
+class TriageJobs:
+    """A bounded pool of live triages whose reports go to the outbox."""
+
+    def __init__(self, factory: sessionmaker[Session], access: Callable[[], LiveAccess], metrics: Metrics,
+                 max_workers: int = 4, templates_dir: Path | None = None,
+                 on_queued: Callable[[], None] = lambda: None) -> None:
+        self.factory = factory
+        self.access = access
+        self.metrics = metrics
+        self.templates_dir = templates_dir
+        self.on_queued = on_queued
+        self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="triage")
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, request: TriageRequest) -> Future[None] | None:
+        """Start a triage unless one with the same key is already running in this process."""
+        with self._lock:
+            if request.key in self._running:
+                return None
+            self._running.add(request.key)
+        return self.pool.submit(self._run, request)
+
+    def _run(self, request: TriageRequest) -> None:
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        try:
+            from bot.triage import run_triage
+
+            triage = run_triage(request.target, request.since, self.access(), now=started,
+                                symptoms=request.symptoms)
+            self.publish(request, triage.report, triage.collected.result.artifacts, started)
+            outcome = "ok"
+        except TargetNotFound as err:
+            self._note(request, f":mag: {err}")
+            outcome = "not-found"
+        except Exception as err:
+            log.exception("triage %s failed", request.key)
+            self._note(request, f":x: The triage failed: {type(err).__name__}: {err}")
+            outcome = "failed"
+        finally:
+            with self._lock:
+                self._running.discard(request.key)
+        self.metrics.triages.labels(request.trigger, outcome).inc()
+        self.metrics.triage_seconds.labels(request.trigger).observe(time.monotonic() - clock)
+
+    def publish(self, request: TriageRequest, report: Report, artifacts: list[Artifact],
+                started: datetime) -> int:
+        """Store the run and queue its report in one transaction; returns the run id."""
+        for missing in report.missing:
+            self.metrics.missing_sources.labels(missing.source.split(":")[0]).inc()
+        with self.factory.begin() as session:
+            run = repo.record_triage_run(
+                session, incident_id=request.incident_id, target=request.target.model_dump(),
+                trigger=request.trigger, status="ok", started_at=started, finished_at=datetime.now(UTC),
+                requested_by=request.requested_by, report=report.model_dump(mode="json"),
+                artifacts=[a.model_dump(mode="json") for a in artifacts],
+                missing=[m.model_dump() for m in report.missing])
+            parent = outbox.find(session, request.parent_key) if request.parent_key else None
+            queue_report(session, key=request.key, channel=request.channel, report=report, artifacts=artifacts,
+                         run_id=run.id, incident_id=request.incident_id, parent=parent,
+                         templates_dir=self.templates_dir)
+            run_id = run.id
+        self.on_queued()
+        return run_id
+
+    def publish_paste(self, request: TriageRequest, artifacts: list[Artifact]) -> int:
+        """Pasted evidence is analysed at once: it needs no cluster."""
+        started = datetime.now(UTC)
+        report = analyse(artifacts, request.target, symptoms=request.symptoms)
+        self.metrics.triages.labels(request.trigger, "ok").inc()
+        return self.publish(request, report, artifacts, started)
+
+    def _note(self, request: TriageRequest, text: str) -> None:
+        with self.factory.begin() as session:
+            parent = outbox.find(session, request.parent_key) if request.parent_key else None
+            queue_text(session, key=f"{request.key}:note", channel=request.channel, text=text, parent=parent,
+                       incident_id=request.incident_id)
+        self.on_queued()
+
+    def shutdown(self, wait: bool = True) -> None:
+        self.pool.shutdown(wait=wait, cancel_futures=not wait)

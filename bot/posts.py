@@ -1,0 +1,88 @@
+"""What the bot posts for a report, an alert group and a status change, queued in the outbox.
+
+Outbox keys depend only on what caused the post (a group key, a fingerprint, a run id), so two replicas
+that handle the same alert queue the same keys and Slack sees one post.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bot.render.chart import render_chart
+from bot.render.slack import SlackRenderer, mrkdwn_escape
+from bot.store import outbox
+from bot.store.models import OutboxItem
+from collectors.models import Artifact
+from playbooks.report import Report
+
+EVIDENCE_FILE_LIMIT = 1_000_000  # bytes; Slack previews get unwieldy beyond this
+
+
+def evidence_text(artifacts: list[Artifact], limit: int = EVIDENCE_FILE_LIMIT) -> str:
+    """Every artifact, already redacted, as one text file a person can read or grep."""
+    parts: list[str] = []
+    size = 0
+    for artifact in artifacts:
+        head = f"===== {artifact.id} ({artifact.kind}) {artifact.subject}\n"
+        head += f"# {artifact.command}\n" if artifact.command else ""
+        body = f"# unavailable: {artifact.unavailable}\n" if artifact.unavailable else artifact.content.rstrip() + "\n"
+        chunk = head + body + "\n"
+        if size + len(chunk) > limit:
+            parts.append(f"===== … {len(artifacts) - len(parts)} more artifacts cut at {limit} bytes\n")
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return "".join(parts)
+
+
+def queue_report(session: Session, *, key: str, channel: str, report: Report, artifacts: list[Artifact],
+                 run_id: int | str, incident_id: int | None, parent: OutboxItem | None,
+                 templates_dir: Path | None = None, with_chart: bool = True) -> OutboxItem:
+    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file."""
+    renderer = SlackRenderer(templates_dir)
+    blocks = [b.to_dict() for b in renderer.blocks(report, run_id=str(run_id))]
+    common: dict[str, Any] = {"incident_id": incident_id, "in_thread": parent is not None}
+    post = outbox.enqueue(session, f"{key}:report", channel, "chat.postMessage",
+                          {**common, "kind": "report", "text": renderer.fallback_text(report), "blocks": blocks},
+                          depends_on=parent)
+    lead = report.leading()
+    anchor = parent or post
+    if with_chart:
+        png = render_chart(artifacts, lead[0].playbook if lead else None)
+        if png is not None:
+            outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
+                           {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
+                            "title": "The series behind the leading hypothesis",
+                            "content_b64": base64.b64encode(png).decode("ascii")}, depends_on=anchor)
+    if artifacts:
+        outbox.enqueue(session, f"{key}:evidence", channel, "files.upload_v2",
+                       {**common, "in_thread": True, "kind": "evidence", "filename": "evidence.txt",
+                        "title": "Raw evidence (redacted)", "content": evidence_text(artifacts)},
+                       depends_on=anchor)
+    return post
+
+
+def queue_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem | None = None,
+               incident_id: int | None = None, kind: str = "note") -> OutboxItem:
+    return outbox.enqueue(session, key, channel, "chat.postMessage",
+                          {"kind": kind, "text": text, "incident_id": incident_id, "in_thread": parent is not None},
+                          depends_on=parent)
+
+
+def alert_summary(payload: dict[str, Any]) -> str:
+    """The root message of an alert group: status, names, and the summary annotation."""
+    status = str(payload.get("status", "firing"))
+    labels = payload.get("commonLabels") or {}
+    names = sorted({str(a.get("labels", {}).get("alertname", "")) for a in payload.get("alerts", [])})
+    summary = (payload.get("commonAnnotations") or {}).get("summary") or \
+        (payload.get("alerts") or [{}])[0].get("annotations", {}).get("summary", "")
+    icon = ":rotating_light:" if status == "firing" else ":white_check_mark:"
+    where = " ".join(f"{k}={labels[k]}" for k in ("namespace", "pod", "node", "Hostname") if labels.get(k))
+    count = len(payload.get("alerts", []))
+    text = f"{icon} *[{status.upper()}:{count}] {', '.join(names)}* {where}\n{summary}".strip()
+    # Alert text is untrusted: escape Slack's control characters so it cannot mention or link anyone.
+    return mrkdwn_escape(text)

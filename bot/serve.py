@@ -1,0 +1,62 @@
+"""`triagebot serve`: the webhook server and the Slack app (HTTP or Socket Mode)."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.config import ConfigError, Settings
+from bot.logs import configure
+
+log = logging.getLogger("triagebot.serve")
+
+
+def check_settings(settings: Settings) -> None:
+    """Refuse to start without what the chosen mode needs; the message names the setting."""
+    if settings.slack_bot_token is None:
+        raise ConfigError("setting SLACK_BOT_TOKEN is missing: the bot posts to Slack with it")
+    if not settings.slack_bot_token.get_secret_value().startswith("xoxb-"):
+        raise ConfigError("setting SLACK_BOT_TOKEN is malformed: expected a bot token starting with xoxb-")
+    if settings.slack_mode == "http" and settings.slack_signing_secret is None:
+        raise ConfigError("setting SLACK_SIGNING_SECRET is missing: HTTP mode verifies Slack's signatures with it")
+    if settings.slack_mode == "socket":
+        if settings.slack_app_token is None:
+            raise ConfigError("setting SLACK_APP_TOKEN is missing: Socket Mode connects with it")
+        if not settings.slack_app_token.get_secret_value().startswith("xapp-"):
+            raise ConfigError("setting SLACK_APP_TOKEN is malformed: expected an app token starting with xapp-")
+    if settings.webhook_token is None:
+        raise ConfigError("setting TRIAGEBOT_WEBHOOK_TOKEN is missing: /alertmanager authenticates with it")
+    if len(settings.webhook_token.get_secret_value()) < 16:
+        raise ConfigError("setting TRIAGEBOT_WEBHOOK_TOKEN is too short: expected at least 16 characters")
+
+
+def serve(settings: Settings, host: str, port: int) -> None:
+    check_settings(settings)
+    configure()
+    import uvicorn
+
+    from bot.context import build_context
+    from bot.server import create_app
+    from bot.slack_app import build_slack_app
+
+    ctx = build_context(settings)
+    app = build_slack_app(ctx)
+    handler = None
+    socket_mode = None
+    if settings.slack_mode == "http":
+        from slack_bolt.adapter.starlette import SlackRequestHandler
+
+        handler = SlackRequestHandler(app)
+    else:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        assert settings.slack_app_token is not None
+        socket_mode = SocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        socket_mode.connect()  # returns at once; the WebSocket runs in its own threads
+    log.info("serving", extra={"host": host, "port": port, "slack_mode": settings.slack_mode})
+    try:
+        uvicorn.run(create_app(ctx, handler), host=host, port=port, log_config=None, access_log=False,
+                    server_header=False)
+    finally:
+        if socket_mode is not None:
+            socket_mode.close()
+        ctx.close()

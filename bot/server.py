@@ -1,0 +1,135 @@
+"""The HTTP server: /alertmanager, /slack/events, /metrics, /healthz and /readyz."""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import text
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bot.alert_flow import accept_alerts
+from bot.alert_payload import AlertmanagerPayload
+from bot.context import BotContext
+from collectors.validate import duration
+
+log = logging.getLogger("triagebot.server")
+
+
+def _error(status: int, error: str, expected: str) -> JSONResponse:
+    return JSONResponse({"error": error, "expected": expected}, status_code=status)
+
+
+def _authorised(request: Request, token: str) -> bool:
+    """A bearer token, or basic auth whose password is the token (Alertmanager supports both)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer":
+        return hmac.compare_digest(value.strip().encode(), token.encode())
+    if scheme.lower() == "basic":
+        try:
+            _, _, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        return hmac.compare_digest(password.encode(), token.encode())
+    return False
+
+
+async def _read_limited(request: Request, limit: int) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
+    settings = ctx.settings
+
+    async def receive(request: Request) -> Response:
+        token = settings.webhook_token.get_secret_value() if settings.webhook_token else None
+        if token is None or not _authorised(request, token):
+            ctx.metrics.webhook_rejected.labels("auth").inc()
+            return _error(401, "unauthorised", "Authorization: Bearer <TRIAGEBOT_WEBHOOK_TOKEN> (or basic auth "
+                          "with that password)")
+        body = await _read_limited(request, settings.webhook_max_bytes)
+        if body is None:
+            ctx.metrics.webhook_rejected.labels("size").inc()
+            return _error(413, "payload too large", f"a body of at most {settings.webhook_max_bytes} bytes")
+        try:
+            raw = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            ctx.metrics.webhook_rejected.labels("json").inc()
+            return _error(400, "body is not JSON", "an Alertmanager webhook payload (JSON, version 4)")
+        try:
+            payload = AlertmanagerPayload.model_validate(raw)
+        except ValidationError as err:
+            ctx.metrics.webhook_rejected.labels("schema").inc()
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
+                          "groupKey, status and at least one alert with an alertname label")
+        requests = await run_in_threadpool(
+            accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
+            default_channel=settings.default_channel, receiver_instance=ctx.instance,
+            since=duration(settings.default_since), permissions=settings.permissions)
+        for alert in payload.alerts:
+            ctx.metrics.alerts.labels(alert.status).inc()
+        # Stored and committed: only now start work that may take a while.
+        for triage in requests:
+            ctx.jobs.submit(triage)
+        if ctx.poster is not None:
+            ctx.poster.wake()
+        return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
+
+    return receive
+
+
+def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
+    """The ASGI app. `slack_handler` is slack-bolt's Starlette handler, when Slack runs in HTTP mode."""
+
+    async def healthz(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(_: Request) -> Response:
+        def ping() -> None:
+            with ctx.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+
+        try:
+            await run_in_threadpool(ping)
+        except Exception as err:
+            return JSONResponse({"ready": False, "reason": f"database: {type(err).__name__}"}, status_code=503)
+        return JSONResponse({"ready": True})
+
+    async def metrics(_: Request) -> Response:
+        return Response(ctx.metrics.exposition(), media_type="text/plain; version=0.0.4")
+
+    async def slack_events(request: Request) -> Response:
+        if slack_handler is None:
+            return _error(404, "Slack is not configured here", "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
+                          "(HTTP mode)")
+        response: Response = await slack_handler.handle(request)
+        return response
+
+    routes = [
+        Route("/alertmanager", alertmanager_endpoint(ctx), methods=["POST"]),
+        Route("/slack/events", slack_events, methods=["POST"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
