@@ -1,0 +1,180 @@
+"""`triagebot interview [TOPIC]`: one mock-interview question in the terminal.
+
+Reading and printing live here; the exchange itself is drills.interview, so the chat surface and this loop
+behave the same. An answer can span lines and ends with an empty line (or end of input). A line that is
+only `hint`, `skip` or `quit` is a command, not an answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from drills import interview
+from drills.grading import Grade
+from drills.interview import InterviewSession, Step
+from drills.questions import DIFFICULTIES, Question, QuestionBank, QuestionBankError, load_bank
+
+InputFn = Callable[[str], str]
+
+HINT = {"hint", "?", "/hint"}
+SKIP = {"skip", "/skip", "pass"}
+QUIT = {"quit", "q", "exit", "/quit", "/model"}
+MAX_ANSWER_LINES = 200
+
+
+class InterviewUsageError(ValueError):
+    """A mistake in the command (unknown topic, id, or filter); the CLI prints it in one line, exit 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("topic", nargs="?", metavar="TOPIC", help="pick from this topic (see --list)")
+    parser.add_argument("--difficulty", choices=DIFFICULTIES)
+    parser.add_argument("--id", dest="question_id", metavar="ID", help="ask this question")
+    parser.add_argument("--list", action="store_true", help="list topics, or the questions of TOPIC")
+    parser.add_argument("--seed", type=int, help="repeatable random pick")
+    parser.add_argument("--follow-ups", type=int, default=1, metavar="N", help="follow-up questions to ask")
+
+
+def choose(bank: QuestionBank, topic: str | None, difficulty: str | None, question_id: str | None,
+           seed: int | None) -> Question:
+    if question_id:
+        found = bank.get(question_id)
+        if found is None:
+            raise InterviewUsageError(f"unknown question id {question_id!r}; "
+                                      f"list them with `triagebot interview TOPIC --list`")
+        return found
+    _check_topic(bank, topic)
+    picked = bank.pick(topic=topic, difficulty=difficulty, seed=seed)
+    if picked is None:
+        which = f"{difficulty} questions" if difficulty else "questions"
+        raise InterviewUsageError(f"no {which} in topic {topic}" if topic else f"no {which} in the bank")
+    return picked
+
+
+def _check_topic(bank: QuestionBank, topic: str | None) -> None:
+    if topic is not None and topic not in bank.topic_names():
+        raise InterviewUsageError(f"unknown topic {topic!r}; known topics: {', '.join(bank.topic_names())}")
+
+
+def _list(bank: QuestionBank, topic: str | None, console: Console) -> None:
+    if topic is None:
+        table = Table(title=f"Interview topics ({len(bank)} questions)")
+        for col in ("topic", "questions", *DIFFICULTIES):
+            table.add_column(col)
+        for info in bank.topics():
+            table.add_row(info.topic, str(info.count), *(str(info.difficulties[d]) for d in DIFFICULTIES))
+    else:
+        _check_topic(bank, topic)
+        table = Table(title=f"Questions in {topic}", expand=True)
+        for col in ("id", "difficulty", "kind", "question"):
+            table.add_column(col, overflow="fold")
+        for q in bank.select(topic=topic):
+            table.add_row(q.id, q.difficulty, q.kind, Text(q.question))
+    console.print(table)
+
+
+def _grade_table(g: Grade) -> Table:
+    table = Table(show_header=True, expand=True, box=None)
+    table.add_column("", width=2)
+    table.add_column("expected point", overflow="fold")
+    table.add_column("you said", overflow="fold")
+    for p in g.points:
+        mark = Text("✓", style="green") if p.covered else Text("✗", style="red")
+        table.add_row(mark, Text(p.point), Text(" ".join(p.matched), style="dim"))
+    return table
+
+
+def render(steps: list[Step], question: Question, session: InterviewSession, console: Console) -> None:
+    for step in steps:
+        if step.kind == "question":
+            title = f"{question.topic} · {question.difficulty} · {question.kind}"
+            console.print(Panel(Text(step.text), title=title, subtitle=question.id, expand=True))
+            console.print(Text("Answer in your own words; an empty line ends the answer. "
+                               "Commands: hint, skip, quit.", style="dim"))
+        elif step.kind == "feedback" and step.grade is not None:
+            so_far = " so far" if session.follow_ups_asked and session.turns[-1].kind == "follow-up" else ""
+            console.print(Text(f"Coverage{so_far} {step.grade.score}/100: {step.grade.verdict}", style="bold"))
+            if step.newly_covered:
+                added = [p.point for p in question.expected_points if p.id in step.newly_covered]
+                console.print(Text("Your follow-up answer added:\n" + "\n".join(f"  + {a}" for a in added),
+                                   style="green"))
+            console.print(_grade_table(step.grade))
+        elif step.kind == "follow-up":
+            n, of = step.position or (1, 1)
+            console.print(Panel(Text(step.text), title=f"Follow-up {n}/{of}", expand=True))
+        elif step.kind == "hint":
+            n, of = step.position or (1, 1)
+            console.print(Text(f"Hint {n}/{of}: {step.text}", style="yellow"))
+        elif step.kind == "model-answer":
+            _render_end(step, question, session, console)
+        else:
+            console.print(Text(step.text, style="dim"))
+
+
+def _render_end(step: Step, question: Question, session: InterviewSession, console: Console) -> None:
+    console.print(Panel(Text(step.text), title="Model answer", expand=True))
+    g = step.grade
+    if g is None:
+        console.print(Text("Not answered.", style="dim"))
+    else:
+        console.print(Text(f"Overall coverage {g.score}/100 ({g.verdict}); hints used "
+                           f"{session.hints_used}/{len(question.hints)}", style="bold"))
+        if g.missed:
+            console.print(Text("Still missing:\n" + "\n".join(f"  - {p.point}" for p in g.missed), style="yellow"))
+    console.print(Text("Source: " + "; ".join(question.source), style="dim"))
+    if question.related_playbook:
+        console.print(Text(f"Related playbook: triagebot playbooks show {question.related_playbook}", style="dim"))
+
+
+def read_answer(input_fn: InputFn) -> str | None:
+    """Lines up to an empty line; None when input ends (or only blank lines come) before any text."""
+    lines: list[str] = []
+    # Bounded, so an input source that never ends and only sends blank lines cannot spin forever.
+    for _ in range(MAX_ANSWER_LINES):
+        try:
+            line = input_fn("> " if not lines else "  ")
+        except EOFError:
+            break
+        if not line.strip():
+            if lines:
+                break
+            continue
+        lines.append(line)
+        if len(lines) == 1 and line.strip().lower() in HINT | SKIP | QUIT:
+            break
+    return "\n".join(lines) if lines else None
+
+
+def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn = input) -> int:
+    try:
+        bank = load_bank()
+    except QuestionBankError as err:
+        raise InterviewUsageError(f"broken question bank: {err}") from None
+    topic = getattr(args, "topic", None)
+    if getattr(args, "list", False):
+        _list(bank, topic, console)
+        return 0
+    question = choose(bank, topic, getattr(args, "difficulty", None), getattr(args, "question_id", None),
+                      getattr(args, "seed", None))
+    session, steps = interview.start(question, max_follow_ups=getattr(args, "follow_ups", 1))
+    render(steps, question, session, console)
+    while session.phase != "done":
+        text = read_answer(input_fn)
+        # End of input counts as quit: show the model answer rather than leave the exchange hanging.
+        command = text.strip().lower() if text is not None else "quit"
+        if command in HINT:
+            session, steps = interview.hint(session, question)
+        elif command in SKIP:
+            session, steps = interview.skip(session, question)
+        elif command in QUIT or text is None:
+            session, steps = interview.finish(session, question)
+        else:
+            session, steps = interview.submit(session, question, text)
+        render(steps, question, session, console)
+    return 0

@@ -1,0 +1,135 @@
+"""One mock-interview exchange as a value: ask, answer, follow up, hint, model answer.
+
+The session holds only ids and what was said, so a chat surface can store it between thread replies and
+the terminal can keep it in a loop. Every step is a pure function `(session, question, ...) -> (session,
+steps)`; the caller renders the steps. Nothing here reads input or prints.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drills.grading import Grade, combine, grade
+from drills.questions import Question
+
+Phase = Literal["answering", "follow-up", "done"]
+StepKind = Literal["question", "feedback", "follow-up", "hint", "model-answer", "notice"]
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["question", "follow-up"]
+    prompt: str
+    answer: str
+    grade: Grade
+
+
+class Step(BaseModel):
+    """Something to show the candidate. `grade` is the coverage so far: on feedback after the main answer it is
+    that answer's grade, after a follow-up the union with the earlier answers; on model-answer the final one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: StepKind
+    text: str
+    grade: Grade | None = None
+    newly_covered: tuple[str, ...] = ()  # point ids a follow-up answer added to the earlier ones
+    position: tuple[int, int] | None = None  # (n, of) for hints and follow-ups
+
+
+class InterviewSession(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    question_id: str
+    phase: Phase = "answering"
+    max_follow_ups: int = Field(default=1, ge=0)
+    follow_ups_asked: int = 0
+    hints_used: int = 0
+    turns: tuple[Turn, ...] = ()
+
+    def overall(self) -> Grade | None:
+        return combine(t.grade for t in self.turns) if self.turns else None
+
+
+def _check(session: InterviewSession, question: Question) -> None:
+    # Mixing up sessions and questions is a programming error, not something to grade around.
+    if session.question_id != question.id:
+        raise ValueError(f"session is for {session.question_id!r}, not {question.id!r}")
+
+
+def current_prompt(session: InterviewSession, question: Question) -> str:
+    if session.phase == "follow-up" and session.follow_ups_asked:
+        return question.follow_ups[session.follow_ups_asked - 1]
+    return question.question
+
+
+def _follow_up_budget(session: InterviewSession, question: Question) -> int:
+    return min(session.max_follow_ups, len(question.follow_ups))
+
+
+def start(question: Question, max_follow_ups: int = 1) -> tuple[InterviewSession, list[Step]]:
+    session = InterviewSession(question_id=question.id, max_follow_ups=max(0, max_follow_ups))
+    return session, [Step(kind="question", text=question.question)]
+
+
+def _next(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
+    if session.follow_ups_asked < _follow_up_budget(session, question):
+        n = session.follow_ups_asked + 1
+        session = session.model_copy(update={"phase": "follow-up", "follow_ups_asked": n})
+        return session, [Step(kind="follow-up", text=question.follow_ups[n - 1],
+                              position=(n, _follow_up_budget(session, question)))]
+    return finish(session, question)
+
+
+def submit(session: InterviewSession, question: Question, answer: str) -> tuple[InterviewSession, list[Step]]:
+    """Grade an answer to whatever is currently asked, then move on to a follow-up or the model answer."""
+    _check(session, question)
+    if session.phase == "done":
+        return session, [Step(kind="notice", text="This question is finished; start another one.")]
+    result = grade(answer, question.expected_points)
+    if result.verdict == "empty":
+        return session, [Step(kind="notice", text="That answer had no words in it. Answer, ask for a hint, "
+                                                  "or skip.")]
+    earlier = session.overall()
+    before = {p.id for p in earlier.covered} if earlier else set()
+    kind: Literal["question", "follow-up"] = "follow-up" if session.phase == "follow-up" else "question"
+    turn = Turn(kind=kind, prompt=current_prompt(session, question), answer=answer, grade=result)
+    session = session.model_copy(update={"turns": (*session.turns, turn)})
+    added = tuple(p.id for p in result.covered if p.id not in before) if kind == "follow-up" else ()
+    # After a follow-up the candidate cares about the total, not the follow-up alone.
+    so_far = session.overall() or result
+    feedback = Step(kind="feedback", text=f"{so_far.score}/100 ({so_far.verdict})", grade=so_far,
+                    newly_covered=added)
+    session, following = _next(session, question)
+    return session, [feedback, *following]
+
+
+def hint(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
+    """The next hint, weakest first; hints are counted and reported with the result, never deducted."""
+    _check(session, question)
+    if session.phase == "done":
+        return session, [Step(kind="notice", text="This question is finished; the model answer is above.")]
+    if session.hints_used >= len(question.hints):
+        return session, [Step(kind="notice", text="No more hints. Answer, skip, or quit for the model answer.")]
+    n = session.hints_used + 1
+    session = session.model_copy(update={"hints_used": n})
+    return session, [Step(kind="hint", text=question.hints[n - 1], position=(n, len(question.hints)))]
+
+
+def skip(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
+    """Pass on the current prompt: a skipped follow-up moves on, a skipped main question ends the exchange."""
+    _check(session, question)
+    if session.phase == "done":
+        return session, [Step(kind="notice", text="This question is finished; start another one.")]
+    if session.phase == "follow-up":
+        return _next(session, question)
+    return finish(session, question)
+
+
+def finish(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
+    _check(session, question)
+    session = session.model_copy(update={"phase": "done"})
+    return session, [Step(kind="model-answer", text=question.model_answer, grade=session.overall())]
