@@ -1,0 +1,460 @@
+"""What a target names: a Service, pod, node, job or workload in a namespace, resolved to its pods.
+
+A plain name is tried as a Service (its selector), then the common app labels (`app`,
+`app.kubernetes.io/name`), then a Deployment, StatefulSet or Job of that name, then the training operators'
+jobs. `pod/NAME`, `node/NAME` and `job/NAME` name one kind directly. Pods are only ever listed in the
+namespace with a label selector, or on one node with a field selector: never cluster-wide.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from collectors.live.base import PodRef, TargetNotFound
+from collectors.live.k8s_calls import Failure, KubeCalls, Runner
+from collectors.live.k8s_util import (
+    gpu_request,
+    items_of,
+    kubectl,
+    labels_of,
+    meta,
+    name_of,
+    node_of,
+    phase,
+    rank_env,
+    selector_string,
+    troubled,
+    valid_name,
+)
+from collectors.models import Target
+from collectors.parsers.k8s_common import as_dict, as_int, as_list, as_str
+
+Result = dict[str, Any] | Failure
+Report = Callable[[str, Failure], None]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """An object kind the resolver reads: where it lives and which pod label names it."""
+
+    kind: str
+    group: str  # "" for core, "apps", "batch", or a CRD group
+    version: str
+    plural: str
+    pod_label: str = ""  # label the controller puts on its pods with the object's name
+    short: str = ""  # the `kind/name` prefix in Scope.workload and artifact subjects
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def resource(self) -> str:
+        """The resource name kubectl needs: plain for built-ins, `plural.group` for CRDs."""
+        return self.plural if self.group in ("", "apps", "batch") else f"{self.plural}.{self.group}"
+
+    @property
+    def ref(self) -> str:
+        return self.short or self.kind.lower()
+
+    @property
+    def is_crd(self) -> bool:
+        return self.group not in ("", "apps", "batch")
+
+
+DEPLOYMENT = Kind("Deployment", "apps", "v1", "deployments")
+STATEFULSET = Kind("StatefulSet", "apps", "v1", "statefulsets")
+DAEMONSET = Kind("DaemonSet", "apps", "v1", "daemonsets")
+REPLICASET = Kind("ReplicaSet", "apps", "v1", "replicasets")
+JOB = Kind("Job", "batch", "v1", "jobs", "batch.kubernetes.io/job-name")
+PYTORCHJOB = Kind("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", "training.kubeflow.org/job-name")
+MPIJOB = Kind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", "training.kubeflow.org/job-name")
+MPIJOB_V1 = Kind("MPIJob", "kubeflow.org", "v1", "mpijobs", "training.kubeflow.org/job-name")
+JOBSET = Kind("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset.sigs.k8s.io/jobset-name")
+VCJOB = Kind("Job", "batch.volcano.sh", "v1alpha1", "jobs", "volcano.sh/job-name", short="vcjob")
+# Tried in this order for `job/NAME` after a batch Job; a 404 just means the operator is not installed.
+TRAINING_JOBS = (PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB)
+DISTRIBUTED = {PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB}
+_BY_OWNER = {k.kind: k for k in (DEPLOYMENT, STATEFULSET, DAEMONSET, REPLICASET, JOB, PYTORCHJOB, MPIJOB, JOBSET)}
+_OPERATORS = {"pytorchjob-controller": PYTORCHJOB, "mpijob-controller": MPIJOB, "mpi-operator": MPIJOB}
+
+_PREFIXES = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node",
+             "job": "job", "jobs": "job", "pytorchjob": "job", "mpijob": "job", "jobset": "job", "vcjob": "job",
+             "service": "service", "svc": "service", "deployment": "deployment", "deploy": "deployment",
+             "statefulset": "statefulset", "sts": "statefulset"}
+_HASH_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})+$")
+
+
+@dataclass
+class Workload:
+    """The controller behind the pods, with its object when it could be read."""
+
+    kind: Kind
+    name: str
+    obj: dict[str, Any] | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind.ref}/{self.name}"
+
+    def selector(self) -> str:
+        """The label selector of this workload's pods ("" when it cannot be told)."""
+        if self.kind in DISTRIBUTED:
+            return f"{self.kind.pod_label}={self.name}"
+        spec_selector = as_dict(as_dict((self.obj or {}).get("spec")).get("selector"))
+        if spec_selector:
+            return selector_string(spec_selector)
+        return f"{self.kind.pod_label}={self.name}" if self.kind.pod_label else ""
+
+    def command(self, namespace: str) -> str:
+        return kubectl("get", self.kind.resource, "-n", namespace, self.name, "-o", "json")
+
+
+@dataclass
+class Resolved:
+    """The target, its pods and the objects found on the way."""
+
+    namespace: str
+    kind: str  # what the target named: service, pod, node, job, deployment, statefulset
+    name: str
+    service: dict[str, Any] | None = None
+    workload: Workload | None = None
+    node: dict[str, Any] | None = None
+    selector: str = ""
+    pods_command: str = ""
+    single_pod: bool = False  # the artifact is one Pod object rather than a list
+    pods: list[dict[str, Any]] = field(default_factory=list)  # full objects kept for the artifact
+    refs: list[PodRef] = field(default_factory=list)  # every pod found
+    total: int = 0
+
+    @property
+    def subject(self) -> str:
+        """What the pods artifact is about: the node, the Service, the workload, or the name as given."""
+        if self.kind == "node":
+            return f"node/{self.name}"
+        if self.service is None and self.workload is not None:
+            return f"{self.workload.kind.ref}/{self.namespace}/{self.workload.name}"
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+def parse_target(target: Target) -> tuple[str, str]:
+    """(kind, name) from a Target: pod and node fields, or a service string with an optional kind prefix."""
+    if target.pod:
+        kind, name = "pod", target.pod
+    elif target.node:
+        kind, name = "node", target.node
+    else:
+        raw = (target.service or "").strip()
+        kind, name = "service", raw
+        if "/" in raw:
+            prefix, name = raw.split("/", 1)
+            if prefix.lower() not in _PREFIXES:
+                raise TargetNotFound(f'unknown target kind "{prefix}": give a service name, pod/NAME, node/NAME '
+                                     f"or job/NAME")
+            kind = _PREFIXES[prefix.lower()]
+    if not name:
+        raise TargetNotFound("no target given: name a service, pod/NAME, node/NAME or job/NAME")
+    if not valid_name(name):
+        raise TargetNotFound(f'"{name}" is not a valid Kubernetes object name (lower-case DNS-1123)')
+    return kind, name
+
+
+def pod_ref(pod: dict[str, Any]) -> PodRef:
+    containers = [as_str(c.get("name")) for c in map(as_dict, as_list(as_dict(pod.get("spec")).get("containers")))]
+    return PodRef(name=name_of(pod), uid=as_str(meta(pod).get("uid")), node=node_of(pod) or None, phase=phase(pod),
+                  containers=[c for c in containers if c], gpu_request=gpu_request(pod))
+
+
+class Resolver:
+    """Resolves one target; failures of single lookups are reported, and only a definite "no such
+    object anywhere it could be" raises TargetNotFound."""
+
+    def __init__(self, calls: KubeCalls, runner: Runner, namespace: str, report: Report, pod_cap: int) -> None:
+        self.calls = calls
+        self.runner = runner
+        self.ns = namespace
+        self.report = report
+        self.pod_cap = pod_cap
+        self._unsure = False  # a lookup failed for a reason other than 404, so "not found" is not certain
+        self._pods_failed = False
+        self._seen: dict[tuple[Kind, str], Result] = {}  # answers already had (a 404 too), by kind and name
+        self._fallback: Workload | None = None  # a workload named like the target, when no pod names one
+
+    # ---- entry -----------------------------------------------------------------------------------------
+
+    def resolve(self, target: Target) -> Resolved:
+        kind, name = parse_target(target)
+        if kind != "node" and not valid_name(self.ns):
+            raise TargetNotFound(f'"{self.ns}" is not a valid namespace name')
+        handler = {"pod": self._pod, "node": self._node, "job": self._job,
+                   "deployment": self._named_workload, "statefulset": self._named_workload}.get(kind, self._service)
+        resolved = Resolved(self.ns, kind, name)
+        if handler(resolved):
+            if resolved.workload is None and resolved.kind not in ("node",):
+                self._workload_from_pods(resolved)
+            return resolved
+        if self._unsure:
+            return resolved  # the lookups that failed are in `missing`; report on what there is
+        raise TargetNotFound(self._not_found_message(kind, name))
+
+    # ---- one lookup ------------------------------------------------------------------------------------
+
+    def _found(self, what: str, result: Result) -> dict[str, Any] | None:
+        """The object, or None; failures other than 404 are reported and make "not found" uncertain."""
+        if isinstance(result, Failure):
+            if result.status != 404:
+                self._unsure = True
+                self.report(what, result)
+            return None
+        return result
+
+    def _get(self, kind: Kind, name: str) -> Callable[[], Result]:
+        calls, ns = self.calls, self.ns
+        if kind is DEPLOYMENT:
+            return lambda: calls.get(calls.apps.read_namespaced_deployment, name, ns)
+        if kind is STATEFULSET:
+            return lambda: calls.get(calls.apps.read_namespaced_stateful_set, name, ns)
+        if kind is DAEMONSET:
+            return lambda: calls.get(calls.apps.read_namespaced_daemon_set, name, ns)
+        if kind is REPLICASET:
+            return lambda: calls.get(calls.apps.read_namespaced_replica_set, name, ns)
+        if kind is JOB:
+            return lambda: calls.get(calls.batch.read_namespaced_job, name, ns)
+        return lambda: calls.get(calls.custom.get_namespaced_custom_object, kind.group, kind.version, ns,
+                                 kind.plural, name)
+
+    # ---- kinds -----------------------------------------------------------------------------------------
+
+    def _service(self, r: Resolved) -> bool:
+        first = self.runner.gather({
+            "service": lambda: self.calls.get(self.calls.core.read_namespaced_service, r.name, self.ns),
+            "deployment": self._get(DEPLOYMENT, r.name),
+            "statefulset": self._get(STATEFULSET, r.name),
+            "job": self._get(JOB, r.name),
+        })
+        service = self._found(f"service/{self.ns}/{r.name}", first["service"])
+        by_kind = {DEPLOYMENT: first["deployment"], STATEFULSET: first["statefulset"], JOB: first["job"]}
+        named = [(k, obj) for k, res in by_kind.items()
+                 if (obj := self._found(f"{k.ref}/{self.ns}/{r.name}", res)) is not None]
+        for kind, res in by_kind.items():
+            self._seen[(kind, r.name)] = res
+        if named:
+            self._fallback = Workload(named[0][0], r.name, named[0][1])
+        if service is not None:
+            r.service = service
+            selector = as_dict(as_dict(service.get("spec")).get("selector"))
+            if selector:
+                self._list_pods(r, selector_string(selector))
+                return True
+        for label in ("app", "app.kubernetes.io/name"):
+            if self._list_pods(r, f"{label}={r.name}"):
+                return True
+            if self._pods_failed:
+                return True  # the pods cannot be listed at all: report on the Service and workload found
+        if named:
+            kind, obj = named[0]
+            return self._use_workload(r, Workload(kind, r.name, obj))
+        return r.service is not None or self._training_job(r)
+
+    def _named_workload(self, r: Resolved) -> bool:
+        kind = DEPLOYMENT if r.kind == "deployment" else STATEFULSET
+        obj = self._found(f"{kind.ref}/{self.ns}/{r.name}", self._get(kind, r.name)())
+        return obj is not None and self._use_workload(r, Workload(kind, r.name, obj))
+
+    def _job(self, r: Resolved) -> bool:
+        return self._first_of(r, (JOB, *TRAINING_JOBS))
+
+    def _training_job(self, r: Resolved) -> bool:
+        """A plain name that is none of the built-ins may still be a PyTorchJob, MPIJob, JobSet or Volcano Job."""
+        return self._first_of(r, TRAINING_JOBS)
+
+    def _first_of(self, r: Resolved, kinds: tuple[Kind, ...]) -> bool:
+        """Look the name up as each kind at once; the first kind (in the given order) that has it wins."""
+        results = self.runner.gather({f"{k.kind}@{k.api_version}": self._get(k, r.name) for k in kinds})
+        for k in kinds:
+            res = results[f"{k.kind}@{k.api_version}"]
+            if isinstance(res, Failure):
+                self._lookup_failed(k, r.name, res)
+                continue
+            return self._use_workload(r, Workload(k, r.name, res))
+        return False
+
+    def _lookup_failed(self, kind: Kind, name: str, failure: Failure) -> None:
+        """A 404 is an answer. So is a 403 on an operator's CRD, which is often not installed or not granted
+        and must not hide a "did you mean"; anything else leaves the answer open."""
+        if failure.status == 404 or (kind.is_crd and failure.status == 403):
+            return
+        self._unsure = True
+        self.report(f"{kind.ref}/{self.ns}/{name}", failure)
+
+    def _use_workload(self, r: Resolved, workload: Workload) -> bool:
+        r.workload = workload
+        selector = workload.selector()
+        if selector:
+            self._list_pods(r, selector)
+        return True
+
+    def _pod(self, r: Resolved) -> bool:
+        pod = self._found(f"pod/{self.ns}/{r.name}",
+                          self.calls.get(self.calls.core.read_namespaced_pod, r.name, self.ns))
+        if pod is None:
+            return False
+        r.pods, r.refs, r.total, r.single_pod = [pod], [pod_ref(pod)], 1, True
+        r.pods_command = kubectl("get", "pod", "-n", self.ns, r.name, "-o", "json")
+        self._workload_from_pods(r)
+        # One rank of a distributed job is rarely the whole story: read all ranks, this one first.
+        if r.workload is not None and r.workload.kind in DISTRIBUTED:
+            single = (r.pods, r.refs)
+            if not self._list_pods(r, r.workload.selector()):
+                r.pods, r.refs, r.total = single[0], single[1], 1
+                r.pods_command = kubectl("get", "pod", "-n", self.ns, r.name, "-o", "json")
+            else:
+                r.single_pod = False
+        return True
+
+    def _node(self, r: Resolved) -> bool:
+        node = self._found(f"node/{r.name}", self.calls.get(self.calls.core.read_node, r.name))
+        if node is None:
+            return False
+        r.node = node
+        # Every pod on the node, in any namespace and phase (evicted pods are Failed): one node, so bounded.
+        self._collect_pods(r, self.calls.core.list_pod_for_all_namespaces,
+                           field_selector=f"spec.nodeName={r.name}")
+        r.pods_command = kubectl("get", "pods", "-A", "--field-selector", f"spec.nodeName={r.name}", "-o", "json")
+        return True
+
+    # ---- pods ------------------------------------------------------------------------------------------
+
+    def _list_pods(self, r: Resolved, selector: str) -> bool:
+        """List the namespace's pods with a label selector into r; True when any matched."""
+        r.selector = selector
+        r.pods_command = kubectl("get", "pods", "-n", self.ns, "-l", selector, "-o", "json")
+        self._collect_pods(r, self.calls.core.list_namespaced_pod, self.ns, label_selector=selector)
+        return r.total > 0
+
+    def _collect_pods(self, r: Resolved, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Stream the pods page by page: every pod gives a PodRef, at most pod_cap keep their full object
+        (troubled ones first), so 5,000 pods never sit in memory as objects at once."""
+        r.pods, r.refs, r.total = [], [], 0
+        troubled_pods: list[tuple[int, dict[str, Any]]] = []
+        healthy_pods: list[tuple[int, dict[str, Any]]] = []
+        for page in self.calls.pages(method, *args, **kwargs):
+            if isinstance(page, Failure):
+                self._unsure = self._pods_failed = True
+                self.report("pods" if not r.total else "pods (list cut short)", page)
+                if not r.total:
+                    r.pods_command = ""  # nothing was read: no artifact, rather than an empty list that lies
+                break
+            for pod in items_of(page):
+                index = r.total
+                r.total += 1
+                r.refs.append(pod_ref(pod))
+                bucket = troubled_pods if troubled(pod) else healthy_pods
+                if len(bucket) < self.pod_cap:
+                    bucket.append((index, pod))
+        kept = (troubled_pods + healthy_pods)[:self.pod_cap]
+        r.pods = [pod for _, pod in sorted(kept, key=lambda item: item[0])]  # the API's order, as kubectl shows
+
+    # ---- the workload behind the pods ------------------------------------------------------------------
+
+    def _workload_from_pods(self, r: Resolved) -> None:
+        found = owner_workload(r.pods)
+        if found is None:
+            r.workload = self._fallback
+            return
+        kind, name = found
+        cached = self._seen.get(found)  # read while resolving the name: neither re-read nor re-reported
+        res = cached if cached is not None else self._get(kind, name)()
+        if isinstance(res, Failure):
+            if cached is None and res.status != 404 and not (kind.is_crd and res.status == 403):
+                self.report(f"{kind.ref}/{self.ns}/{name}", res)
+            r.workload = Workload(kind, name)
+            return
+        r.workload = Workload(kind, name, res)
+
+    # ---- not found -------------------------------------------------------------------------------------
+
+    def _not_found_message(self, kind: str, name: str) -> str:
+        if kind == "node":
+            nodes = self._names({"nodes": lambda: self.calls.get_list(self.calls.core.list_node, max_items=5000)})
+            return f'node "{name}" not found' + _suggest(name, nodes)
+        namespace = self.calls.get(self.calls.core.read_namespace, self.ns)
+        if isinstance(namespace, Failure) and namespace.status == 404:
+            spaces = self._names({"namespaces": lambda: self.calls.get_list(self.calls.core.list_namespace)})
+            return f'namespace "{self.ns}" not found' + _suggest(self.ns, spaces)
+        calls, ns = self.calls, self.ns
+        names = self._names({
+            "services": lambda: calls.get_list(calls.core.list_namespaced_service, ns),
+            "deployments": lambda: calls.get_list(calls.apps.list_namespaced_deployment, ns),
+            "statefulsets": lambda: calls.get_list(calls.apps.list_namespaced_stateful_set, ns),
+            "jobs": lambda: calls.get_list(calls.batch.list_namespaced_job, ns),
+        })
+        # A pod name carries its ReplicaSet and pod hashes; the workload name before them is what to suggest.
+        probe = _HASH_SUFFIX.sub("", name) if kind == "pod" else name
+        return f'{kind} "{name}" not found in namespace "{self.ns}"' + _suggest(probe, names)
+
+    def _names(self, lists: dict[str, Callable[[], Result]]) -> list[str]:
+        names: list[str] = []
+        for res in self.runner.gather(lists).values():
+            if not isinstance(res, Failure):
+                names += [n for n in map(name_of, items_of(res)) if n]
+        return list(dict.fromkeys(names))
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    def score(candidate: str) -> float:
+        return difflib.SequenceMatcher(None, name, candidate).ratio()
+
+    # Closest first; equally close names alphabetically (difflib alone orders ties backwards).
+    close = sorted(difflib.get_close_matches(name, candidates, n=5, cutoff=0.6), key=lambda c: (-score(c), c))
+    return f"; did you mean: {', '.join(close)}?" if close else ""
+
+
+def owner_workload(pods: list[dict[str, Any]]) -> tuple[Kind, str] | None:
+    """The controller most of the pods belong to, followed up to the object a person would name."""
+    votes: Counter[tuple[Kind, str]] = Counter()
+    for pod in pods:
+        if (found := _pod_owner(pod)) is not None:
+            votes[found] += 1
+    return votes.most_common(1)[0][0] if votes else None
+
+
+def _pod_owner(pod: dict[str, Any]) -> tuple[Kind, str] | None:
+    labels = labels_of(pod)
+    # Operators label their pods; the label outranks the owner chain (a JobSet's pods belong to child Jobs).
+    if jobset := labels.get(JOBSET.pod_label):
+        return JOBSET, jobset
+    if (job := labels.get(PYTORCHJOB.pod_label)) and (
+            op := _OPERATORS.get(labels.get("training.kubeflow.org/operator-name", ""))):
+        return op, job
+    if vcjob := labels.get(VCJOB.pod_label):
+        return VCJOB, vcjob
+    owners = [as_dict(o) for o in as_list(meta(pod).get("ownerReferences"))]
+    owner = next((o for o in owners if o.get("controller") is True), owners[0] if owners else None)
+    if owner is None:
+        return None
+    kind, name = as_str(owner.get("kind")), as_str(owner.get("name"))
+    if kind == "ReplicaSet":
+        # A Deployment names its ReplicaSets `<deployment>-<pod-template-hash>`.
+        suffix = labels.get("pod-template-hash", "")
+        if suffix and name.endswith(f"-{suffix}"):
+            return DEPLOYMENT, name[: -len(suffix) - 1]
+    if kind in _BY_OWNER and name:
+        return _BY_OWNER[kind], name
+    return None
+
+
+def is_distributed(workload: Workload | None, pods: list[dict[str, Any]]) -> bool:
+    """A multi-rank job: a training operator's job, an Indexed Job with parallelism, or ranks in the env."""
+    if workload is not None and workload.kind in DISTRIBUTED:
+        return True
+    if workload is not None and workload.kind is JOB and workload.obj is not None:
+        spec = as_dict(workload.obj.get("spec"))
+        if as_str(spec.get("completionMode")) == "Indexed" and (as_int(spec.get("parallelism")) or 1) > 1:
+            return True
+    return any("WORLD_SIZE" in env or "MASTER_ADDR" in env for env in map(rank_env, pods))
