@@ -1,0 +1,370 @@
+"""`triagebot drill [ID|random]`: a recorded incident as a training drill in the terminal.
+
+Reading and printing live here; the drill itself is drills.session, so the chat surface and this loop behave
+the same. The session is saved after every step, so `--resume SESSION` picks a drill up after a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from drills import session as drill
+from drills.debrief import Debrief
+from drills.errors import DrillError
+from drills.evidence import evidence_for
+from drills.incident import INCIDENT_DIR, Incident, IncidentError, load_incident
+from drills.picker import DIFFICULTIES, list_incidents, pick
+from drills.session import DrillSession, View
+from drills.sources import BY_ID, SOURCES
+from drills.store import SessionStore
+
+InputFn = Callable[[str], str]
+
+DEFAULT_CHANNEL = "terminal"
+MAX_ARTIFACT_LINES = 200
+_VERDICT_STYLE = {"supported": "green", "ruled-out": "red", "untestable": "yellow", "inconclusive": "yellow"}
+_STATUS_STYLE = {"confirmed": "bold green", "likely": "green", "unknown": "yellow", "ruled-out": "red",
+                 "not explored": "dim"}
+HELP = [
+    ("sources", "list evidence sources, what each costs on the drill clock, and what you have seen"),
+    ("evidence SOURCE", "reveal the recorded evidence of one source, e.g. `evidence kernel log` (costs time)"),
+    ("show ARTIFACT", "print a revealed artifact in full"),
+    ("hypotheses", "list every playbook's hypothesis ids"),
+    ("propose HYPOTHESIS", "ask what your evidence says about a hypothesis, e.g. `propose oom-killed/node-oom`"),
+    ("hint", "a graded hint: direction, then evidence, then the answer (each level costs 5 points)"),
+    ("declare PLAYBOOK/HYPOTHESIS", "name the root cause; the drill ends with the debrief"),
+    ("quit", "save and leave; resume later with --resume"),
+]
+
+
+class DrillUsageError(ValueError):
+    """A mistake in the command line (unknown incident, session or filter); printed in one line, exit 2."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("incident", nargs="?", metavar="ID|random|history|leaderboard",
+                        help="an incident id or `random` (default) to drill; `history` or `leaderboard` to look back")
+    parser.add_argument("--difficulty", choices=DIFFICULTIES, help="pick among incidents of this difficulty")
+    parser.add_argument("--tag", help="pick among incidents with this tag")
+    parser.add_argument("--resume", metavar="SESSION", help="continue a saved drill")
+    parser.add_argument("--trainee", metavar="NAME", help="who is drilling (default: your login name)")
+    parser.add_argument("--channel", metavar="NAME", help=f"leaderboard channel (default: {DEFAULT_CHANNEL})")
+    parser.add_argument("--seed", type=int, help="repeatable random pick")
+    parser.add_argument("--db", metavar="FILE", type=Path,
+                        help="SQLite file for sessions (default: $TRIAGEBOT_STATE_DIR/drills.sqlite)")
+
+
+def open_store(path: Path | None) -> SessionStore:
+    # Imported here: SQLAlchemy is only needed once a drill actually runs.
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from drills.store_sql import SqlSessionStore, default_db_path
+
+    where = path or default_db_path()
+    try:
+        return SqlSessionStore.from_path(where)
+    except (OSError, SQLAlchemyError) as err:
+        raise DrillUsageError(f"cannot open the drill database {where}: {err}") from None
+
+
+def _trainee(args: argparse.Namespace) -> str:
+    if getattr(args, "trainee", None):
+        return str(args.trainee)
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in some containers
+        return "trainee"
+
+
+def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = input,
+              store: SessionStore | None = None) -> int:
+    store = store or open_store(getattr(args, "db", None))
+    action = getattr(args, "incident", None)
+    if action == "history":
+        _history(store, _trainee(args), console)
+        return 0
+    if action == "leaderboard":
+        _leaderboard(store, getattr(args, "channel", None) or DEFAULT_CHANNEL, console)
+        return 0
+    if getattr(args, "resume", None):
+        session, incident = _resume(store, args.resume, getattr(args, "trainee", None))
+        if session.finished:
+            render_debrief(drill.debrief(session, incident), console)
+            return 0
+        render_view(drill.page_view(session, incident), console)
+        _recap(session, console)
+    else:
+        session, incident = _start(store, args, console)
+    return _loop(session, incident, store, console, input_fn)
+
+
+def _prepare(incident: Incident) -> None:
+    """Compile the playbooks and index the incident before the page shows, so no drill step pays for it."""
+    evidence_for(incident)
+
+
+def _start(store: SessionStore, args: argparse.Namespace, console: Console) -> tuple[DrillSession, Incident]:
+    trainee = _trainee(args)
+    mine = store.list_by_trainee(trainee)
+    seed = getattr(args, "seed", None)
+    try:
+        meta = pick(list_incidents(), getattr(args, "incident", None), getattr(args, "difficulty", None),
+                    getattr(args, "tag", None), rng=random.Random(seed) if seed is not None else None,
+                    avoid=[s.incident_id for s in mine if s.finished])
+        incident = load_incident(INCIDENT_DIR / meta.id)
+        _prepare(incident)
+        session, view = drill.start(incident, trainee, getattr(args, "channel", None) or DEFAULT_CHANNEL)
+    except (DrillError, IncidentError) as err:
+        raise DrillUsageError(str(err)) from None
+    store.save(session)
+    open_ones = [s.id for s in mine if not s.finished]
+    if open_ones:
+        console.print(Text(f"You have {len(open_ones)} unfinished drill(s); resume one with "
+                           f"`triagebot drill --resume {open_ones[0]}`.", style="dim"))
+    render_view(view, console)
+    console.print(Text(f"Drill {session.id}. Ask for evidence, propose hypotheses, declare the root cause. "
+                       "Type `help` for commands.", style="dim"))
+    return session, incident
+
+
+def _resume(store: SessionStore, session_id: str, trainee: str | None) -> tuple[DrillSession, Incident]:
+    session = store.load(session_id)
+    if session is None:
+        raise DrillUsageError(f"no saved drill {session_id!r}; list yours with `triagebot drill history`")
+    if trainee and session.trainee != trainee:
+        raise DrillUsageError(f"drill {session_id} belongs to {session.trainee}, not {trainee}")
+    try:
+        incident = load_incident(INCIDENT_DIR / session.incident_id)
+    except IncidentError as err:
+        raise DrillUsageError(f"drill {session_id}: {err}") from None
+    _prepare(incident)
+    return session, incident
+
+
+def _loop(session: DrillSession, incident: Incident, store: SessionStore, console: Console,
+          input_fn: InputFn) -> int:
+    while True:
+        try:
+            line = input_fn(f"[{_clock(session.clock_seconds)}] drill> ")
+        except (EOFError, KeyboardInterrupt):
+            line = "quit"
+        command, _, arg = line.strip().partition(" ")
+        command, arg = command.lower(), arg.strip()
+        if not command:
+            continue
+        try:
+            if command in ("quit", "q", "exit"):
+                store.save(session)
+                console.print(Text(f"Saved. Resume with: triagebot drill --resume {session.id}", style="bold"))
+                return 0
+            if command in ("help", "?"):
+                _help(console)
+            elif command in ("sources", "s"):
+                _sources(session, console)
+            elif command in ("hypotheses", "hyps"):
+                _hypotheses(incident, console)
+            elif command == "show":
+                _show(session, incident, arg, console)
+            elif command in ("evidence", "ev", "e"):
+                session, view = drill.request_evidence(session, incident, _need(arg, "evidence SOURCE"))
+                store.save(session)
+                render_view(view, console)
+            elif command in ("propose", "p"):
+                session, view = drill.propose(session, incident, _need(arg, "propose HYPOTHESIS"))
+                store.save(session)
+                render_view(view, console)
+            elif command == "hint":
+                session, view = drill.hint(session, incident)
+                store.save(session)
+                render_view(view, console)
+            elif command in ("declare", "d"):
+                playbook, _, hypothesis = _need(arg, "declare PLAYBOOK/HYPOTHESIS").rpartition("/")
+                session, debrief = drill.declare(session, incident, playbook, hypothesis)
+                store.save(session)
+                render_debrief(debrief, console)
+                return 0
+            else:
+                console.print(Text(f"Unknown command {command!r}; type `help`.", style="red"))
+        except DrillError as err:
+            console.print(Text(str(err), style="red"))
+
+
+def _need(arg: str, usage: str) -> str:
+    if not arg:
+        raise DrillError(f"usage: {usage}")
+    return arg
+
+
+def _clock(seconds: int) -> str:
+    minutes, rest = divmod(seconds, 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def render_view(view: View, console: Console) -> None:
+    if view.kind == "page" and view.page is not None:
+        page = view.page
+        target = "  ".join(f"{k}={v}" for k, v in page.target.items())
+        console.print(Panel(Text(page.text), title=f"PAGE  {page.time:%Y-%m-%d %H:%M} UTC",
+                            subtitle=Text(target), border_style="red", expand=True))
+        return
+    if view.kind == "evidence":
+        for artifact in view.artifacts:
+            title = Text(f"{artifact.id}  ({artifact.kind}, {artifact.subject or 'no subject'})")
+            if artifact.unavailable is not None:
+                console.print(Panel(Text(f"unavailable: {artifact.unavailable}", style="yellow"), title=title,
+                                    subtitle=Text(f"$ {artifact.command}"), expand=True))
+                continue
+            console.print(Panel(_excerpt(artifact.content, artifact.id), title=title,
+                                subtitle=Text(f"$ {artifact.command}"), expand=True))
+    for line in view.text:
+        style = _VERDICT_STYLE.get(view.answer.verdict, "") if view.answer else "yellow" if view.hint_level else ""
+        console.print(Text(line, style=style))
+    if view.kind in ("evidence", "proposal"):
+        cost = f"+{view.cost_seconds} s, " if view.cost_seconds else ""
+        console.print(Text(f"({cost}drill clock {_clock(view.clock_seconds)})", style="dim"))
+
+
+def _excerpt(content: str, artifact_id: str) -> Text:
+    lines = content.splitlines()
+    if len(lines) <= MAX_ARTIFACT_LINES:
+        return Text(content.rstrip("\n"))
+    text = Text("\n".join(lines[:MAX_ARTIFACT_LINES]))
+    text.append(f"\n... {len(lines) - MAX_ARTIFACT_LINES} more lines: `show {artifact_id}`", style="dim")
+    return text
+
+
+def _show(session: DrillSession, incident: Incident, artifact_id: str, console: Console) -> None:
+    found = next((a for a in incident.artifacts if a.id == artifact_id), None)
+    if found is None or artifact_id not in session.revealed_artifacts:
+        raise DrillError(f"no revealed artifact {artifact_id!r}; revealed: "
+                         + (", ".join(session.revealed_artifacts) or "none yet"))
+    console.print(Panel(Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"),
+                        title=Text(found.id), subtitle=Text(f"$ {found.command}"), expand=True))
+
+
+def _help(console: Console) -> None:
+    table = Table(show_header=False, box=None)
+    for command, what in HELP:
+        table.add_row(Text(command, style="bold"), Text(what))
+    console.print(table)
+
+
+def _sources(session: DrillSession, console: Console) -> None:
+    table = Table(title=f"Evidence sources (drill clock {_clock(session.clock_seconds)})")
+    for column in ("source", "what", "cost", "on call you would", "seen"):
+        table.add_column(column)
+    for source in SOURCES:
+        seen = "yes" if source.id in session.revealed_sources else ""
+        table.add_row(source.id, source.label, f"{source.cost_seconds} s", Text(source.how), seen)
+    console.print(table)
+
+
+def _hypotheses(incident: Incident, console: Console) -> None:
+    # Every playbook, not just this incident's: listing one tree would give the symptom away.
+    evidence = evidence_for(incident)
+    by_book: dict[str, list[str]] = {}
+    for ref in evidence.refs.values():
+        by_book.setdefault(ref.playbook, []).append(ref.id)
+    table = Table(title="Hypotheses (propose or declare them as playbook/hypothesis)", expand=True)
+    table.add_column("playbook")
+    table.add_column("hypotheses", overflow="fold")
+    for book, ids in by_book.items():
+        table.add_row(book, ", ".join(ids))
+    console.print(table)
+
+
+def _recap(session: DrillSession, console: Console) -> None:
+    seen = ", ".join(BY_ID[s].label for s in session.revealed_sources) or "nothing yet"
+    console.print(Text(f"Resumed drill {session.id}: clock {_clock(session.clock_seconds)}, seen {seen}, "
+                       f"{len(session.proposals)} proposal(s), hints used {session.hint_level}/3.", style="dim"))
+    for p in session.proposals:
+        console.print(Text(f"  {p.answer.hypothesis}: {p.answer.message}",
+                           style=_VERDICT_STYLE.get(p.answer.verdict, "")))
+
+
+def render_debrief(d: Debrief, console: Console) -> None:
+    mark = {"right": ("RIGHT", "bold green"), "right branch": ("RIGHT BRANCH", "yellow"), "wrong": ("WRONG", "red")}
+    word, style = mark[d.outcome]
+    head = Text()
+    head.append(f"{word}: ", style=style)
+    head.append(f"you declared {d.declared}; the root cause is {d.truth}.\n")
+    head.append(f"{d.declared_note}\n\n", style="dim")
+    head.append(d.truth_claim + "\n\n", style="bold")
+    head.append(d.explanation)
+    console.print(Panel(head, title=Text(f"Debrief: {d.title}"), subtitle=f"{d.incident_id} ({d.difficulty})",
+                        expand=True))
+
+    score = Table(title=f"Score {d.score.total}/100")
+    for column in ("part", "points", "max", "why"):
+        score.add_column(column)
+    for part in d.score.parts:
+        score.add_row(part.name, str(part.points), str(part.max), Text(part.why))
+    console.print(score)
+
+    tree = Tree(Text(f"{d.playbook} playbook (statuses from the whole recording)", style="bold"))
+    parents: list[Tree] = [tree]
+    for node in d.tree:
+        del parents[node.depth + 1:]
+        label = Text(f"{node.id}  ")
+        label.append(node.status, style=_STATUS_STYLE.get(node.status, ""))
+        for flag, text in ((node.truth, "root cause"), (node.declared, "you declared"), (node.proposed, "proposed")):
+            if flag:
+                label.append(f"  [{text}]", style="bold" if text == "root cause" else "cyan")
+        parents.append(parents[-1].add(label))
+    console.print(tree)
+
+    path = Table(title=f"Ideal path (par {_clock(d.par_seconds)}) and yours ({_clock(d.clock_seconds)})",
+                 expand=True)
+    for column in ("", "source", "cost", "shows about the root cause"):
+        path.add_column(column, overflow="fold")
+    for step in d.ideal_path:
+        path.add_row("ideal", step.label, f"{step.cost_seconds} s", Text("; ".join(step.shows)))
+    for step in d.your_path:
+        tag = "yours*" if step.discriminating else "yours"
+        path.add_row(tag, step.label, f"{step.cost_seconds} s", Text("; ".join(step.shows)))
+    console.print(path)
+    console.print(Text("* discriminating: on some smallest set of sources that separates the root cause.",
+                       style="dim"))
+
+    meaning = Table(title="What each piece of evidence meant", expand=True)
+    for column in ("artifact", "source", "meant"):
+        meaning.add_column(column, overflow="fold")
+    for item in d.evidence:
+        name = Text(item.artifact, style="" if item.revealed else "dim")
+        if not item.revealed:
+            name.append(" (not requested)")
+        said = f"unavailable: {item.unavailable}" if item.unavailable else "\n".join(item.meanings)
+        meaning.add_row(name, item.source, Text(said))
+    console.print(meaning)
+    console.print(Panel(Group(*(Text(f"- {r}") for r in d.references)), title="References", expand=True))
+
+
+def _history(store: SessionStore, trainee: str, console: Console) -> None:
+    table = Table(title=f"Drills of {trainee}")
+    for column in ("session", "started", "incident", "state", "declared", "score"):
+        table.add_column(column)
+    for s in store.list_by_trainee(trainee):
+        state = "finished" if s.finished else f"open ({_clock(s.clock_seconds)})"
+        table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",
+                      str(s.score.total) if s.score else "")
+    console.print(table)
+
+
+def _leaderboard(store: SessionStore, channel: str, console: Console) -> None:
+    table = Table(title=f"Leaderboard: {channel} (points = best score per incident, summed)")
+    for column in ("#", "trainee", "points", "incidents", "drills", "best", "average"):
+        table.add_column(column)
+    for rank, row in enumerate(store.leaderboard(channel), start=1):
+        table.add_row(str(rank), row.trainee, str(row.points), str(row.incidents), str(row.drills), str(row.best),
+                      f"{row.average:.1f}")
+    console.print(table)

@@ -1,0 +1,190 @@
+"""Scoring: good trainee paths score high, guesses and sloppy paths do not, and every rule holds on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from drills.debrief import Debrief
+from drills.evidence import evidence_for
+from drills.incident import Incident, incident_dirs, load_incident
+from drills.key import answer_key
+from drills.scoring import score
+from drills.session import DrillSession
+from drills.store import leaderboard_rows
+
+Player = Callable[..., tuple[DrillSession, Debrief | None]]
+Loader = Callable[[str], Incident]
+
+OOM = "oom-trainer-limit"
+TRUTH = "declare oom-killed/limit-too-low"
+
+
+def parts(session: DrillSession) -> dict[str, int]:
+    assert session.score is not None
+    return {p.name: p.points for p in session.score.parts}
+
+
+def total(session: DrillSession) -> int:
+    assert session.score is not None
+    return session.score.total
+
+
+# --- trainee paths on a real incident ---------------------------------------------------------------------------
+
+
+def test_discriminating_evidence_then_the_right_answer_scores_high(player: Player, incident: Loader) -> None:
+    # The path an experienced on-call takes: the pod says OOMKilled, the kernel log says memcg, not node-wide.
+    session, debrief = player(incident(OOM), ["evidence pod status", "evidence kernel log",
+                                              "propose oom-killed/node-oom", TRUTH])
+    assert debrief is not None and debrief.outcome == "right"
+    got = parts(session)
+    assert got["root cause"] == 50 and got["discrimination"] == 20 and got["independence"] == 5
+    assert total(session) >= 75
+
+
+def test_the_documented_example_scores(player: Player, incident: Loader) -> None:
+    session, _ = player(incident(OOM), ["evidence pod status", "evidence kernel log", TRUTH])
+    # pod status + kernel log is a smallest separating set, 90 s dearer than the ideal pod status + metrics.
+    assert parts(session) == {"root cause": 50, "discrimination": 20, "efficiency": 15, "time": 6, "independence": 5}
+    assert total(session) == 96
+
+
+def test_the_ideal_path_scores_full_marks(player: Player, incident: Loader) -> None:
+    key = answer_key(evidence_for(incident(OOM)))
+    session, _ = player(incident(OOM), [f"evidence {s}" for s in key.ideal_path] + [TRUTH])
+    assert total(session) == 100
+
+
+def test_a_guess_without_evidence_gets_the_root_cause_and_nothing_else(player: Player, incident: Loader) -> None:
+    session, _ = player(incident(OOM), [TRUTH])
+    got = parts(session)
+    assert got == {"root cause": 50, "discrimination": 0, "efficiency": 0, "time": 0, "independence": 5}
+    assert total(session) <= 55
+
+
+def test_right_answer_without_the_discriminator_scores_like_a_guess(player: Player, incident: Loader) -> None:
+    # OOMKilled in the pod status fits a container limit and a node-wide OOM alike; only the kernel log (memcg vs
+    # global) or the working set says which. Declaring from the pod status alone is a lucky guess.
+    good, _ = player(incident(OOM), ["evidence pod status", "evidence kernel log", TRUTH])
+    lucky, _ = player(incident(OOM), ["evidence pod status", "evidence events", TRUTH])
+    assert parts(lucky)["discrimination"] == 0 and parts(lucky)["time"] == 0
+    assert parts(lucky)["efficiency"] == 8  # one of the two sources needed, out of two requested
+    assert total(lucky) <= total(good) - 30
+
+
+def test_wrong_answer_scores_low_even_with_the_evidence_in_hand(player: Player, incident: Loader) -> None:
+    session, debrief = player(incident(OOM), ["evidence pod status", "evidence kernel log",
+                                              "declare oom-killed/node-oom"])
+    assert debrief is not None and debrief.outcome == "wrong"
+    assert parts(session)["root cause"] == 0
+    assert parts(session)["discrimination"] == 20  # they looked; they misread
+    assert total(session) == 46
+    assert "rules it out" in debrief.declared_note
+
+
+def test_a_wrong_guess_scores_almost_nothing(player: Player, incident: Loader) -> None:
+    session, _ = player(incident(OOM), ["declare latency/dns"])
+    assert total(session) == 5
+
+
+def test_many_hints_cost_fifteen_points(player: Player, incident: Loader) -> None:
+    path = ["evidence pod status", "evidence kernel log"]
+    clean, _ = player(incident(OOM), [*path, TRUTH])
+    hinted, _ = player(incident(OOM), ["hint", "hint", "hint", "hint", *path, TRUTH])
+    assert hinted.hint_level == 3
+    assert parts(hinted)["independence"] == -10
+    assert total(clean) - total(hinted) == 15
+
+
+def test_the_right_branch_gets_half_the_root_cause(player: Player, incident: Loader) -> None:
+    session, debrief = player(incident(OOM), ["evidence kernel log",
+                                              "declare oom-killed/host-memory-underestimated"])
+    assert debrief is not None and debrief.outcome == "right branch"
+    assert parts(session)["root cause"] == 25
+
+
+def test_requesting_everything_costs_efficiency_and_time(player: Player, incident: Loader) -> None:
+    everything = [f"evidence {s}" for s in ("alerts", "pod-status", "events", "objects", "node", "app-logs",
+                                            "nccl-log", "metrics", "cgroup", "kubelet-log", "kernel-log",
+                                            "conntrack")]
+    session, _ = player(incident(OOM), [*everything, TRUTH])
+    got = parts(session)
+    assert got["discrimination"] == 20
+    assert got["efficiency"] == 3  # 15 x 2 needed / 12 requested
+    assert got["time"] == 1  # par 150 s against 19 minutes
+    assert 75 <= total(session) < 80
+
+
+def test_proposals_cost_clock_time(player: Player, incident: Loader) -> None:
+    path = ["evidence pod status", "evidence metrics"]
+    quiet, _ = player(incident(OOM), [*path, TRUTH])
+    chatty, _ = player(incident(OOM), [*path, *["propose oom-killed/node-oom"] * 6, TRUTH])
+    assert chatty.clock_seconds == quiet.clock_seconds + 6 * 30
+    assert parts(chatty)["time"] < parts(quiet)["time"]
+
+
+@pytest.mark.parametrize("incident_id", [p.name for p in incident_dirs()])
+def test_every_incident_scores_100_on_its_ideal_path_and_low_on_a_guess(incident_id: str, player: Player) -> None:
+    inc = load_incident(incident_dirs()[0].parent / incident_id)
+    key = answer_key(evidence_for(inc))
+    ideal, _ = player(inc, [f"evidence {s}" for s in key.ideal_path] + [f"declare {key.truth_key}"])
+    guess, _ = player(inc, [f"declare {key.truth_key}"])
+    assert total(ideal) == 100
+    assert total(guess) == 55
+
+
+# --- the scoring rules as plain data ----------------------------------------------------------------------------
+
+
+def rule(**changes: object) -> dict[str, int]:
+    args: dict[str, object] = dict(declared="pb/truth", truth="pb/truth", lineage=frozenset({"pb/truth"}),
+                                   requested=["a"], separated=True, discriminating=frozenset({"a"}),
+                                   ideal_path=["a"], par_seconds=60, clock_seconds=60, hint_level=0)
+    args.update(changes)
+    result = score(**args)  # type: ignore[arg-type]
+    return {p.name: p.points for p in result.parts} | {"total": result.total}
+
+
+def test_rule_some_but_not_enough_evidence_earns_efficiency_only() -> None:
+    got = rule(requested=["a"], separated=False, discriminating=frozenset({"a", "b"}), ideal_path=["a", "b"],
+               par_seconds=120, clock_seconds=60)
+    assert got["discrimination"] == 0 and got["time"] == 0
+    assert got["efficiency"] == 8  # 15 x 1 useful / max(1 requested, 2 needed) = 7.5, rounded half up
+
+
+def test_rule_efficiency_counts_requests_against_the_ideal_path() -> None:
+    assert rule(requested=["a", "x", "y"], clock_seconds=180)["efficiency"] == 5
+    assert rule(requested=["a"])["efficiency"] == 15
+
+
+def test_rule_time_is_par_over_clock() -> None:
+    assert rule(clock_seconds=240)["time"] == 3  # 2.5 rounds half up
+    assert rule(clock_seconds=30)["time"] == 10  # faster than par is par
+
+
+def test_rule_nothing_but_root_cause_and_independence_for_an_ungrounded_answer() -> None:
+    got = rule(requested=["x"], separated=False, clock_seconds=30)
+    assert got == {"root cause": 50, "discrimination": 0, "efficiency": 0, "time": 0, "independence": 5,
+                   "total": 55}
+
+
+def test_rule_total_is_clamped_at_zero() -> None:
+    assert rule(declared="pb/other", requested=[], separated=False, clock_seconds=0, hint_level=3)["total"] == 0
+
+
+def test_rule_lineage_gets_half() -> None:
+    assert rule(declared="pb/child", lineage=frozenset({"pb/truth", "pb/child"}))["root cause"] == 25
+
+
+def test_leaderboard_counts_each_incidents_best_score_once(player: Player, incident: Loader) -> None:
+    a1, _ = player(incident(OOM), [TRUTH], trainee="ann", session_id="a1")
+    a2, _ = player(incident(OOM), ["evidence pod status", "evidence metrics", TRUTH], trainee="ann",
+                   session_id="a2")
+    b1, _ = player(incident(OOM), ["evidence kernel log", TRUTH], trainee="bob", session_id="b1")
+    open_one, _ = player(incident(OOM), ["evidence kernel log"], trainee="cy", session_id="c1")
+    rows = leaderboard_rows([a1, a2, b1, open_one])
+    assert [r.trainee for r in rows] == ["ann", "bob"]
+    assert rows[0].points == 100 and rows[0].drills == 2 and rows[0].incidents == 1 and rows[0].best == 100
+    assert rows[0].average == round((total(a1) + 100) / 2, 1)

@@ -1,0 +1,61 @@
+"""Every artifact kind has a source, every fact points at sources, and the table agrees with the parsers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collectors.models import ArtifactKind
+from collectors.parsers.registry import parse_artifact
+from collectors.vocabulary import VOCABULARY
+from drills.evidence import evidence_for
+from drills.hypotheses import index
+from drills.incident import incident_dirs, load_incident
+from drills.sources import BY_ID, SOURCES, resolve_source, source_of_kind, sources_for_fact
+
+
+def test_every_artifact_kind_belongs_to_exactly_one_source() -> None:
+    for kind in ArtifactKind:
+        owners = [s.id for s in SOURCES if kind in s.kinds]
+        assert owners == [source_of_kind(kind)], kind
+
+
+def test_sources_resolve_from_what_people_type() -> None:
+    for typed, wanted in (("kernel log", "kernel-log"), ("DMESG", "kernel-log"), ("pod  status", "pod-status"),
+                          ("describe pod", "pod-status"), ("prometheus", "metrics"), ("DCGM", "metrics"),
+                          ("nccl log", "nccl-log"), ("app logs", "app-logs"), ("conntrack -S", None),
+                          ("cluster objects", "objects"), ("node", "node"), ("tea", None)):
+        found = resolve_source(typed)
+        assert (found.id if found else None) == wanted, typed
+
+
+def test_costs_follow_how_long_getting_the_evidence_takes() -> None:
+    assert BY_ID["pod-status"].cost_seconds == 60
+    assert BY_ID["kernel-log"].cost_seconds == 180
+    assert BY_ID["metrics"].cost_seconds == 90
+    assert all(s.cost_seconds > 0 for s in SOURCES)
+
+
+def test_every_fact_in_the_vocabulary_points_at_a_source() -> None:
+    for name in VOCABULARY:
+        assert sources_for_fact(name), name
+        assert all(s in BY_ID for s in sources_for_fact(name))
+
+
+def test_the_fact_table_agrees_with_what_recordings_yield() -> None:
+    """For every fact a playbook decides on, each source that yielded it in a recording is in its table entry."""
+    incident = load_incident(incident_dirs()[0])
+    decided = {f for ref in index(evidence_for(incident).playbooks).values()
+               for p in ref.node.predicates.values() for f in p.facts}
+    for folder in incident_dirs():
+        for artifact in load_incident(folder).artifacts:
+            if artifact.unavailable is not None:
+                continue
+            for fact in parse_artifact(artifact).facts:
+                if fact.name in decided:
+                    assert source_of_kind(artifact.kind) in sources_for_fact(fact.name), (folder.name, fact.name)
+
+
+def test_docs_list_every_source_with_its_cost() -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "drills.md").read_text(encoding="utf-8")
+    for source in SOURCES:
+        assert f"| `{source.id}` | {source.label} |" in docs and f"| {source.cost_seconds} s |" in docs, source.id
