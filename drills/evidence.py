@@ -18,10 +18,9 @@ from collectors.parsers.registry import parse_artifact
 from drills.hypotheses import HypothesisRef, index
 from drills.incident import Incident
 from drills.sources import SOURCES, source_of_kind
-from playbooks.cel_expr import activation
-from playbooks.engine import evaluate, template_variables, triggered
+from playbooks.engine import template_variables
 from playbooks.loader import CompiledPlaybook
-from playbooks.pipeline import default_playbooks
+from playbooks.pipeline import conclude, default_playbooks
 from playbooks.report import Report
 from playbooks.templates import render
 
@@ -72,13 +71,8 @@ class IncidentEvidence:
         if cached is not None:
             return cached
         facts = self.facts(key[0])
-        context = activation(facts.cel_context())
         target = self.incident.meta.target
-        variables = template_variables(target, facts)
-        chosen = [p for p in self.playbooks if p.spec.id in key[1] or triggered(p, context)]
-        findings = [evaluate(p, facts, variables, context) for p in chosen]
-        # The same order as analyse(): a report's leading hypothesis breaks score ties by finding order.
-        findings.sort(key=lambda f: -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0))
+        findings = conclude(facts, target, self.playbooks, key[1])
         report = Report(target=target, symptoms=[f.playbook for f in findings], findings=findings,
                         facts=facts.values(), artifacts=[])
         self._reports[key] = report

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from collectors.factset import FactSet
 from collectors.models import Artifact
 from collectors.parsers.registry import parse_artifact
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledPlaybook, load_playbooks
-from playbooks.report import ArtifactRef, Missing, Report, Target
+from playbooks.report import ArtifactRef, Finding, Missing, Report, Target
 
 _DEFAULT: list[CompiledPlaybook] | None = None
 
@@ -19,6 +21,19 @@ def default_playbooks() -> list[CompiledPlaybook]:
     if _DEFAULT is None:
         _DEFAULT = load_playbooks()
     return _DEFAULT
+
+
+def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
+             symptoms: Iterable[str] | None = None) -> list[Finding]:
+    """Facts -> findings: every playbook that triggers (or is forced), best finding first."""
+    context = activation(facts.cel_context())
+    variables = template_variables(target, facts)
+    forced = set(symptoms or [])
+    chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
+    findings = [evaluate(p, facts, variables, context) for p in chosen]
+    # Ties keep playbook order, so the leading hypothesis is deterministic.
+    findings.sort(key=lambda f: -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0))
+    return findings
 
 
 def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
@@ -38,12 +53,7 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
         for fact in result.facts:
             facts.add(fact)
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
-    context = activation(facts.cel_context())
-    variables = template_variables(target, facts)
-    forced = set(symptoms or [])
-    chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
-    findings = [evaluate(p, facts, variables, context) for p in chosen]
-    findings.sort(key=lambda f: -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0))
+    findings = conclude(facts, target, playbooks, symptoms)
     return Report(
         target=target,
         symptoms=[f.playbook for f in findings],
