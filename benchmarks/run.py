@@ -11,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.doc import machine, write_section
 from benchmarks.gen_logs import mixed_log
 from collectors.factset import FactSet
 from collectors.parsers.registry import parse_artifact
@@ -90,22 +91,17 @@ def main() -> None:
         "| whole `analyse()` of one recorded incident (parse + engine + report) | none | "
         f"p50 {pb['full_p50']:.2f} ms, p95 {pb['full_p95']:.2f} ms |",
     ])
-    doc = f"""# Benchmarks
-
-Measured by `python -m benchmarks.run` (it rewrites this file). Budgets are from DESIGN.md §7.
-
-Machine: {_cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}
-{platform.release()}. Run on {time.strftime('%Y-%m-%d')}.
+    body = f"""Measured by `python -m benchmarks.run` on {machine()}.
 
 | work | budget | measured |
 |---|---|---|
 {rows}
 
-The floor for `analyze` is reading the file and starting Python with its imports (pydantic, rich, the CEL
-library); the log parse is a single pass with a cheap substring test before any regex.
+The floor for `analyze` is starting Python with its imports (pydantic, rich, the CEL library) and reading
+the file; the log parse is one pass with a cheap substring test before any regex.
 """
-    (ROOT / "docs" / "benchmarks.md").write_text(doc, encoding="utf-8")
-    sys.stdout.write(doc)
+    write_section("core", "Parsing and playbooks", body)
+    sys.stdout.write(body)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,41 @@
+"""Writing one benchmark's results into its own section of docs/benchmarks.md, leaving the others alone."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+HEADER = """# Benchmarks
+
+Budgets are from DESIGN.md §7. Each section is rewritten by the benchmark named in it; run them on an otherwise
+idle machine. Numbers below were measured on the machine each section names.
+"""
+
+
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
+            f"{platform.release()}, {time.strftime('%Y-%m-%d')}")
+
+
+def write_section(name: str, title: str, body: str) -> None:
+    """Replace (or add) the section marked `name` with `title` and `body`."""
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
+    start, end = f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
+    block = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        text = before + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(text, encoding="utf-8")
