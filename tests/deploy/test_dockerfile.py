@@ -1,0 +1,305 @@
+"""deploy/Dockerfile and .dockerignore, checked statically: Docker cannot run on the dev machines or in CI.
+
+The structure the issue asks for (multi-stage, slim final stage, non-root USER, no build tools in the
+final stage, ENTRYPOINT triagebot), that it agrees with the manifests (uid, state dir, ports), that the
+build context holds what the wheel is built from, and that the wheel will carry what the code needs at
+run time: its data files (package-data) and every third-party module it imports (dependencies).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tests.deploy.support import BASE, COMPONENTS, DEPLOY, REPO, load_yaml
+
+DOCKERFILE = DEPLOY / "Dockerfile"
+DOCKERIGNORE = REPO / ".dockerignore"
+PACKAGES = ("bot", "collectors", "playbooks", "drills")
+BUILD_TOOLS = re.compile(r"\b(apt-get|apt|apk|yum|dnf|microdnf|gcc|g\+\+|cc|clang|make|build-essential|"
+                         r"python3?-dev|libpq-dev|rustc|cargo|pip3?\s+install|pip\s+wheel)\b")
+
+
+@dataclass
+class Stage:
+    image: str
+    name: str | None
+    instructions: list[tuple[str, str]] = field(default_factory=list)
+
+    def all(self, keyword: str) -> list[str]:
+        return [arg for kw, arg in self.instructions if kw == keyword]
+
+
+def _instructions(text: str) -> list[tuple[str, str]]:
+    """(KEYWORD, arguments) per instruction, with continuations joined and comments dropped."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if pending and line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = pending + line
+        pending = ""
+        keyword, _, args = line.partition(" ")
+        out.append((keyword.upper(), args.strip()))
+    return out
+
+
+def _stages() -> tuple[dict[str, str], list[Stage]]:
+    args: dict[str, str] = {}
+    stages: list[Stage] = []
+    for keyword, rest in _instructions(DOCKERFILE.read_text(encoding="utf-8")):
+        if keyword == "FROM":
+            words = rest.split()
+            image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m.group(1) or m.group(2)], words[0])
+            name = words[2] if len(words) == 3 and words[1].upper() == "AS" else None
+            stages.append(Stage(image, name))
+        elif not stages and keyword == "ARG":
+            key, _, default = rest.partition("=")
+            args[key] = default
+        elif stages:
+            stages[-1].instructions.append((keyword, rest))
+    return args, stages
+
+
+def _final() -> Stage:
+    return _stages()[1][-1]
+
+
+def _build() -> Stage:
+    builds = [s for s in _stages()[1] if s.name == "build"]
+    assert len(builds) == 1, "one builder stage named `build`"
+    return builds[0]
+
+
+def test_multi_stage_with_a_slim_python_final_stage() -> None:
+    _, stages = _stages()
+    assert len(stages) >= 2, "a builder stage and a final stage"
+    final = stages[-1]
+    assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-[a-z]+)?(@sha256:[0-9a-f]{64})?", final.image), final.image
+    # The venv copied from the builder points at the builder's interpreter: same base image.
+    assert _build().image == final.image
+    assert final.name != "build"
+
+
+def test_final_stage_runs_as_a_non_root_user() -> None:
+    users = _final().all("USER")
+    assert users, "the final stage sets USER"
+    uid, _, gid = users[-1].partition(":")
+    assert uid.isdigit() and int(uid) != 0, f"numeric non-root uid (runAsNonRoot checks it): {users[-1]}"
+    assert not gid or (gid.isdigit() and int(gid) != 0)
+    # The manifests run the bot as the image's user.
+    deployment = load_yaml(BASE / "deployment.yaml")
+    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == int(uid)
+    # Nothing after the last USER switches back.
+    keywords = [kw for kw, _ in _final().instructions]
+    assert keywords.index("USER") == len(keywords) - 1 - keywords[::-1].index("USER")
+    assert not [arg for kw, arg in _final().instructions[keywords.index("USER"):] if kw == "RUN"]
+
+
+def test_no_build_tools_in_the_final_stage() -> None:
+    for argument in _final().all("RUN"):
+        assert not BUILD_TOOLS.search(argument), f"build tooling in the final stage: {argument}"
+    assert not _final().all("ADD")
+    copies = _final().all("COPY")
+    assert copies == ["--from=build /opt/triagebot /opt/triagebot"], "only the built venv enters the image"
+
+
+def test_no_remote_add_anywhere() -> None:
+    for stage in _stages()[1]:
+        for argument in stage.all("ADD"):
+            assert not re.search(r"https?://|git@", argument), argument
+
+
+def test_entrypoint_cmd_and_environment() -> None:
+    final = _final()
+    assert final.all("ENTRYPOINT") == ['["triagebot"]']
+    assert final.all("CMD") == ['["serve"]']
+    env = " ".join(final.all("ENV"))
+    assert "TRIAGEBOT_STATE_DIR=/var/lib/triagebot" in env
+    assert re.search(r"PATH=/opt/triagebot/bin:", env)
+    assert "PYTHONDONTWRITEBYTECODE=1" in env, "a read-only root filesystem cannot take .pyc files"
+    # The state dir exists and belongs to the runtime user even without a volume.
+    assert any("/var/lib/triagebot" in run and "10001" in run for run in final.all("RUN"))
+    deployment_env = {e["name"]: e.get("value") for e in
+                      load_yaml(BASE / "deployment.yaml")["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert deployment_env["TRIAGEBOT_STATE_DIR"] == "/var/lib/triagebot"
+
+
+def test_exposed_ports_match_the_manifests() -> None:
+    exposed = {int(p) for arg in _final().all("EXPOSE") for p in arg.split()}
+    bot = load_yaml(BASE / "deployment.yaml")["spec"]["template"]["spec"]["containers"][0]
+    agent = load_yaml(COMPONENTS / "node-agent" / "daemonset.yaml")["spec"]["template"]["spec"]["containers"][0]
+    assert exposed == {bot["ports"][0]["containerPort"], agent["ports"][0]["containerPort"]} == {8080, 9105}
+
+
+def test_builder_builds_a_wheel_into_a_venv() -> None:
+    runs = " ".join(_build().all("RUN"))
+    assert "pip wheel" in runs and "python -m venv /opt/triagebot" in runs
+    assert "/opt/triagebot/bin/pip install /wheels/" in runs
+    assert "triagebot --help" in runs, "the build proves the entry point imports"
+
+
+# --- the build context -------------------------------------------------------------------------------
+
+def _ignore_patterns() -> list[tuple[bool, re.Pattern[str]]]:
+    patterns = []
+    for raw in DOCKERIGNORE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        body = line[1:] if negated else line
+        body = body.strip("/")
+        regex = ""
+        i = 0
+        while i < len(body):
+            if body.startswith("**", i):
+                regex += ".*"
+                i += 2
+                if body.startswith("/", i):
+                    regex = regex[:-2] + "(?:.*/)?"
+                    i += 1
+            elif body[i] == "*":
+                regex += "[^/]*"
+                i += 1
+            elif body[i] == "?":
+                regex += "[^/]"
+                i += 1
+            elif body[i] == "[":
+                end = body.index("]", i)
+                regex += body[i:end + 1]
+                i = end + 1
+            else:
+                regex += re.escape(body[i])
+                i += 1
+        patterns.append((negated, re.compile(regex)))
+    return patterns
+
+
+def _excluded(path: str) -> bool:
+    """Docker's rule: the last pattern matching the path or one of its parent directories decides."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    result = False
+    for negated, pattern in _ignore_patterns():
+        if any(pattern.fullmatch(p) for p in prefixes):
+            result = not negated
+    return result
+
+
+def test_dockerignore_keeps_the_context_to_what_the_wheel_needs() -> None:
+    for keep in ("pyproject.toml", "README.md", "bot/cli.py", "collectors/catalogs/alerts.yaml",
+                 "playbooks/oom-killed.yaml", "drills/__init__.py", "bot/templates/slack"):
+        assert not _excluded(keep), f"{keep} must be in the build context"
+    for drop in (".venv/bin/python", ".git/HEAD", "tests/unit/x.py", "benchmarks/x.py", "deploy/Dockerfile",
+                 ".ci/run", "bot/__pycache__/cli.cpython-311.pyc", "state/triagebot.sqlite",
+                 "triagebot.egg-info/PKG-INFO", "docs/install.md"):
+        assert _excluded(drop), f"{drop} must stay out of the build context"
+
+
+def test_every_copied_source_exists_and_is_in_the_context() -> None:
+    for argument in _build().all("COPY"):
+        sources = [w for w in argument.split() if not w.startswith("--")][:-1]
+        for source in sources:
+            path = REPO / source
+            assert path.exists(), f"COPY {source}: no such file in the repo"
+            assert not _excluded(source.rstrip("/")), f"COPY {source}: excluded by .dockerignore"
+
+
+def test_the_image_copies_every_package_the_wheel_is_built_from() -> None:
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    top = {pattern.rstrip("*") for pattern in include}
+    copied = {w.rstrip("/") for arg in _build().all("COPY") for w in arg.split()[:-1] if not w.startswith("--")}
+    assert top <= copied, f"packages not copied into the build: {top - copied}"
+    assert pyproject["project"]["readme"] in copied and "pyproject.toml" in copied
+
+
+# --- what the wheel (and so the image) carries -----------------------------------------------------------
+
+def test_package_data_covers_every_data_file() -> None:
+    """A data file outside package-data is missing from the wheel, and from the image."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    package_data: dict[str, list[str]] = pyproject["tool"]["setuptools"]["package-data"]
+    uncovered = []
+    for package in PACKAGES:
+        root = REPO / package
+        covered = {p for pattern in package_data.get(package, []) for p in root.glob(pattern) if p.is_file()}
+        for path in root.rglob("*"):
+            if (path.is_file() and path.suffix not in (".py", ".pyc", ".pyi") and "__pycache__" not in path.parts
+                    and path not in covered):
+                uncovered.append(str(path.relative_to(REPO)))
+    assert not uncovered, f"data files the wheel would miss: {uncovered[:10]}"
+
+
+def _imports(package: str) -> set[str]:
+    """Top-level modules imported by a package, except under `if TYPE_CHECKING:`."""
+    found: set[str] = set()
+    for path in (REPO / package).rglob("*.py"):
+        if "incidents" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skip |= {id(n) for child in node.body for n in ast.walk(child)}
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def _closure(requirements: list[str]) -> set[str]:
+    """Canonical names of the distributions the requirements pull in, transitively, as installed here."""
+    seen: set[tuple[str, frozenset[str]]] = set()
+    names: set[str] = set()
+    todo = [(Requirement(r), "") for r in requirements]  # (requirement, the parent's extra it came through)
+    while todo:
+        req, via = todo.pop()
+        if req.marker and not req.marker.evaluate({"extra": via}):
+            continue
+        key = (canonicalize_name(req.name), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        names.add(key[0])
+        try:
+            children = requires(req.name) or []
+        except PackageNotFoundError:
+            continue
+        todo += [(Requirement(child), extra) for child in children for extra in ("", *req.extras)]
+    return names
+
+
+def test_image_dependencies_cover_every_import() -> None:
+    """The image installs [project].dependencies only: every module the code imports must come with them."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    available = _closure(pyproject["project"]["dependencies"])
+    dists = packages_distributions()
+    missing: dict[str, list[str]] = {}
+    for package in PACKAGES:
+        for module in sorted(_imports(package)):
+            if module in sys.stdlib_module_names or module in PACKAGES or module == "__future__":
+                continue
+            names = {canonicalize_name(d) for d in dists.get(module, [])}
+            if not names & available:
+                missing.setdefault(module, []).append(package)
+    assert not missing, ("imported but not installed by [project].dependencies (the image would fail to "
+                         f"import them): {missing}")
