@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, YamlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    YamlConfigSettingsSource,
+)
 
 from bot.policy import Permissions, Route
 
@@ -49,6 +56,8 @@ class Settings(BaseSettings):
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL (proxies, "
                                "air-gapped gateways)")
     templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")
+    drills_dir: Path | None = Field(None, description="where Slack's 'Save as drill' writes recorded incidents; "
+                                    "default <state dir>/drills")
     # Webhook server and persistence.
     webhook_token: SecretStr | None = Field(None, description="bearer token (or basic-auth password) that "
                                             "Alertmanager sends to /alertmanager")
@@ -93,3 +102,9 @@ def load_settings(**overrides: Any) -> Settings:
         name = ".".join(str(p) for p in first["loc"])
         env = name.upper() if name.upper().startswith("SLACK_") else f"TRIAGEBOT_{name.upper()}"
         raise ConfigError(f"setting {name} ({env}): {first['msg']}") from None
+    except SettingsError as err:
+        # Raised before validation when a list/mapping setting's variable is not JSON; it names the field in quotes.
+        found = re.search(r'field "(\w+)"', str(err))
+        name = found.group(1) if found else "?"
+        raise ConfigError(f"setting {name} (TRIAGEBOT_{name.upper()}): expected a JSON list or object, as in "
+                          'TRIAGEBOT_ROUTES=\'[{"match": {"severity": "critical"}, "channel": "C123"}]\'') from None

@@ -122,7 +122,13 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         if slack_handler is None:
             return _error(404, "Slack is not configured here", "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
                           "(HTTP mode)")
-        response: Response = await slack_handler.handle(request)
+        # Bolt's own Starlette adapter dispatches on the event loop, which would hold up every other request
+        # (webhooks included) while a listener acks; dispatch in a worker thread instead.
+        from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
+
+        body = await request.body()
+        bolt_response = await run_in_threadpool(slack_handler.app.dispatch, to_bolt_request(request, body))
+        response: Response = to_starlette_response(bolt_response)
         return response
 
     routes = [

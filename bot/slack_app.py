@@ -1,0 +1,224 @@
+"""The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home.
+
+Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
+ack() is called), then hand the rest to bot.slack_flows on a pool of its own. Only what fits in the ack itself
+(help, a refusal, a usage error) is decided before it, and that is pure parsing.
+
+Why a pool of its own: bolt runs listeners on a small executor and an ack can only be sent once a listener has
+started. Work left on those threads (a database busy with a burst of writes, a large paste to analyse) would
+hold up the acks of the next requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Any
+
+from slack_bolt import Ack, App, Respond
+from slack_sdk import WebClient
+
+from bot import slack_flows as flows
+from bot.config import ConfigError
+from bot.context import BotContext
+
+log = logging.getLogger("triagebot.slack")
+
+COMMAND = "/triage"
+SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
+ButtonFlow = Callable[[BotContext, str, flows.Click], "str | None"]
+BUTTONS: dict[str, tuple[str, ButtonFlow]] = {
+    "triage_show_evidence": ("show_evidence", flows.show_evidence),
+    "triage_rerun": ("rerun", flows.rerun),
+    "triage_resolve": ("resolve", flows.resolve),
+    "triage_save_drill": ("save_drill", flows.save_drill),
+}
+ACK_THREADS = 16  # bolt's listener threads: each only parses and acks
+WORK_THREADS = 8  # database writes and paste analysis after the ack (live triages run in ctx.jobs)
+
+
+class Later:
+    """Runs work after the ack, reporting failures to the user: there is no HTTP response left to fail."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None:
+        def run() -> None:
+            try:
+                work()
+            except Exception as err:
+                log.exception("%s failed", what)
+                if respond is not None:
+                    _ephemeral(respond, f":x: {what} failed on triagebot's side ({type(err).__name__}); the error "
+                                        "is logged. Try again, or tell the bot's operator if it keeps failing.")
+
+        self.executor.submit(run)
+
+
+def build_slack_app(ctx: BotContext) -> App:
+    """A sync bolt App on the context's WebClient (which carries the token and the API base URL)."""
+    if ctx.slack is None:
+        raise ConfigError("setting SLACK_BOT_TOKEN is missing: the Slack app posts with it")
+    secret = ctx.settings.slack_signing_secret
+    if secret is None and ctx.settings.slack_mode == "http":
+        raise ConfigError("setting SLACK_SIGNING_SECRET is missing: HTTP mode verifies Slack's signatures with it")
+    # Socket Mode requests arrive over the app's own authenticated WebSocket and carry no signature.
+    app = App(client=ctx.slack, signing_secret=secret.get_secret_value() if secret else "",
+              process_before_response=False, logger=log,
+              listener_executor=ThreadPoolExecutor(ACK_THREADS, thread_name_prefix="slack-ack"))
+    later = Later(ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="slack-work"))
+    _register_command(app, ctx, later)
+    _register_shortcut(app, ctx, later)
+    for action_id, (name, flow) in BUTTONS.items():
+        _register_button(app, ctx, later, action_id, name, flow)
+    _register_wrong_diagnosis(app, ctx, later)
+    _register_home(app, ctx, later)
+    return app
+
+
+def _ephemeral(respond: Respond, text: str) -> None:
+    """A message only the requester sees, through the request's response_url."""
+    try:
+        respond(text=text, response_type="ephemeral", replace_original=False)
+    except Exception:
+        log.exception("could not answer through response_url")
+
+
+def _count(ctx: BotContext, name: str) -> None:
+    ctx.metrics.commands.labels(name).inc()
+
+
+def _register_command(app: App, ctx: BotContext, later: Later) -> None:
+    @app.command(COMMAND)
+    def triage(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
+        user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
+        text = str(command.get("text", ""))
+        try:
+            parsed = flows.parse_command(text, ctx.settings.default_since)
+        except flows.CommandError as err:
+            problem = str(err)
+            ack(text=f":warning: {problem}", response_type="ephemeral")
+            _count(ctx, "triage_invalid")
+            later("Auditing", None, lambda: flows.audit(
+                ctx, user=user, channel=channel, action="slash.triage", target=flows.quoted(text),
+                detail={"error": problem}, outcome="invalid"))
+            return
+        if isinstance(parsed, flows.HelpCommand):
+            ack(text=flows.help_text(ctx, channel=channel, user=user), response_type="ephemeral")
+            _count(ctx, "triage_help")
+            later("Auditing", None, lambda: flows.audit(ctx, user=user, channel=channel, action="slash.help"))
+            return
+        if isinstance(parsed, flows.LiveCommand):
+            _live(ctx, later, ack, respond, parsed, channel=channel, user=user)
+            return
+        ack()
+        _count(ctx, "triage_paste")
+        later("Analysing the pasted evidence", respond,
+              lambda: flows.start_paste(ctx, parsed, channel=channel, user=user, origin="slash"))
+
+
+def _live(ctx: BotContext, later: Later, ack: Ack, respond: Respond, parsed: flows.LiveCommand, *,
+          channel: str, user: str) -> None:
+    permissions = ctx.settings.permissions
+    if not permissions.allowed(parsed.namespace, channel=channel, user=user):
+        ack(text=f":no_entry: {permissions.refusal(parsed.namespace, channel=channel, user=user)}",
+            response_type="ephemeral")
+        _count(ctx, "triage_refused")
+        later("Auditing", None, lambda: flows.audit(
+            ctx, user=user, channel=channel, action="slash.triage", target=parsed.label,
+            detail={"namespace": parsed.namespace}, outcome="refused"))
+        return
+    ack()
+    _count(ctx, "triage")
+    later("Starting the triage", respond, lambda: flows.start_live(ctx, parsed, channel=channel, user=user))
+
+
+def _register_shortcut(app: App, ctx: BotContext, later: Later) -> None:
+    @app.message_shortcut(SHORTCUT)
+    def triage_message(ack: Ack, shortcut: dict[str, Any], respond: Respond) -> None:
+        ack()
+        _count(ctx, "shortcut")
+        later("Triaging the message", respond, lambda: _triage_message(ctx, shortcut, respond))
+
+
+def _triage_message(ctx: BotContext, shortcut: dict[str, Any], respond: Respond) -> None:
+    user = str((shortcut.get("user") or {}).get("id", ""))
+    channel = str((shortcut.get("channel") or {}).get("id", ""))
+    message = shortcut.get("message") or {}
+    link = flows.message_link(str((shortcut.get("team") or {}).get("domain", "")), channel,
+                              str(message.get("ts", "")))
+    try:
+        parsed = flows.parse_paste(str(message.get("text", "")), "message")
+    except flows.CommandError as err:
+        flows.audit(ctx, user=user, channel=channel, action="shortcut.paste", detail={"error": str(err)},
+                    outcome="invalid")
+        _ephemeral(respond, f":warning: {err}")
+        return
+    flows.start_paste(ctx, parsed, channel=channel, user=user, origin="shortcut", link=link)
+
+
+def _button_value(body: dict[str, Any]) -> str:
+    actions = body.get("actions") or [{}]
+    return str(actions[0].get("value") or "")
+
+
+def _register_button(app: App, ctx: BotContext, later: Later, action_id: str, name: str,
+                     flow: ButtonFlow) -> None:
+    def run(body: dict[str, Any], respond: Respond) -> None:
+        message = flow(ctx, _button_value(body), flows.click_from(body))
+        if message:
+            _ephemeral(respond, message)
+
+    @app.action(action_id)
+    def clicked(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        _count(ctx, name)
+        later(name.replace("_", " ").capitalize(), respond, lambda: run(body, respond))
+
+
+def _register_wrong_diagnosis(app: App, ctx: BotContext, later: Later) -> None:
+    @app.action("triage_wrong")
+    def wrong(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
+        ack()
+        _count(ctx, "wrong")
+        click = flows.click_from(body)
+        # On the listener's thread, not `later`: a trigger_id is good for 3 s, so the modal opens now or never.
+        try:
+            view, message = flows.wrong_diagnosis_view(ctx, _button_value(body), click)
+            if view is not None:
+                client.views_open(trigger_id=click.trigger_id or "", view=view)
+        except Exception as err:
+            log.exception("opening the wrong-diagnosis form failed")
+            message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
+        if message:
+            _ephemeral(respond, message)
+
+    @app.view(flows.WRONG_CALLBACK)
+    def wrong_submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        answer = flows.read_wrong_submission(view)
+        if isinstance(answer, dict):
+            ack(response_action="errors", errors=answer)
+            return
+        ack()
+        _count(ctx, "wrong_submit")
+        user = str((body.get("user") or {}).get("id", ""))
+        later("Storing the feedback", None, lambda: _store_wrong(ctx, answer, user))
+
+
+def _store_wrong(ctx: BotContext, answer: flows.WrongAnswer, user: str) -> None:
+    message = flows.record_wrong(ctx, answer, user)
+    if message and ctx.slack is not None and answer.channel:
+        # A submitted modal has no response_url: tell the user privately in the report's channel.
+        ctx.slack.chat_postEphemeral(channel=answer.channel, user=user, text=message)
+
+
+def _register_home(app: App, ctx: BotContext, later: Later) -> None:
+    @app.event("app_home_opened")
+    def home(event: dict[str, Any], body: dict[str, Any]) -> None:
+        if event.get("tab") != "home":
+            return  # the Messages tab needs nothing from us
+        _count(ctx, "home")
+        later("Publishing the App Home", None,
+              lambda: flows.queue_home(ctx, str(event.get("user", "")), body.get("event_id")))

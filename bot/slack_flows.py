@@ -1,0 +1,790 @@
+"""What the Slack commands, buttons and the App Home do, apart from Slack's HTTP plumbing (bot/slack_app.py).
+
+Every function takes the BotContext and plain values, so the flows are tested without a server. Whatever makes
+Slack say something is queued in the outbox in the same transaction as the state change and the audit line
+behind it; nothing here calls Slack's Web API (views.open is the one exception, made by the handler, because its
+trigger_id expires within seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import ValidationError
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    HeaderBlock,
+    InputBlock,
+    MarkdownTextObject,
+    Option,
+    OptionGroup,
+    PlainTextInputElement,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot.alert_flow import group_id
+from bot.context import BotContext
+from bot.jobs import TriageRequest
+from bot.posts import queue_text
+from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from bot.store import outbox, repo
+from bot.store.db import default_sqlite_path
+from bot.store.models import Feedback, Incident, OutboxItem, TriageRun
+from bot.store.types import utcnow
+from collectors.models import Artifact, Missing, Target
+from collectors.paste import PasteError, artifacts_from_text
+from collectors.redact import redact, redact_text
+from collectors.validate import InvalidInput, duration, namespace, target_name
+from drills.incident import GroundTruth
+from drills.record import RecordError, write_incident
+from playbooks.pipeline import default_playbooks
+from playbooks.report import Report
+
+log = logging.getLogger("triagebot.slack")
+
+USAGE = "/triage <service|pod/NAME|node/NAME|job/NAME> [namespace] [since]"
+WRONG_CALLBACK = "triage_wrong_submit"
+WRONG_BLOCK, WRONG_SELECT = "right_hypothesis", "hypothesis"
+NOTE_BLOCK, NOTE_INPUT = "note", "note"
+OTHER_VALUE = "other"  # "none of these": the note says what it was
+HOME_LIMIT = 20
+_DURATION_LIKE = re.compile(r"^\d+[smhd]$")
+# Slack limits a select to 100 options per group and 75 characters per option text.
+_OPTION_TEXT, _GROUP_OPTIONS = 75, 100
+# Evidence listings stay well under Slack's ~13k blocks payload: three sections of this size.
+_SECTION_CHARS, _MAX_SECTIONS = 2800, 3
+
+# The wording of everything the bot says besides the report. An operator overrides any of these by putting a
+# file of the same name into `templates_dir`, next to the report's templates.
+DEFAULT_TEMPLATES = {
+    "help.md.j2": """\
+*/triage*: evidence-first triage of a service, pod, node or job
+• `/triage <service> [namespace] [since]`, e.g. `/triage checkout shop 2h`. The namespace defaults to \
+`default`, the window to `{{ default_since }}` (at most 7d); `-n NAMESPACE` and `--since 2h` work too.
+• `/triage pod/NAME`, `node/NAME` or `job/NAME`: one object directly.
+• `/triage` followed by pasted evidence (kubectl describe, events, dmesg, kubelet or NCCL logs, Prometheus \
+output): analysed as pasted, without touching the cluster.
+• The message shortcut *Triage this message* does the same for evidence someone already posted.
+The report arrives in a thread: the leading hypotheses with their evidence, what would falsify the leader, next \
+checks, mitigations, what evidence was missing, a chart and the raw evidence as a file. Its buttons: Show \
+evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
+{% if namespaces %}Namespaces you may triage here: {{ namespaces|join(", ") }}.\
+{% else %}Nothing is granted to this channel or to you yet: ask an admin to add it under `permissions`.{% endif %}""",
+    "triaging.md.j2": ":hourglass_flowing_sand: Triaging *{{ label|mrkdwn }}* in `{{ namespace }}` (last "
+                      "{{ since }}) for <@{{ user }}>. The report follows in this thread.",
+    "pasted.md.j2": ":hourglass_flowing_sand: Analysing evidence {% if link %}from <{{ link }}|a message>, for"
+                    "{% else %}pasted by{% endif %} <@{{ user }}> ({{ kinds|join(', ') }}). The report follows in "
+                    "this thread.",
+    "rerun.md.j2": ":repeat: <@{{ user }}> asked for a re-run of triage run {{ run_id }}{% if live %} (live, "
+                   "last {{ since }}){% else %} (the same evidence, current playbooks){% endif %}.",
+    "resolved.md.j2": ":white_check_mark: Marked resolved by <@{{ user }}>.",
+    "feedback.md.j2": ":memo: <@{{ user }}> says the diagnosis of run {{ run_id }} was wrong{% if right %}; the right "
+                      "hypothesis: *{{ right|mrkdwn }}*{% endif %}.{% if note %}\n> {{ note|mrkdwn }}{% endif %}",
+    "drill.md.j2": ":floppy_disk: <@{{ user }}> saved run {{ run_id }} as a drill: `{{ folder|mrkdwn }}`"
+                   "{% if truth %} (ground truth {{ truth|mrkdwn }}){% else %} (no ground truth yet: mark a wrong "
+                   "diagnosis first, or edit incident.yaml){% endif %}. Replay it with "
+                   "`triagebot replay {{ folder|mrkdwn }}`.",
+    "home_incident.md.j2": "{{ icon }} *{{ title|mrkdwn }}* · {{ status }}\n{{ source }}"
+                           "{% if namespace %} · `{{ namespace }}`{% endif %}"
+                           "{% if channel %} · <#{{ channel }}>{% endif %}"
+                           " · <!date^{{ epoch }}^{date_short_pretty} {time}|{{ when }}>"
+                           "{% if leader %}\nLeading: {{ leader|mrkdwn }}{% endif %}",
+    "home_empty.md.j2": "No incidents yet. Try `/triage help` in a channel.",
+}
+
+
+def hypothesis_label(playbook: str, hypothesis: str) -> str:
+    """"playbook > hypothesis", with the angle quote the report templates use."""
+    return f"{playbook} \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {hypothesis}"
+
+
+class Wording:
+    """The message templates: the operator's folder first, then the defaults above."""
+
+    def __init__(self, templates_dir: Path | None = None) -> None:
+        loaders: list[Any] = [DictLoader(DEFAULT_TEMPLATES)]
+        if templates_dir is not None:
+            loaders.insert(0, FileSystemLoader(str(templates_dir)))
+        # Sandboxed: templates are operator-supplied files, and the values they see come from Slack users.
+        self.env = SandboxedEnvironment(loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False)
+        self.env.filters["mrkdwn"] = mrkdwn_escape
+
+    def render(self, name: str, **variables: Any) -> str:
+        return self.env.get_template(f"{name}.md.j2").render(**variables).strip()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Parsing /triage
+# --------------------------------------------------------------------------------------------------------------
+
+
+class CommandError(ValueError):
+    """A /triage the bot cannot act on; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class HelpCommand:
+    pass
+
+
+@dataclass(frozen=True)
+class LiveCommand:
+    target: Target
+    label: str  # what the user named, e.g. "checkout" or "pod/trainer-0"
+    namespace: str
+    since: timedelta
+    since_text: str
+
+
+@dataclass(frozen=True)
+class PasteCommand:
+    artifacts: list[Artifact]  # already redacted
+
+
+Command = HelpCommand | LiveCommand | PasteCommand
+
+
+def slack_unescape(text: str) -> str:
+    """Slack sends &, < and > escaped, and pasted logs often sit in a code fence; undo both before parsing."""
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
+        text = stripped[3:-3]
+    return text
+
+
+def parse_paste(text: str, name: str) -> PasteCommand:
+    """Pasted evidence as redacted artifacts; CommandError says what kinds are understood."""
+    try:
+        artifacts = artifacts_from_text(slack_unescape(text), name)
+    except PasteError as err:
+        raise CommandError(f"{err}. For a live triage type `{USAGE}`; `/triage help` explains more.") from None
+    # Redacted before anything stores or echoes it: a paste can carry tokens as easily as a live capture.
+    return PasteCommand([redact(a) for a in artifacts])
+
+
+def parse_command(text: str, default_since: str) -> Command:
+    """What a /triage text asks for: help, a live triage, or analysis of pasted evidence."""
+    stripped = text.strip()
+    if stripped.lower() in ("", "help", "-h", "--help", "?"):
+        return HelpCommand()
+    if "\n" in stripped:
+        return parse_paste(text, "paste")
+    try:
+        return _parse_live(stripped.split(), default_since)
+    except CommandError as live_error:
+        # One line that is not a target may still be evidence, e.g. a single kernel log line.
+        try:
+            return parse_paste(text, "paste")
+        except CommandError:
+            raise live_error from None
+
+
+def _parse_live(tokens: list[str], default_since: str) -> LiveCommand:
+    options, positional = _split_options(tokens)
+    # "/triage checkout 2h": a lone duration after the target is the window, not a namespace.
+    if len(positional) == 2 and "since" not in options and _DURATION_LIKE.match(positional[1]):
+        options["since"] = positional.pop()
+    if not 1 <= len(positional) <= 3:
+        raise CommandError(f"expected a target and at most a namespace and a window. Usage: `{USAGE}`")
+    for slot, name in ((1, "namespace"), (2, "since")):
+        if len(positional) > slot:
+            if name in options:
+                raise CommandError(f"the {name} is given twice. Usage: `{USAGE}`")
+            options[name] = positional[slot]
+    label, since_text = positional[0], options.get("since", default_since)
+    try:
+        kind, name = target_name(label)
+        ns = namespace(options.get("namespace", "default"))
+        since = duration(since_text)
+    except InvalidInput as err:
+        raise CommandError(f"{err}. Usage: `{USAGE}`") from None
+    return LiveCommand(target=_target(kind, name, ns), label=label, namespace=ns, since=since,
+                       since_text=since_text)
+
+
+def _split_options(tokens: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`-n NS`, `--namespace[=]NS` and `--since[=]DURATION`, and the words that are not options."""
+    options: dict[str, str] = {}
+    positional: list[str] = []
+    words = iter(tokens)
+    for word in words:
+        flag, has_value, value = word.partition("=")
+        if flag in ("-n", "--namespace", "--since"):
+            value = value if has_value else next(words, "")
+            if not value:
+                raise CommandError(f"`{flag}` needs a value. Usage: `{USAGE}`")
+            options["since" if flag == "--since" else "namespace"] = value
+        elif word.startswith("-"):
+            raise CommandError(f"unknown option `{word}`. Usage: `{USAGE}`")
+        else:
+            positional.append(word)
+    return options, positional
+
+
+def _target(kind: str, name: str, ns: str) -> Target:
+    """The Target the live sources resolve: pod and node by field, anything else by (kind/)name."""
+    if kind == "pod":
+        return Target(namespace=ns, pod=name, service=f"pod/{name}")
+    if kind == "node":
+        return Target(namespace=ns, node=name, service=f"node/{name}")
+    return Target(namespace=ns, service=name if kind == "service" else f"{kind}/{name}")
+
+
+def message_link(team_domain: str, channel: str, ts: str) -> str:
+    """A link to a message, built the way Slack's permalinks are, without an API call."""
+    if not (re.fullmatch(r"[a-z0-9-]+", team_domain) and re.fullmatch(r"[A-Z0-9]+", channel)
+            and re.fullmatch(r"\d+\.\d+", ts)):
+        return ""  # never put something unexpected into a link
+    return f"https://{team_domain}.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+
+
+def granted_namespaces(ctx: BotContext, *, channel: str, user: str) -> list[str]:
+    perms = ctx.settings.permissions
+    return sorted(set(perms.channels.get(channel, []) + perms.users.get(user, [])))
+
+
+def help_text(ctx: BotContext, *, channel: str, user: str) -> str:
+    return Wording(ctx.settings.templates_dir).render(
+        "help", default_since=ctx.settings.default_since,
+        namespaces=granted_namespaces(ctx, channel=channel, user=user))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Audit
+# --------------------------------------------------------------------------------------------------------------
+
+
+def audit(ctx: BotContext, *, user: str, channel: str | None, action: str, target: str | None = None,
+          detail: dict[str, Any] | None = None, outcome: str = "ok") -> None:
+    """An audit line in a transaction of its own, for commands that change nothing else (help, refusals)."""
+    with ctx.factory.begin() as session:
+        repo.audit(session, actor=user, channel=channel, action=action, target=target, detail=detail,
+                   outcome=outcome)
+
+
+def quoted(text: str, limit: int = 200) -> str:
+    """What a user typed, fit for the audit log: the first line, shortened, with secrets masked."""
+    first = text.strip().split("\n", 1)[0]
+    return redact_text(first[:limit])
+
+
+def _wake(ctx: BotContext) -> None:
+    if ctx.poster is not None:
+        ctx.poster.wake()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Starting triages
+# --------------------------------------------------------------------------------------------------------------
+
+
+def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) -> TriageRequest:
+    """Open the incident, audit, and queue the "triaging…" root in one transaction; then start the triage."""
+    key = f"slash:{uuid.uuid4().hex}"
+    target = cmd.target.model_copy(update={"cluster": ctx.settings.cluster_name or ctx.settings.context})
+    text = Wording(ctx.settings.templates_dir).render("triaging", label=cmd.label, namespace=cmd.namespace,
+                                                      since=cmd.since_text, user=user)
+    with ctx.factory.begin() as session:
+        incident, _ = repo.open_incident(session, key, title=f"{cmd.label} in {cmd.namespace}", source="slash",
+                                         namespace=cmd.namespace, target=target, channel=channel)
+        repo.audit(session, actor=user, channel=channel, action="slash.triage", target=cmd.label,
+                   detail={"namespace": cmd.namespace, "since": cmd.since_text, "incident": key})
+        queue_text(session, key=f"{key}:root", channel=channel, text=text, incident_id=incident.id,
+                   kind="triage-root")
+        request = TriageRequest(target=target, since=cmd.since, trigger="slash", channel=channel, key=key,
+                                parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
+    # Committed: the root post exists before the triage that replies under it starts.
+    ctx.jobs.submit(request)
+    _wake(ctx)
+    return request
+
+
+def start_paste(ctx: BotContext, cmd: PasteCommand, *, channel: str, user: str, origin: str,
+                link: str = "") -> int:
+    """Like start_live for pasted evidence, which needs no cluster: it is analysed at once. Returns the run id.
+
+    `origin` is "slash" or "shortcut"; `link` points at the message a shortcut was used on.
+    """
+    key = f"paste:{uuid.uuid4().hex}"
+    kinds = sorted({str(a.kind) for a in cmd.artifacts})
+    text = Wording(ctx.settings.templates_dir).render("pasted", link=link, user=user, kinds=kinds)
+    with ctx.factory.begin() as session:
+        incident, _ = repo.open_incident(session, key, title=f"pasted {', '.join(kinds)}", source="paste",
+                                         channel=channel)
+        # The paste itself is not copied into the audit log: it is stored once, with the run, redacted.
+        repo.audit(session, actor=user, channel=channel, action=f"{origin}.paste", target=", ".join(kinds),
+                   detail={"artifacts": len(cmd.artifacts), "bytes": sum(len(a.content) for a in cmd.artifacts),
+                           "incident": key})
+        queue_text(session, key=f"{key}:root", channel=channel, text=text, incident_id=incident.id,
+                   kind="triage-root")
+        request = TriageRequest(target=Target(), since=timedelta(0), trigger="paste", channel=channel, key=key,
+                                parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
+    _wake(ctx)
+    return ctx.jobs.publish_paste(request, cmd.artifacts)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Buttons on a report
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Click:
+    """Who clicked, where: the channel, and the thread the clicked message sits in."""
+
+    user: str
+    channel: str
+    thread_ts: str | None
+    trigger_id: str | None = None
+
+
+def click_from(body: dict[str, Any]) -> Click:
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
+    thread = container.get("thread_ts") or message.get("thread_ts") or container.get("message_ts")
+    return Click(user=str((body.get("user") or {}).get("id", "")), channel=str(channel),
+                 thread_ts=str(thread) if thread else None, trigger_id=body.get("trigger_id"))
+
+
+@dataclass
+class Run:
+    """A triage run as the buttons need it, read from the database."""
+
+    row: TriageRun
+    incident: Incident | None
+    report: Report | None
+
+    @property
+    def target(self) -> Target:
+        return Target.model_validate(self.row.target or {})
+
+    @property
+    def namespace(self) -> str | None:
+        return self.target.namespace or (self.incident.namespace if self.incident else None)
+
+    @property
+    def live(self) -> bool:
+        """Whether a re-run can ask the cluster again; pasted evidence has no target."""
+        t = self.target
+        return bool(t.namespace and (t.service or t.pod or t.node))
+
+    def artifacts(self) -> list[Artifact]:
+        return [Artifact.model_validate(a) for a in self.row.artifacts or []]
+
+
+class ActionError(ValueError):
+    """A click the bot cannot act on; the message is shown to the clicker alone."""
+
+    def __init__(self, message: str, outcome: str = "invalid") -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+def load_run(session: Session, value: str) -> Run:
+    if not value.isdigit():
+        raise ActionError("This button carries no triage run id; it belongs to a report that was not stored.")
+    row = session.get(TriageRun, int(value))
+    if row is None:
+        raise ActionError(f"Triage run {value} is not in the database (deleted, or another triagebot's).")
+    incident = session.get(Incident, row.incident_id) if row.incident_id is not None else None
+    try:
+        report = Report.model_validate(row.report) if row.report else None
+    except ValidationError:
+        report = None  # stored by an older version; the buttons that need it say so
+    return Run(row=row, incident=incident, report=report)
+
+
+def _authorise(ctx: BotContext, run: Run, click: Click) -> None:
+    ns = run.namespace
+    perms = ctx.settings.permissions
+    if ns is not None and not perms.allowed(ns, channel=click.channel, user=click.user):
+        raise ActionError(perms.refusal(ns, channel=click.channel, user=click.user), outcome="refused")
+
+
+def root_key(incident_key: str) -> str:
+    """The outbox key of an incident's first message, which its thread hangs off."""
+    if incident_key.startswith("alert:"):
+        return f"alert:{group_id(incident_key.removeprefix('alert:'))}:root"
+    return f"{incident_key}:root"
+
+
+def _root(session: Session, run: Run) -> OutboxItem | None:
+    return outbox.find(session, root_key(run.incident.key)) if run.incident is not None else None
+
+
+def _reply(session: Session, run: Run, click: Click, *, key: str, text: str, kind: str,
+           blocks: list[dict[str, Any]] | None = None) -> None:
+    """A post in the run's thread: under the incident's root post, or else in the thread that was clicked."""
+    root = _root(session, run)
+    payload: dict[str, Any] = {"kind": kind, "text": text, "incident_id": run.row.incident_id, "in_thread": True}
+    if blocks:
+        payload["blocks"] = blocks
+    if root is not None:
+        outbox.enqueue(session, key, root.channel, "chat.postMessage", payload, depends_on=root)
+    else:
+        outbox.enqueue(session, key, click.channel, "chat.postMessage",
+                       {**payload, "in_thread": click.thread_ts is not None, "thread_ts": click.thread_ts})
+
+
+Work = Callable[[Session, Run], tuple[str | None, dict[str, Any]]]
+
+
+def run_action(ctx: BotContext, action: str, value: str, click: Click, work: Work) -> str | None:
+    """Load the run, check permission, do `work(session, run)` and audit it, all in one transaction.
+
+    Returns what to tell the clicker (ephemeral), or None. A refusal or a bad button is audited too.
+    """
+    try:
+        with ctx.factory.begin() as session:
+            run = load_run(session, value)
+            _authorise(ctx, run, click)
+            message, detail = work(session, run)
+            repo.audit(session, actor=click.user, channel=click.channel, action=f"button.{action}",
+                       target=f"run:{run.row.id}", detail=detail)
+    except ActionError as err:
+        audit(ctx, user=click.user, channel=click.channel, action=f"button.{action}", target=f"run:{value}",
+              detail={"error": str(err)}, outcome=err.outcome)
+        return str(err)
+    _wake(ctx)
+    return message
+
+
+def show_evidence(ctx: BotContext, value: str, click: Click) -> str | None:
+    def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
+        if run.report is None:
+            raise ActionError(f"Triage run {run.row.id} has no stored report to list evidence from.")
+        text, blocks = evidence_listing(run.row.id, run.report)
+        # One listing per run: a second click does not post it again.
+        _reply(session, run, click, key=f"run:{run.row.id}:evidence", text=text, kind="evidence-list",
+               blocks=blocks)
+        return None, {}
+
+    return run_action(ctx, "show_evidence", value, click, work)
+
+
+def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, Any]]]:
+    """The citations behind every hypothesis (strongest first), as a few mrkdwn sections."""
+    lines: list[str] = []
+    ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
+                    key=lambda ph: (ph[1].status == "ruled-out", -ph[1].score))
+    for playbook, h in ranked:
+        if not h.evidence:
+            continue
+        lines.append(f"*{mrkdwn_escape(hypothesis_label(playbook, h.id))}* {STATUS_EMOJI[h.status]} {h.status}")
+        for ev in h.evidence:
+            where = f"{ev.artifact}:{ev.lines}" if ev.lines else ev.artifact
+            excerpt = f" _{mrkdwn_escape(ev.excerpt[:160])}_" if ev.excerpt else ""
+            value = mrkdwn_escape(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value)
+            lines.append(f"• `{ev.fact}` = {value[:120]} ({mrkdwn_escape(where)}){excerpt}")
+    if report.missing:
+        lines.append("*Missing:* " + "; ".join(mrkdwn_escape(f"{m.source} ({m.reason})") for m in report.missing))
+    if not lines:
+        lines.append("No hypothesis cites any evidence.")
+    header = f"*Evidence behind triage run {run_id}* (the raw files are in evidence.txt in this thread)"
+    sections: list[str] = [header]
+    left = 0
+    for line in lines:
+        if len(sections[-1]) + len(line) + 1 <= _SECTION_CHARS:
+            sections[-1] += "\n" + line
+        elif len(sections) < _MAX_SECTIONS:
+            sections.append(line[:_SECTION_CHARS])
+        else:
+            left += 1
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=s)) for s in sections]
+    if left:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text=f"…{left} more lines cut; every artifact is in evidence.txt")]))
+    return f"Evidence behind triage run {run_id}", [b.to_dict() for b in blocks]
+
+
+def rerun(ctx: BotContext, value: str, click: Click) -> str | None:
+    """A live run is triaged again (same target, default window); pasted evidence is analysed again."""
+    started: list[tuple[TriageRequest, list[Artifact] | None]] = []
+    wording = Wording(ctx.settings.templates_dir)
+
+    def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
+        key = f"rerun:{uuid.uuid4().hex}"
+        root = _root(session, run)
+        since_text = ctx.settings.default_since
+        _reply(session, run, click, key=f"{key}:start", kind="note", text=wording.render(
+            "rerun", user=click.user, run_id=run.row.id, live=run.live, since=since_text))
+        request = TriageRequest(target=run.target, since=duration(since_text) if run.live else timedelta(0),
+                                trigger="rerun", channel=root.channel if root else click.channel, key=key,
+                                parent_key=root.idempotency_key if root else f"{key}:start",
+                                requested_by=click.user, incident_id=run.row.incident_id)
+        started.append((request, None if run.live else run.artifacts()))
+        return None, {"key": key, "live": run.live}
+
+    message = run_action(ctx, "rerun", value, click, work)
+    for request, artifacts in started:
+        if artifacts is None:
+            ctx.jobs.submit(request)
+        else:
+            ctx.jobs.publish_paste(request, artifacts)
+    return message
+
+
+def resolve(ctx: BotContext, value: str, click: Click) -> str | None:
+    """Mark the run's incident resolved, say so on its root message and in its thread."""
+    wording = Wording(ctx.settings.templates_dir)
+
+    def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
+        incident = run.incident
+        if incident is None:
+            raise ActionError(f"Triage run {run.row.id} belongs to no incident, so there is nothing to resolve.")
+        if incident.status == "resolved":
+            return f"Incident {incident.title!r} is already resolved.", {"already": True}
+        incident.status = "resolved"
+        incident.updated_at = utcnow()
+        note = wording.render("resolved", user=click.user)
+        key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
+        root = _root(session, run)
+        if root is not None:
+            outbox.enqueue(session, f"{key}:root", root.channel, "chat.update",
+                           _resolved_root(session, root, note), depends_on=root)
+        _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
+        return None, {"incident": incident.key}
+
+    return run_action(ctx, "resolve", value, click, work)
+
+
+def _resolved_root(session: Session, root: OutboxItem, note: str) -> dict[str, Any]:
+    """The root message as last posted or updated, with the note added (keeps an alert's latest summary)."""
+    latest = session.scalars(
+        select(OutboxItem).where(OutboxItem.depends_on == root.id, OutboxItem.method == "chat.update")
+        .order_by(OutboxItem.id.desc()).limit(1)).first()
+    shown = (latest or root).payload
+    payload: dict[str, Any] = {"kind": "status", "text": f"{shown.get('text', '')}\n{note}".strip(),
+                               "incident_id": shown.get("incident_id")}
+    if shown.get("blocks"):
+        # With blocks, text is only the notification fallback: the note must be a block to be seen.
+        payload["blocks"] = [*shown["blocks"], ContextBlock(elements=[MarkdownTextObject(text=note)]).to_dict()]
+    return payload
+
+
+def wrong_diagnosis_view(ctx: BotContext, value: str, click: Click) -> tuple[dict[str, Any] | None, str | None]:
+    """The modal asking which hypothesis was right, or the reason there is none."""
+    views: list[dict[str, Any]] = []
+
+    def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
+        meta = {"run": run.row.id, "channel": click.channel, "thread_ts": click.thread_ts}
+        views.append(wrong_modal(run.report, json.dumps(meta)))
+        return None, {"opened": "modal"}
+
+    message = run_action(ctx, "wrong", value, click, work)
+    return (views[0] if views else None), message
+
+
+def _option(playbook: str, hypothesis: str, status: str | None = None) -> Option:
+    label = hypothesis_label(playbook, hypothesis) + (f" ({status})" if status else "")
+    return Option(value=f"{playbook}:{hypothesis}", text=label[:_OPTION_TEXT])
+
+
+def wrong_modal(report: Report | None, private_metadata: str) -> dict[str, Any]:
+    """This report's hypotheses first, then every other hypothesis of every playbook, then "none of these"."""
+    seen: set[str] = set()
+    groups: list[OptionGroup] = []
+    if report is not None:
+        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses), key=lambda ph: -ph[1].score)
+        mine = [_option(p, h.id, h.status) for p, h in ranked]
+        seen.update(f"{p}:{h.id}" for p, h in ranked)
+        if mine:
+            groups.append(OptionGroup(label="In this report", options=mine[:_GROUP_OPTIONS]))
+    for playbook in default_playbooks():
+        pid = playbook.spec.id
+        rest = [_option(pid, h.id) for h, _ in playbook.spec.walk() if f"{pid}:{h.id}" not in seen]
+        if rest:
+            groups.append(OptionGroup(label=f"Playbook {pid}"[:_OPTION_TEXT], options=rest[:_GROUP_OPTIONS]))
+    groups.append(OptionGroup(label="Other", options=[Option(value=OTHER_VALUE,
+                                                             text="None of these (say what in the note)")]))
+    view = View(
+        type="modal", callback_id=WRONG_CALLBACK, title="Wrong diagnosis", submit="Save", close="Cancel",
+        private_metadata=private_metadata,
+        blocks=[
+            SectionBlock(text=MarkdownTextObject(text="Which hypothesis was right? It is stored as feedback, and "
+                                                      "becomes the ground truth if this run is saved as a drill.")),
+            InputBlock(block_id=WRONG_BLOCK, label="The right hypothesis",
+                       element=StaticSelectElement(action_id=WRONG_SELECT, placeholder="Choose a hypothesis",
+                                                   option_groups=groups)),
+            InputBlock(block_id=NOTE_BLOCK, label="Note", optional=True,
+                       element=PlainTextInputElement(action_id=NOTE_INPUT, multiline=True, max_length=2000,
+                                                     placeholder="What showed it? (optional)")),
+        ])
+    view.validate_json()
+    return view.to_dict()
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    run_id: int
+    channel: str
+    thread_ts: str | None
+    playbook: str | None
+    hypothesis: str | None
+    note: str | None
+
+
+def read_wrong_submission(view: dict[str, Any]) -> WrongAnswer | dict[str, str]:
+    """The answer in a submitted modal, or errors per block (Slack shows them under the fields)."""
+    values = (view.get("state") or {}).get("values") or {}
+    chosen = ((values.get(WRONG_BLOCK) or {}).get(WRONG_SELECT) or {}).get("selected_option") or {}
+    note = ((values.get(NOTE_BLOCK) or {}).get(NOTE_INPUT) or {}).get("value") or None
+    choice = str(chosen.get("value") or "")
+    if not choice:
+        return {WRONG_BLOCK: "Choose the hypothesis that was right, or 'None of these'."}
+    if choice == OTHER_VALUE and not note:
+        return {NOTE_BLOCK: "Say in a few words what it was, since none of the hypotheses fits."}
+    try:
+        meta = json.loads(view.get("private_metadata") or "{}")
+        run_id = int(meta["run"])
+    except (ValueError, KeyError, TypeError):
+        return {WRONG_BLOCK: "This form lost track of its triage run; close it and click Wrong diagnosis again."}
+    playbook, _, hypothesis = choice.partition(":") if choice != OTHER_VALUE else (None, "", None)
+    return WrongAnswer(run_id=run_id, channel=str(meta.get("channel") or ""), thread_ts=meta.get("thread_ts"),
+                       playbook=playbook or None, hypothesis=hypothesis or None, note=note)
+
+
+def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
+    """Store the feedback and say so in the run's thread."""
+    wording = Wording(ctx.settings.templates_dir)
+    click = Click(user=user, channel=answer.channel, thread_ts=answer.thread_ts)
+
+    def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
+        if run.row.incident_id is None:
+            raise ActionError(f"Triage run {run.row.id} belongs to no incident; feedback needs one.")
+        row = repo.add_feedback(session, incident_id=run.row.incident_id, user_id=user, verdict="wrong",
+                                triage_run_id=run.row.id, right_playbook=answer.playbook,
+                                right_hypothesis=answer.hypothesis, note=answer.note)
+        right = hypothesis_label(answer.playbook, answer.hypothesis or "") if answer.playbook else ""
+        _reply(session, run, click, key=f"feedback:{row.id}", kind="feedback", text=wording.render(
+            "feedback", user=user, run_id=run.row.id, right=right, note=answer.note or ""))
+        return None, {"feedback": row.id, "right_playbook": answer.playbook,
+                      "right_hypothesis": answer.hypothesis}
+
+    return run_action(ctx, "wrong_submit", str(answer.run_id), click, work)
+
+
+def drills_root(ctx: BotContext) -> Path:
+    return ctx.settings.drills_dir or default_sqlite_path().parent / "drills"
+
+
+def ground_truth(session: Session, run: Run) -> GroundTruth | None:
+    """From the latest feedback on the incident: the corrected hypothesis, or the confirmed leader."""
+    if run.row.incident_id is None:
+        return None
+    latest = session.scalars(select(Feedback).where(Feedback.incident_id == run.row.incident_id)
+                             .order_by(Feedback.created_at.desc(), Feedback.id.desc()).limit(1)).first()
+    if latest is None:
+        return None
+    if latest.verdict == "wrong":
+        if not (latest.right_playbook and latest.right_hypothesis):
+            return None
+        return GroundTruth(playbook=latest.right_playbook, hypothesis=latest.right_hypothesis,
+                           explanation=latest.note or f"Corrected in Slack by {latest.user_id}.")
+    lead = run.report.leading() if run.report else None
+    if lead is None:
+        return None
+    return GroundTruth(playbook=lead[0].playbook, hypothesis=lead[1].id,
+                       explanation=latest.note or f"Confirmed in Slack by {latest.user_id}.")
+
+
+def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
+    """Write the run's (already redacted) artifacts as a recorded incident, and say where in the thread."""
+    wording = Wording(ctx.settings.templates_dir)
+
+    def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
+        folder = drills_root(ctx) / f"slack-run-{run.row.id}"
+        if folder.exists():
+            return f"Run {run.row.id} is already saved as a drill in `{folder}`.", {"folder": str(folder)}
+        truth = ground_truth(session, run)
+        title = run.incident.title if run.incident else f"triage run {run.row.id}"
+        try:
+            write_incident(folder, run.artifacts(), run.target, run.row.started_at,
+                           page=f"Slack: {title}", title=f"Saved from Slack: {title}",
+                           missing=[Missing.model_validate(m) for m in run.row.missing or []],
+                           ground_truth=truth, tags=["slack"])
+        except (RecordError, OSError) as err:
+            raise ActionError(f"Could not save the drill: {err}", outcome="error") from None
+        shown = hypothesis_label(truth.playbook, truth.hypothesis) if truth else ""
+        _reply(session, run, click, key=f"run:{run.row.id}:drill", kind="drill", text=wording.render(
+            "drill", user=click.user, run_id=run.row.id, folder=str(folder), truth=shown))
+        return None, {"folder": str(folder), "ground_truth": shown or None}
+
+    return run_action(ctx, "save_drill", value, click, work)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# App Home
+# --------------------------------------------------------------------------------------------------------------
+
+
+def home_view(session: Session, wording: Wording, limit: int = HOME_LIMIT) -> dict[str, Any]:
+    """Recent incidents, newest first, with their status and the latest run's leading hypothesis."""
+    incidents = repo.recent_incidents(session, limit)
+    leaders = _leaders(session, [i.id for i in incidents])
+    blocks: list[Block] = [HeaderBlock(text="Recent incidents")]
+    if not incidents:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=wording.render("home_empty"))))
+    for incident in incidents:
+        text = wording.render(
+            "home_incident", icon=":white_check_mark:" if incident.status == "resolved" else ":red_circle:",
+            title=incident.title or incident.key, status=incident.status, source=incident.source,
+            namespace=incident.namespace or "", channel=incident.channel or "",
+            epoch=int(incident.created_at.timestamp()), when=_when(incident.created_at),
+            leader=leaders.get(incident.id, ""))
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=text[:3000])))
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(
+        text=f"The {limit} most recently updated incidents. `/triage help` in a channel explains the commands.")]))
+    view = View(type="home", blocks=blocks)
+    view.validate_json()
+    return view.to_dict()
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _leaders(session: Session, incident_ids: list[int]) -> dict[int, str]:
+    """The leading hypothesis of each incident's latest run."""
+    if not incident_ids:
+        return {}
+    rows = session.execute(select(TriageRun.incident_id, TriageRun.report)
+                           .where(TriageRun.incident_id.in_(incident_ids))
+                           .order_by(TriageRun.id.desc())).all()
+    out: dict[int, str] = {}
+    for incident_id, raw in rows:
+        if incident_id is None or incident_id in out or not raw:
+            continue
+        try:
+            lead = Report.model_validate(raw).leading()
+        except ValidationError:
+            continue
+        out[incident_id] = (f"{hypothesis_label(lead[0].playbook, lead[1].id)} ({lead[1].status})" if lead
+                            else "no hypothesis holds")
+    return out
+
+
+def queue_home(ctx: BotContext, user: str, event_id: str | None) -> None:
+    """Publish the Home tab through the outbox; Slack's retries of one event carry its id, so they collapse."""
+    with ctx.factory.begin() as session:
+        view = home_view(session, Wording(ctx.settings.templates_dir))
+        outbox.enqueue(session, f"home:{user}:{event_id or uuid.uuid4().hex}", user, "views.publish",
+                       {"kind": "home", "user_id": user, "view": view})
+    _wake(ctx)
