@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from bot.config import ConfigError, Settings
 from bot.logs import configure
@@ -29,6 +30,18 @@ def check_settings(settings: Settings) -> None:
         raise ConfigError("setting TRIAGEBOT_WEBHOOK_TOKEN is too short: expected at least 16 characters")
 
 
+def socket_mode_handler(app: Any, settings: Settings) -> Any:
+    """Slack's Socket Mode connection for the app; it opens through the configured Web API base URL."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    from slack_sdk import WebClient
+
+    assert settings.slack_app_token is not None
+    base = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
+    # apps.connections.open takes the app-level token; a proxy or gateway URL must apply to it too.
+    return SocketModeHandler(app, settings.slack_app_token.get_secret_value(),
+                             web_client=WebClient(base_url=base, timeout=10))
+
+
 def serve(settings: Settings, host: str, port: int) -> None:
     check_settings(settings)
     configure()
@@ -47,10 +60,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
 
         handler = SlackRequestHandler(app)
     else:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        assert settings.slack_app_token is not None
-        socket_mode = SocketModeHandler(app, settings.slack_app_token.get_secret_value())
+        socket_mode = socket_mode_handler(app, settings)
         socket_mode.connect()  # returns at once; the WebSocket runs in its own threads
     log.info("serving", extra={"host": host, "port": port, "slack_mode": settings.slack_mode})
     try:
