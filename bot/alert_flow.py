@@ -6,14 +6,16 @@ import hashlib
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_payload import AlertmanagerPayload
+from bot.alert_payload import Alert, AlertmanagerPayload
 from bot.jobs import TriageRequest
 from bot.policy import Permissions, Route, route_channel
 from bot.posts import alert_summary, queue_text
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox, repo
+from bot.store.models import OutboxItem
 from collectors.alert_target import target_for
 
 
@@ -43,11 +45,12 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         incident, _ = repo.open_incident_for_group(
             session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
             namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
-        root_exists = outbox.find(session, root_key) is not None
+        # `covers`: the alerts the root message already shows. Only the replica that creates the root sets it;
+        # later payloads (repeats included) reply in the thread for alerts not covered there.
         root = outbox.enqueue(session, root_key, channel, "chat.postMessage",
-                              {"kind": "alert", "text": alert_summary(raw), "incident_id": incident.id})
-        if root_exists:
-            _queue_alert_changes(session, payload, gid, channel, root, incident.id)
+                              {"kind": "alert", "text": alert_summary(raw), "incident_id": incident.id,
+                               "covers": [_alert_state(a) for a in payload.alerts]})
+        _queue_alert_changes(session, payload, gid, channel, root, incident.id)
         if previous_status is not None and previous_status != payload.status:
             # The group changed state: the root message shows the new status.
             outbox.enqueue(session, f"alert:{gid}:status:{payload.status}:{_moment(payload)}", channel,
@@ -57,6 +60,10 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                    target=found.target.service, detail={"group": gid, "status": payload.status,
                                                         "alerts": len(payload.alerts)})
         if payload.status != "firing" or found.target.service is None:
+            return []
+        if previous_status == "firing":
+            # Triage once per firing episode: repeats and alerts joining a firing group are thread replies only.
+            # The target comes from the group's common labels, so another triage would mostly repeat the first.
             return []
         allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
         if not allowed:
@@ -74,16 +81,27 @@ def _moment(payload: AlertmanagerPayload) -> str:
     return max(known).strftime("%Y%m%dT%H%M%S") if known else "0"
 
 
+def _alert_state(alert: Alert) -> str:
+    """fingerprint:status:time, the same in every replica for the same alert in the same state."""
+    fingerprint = alert.fingerprint or hashlib.sha256(repr(sorted(alert.labels.items())).encode()).hexdigest()[:16]
+    when = alert.startsAt if alert.status == "firing" else alert.endsAt
+    return f"{fingerprint}:{alert.status}:{when.strftime('%Y%m%dT%H%M%S') if when else '0'}"
+
+
 def _queue_alert_changes(session: Session, payload: AlertmanagerPayload, gid: str, channel: str,
-                         root: Any, incident_id: int) -> None:
+                         root: OutboxItem, incident_id: int) -> None:
     """A reply in the group's thread for each alert that is new or changed state; repeats map to the same key."""
-    for alert in payload.alerts:
-        fingerprint = alert.fingerprint or hashlib.sha256(
-            repr(sorted(alert.labels.items())).encode()).hexdigest()[:16]
-        when = alert.startsAt if alert.status == "firing" else alert.endsAt
-        stamp = when.strftime("%Y%m%dT%H%M%S") if when else "0"
+    covered = set(root.payload.get("covers") or [])
+    fresh = {f"alert:{gid}:fp:{state}": alert for alert in payload.alerts
+             if (state := _alert_state(alert)) not in covered}
+    # One query for the replies already queued, instead of a conflicting INSERT each: a group's k-th webhook
+    # carries k alerts, most of them seen before. A reply queued meanwhile by another replica still conflicts.
+    queued = set(session.scalars(select(OutboxItem.idempotency_key).where(OutboxItem.idempotency_key.in_(fresh))))
+    for key, alert in fresh.items():
+        if key in queued:
+            continue
         icon = ":rotating_light:" if alert.status == "firing" else ":white_check_mark:"
         summary = alert.annotations.get("summary", "")
-        queue_text(session, key=f"alert:{gid}:fp:{fingerprint}:{alert.status}:{stamp}", channel=channel,
+        queue_text(session, key=key, channel=channel,
                    text=mrkdwn_escape(f"{icon} {alert.status}: {alert.labels.get('alertname', '')} {summary}".strip()),
                    parent=root, incident_id=incident_id, kind="alert-update")

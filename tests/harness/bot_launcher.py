@@ -1,0 +1,67 @@
+"""One bot replica as its own process, for tests and benchmarks (see bot_server.bot_process).
+
+usage: python -m tests.harness.bot_launcher SETTINGS_JSON PORT_FILE [--instance NAME] [--slack]
+
+It serves `bot.server.create_app(build_context(settings))` on 127.0.0.1 and a kernel-chosen port, writes the port
+to PORT_FILE once the socket listens, records NAME as the replica that stored each alert, and shuts down
+gracefully when its stdin reaches EOF. Stopping on EOF rather than on a signal means a crashed test run cannot
+leave replicas behind: their stdin closes with the parent. --slack also serves /slack/events with the bolt app
+(bot/slack_app.py), as `triagebot serve` does in HTTP mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+from bot.context import build_context
+from bot.logs import configure
+from bot.server import create_app
+from tests.harness.bot_server import listening_socket, settings_from, uvicorn_server
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.harness.bot_launcher")
+    parser.add_argument("settings", type=Path)
+    parser.add_argument("port_file", type=Path)
+    parser.add_argument("--instance", help="name recorded with every alert this replica stores")
+    parser.add_argument("--slack", action="store_true", help="serve /slack/events too")
+    args = parser.parse_args(argv)
+    settings = settings_from(json.loads(args.settings.read_text()))
+    configure("WARNING")
+    ctx = build_context(settings)
+    if args.instance:
+        ctx.instance = args.instance  # replicas on one host would otherwise all record the same hostname
+    handler = None
+    if args.slack:
+        from slack_bolt.adapter.starlette import SlackRequestHandler
+
+        from bot.slack_app import build_slack_app
+
+        handler = SlackRequestHandler(build_slack_app(ctx))
+    sock = listening_socket()
+    server = uvicorn_server(create_app(ctx, handler))
+
+    def stop_on_eof() -> None:
+        sys.stdin.buffer.read()
+        server.should_exit = True
+
+    threading.Thread(target=stop_on_eof, name="stdin-eof", daemon=True).start()
+    port_file: Path = args.port_file
+    partial = port_file.with_suffix(".tmp")
+    partial.write_text(str(sock.getsockname()[1]))
+    os.replace(partial, port_file)  # the parent never reads a half-written port
+    try:
+        server.run(sockets=[sock])
+    finally:
+        ctx.close()
+        sock.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

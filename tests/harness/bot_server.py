@@ -1,0 +1,230 @@
+"""The bot's HTTP server, started for real: `create_app(build_context(settings))` under uvicorn on 127.0.0.1.
+
+Two ways to run it:
+
+* `bot_in_thread(settings)`: in this process, on a uvicorn thread. The test can reach into `bot.ctx` (engine,
+  metrics, poster) and a failure shows up in the test's own traceback.
+* `bot_process(values, workdir)`: a separate OS process (`python -m tests.harness.bot_launcher`), for tests
+  that need two replicas racing on one database, and for benchmarks that measure the bot's own RSS.
+
+Both listen on a socket bound to port 0 before the server starts, so no other process can take the port.
+`bot_values()` builds the settings as plain JSON-able values that both accept.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from bot.config import Settings
+from bot.context import BotContext, build_context
+from bot.server import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+WEBHOOK_TOKEN = "webhook-token-0123456789abcdef"
+SIGNING_SECRET = "signing-secret-for-tests"
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+
+
+def bot_values(*, slack_api_url: str, database_url: str, slack_token: str = "xoxb-test-token",
+               routes: list[dict[str, Any]] | None = None, default_channel: str | None = "C0OPS",
+               webhook_token: str = WEBHOOK_TOKEN, permissions: Mapping[str, Any] | None = None,
+               prometheus_url: str | None = None, kubeconfig: Path | None = None, **extra: Any) -> dict[str, Any]:
+    """Settings for a bot that posts to a Slack stand-in and stores in `database_url`.
+
+    `kubeconfig` defaults to a path that does not exist, so a triage reports the Kubernetes source as missing
+    instead of picking up whatever ~/.kube/config this machine has.
+    """
+    values: dict[str, Any] = {
+        "slack_bot_token": slack_token,
+        "slack_signing_secret": SIGNING_SECRET,
+        "slack_api_url": slack_api_url,
+        "database_url": database_url,
+        "webhook_token": webhook_token,
+        "routes": list(routes or []),
+        "default_channel": default_channel,
+        "permissions": dict(permissions or {"channels": {}}),
+        "prometheus_url": prometheus_url,
+        "kubeconfig": str(kubeconfig or Path("/nonexistent/triagebot-test-kubeconfig")),
+        # Small budgets: a source that cannot answer should become a `missing` entry quickly in a test.
+        "call_timeout": 2.0,
+        "deadline": 8.0,
+    }
+    values.update(extra)
+    return values
+
+
+def settings_from(values: Mapping[str, Any]) -> Settings:
+    return Settings(**dict(values))
+
+
+def bearer(token: str = WEBHOOK_TOKEN) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def basic(password: str = WEBHOOK_TOKEN, user: str = "alertmanager") -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    # Listening before uvicorn starts: early connections wait in the backlog instead of being refused.
+    sock.listen(128)
+    return sock
+
+
+def uvicorn_server(app: Any) -> uvicorn.Server:
+    # No lifespan (the app has none), no access log, no uvicorn logging config: the bot's own logs are the record.
+    return uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
+                                         server_header=False, timeout_graceful_shutdown=2))
+
+
+@dataclass
+class RunningBot:
+    url: str
+    ctx: BotContext
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)
+
+
+@contextmanager
+def bot_in_thread(settings: Settings, slack_handler: Any | None = None) -> Iterator[RunningBot]:
+    """Build the context (migrating the database, starting the poster), serve it, and close it afterwards."""
+    ctx = build_context(settings)
+    sock = listening_socket()
+    server = uvicorn_server(create_app(ctx, slack_handler))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="bot-server", daemon=True)
+    try:
+        thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the bot's uvicorn server did not start")
+            time.sleep(0.01)
+        yield RunningBot(url=f"http://127.0.0.1:{sock.getsockname()[1]}", ctx=ctx)
+    finally:
+        server.should_exit = True
+        thread.join(STOP_TIMEOUT)
+        ctx.close()
+        sock.close()
+
+
+@dataclass
+class BotProcess:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _status(self, field: str) -> int:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError(f"{field} not in /proc/{self.pid}/status")
+
+    def rss_bytes(self) -> int:
+        return self._status("VmRSS")
+
+    def peak_rss_bytes(self) -> int:
+        """The high-water mark of the resident set since the process started."""
+        return self._status("VmHWM")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")[-8000:] if self.log.exists() else "(no log)"
+
+
+def _clean_env() -> dict[str, str]:
+    # The child's settings come from the JSON file only: a developer's TRIAGEBOT_* or SLACK_* must not leak in.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TRIAGEBOT_", "SLACK_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _spawn(values: Mapping[str, Any], workdir: Path, name: str, slack: bool) -> tuple[subprocess.Popen[bytes], Path,
+                                                                                    Path]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    settings_file = workdir / f"{name}-settings.json"
+    settings_file.write_text(json.dumps(dict(values)))
+    port_file = workdir / f"{name}.port"
+    log = workdir / f"{name}.log"
+    with log.open("wb") as sink:
+        argv = [sys.executable, "-m", "tests.harness.bot_launcher", str(settings_file), str(port_file),
+                "--instance", name, *(["--slack"] if slack else [])]
+        process = subprocess.Popen(argv, cwd=ROOT, env=_clean_env(), stdin=subprocess.PIPE,
+                                   stdout=sink, stderr=subprocess.STDOUT)
+    return process, port_file, log
+
+
+def _await_ready(process: subprocess.Popen[bytes], port_file: Path, log: Path, name: str) -> BotProcess:
+    deadline = time.monotonic() + START_TIMEOUT
+    while not port_file.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"bot process {name} did not start (exit {process.poll()}):\n"
+                               f"{log.read_text(errors='replace')[-6000:]}")
+        time.sleep(0.02)
+    bot = BotProcess(url=f"http://127.0.0.1:{int(port_file.read_text())}", process=process, log=log)
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            try:
+                if client.get(f"{bot.url}/healthz").status_code == 200:
+                    return bot
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"bot process {name} is not answering:\n{bot.log_text()}")
+            time.sleep(0.02)
+
+
+def _shut_down(process: subprocess.Popen[bytes]) -> None:
+    if process.stdin is not None and not process.stdin.closed:
+        process.stdin.close()  # the launcher's signal to shut down gracefully
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextmanager
+def bot_processes(values: Mapping[str, Any], workdir: Path, names: Sequence[str],
+                  slack: bool = False) -> Iterator[list[BotProcess]]:
+    """Replicas sharing `values` (so one database and one Slack), started together, each in its own process.
+
+    They start at the same time on purpose: their migrations race too, as they would in a rollout.
+    """
+    spawned = [(_spawn(values, workdir, name, slack), name) for name in names]
+    try:
+        yield [_await_ready(process, port_file, log, name) for (process, port_file, log), name in spawned]
+    finally:
+        for (process, _, _), _ in spawned:
+            _shut_down(process)
+
+
+@contextmanager
+def bot_process(values: Mapping[str, Any], workdir: Path, name: str = "bot",
+                slack: bool = False) -> Iterator[BotProcess]:
+    """Run the bot in its own process until the block ends (its stdin is closed to stop it); `slack` serves
+    /slack/events with the bolt app as well."""
+    with bot_processes(values, workdir, [name], slack) as (bot,):
+        yield bot
