@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from bot.drill_cli import add_arguments as drill_arguments
 
-    drill = sub.add_parser("drill", help="train on a recorded incident: ask for evidence, propose, declare")
+    drill = sub.add_parser("drill", help="train on a recorded incident: ask for evidence, propose, declare; "
+                                         "`drill save INCIDENT` makes a drill of a stored incident")
     drill_arguments(drill)
     return parser
 

@@ -52,8 +52,15 @@ class DrillUsageError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("incident", nargs="?", metavar="ID|random|history|leaderboard",
-                        help="an incident id or `random` (default) to drill; `history` or `leaderboard` to look back")
+    parser.add_argument("incident", nargs="?", metavar="ID|random|history|leaderboard|save",
+                        help="an incident id or `random` (default) to drill; `history` or `leaderboard` to look back; "
+                             "`save INCIDENT` to make a drill of an incident stored by the bot")
+    parser.add_argument("stored", nargs="?", metavar="INCIDENT",
+                        help="with `save`: a stored incident's id or key (from TRIAGEBOT_DATABASE_URL)")
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
+                        help="with `save`: a new folder (default: <drills_dir>/incident-<id>)")
+    parser.add_argument("--ground-truth", metavar="PLAYBOOK/HYPOTHESIS",
+                        help="with `save`: the real cause (default: from the latest feedback on the incident)")
     parser.add_argument("--difficulty", choices=DIFFICULTIES, help="pick among incidents of this difficulty")
     parser.add_argument("--tag", help="pick among incidents with this tag")
     parser.add_argument("--resume", metavar="SESSION", help="continue a saved drill")
@@ -88,8 +95,12 @@ def _trainee(args: argparse.Namespace) -> str:
 
 def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = input,
               store: SessionStore | None = None) -> int:
-    store = store or open_store(getattr(args, "db", None))
     action = getattr(args, "incident", None)
+    if action == "save":
+        return _save(args, console)
+    if getattr(args, "stored", None) or getattr(args, "output", None) or getattr(args, "ground_truth", None):
+        raise DrillUsageError("INCIDENT, --output and --ground-truth go with `triagebot drill save`")
+    store = store or open_store(getattr(args, "db", None))
     if action == "history":
         _history(store, _trainee(args), console)
         return 0
@@ -106,6 +117,25 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
     else:
         session, incident = _start(store, args, console)
     return _loop(session, incident, store, console, input_fn)
+
+
+def _save(args: argparse.Namespace, console: Console) -> int:
+    """`triagebot drill save INCIDENT`: the report's "Save as drill" button, from the command line."""
+    from bot.config import ConfigError, load_settings
+    from bot.slack_drills import SaveError, save_stored_incident
+
+    if not getattr(args, "stored", None):
+        raise DrillUsageError("usage: triagebot drill save INCIDENT [-o DIR] [--ground-truth PLAYBOOK/HYPOTHESIS]")
+    try:
+        saved = save_stored_incident(load_settings(), args.stored, args.output, args.ground_truth,
+                                     actor=f"cli:{_trainee(args)}")
+    except (SaveError, ConfigError) as err:
+        raise DrillUsageError(str(err)) from None
+    truth = (f"ground truth {saved.truth.playbook}/{saved.truth.hypothesis}" if saved.truth else
+             "no ground truth yet: pass --ground-truth, or mark the diagnosis wrong in Slack first")
+    console.print(Text(f"Saved {saved.incident_key} (triage run {saved.run_id}, {saved.artifacts} artifacts) to "
+                       f"{saved.folder}; {truth}. Replay it with `triagebot replay {saved.folder}`."))
+    return 0
 
 
 def _prepare(incident: Incident) -> None:

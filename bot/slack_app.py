@@ -1,4 +1,5 @@
-"""The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home.
+"""The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home
+(and /drill, from bot/slack_drills.py).
 
 Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
 ack() is called), then hand the rest to bot.slack_flows on a pool of its own. Only what fits in the ack itself
@@ -22,6 +23,7 @@ from slack_sdk import WebClient
 from bot import slack_flows as flows
 from bot.config import ConfigError
 from bot.context import BotContext
+from bot.slack_drills import register_drills
 
 log = logging.getLogger("triagebot.slack")
 
@@ -75,6 +77,7 @@ def build_slack_app(ctx: BotContext) -> App:
         _register_button(app, ctx, later, action_id, name, flow)
     _register_wrong_diagnosis(app, ctx, later)
     _register_home(app, ctx, later)
+    register_drills(app, ctx, later)  # /drill: drills and interviews
     return app
 
 

@@ -38,6 +38,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.alert_flow import group_id
+from bot.config import Settings
 from bot.context import BotContext
 from bot.jobs import TriageRequest
 from bot.posts import queue_text
@@ -385,6 +386,10 @@ class Run:
         t = self.target
         return bool(t.namespace and (t.service or t.pod or t.node))
 
+    @property
+    def title(self) -> str:
+        return self.incident.title if self.incident else f"triage run {self.row.id}"
+
     def artifacts(self) -> list[Artifact]:
         return [Artifact.model_validate(a) for a in self.row.artifacts or []]
 
@@ -682,7 +687,12 @@ def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
 
 
 def drills_root(ctx: BotContext) -> Path:
-    return ctx.settings.drills_dir or default_sqlite_path().parent / "drills"
+    return drills_dir(ctx.settings)
+
+
+def drills_dir(settings: Settings) -> Path:
+    """Where saved drills go: `drills_dir`, else next to the default database."""
+    return settings.drills_dir or default_sqlite_path().parent / "drills"
 
 
 def ground_truth(session: Session, run: Run) -> GroundTruth | None:
@@ -705,6 +715,16 @@ def ground_truth(session: Session, run: Run) -> GroundTruth | None:
                        explanation=latest.note or f"Confirmed in Slack by {latest.user_id}.")
 
 
+def write_run_as_drill(folder: Path, run: Run, truth: GroundTruth | None, *, page: str, title: str,
+                       tags: list[str]) -> Path:
+    """The run's artifacts as a recorded incident (Save as drill, and `triagebot drill save`)."""
+    # Stored runs are redacted already; redacting again is cheap and covers rows stored before a rule existed.
+    artifacts = [redact(a) for a in run.artifacts()]
+    return write_incident(folder, artifacts, run.target, run.row.started_at, page=page, title=title,
+                          missing=[Missing.model_validate(m) for m in run.row.missing or []],
+                          ground_truth=truth, tags=tags)
+
+
 def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
     """Write the run's (already redacted) artifacts as a recorded incident, and say where in the thread."""
     wording = Wording(ctx.settings.templates_dir)
@@ -714,12 +734,9 @@ def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
         if folder.exists():
             return f"Run {run.row.id} is already saved as a drill in `{folder}`.", {"folder": str(folder)}
         truth = ground_truth(session, run)
-        title = run.incident.title if run.incident else f"triage run {run.row.id}"
         try:
-            write_incident(folder, run.artifacts(), run.target, run.row.started_at,
-                           page=f"Slack: {title}", title=f"Saved from Slack: {title}",
-                           missing=[Missing.model_validate(m) for m in run.row.missing or []],
-                           ground_truth=truth, tags=["slack"])
+            write_run_as_drill(folder, run, truth, page=f"Slack: {run.title}", title=f"Saved from Slack: {run.title}",
+                               tags=["slack"])
         except (RecordError, OSError) as err:
             raise ActionError(f"Could not save the drill: {err}", outcome="error") from None
         shown = hypothesis_label(truth.playbook, truth.hypothesis) if truth else ""

@@ -58,6 +58,7 @@ SCOPES_BY_EVENT: dict[str, set[str]] = {
     "app_home_opened": set(),
     "app_mention": {"app_mentions:read"},
     "message.channels": {"channels:history"},
+    "message.groups": {"groups:history"},
     "message.im": {"im:history"},
     "reaction_added": {"reactions:read"},
 }
@@ -268,7 +269,9 @@ def _required_scopes(found: Registrations | None, manifest: dict[str, Any]) -> t
         required |= SCOPES_BY_METHOD[method]
     commands, shortcuts, events, _ = _declared(manifest)
     if found is not None:
-        commands, shortcuts, events = found.commands, dict(found.shortcuts), found.events
+        # app.message() listeners receive the manifest's message.* events (the listener test checks there are some).
+        messages = {e for e in events if e.startswith("message.")} if found.messages else set()
+        commands, shortcuts, events = found.commands, dict(found.shortcuts), found.events | messages
     if commands or shortcuts:
         required.add("commands")
     for event in events:
