@@ -180,8 +180,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
             "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
-            "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve}
-COMMANDS["drill"] = cmd_drill
+            "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve, "drill": cmd_drill}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
