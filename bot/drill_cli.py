@@ -109,6 +109,9 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
         return 0
     if getattr(args, "resume", None):
         session, incident = _resume(store, args.resume, getattr(args, "trainee", None))
+        if session.finished and session.score is None:
+            raise DrillUsageError(f"drill {session.id} was given up, so it has no debrief; start another with "
+                                  "`triagebot drill random`")
         if session.finished:
             render_debrief(drill.debrief(session, incident), console)
             return 0

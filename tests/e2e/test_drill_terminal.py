@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from bot.cli import build_parser, main
-from bot.drill_cli import run_drill
+from bot.drill_cli import DrillUsageError, run_drill
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.store import MemorySessionStore
 
@@ -165,3 +165,13 @@ def test_the_real_cli_over_stdin_with_a_restart_in_between(tmp_path: Path) -> No
 
     bad = cli(["--resume", "nope"], "", tmp_path)
     assert bad.returncode == 2 and bad.stderr.startswith("triagebot: error: no saved drill")
+
+
+def test_resuming_a_given_up_drill_is_a_clear_error() -> None:
+    store = MemorySessionStore()
+    drive(["oom-trainer-limit", "--trainee", "alice"], ["quit"], store)
+    [saved] = store.list_by_trainee("alice")
+    # A drill given up in Slack ends without a score.
+    store.save(saved.model_copy(update={"finished": True, "score": None}))
+    with pytest.raises(DrillUsageError, match="was given up, so it has no debrief"):
+        drive(["--resume", saved.id], [], store)
