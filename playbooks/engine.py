@@ -62,9 +62,10 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
     outcome = {key: predicate.evaluate(context) for key, predicate in node.predicates.items()}
     status: Status = "unknown"
     decided_by: str | None = None
-    for key, verdict in (("confirm", "confirmed"), ("rule_out", "ruled-out"), ("likely", "likely")):
+    order: tuple[tuple[str, Status], ...] = (("confirm", "confirmed"), ("rule_out", "ruled-out"), ("likely", "likely"))
+    for key, verdict in order:
         if outcome.get(key) is True:
-            status, decided_by = verdict, key  # type: ignore[assignment]
+            status, decided_by = verdict, key
             break
     cited = list(node.predicates[decided_by].facts) if decided_by else []
     cited += [name for name in spec.cite if name not in cited]
@@ -76,7 +77,7 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         status=status,
         score=round(_BASE[status] + 0.09 * spec.prior, 3),
         claim=render(spec.claim, variables),
-        because=[facts.get(name).cite() for name in present],  # type: ignore[union-attr]
+        because=[merged.cite() for name in present if (merged := facts.get(name)) is not None],
         falsified_by=render(spec.falsified_by, variables),
         next_checks=[render(check, variables) for check in spec.next_checks],
         mitigations=[render(m, variables) for m in spec.mitigations],
