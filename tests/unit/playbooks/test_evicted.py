@@ -16,6 +16,8 @@ from collectors.factset import FactSet
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.verdicts import leader as _leader
+from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "evicted"
 TOP_LEVEL = ["memory-pressure", "disk-pressure", "pid-pressure", "preemption", "node-drain"]
@@ -90,14 +92,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "memory-pressure",
     ),
 ]
-
-
-def _statuses(finding: Finding) -> dict[str, str]:
-    return {h.id: h.status for h in finding.hypotheses}
-
-
-def _leader(finding: Finding) -> str:
-    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
 
 
 @pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -15,6 +15,7 @@ from collectors.factset import FactSet
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.verdicts import leader as _leader
 
 PLAYBOOK = "gpu-xid"
 TOP_LEVEL = [
@@ -200,10 +201,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "gpu-fallen-off-bus",
     ),
 ]
-
-
-def _leader(finding: Finding) -> str:
-    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
 
 
 @pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -16,6 +16,8 @@ from collectors.factset import FactSet
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.verdicts import leader as _leader
+from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "image-pull"
 TOP_LEVEL = ["image-not-found", "registry-auth", "registry-unreachable", "rate-limited", "disk-pressure",
@@ -80,14 +82,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "image-not-found",
     ),
 ]
-
-
-def _statuses(finding: Finding) -> dict[str, str]:
-    return {h.id: h.status for h in finding.hypotheses}
-
-
-def _leader(finding: Finding) -> str:
-    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
 
 
 @pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

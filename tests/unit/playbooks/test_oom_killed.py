@@ -16,6 +16,8 @@ from collectors.factset import FactSet
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.verdicts import leader as _leader
+from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "oom-killed"
 TOP_LEVEL = ["limit-too-low", "node-oom", "kubelet-eviction", "shm-too-small", "gpu-oom", "memory-leak"]
@@ -153,14 +155,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "limit-too-low",
     ),
 ]
-
-
-def _statuses(finding: Finding) -> dict[str, str]:
-    return {h.id: h.status for h in finding.hypotheses}
-
-
-def _leader(finding: Finding) -> str:
-    return next(h.id for h in finding.hypotheses if h.status != "ruled-out")
 
 
 @pytest.mark.parametrize(("facts", "expected", "leader"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
