@@ -9,8 +9,6 @@ does, so tests that post use channels of their own and wait with the stand-in's 
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -21,7 +19,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
@@ -46,6 +43,7 @@ from bot.slack_flows import (
 from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from drills.incident import load_incident
+from tests.harness.bot_server import serve_app
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import (
     APP_ID,
@@ -179,20 +177,6 @@ def _run_id(report: Message) -> str:
     return str(_actions(report)[0]["value"])
 
 
-def _serve(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    return server, thread, f"http://127.0.0.1:{port}"
-
-
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
     tmp = tmp_path_factory.mktemp("slack-app")
@@ -211,13 +195,11 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
         api = kube.api_client()
         # Live triage reads the Kubernetes stand-in; Prometheus and the node agent stay unconfigured (missing).
         ctx.jobs.access = lambda: LiveAccess(kube=api, call_timeout=5.0, deadline=20.0)
-        server, thread, url = _serve(create_app(ctx, SlackRequestHandler(build_slack_app(ctx))))
         try:
-            with httpx.Client(timeout=10) as http:
+            with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
+                    httpx.Client(timeout=10) as http:
                 yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
         finally:
-            server.should_exit = True
-            thread.join(timeout=10)
             ctx.close()
 
 

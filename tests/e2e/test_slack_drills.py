@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
 import threading
 import time
 import urllib.parse
@@ -23,7 +22,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
@@ -51,6 +49,7 @@ from drills.picker import list_incidents, pick
 from drills.questions import load_bank
 from drills.store_sql import SqlSessionStore
 from playbooks.pipeline import analyse
+from tests.harness.bot_server import serve_app
 from tests.standins.slack_api import (
     APP_ID,
     TEAM_DOMAIN,
@@ -70,20 +69,6 @@ USERS = {"U0ALICE": "alice", "U0BOB": "bob", "U0CAROL": "carol"}
 POSTS = 25.0  # seconds: a drill's dozen paced posts, with room for a loaded machine
 QUESTION = "time-slicing-vs-mig"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "parsers"
-
-
-def _serve(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    return server, thread, f"http://127.0.0.1:{port}"
 
 
 def _actions(message: Message) -> list[dict[str, Any]]:
@@ -200,13 +185,11 @@ def running(slack: SlackStandIn, database: Path) -> Iterator[Bot]:
                         slack_api_url=slack.api_url, database_url=f"sqlite:///{database}",
                         webhook_token=SecretStr("w" * 24), drills_dir=database.parent / "drills")
     ctx = build_context(settings)
-    server, thread, url = _serve(create_app(ctx, SlackRequestHandler(build_slack_app(ctx))))
     try:
-        with httpx.Client(timeout=10) as http:
+        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
+                httpx.Client(timeout=10) as http:
             yield Bot(url=url, slack=slack, ctx=ctx, http=http)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         ctx.close()
 
 

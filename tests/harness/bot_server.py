@@ -106,25 +106,34 @@ class RunningBot:
 
 
 @contextmanager
-def bot_in_thread(settings: Settings, slack_handler: Any | None = None) -> Iterator[RunningBot]:
-    """Build the context (migrating the database, starting the poster), serve it, and close it afterwards."""
-    ctx = build_context(settings)
+def serve_app(app: Any) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread on a free loopback port; yields its base URL."""
     sock = listening_socket()
-    server = uvicorn_server(create_app(ctx, slack_handler))
+    server = uvicorn_server(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="bot-server", daemon=True)
     try:
         thread.start()
         deadline = time.monotonic() + START_TIMEOUT
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the bot's uvicorn server did not start")
+                raise RuntimeError("the uvicorn server did not start")
             time.sleep(0.01)
-        yield RunningBot(url=f"http://127.0.0.1:{sock.getsockname()[1]}", ctx=ctx)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(STOP_TIMEOUT)
-        ctx.close()
         sock.close()
+
+
+@contextmanager
+def bot_in_thread(settings: Settings, slack_handler: Any | None = None) -> Iterator[RunningBot]:
+    """Build the context (migrating the database, starting the poster), serve it, and close it afterwards."""
+    ctx = build_context(settings)
+    try:
+        with serve_app(create_app(ctx, slack_handler)) as url:
+            yield RunningBot(url=url, ctx=ctx)
+    finally:
+        ctx.close()
 
 
 @dataclass
