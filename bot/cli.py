@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from bot import live_cli
 from bot.render.markdown import render_markdown
@@ -18,6 +18,9 @@ from drills.replay import replay, summary_rows
 from playbooks.loader import PlaybookError
 from playbooks.pipeline import analyse
 from playbooks.report import Report, Target
+
+if TYPE_CHECKING:
+    from bot.assist.narrate import Narrative
 
 FORMATS = ("text", "json", "markdown")
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -43,11 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--symptom", action="append", default=[], help="run this playbook whatever its trigger says")
     analyze.add_argument("-n", "--namespace")
     analyze.add_argument("--service")
+    add_summary_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
     rp.add_argument("--all", action="store_true", help="replay every bundled incident and compare to ground truth")
     rp.add_argument("--format", choices=FORMATS, default="text")
+    add_summary_flag(rp)
 
     pb = sub.add_parser("playbooks", help="lint, list or show playbooks")
     pbsub = pb.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -78,13 +83,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit(report: Report, fmt: str) -> None:
+def emit(report: Report, fmt: str, *, summary: bool = False) -> None:
+    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured)."""
+    narrative = _narrative(report) if summary else None
     if fmt == "json":
-        sys.stdout.write(report.to_json() + "\n")
+        if narrative is not None:
+            from bot.render.narrative import report_json_with
+
+            sys.stdout.write(report_json_with(report, narrative) + "\n")
+        else:
+            sys.stdout.write(report.to_json() + "\n")
     elif fmt == "markdown":
         sys.stdout.write(render_markdown(report))
+        if narrative is not None:
+            from bot.render.narrative import narrative_markdown
+
+            sys.stdout.write("\n" + narrative_markdown(narrative))
     else:
         render_terminal(report)
+        if narrative is not None:
+            from bot.render.narrative import print_narrative
+
+            print_narrative(narrative)
+
+
+def _narrative(report: Report) -> Narrative:
+    from bot.assist.llm import assistant_from
+    from bot.assist.narrate import narrate_report
+    from bot.config import ConfigError, load_settings
+
+    try:
+        assistant = assistant_from(load_settings())
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    return narrate_report(report, assistant)
+
+
+def add_summary_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--summary", action="store_true",
+                        help="add a short narrative: the configured model's (checked), else the rules'")
 
 
 def _read(name: str) -> str:
@@ -112,7 +149,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except PasteError as err:
             raise UsageError(str(err)) from None
     target = Target(namespace=args.namespace, service=args.service)
-    emit(analyse(artifacts, target, symptoms=args.symptom), args.format)
+    emit(analyse(artifacts, target, symptoms=args.symptom), args.format, summary=args.summary)
     return 0
 
 
@@ -134,7 +171,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    emit(replay(incident), args.format)
+    emit(replay(incident), args.format, summary=args.summary)
     return 0
 
 
@@ -158,10 +195,17 @@ def cmd_facts(args: argparse.Namespace) -> int:
 def cmd_interview(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from bot.assist.grade import model_grader
+    from bot.assist.llm import assistant_from
+    from bot.config import ConfigError, load_settings
     from bot.interview_cli import InterviewUsageError, run_interview
 
     try:
-        return run_interview(args, Console(), input)
+        grader = model_grader(assistant_from(load_settings()))
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    try:
+        return run_interview(args, Console(), input, grader=grader)
     except InterviewUsageError as err:
         raise UsageError(str(err)) from None
 

@@ -69,6 +69,25 @@ class Settings(BaseSettings):
     default_channel: str | None = Field(None, description="channel for alerts no route matches")
     permissions: Permissions = Field(default_factory=Permissions,
                                      description="channels and users -> namespaces they may triage")
+    # The optional language model (off unless llm_provider is set): narratives, interview grading, /ask answers.
+    llm_provider: str | None = Field(None, description="openai (any OpenAI-compatible endpoint, vLLM included), "
+                                     "ollama, llamacpp (a local GGUF file), or another init_chat_model provider")
+    llm_model: str | None = Field(None, description="model name; for llamacpp the path to the .gguf file")
+    llm_base_url: str | None = Field(None, description="endpoint, e.g. http://vllm.ml:8000/v1 or "
+                                     "http://ollama:11434")
+    llm_api_key: SecretStr | None = Field(None, description="API key of the endpoint, if it needs one")
+    llm_timeout: float = Field(30.0, gt=0, le=300, description="seconds a generation may take before the "
+                               "deterministic text is used instead")
+    llm_max_tokens: int = Field(400, ge=16, le=4096, description="longest generation")
+    llm_summaries: bool = Field(True, description="narrate reports and drill debriefs when a model is set")
+    llm_grading: bool = Field(False, description="let the model credit interview points the keyword grader "
+                              "missed (it must quote the answer)")
+    # /ask and `triagebot ask`: retrieval over the playbooks, the Xid catalog, the question bank and the docs.
+    ask_retriever: Literal["bm25", "embeddings"] = Field("bm25", description="bm25, or embeddings (the "
+                                                         "[semantic] extra)")
+    ask_top_k: int = Field(4, ge=1, le=20, description="passages an answer draws on")
+    docs_dir: Path | None = Field(None, description="folder of markdown docs /ask searches; default the "
+                                  "bundled docs")
 
     @field_validator("agent_url_template")
     @classmethod

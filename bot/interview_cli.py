@@ -86,7 +86,7 @@ def _grade_table(g: Grade) -> Table:
     table.add_column("you said", overflow="fold")
     for p in g.points:
         mark = Text("✓", style="green") if p.covered else Text("✗", style="red")
-        table.add_row(mark, Text(p.point), Text(" ".join(p.matched), style="dim"))
+        table.add_row(mark, Text(p.point), Text(p.shown, style="dim" if p.by == "keywords" else "magenta"))
     return table
 
 
@@ -151,7 +151,9 @@ def read_answer(input_fn: InputFn) -> str | None:
     return "\n".join(lines) if lines else None
 
 
-def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn = input) -> int:
+def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn = input,
+                  grader: interview.Grader | None = None) -> int:
+    """The exchange in the terminal; `grader` is the optional model's second opinion (bot.assist.grade)."""
     try:
         bank = load_bank()
     except QuestionBankError as err:
@@ -175,6 +177,6 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
         elif command in QUIT or text is None:
             session, steps = interview.finish(session, question)
         else:
-            session, steps = interview.submit(session, question, text)
+            session, steps = interview.submit(session, question, text, grader=grader)
         render(steps, question, session, console)
     return 0

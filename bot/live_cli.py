@@ -33,6 +33,8 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         p.add_argument("--since", help="how far back to look, e.g. 30m, 2h (default: TRIAGEBOT_DEFAULT_SINCE)")
         if name == "triage":
             p.add_argument("--format", choices=FORMATS, default="text")
+            p.add_argument("--summary", action="store_true",
+                           help="add a short narrative: the configured model's (checked), else the rules'")
         else:
             p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
@@ -105,7 +107,7 @@ def _run(args: argparse.Namespace) -> Triage:
 def cmd_triage(args: argparse.Namespace) -> int:
     from bot.cli import emit
 
-    emit(_run(args).report, args.format)
+    emit(_run(args).report, args.format, summary=args.summary)
     return 0
 
 

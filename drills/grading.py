@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -81,6 +81,14 @@ class PointResult(BaseModel):
     point: str
     covered: bool
     matched: tuple[str, ...] = ()  # the words of the keyword group that matched, as written in the bank
+    # "model" when an optional language model credited the point; `quote` is then the answer's own words.
+    by: Literal["keywords", "model"] = "keywords"
+    quote: str = ""
+
+    @property
+    def shown(self) -> str:
+        """What the candidate said that earned the point."""
+        return f"“{self.quote}” (credited by the model)" if self.by == "model" else " ".join(self.matched)
 
 
 class Grade(BaseModel):
@@ -149,3 +157,11 @@ def combine(grades: Iterable[Grade]) -> Grade:
             if p.id not in merged or (p.covered and not merged[p.id].covered):
                 merged[p.id] = p
     return _grade(list(merged.values()), word_count)
+
+
+def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
+    """`result` with the missed points in `quotes` (id -> the answer's words that cover it) credited by a model.
+    Points the keywords already covered are left as they are; unknown ids are ignored."""
+    points = [p.model_copy(update={"covered": True, "by": "model", "quote": quotes[p.id]})
+              if not p.covered and p.id in quotes else p for p in result.points]
+    return _grade(points, result.word_count)

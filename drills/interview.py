@@ -7,6 +7,7 @@ steps)`; the caller renders the steps. Nothing here reads input or prints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ from drills.grading import Grade, combine, grade
 from drills.questions import Question
 
 Phase = Literal["answering", "follow-up", "done"]
+Grader = Callable[[str, Question, Grade], Grade]
 StepKind = Literal["question", "feedback", "follow-up", "hint", "model-answer", "notice"]
 
 
@@ -84,8 +86,12 @@ def _next(session: InterviewSession, question: Question) -> tuple[InterviewSessi
     return finish(session, question)
 
 
-def submit(session: InterviewSession, question: Question, answer: str) -> tuple[InterviewSession, list[Step]]:
-    """Grade an answer to whatever is currently asked, then move on to a follow-up or the model answer."""
+def submit(session: InterviewSession, question: Question, answer: str,
+           grader: Grader | None = None) -> tuple[InterviewSession, list[Step]]:
+    """Grade an answer to whatever is currently asked, then move on to a follow-up or the model answer.
+
+    `grader` may credit points the keywords missed (an optional model, supplied by the caller); it gets the
+    keyword grade and returns the final one."""
     _check(session, question)
     if session.phase == "done":
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
@@ -93,6 +99,8 @@ def submit(session: InterviewSession, question: Question, answer: str) -> tuple[
     if result.verdict == "empty":
         return session, [Step(kind="notice", text="That answer had no words in it. Answer, ask for a hint, "
                                                   "or skip.")]
+    if grader is not None and result.missed:
+        result = grader(answer, question, result)
     earlier = session.overall()
     before = {p.id for p in earlier.covered} if earlier else set()
     kind: Literal["question", "follow-up"] = "follow-up" if session.phase == "follow-up" else "question"

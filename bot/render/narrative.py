@@ -1,0 +1,33 @@
+"""A narrative (generated or written by the rules) for the terminal, markdown and JSON, always with its label."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
+
+from bot.assist.narrate import Narrative
+from playbooks.report import Report
+
+
+def narrative_panel(narrative: Narrative) -> Panel:
+    title = "Summary (generated)" if narrative.generated else "Summary"
+    return Panel(Text(narrative.text), title=title, subtitle=Text(narrative.label, style="dim"),
+                 border_style="magenta" if narrative.generated else "blue")
+
+
+def print_narrative(narrative: Narrative, console: Console | None = None) -> None:
+    (console or Console()).print(narrative_panel(narrative))
+
+
+def narrative_markdown(narrative: Narrative) -> str:
+    return f"## Summary\n\n{narrative.text}\n\n_{narrative.label}_\n"
+
+
+def report_json_with(report: Report, narrative: Narrative) -> str:
+    """The report's JSON contract plus a `narrative` object (an added field; nothing renamed)."""
+    data = json.loads(report.to_json())
+    data["narrative"] = {**narrative.model_dump(), "label": narrative.label}
+    return json.dumps(data, indent=2)
