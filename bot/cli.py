@@ -80,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     drill = sub.add_parser("drill", help="train on a recorded incident: ask for evidence, propose, declare; "
                                          "`drill save INCIDENT` makes a drill of a stored incident")
     drill_arguments(drill)
+
+    # --- ask (issue #7): retrieval over playbooks, Xid catalog, question bank and docs ---
+    from bot.ask_cli import add_arguments as ask_arguments
+
+    ask = sub.add_parser("ask", help="answer a question from the playbooks, the Xid catalog, the question bank "
+                                     "and the docs, citing the passages")
+    ask_arguments(ask)
+    # --- end ask ---
     return parser
 
 
@@ -222,9 +230,21 @@ def cmd_drill(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
 
 
+# --- ask (issue #7) ---
+def cmd_ask(args: argparse.Namespace) -> int:
+    from bot.ask_cli import AskUsageError, run_ask
+
+    try:
+        return run_ask(args)
+    except AskUsageError as err:
+        raise UsageError(str(err)) from None
+# --- end ask ---
+
+
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
             "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
-            "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve, "drill": cmd_drill}
+            "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve, "drill": cmd_drill,
+            "ask": cmd_ask}  # ask: issue #7
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import socket
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.assist.llm import NO_MODEL, Assistant, assistant_from
 from bot.config import ConfigError, Settings
 from bot.jobs import TriageJobs
 from bot.metrics import Metrics
@@ -19,6 +20,9 @@ from bot.poster import Poster
 from bot.store.db import make_engine, migrate, session_factory
 from collectors.live.collect import LiveAccess
 from playbooks.pipeline import default_playbooks
+
+if TYPE_CHECKING:
+    from bot.assist.search import Index
 
 
 @dataclass
@@ -31,6 +35,14 @@ class BotContext:
     poster: Poster | None
     slack: WebClient | None
     instance: str = field(default_factory=socket.gethostname)
+    # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
+    assistant: Assistant = field(default_factory=lambda: NO_MODEL)
+
+    def search_index(self) -> Index:
+        """The runbook search index /ask reads: built on first use, then shared by the whole process."""
+        from bot.assist.search import index_for  # bm25s and the corpus are loaded only once someone asks
+
+        return index_for(self.settings)
 
     def close(self) -> None:
         if self.poster is not None:
@@ -68,8 +80,14 @@ def _lazy_access(settings: Settings) -> Any:
     return get
 
 
-def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None) -> BotContext:
-    """Connect the database (migrating it), and wire the pool, the poster and the Slack client."""
+def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None,
+                  assistant: Assistant | None = None) -> BotContext:
+    """Connect the database (migrating it), and wire the pool, the poster and the Slack client.
+
+    `assistant` defaults to the model the settings name (a ConfigError if it cannot be built); tests pass a fake.
+    """
+    # First: a model that cannot be built stops the bot before anything is started.
+    assistant = assistant if assistant is not None else assistant_from(settings)
     # Compile the playbooks now (~0.6 s) rather than in the first triages, where several pool threads would
     # compile them at once while holding the GIL and stall the webhooks of an alert storm for seconds.
     default_playbooks()
@@ -80,8 +98,9 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     slack = slack_client(settings)
     poster = Poster(factory, slack, metrics) if slack is not None else None
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
-                      templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None)
+                      templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
+                      assistant=assistant)
     if poster is not None and start_poster:
         poster.start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
-                      slack=slack)
+                      slack=slack, assistant=assistant)

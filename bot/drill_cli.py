@@ -11,6 +11,7 @@ import getpass
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -27,6 +28,10 @@ from drills.picker import DIFFICULTIES, list_incidents, pick
 from drills.session import DrillSession, View
 from drills.sources import BY_ID, SOURCES
 from drills.store import SessionStore
+
+if TYPE_CHECKING:
+    from bot.assist.llm import Assistant
+    from bot.assist.narrate import Narrative
 
 InputFn = Callable[[str], str]
 
@@ -94,7 +99,8 @@ def _trainee(args: argparse.Namespace) -> str:
 
 
 def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = input,
-              store: SessionStore | None = None) -> int:
+              store: SessionStore | None = None, assistant: Assistant | None = None) -> int:
+    """`assistant`: the model that writes the debrief's notes; by default the one the settings name (if any)."""
     action = getattr(args, "incident", None)
     if action == "save":
         return _save(args, console)
@@ -107,19 +113,43 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
     if action == "leaderboard":
         _leaderboard(store, getattr(args, "channel", None) or DEFAULT_CHANNEL, console)
         return 0
+    # Before the drill starts: a model that cannot be built is a one-line error now, not after the debrief.
+    assistant = assistant if assistant is not None else configured_assistant()
     if getattr(args, "resume", None):
         session, incident = _resume(store, args.resume, getattr(args, "trainee", None))
         if session.finished and session.score is None:
             raise DrillUsageError(f"drill {session.id} was given up, so it has no debrief; start another with "
                                   "`triagebot drill random`")
         if session.finished:
-            render_debrief(drill.debrief(session, incident), console)
+            _debrief(drill.debrief(session, incident), assistant, console)
             return 0
         render_view(drill.page_view(session, incident), console)
         _recap(session, console)
     else:
         session, incident = _start(store, args, console)
-    return _loop(session, incident, store, console, input_fn)
+    return _loop(session, incident, store, console, input_fn, assistant)
+
+
+def configured_assistant() -> Assistant:
+    """The model the settings name (NO_MODEL when llm_provider is unset); a ConfigError is a usage error."""
+    from bot.assist.llm import assistant_from
+    from bot.config import ConfigError, load_settings
+
+    try:
+        return assistant_from(load_settings())
+    except ConfigError as err:
+        raise DrillUsageError(str(err)) from None
+
+
+def _debrief(d: Debrief, assistant: Assistant, console: Console) -> None:
+    """The debrief, then (with a model configured) the notes on it: the debrief never waits for the model."""
+    render_debrief(d, console)
+    if assistant.enabled and assistant.summaries:
+        from bot.assist.narrate import narrate_debrief
+
+        with console.status("Asking the model for notes on your drill…"):
+            narrative = narrate_debrief(d, assistant)
+        render_narrative(narrative, console)
 
 
 def _save(args: argparse.Namespace, console: Console) -> int:
@@ -185,7 +215,7 @@ def _resume(store: SessionStore, session_id: str, trainee: str | None) -> tuple[
 
 
 def _loop(session: DrillSession, incident: Incident, store: SessionStore, console: Console,
-          input_fn: InputFn) -> int:
+          input_fn: InputFn, assistant: Assistant) -> int:
     while True:
         try:
             line = input_fn(f"[{_clock(session.clock_seconds)}] drill> ")
@@ -224,7 +254,7 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
                 playbook, _, hypothesis = _need(arg, "declare PLAYBOOK/HYPOTHESIS").rpartition("/")
                 session, debrief = drill.declare(session, incident, playbook, hypothesis)
                 store.save(session)
-                render_debrief(debrief, console)
+                _debrief(debrief, assistant, console)
                 return 0
             else:
                 console.print(Text(f"Unknown command {command!r}; type `help`.", style="red"))
@@ -323,6 +353,14 @@ def _recap(session: DrillSession, console: Console) -> None:
     for p in session.proposals:
         console.print(Text(f"  {p.answer.hypothesis}: {p.answer.message}",
                            style=_VERDICT_STYLE.get(p.answer.verdict, "")))
+
+
+def render_narrative(narrative: Narrative, console: Console) -> None:
+    """A narrative in a panel, and under it who wrote it: the model, or the rules and why."""
+    title = "Coach's notes (generated)" if narrative.generated else "Coach's notes"
+    console.print(Panel(Text(narrative.text), title=Text(title), border_style="cyan" if narrative.generated else "",
+                        expand=True))
+    console.print(Text(narrative.label, style="dim"))
 
 
 def render_debrief(d: Debrief, console: Console) -> None:

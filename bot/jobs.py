@@ -17,8 +17,11 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.assist.llm import NO_MODEL, Assistant
+from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
 from bot.posts import queue_report, queue_text
+from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo
 from collectors.live.base import TargetNotFound
 from collectors.live.collect import LiveAccess
@@ -27,6 +30,8 @@ from playbooks.pipeline import analyse
 from playbooks.report import Report
 
 log = logging.getLogger("triagebot.jobs")
+
+NARRATORS = 2  # model calls in flight at once for report narratives; each may take up to llm_timeout
 
 
 @dataclass(frozen=True)
@@ -47,13 +52,16 @@ class TriageJobs:
 
     def __init__(self, factory: sessionmaker[Session], access: Callable[[], LiveAccess], metrics: Metrics,
                  max_workers: int = 4, templates_dir: Path | None = None,
-                 on_queued: Callable[[], None] = lambda: None) -> None:
+                 on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL) -> None:
         self.factory = factory
         self.access = access
         self.metrics = metrics
         self.templates_dir = templates_dir
         self.on_queued = on_queued
+        self.assistant = assistant
         self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="triage")
+        # Narratives wait on a model for seconds: a pool of their own, so they hold up no triage and no report.
+        self.narrators = ThreadPoolExecutor(max_workers=NARRATORS, thread_name_prefix="narrate")
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
@@ -106,7 +114,30 @@ class TriageJobs:
                          templates_dir=self.templates_dir)
             run_id = run.id
         self.on_queued()
+        # After the commit and on another thread: the report is out of the door before any model is asked.
+        if self.assistant.enabled and self.assistant.summaries:
+            self.narrators.submit(self.narrate, request, report)
         return run_id
+
+    def narrate(self, request: TriageRequest, report: Report) -> None:
+        """The report's narrative as a thread reply after the report, labelled with who wrote it."""
+        try:
+            narrative = narrate_report(report, self.assistant)  # never raises for a model's failure: falls back
+            payload = narrative_payload(narrative, self.templates_dir)
+            with self.factory.begin() as session:
+                post = outbox.find(session, f"{request.key}:report")
+                if post is None:
+                    return
+                # Depends on the report, so it is posted after it; a reply to a reply lands in the same thread.
+                outbox.enqueue(session, f"{request.key}:narrative", request.channel, "chat.postMessage",
+                               {**payload, "kind": "narrative", "incident_id": request.incident_id,
+                                "in_thread": True, "generated": narrative.generated}, depends_on=post)
+        except Exception:
+            log.exception("the narrative of %s failed", request.key)
+            return
+        log.info("narrative queued for %s (%s)", request.key,
+                 "generated" if narrative.generated else f"rules: {narrative.fallback}")
+        self.on_queued()
 
     def publish_paste(self, request: TriageRequest, artifacts: list[Artifact]) -> int:
         """Pasted evidence is analysed at once: it needs no cluster."""
@@ -124,3 +155,4 @@ class TriageJobs:
 
     def shutdown(self, wait: bool = True) -> None:
         self.pool.shutdown(wait=wait, cancel_futures=not wait)
+        self.narrators.shutdown(wait=wait, cancel_futures=not wait)

@@ -84,18 +84,19 @@ class Poster:
             if outbox.mark_sent(session, item.id, self.worker_id, result, now=self.clock()) and result.get("ts"):
                 repo.record_slack_message(session, channel=str(result.get("channel") or item.channel),
                                           ts=str(result["ts"]), kind=str(item.payload.get("kind", item.method)),
-                                          thread_ts=item.payload.get("thread_ts") or _parent_ts(item),
+                                          thread_ts=item.payload.get("thread_ts") or _thread_root(item),
                                           incident_id=item.payload.get("incident_id"))
 
     def _call(self, item: ClaimedItem) -> dict[str, Any]:
         payload = dict(item.payload)
         parent_ts = _parent_ts(item)
         if item.method == "chat.postMessage":
-            thread_ts = payload.get("thread_ts") or (parent_ts if payload.get("in_thread") else None)
+            thread_ts = payload.get("thread_ts") or (_thread_root(item) if payload.get("in_thread") else None)
             response = self.client.chat_postMessage(channel=item.channel, text=payload.get("text", ""),
                                                     blocks=payload.get("blocks"), thread_ts=thread_ts,
                                                     unfurl_links=False, unfurl_media=False)
-            return {"ts": response["ts"], "channel": response["channel"]}
+            # The thread's root, so a later post that depends on this one replies in the same thread.
+            return {"ts": response["ts"], "channel": response["channel"], "thread_ts": thread_ts or response["ts"]}
         if item.method == "chat.update":
             ts = payload.get("ts") or parent_ts
             if not ts:
@@ -107,7 +108,7 @@ class Poster:
             content = base64.b64decode(payload["content_b64"]) if "content_b64" in payload \
                 else str(payload.get("content", "")).encode("utf-8")
             response = self.client.files_upload_v2(channel=item.channel, thread_ts=payload.get("thread_ts")
-                                                   or parent_ts, filename=payload["filename"],
+                                                   or _thread_root(item), filename=payload["filename"],
                                                    title=payload.get("title", payload["filename"]), content=content,
                                                    initial_comment=payload.get("initial_comment"))
             files = response.get("files") or [response.get("file") or {}]
@@ -145,3 +146,10 @@ class Poster:
 
 def _parent_ts(item: ClaimedItem) -> str | None:
     return str(item.parent_result["ts"]) if item.parent_result and item.parent_result.get("ts") else None
+
+
+def _thread_root(item: ClaimedItem) -> str | None:
+    """The root of the parent's thread: Slack asks that replies name the root, not another reply."""
+    result = item.parent_result or {}
+    root = result.get("thread_ts") or result.get("ts")
+    return str(root) if root else None

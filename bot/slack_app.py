@@ -1,5 +1,5 @@
 """The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home
-(and /drill, from bot/slack_drills.py).
+(and /drill, from bot/slack_drills.py, and /ask, from bot/slack_ask.py).
 
 Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
 ack() is called), then hand the rest to bot.slack_flows on a pool of its own. Only what fits in the ack itself
@@ -23,6 +23,7 @@ from slack_sdk import WebClient
 from bot import slack_flows as flows
 from bot.config import ConfigError
 from bot.context import BotContext
+from bot.slack_ask import register_ask
 from bot.slack_drills import register_drills
 
 log = logging.getLogger("triagebot.slack")
@@ -78,6 +79,7 @@ def build_slack_app(ctx: BotContext) -> App:
     _register_wrong_diagnosis(app, ctx, later)
     _register_home(app, ctx, later)
     register_drills(app, ctx, later)  # /drill: drills and interviews
+    register_ask(app, ctx, later)  # /ask: answers from the runbooks
     return app
 
 

@@ -66,12 +66,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from bot import slack_flows as flows
+from bot.assist.grade import model_grader
+from bot.assist.narrate import narrate_debrief
 from bot.config import Settings
 from bot.context import BotContext
 from bot.drill_cli import render_debrief
 from bot.interview_cli import HINT, QUIT, SKIP, InterviewUsageError, choose
 from bot.posts import evidence_text
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo
 from bot.store.db import make_engine, normalize_url, session_factory
 from bot.store.models import Incident as StoredIncident
@@ -325,6 +328,11 @@ def _dicts(blocks: list[Block]) -> list[dict[str, Any]]:
     return [b.to_dict() for b in blocks]
 
 
+def step_prefix(session: DrillSession, action: str) -> str:
+    """The outbox key prefix of a step's posts: from the session before the step (see the module doc)."""
+    return f"drill:{session.id}:{len(session.timeline)}:{action}"
+
+
 def _queue(db: Session, root: OutboxItem, prefix: str, outcome: Outcome) -> None:
     """The step's replies (and files) in the root's thread, and the root without buttons when it ended."""
     for n, reply in enumerate(outcome.replies):
@@ -525,8 +533,8 @@ def question_blocks(question: Question, record: InterviewRecord) -> list[Block]:
 
 def _points(g: Grade) -> str:
     return "\n".join(
-        (f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(' '.join(p.matched))})_"
-                                                           if p.matched else ""))
+        (f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(p.shown)})_"
+                                                           if p.shown else ""))
         if p.covered else f":x: {mrkdwn_escape(p.point)}" for p in g.points)
 
 
@@ -695,7 +703,7 @@ class SlackDrills:
             try:
                 session = self._drill(session_id, who)
                 new, outcome = step(session, _incident(session.incident_id))
-                prefix = f"drill:{session_id}:{len(session.timeline)}:{action}"
+                prefix = step_prefix(session, action)
                 self._apply(f"drill:{session_id}:root", prefix, outcome, who, name, f"drill:{session_id}",
                             (lambda: self.store.save(new)) if new is not session else None)
             except (DrillError, IncidentError) as err:
@@ -737,7 +745,34 @@ class SlackDrills:
     def submit_hypothesis(self, choice: HypothesisChoice, who: Who) -> str | None:
         if choice.action == "propose":
             return self._drill_step(choice.session_id, who, "propose_submit", self._propose(choice.hypothesis))
-        return self._drill_step(choice.session_id, who, "declare_submit", self._declare(choice.hypothesis))
+        debriefs: list[tuple[Debrief, str]] = []
+        note = self._drill_step(choice.session_id, who, "declare_submit", self._declare(choice.hypothesis, debriefs))
+        for debrief, prefix in debriefs:
+            self._narrate_debrief(debrief, prefix)
+        return note
+
+    def _narrate_debrief(self, d: Debrief, prefix: str) -> None:
+        """With a model configured: its notes on the drill (or the rules' when it fails), after the debrief.
+
+        Asked once the debrief is queued, outside any transaction and lock, so a slow model delays only itself.
+        """
+        assistant = self.ctx.assistant
+        if not (assistant.enabled and assistant.summaries):
+            return
+        try:
+            narrative = narrate_debrief(d, assistant)
+            payload = narrative_payload(narrative, self.ctx.settings.templates_dir, "debrief_narrative")
+            with self.ctx.factory.begin() as db:
+                debrief = outbox.find(db, f"{prefix}:0")
+                if debrief is None:  # the step was not applied
+                    return
+                outbox.enqueue(db, f"{prefix}:narrative", debrief.channel, "chat.postMessage",
+                               {**payload, "kind": "drill", "in_thread": True, "generated": narrative.generated},
+                               depends_on=debrief)
+        except Exception:
+            log.exception("the debrief narrative of %s failed", prefix)
+            return
+        self._wake()
 
     @staticmethod
     def _propose(hypothesis: str) -> DrillStep:
@@ -749,10 +784,14 @@ class SlackDrills:
         return step
 
     @staticmethod
-    def _declare(hypothesis: str) -> DrillStep:
+    def _declare(hypothesis: str, debriefs: list[tuple[Debrief, str]] | None = None) -> DrillStep:
+        """Declaring ends the drill with the debrief; `debriefs` receives it with its step's outbox prefix."""
+
         def step(session: DrillSession, incident: Incident) -> tuple[DrillSession, Outcome]:
             playbook, _, hyp = hypothesis.rpartition("/")
             new, d = drill.declare(session, incident, playbook, hyp)
+            if debriefs is not None:
+                debriefs.append((d, step_prefix(session, "declare_submit")))
             reply = Reply(text=f"Debrief: {d.outcome}, {d.score.total}/100", blocks=debrief_blocks(d),
                           upload=Upload("debrief.txt", f"Debrief of drill {session.id}", debrief_text(d)))
             return new, Outcome([reply], {"declared": d.declared, "outcome": d.outcome, "score": d.score.total},
@@ -861,8 +900,12 @@ class SlackDrills:
         elif command in QUIT:
             step = interview.finish
         else:
+            # The optional model's second opinion runs under this interview's lock: replies to one interview
+            # wait for it, other interviews do not.
+            grader = model_grader(self.ctx.assistant)
+
             def step(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
-                return interview.submit(session, question, reply.text)
+                return interview.submit(session, question, reply.text, grader=grader)
 
         return self._interview_step(record.id, Who(reply.user, reply.channel), "answer", step, reply)
 

@@ -60,14 +60,19 @@ drill_sessions = Table(
 Index("ix_drill_sessions_channel_finished", drill_sessions.c.channel, drill_sessions.c.finished)
 
 
-def default_db_path() -> Path:
-    """$TRIAGEBOT_STATE_DIR/drills.sqlite, else the XDG state directory (~/.local/state/triagebot)."""
+def state_dir() -> Path:
+    """$TRIAGEBOT_STATE_DIR, else the XDG state directory (~/.local/state/triagebot): where local state lives."""
     state = os.environ.get("TRIAGEBOT_STATE_DIR")
     if state:
-        return Path(state).expanduser() / "drills.sqlite"
+        return Path(state).expanduser()
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "triagebot" / "drills.sqlite"
+    return base / "triagebot"
+
+
+def default_db_path() -> Path:
+    """drills.sqlite in the state directory."""
+    return state_dir() / "drills.sqlite"
 
 
 class SqlSessionStore:

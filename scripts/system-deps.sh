@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the Debian packages the tests start for real (Prometheus, Alertmanager, PostgreSQL, kubectl),
-# when any is missing. Needs root or sudo; without them it says what to install and carries on.
+# Install the Debian packages the tests start for real (Prometheus, Alertmanager, PostgreSQL, kubectl) and the
+# C++ compiler llama-cpp-python builds with, when any is missing. Needs root or sudo; without them it says what to install and carries on.
 set -euo pipefail
 need=()
 command -v python3 >/dev/null || need+=(python3 python3-venv)
@@ -9,6 +9,7 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(pro
 command -v prometheus-alertmanager >/dev/null && command -v amtool >/dev/null || need+=(prometheus-alertmanager)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v kubectl >/dev/null || need+=(kubernetes-client)
+command -v g++ >/dev/null || need+=(g++)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ]; then as_root=(); elif command -v sudo >/dev/null; then as_root=(sudo); else
   echo "note: install these Debian packages for the integration tests: ${need[*]}" >&2

@@ -27,8 +27,9 @@ class LocalLlama(BaseChatModel):
 
     @classmethod
     def load(cls, path: Path, *, max_tokens: int = 400, n_ctx: int = 4096, threads: int | None = None) -> LocalLlama:
-        llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1, seed=0,
-                      verbose=False)
+        # The cores this process may run on (a pod's CPU set), not the node's.
+        llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or len(os.sched_getaffinity(0)) or 1,
+                      seed=0, verbose=False)
         return cls(llama=llama, model_path=str(path), max_tokens=max_tokens)
 
     @property
@@ -38,6 +39,8 @@ class LocalLlama(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         chat = [{"role": _ROLES.get(m.type, "user"), "content": m.text} for m in messages]
+        # Start from an empty cache: reusing the previous prompt's cached prefix changes a greedy completion.
+        self.llama.reset()
         out = self.llama.create_chat_completion(messages=chat, max_tokens=self.max_tokens, temperature=0.0,
                                                 stop=stop or [])
         choice = out["choices"][0]

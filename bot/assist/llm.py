@@ -102,7 +102,8 @@ def assistant_from(settings: Settings) -> Assistant:
 def _missing_package(provider: str, err: ImportError) -> ConfigError:
     extra = PROVIDER_EXTRAS.get(provider)
     hint = f"pip install 'triagebot[{extra}]'" if extra else f"install langchain's package for {provider}"
-    return ConfigError(f"setting llm_provider={provider} needs a package that is not installed ({err.name}): {hint}")
+    return ConfigError(f"setting llm_provider={provider} needs a package that is not installed "
+                       f"({err.name or err}): {hint}")
 
 
 def _remote_model(settings: Settings, provider: str) -> BaseChatModel:
@@ -121,6 +122,9 @@ def _remote_model(settings: Settings, provider: str) -> BaseChatModel:
         # Self-hosted OpenAI-compatible servers (vLLM, llama.cpp) often need no key, but the client insists on one.
         key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
         kwargs["api_key"] = key
+        if provider == "openai" and settings.llm_base_url:
+            # langchain-openai sends max_completion_tokens, which llama.cpp's server ignores; the older field too.
+            kwargs["extra_body"] = {"max_tokens": settings.llm_max_tokens}
     try:
         model: BaseChatModel = init_chat_model(settings.llm_model or "", model_provider=provider, **kwargs)
     except ImportError as err:

@@ -20,8 +20,10 @@ from drills.debrief import Debrief
 from playbooks.report import HypothesisResult, Report
 
 MAX_CHARS = 1_500  # a thread reply, not an essay
-_CHECKS_PER_HYPOTHESIS = 3
-_FACTS = 40
+_CHECKS_PER_HYPOTHESIS = 2
+_BECAUSE = 3
+_FACTS = 25
+_TEXT_CHARS = 240
 
 SYSTEM = (
     "You summarise an incident triage report for the on-call engineer. The statuses in the report are final: "
@@ -71,17 +73,33 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _short(text: str, limit: int = _TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _decided(h: HypothesisResult, playbook: str) -> dict[str, Any]:
+    if h.status == "ruled-out":  # what ruled it out is all a summary needs
+        return {"id": h.id, "playbook": playbook, "status": h.status, "because": [_short(b) for b in h.because[:1]]}
+    return {"id": h.id, "playbook": playbook, "status": h.status, "claim": _short(h.claim),
+            "because": [_short(b) for b in h.because[:_BECAUSE]], "falsified_by": _short(h.falsified_by),
+            "next_checks": [_short(c) for c in h.next_checks[:_CHECKS_PER_HYPOTHESIS]]}
+
+
 def model_input(report: Report) -> dict[str, Any]:
-    """The part of the report a model may read: conclusions and their citations, not the raw artifacts."""
+    """The part of the report a model may read: conclusions and their citations, not the raw artifacts.
+
+    Hypotheses the evidence did not decide are listed by id only: they are most of a report, and a small model's
+    context is a few thousand tokens."""
+    decided = [_decided(h, f.playbook) for f in report.findings for h in f.hypotheses if h.status != "unknown"]
+    undecided = [h.id for h in _all(report) if h.status == "unknown"]
+    facts = {k: _short(str(v), 120) for k, v in list(report.facts.items())[:_FACTS]}
     payload: dict[str, Any] = _clean({
         "target": report.target.model_dump(exclude_none=True),
         "symptoms": report.symptoms,
-        "hypotheses": [{"id": h.id, "playbook": f.playbook, "status": h.status, "claim": h.claim,
-                        "because": h.because, "falsified_by": h.falsified_by,
-                        "next_checks": h.next_checks[:_CHECKS_PER_HYPOTHESIS]}
-                       for f in report.findings for h in f.hypotheses],
-        "facts": dict(list(report.facts.items())[:_FACTS]),
-        "missing_evidence": [f"{m.source}: {m.reason}" for m in report.missing],
+        "hypotheses": decided,
+        "unknown_hypotheses": undecided,
+        "facts": facts,
+        "missing_evidence": [_short(f"{m.source}: {m.reason}") for m in report.missing],
     })
     return payload
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from drills.store_sql import state_dir
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Any constant will do; it only has to be the same in every replica so their migrations run one at a time.
@@ -20,13 +21,8 @@ _MIGRATION_LOCK_ID = 0x7472_6961_6765  # "triage"
 
 
 def default_sqlite_path() -> Path:
-    """$TRIAGEBOT_STATE_DIR/triagebot.sqlite, else the XDG state dir (~/.local/state/triagebot/)."""
-    state = os.environ.get("TRIAGEBOT_STATE_DIR")
-    if state:
-        base = Path(state)
-    else:
-        base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "triagebot"
-    return base / "triagebot.sqlite"
+    """triagebot.sqlite in the state directory ($TRIAGEBOT_STATE_DIR, else ~/.local/state/triagebot)."""
+    return state_dir() / "triagebot.sqlite"
 
 
 def normalize_url(url: str | None) -> str:

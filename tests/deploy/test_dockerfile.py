@@ -14,6 +14,7 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -148,8 +149,55 @@ def test_exposed_ports_match_the_manifests() -> None:
 def test_builder_builds_a_wheel_into_a_venv() -> None:
     runs = " ".join(_build().all("RUN"))
     assert "pip wheel" in runs and "python -m venv /opt/triagebot" in runs
-    assert "/opt/triagebot/bin/pip install /wheels/" in runs
+    assert re.search(r"set -- /wheels/triagebot-\*\.whl\s+&&\s+/opt/triagebot/bin/pip install "
+                     r'"\$1\[\$\{TRIAGEBOT_EXTRAS\}\]"', runs), "the wheel is installed with the chosen extras"
     assert "triagebot --help" in runs, "the build proves the entry point imports"
+
+
+def _image_extras() -> set[str]:
+    """The extras the image installs unless the build arg says otherwise."""
+    default = [arg.partition("=")[2] for arg in _build().all("ARG") if arg.startswith("TRIAGEBOT_EXTRAS=")]
+    assert len(default) == 1, "ARG TRIAGEBOT_EXTRAS=<default extras> in the builder stage"
+    return {e.strip() for e in default[0].split(",") if e.strip()}
+
+
+def test_image_installs_the_remote_llm_providers_by_default() -> None:
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert _image_extras() == {"openai", "ollama"}
+    # The opt-in ones named in the file's usage line exist, and none of them is a test tool.
+    assert {"openai", "ollama", "llamacpp", "semantic"} <= set(extras)
+    assert "dev" not in _image_extras()
+    usage = DOCKERFILE.read_text(encoding="utf-8")
+    assert "--build-arg TRIAGEBOT_EXTRAS=openai,ollama,llamacpp,semantic" in usage
+
+
+def test_llama_cpp_builds_need_nothing_at_run_time() -> None:
+    """llamacpp compiles in the builder: portable (no -march=native) and without OpenMP, whose libgomp the slim
+    final stage does not have; the compiler is installed only when that extra is asked for."""
+    env = " ".join(_build().all("ENV"))
+    cmake_args = re.search(r'CMAKE_ARGS="([^"]*)"', env)
+    assert cmake_args, "CMAKE_ARGS for llama-cpp-python in the builder"
+    flags = set(cmake_args.group(1).split())
+    assert {"-DGGML_NATIVE=OFF", "-DGGML_OPENMP=OFF", "-DLLAVA_BUILD=OFF"} <= flags
+    compiler = [run for run in _build().all("RUN") if "g++" in run]
+    assert compiler and all("*,llamacpp,*)" in run for run in compiler), "g++ only for the llamacpp extra"
+
+
+def test_docs_are_in_the_image_where_the_bot_looks_for_them() -> None:
+    """/ask searches docs/: copied next to the venv, and TRIAGEBOT_DOCS_DIR points there (the default, beside the
+    installed package, would be site-packages/docs)."""
+    from bot.config import Settings
+
+    assert "docs_dir" in Settings.model_fields
+    env = " ".join(_final().all("ENV"))
+    found = re.search(r"\bTRIAGEBOT_DOCS_DIR=(\S+)", env)
+    assert found, "the final stage sets TRIAGEBOT_DOCS_DIR"
+    docs_dir = found.group(1)
+    assert docs_dir.startswith("/opt/triagebot/"), "inside the venv directory, the only thing the final stage copies"
+    assert "COPY docs/ docs/" in [f"COPY {arg}" for arg in _build().all("COPY")]
+    runs = " ".join(_build().all("RUN"))
+    assert f"cp -r docs {docs_dir}" in runs
+    assert (REPO / "docs" / "install.md").is_file()
 
 
 # --- the build context -------------------------------------------------------------------------------
@@ -202,11 +250,11 @@ def _excluded(path: str) -> bool:
 
 def test_dockerignore_keeps_the_context_to_what_the_wheel_needs() -> None:
     for keep in ("pyproject.toml", "README.md", "bot/cli.py", "collectors/catalogs/alerts.yaml",
-                 "playbooks/oom-killed.yaml", "drills/__init__.py", "bot/templates/slack"):
+                 "playbooks/oom-killed.yaml", "drills/__init__.py", "bot/templates/slack", "docs/install.md"):
         assert not _excluded(keep), f"{keep} must be in the build context"
     for drop in (".venv/bin/python", ".git/HEAD", "tests/unit/x.py", "benchmarks/x.py", "deploy/Dockerfile",
                  ".ci/run", "bot/__pycache__/cli.cpython-311.pyc", "state/triagebot.sqlite",
-                 "triagebot.egg-info/PKG-INFO", "docs/install.md"):
+                 "triagebot.egg-info/PKG-INFO", "scripts/test.sh"):
         assert _excluded(drop), f"{drop} must stay out of the build context"
 
 
@@ -245,25 +293,46 @@ def test_package_data_covers_every_data_file() -> None:
     assert not uncovered, f"data files the wheel would miss: {uncovered[:10]}"
 
 
-def _imports(package: str) -> set[str]:
-    """Top-level modules imported by a package, except under `if TYPE_CHECKING:`."""
-    found: set[str] = set()
+@dataclass(frozen=True)
+class ImportSite:
+    importer: str  # dotted module name, e.g. bot.assist.llm
+    module: str  # what it imports, in full, e.g. langchain_core.messages
+    lazy: bool  # inside a function body: only imported when that code runs
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_sites(package: str) -> list[ImportSite]:
+    """Every import in a package, except under `if TYPE_CHECKING:`."""
+    sites: list[ImportSite] = []
     for path in (REPO / package).rglob("*.py"):
         if "incidents" in path.parts:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skip: set[int] = set()
+        lazy: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 skip |= {id(n) for child in node.body for n in ast.walk(child)}
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lazy |= {id(n) for child in node.body for n in ast.walk(child)}
+        importer = _module_name(path)
         for node in ast.walk(tree):
             if id(node) in skip:
                 continue
             if isinstance(node, ast.Import):
-                found |= {alias.name.split(".")[0] for alias in node.names}
+                sites += [ImportSite(importer, alias.name, id(node) in lazy) for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                found.add(node.module.split(".")[0])
-    return found
+                sites.append(ImportSite(importer, node.module, id(node) in lazy))
+    return sites
+
+
+def _imports(package: str) -> set[str]:
+    """Top-level modules imported by a package, except under `if TYPE_CHECKING:`."""
+    return {site.module.split(".")[0] for site in _import_sites(package)}
 
 
 def _closure(requirements: list[str]) -> set[str]:
@@ -288,18 +357,38 @@ def _closure(requirements: list[str]) -> set[str]:
     return names
 
 
+def _provided(module: str, available: set[str], dists: dict[str, list[str]]) -> bool:
+    if module not in dists:  # not installed here (an opt-in extra on a dev machine): go by the name
+        return any(name.startswith(canonicalize_name(module)) for name in available)
+    return bool({canonicalize_name(d) for d in dists[module]} & available)
+
+
 def test_image_dependencies_cover_every_import() -> None:
-    """The image installs [project].dependencies only: every module the code imports must come with them."""
+    """The image installs [project].dependencies and its default extras: every module the code imports must come
+    with them, except modules of the opt-in extras (llamacpp, semantic), which only code that runs when the
+    feature is configured may import."""
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    available = _closure(pyproject["project"]["dependencies"])
+    extras: dict[str, list[str]] = pyproject["project"]["optional-dependencies"]
+    image = _image_extras()
+    available = _closure([*pyproject["project"]["dependencies"], *(r for e in image for r in extras[e])])
+    opt_in = _closure([r for name, reqs in extras.items() if name not in image | {"dev"} for r in reqs]) - available
     dists = packages_distributions()
+    sites = [site for package in PACKAGES for site in _import_sites(package)]
     missing: dict[str, list[str]] = {}
-    for package in PACKAGES:
-        for module in sorted(_imports(package)):
-            if module in sys.stdlib_module_names or module in PACKAGES or module == "__future__":
-                continue
-            names = {canonicalize_name(d) for d in dists.get(module, [])}
-            if not names & available:
-                missing.setdefault(module, []).append(package)
-    assert not missing, ("imported but not installed by [project].dependencies (the image would fail to "
-                         f"import them): {missing}")
+    eager: list[str] = []
+    for site in sites:
+        module = site.module.split(".")[0]
+        if module in sys.stdlib_module_names or module in PACKAGES or module == "__future__":
+            continue
+        if _provided(module, available, dists):
+            continue
+        if not _provided(module, opt_in, dists):
+            missing.setdefault(module, []).append(site.importer)
+            continue
+        # An opt-in module: imported inside a function, or by a module that is itself only imported that way.
+        importers = [s for s in sites if s.module == site.importer or s.module.startswith(site.importer + ".")]
+        if not site.lazy and (not importers or not all(s.lazy for s in importers)):
+            eager.append(f"{site.importer} imports {site.module} when it is imported")
+    assert not missing, ("imported but not installed by [project].dependencies or the image's extras (the image "
+                         f"would fail to import them): {missing}")
+    assert not eager, f"opt-in extras imported where the default image would load them: {eager}"

@@ -85,8 +85,19 @@ def test_model_input_is_redacted_and_holds_no_artifact_text(report: Report) -> N
     sent = model.prompts()
     assert "hunter2" not in sent and "xoxb-1234567890" not in sent and "eyJhbGciOiJIUzI1NiJ9" not in sent
     payload = model_input(report)
-    assert set(payload) == {"target", "symptoms", "hypotheses", "facts", "missing_evidence"}
+    assert set(payload) == {"target", "symptoms", "hypotheses", "unknown_hypotheses", "facts", "missing_evidence"}
     assert "artifacts" not in json.dumps(payload)
+
+
+def test_model_input_stays_small(report: Report) -> None:
+    payload = model_input(report)
+    by_id = {h["id"]: h for h in payload["hypotheses"]}
+    # Undecided hypotheses travel as ids; ruled-out ones with what ruled them out; held ones in full.
+    assert set(payload["unknown_hypotheses"]) == {h.id for f in report.findings for h in f.hypotheses
+                                                   if h.status == "unknown"}
+    assert set(by_id["oom-loop"]) == {"id", "playbook", "status", "because"}
+    assert {"claim", "falsified_by", "next_checks"} <= set(by_id["bad-config"])
+    assert all(len(c) <= 240 for h in payload["hypotheses"] for c in h.get("next_checks", []))
 
 
 def test_statuses_cover_every_hypothesis(report: Report) -> None:
