@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -17,21 +16,10 @@ from bot.cli import build_parser, main
 from bot.drill_cli import DrillUsageError, run_drill
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.store import MemorySessionStore
+from tests.harness.scripted_input import scripted
 
 ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = load_incident(INCIDENT_DIR / "oom-trainer-limit")
-
-
-def scripted(lines: Iterable[str]):  # type: ignore[no-untyped-def]
-    feed = iter(lines)
-
-    def input_fn(prompt: str) -> str:
-        try:
-            return next(feed)
-        except StopIteration:
-            raise EOFError from None
-
-    return input_fn
 
 
 def drive(argv: list[str], lines: list[str], store: MemorySessionStore) -> tuple[int, str]:

@@ -4,7 +4,6 @@ model nothing changes; a model that cannot be built from the settings is a one-l
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -15,20 +14,9 @@ from bot.cli import build_parser, main
 from bot.drill_cli import run_drill
 from drills.store import MemorySessionStore
 from tests.harness.fake_models import fake_assistant
+from tests.harness.scripted_input import scripted
 
 DECLARE = ["evidence pod status", "declare oom-killed/limit-too-low"]
-
-
-def scripted(lines: Iterable[str]) -> Callable[[str], str]:
-    feed = iter(lines)
-
-    def input_fn(prompt: str) -> str:
-        try:
-            return next(feed)
-        except StopIteration:
-            raise EOFError from None
-
-    return input_fn
 
 
 def drive(lines: list[str], assistant: Assistant, store: MemorySessionStore,

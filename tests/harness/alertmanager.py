@@ -36,10 +36,10 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
+from tests.harness.processes import stop_process
 from tests.harness.prometheus import free_port
 
 READY_TIMEOUT = 30.0
-STOP_TIMEOUT = 10.0
 _START_ATTEMPTS = 3
 ALERTMANAGER_BINARY = "prometheus-alertmanager"  # Debian's name; upstream calls it `alertmanager`
 
@@ -73,17 +73,6 @@ def _log_text(log: Path) -> str:
     return log.read_text(errors="replace")[-6000:] if log.exists() else "(no log)"
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @contextmanager
 def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> Iterator[str]:
     """Start `argv_for_port(port)` until it answers /-/ready, retrying on a port lost to another process."""
@@ -102,7 +91,7 @@ def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> I
                     raise RuntimeError(f"{name} not ready after {READY_TIMEOUT:g}s:\n{_log_text(log)}")
                 time.sleep(0.05)
         except RuntimeError:
-            _stop(process)
+            stop_process(process)
             # Another process may take the port between free_port() and the bind: try a new one.
             if attempt + 1 < _START_ATTEMPTS and "address already in use" in _log_text(log):
                 continue
@@ -110,7 +99,7 @@ def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> I
         try:
             yield url
         finally:
-            _stop(process)
+            stop_process(process)
         return
 
 

@@ -35,6 +35,7 @@ class RecordingModel(GenericFakeChatModel):
 
 
 def fake_assistant(*answers: str, delay: float = 0.0, failure: str | None = None, timeout: float = 5.0,
-                   summaries: bool = True, grading: bool = True) -> tuple[Assistant, RecordingModel]:
+                   summaries: bool = True, grading: bool = True, name: str = "fake:test"
+                   ) -> tuple[Assistant, RecordingModel]:
     model = RecordingModel(messages=iter([AIMessage(a) for a in answers]), seen=[], delay=delay, failure=failure)
-    return Assistant(model=model, name="fake:test", timeout=timeout, summaries=summaries, grading=grading), model
+    return Assistant(model=model, name=name, timeout=timeout, summaries=summaries, grading=grading), model

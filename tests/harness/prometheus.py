@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.processes import stop_process
+
 READY_TIMEOUT = 30.0
-STOP_TIMEOUT = 10.0
 _START_ATTEMPTS = 3
 _CONFIG = "global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n"
 _INSTALL_HINT = "install Debian's prometheus package: apt-get install -y --no-install-recommends prometheus"
@@ -84,17 +85,6 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"prometheus not ready after {READY_TIMEOUT:g}s:\n{log.read_text(errors='replace')}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def _launch(binary: str, config: Path, data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as sink:
         return subprocess.Popen(
@@ -122,7 +112,7 @@ def start_prometheus(tmp_path: Path, openmetrics: str) -> Iterator[PromServer]:
             try:
                 _wait_ready(url, process, log)
             except RuntimeError:
-                _stop(process)
+                stop_process(process)
                 # Another process may take the port between free_port() and the bind: try a new one.
                 if attempt + 1 < _START_ATTEMPTS and "address already in use" in log.read_text(errors="replace"):
                     continue
@@ -130,7 +120,7 @@ def start_prometheus(tmp_path: Path, openmetrics: str) -> Iterator[PromServer]:
             try:
                 yield PromServer(url=url, data_dir=data, log=log)
             finally:
-                _stop(process)
+                stop_process(process)
             return
     finally:
         shutil.rmtree(root, ignore_errors=True)

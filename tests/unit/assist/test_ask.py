@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
 
 from bot.assist.ask import (
     MAX_QUESTION_CHARS,
@@ -25,32 +20,12 @@ from bot.assist.ask import (
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.search import Index
 from bot.render.ask import generated_label, render_ask_json, render_ask_markdown, render_ask_text
-
-
-class Recording(GenericFakeChatModel):
-    """A fake chat model that keeps what it was sent, and can be slow or fail."""
-
-    seen: list[list[BaseMessage]] = []
-    delay: float = 0.0
-    failure: str | None = None
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        self.seen.append(list(messages))
-        if self.delay:
-            threading.Event().wait(self.delay)
-        if self.failure:
-            raise RuntimeError(self.failure)
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    def sent(self) -> str:
-        return "\n".join(str(m.content) for batch in self.seen for m in batch)
+from tests.harness.fake_models import RecordingModel, fake_assistant
 
 
 def model(reply: str = "", *, delay: float = 0.0, failure: str | None = None, timeout: float = 5.0
-          ) -> tuple[Assistant, Recording]:
-    fake = Recording(messages=iter([AIMessage(reply)]), seen=[], delay=delay, failure=failure)
-    return Assistant(model=fake, name="fake", timeout=timeout), fake
+          ) -> tuple[Assistant, RecordingModel]:
+    return fake_assistant(reply, delay=delay, failure=failure, timeout=timeout, name="fake")
 
 
 def test_a_cited_answer_is_kept(bm25_index: Index) -> None:
@@ -127,8 +102,8 @@ def test_a_secret_in_the_question_never_reaches_the_model(bm25_index: Index, que
     assistant, fake = model("Check the registry credentials [1].")
     result = answer(question, bm25_index, assistant)
     assert fake.seen, "the model was not asked"
-    assert secret not in fake.sent()
-    assert "<redacted>" in fake.sent()
+    assert secret not in fake.prompts()
+    assert "<redacted>" in fake.prompts()
     assert secret not in result.question and secret not in result.model_dump_json()
 
 
