@@ -31,7 +31,6 @@ from drills.store import SessionStore
 
 if TYPE_CHECKING:
     from bot.assist.llm import Assistant
-    from bot.assist.narrate import Narrative
 
 InputFn = Callable[[str], str]
 
@@ -146,10 +145,11 @@ def _debrief(d: Debrief, assistant: Assistant, console: Console) -> None:
     render_debrief(d, console)
     if assistant.enabled and assistant.summaries:
         from bot.assist.narrate import narrate_debrief
+        from bot.render.narrative import print_narrative
 
         with console.status("Asking the model for notes on your drill…"):
             narrative = narrate_debrief(d, assistant)
-        render_narrative(narrative, console)
+        print_narrative(narrative, console, heading="Coach's notes")
 
 
 def _save(args: argparse.Namespace, console: Console) -> int:
@@ -353,14 +353,6 @@ def _recap(session: DrillSession, console: Console) -> None:
     for p in session.proposals:
         console.print(Text(f"  {p.answer.hypothesis}: {p.answer.message}",
                            style=_VERDICT_STYLE.get(p.answer.verdict, "")))
-
-
-def render_narrative(narrative: Narrative, console: Console) -> None:
-    """A narrative in a panel, and under it who wrote it: the model, or the rules and why."""
-    title = "Coach's notes (generated)" if narrative.generated else "Coach's notes"
-    console.print(Panel(Text(narrative.text), title=Text(title), border_style="cyan" if narrative.generated else "",
-                        expand=True))
-    console.print(Text(narrative.label, style="dim"))
 
 
 def render_debrief(d: Debrief, console: Console) -> None:

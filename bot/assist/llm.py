@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.config import ConfigError, Settings
@@ -95,7 +96,9 @@ def assistant_from(settings: Settings) -> Assistant:
         raise ConfigError("setting llm_model (TRIAGEBOT_LLM_MODEL) is missing: name the model, or for llamacpp "
                           "the .gguf file")
     model = _local_model(settings) if provider == "llamacpp" else _remote_model(settings, provider)
-    return Assistant(model=model, name=f"{provider}:{settings.llm_model}", timeout=settings.llm_timeout,
+    # A GGUF path says where the file is, not which model it is: its file name does.
+    shown = Path(settings.llm_model).name if provider == "llamacpp" else settings.llm_model
+    return Assistant(model=model, name=f"{provider}:{shown}", timeout=settings.llm_timeout,
                      summaries=settings.llm_summaries, grading=settings.llm_grading, serial=provider == "llamacpp")
 
 
@@ -135,8 +138,6 @@ def _remote_model(settings: Settings, provider: str) -> BaseChatModel:
 
 
 def _local_model(settings: Settings) -> BaseChatModel:
-    from pathlib import Path
-
     path = Path(settings.llm_model or "")
     if not path.is_file():
         raise ConfigError(f"setting llm_model (TRIAGEBOT_LLM_MODEL): {path} is not a .gguf file")

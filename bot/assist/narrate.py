@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.assist.guard import check_generated
+from bot.assist.guard import check_generated, named_ids
 from bot.assist.llm import Assistant, ModelError
 from collectors.redact import redact_text
 from drills.debrief import Debrief
@@ -28,8 +28,9 @@ _TEXT_CHARS = 240
 SYSTEM = (
     "You summarise an incident triage report for the on-call engineer. The statuses in the report are final: "
     "never change, upgrade or question them, and never introduce a hypothesis that is not in the report. "
-    "Refer to hypotheses by their id in backticks. Write at most 120 words in three short parts headed "
-    "'What we know:', 'What we ruled out:' and 'What to check next:'. Use only the report."
+    "Refer to hypotheses by their id in backticks, starting with the leading one. Write at most 120 words in "
+    "three short parts headed 'What we know:', 'What we ruled out:' and 'What to check next:'. Use only the "
+    "report."
 )
 DEBRIEF_SYSTEM = (
     "You coach an engineer after an incident-response drill. Use only the debrief given. Refer to hypotheses by "
@@ -134,7 +135,7 @@ def _clip(text: str) -> str:
 
 
 def _narrate(assistant: Assistant, system: str, payload: dict[str, Any], fallback: str,
-             allowed: dict[str, set[str]]) -> Narrative:
+             allowed: dict[str, set[str]], must_name: str | None) -> Narrative:
     if not assistant.enabled:
         return Narrative(text=fallback, generated=False, fallback="no model configured")
     if not assistant.summaries:
@@ -144,6 +145,9 @@ def _narrate(assistant: Assistant, system: str, payload: dict[str, Any], fallbac
     except ModelError as err:
         return Narrative(text=fallback, generated=False, model=assistant.name, fallback=f"the model failed: {err}")
     problem = check_generated(generated.text, allowed, max_chars=MAX_CHARS * 2)
+    if problem is None and must_name and must_name not in named_ids(generated.text, {must_name}):
+        # A text that never names the answer is not a summary of this report, however fluent.
+        problem = f"it does not name `{must_name}`"
     if problem:
         return Narrative(text=fallback, generated=False, model=assistant.name,
                          fallback=f"the generated summary was discarded: {problem}")
@@ -152,7 +156,9 @@ def _narrate(assistant: Assistant, system: str, payload: dict[str, Any], fallbac
 
 def narrate_report(report: Report, assistant: Assistant) -> Narrative:
     """The model's narrative when it passes the guard, else the deterministic one."""
-    return _narrate(assistant, SYSTEM, model_input(report), deterministic_narrative(report), statuses(report))
+    lead = report.leading()
+    return _narrate(assistant, SYSTEM, model_input(report), deterministic_narrative(report), statuses(report),
+                    lead[1].id if lead else None)
 
 
 def _hypothesis_id(key: str) -> str:
@@ -193,4 +199,5 @@ def narrate_debrief(d: Debrief, assistant: Assistant) -> Narrative:
         "ideal_path": [s.model_dump() for s in d.ideal_path], "your_path": [s.model_dump() for s in d.your_path],
         "par_seconds": d.par_seconds, "clock_seconds": d.clock_seconds,
     })
-    return _narrate(assistant, DEBRIEF_SYSTEM, payload, deterministic_debrief(d), debrief_statuses(d))
+    return _narrate(assistant, DEBRIEF_SYSTEM, payload, deterministic_debrief(d), debrief_statuses(d),
+                    _hypothesis_id(d.truth))

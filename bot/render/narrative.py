@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
@@ -12,14 +12,16 @@ from bot.assist.narrate import Narrative
 from playbooks.report import Report
 
 
-def narrative_panel(narrative: Narrative) -> Panel:
-    title = "Summary (generated)" if narrative.generated else "Summary"
-    return Panel(Text(narrative.text), title=title, subtitle=Text(narrative.label, style="dim"),
-                 border_style="magenta" if narrative.generated else "blue")
+def narrative_panel(narrative: Narrative, heading: str = "Summary") -> Group:
+    """The text in a panel, and under it (whole, however long) who wrote it: the model, or the rules and why."""
+    title = f"{heading} (generated)" if narrative.generated else heading
+    return Group(Panel(Text(narrative.text), title=Text(title), expand=True,
+                       border_style="magenta" if narrative.generated else "blue"),
+                 Text(narrative.label, style="dim"))
 
 
-def print_narrative(narrative: Narrative, console: Console | None = None) -> None:
-    (console or Console()).print(narrative_panel(narrative))
+def print_narrative(narrative: Narrative, console: Console | None = None, heading: str = "Summary") -> None:
+    (console or Console()).print(narrative_panel(narrative, heading))
 
 
 def narrative_markdown(narrative: Narrative) -> str:
