@@ -10,3 +10,6 @@ echo "== One recorded incident, as on-call would see the report =="
 echo
 echo "== Every recorded incident against its ground truth =="
 .venv/bin/triagebot replay --all
+echo
+echo "== Ask the runbooks (no model configured: the best passages, with where to read them) =="
+.venv/bin/triagebot ask -k 2 what does Xid 79 mean
