@@ -28,7 +28,7 @@ from sqlalchemy import select
 
 from bot.cli import main
 from bot.config import Settings
-from bot.context import BotContext, build_context
+from bot.context import build_context
 from bot.server import create_app
 from bot.slack_app import build_slack_app
 from bot.slack_drills import (
@@ -50,6 +50,7 @@ from drills.questions import load_bank
 from drills.store_sql import SqlSessionStore
 from playbooks.pipeline import analyse
 from tests.harness.bot_server import serve_app
+from tests.harness.slack_bot import SlackBot
 from tests.standins.slack_api import (
     APP_ID,
     TEAM_DOMAIN,
@@ -59,8 +60,6 @@ from tests.standins.slack_api import (
     block_action_body,
     event_body,
     message_event,
-    signed_headers,
-    slash_command_body,
 )
 
 SECRET = "5e1f0c2a9b7d4e3f8a6c1b0d2e4f6a8c"
@@ -92,22 +91,11 @@ def _text(message: Message) -> str:
     return "\n".join([message.text, *_strings(message.blocks)])
 
 
-@dataclass
-class Bot:
+class Bot(SlackBot):
     """The running bot, with helpers that act the way Slack does."""
 
-    url: str
-    slack: SlackStandIn
-    ctx: BotContext
-    http: httpx.Client
-
-    def send(self, body: bytes, *, form: bool = True) -> httpx.Response:
-        return self.http.post(f"{self.url}/slack/events", content=body, headers=signed_headers(body, SECRET, form=form))
-
     def slash(self, text: str, channel: str, user: str = "U0ALICE") -> tuple[httpx.Response, str]:
-        url = self.slack.response_url(channel=channel, user_id=user)
-        body = slash_command_body("/drill", text, channel_id=channel, user_id=user, response_url=url)
-        return self.send(body), url
+        return self.command("/drill", text, channel, user)
 
     def start(self, text: str, channel: str, user: str = "U0ALICE") -> Message:
         """Run a /drill that posts a thread root; the new root."""
@@ -151,28 +139,8 @@ class Bot:
         assert self.send(event_body(event), form=False).status_code == 200
         return ts
 
-    def roots(self, channel: str) -> list[Message]:
-        return [m for m in self.slack.top_level(channel) if m.user == "U0BOT"]
-
-    def said(self, channel: str, root: Message) -> list[Message]:
-        """The bot's messages in the thread, files left out (a shared file shows up as a message too)."""
-        return [m for m in self.slack.thread(channel, root.ts) if m.ts != root.ts and m.user == "U0BOT"
-                and not m.file_ids]
-
-    def wait_said(self, channel: str, root: Message, count: int) -> list[Message]:
-        self.slack.wait_for(lambda: len(self.said(channel, root)) >= count, timeout=POSTS)
-        return self.said(channel, root)
-
     def files(self, root: Message) -> dict[str, bytes]:
         return {f.name: f.bytes for f in self.slack.files if f.thread_ts == root.ts}
-
-    def audited(self, action: str) -> list[AuditEntry]:
-        with self.ctx.factory() as session:
-            return list(session.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
-
-    def wait_audits(self, action: str, count: int) -> list[AuditEntry]:
-        self.slack.wait_for(lambda: len(self.audited(action)) >= count, timeout=10)
-        return self.audited(action)
 
     def ephemeral(self, url: str) -> str:
         self.slack.wait_for(lambda: bool(self.slack.response_urls[url]), timeout=10)
@@ -188,7 +156,7 @@ def running(slack: SlackStandIn, database: Path) -> Iterator[Bot]:
     try:
         with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
                 httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http)
+            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
     finally:
         ctx.close()
 

@@ -13,7 +13,6 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,16 @@ from sqlalchemy import select
 
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.config import Settings
-from bot.context import BotContext, build_context
+from bot.context import build_context
 from bot.jobs import TriageRequest
 from bot.server import create_app
 from bot.slack_app import build_slack_app
 from bot.slack_flows import parse_paste
-from bot.store.models import AuditEntry, OutboxItem
+from bot.store.models import OutboxItem
 from collectors.models import Target
 from tests.harness.bot_server import serve_app
 from tests.harness.fake_models import fake_assistant
+from tests.harness.slack_bot import SlackBot
 from tests.standins.slack_api import (
     APP_ID,
     TEAM_DOMAIN,
@@ -42,8 +42,6 @@ from tests.standins.slack_api import (
     Message,
     SlackStandIn,
     block_action_body,
-    signed_headers,
-    slash_command_body,
 )
 
 SECRET = "0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a"
@@ -85,37 +83,13 @@ def _contexts(message: Message | dict[str, Any]) -> list[str]:
     return [t for b in blocks if b.get("type") == "context" for t in _strings(b)]
 
 
-@dataclass
-class Bot:
-    url: str
-    slack: SlackStandIn
-    ctx: BotContext
-    http: httpx.Client
-
-    def send(self, body: bytes, *, form: bool = True) -> httpx.Response:
-        return self.http.post(f"{self.url}/slack/events", content=body, headers=signed_headers(body, SECRET, form=form))
-
-    def command(self, command: str, text: str, channel: str, user: str = "U0ALICE") -> tuple[httpx.Response, str]:
-        url = self.slack.response_url(channel=channel, user_id=user)
-        body = slash_command_body(command, text, channel_id=channel, user_id=user, response_url=url)
-        return self.send(body), url
+class Bot(SlackBot):
+    """The bot, plus what these tests read: response_url answers, the outbox and the command counters."""
 
     def responses(self, url: str, count: int = 1) -> list[dict[str, Any]]:
         """What the bot sent to a response_url, waiting for `count` posts."""
         self.slack.wait_for(lambda: len(self.slack.response_urls[url]) >= count, timeout=POSTS)
         return self.slack.response_urls[url]
-
-    def roots(self, channel: str) -> list[Message]:
-        return [m for m in self.slack.top_level(channel) if m.user == "U0BOT"]
-
-    def said(self, channel: str, root: Message) -> list[Message]:
-        """The bot's replies in the thread, oldest first, files left out."""
-        return [m for m in self.slack.thread(channel, root.ts) if m.ts != root.ts and m.user == "U0BOT"
-                and not m.file_ids]
-
-    def wait_said(self, channel: str, root: Message, count: int) -> list[Message]:
-        self.slack.wait_for(lambda: len(self.said(channel, root)) >= count, timeout=POSTS)
-        return self.said(channel, root)
 
     def pasted(self, channel: str) -> tuple[Message, Message]:
         """Paste the describe output with /triage; the thread root and the report."""
@@ -131,14 +105,6 @@ class Bot:
         with self.ctx.factory() as session:
             return list(session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key.endswith(key_suffix))
                                         .order_by(OutboxItem.id)))
-
-    def audited(self, action: str) -> list[AuditEntry]:
-        with self.ctx.factory() as session:
-            return list(session.scalars(select(AuditEntry).where(AuditEntry.action == action).order_by(AuditEntry.id)))
-
-    def wait_audits(self, action: str, count: int) -> list[AuditEntry]:
-        self.slack.wait_for(lambda: len(self.audited(action)) >= count, timeout=POSTS)
-        return self.audited(action)
 
     def commands(self, name: str) -> float:
         value = self.ctx.metrics.registry.get_sample_value("triagebot_commands_total", {"command": name})
@@ -161,7 +127,7 @@ def running(slack: SlackStandIn, tmp: Path, assistant: Assistant, **settings: An
     try:
         with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
                 httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http)
+            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
     finally:
         ctx.close()
 
