@@ -194,7 +194,7 @@ def test_a_model_that_times_out_neither_delays_the_report_nor_stops_the_narrativ
         (queued_report,) = bot.outbox(":report")
         (queued_narrative,) = bot.outbox(":narrative")
         gap = (queued_narrative.created_at - queued_report.created_at).total_seconds()
-        assert timeout - 0.5 <= gap < timeout + 5, gap
+        assert timeout - 0.5 <= gap < timeout + 20, gap  # bounded by the timeout, not by the 30 s model
         assert waited >= timeout
 
 
