@@ -44,6 +44,7 @@ from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageR
 from collectors.live.collect import LiveAccess
 from drills.incident import load_incident
 from tests.harness.bot_server import serve_app
+from tests.harness.slack_bot import actions
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import (
     APP_ID,
@@ -132,7 +133,7 @@ class Bot:
         return [m for m in self.slack.thread(channel, root.ts) if m.ts != root.ts]
 
     def reports(self, channel: str, root: Message) -> list[Message]:
-        return [m for m in self.replies(channel, root) if _actions(m)]
+        return [m for m in self.replies(channel, root) if actions(m)]
 
     def audited(self, action: str) -> list[AuditEntry]:
         with self.ctx.factory() as session:
@@ -165,16 +166,12 @@ class Bot:
         return value or 0.0
 
 
-def _actions(message: Message) -> list[dict[str, Any]]:
-    return [e for b in message.blocks if b.get("type") == "actions" for e in b.get("elements", [])]
-
-
 def _blocks_text(message: Message) -> str:
     return json.dumps(message.blocks, ensure_ascii=False)
 
 
 def _run_id(report: Message) -> str:
-    return str(_actions(report)[0]["value"])
+    return str(actions(report)[0]["value"])
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +243,7 @@ def test_slash_acks_at_once_then_threads_the_report_chart_and_evidence(bot: Bot)
     assert hypothesis_label("crash-loop", "oom-loop") in text
     assert "Would be falsified by" in text and "not OOMKilled" in text
     assert "prometheus" in text and "missing" in text.lower()  # Prometheus and the agent were not configured
-    assert {e["action_id"] for e in _actions(report)} == {
+    assert {e["action_id"] for e in actions(report)} == {
         "triage_show_evidence", "triage_rerun", "triage_resolve", "triage_wrong", "triage_save_drill"}
     bot.slack.wait_for(lambda: any(f.thread_ts == root.ts and f.name == "evidence.txt" for f in bot.slack.files),
                        timeout=SLOW_POSTS)
@@ -264,7 +261,7 @@ def test_unknown_target_gets_a_note_in_the_thread(bot: Bot) -> None:
                        timeout=SLOW_POSTS)
     note = bot.replies("C0MISS", bot.roots("C0MISS")[0])[0]
     assert "checkuot" in note.text and "checkout" in note.text  # names the near miss
-    assert not _actions(note)
+    assert not actions(note)
 
 
 def test_help_is_an_ephemeral_ack(bot: Bot) -> None:

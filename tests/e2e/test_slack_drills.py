@@ -50,7 +50,7 @@ from drills.questions import load_bank
 from drills.store_sql import SqlSessionStore
 from playbooks.pipeline import analyse
 from tests.harness.bot_server import serve_app
-from tests.harness.slack_bot import SlackBot
+from tests.harness.slack_bot import SlackBot, actions, message_text
 from tests.standins.slack_api import (
     APP_ID,
     TEAM_DOMAIN,
@@ -70,27 +70,6 @@ QUESTION = "time-slicing-vs-mig"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "parsers"
 
 
-def _actions(message: Message) -> list[dict[str, Any]]:
-    return [e for b in message.blocks if b.get("type") == "actions" for e in b.get("elements", [])]
-
-
-def _strings(node: Any) -> Iterator[str]:
-    """Every "text" string in a block tree: what a person reads."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "text" and isinstance(value, str):
-                yield value
-            else:
-                yield from _strings(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _strings(item)
-
-
-def _text(message: Message) -> str:
-    return "\n".join([message.text, *_strings(message.blocks)])
-
-
 class Bot(SlackBot):
     """The running bot, with helpers that act the way Slack does."""
 
@@ -107,7 +86,7 @@ class Bot(SlackBot):
 
     def click(self, action_id: str, root: Message, user: str = "U0ALICE") -> str:
         """Click a button on the root; the click's response_url (where ephemeral answers go)."""
-        value = next(e["value"] for e in _actions(root) if e["action_id"] == action_id)
+        value = next(e["value"] for e in actions(root) if e["action_id"] == action_id)
         url = self.slack.response_url(channel=root.channel, message_ts=root.ts, user_id=user)
         body = block_action_body(action_id, value, channel_id=root.channel, user_id=user, message_ts=root.ts,
                                  response_url=url, message_text=root.text, message_blocks=root.blocks,
@@ -174,7 +153,7 @@ def bot(slack: SlackStandIn, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 def _session_id(root: Message) -> str:
-    return str(_actions(root)[0]["value"])
+    return str(actions(root)[0]["value"])
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -220,12 +199,12 @@ def ideal(bot: Bot) -> Drilled:
 
 def test_the_root_shows_the_page_and_nothing_more(bot: Bot, ideal: Drilled) -> None:
     incident = load_incident(INCIDENT_DIR / "oom-trainer-limit")
-    shown = _text(ideal.root)
+    shown = message_text(ideal.root)
     assert incident.meta.page.strip().splitlines()[0] in shown
     assert "service=training-job" in shown
     for secret in (incident.meta.title, incident.meta.id, "limit-too-low", "oom-killed/"):
         assert secret not in shown
-    ids = {e["action_id"] for e in _actions(ideal.root)}
+    ids = {e["action_id"] for e in actions(ideal.root)}
     assert {"drill_evidence:pod-status", "drill_evidence:kernel-log", "drill_evidence:conntrack"} <= ids
     assert {"drill_hint", "drill_propose", "drill_declare", "drill_give_up"} <= ids
     assert bot.audited("slash.drill")[-1].detail["incident"] == "oom-trainer-limit"
@@ -233,14 +212,14 @@ def test_the_root_shows_the_page_and_nothing_more(bot: Bot, ideal: Drilled) -> N
 
 def test_a_drill_in_a_thread_from_evidence_to_debrief(bot: Bot, ideal: Drilled) -> None:
     replies = bot.wait_said("C0DRILL", ideal.root, 5)
-    texts = [_text(m) for m in replies]
+    texts = [message_text(m) for m in replies]
     evidence = [t for t in texts if ":mag_right:" in t]
     assert len(evidence) == 2 and any("pod status" in t for t in evidence) and any("metrics" in t for t in evidence)
     assert any("+60 s" in t for t in evidence) and any("+90 s" in t for t in evidence)
     files = bot.files(ideal.root)
     assert b"OOMKilled" in files["pod-status.txt"] and "metrics.txt" in files
     # The raw text is uploaded, never pasted into the blocks.
-    assert all("OOMKilled" not in json.dumps(m.blocks) for m in replies if ":mag_right:" in _text(m))
+    assert all("OOMKilled" not in json.dumps(m.blocks) for m in replies if ":mag_right:" in message_text(m))
     assert len(replies) == 5  # two evidence summaries, the proposal, the hint, the debrief
 
     proposal = next(t for t in texts if "You proposed" in t)
@@ -249,17 +228,17 @@ def test_a_drill_in_a_thread_from_evidence_to_debrief(bot: Bot, ideal: Drilled) 
     assert {"latency/dns", "oom-killed/node-oom", "oom-killed/limit-too-low"} <= set(options)  # every playbook's
     assert any("Hint 1/3" in t for t in texts)
 
-    debrief = next(m for m in replies if "Debrief:" in _text(m))
+    debrief = next(m for m in replies if "Debrief:" in message_text(m))
     stored = SqlSessionStore(bot.ctx.engine).load(ideal.session_id)
     assert stored is not None and stored.finished and stored.score is not None
     assert stored.score.total >= 90 and sorted(stored.revealed_sources) == ["metrics", "pod-status"]
-    assert f"Debrief: {stored.score.total}/100" in _text(debrief) and "Right" in _text(debrief)
-    assert "Ideal path" in _text(debrief) and "pod status" in _text(debrief)
+    assert f"Debrief: {stored.score.total}/100" in message_text(debrief) and "Right" in message_text(debrief)
+    assert "Ideal path" in message_text(debrief) and "pod status" in message_text(debrief)
     bot.slack.wait_for(lambda: "debrief.txt" in bot.files(ideal.root), timeout=POSTS)
     assert b"What each piece of evidence meant" in bot.files(ideal.root)["debrief.txt"]
     # The root loses its buttons and says how it ended.
     bot.slack.wait_for(lambda: bool(ideal.root.edits), timeout=POSTS)
-    assert not _actions(ideal.root) and f"{stored.score.total}/100" in _text(ideal.root)
+    assert not actions(ideal.root) and f"{stored.score.total}/100" in message_text(ideal.root)
     assert bot.audited("button.drill_declare_submit")[-1].detail["outcome"] == "right"
 
 
@@ -275,13 +254,13 @@ def test_a_finished_drill_and_someone_elses_drill_refuse_clicks(bot: Bot, ideal:
 def test_a_random_drill_declared_wrong_scores_low(bot: Bot, ideal: Drilled) -> None:
     expected = pick(list_incidents(), "random", "easy", None, rng=random.Random(7), avoid=[])
     root = bot.start("start random easy --seed 7", "C0DRILL", user="U0BOB")
-    assert expected.page.strip().splitlines()[0] in _text(root)
+    assert expected.page.strip().splitlines()[0] in message_text(root)
     truth = expected.ground_truth
     assert truth is not None
     wrong = "latency/dns" if truth.playbook != "latency" else "pending/quota-exceeded"
     bot.choose("drill_declare", root, wrong, user="U0BOB")
     replies = bot.wait_said("C0DRILL", root, 1)
-    assert "Wrong" in _text(replies[0]) and f"`{truth.playbook}/{truth.hypothesis}`" in _text(replies[0])
+    assert "Wrong" in message_text(replies[0]) and f"`{truth.playbook}/{truth.hypothesis}`" in message_text(replies[0])
     stored = SqlSessionStore(bot.ctx.engine).load(_session_id(root))
     assert stored is not None and stored.score is not None and stored.score.total <= 10
 
@@ -304,7 +283,7 @@ def test_give_up_shows_the_answer_and_ends_the_drill_unscored(bot: Bot) -> None:
     root = bot.start("start pending-quota-exhausted", "C0GIVEUP", user="U0CAROL")
     bot.click("drill_give_up", root, user="U0CAROL")
     reply = bot.wait_said("C0GIVEUP", root, 1)[0]
-    assert "gave up" in _text(reply) and "pending/quota-exceeded" in _text(reply)
+    assert "gave up" in message_text(reply) and "pending/quota-exceeded" in message_text(reply)
     stored = SqlSessionStore(bot.ctx.engine).load(_session_id(root))
     assert stored is not None and stored.finished and stored.score is None
     _, url = bot.slash("history", "C0GIVEUP", user="U0CAROL")
@@ -321,7 +300,7 @@ def test_a_drill_continues_after_a_restart(slack: SlackStandIn, tmp_path: Path) 
     with running(slack, database) as second:
         second.choose("drill_declare", root, "crash-loop/bad-config")
         replies = second.wait_said("C0RESUME", root, 2)
-        assert "Debrief: 100/100" in _text(replies[1])
+        assert "Debrief: 100/100" in message_text(replies[1])
         stored = SqlSessionStore(second.ctx.engine).load(_session_id(root))
         assert stored is not None and stored.revealed_sources == ["app-logs"] and stored.score is not None
 
@@ -335,14 +314,14 @@ def test_an_interview_answered_in_the_thread(bot: Bot) -> None:
     question = load_bank().get(QUESTION)
     assert question is not None
     root = bot.start(f"interview {QUESTION}", "C0IVIEW")
-    assert question.question[:60] in _text(root)
-    assert {e["action_id"] for e in _actions(root)} == {"interview_hint", "interview_skip", "interview_model_answer"}
+    assert question.question[:60] in message_text(root)
+    assert {e["action_id"] for e in actions(root)} == {"interview_hint", "interview_skip", "interview_model_answer"}
 
     bot.reply("C0IVIEW", root, "Time-slicing is fine, I think.", user="U0BOB")  # not the interviewee: ignored
     answer = "Time-slicing advertises replicas of one GPU; MIG is a hardware partition."
     ts = bot.reply("C0IVIEW", root, answer)
     graded = bot.wait_said("C0IVIEW", root, 1)[0]
-    text = _text(graded)
+    text = message_text(graded)
     assert "Coverage 50/100: partial" in text
     points = {p.id: p.point for p in question.expected_points}
     assert f":white_check_mark: {points['mig-hardware']}" in text and f":x: {points['when']}" in text
@@ -354,11 +333,11 @@ def test_an_interview_answered_in_the_thread(bot: Bot) -> None:
     bot.wait_audits("button.interview_hint", 1)
     bot.click("interview_model_answer", root)
     said = bot.wait_said("C0IVIEW", root, 3)
-    assert f"Hint 1/{len(question.hints)}" in _text(said[1]) and question.hints[0] in _text(said[1])
-    assert "Model answer" in _text(said[2]) and "Overall coverage 50/100" in _text(said[2])
-    assert f"hints used 1/{len(question.hints)}" in _text(said[2])
+    assert f"Hint 1/{len(question.hints)}" in message_text(said[1]) and question.hints[0] in message_text(said[1])
+    assert "Model answer" in message_text(said[2]) and "Overall coverage 50/100" in message_text(said[2])
+    assert f"hints used 1/{len(question.hints)}" in message_text(said[2])
     bot.slack.wait_for(lambda: bool(root.edits), timeout=POSTS)
-    assert not _actions(root)
+    assert not actions(root)
     assert len(bot.audited("message.interview_answer")) == 1
     bot.reply("C0IVIEW", root, "One more thought.")  # after the model answer: nothing more to grade
     time.sleep(0.5)
