@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "and the docs, citing the passages")
     ask_arguments(ask)
     # --- end ask ---
+
+    from bot.eval_cli import add_arguments as eval_arguments
+
+    ev = sub.add_parser("eval", help="accuracy over real-world cases (tests/realworld): per symptom, optionally "
+                                     "written as docs/accuracy.md")
+    eval_arguments(ev)
     return parser
 
 
@@ -241,10 +247,19 @@ def cmd_ask(args: argparse.Namespace) -> int:
 # --- end ask ---
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from bot.eval_cli import EvalUsageError, run_eval
+
+    try:
+        return run_eval(args)
+    except EvalUsageError as err:
+        raise UsageError(str(err)) from None
+
+
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
             "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
             "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve, "drill": cmd_drill,
-            "ask": cmd_ask}  # ask: issue #7
+            "ask": cmd_ask, "eval": cmd_eval}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,8 @@ _LINE_KINDS = {kind for kind, _ in LINE_CLAIMS}
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
 _PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
                      r"nvidia-smi|oc|k)\b")
-KNOWN_KINDS = ", ".join(sorted(str(k) for k in SNIFFERS))
+KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
+KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
 
 @dataclass(frozen=True)
@@ -30,26 +31,58 @@ def detect_kind(text: str) -> ArtifactKind | None:
     return scored[0] if scored and scored[1] >= MIN_SCORE else None
 
 
-def _best(text: str) -> tuple[ArtifactKind, int] | None:
+def _best(text: str, hinted: ArtifactKind | None = None) -> tuple[ArtifactKind, int] | None:
     best: tuple[ArtifactKind, int] | None = None
     for kind, sniff in SNIFFERS.items():
         score = sniff(text)
+        if kind == hinted and score > 0:
+            score = max(score, 90)  # the command typed says what its output is
         if best is None or score > best[1]:
             best = (kind, score)
     return best
 
 
-def split(text: str) -> list[Segment]:
-    """Segments of a paste, each of one kind, in order; empty when nothing is recognised."""
+def command_kind(command: str) -> ArtifactKind | None:
+    """The kind of output a typed command prints, when the command says so."""
+    for rx, kind in _COMMAND_KINDS:
+        if rx.search(command):
+            return kind
+    return None
+
+
+_COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:pods?|po)\b"), ArtifactKind.DESCRIBE_POD),
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:nodes?|no)\b"), ArtifactKind.DESCRIBE_NODE),
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:pods?|po)\b(?!.*-o\s*(?:json|yaml))"),
+     ArtifactKind.POD_TABLE),
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:events?|ev)\b"), ArtifactKind.EVENTS),
+    (re.compile(r"\bcpu\.stat\b"), ArtifactKind.CPU_STAT),
+    (re.compile(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
+    (re.compile(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),
+    (re.compile(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
+]
+
+
+def split(text: str, commands: list[str] | None = None) -> list[Segment]:
+    """Segments of a paste, each of one kind, in order; empty when nothing is recognised.
+
+    `commands` gives, per line, the command typed before it (see collectors.unwrap); it says where a new block
+    starts and what kind its output is.
+    """
     text = normalise(text)
     lines = text.split("\n")
+    commands = commands or [""] * len(lines)
     if text.lstrip()[:1] in ("{", "["):
         whole = _best(text)
         if whole and whole[1] >= MIN_SCORE:
             return [Segment(whole[0], 1, len(lines))]
     segments: list[Segment] = []
+    previous_command = ""
     for start, end, after_prompt in _blocks(lines):
-        best = _best("\n".join(lines[start:end]))
+        command = commands[start] if start < len(commands) else ""
+        after_prompt = after_prompt or command != previous_command
+        previous_command = command
+        best = _best("\n".join(lines[start:end]), command_kind(command) if command else None)
         if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
                 and segments[-1].kind not in _LINE_KINDS:
             # A fragment of nothing known continues what came before (a YAML document after a blank line).

@@ -29,6 +29,8 @@ class ArtifactKind(StrEnum):
     ALERTMANAGER = "alertmanager"  # webhook payload, version 4
     ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
     NVML = "nvml"  # the node agent's NVML snapshot JSON (schema triagebot.nvml/v1)
+    POD_TABLE = "pod-table"  # `kubectl get pods` (default, -o wide, custom columns)
+    TEXT = "text"  # pasted text of no structured kind: read line by line for known signals
 
 
 class Artifact(BaseModel):

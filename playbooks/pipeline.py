@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from collectors.factset import FactSet
 from collectors.models import Artifact
 from collectors.parsers.registry import parse_artifact
+from collectors.paste import nothing_recognised
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledPlaybook, load_playbooks
@@ -54,6 +55,7 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
             facts.add(fact)
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
     findings = conclude(facts, target, playbooks, symptoms)
+    notes = [] if facts.names() or not artifacts else [nothing_recognised()]
     return Report(
         target=target,
         symptoms=[f.playbook for f in findings],
@@ -64,4 +66,5 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
                    for a in artifacts],
         missing=missing,
         problems=problems,
+        notes=notes,
     )

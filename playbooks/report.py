@@ -63,6 +63,7 @@ class Report(BaseModel):
     artifacts: list[ArtifactRef]
     missing: list[Missing] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # what parsers could not read
+    notes: list[str] = Field(default_factory=list)  # what the reader should know, e.g. that nothing was recognised
 
     def leading(self) -> tuple[Finding, HypothesisResult] | None:
         """The highest-scoring hypothesis that is not ruled out, with its finding."""

@@ -10,6 +10,8 @@ STATUS_MARK = {"confirmed": "✔ confirmed", "likely": "● likely", "unknown": 
 def headline(report: Report) -> str:
     lead = report.leading()
     if lead is None:
+        if not report.facts:
+            return "Nothing in this evidence was recognised."
         if not report.findings:
             return "No playbook matched this evidence."
         return "Every hypothesis was ruled out; the cause lies outside the playbooks."

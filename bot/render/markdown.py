@@ -33,6 +33,7 @@ def render_markdown(report: Report) -> str:
         out.append("")
     if report.missing:
         out += ["## Missing evidence", ""] + [f"- {m.source}: {m.reason}" for m in report.missing] + [""]
+    out += [f"_{_esc(note)}_" for note in report.notes] + ([""] if report.notes else [])
     if report.problems:
         out += ["## Could not read", ""] + [f"- {_esc(p)}" for p in report.problems[:20]] + [""]
     out += ["## Artifacts", ""] + [f"- `{a.id}` ({a.kind}) {a.command}".rstrip() for a in report.artifacts]

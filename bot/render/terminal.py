@@ -47,6 +47,8 @@ def build(report: Report) -> Group:
             table.add_row(Text(playbook), Text(h.id), Text(STATUS_MARK[h.status], style=_STYLE[h.status]),
                           f"{h.score:.2f}", Text(evidence))
         parts.append(table)
+    for note in report.notes:
+        parts.append(Text(note, style="yellow"))
     if report.missing:
         parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),
                           style="yellow"))

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 from collectors.catalogs.alert_map import symptom_for
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.alertmanager import SEVERITY_RANK, TARGET_LABELS, node_from, target_value
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -124,3 +125,6 @@ def sniff(text: str) -> int:
     if _ALERT_LINE.search(head):
         return 50
     return 0
+
+
+PARSER = Parser(kinds=(ArtifactKind.ALERT_TEXT,), parse=parse, sniff=sniff)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.catalogs.alert_map import symptom_for
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -220,3 +221,6 @@ def sniff(text: str) -> int:
     if '"alerts"' in head or ('"startsAt"' in head and '"labels"' in head):
         return 85
     return 40
+
+
+PARSER = Parser(kinds=(ArtifactKind.ALERTMANAGER,), parse=parse, sniff=sniff)

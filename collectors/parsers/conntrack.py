@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -210,3 +211,6 @@ def _emit_usage(sink: FactSink, scan: _Scan) -> None:
     start, end = min(count_line, limit_line), max(count_line, limit_line)
     sink.add("conntrack.usage_ratio", round(count / limit, 4), start, end,
              text=f"nf_conntrack_count {count} / nf_conntrack_max {limit}")
+
+
+PARSER = Parser(kinds=(ArtifactKind.CONNTRACK_STATS,), parse=parse, sniff=sniff)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.models import Artifact, Fact, ParseResult
+from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers import nccl
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -196,3 +197,6 @@ def sniff(text: str) -> int:
     if any(strong in ln for ln in lines for strong in _STRONG):
         score = max(score, 65)
     return min(score, 70)
+
+
+PARSER = Parser(kinds=(ArtifactKind.CONTAINER_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

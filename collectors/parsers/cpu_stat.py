@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -106,3 +107,6 @@ def _emit_ratio(sink: FactSink, periods: tuple[int, int], throttled: tuple[int, 
     ratio = 0.0 if n_periods == 0 else round(n_throttled / n_periods, 4)
     sink.add("cpu.throttled_ratio", ratio, min(p_line, t_line), max(p_line, t_line),
              text=f"nr_throttled {n_throttled} / nr_periods {n_periods}")
+
+
+PARSER = Parser(kinds=(ArtifactKind.CPU_STAT,), parse=parse, sniff=sniff)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     GPU_RESOURCE,
     DedupSink,
@@ -147,3 +148,5 @@ def _default_zero(gpus: NodeGpus, top: dict[str, DNode]) -> None:
     if gpus.allocated is None and allocated is not None and allocated.children:
         gpus.allocated, gpus.allocated_line = 0, allocated.line
 
+
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_NODE,), parse=parse, sniff=sniff)

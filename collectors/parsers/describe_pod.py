@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     GPU_RESOURCE,
     DedupSink,
@@ -373,3 +374,5 @@ def _toleration(text: str) -> str:
         return "*"
     return "*" + token if token.startswith(":") else token
 
+
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff)

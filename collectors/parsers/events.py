@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_objects
+from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
     EventFacts,
@@ -181,3 +182,6 @@ def _subject(ev: EventRecord) -> str | None:
     if ev.kind == "node":
         return subject_of("node", ev.name)
     return subject_of(ev.kind, ev.name, ev.namespace)
+
+
+PARSER = Parser(kinds=(ArtifactKind.EVENTS,), parse=parse, sniff=sniff)

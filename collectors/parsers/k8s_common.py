@@ -335,8 +335,11 @@ def _scheduling_reasons(message: str) -> tuple[str, ...]:
     for m in _INSUFFICIENT.finditer(message):
         found.append((m.start(), _insufficient(m.group(1).rstrip("."))))
     for m in _BRACED_TAINT.finditer(message):
+        # A system taint names the node's state as well; it is still a taint the pod does not tolerate.
         key = m.group(1).split(":", 1)[0].split("=", 1)[0].strip()
-        found.append((m.start(), _SYSTEM_TAINTS.get(key, "untolerated-taint")))
+        if key in _SYSTEM_TAINTS:
+            found.append((m.start(), _SYSTEM_TAINTS[key]))
+        found.append((m.start(), "untolerated-taint"))
     residue = _BRACED_TAINT.sub(lambda m: " " * len(m.group(0)), message)
     for m in _BARE_TAINT.finditer(residue):
         found.append((m.start(), "untolerated-taint"))
@@ -500,9 +503,11 @@ _NODE_CONDITION_EVENTS = {
 class EventFacts:
     """Turns event records into facts; one instance per artifact so repeats and pull errors are pooled."""
 
-    def __init__(self, sink: DedupSink, subject: str | None = None) -> None:
+    def __init__(self, sink: DedupSink, subject: str | None = None, record_reasons: bool = True) -> None:
         self.sink = sink
         self.subject = subject  # for events.reasons: the artifact's (or describe block's) subject
+        # False when the records are inferred from a bare message: the message is evidence, a reason we named is not.
+        self.record_reasons = record_reasons
         self.pulls = PullErrors()
         self._reasons: set[str] = set()
 
@@ -511,7 +516,7 @@ class EventFacts:
         self.sink.add("events.reasons", [], line, subject=self.subject)
 
     def feed(self, ev: EventRecord, subject: str | None = None) -> None:
-        if ev.reason and ev.reason not in self._reasons:
+        if self.record_reasons and ev.reason and ev.reason not in self._reasons:
             self._reasons.add(ev.reason)
             self.sink.add("events.reasons", [ev.reason], *ev.span(), self.subject)
         handler = _EVENT_HANDLERS.get(ev.reason)

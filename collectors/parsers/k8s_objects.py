@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     GPU_RESOURCE,
     DedupSink,
@@ -861,3 +862,6 @@ _HANDLERS: dict[str, Handler] = {
     "NetworkPolicyList": _netpol_list,
     "HorizontalPodAutoscaler": _hpa,
 }
+
+
+PARSER = Parser(kinds=(ArtifactKind.K8S_OBJECT, ArtifactKind.POD, ArtifactKind.NODE), parse=parse, sniff=sniff)

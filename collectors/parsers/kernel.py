@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.catalogs.xid import secondary_codes
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise, strip_prefixes
 
@@ -299,3 +300,6 @@ def _emit_oom(sink: FactSink, seen: _Seen) -> None:
         sink.add("kernel.oom_global", True, seen.oom_global[0], text=seen.oom_global[1])
     for name, (number, msg) in seen.victims.items():
         sink.add("kernel.oom_victims", [name], number, text=msg)
+
+
+PARSER = Parser(kinds=(ArtifactKind.KERNEL_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

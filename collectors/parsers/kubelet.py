@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
     PullErrors,
@@ -215,3 +216,6 @@ def _node_subject(line: str) -> str | None:
     if m := _JOURNAL.match(line):
         return subject_of("node", m.group(1))
     return None
+
+
+PARSER = Parser(kinds=(ArtifactKind.KUBELET_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

@@ -14,7 +14,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -393,3 +394,6 @@ def sniff(text: str) -> int:
     elif claimed:
         score = max(score, 60)
     return min(score, 100)
+
+
+PARSER = Parser(kinds=(ArtifactKind.NCCL_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

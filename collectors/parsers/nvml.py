@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.catalogs.xid import secondary_codes
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.metric_facts import THROTTLE_BITS
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
@@ -353,3 +354,6 @@ def _xids(sink: FactSink, events: list[dict[str, Any]], where: _Lines) -> None:
     if first is not None and primary == 0:
         # Xids were seen and every one is an after-effect: say so, as the kernel parser does.
         sink.add("xid.primary_codes", [], first[0], text=first[1])
+
+
+PARSER = Parser(kinds=(ArtifactKind.NVML,), parse=parse, sniff=sniff)

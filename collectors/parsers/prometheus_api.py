@@ -17,7 +17,8 @@ from itertools import pairwise
 from typing import Any
 from urllib.parse import unquote_plus
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.metric_facts import KNOWN_METRICS, Derived, derive
 from collectors.parsers.promql_samples import Sample, format_number
 from collectors.parsers.sink import FactSink
@@ -372,3 +373,6 @@ def sniff(text: str) -> int:
     if '"metric"' in head and ('"value"' in head or '"values"' in head):
         return 70
     return 0
+
+
+PARSER = Parser(kinds=(ArtifactKind.PROMETHEUS_QUERY,), parse=parse, sniff=sniff)

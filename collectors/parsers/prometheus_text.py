@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
 from collectors.parsers.metric_facts import KNOWN_METRICS, derive
 from collectors.parsers.promql_samples import Exposition, parse_exposition, parse_sample
 from collectors.parsers.sink import FactSink
@@ -62,3 +63,6 @@ def _report(sink: FactSink, exposition: Exposition) -> None:
         sink.problem("no Prometheus samples found in the text")
     elif bad:
         sink.problem(f"{len(bad)} line(s) are not exposition samples and were skipped (first: line {bad[0]})")
+
+
+PARSER = Parser(kinds=(ArtifactKind.PROMETHEUS_METRICS,), parse=parse, sniff=sniff)

@@ -1,4 +1,4 @@
-"""Which parser reads which kind of artifact."""
+"""Which parser reads which kind of artifact: built from one list of parser modules."""
 
 from __future__ import annotations
 
@@ -19,66 +19,64 @@ from collectors.parsers import (
     kubelet,
     nccl,
     nvml,
+    pod_table,
     prometheus_api,
     prometheus_text,
+    signals,
+)
+from collectors.parsers.contract import Parser
+
+# Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
+# the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).
+ALL: tuple[Parser, ...] = (
+    describe_pod.PARSER,
+    describe_node.PARSER,
+    k8s_objects.PARSER,
+    events.PARSER,
+    pod_table.PARSER,
+    kernel.PARSER,
+    kubelet.PARSER,
+    nccl.PARSER,
+    container_log.PARSER,
+    conntrack.PARSER,
+    cpu_stat.PARSER,
+    prometheus_text.PARSER,
+    prometheus_api.PARSER,
+    alertmanager.PARSER,
+    alert_text.PARSER,
+    nvml.PARSER,
 )
 
-Parser = Callable[[Artifact], ParseResult]
-
-PARSERS: dict[ArtifactKind, Parser] = {
-    ArtifactKind.DESCRIBE_POD: describe_pod.parse,
-    ArtifactKind.DESCRIBE_NODE: describe_node.parse,
-    ArtifactKind.POD: k8s_objects.parse,
-    ArtifactKind.NODE: k8s_objects.parse,
-    ArtifactKind.K8S_OBJECT: k8s_objects.parse,
-    ArtifactKind.EVENTS: events.parse,
-    ArtifactKind.KUBELET_LOG: kubelet.parse,
-    ArtifactKind.KERNEL_LOG: kernel.parse,
-    ArtifactKind.CONTAINER_LOG: container_log.parse,
-    ArtifactKind.CONNTRACK_STATS: conntrack.parse,
-    ArtifactKind.CPU_STAT: cpu_stat.parse,
-    ArtifactKind.NCCL_LOG: nccl.parse,
-    ArtifactKind.PROMETHEUS_METRICS: prometheus_text.parse,
-    ArtifactKind.PROMETHEUS_QUERY: prometheus_api.parse,
-    ArtifactKind.ALERTMANAGER: alertmanager.parse,
-    ArtifactKind.ALERT_TEXT: alert_text.parse,
-    ArtifactKind.NVML: nvml.parse,
-}
-
-# Sniffers score how much a text looks like each kind (0-100). Object JSON/YAML is one sniffer for
-# three kinds; the parser dispatches on the object's own `kind`.
-Sniffer = Callable[[str], int]
-
-SNIFFERS: dict[ArtifactKind, Sniffer] = {
-    ArtifactKind.DESCRIBE_POD: describe_pod.sniff,
-    ArtifactKind.DESCRIBE_NODE: describe_node.sniff,
-    ArtifactKind.K8S_OBJECT: k8s_objects.sniff,
-    ArtifactKind.EVENTS: events.sniff,
-    ArtifactKind.KUBELET_LOG: kubelet.sniff,
-    ArtifactKind.KERNEL_LOG: kernel.sniff,
-    ArtifactKind.CONTAINER_LOG: container_log.sniff,
-    ArtifactKind.CONNTRACK_STATS: conntrack.sniff,
-    ArtifactKind.CPU_STAT: cpu_stat.sniff,
-    ArtifactKind.NCCL_LOG: nccl.sniff,
-    ArtifactKind.PROMETHEUS_METRICS: prometheus_text.sniff,
-    ArtifactKind.PROMETHEUS_QUERY: prometheus_api.sniff,
-    ArtifactKind.ALERTMANAGER: alertmanager.sniff,
-    ArtifactKind.ALERT_TEXT: alert_text.sniff,
-    ArtifactKind.NVML: nvml.sniff,
-}
-
-# Line-oriented logs can be interleaved in one paste; each line is claimed by at most one kind.
+PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}
+SNIFFERS: dict[ArtifactKind, Callable[[str], int]] = {p.kind: p.sniff for p in ALL if p.sniff is not None}
 LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
-    (ArtifactKind.KERNEL_LOG, kernel.claims_line),
-    (ArtifactKind.KUBELET_LOG, kubelet.claims_line),
-    (ArtifactKind.NCCL_LOG, nccl.claims_line),
-    (ArtifactKind.CONTAINER_LOG, container_log.claims_line),
+    (p.kind, p.claims_line) for p in ALL if p.claims_line is not None
 ]
+# Signals are read from text people pasted or files they named; sources that fetch API objects or metrics are
+# read by their structural parser alone, so a live triage is not changed by this layer.
+_PASTED = ("paste", "file", "slack")
 
 
 def parse_artifact(artifact: Artifact) -> ParseResult:
-    """Parse one artifact. Parsers do not raise; this guard only keeps a bug from failing a triage."""
-    parser = PARSERS.get(artifact.kind)
+    """Parse one artifact: its structural parser, then the line signals for what it did not read.
+
+    Parsers do not raise; the guard only keeps a bug from failing a triage.
+    """
+    result = ParseResult()
+    if artifact.kind != ArtifactKind.TEXT:
+        result = _guarded(PARSERS.get(artifact.kind), artifact)
+    if artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED:
+        found = _guarded(_read_signals, artifact)
+        result.facts += signals.without_repeats(result.facts, found.facts)
+        result.problems += found.problems
+    return result
+
+
+def _read_signals(artifact: Artifact) -> ParseResult:
+    return signals.read_signals(artifact, PARSERS)
+
+
+def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifact) -> ParseResult:
     if parser is None:
         return ParseResult(problems=[f"no parser for kind {artifact.kind}"])
     try:

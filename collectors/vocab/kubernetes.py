@@ -35,6 +35,9 @@ FACTS: list[FactSpec] = [
              example="137"),
     FactSpec("container.waiting.reason", "str", "reason the container is waiting", example="CrashLoopBackOff"),
     FactSpec("container.waiting.message", "str", "message of the waiting state"),
+    FactSpec("container.restart_backoff", "bool",
+             "the kubelet is backing off restarts of a failed container (`Back-off restarting failed container`, "
+             "CrashLoopBackOff)", "any"),
     FactSpec("container.restart_count", "int", "restarts of the container", "max", "12"),
     FactSpec("container.memory_limit_bytes", "int", "memory limit", "max", "214748364800"),
     FactSpec("container.memory_request_bytes", "int", "memory request", "max", "107374182400"),

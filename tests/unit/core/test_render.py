@@ -42,5 +42,9 @@ def test_markdown_sections_and_escaping() -> None:
 
 
 def test_no_findings_headline() -> None:
-    empty = Report(target=Target(), symptoms=[], findings=[], facts={}, artifacts=[])
+    empty = Report(target=Target(), symptoms=[], findings=[], facts={"pod.phase": "Running"}, artifacts=[])
     assert "No playbook matched this evidence." in render_text(empty)
+    nothing = Report(target=Target(), symptoms=[], findings=[], facts={}, artifacts=[], notes=["Looked for X."])
+    text = render_text(nothing)
+    assert "Nothing in this evidence was recognised." in text
+    assert "Looked for X." in text

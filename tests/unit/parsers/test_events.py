@@ -119,9 +119,12 @@ SCHEDULING = [
     ("0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.", ["untolerated-taint"]),
     ("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unschedulable: }, "
      "2 node(s) had untolerated taint {node.kubernetes.io/memory-pressure: }.",
-     ["unschedulable-node", "node-pressure"]),
+     ["unschedulable-node", "untolerated-taint", "node-pressure"]),
     ("0/2 nodes are available: 2 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.",
-     ["node-not-ready"]),
+     ["node-not-ready", "untolerated-taint"]),
+    # A system taint is both: the node's state, and a taint this pod does not tolerate.
+    ("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient "
+     "cpu.", ["node-not-ready", "untolerated-taint", "insufficient-cpu"]),
     ("0/5 nodes are available: 5 node(s) didn't match Pod's node affinity/selector.", ["node-affinity"]),
     ("0/5 nodes are available: 5 node(s) didn't match pod anti-affinity rules.", ["pod-affinity"]),
     ("0/5 nodes are available: 5 node(s) didn't match pod topology spread constraints.", ["topology-spread"]),

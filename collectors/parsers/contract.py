@@ -1,0 +1,26 @@
+"""The one interface every parser module exports as `PARSER`: its kinds, how to spot it, how to read it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+
+Parse = Callable[[Artifact], ParseResult]
+Sniff = Callable[[str], int]  # 0-100: how much a text looks like this parser's kind
+ClaimsLine = Callable[[str], bool]  # whether one line of a mixed paste belongs to a line-oriented kind
+
+
+@dataclass(frozen=True)
+class Parser:
+    """A parser: inputs in, plain facts out. It never raises and never guesses a value it cannot read."""
+
+    kinds: tuple[ArtifactKind, ...]  # the first is the kind detection assigns
+    parse: Parse
+    sniff: Sniff | None = None  # None: never detected from pasted text, only named by a source
+    claims_line: ClaimsLine | None = None  # set for line-oriented logs that interleave in one paste
+
+    @property
+    def kind(self) -> ArtifactKind:
+        return self.kinds[0]

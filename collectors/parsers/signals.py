@@ -1,0 +1,115 @@
+"""The line-signal layer: facts from any line whose message means something, whatever wraps it.
+
+Runs over every pasted artifact. Candidate lines are found with one linear RE2 pass over the whole text; each
+candidate is then matched against the signals whose hints it holds (collectors/catalogs/signals.yaml).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from typing import Any
+
+from collectors.catalogs.signals import CompiledSignal, any_hint, signals
+from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
+from collectors.parsers.k8s_common import DedupSink, EventFacts, EventRecord
+from collectors.unwrap import MAX_LINE
+from collectors.vocabulary import VOCABULARY
+
+LineParser = Callable[[Artifact], ParseResult]
+
+# Trailing punctuation of the structure a message sits in: a JSON string, a YAML value, a table cell.
+_TRAILING = "\"',;|` \t\\"
+
+
+def candidate_lines(text: str) -> list[int]:
+    """0-based numbers of the lines holding at least one hint, in order."""
+    starts = [0]
+    found: list[int] = []
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    for m in any_hint().finditer(text):
+        line = bisect.bisect_right(starts, m.start()) - 1
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) -> ParseResult:
+    """Facts from every line of the artifact that carries a known signal."""
+    text = artifact.content
+    lines = text.split("\n")
+    sink = DedupSink(artifact, lines)
+    events = EventFacts(sink, record_reasons=False)
+    by_reader: dict[str, set[int]] = {}
+    for index in candidate_lines(text):
+        line = lines[index][:MAX_LINE]
+        for signal in signals():
+            if not any(h in line for h in signal.spec.hints):
+                continue
+            m = signal.regex.search(line)
+            if m is not None:
+                _apply(signal, m, index + 1, sink, events, by_reader)
+    events.finish()
+    result = sink.done()
+    for kind, numbers in by_reader.items():
+        sub = _only(artifact, lines, numbers, ArtifactKind(kind))
+        read = readers[ArtifactKind(kind)](sub)
+        result.facts += read.facts
+    return result
+
+
+def _apply(signal: CompiledSignal, m: Any, number: int, sink: DedupSink, events: EventFacts,
+           by_reader: dict[str, set[int]]) -> None:
+    spec = signal.spec
+    if spec.reader is not None:
+        by_reader.setdefault(spec.reader, set()).add(number)
+    elif spec.event is not None:
+        groups = m.groupdict()
+        message = _clean(groups.get("message") or m.group(0))
+        events.feed(EventRecord("Warning", spec.event, message, number, number))
+    else:
+        groups = m.groupdict()
+        for name, template in spec.facts.items():
+            value = _value(name, template, groups)
+            if value is not None:
+                sink.add(name, value, number)
+
+
+def _clean(message: str) -> str:
+    message = message.replace('\\"', '"').replace("\\n", " ").strip(_TRAILING)
+    return message
+
+
+def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
+    """The fact's value: a constant, or a named group converted to the fact's type (None when unreadable)."""
+    kind = VOCABULARY[name].type
+    if isinstance(template, list):
+        items = [_value_one(str(t), groups, kind.removeprefix("list[").removesuffix("]")) for t in template]
+        return None if any(i is None for i in items) else items
+    return _value_one(template, groups, kind) if isinstance(template, str) else template
+
+
+def _value_one(template: str, groups: dict[str, str | None], kind: str) -> object:
+    if template.startswith("{") and template.endswith("}"):
+        raw = groups.get(template[1:-1])
+        if raw is None:
+            return None
+        if kind == "int":
+            return int(raw) if raw.isdigit() else None
+        return raw
+    return template
+
+
+def _only(artifact: Artifact, lines: list[str], numbers: set[int], kind: ArtifactKind) -> Artifact:
+    """The artifact with every line but `numbers` blanked, so the reader's citations keep the numbering."""
+    content = "\n".join(line if n in numbers else "" for n, line in enumerate(lines, 1))
+    return artifact.model_copy(update={"kind": kind, "content": content})
+
+
+def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]:
+    """Signal facts the structural parser did not already give: one reading of a line, not two."""
+    named = {f.name for f in structural}
+    return [f for f in signalled if f.name not in named]

@@ -1,0 +1,118 @@
+"""Taking the wrappers off pasted text before it is read, one line for one line.
+
+People paste what is on their screen: inside markdown fences and quotes, after a shell prompt, behind a launcher's
+rank prefix, with a note typed after a value. Every transformation here keeps the line count, so a citation into
+the unwrapped text is a citation into the paste.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from collectors.text import normalise
+
+# Lines longer than this (minified JSON, a binary dump) are left as they are: no wrapper is that long, and skipping
+# them keeps every pattern here linear in the paste's size.
+MAX_LINE = 4096
+
+_FENCE = re.compile(r"^\s*(?:```|~~~)\s*([\w+-]*)[^`]*$")
+_QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
+_BOLD = re.compile(r"\*\*|__")
+_HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)
+# The command a person typed: "$ kubectl get pods", "root@node:~# dmesg -T", "[root@gpu1 ~]# cat cpu.stat",
+# "(venv) user@host:~/x$ torchrun ...", "PS C:\> kubectl ...", "> kubectl ..." (PowerShell, fish), "% k get po".
+_PROMPT = re.compile(
+    r"^\s*(?:\([\w.-]+\)\s*)?"
+    r"(?:\[[^\]\n]{1,80}\]|[\w.-]+@[\w.-]+(?::[^\s$#%>]{0,120})?|PS [A-Z]:[^>]{0,120}|~[^\s$#]{0,80})?"
+    r"\s*[$#%>\u276f]\s+(?P<cmd>\S.*)$"
+)
+_PROMPT_STARTS = ("$", "#", "%", ">", "(", "[", "P", "~", "\u276f")  # U+276F: the arrow zsh themes print
+# A "#" or ">" prompt is only taken as one before a command word; otherwise it is a comment or a quote.
+_COMMAND_WORD = re.compile(
+    r"^(?:sudo\s+)?(?:kubectl|k|oc|dmesg|journalctl|cat|tail|head|grep|egrep|conntrack|nvidia-smi|crictl|docker|"
+    r"systemctl|helm|python3?|torchrun|mpirun|srun|ls|less|watch|curl|ip|ethtool|ibstat|free|top|cd|echo|"
+    r"export|sysctl|lspci|nvidia-bug-report\.sh|dcgmi|ssh|cut|awk)\b"
+)
+# Launcher and log-aggregator prefixes: "[1,0]<stdout>:", "[rank3]:", "[trainer3]:", "[default0]:",
+# "[pod/web-1/app] " (kubectl logs --prefix), "worker-1: " (pdsh) is left alone: it is also a YAML key.
+_LAUNCHER = re.compile(
+    r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|trainer|worker|default|node|local_rank|host)?\d+\]:|"
+    r"\[pod/[\w.-]+/[\w.-]+\] )\s?"
+)
+# A note typed after a value: "nvidia.com/gpu:  7   <-- one is gone", "Reason: OOMKilled  # <- here".
+_ANNOTATION = re.compile(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{2,}.*$")
+_DIFF_LINE = re.compile(r"^[+\- ]")
+
+
+@dataclass
+class Unwrapped:
+    """The paste without its wrappers, and the command typed before each line (empty when none)."""
+
+    lines: list[str]
+    commands: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def unwrap(text: str) -> Unwrapped:
+    """Remove fences, quotes, emphasis, prompts, launcher prefixes and trailing notes; keep one line per line."""
+    lines = normalise(text).split("\n")
+    out: list[str] = []
+    commands: list[str] = []
+    command = ""
+    diff = False
+    for line in lines:
+        if len(line) > MAX_LINE:
+            out.append(line)
+            commands.append(command)
+            continue
+        if fence := _FENCE.match(line):
+            diff = not diff and fence.group(1).lower() in ("diff", "patch")
+            out.append("")
+            commands.append(command)
+            continue
+        line = _QUOTE.sub("", line, count=1)
+        if diff and _DIFF_LINE.match(line):
+            line = line[1:]
+        prompt = _prompt(line)
+        if prompt is not None:
+            command = prompt
+            out.append("")
+            commands.append(command)
+            continue
+        line = _strip_launcher(line)
+        line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or "<" in line) else line
+        line = _ANNOTATION.sub("", line) if ("<" in line or "←" in line or "⬅" in line) else line
+        out.append(line.rstrip())
+        commands.append(command)
+    return Unwrapped(out, commands)
+
+
+def _prompt(line: str) -> str | None:
+    """The command typed on a prompt line, or None when the line is not one."""
+    if not line or (line.lstrip()[:1] not in _PROMPT_STARTS and "@" not in line[:80]):
+        return None
+    m = _PROMPT.match(line)
+    if m is None:
+        return None
+    cmd = m.group("cmd")
+    marker = line[: m.start("cmd")].rstrip()[-1:]
+    if marker in ("#", ">", "%") and not _COMMAND_WORD.match(cmd):
+        return None
+    if marker == "$" and cmd.startswith(("{", "(")):
+        return None  # "$ {" is a template, not a prompt
+    return cmd.strip()
+
+
+def _strip_launcher(line: str) -> str:
+    if not line.startswith("["):
+        return line
+    for _ in range(4):  # "[1,0]<stdout>:[rank0]: ..." stacks two
+        m = _LAUNCHER.match(line)
+        if m is None:
+            break
+        line = line[m.end():]
+    return line
