@@ -25,7 +25,7 @@ _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)
 _PROMPT = re.compile(
     r"^\s*(?:\([\w.-]+\)\s*)?"
     r"(?:\[[^\]\n]{1,80}\]|[\w.-]+@[\w.-]+(?::[^\s$#%>]{0,120})?|PS [A-Z]:[^>]{0,120}|~[^\s$#]{0,80})?"
-    r"\s*[$#%>\u276f]\s+(?P<cmd>\S.*)$"
+    r"\s*(?:[$#%>\u276f]\s+|\$(?=(?:kubectl|k|oc|dmesg|cat|sudo|conntrack|nvidia-smi|journalctl)\s))(?P<cmd>\S.*)$"
 )
 _PROMPT_STARTS = ("$", "#", "%", ">", "(", "[", "P", "~", "\u276f")  # U+276F: the arrow zsh themes print
 # A "#" or ">" prompt is only taken as one before a command word; otherwise it is a comment or a quote.
@@ -71,6 +71,7 @@ def unwrap(text: str) -> Unwrapped:
             continue
         if fence := _FENCE.match(line):
             diff = not diff and fence.group(1).lower() in ("diff", "patch")
+            command = ""  # a fence opens or closes a block: what follows is no longer the last command's output
             out.append("")
             commands.append(command)
             continue
@@ -84,6 +85,10 @@ def unwrap(text: str) -> Unwrapped:
             commands.append(command)
             continue
         line = _strip_launcher(line)
+        if line.startswith("`") and not line.startswith("``"):
+            line = line[1:]  # an inline code span opened at the start of a pasted line
+        if line.endswith("`") and not line.endswith("``") and line.count("`") % 2 == 1:
+            line = line[:-1]
         line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or "<" in line) else line
         line = _ANNOTATION.sub("", line) if ("<" in line or "←" in line or "⬅" in line) else line
         out.append(line.rstrip())

@@ -20,6 +20,7 @@ from collectors.parsers.k8s_common import (
     block_events,
     block_starts,
     describe_tree,
+    eviction_condition,
     eviction_resource,
     find_root,
     is_rdma_resource,
@@ -36,7 +37,7 @@ _PHASES = {"Pending", "Running", "Succeeded", "Failed", "Unknown"}
 _STATE_KEYS = {"Reason", "Exit Code", "Message", "Signal", "Started", "Finished"}
 _KEYS = re.compile(r"(?m)^[ \t]*(Name|Namespace|Node|Containers|Init Containers|QoS Class|Controlled By|"
                    r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
-                   r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes):")
+                   r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason):")
 _POD_KEYS = {"Namespace", "Containers", "Init Containers", "QoS Class", "Controlled By", "Restart Count",
              "Tolerations", "Volumes"}
 _NODE_KEYS = {"Capacity", "Allocatable", "System Info", "Non-terminated Pods", "Allocated resources",
@@ -53,8 +54,10 @@ def sniff(text: str) -> int:
     pod = len(keys & _POD_KEYS)
     if "Name" in keys and pod:
         return min(60 + 10 * pod, 95)
-    if "State" in keys and ("Exit Code" in keys or "Restart Count" in keys):
+    if keys & {"State", "Last State"} and keys & {"Exit Code", "Restart Count", "Reason"}:
         return 60  # a container-state fragment
+    if {"Status", "Reason"} <= keys:
+        return 45  # the pod's own Status / Reason / Message lines
     return 20 if pod >= 2 else 0
 
 
@@ -131,6 +134,7 @@ def _pod_block(sink: DedupSink, lines: list[str], start: int, end: int, dist: Di
     subject = subject_of("pod", name, ns_node.value if ns_node else "") if name else None
     if name_node is not None and name:
         _pod_identity(sink, top, name_node, subject)
+    _pod_status(sink, top, name, subject)
     containers = _containers(roots)
     real = bool(find_root(roots, "Containers"))
     _emit_containers(sink, containers, subject)
@@ -153,17 +157,22 @@ def _pod_identity(sink: DedupSink, top: dict[str, DNode], name: DNode, subject: 
     if node := top.get("Node"):
         bound = "" if node.value in ("", "<none>") else node.value.split("/", 1)[0]
         sink.add("pod.node", bound, node.line, subject=subject)
-    status = top.get("Status")
-    if status is not None and status.value in _PHASES:
-        sink.add("pod.phase", status.value, status.line, subject=subject)
-        if status.value not in ("Running", "Succeeded"):
-            sink.add("pods.not_running", [name.value], status.line, subject=subject)
-        if status.value == "Pending":
-            sink.add("pods.pending", [name.value], status.line, subject=subject)
-    _pod_status_reason(sink, top, subject)
     for key, fact in (("QoS Class", "pod.qos_class"), ("Priority Class Name", "pod.priority_class")):
         if (node := top.get(key)) is not None and node.value and node.value != "<none>":
             sink.add(fact, node.value, node.line, subject=subject)
+
+
+def _pod_status(sink: DedupSink, top: dict[str, DNode], name: str, subject: str | None) -> None:
+    """Phase, reason and message: read from a whole describe or from those three lines pasted alone."""
+    status = top.get("Status")
+    if status is not None and status.value in _PHASES:
+        sink.add("pod.phase", status.value, status.line, subject=subject)
+        if status.value not in ("Running", "Succeeded") and name:
+            sink.add("pods.not_running", [name], status.line, subject=subject)
+        if status.value == "Pending" and name:
+            sink.add("pods.pending", [name], status.line, subject=subject)
+    if (status is not None and status.value in _PHASES) or name:
+        _pod_status_reason(sink, top, subject)
 
 
 def _pod_status_reason(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None:
@@ -173,12 +182,16 @@ def _pod_status_reason(sink: DedupSink, top: dict[str, DNode], subject: str | No
         sink.add("pod.status.reason", reason.value, reason.line, subject=subject)
     if message is not None and message.value:
         sink.add("pod.status.message", message.value, message.line, subject=subject)
+    if reason is not None and reason.value == "Preempting":
+        sink.add("scheduling.preempted", True, reason.line, subject=subject)
     if reason is not None and reason.value == "Evicted":
         span_end = message.line if message is not None else reason.line
         sink.add("eviction.seen", True, reason.line, span_end, subject=subject)
         resource = eviction_resource(message.value) if message is not None else ""
         if resource and message is not None:
             sink.add("eviction.resource", resource, message.line, subject=subject)
+        if message is not None and (condition := eviction_condition(message.value)):
+            sink.add("node.conditions", [condition], message.line, subject=subject)
 
 
 # ---- containers --------------------------------------------------------------------------------------

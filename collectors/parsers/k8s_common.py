@@ -461,6 +461,12 @@ def eviction_resource(message: str) -> str:
     return ""
 
 
+def eviction_condition(message: str) -> str:
+    """The node condition an eviction or admission message names (`had condition: [DiskPressure]`), or ""."""
+    m = _HAD_CONDITION.search(message)
+    return m.group(1) if m and m.group(1) in _CONDITION_RESOURCE else ""
+
+
 _RESOURCE_CONDITION = {"memory": "MemoryPressure", "pids": "PIDPressure"}
 
 
@@ -572,6 +578,8 @@ def _evicted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     resource = eviction_resource(ev.message)
     if resource:
         facts.add("eviction.resource", resource, ev, subject)
+    if condition := eviction_condition(ev.message):
+        facts.add("node.conditions", [condition], ev, subject)
 
 
 def _preempted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
@@ -608,6 +616,8 @@ def _oom(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 def _threshold_met(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     m = _RECLAIM.search(ev.message)
+    if m:
+        facts.add("eviction.reclaiming", True, ev, subject)
     condition = pressure_condition(m.group(1)) if m else ""
     if condition:
         facts.add("node.conditions", [condition], ev, subject)

@@ -31,6 +31,7 @@ from collectors.parsers.k8s_common import (
     as_int,
     as_list,
     as_str,
+    eviction_condition,
     eviction_resource,
     gpu_sharing,
     has_gpu_labels,
@@ -57,9 +58,17 @@ _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
 _AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
 
 
+_FRAGMENT_KEY = re.compile(
+    r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
+    r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime)"""
+    r"""["']?[ \t]*:""")
+
+
 def sniff(text: str) -> int:
-    """0-100 confidence that the text is Kubernetes objects as JSON or YAML."""
+    """0-100 confidence that the text is Kubernetes objects as JSON or YAML (or a piece of one)."""
     head = text[:50_000]
+    if len(set(_FRAGMENT_KEY.findall(head))) >= 2 and not _JSON_KIND.search(head) and not _YAML_KIND.search(head):
+        return 60  # a kindless piece of an object: a `status:` block, one containerStatus, an Event
     first = head.lstrip()[:1]
     if first in ("{", "["):
         if _JSON_KIND.search(head) and '"apiVersion"' in head:
@@ -354,12 +363,36 @@ def _parse(sink: DedupSink, text: str) -> None:
     tx = _Text(text)
     ctx = _Ctx(sink, tx, EventFacts(sink))
     for item in _items(tx, docs):
-        handler = _HANDLERS.get(item.kind)
+        kind, data = (item.kind, item.data) if item.kind else _fragment(item.data)
+        handler = _HANDLERS.get(kind)
         if handler is not None:
-            handler(ctx, item.data, _Loc(tx, item))
+            handler(ctx, data, _Loc(tx, item))
     ctx.dist.flush(sink)
     ctx.events.finish()
     _netpol_totals(ctx)
+
+
+# Keys that say what a kindless piece of an object is: people paste `status:` or one containerStatus, not the Pod.
+_POD_STATUS_KEYS = {"containerStatuses", "initContainerStatuses", "phase", "qosClass", "podIP", "hostIP", "startTime"}
+_CONTAINER_STATUS_KEYS = {"lastState", "restartCount", "containerID", "imageID"}
+_EVENT_KEYS = {"involvedObject", "reason", "message"}
+
+
+def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The kind of a piece of an object pasted without `kind`, and the piece wrapped as that object."""
+    keys = set(data)
+    if "status" in keys and keys & {"spec", "metadata"}:
+        return "Pod", data
+    if isinstance(data.get("status"), dict) and set(data["status"]) & _POD_STATUS_KEYS:
+        return "Pod", data
+    if len(keys & _POD_STATUS_KEYS) >= 1 and ("containerStatuses" in keys or len(keys & _POD_STATUS_KEYS) >= 2
+                                            or {"reason", "message"} <= keys):
+        return "Pod", {"status": data}
+    if len(keys & _CONTAINER_STATUS_KEYS) >= 1 and ("state" in keys or "lastState" in keys):
+        return "Pod", {"status": {"containerStatuses": [data]}}
+    if keys >= _EVENT_KEYS:
+        return "Event", data
+    return "", data
 
 
 def _identity(d: dict[str, Any], kind: str) -> tuple[str, str, str | None]:
@@ -381,7 +414,7 @@ def _pod(ctx: _Ctx, d: dict[str, Any], loc: _Loc) -> None:
         add("pods.names", [name], name_line, subject=subject)
     if ns:
         add("pod.namespace", ns, loc.at("metadata", ("namespace", ns)), subject=subject)
-    if "nodeName" in spec or "phase" in status:
+    if "nodeName" in spec or ("phase" in status and spec):  # a pasted status block alone says nothing of the node
         node = as_str(spec.get("nodeName"))
         add("pod.node", node, loc.at("spec", ("nodeName", node)) if node else name_line, subject=subject)
     _pod_phase(ctx, loc, name, status, subject)
@@ -405,10 +438,14 @@ def _pod_phase(ctx: _Ctx, loc: _Loc, name: str, status: dict[str, Any], subject:
     if reason:
         reason_line = loc.at("status", ("reason", reason))
         add("pod.status.reason", reason, reason_line, subject=subject)
+        if reason == "Preempting":
+            add("scheduling.preempted", True, reason_line, subject=subject)
         if reason == "Evicted":
             add("eviction.seen", True, reason_line, subject=subject)
             if resource := eviction_resource(message):
                 add("eviction.resource", resource, loc.at("status", "message"), subject=subject)
+            if condition := eviction_condition(message):
+                add("node.conditions", [condition], loc.at("status", "message"), subject=subject)
     if message:
         add("pod.status.message", message, loc.at("status", "message"), subject=subject)
     if qos := as_str(status.get("qosClass")):

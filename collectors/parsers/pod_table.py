@@ -17,6 +17,7 @@ from collectors.text import normalise
 
 _COLUMN = re.compile(r"\S+(?: \S+)*")
 _READY = re.compile(r"^\d+/\d+$")
+_AGO = re.compile(r"(\d+) (\([^)]{1,40}\))")  # "4 (57s ago)": one cell, though it has a space
 _RESTARTS = re.compile(r"^(\d+)(?: \([^)]{1,40}\))?$")
 _WAITING = {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ContainerCreating", "CreateContainerConfigError",
             "CreateContainerError", "InvalidImageName", "ErrImageNeverPull", "RunContainerError", "PodInitializing"}
@@ -106,10 +107,10 @@ def _cells_by_position(line: str, header: list[tuple[str, int]]) -> dict[str, st
 
 def _cells_by_order(line: str, names: list[str]) -> dict[str, str] | None:
     """Cells by whitespace when a chat client squeezed the columns; RESTARTS may hold `4 (57s ago)`."""
-    tokens = re.sub(r"(\d+) (\([^)]{1,40}\))", r"\1\u00a0\2", line.strip()).split()
+    tokens = _AGO.sub(lambda m: f"{m.group(1)}\x00{m.group(2)}", line.strip()).split()
     if len(tokens) < len(names) - 2:  # NOMINATED NODE / READINESS GATES may be one word short each
         return None
-    cells = {name: token.replace("\u00a0", " ") for name, token in zip(names, tokens, strict=False)}
+    cells = {name: token.replace("\x00", " ") for name, token in zip(names, tokens, strict=False)}
     return cells
 
 

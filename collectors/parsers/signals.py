@@ -79,7 +79,7 @@ def _apply(signal: CompiledSignal, m: Any, number: int, sink: DedupSink, events:
 
 
 def _clean(message: str) -> str:
-    message = message.replace('\\"', '"').replace("\\n", " ").strip(_TRAILING)
+    message = message.replace('\\"', '"').replace("\\n", " ").replace("''", "'").strip(_TRAILING)
     return message
 
 

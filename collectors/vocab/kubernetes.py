@@ -70,6 +70,9 @@ FACTS: list[FactSpec] = [
     # events
     FactSpec("events.reasons", "list[str]", "distinct event reasons seen", "union", "BackOff"),
     FactSpec("eviction.seen", "bool", "the pod was evicted by the kubelet (not an OOM kill)", "any"),
+    FactSpec("eviction.reclaiming", "bool",
+             "the kubelet's eviction manager is reclaiming a resource: it evicts pods until the signal recovers",
+             "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, timeout, rate-limited, no-space, "
