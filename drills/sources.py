@@ -36,7 +36,8 @@ K = ArtifactKind
 SOURCES: tuple[Source, ...] = (
     Source("alerts", "alerts", (K.ALERTMANAGER, K.ALERT_TEXT), 30, "open the alert in Alertmanager or chat",
            "telemetry", ("alert", "alertmanager", "page")),
-    Source("pod-status", "pod status", (K.DESCRIBE_POD, K.POD), 60, "kubectl describe pod / get pods -o json",
+    Source("pod-status", "pod status", (K.DESCRIBE_POD, K.POD, K.POD_TABLE), 60,
+           "kubectl describe pod / get pods (-o json)",
            "workload", ("pod", "pods", "describe-pod", "describe pod", "status")),
     Source("events", "events", (K.EVENTS,), 45, "kubectl get events", "workload", ("event",)),
     Source("objects", "cluster objects", (K.K8S_OBJECT,), 60,
@@ -58,6 +59,9 @@ SOURCES: tuple[Source, ...] = (
            ("kubelet", "kubelet log")),
     Source("kernel-log", "kernel log", (K.KERNEL_LOG,), 180, "dmesg / journalctl -k on the node (SSH)", "node",
            ("kernel", "dmesg", "kmsg", "journalctl", "kernel log")),
+    # Text with no structured kind: what someone pasted into the channel (a quoted message, notes, a fragment).
+    Source("notes", "pasted notes", (K.TEXT,), 30, "read what was pasted in the channel", "telemetry",
+           ("paste", "pasted", "text", "chat")),
     Source("conntrack", "conntrack", (K.CONNTRACK_STATS,), 180, "conntrack -S on the node (SSH)", "node",
            ("conntrack-stats", "nf_conntrack", "conntrack stats")),
 )

@@ -25,6 +25,7 @@ class Signal(BaseModel):
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     hints: tuple[str, ...] = Field(min_length=1)
     pattern: str
+    unless: tuple[str, ...] = ()  # substrings that mean the line is about something else
     event: str | None = None
     reader: Reader | None = None
     facts: dict[str, Any] = Field(default_factory=dict)

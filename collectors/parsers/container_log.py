@@ -59,6 +59,15 @@ RULES: tuple[Rule, ...] = (
     Rule("app.errors", "config", ("KeyError",), _rx(r"KeyError: ['\"][A-Z][A-Z0-9_]{2,}['\"]")),
     Rule("app.errors", "connection-refused", ("Connection refused", "connection refused", "ECONNREFUSED",
                                               "ConnectionRefusedError")),
+    # A dial that times out to anything but DNS (port 53, read above as dns.errors): the dependency is unreachable.
+    Rule("app.errors", "connection-timeout", ("i/o timeout", "Connection timed out", "connection timed out",
+                                              "ETIMEDOUT", "ConnectTimeoutError"),
+         _rx(r"(?:dial tcp|connect|Connection|connection|ETIMEDOUT|ConnectTimeoutError)(?!.*:53\b)")),
+    # The entrypoint cannot run: missing, not executable, or built for another CPU (exec format error).
+    Rule("app.errors", "entrypoint", ("exec format error", "executable file not found", ": not found",
+                                      "Permission denied", "no such file or directory"),
+         _rx(r"exec format error|executable file not found in \$PATH|^\S*/bin/(?:ba|da)?sh: (?:\d+: )?\S+: not found|"
+             r"exec(?:ve)?[: ].{0,80}(?:[Pp]ermission denied|no such file or directory)")),
     Rule("app.errors", "file-not-found", ("FileNotFoundError", "No such file or directory",
                                           "no such file or directory", "ENOENT")),
     Rule("app.errors", "permission-denied", ("PermissionError", "Permission denied", "permission denied",
@@ -172,8 +181,15 @@ _CLAIM_NEEDLES = ("CUDA out of memory", "CUDA error", "OutOfMemoryError", "Bus e
 _STRONG = ("CUDA out of memory", "Traceback (most recent call last)", "is killed by signal: Bus error")
 
 
+# An event row ("Warning  Unhealthy  1s  kubelet  Readiness probe failed: ... connection refused") quotes the
+# application's symptoms but is the events table's to read.
+_EVENT_ROW = _rx(r"^\s*(?:\S+\s+){0,2}(?:Warning|Normal)\s+[A-Z][A-Za-z]+\s")
+
+
 def claims_line(line: str) -> bool:
     """Whether one line of a mixed paste reads like application output."""
+    if ("Warning" in line or "Normal" in line) and _EVENT_ROW.match(line):
+        return False
     if any([hint in line for hint in _LEVEL_HINTS]) and _LEVEL.search(line):
         return True
     if 'File "' in line and _FRAME.match(line):

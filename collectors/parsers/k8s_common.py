@@ -290,7 +290,7 @@ def source_kind(source: str) -> str:
 # ---- what events mean --------------------------------------------------------------------------------
 
 _NODES_TOTAL = re.compile(r"\b\d+/(\d+) nodes (?:are|is) available")
-_INSUFFICIENT = re.compile(r"Insufficient ([\w.\-/]+)")
+_INSUFFICIENT = re.compile(r"[Ii]nsufficient ([\w.\-/]+)")
 _BRACED_TAINT = re.compile(r"taints? \{([^}]*)\}")
 _BARE_TAINT = re.compile(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
 _SYSTEM_TAINTS = {
@@ -303,7 +303,15 @@ _SYSTEM_TAINTS = {
     "node.kubernetes.io/network-unavailable": "node-not-ready",
 }
 _SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # Before 1.8 the scheduler named its predicates: "1 PodToleratesNodeTaints, 3 MatchNodeSelector".
     (re.compile(r"didn'?t match (?:Pod's )?node (?:affinity|selector)|MatchNodeSelector", re.I), "node-affinity"),
+    (re.compile(r"PodToleratesNodeTaints|TaintToleration"), "untolerated-taint"),
+    (re.compile(r"\bNodeUnschedulable\b"), "unschedulable-node"),
+    (re.compile(r"CheckNode(?:Memory|Disk|PID)Pressure|NodeUnder(?:Memory|Disk|PID)Pressure"), "node-pressure"),
+    (re.compile(r"\bNodeNotReady\b|CheckNodeCondition"), "node-not-ready"),
+    (re.compile(r"PodFitsHostPorts"), "host-port"),
+    (re.compile(r"NoVolumeZoneConflict|VolumeNodeAffinityConflict"), "volume-node-affinity"),
+    (re.compile(r"Max\w*VolumeCount"), "volume-limit"),
     (re.compile(r"didn'?t match pod (?:anti-)?affinity|didn'?t satisfy existing pods anti-affinity"
                 r"|MatchInterPodAffinity", re.I), "pod-affinity"),
     (re.compile(r"topology spread constraints", re.I), "topology-spread"),
@@ -356,7 +364,8 @@ def _insufficient(resource: str) -> str:
         return "insufficient-memory"
     if resource == "pods":
         return "too-many-pods"
-    if "gpu" in resource.lower() or "/mig-" in resource:
+    # GPU counts, not GPU memory or shares sold by scheduler extenders (aliyun.com/gpu-mem).
+    if resource.lower().endswith("/gpu") or "/mig-" in resource or resource.endswith("gpu-count"):
         return "insufficient-gpu"
     return "insufficient-other"
 
@@ -375,6 +384,10 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("rate-limited", re.compile(r"toomanyrequests|too many requests|rate limit", re.I)),
     ("no-space", re.compile(r"no space left on device", re.I)),
     ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown", re.I)),
+    # "pull access denied, repository does not exist or may require authorization": the registry will not say
+    # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
+    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist")),
+    ("denied-or-missing", re.compile(r"repository does not exist or may require authorization")),
     ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
@@ -387,7 +400,7 @@ def is_pull_message(text: str) -> bool:
 
 
 def pull_error_kind(text: str) -> str:
-    """not-found, unauthorized, timeout, rate-limited, no-space, tls or other."""
+    """not-found, unauthorized, denied-or-missing, timeout, rate-limited, no-space, tls or other."""
     for kind, rx in _PULL_KINDS:
         if rx.search(text):
             return kind
@@ -516,6 +529,8 @@ class EventFacts:
         self.record_reasons = record_reasons
         self.pulls = PullErrors()
         self._reasons: set[str] = set()
+        # FailedScheduling per object, withdrawn when a later Scheduled event shows the pod was placed after all.
+        self._unscheduled: dict[str | None, EventRecord] = {}
 
     def none_seen(self, line: int) -> None:
         """An events table was read and was empty (`Events: <none>`)."""
@@ -526,15 +541,25 @@ class EventFacts:
             self._reasons.add(ev.reason)
             self.sink.add("events.reasons", [ev.reason], *ev.span(), self.subject)
         handler = _EVENT_HANDLERS.get(ev.reason)
-        if handler is not None:
+        if ev.reason == "Scheduled":
+            self._unscheduled.pop(subject, None)
+        elif handler is not None:
             handler(self, ev, subject)
         elif ev.reason in _NODE_CONDITION_EVENTS:
             self.add("node.conditions", [_NODE_CONDITION_EVENTS[ev.reason]], ev, subject)
         elif ev.reason in _PULL_REASONS or (ev.reason in ("Failed", "BackOff") and is_pull_message(ev.message)):
             self.pulls.note(ev.message, subject, ev.span)
+        elif ev.reason == "BackOff" and "restarting failed container" in ev.message:
+            self.add("container.restart_backoff", True, ev, subject)
+
+    def unscheduled(self, ev: EventRecord, subject: str | None) -> None:
+        """A FailedScheduling event; it counts unless a later Scheduled event for the object follows."""
+        self._unscheduled.setdefault(subject, ev)
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
+        for subject, ev in self._unscheduled.items():
+            self.add("scheduling.failed", True, ev, subject)
 
     def add(self, name: str, value: object, ev: EventRecord, subject: str | None) -> None:
         if not self.sink.has(name, value, subject):
@@ -545,7 +570,7 @@ _PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "Inspe
 
 
 def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    facts.add("scheduling.failed", True, ev, subject)
+    facts.unscheduled(ev, subject)
     if ev.message:
         facts.add("scheduling.message", ev.message, ev, subject)
     total = nodes_total(ev.message)

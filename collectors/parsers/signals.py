@@ -7,6 +7,7 @@ candidate is then matched against the signals whose hints it holds (collectors/c
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,11 @@ from collectors.vocabulary import VOCABULARY
 
 LineParser = Callable[[Artifact], ParseResult]
 
+_MAX_CONTINUATION = 6
+# A line that starts a record of its own rather than continuing the one above.
+_NEW_RECORD = re.compile(
+    r"(?:Warning|Normal)\b|\S+\s+(?:Warning|Normal)\s|[IWEF]\d{4} |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} +\d+ \d\d:|"
+    r"[A-Z][\w ]{0,30}:(?:\s|$)|-{3,}|[\[{<#$>|]|\d+[smhd]\s")
 # Trailing punctuation of the structure a message sits in: a JSON string, a YAML value, a table cell.
 _TRAILING = "\"',;|` \t\\"
 
@@ -47,11 +53,11 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     for index in candidate_lines(text):
         line = lines[index][:MAX_LINE]
         for signal in signals():
-            if not any(h in line for h in signal.spec.hints):
+            if not any(h in line for h in signal.spec.hints) or any(u in line for u in signal.spec.unless):
                 continue
             m = signal.regex.search(line)
             if m is not None:
-                _apply(signal, m, index + 1, sink, events, by_reader)
+                _apply(signal, m, index + 1, lines, sink, events, by_reader)
     events.finish()
     result = sink.done()
     for kind, numbers in by_reader.items():
@@ -61,21 +67,31 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     return result
 
 
-def _apply(signal: CompiledSignal, m: Any, number: int, sink: DedupSink, events: EventFacts,
+def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: DedupSink, events: EventFacts,
            by_reader: dict[str, set[int]]) -> None:
     spec = signal.spec
     if spec.reader is not None:
         by_reader.setdefault(spec.reader, set()).add(number)
     elif spec.event is not None:
         groups = m.groupdict()
-        message = _clean(groups.get("message") or m.group(0))
-        events.feed(EventRecord("Warning", spec.event, message, number, number))
+        message, end = _continued(_clean(groups.get("message") or m.group(0)), lines, number)
+        events.feed(EventRecord("Warning", spec.event, message, number, end))
     else:
         groups = m.groupdict()
         for name, template in spec.facts.items():
             value = _value(name, template, groups)
             if value is not None:
                 sink.add(name, value, number)
+
+
+def _continued(message: str, lines: list[str], number: int) -> tuple[str, int]:
+    """A message hard-wrapped onto the next lines (a terminal or a chat client broke it), joined; and its last line."""
+    end = number
+    while (end < len(lines) and end - number < _MAX_CONTINUATION and not message.endswith(".")
+           and (following := lines[end].strip()) and len(following) < MAX_LINE and not _NEW_RECORD.match(following)):
+        message = f"{message} {_clean(following)}"
+        end += 1
+    return message, end
 
 
 def _clean(message: str) -> str:
@@ -110,6 +126,19 @@ def _only(artifact: Artifact, lines: list[str], numbers: set[int], kind: Artifac
 
 
 def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]:
-    """Signal facts the structural parser did not already give: one reading of a line, not two."""
+    """Signal facts the structural parser did not already give: one reading of a line, not two.
+
+    A line the structural parser drew facts of a family from is its to read for that family (it may know that a
+    later event undoes it), and a fact it gave is not given again from elsewhere in the same artifact.
+    """
     named = {f.name for f in structural}
-    return [f for f in signalled if f.name not in named]
+    read: set[tuple[int, str]] = set()  # (line, fact family): "scheduling" for scheduling.failed
+    for f in structural:
+        if f.citation.start > 0:
+            read.update((n, _family(f.name)) for n in range(f.citation.start, f.citation.end + 1))
+    return [f for f in signalled if f.name not in named
+            and not any((n, _family(f.name)) in read for n in range(f.citation.start, f.citation.end + 1))]
+
+
+def _family(name: str) -> str:
+    return name.split(".", 1)[0]

@@ -75,8 +75,9 @@ FACTS: list[FactSpec] = [
              "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
-             "normalised image pull failure: not-found, unauthorized, timeout, rate-limited, no-space, "
-             "tls, other", example="not-found"),
+             "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
+             "whether the repository is missing or private), timeout, rate-limited, no-space, tls, other",
+             example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
     FactSpec("rollout.recent", "bool", "a rollout or scaling of the workload happened in the window", "any"),

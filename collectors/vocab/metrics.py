@@ -30,5 +30,6 @@ FACTS: list[FactSpec] = [
              "shared memory (/dev/shm) ran out: DataLoader bus error, or no space left writing to /dev/shm",
              "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
-             "connection-refused, file-not-found, permission-denied, model-load, missing-module", "union", "config"),
+             "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
+             "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),
 ]
