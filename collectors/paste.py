@@ -7,6 +7,7 @@ line-signal layer reads. Detection adds precision; it never decides whether a pa
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, Segment, split
@@ -28,17 +29,30 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
     if kind is not None:
         return [Artifact(id=name, kind=kind, source=source, content=clean.text, captured_at=captured_at)]
     segments = split(clean.text, clean.commands)
-    if len(segments) == 1 and segments[0].start <= 1 and not _uncovered(clean, segments):
+    if _DISTRIBUTED.search(clean.text):
+        segments = _one_training_log(clean, segments)
+    owner = _owners(clean, segments)
+    rest = {n for n, line in enumerate(clean.lines, 1) if owner.get(n) is None and line.strip()}
+    if len(segments) == 1 and segments[0].start <= 1 and not rest:
         return [Artifact(id=name, kind=segments[0].kind, source=source, content=clean.text,
                          captured_at=captured_at)]
-    artifacts = [_segment_artifact(clean, name, i, seg, source, captured_at) for i, seg in enumerate(segments, 1)]
-    rest = _uncovered(clean, segments)
+    artifacts = [_segment_artifact(clean, name, i, seg, {n for n, o in owner.items() if o == i - 1}, source,
+                                   captured_at) for i, seg in enumerate(segments, 1)]
     if rest:
         content = "\n".join(line if n in rest else "" for n, line in enumerate(clean.lines, 1))
         text_id = name if not artifacts else f"{name}#{len(artifacts) + 1}"
         artifacts.append(Artifact(id=text_id, kind=ArtifactKind.TEXT, source=source, content=content,
                                   command=f"lines of {name} no structured kind claimed", captured_at=captured_at))
     return artifacts
+
+
+def _owners(clean: Unwrapped, segments: list[Segment]) -> dict[int, int]:
+    """1-based line -> index of the segment that reads it; the first segment to claim a line keeps it."""
+    owner: dict[int, int] = {}
+    for i, seg in enumerate(segments):
+        for n in range(seg.start, min(seg.end, len(clean.lines)) + 1):
+            owner.setdefault(n, i)
+    return owner
 
 
 def nothing_recognised() -> str:
@@ -52,16 +66,26 @@ def nothing_recognised() -> str:
             "name its kind with --kind.")
 
 
-def _uncovered(clean: Unwrapped, segments: list[Segment]) -> set[int]:
-    """1-based numbers of the non-blank lines outside every segment."""
-    covered: set[int] = set()
-    for seg in segments:
-        covered.update(range(seg.start, seg.end + 1))
-    return {n for n, line in enumerate(clean.lines, 1) if n not in covered and line.strip()}
+# A distributed-training log: NCCL lines, the launcher's and the application's output interleave, and the NCCL
+# reader needs them together (an NCCL_SOCKET_IFNAME set in prose above, a resolver error under a traceback).
+_DISTRIBUTED = re.compile(r"NCCL (?:INFO|WARN)|NCCL version|nccl\w+Error|torch[./]distributed|ProcessGroupNCCL|"
+                          r"NCCL_SOCKET_IFNAME|\bc10d\b")
+_TRAINING_KINDS = (ArtifactKind.CONTAINER_LOG, ArtifactKind.NCCL_LOG)
 
 
-def _segment_artifact(clean: Unwrapped, name: str, index: int, seg: Segment, source: str,
+def _one_training_log(clean: Unwrapped, segments: list[Segment]) -> list[Segment]:
+    """Every line no structured kind claimed, read as one application log (which the NCCL reader also reads)."""
+    kept = [s for s in segments if s.kind not in _TRAINING_KINDS]
+    taken = {n for s in kept for n in range(s.start, s.end + 1)}
+    rest = [n for n, line in enumerate(clean.lines, 1) if n not in taken and line.strip()]
+    if not rest:
+        return segments
+    # The log's span may straddle a structured segment: kept segments come first, so they keep their lines.
+    return [*kept, Segment(ArtifactKind.CONTAINER_LOG, rest[0], rest[-1])]
+
+
+def _segment_artifact(clean: Unwrapped, name: str, index: int, seg: Segment, mine: set[int], source: str,
                       captured_at: datetime | None) -> Artifact:
-    content = "\n".join(line if seg.start <= n <= seg.end else "" for n, line in enumerate(clean.lines, 1))
+    content = "\n".join(line if n in mine else "" for n, line in enumerate(clean.lines, 1))
     return Artifact(id=f"{name}#{index}", kind=seg.kind, source=source, content=content,
                     command=f"lines {seg.start}-{seg.end} of {name}", captured_at=captured_at)

@@ -37,7 +37,7 @@ _COMMAND_WORD = re.compile(
 # Launcher and log-aggregator prefixes: "[1,0]<stdout>:", "[rank3]:", "[trainer3]:", "[default0]:",
 # "[pod/web-1/app] " (kubectl logs --prefix), "worker-1: " (pdsh) is left alone: it is also a YAML key.
 _LAUNCHER = re.compile(
-    r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|trainer|worker|default|node|local_rank|host)?\d+\]:|"
+    r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|trainer|worker|default|node|local_rank|host)?\d+(?:\|\d+)?\]:|"
     r"\[pod/[\w.-]+/[\w.-]+\] )\s?"
 )
 # A note typed after a value: "nvidia.com/gpu:  7   <-- one is gone", "Reason: OOMKilled  # <- here".

@@ -55,6 +55,7 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
     ("Connection timed out", "timeout"),
     ("has timed out", "timeout"),  # c10d: "The client socket has timed out after 900s while trying to connect"
     ("Address family", "address-family"),  # "... not supported by protocol", "... for hostname not supported"
+    ("is neither AF_INET", "address-family"),  # ncclSocketInit given an empty address: the interface has no IP
     ("Name or service not known", "unresolvable"),
     ("Temporary failure in name resolution", "unresolvable"),
     ("nodename nor servname", "unresolvable"),
@@ -68,6 +69,9 @@ _RESOLVER_FALLBACK = ("getaddrinfo", "gai error")
 # A socket error only counts on a line about rendezvous or NCCL, not on an app's unrelated HTTP call.
 _DIST_CONTEXT = ("NCCL", "nccl", "socket", "Socket", "c10d", "torch.distributed", "Dist", "store", "Store",
                  "rendezvous", "Rendezvous", "ootstrap", "gai error", "onnect to", "ProcessGroup", "gloo", "Gloo")
+# A resolver or socket error at the bottom of a traceback through the rendezvous is the rendezvous's.
+_CONTEXT_LINES = 12
+_TRACEBACK_CONTEXT = ("init_process_group", "rendezvous", "TCPStore", "torch/distributed", "c10d")
 _SOCKET_HINTS = tuple(needle for needle, _ in SOCKET_ERRORS) + _RESOLVER_FALLBACK
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -181,14 +185,31 @@ def _ib(scan: Scan, line: str, n: int) -> None:
         scan.item("nccl.ib_errors", event.group(1).strip().lower().replace(" ", "-"), n)
 
 
+_VERBS_FAILED = re.compile(r"Call to (ibv_\w+) failed")
+
+
+def _verbs_failure(scan: Scan, line: str, n: int) -> None:
+    """`WARN Call to ibv_create_qp failed`: a verbs call NCCL needs was refused (often locked-memory limits)."""
+    if m := _VERBS_FAILED.search(line):
+        scan.item("nccl.ib_errors", m.group(1).replace("_", "-") + "-failed", n)
+
+
 def _socket_error(scan: Scan, line: str, n: int) -> None:
-    if "NET/IB" in line or "ibv_" in line or not any(word in line for word in _DIST_CONTEXT):
+    if "NET/IB" in line or "ibv_" in line or not _in_dist_context(scan, line, n):
         return
     found = [error for needle, error in SOCKET_ERRORS if needle in line]
     if not found and any(needle in line for needle in _RESOLVER_FALLBACK):
         found = ["unresolvable"]
     for error in found:
         scan.item("nccl.errors", error, n)
+
+
+def _in_dist_context(scan: Scan, line: str, n: int) -> bool:
+    """The line, or the traceback just above it, is about rendezvous or NCCL (not an app's own HTTP call)."""
+    if any(word in line for word in _DIST_CONTEXT):
+        return True
+    above = scan.lines[max(0, n - 1 - _CONTEXT_LINES): n - 1]
+    return any(word in earlier for earlier in above for word in _TRACEBACK_CONTEXT)
 
 
 def _watchdog(scan: Scan, line: str, n: int) -> None:
@@ -262,7 +283,8 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Bootstrap",), _bootstrap),
     (("NET/Socket",), _interfaces),
     (("Using network", "via NET/"), _network),
-    (("NET/IB",), _ib),
+    (("NET/IB", "NET/IBP", "Got completion from peer"), _ib),
+    (("Call to ibv_",), _verbs_failure),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
     (_WATCHDOG, _watchdog),

@@ -12,7 +12,8 @@ FACTS: list[FactSpec] = [
              "normalised bootstrap/socket errors: connection-refused, no-route, timeout, address-family, "
              "unresolvable, connection-reset, connection-aborted, no-interface", "union", "connection-refused"),
     FactSpec("nccl.ib_errors", "list[str]",
-             "IB work-completion failures as status names, plus async port errors (port-error)", "union",
+             "IB work-completion failures as status names, async port errors (port-error), and failed verbs calls "
+             "(ibv-create-qp-failed)", "union",
              "transport-retry-exceeded"),
     FactSpec("nccl.ib_device_missing", "bool", "NCCL found no usable IB/RDMA device (NET/IB : No device found)",
              "any"),
