@@ -80,8 +80,10 @@ def unwrap(text: str) -> Unwrapped:
             line = line[1:]
         prompt = _prompt(line)
         if prompt is not None:
+            # The command stays, behind a plain "$ ": it says what follows, and its arguments can be evidence
+            # (`mpirun -x NCCL_SOCKET_IFNAME=lo ...`). Parsers know a "$ " line is a command, not output.
             command = prompt
-            out.append("")
+            out.append(f"$ {prompt}")
             commands.append(command)
             continue
         line = _strip_launcher(line)

@@ -69,8 +69,13 @@ def sniff(text: str) -> int:
     return round(95 * known / len(lines))
 
 
+# Older conntrack-tools print `conntrack -S` as one counter per line: "insert_failed\t\t0".
+_VERTICAL = re.compile(r"^\s*(entries|searched|found|new|invalid|ignore|delete|delete_list|insert|insert_failed|drop|"
+                       r"early_drop|error|icmp_error|expect_new|expect_create|expect_delete|search_restart)\s+(\d+)\s*$")
+
+
 def _is_counter_line(line: str) -> bool:
-    return _is_cpu_line(line) or any(rx.search(line) for rx in (_LIMIT_VALUE, _TOOL_BANNER, _SYSCTL))
+    return _is_cpu_line(line) or _VERTICAL.match(line) is not None or any(rx.search(line) for rx in (_LIMIT_VALUE, _TOOL_BANNER, _SYSCTL))
 
 
 def parse(artifact: Artifact) -> ParseResult:
@@ -90,7 +95,16 @@ def parse(artifact: Artifact) -> ParseResult:
 
 def _scan(lines: list[str]) -> _Scan:
     scan = _Scan()
+    vertical: dict[str, int] = {}
+    vertical_lines: list[int] = []
     for number, line in enumerate(lines, 1):
+        if (m := _VERTICAL.match(line)) is not None and not _is_proc_header(line):
+            vertical[m.group(1)] = int(m.group(2))
+            vertical_lines.append(number)
+            continue
+        if vertical:
+            _read_vertical(scan, vertical, vertical_lines)
+            vertical, vertical_lines = {}, []
         if not line.strip():
             continue
         _take_pending(scan, line, number)
@@ -109,11 +123,24 @@ def _scan(lines: list[str]) -> _Scan:
             _read_limit(scan, line, number)
             if _HEX_ROW.match(line) and scan.headerless is None:
                 scan.headerless = number
+    if vertical:
+        _read_vertical(scan, vertical, vertical_lines)
     _close(scan)
     if scan.headerless is not None:
         scan.problems.append(f"line {scan.headerless}: /proc/net/stat/nf_conntrack rows without their header "
                              "line; cannot tell which column is which")
     return scan
+
+
+def _read_vertical(scan: _Scan, counters: dict[str, int], numbers: list[int]) -> None:
+    """One run of the one-counter-per-line format: the table's totals, like a single CPU line."""
+    if not any(key in counters for key in _DROP_COUNTERS):
+        return
+    _close(scan)
+    snap = _snapshot_for(scan, 0, numbers[0])
+    snap.end = numbers[-1]
+    _add_drops(scan, snap, counters, numbers[-1])
+    _close(scan)
 
 
 def _is_cpu_line(line: str) -> bool:

@@ -61,6 +61,8 @@ _KERNEL_MESSAGE = re.compile(
 _XID = re.compile(
     r"\bXid \((?:PCI:)?(?P<bdf>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\):\s*(?P<code>\d+)"
 )
+# An Xid line whose PCI address was elided when pasted ("Xid (PCI:...): 145"): the code still counts.
+_XID_NO_BDF = re.compile(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
 _XID_LIKE = re.compile(r"NVRM: Xid\b|\bXid \(")
 _GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
 _OOM_INVOKED = re.compile(r"\binvoked oom-killer: ")
@@ -178,6 +180,12 @@ def _scan(lines: list[str]) -> _Seen:
 
 def _scan_xid(line: str, number: int, seen: _Seen) -> None:
     m = _XID.search(line)
+    if m is None and (loose := _XID_NO_BDF.search(line)) is not None and not _COMMAND.search(line):
+        code = int(loose.group("code"))
+        seen.xid_count += 1
+        seen.xid_last = number
+        seen.xid_first.setdefault(code, (number, message(line)))
+        return
     if m is None:
         if _XID_LIKE.search(line) and not _COMMAND.search(line):
             seen.problems.append(f"line {number}: looks like an NVIDIA Xid report but has no Xid code")

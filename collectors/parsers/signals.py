@@ -109,14 +109,22 @@ def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
 
 
 def _value_one(template: str, groups: dict[str, str | None], kind: str) -> object:
-    if template.startswith("{") and template.endswith("}"):
-        raw = groups.get(template[1:-1])
-        if raw is None:
+    """"{name}" is a group as it reads; "{name}%" a percentage read as a ratio (44% -> 0.44)."""
+    percent = template.endswith("%")
+    name = template.removesuffix("%")
+    if not (name.startswith("{") and name.endswith("}")):
+        return template
+    raw = groups.get(name[1:-1])
+    if raw is None:
+        return None
+    if percent:
+        try:
+            return round(float(raw) / 100, 4)
+        except ValueError:
             return None
-        if kind == "int":
-            return int(raw) if raw.isdigit() else None
-        return raw
-    return template
+    if kind == "int":
+        return int(raw) if raw.isdigit() else None
+    return raw
 
 
 def _only(artifact: Artifact, lines: list[str], numbers: set[int], kind: ArtifactKind) -> Artifact:

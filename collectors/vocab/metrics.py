@@ -13,6 +13,8 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.ecc_sbe", "int", "corrected (single-bit) ECC errors", "max"),
     FactSpec("gpu.row_remap_failed", "bool", "row remapping failed or is pending", "any"),
     FactSpec("cuda.oom", "bool", "CUDA out of memory reported by the application", "any"),
+    FactSpec("cuda.ecc_uncorrectable", "bool",
+             "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),
