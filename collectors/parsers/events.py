@@ -167,13 +167,28 @@ def _loose_row(line: str, number: int, namespace: str) -> EventRecord | None:
 
 
 def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
-    """Rows pasted without their header, e.g. one FailedScheduling line copied from a describe."""
+    """Rows pasted without their header, e.g. one FailedScheduling line copied from a describe.
+
+    A row whose message a terminal wrapped continues on the following lines, up to a blank line or the next row.
+    """
+    pending: EventRecord | None = None
     for i, line in enumerate(lines):
-        if "Normal" not in line and "Warning" not in line:
-            continue
-        ev = describe_row(line.rstrip(), i + 1) or _loose_row(line.rstrip(), i + 1, namespace)
-        if ev is not None:
-            facts.feed(ev, _subject(ev))
+        ev = None
+        if "Normal" in line or "Warning" in line:
+            ev = describe_row(line.rstrip(), i + 1) or _loose_row(line.rstrip(), i + 1, namespace)
+        if ev is not None or not line.strip() or len(line) > _MAX_WRAPPED:
+            if pending is not None:
+                facts.feed(pending, _subject(pending))
+            pending = ev
+        elif pending is not None and pending.end - pending.start < _MAX_CONTINUATION:
+            pending.message = f"{pending.message} {line.strip()}"
+            pending.end = i + 1
+    if pending is not None:
+        facts.feed(pending, _subject(pending))
+
+
+_MAX_CONTINUATION = 6
+_MAX_WRAPPED = 4096
 
 
 def _subject(ev: EventRecord) -> str | None:

@@ -386,8 +386,11 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown", re.I)),
     # "pull access denied, repository does not exist or may require authorization": the registry will not say
     # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
-    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist")),
-    ("denied-or-missing", re.compile(r"repository does not exist or may require authorization")),
+    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
+                             r"pull access denied for [^\s,/]+, repository does not exist")),
+    ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')")),
+    # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
+    ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
     ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
