@@ -44,7 +44,8 @@ RULES: tuple[Rule, ...] = (
                               "no such host", "server misbehaving", "getaddrinfo ENOTFOUND",
                               "getaddrinfo EAI_AGAIN", "UnknownHostException", "Could not resolve host",
                               "NameResolutionError", "Failed to resolve", "nodename nor servname")),
-    Rule("dns.errors", True, ("i/o timeout",), _rx(r":53\b")),
+    # CoreDNS's loop plugin probes upstream with a random HINFO query at start; its timeout is not a failed lookup.
+    Rule("dns.errors", True, ("i/o timeout",), _rx(r"^(?!.*\bHINFO:).*:53\b")),
     Rule("app.retries", True, ("etry", "ttempt"),
          _rx(r"Retry\(total=|\b[Rr]etrying\b|\b[Rr]etry (?:attempt |#)?\d+|\b[Aa]ttempt \d+\s*(?:/|of)\s*\d+")),
     Rule("app.errors", "traceback", ("Traceback (most recent call last)",)),
@@ -151,13 +152,34 @@ def _distinct(facts: list[Fact]) -> list[Fact]:
     return out
 
 
+# PyTorch's message: "Tried to allocate 20.00 MiB (GPU 0; 14.76 GiB total capacity; 4.37 GiB already allocated;
+# 14.75 MiB free; 4.43 GiB reserved in total by PyTorch)". What is neither free nor PyTorch's belongs to someone else.
+_TORCH_OOM = _rx(r"(?P<total>\d+(?:\.\d+)?) (?P<tu>[KMGT]i?B) total capacity;.*?; (?P<free>\d+(?:\.\d+)?) (?P<fu>[KMGT]i?B) "
+                 r"free; (?P<reserved>\d+(?:\.\d+)?) (?P<ru>[KMGT]i?B) reserved in total by PyTorch")
+_UNIT = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _held_elsewhere(line: str) -> float | None:
+    m = _TORCH_OOM.search(line[:4096])
+    if m is None:
+        return None
+    total, free, reserved = (float(m.group(k)) * _UNIT[m.group(u)[0]]
+                             for k, u in (("total", "tu"), ("free", "fu"), ("reserved", "ru")))
+    if total <= 0 or free + reserved > total:
+        return None
+    return round((total - free - reserved) / total, 3)
+
+
 def parse(artifact: Artifact) -> ParseResult:
     """Facts from an application log, including any NCCL / PyTorch distributed output in it."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
     try:
-        for (fact, value), line in sorted(scan_lines(lines).first.items(), key=lambda item: item[1]):
+        found = sorted(scan_lines(lines).first.items(), key=lambda item: item[1])
+        for (fact, value), line in found:
             sink.add(fact, [value] if fact == "app.errors" else value, line)
+            if fact == "cuda.oom" and (ratio := _held_elsewhere(lines[line - 1])) is not None:
+                sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
         nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
         sink.result.facts = _distinct(sink.result.facts)
     except Exception as exc:  # a parser must never take the triage down with it

@@ -71,6 +71,10 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
     labels = _labels(top.get("Labels"))
     _sharing(sink, labels, top.get("Labels"), subject)
     gpus = _gpus(top)
+    for key in ("Capacity", "Allocatable"):
+        entry = top[key].child(GPU_RESOURCE) if key in top else None
+        if entry is not None and quantity_int(entry.value) is None:
+            sink.problem(f"line {entry.line}: {key} {GPU_RESOURCE} is not a number ({entry.value!r}); left unknown")
     if gpus.capacity is not None or gpus.allocatable is not None or has_gpu_labels(_values(labels)):
         _default_zero(gpus, top)
         gpus.emit(sink, subject or sink.artifact.subject)
@@ -139,9 +143,12 @@ def _gpus(top: dict[str, DNode]) -> NodeGpus:
 
 
 def _default_zero(gpus: NodeGpus, top: dict[str, DNode]) -> None:
-    """A GPU node whose sections omit nvidia.com/gpu advertises none; a missing Allocated row means none used."""
+    """A GPU node whose sections omit nvidia.com/gpu advertises none; a missing Allocated row means none used.
+
+    A row that is there but cannot be read (`nvidia.com/gpu: 7 (one fell off)`) stays unknown, never 0.
+    """
     for key, attr in (("Capacity", "capacity"), ("Allocatable", "allocatable")):
-        if getattr(gpus, attr) is None and key in top:
+        if getattr(gpus, attr) is None and key in top and top[key].child(GPU_RESOURCE) is None:
             setattr(gpus, attr, 0)
             setattr(gpus, f"{attr}_line", top[key].line)
     allocated = top.get("Allocated resources")

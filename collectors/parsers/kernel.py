@@ -63,6 +63,7 @@ _XID = re.compile(
 )
 # An Xid line whose PCI address was elided when pasted ("Xid (PCI:...): 145"): the code still counts.
 _XID_NO_BDF = re.compile(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
 _XID_LIKE = re.compile(r"NVRM: Xid\b|\bXid \(")
 _GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
 _OOM_INVOKED = re.compile(r"\binvoked oom-killer: ")
@@ -198,6 +199,9 @@ def _scan_xid(line: str, number: int, seen: _Seen) -> None:
         return  # a repeat: only first sightings are cited, so skip the prefix stripping
     msg = message(line)
     seen.xid_first.setdefault(code, (number, msg))
+    if code == 45 and (cause := _CAUSED_BY.search(line)):
+        # "Xid 45 ... caused by previous Xid 145": the driver names the error this one follows.
+        seen.xid_first.setdefault(int(cause.group(1)), (number, msg))
     seen.bdf_first.setdefault(bdf, (number, msg))
     if code == 79 and seen.gpu_lost is None:
         seen.gpu_lost = (number, msg)

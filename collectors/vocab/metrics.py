@@ -13,6 +13,9 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.ecc_sbe", "int", "corrected (single-bit) ECC errors", "max"),
     FactSpec("gpu.row_remap_failed", "bool", "row remapping failed or is pending", "any"),
     FactSpec("cuda.oom", "bool", "CUDA out of memory reported by the application", "any"),
+    FactSpec("cuda.memory_held_elsewhere_ratio", "float",
+             "share of the GPU's memory held outside the failing process when CUDA ran out: (total capacity - "
+             "reserved by PyTorch - free) / total, from PyTorch's out-of-memory message", "max", "0.66"),
     FactSpec("cuda.ecc_uncorrectable", "bool",
              "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",

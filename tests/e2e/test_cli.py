@@ -79,7 +79,6 @@ def test_analyze_markdown() -> None:
     [
         (["analyze", "/no/such/file"], "", "cannot read /no/such/file"),
         (["analyze", "-"], "   \n", "<stdin> is empty"),
-        (["analyze", "-"], "hello world\nnothing to see\n", "no known kind of evidence"),
         (["analyze", "-", "--format", "yaml"], "", "invalid choice: 'yaml'"),
         (["replay", "/no/such/incident"], "", "not a recorded incident"),
         (["replay"], "", "replay needs INCIDENT_DIR or --all"),
@@ -96,9 +95,22 @@ def test_user_mistakes_get_one_line_and_exit_2(args: list[str], stdin: str, need
     assert "Traceback" not in proc.stderr
 
 
-def test_unknown_kind_error_lists_understood_kinds() -> None:
+def test_unrecognised_paste_is_read_and_the_report_says_what_was_looked_for() -> None:
     proc = run(["analyze", "-"], stdin="lorem ipsum\n")
-    assert "kernel-log" in proc.stderr and "describe-pod" in proc.stderr
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "Nothing in this evidence was recognised." in proc.stdout
+    assert "kernel-log" in proc.stdout and "describe-pod" in proc.stdout and "scheduler" in proc.stdout
+
+
+def test_a_fragment_is_read_without_kind() -> None:
+    # One scheduler message, as pasted into a chat thread (kubernetes/kubernetes#33777).
+    line = ("Warning FailedScheduling 38s (x8 over 1m) default-scheduler 0/25 nodes are available: 1 Insufficient "
+            "pods, 1 PodToleratesNodeTaints, 23 Insufficient cpu.\n")
+    proc = run(["analyze", "-", "--format", "json"], stdin=line)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["symptoms"][0] == "pending"
+    assert set(report["facts"]["scheduling.reasons"]) == {"too-many-pods", "untolerated-taint", "insufficient-cpu"}
 
 
 def test_replay_json_matches_analyze_contract(capsys: pytest.CaptureFixture[str]) -> None:
