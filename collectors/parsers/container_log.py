@@ -154,8 +154,9 @@ def _distinct(facts: list[Fact]) -> list[Fact]:
 
 # PyTorch's message: "Tried to allocate 20.00 MiB (GPU 0; 14.76 GiB total capacity; 4.37 GiB already allocated;
 # 14.75 MiB free; 4.43 GiB reserved in total by PyTorch)". What is neither free nor PyTorch's belongs to someone else.
-_TORCH_OOM = _rx(r"(?P<total>\d+(?:\.\d+)?) (?P<tu>[KMGT]i?B) total capacity;.*?; (?P<free>\d+(?:\.\d+)?) (?P<fu>[KMGT]i?B) "
-                 r"free; (?P<reserved>\d+(?:\.\d+)?) (?P<ru>[KMGT]i?B) reserved in total by PyTorch")
+_TORCH_OOM = _rx(r"(?P<total>\d+(?:\.\d+)?) (?P<tu>[KMGT]i?B) total capacity;(?:[^;]{0,80};){0,3} "
+                 r"(?P<free>\d+(?:\.\d+)?) (?P<fu>[KMGT]i?B) free; "
+                 r"(?P<reserved>\d+(?:\.\d+)?) (?P<ru>[KMGT]i?B) reserved in total by PyTorch")
 _UNIT = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
