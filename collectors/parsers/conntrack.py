@@ -75,7 +75,9 @@ _VERTICAL = re.compile(r"^\s*(entries|searched|found|new|invalid|ignore|delete|d
 
 
 def _is_counter_line(line: str) -> bool:
-    return _is_cpu_line(line) or _VERTICAL.match(line) is not None or any(rx.search(line) for rx in (_LIMIT_VALUE, _TOOL_BANNER, _SYSCTL))
+    if _is_cpu_line(line) or _VERTICAL.match(line) is not None:
+        return True
+    return any(rx.search(line) for rx in (_LIMIT_VALUE, _TOOL_BANNER, _SYSCTL))
 
 
 def parse(artifact: Artifact) -> ParseResult:
