@@ -646,7 +646,9 @@ def _pod_env(ctx: _Ctx, loc: _Loc, spec: dict[str, Any], subject: str | None) ->
             if not var:
                 continue
             value = as_str(e.get("value")) if "valueFrom" not in e else None
-            env[var] = EnvVar(value, loc.at("spec", "containers", "env", ("name", var)))
+            # Cited to the value's own line (the line after the name in JSON and YAML), where a reader sees it.
+            path: tuple[Step, ...] = ("spec", "containers", "env", ("name", var))
+            env[var] = EnvVar(value, loc.at(*path, ("value", value)) if value else loc.at(*path))
         if env:
             ctx.dist.pod(ctx.sink, env, bool(as_list(c.get("envFrom"))), subject)
 

@@ -153,7 +153,16 @@ PULLS = [
     ('failed to resolve reference "docker.io/library/foo:bar": docker.io/library/foo:bar: not found', "not-found"),
     ("manifest unknown: manifest tagged by \"v9\" is not found", "not-found"),
     ("failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized", "unauthorized"),
-    ("pull access denied for acme/private, repository does not exist or may require 'docker login'", "unauthorized"),
+    # The registry will not say whether the repository is missing or private...
+    ("pull access denied for acme/private, repository does not exist or may require 'docker login'",
+     "denied-or-missing"),
+    # ...but a one-part name is an official docker.io/library image, and those are all public (real text:
+    # carvel-dev/kapp-controller#378 and nigelpoulton/ckad#22).
+    ("Error response from daemon: pull access denied for kbld, repository does not exist or may require 'docker "
+     "login': denied: requested access to the resource is denied", "not-found"),
+    ('failed to resolve reference "docker.io/library/ckad:blue": pull access denied, repository does not exist or '
+     "may require authorization: server message: insufficient_scope: authorization failed", "not-found"),
+    ('couldn\'t parse image name "images:ubuntu/24.04": invalid reference format', "not-found"),
     ("no basic auth credentials / authentication required", "unauthorized"),
     ("dial tcp 10.20.0.8:443: i/o timeout", "timeout"),
     ("rpc error: code = DeadlineExceeded desc = context deadline exceeded", "timeout"),

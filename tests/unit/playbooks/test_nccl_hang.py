@@ -50,7 +50,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
     (
         "bootstrap-on-docker-bridge",
         {"nccl.interfaces": ["docker0"], "nccl.errors": ["no-route"]},
-        {"wrong-interface": "confirmed"},
+        # errno 113 alone makes a blocked network likely too; the bridge address is what confirms the interface.
+        {"wrong-interface": "confirmed", "network-blocked": "likely"},
         "wrong-interface",
     ),
     (
