@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, Fact
-from collectors.paste import artifacts_from_text
 from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
 from drills.incident import incident_dirs, load_incident
 
 TESTS = Path(__file__).resolve().parents[2]
