@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from collectors.factset import FactSet
@@ -67,6 +68,8 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         if outcome.get(key) is True:
             status, decided_by = verdict, key
             break
+    if status == "confirmed" and spec.same_node and not _on_pods_node(node.predicates["confirm"].facts, facts):
+        status = "likely"  # the fault is real, but nothing ties that node to this pod
     cited = list(node.predicates[decided_by].facts) if decided_by else []
     cited += [name for name in spec.cite if name not in cited]
     present = [name for name in cited if name in facts]
@@ -86,6 +89,20 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         needs=needs,
         source=list(spec.source),
     )
+
+
+def _on_pods_node(names: Iterable[str], facts: FactSet) -> bool:
+    """Every node-level fact the rule used was read about the pod's own node (true when no pod names a node)."""
+    node = facts.value("pod.node")
+    if not node:
+        return True
+    for name in names:
+        merged = facts.get(name)
+        if merged is None or name.startswith(("pod.", "container.")):
+            continue
+        if not any(f.subject == f"node/{node}" for f in merged.sources):
+            return False
+    return True
 
 
 def _evidence(names: list[str], facts: FactSet) -> list[Evidence]:

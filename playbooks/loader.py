@@ -104,6 +104,9 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
             for child, _ in _with_paths(h.children, ()):
                 problems.append(Problem(name, where, f"hypothesis {child.id!r} is unreachable: its ancestor "
                                         f"{h.id!r} can never hold"))
+        if h.see is not None and (h.see not in SYMPTOMS or h.see == spec.id):
+            problems.append(Problem(name, lines.line((*path_, "see")), f"see: {h.see!r} is not another playbook; "
+                                    f"expected one of {', '.join(s for s in SYMPTOMS if s != spec.id)}"))
         for fact in h.cite:
             if fact not in VOCABULARY:
                 problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))

@@ -24,6 +24,12 @@ class Hypothesis(BaseModel):
     next_checks: list[str] = Field(default_factory=list, description="Commands or PromQL (Jinja templates).")
     mitigations: list[str] = Field(default_factory=list)
     source: list[str] = Field(min_length=1, description="Citations: seed lines or public references.")
+    see: str | None = Field(None, pattern=KEBAB,
+                            description="Another playbook that owns this cause; when it runs too, this hypothesis "
+                                        "joins its finding instead of competing with it.")
+    same_node: bool = Field(False, description="Node evidence (kernel, Xid, ECC) confirms this only when it is "
+                                               "about the pod's own node; evidence from an unnamed node makes "
+                                               "it likely at most.")
     children: list[Hypothesis] = Field(default_factory=list, description="Explored when this one holds.")
 
 

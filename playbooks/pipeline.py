@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from collectors.factset import FactSet
 from collectors.models import Artifact
@@ -10,7 +10,7 @@ from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
-from playbooks.loader import CompiledPlaybook, load_playbooks
+from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
 from playbooks.report import ArtifactRef, Finding, Missing, Report, Target
 
 _DEFAULT: list[CompiledPlaybook] | None = None
@@ -32,9 +32,39 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     forced = set(symptoms or [])
     chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
     findings = [evaluate(p, facts, variables, context) for p in chosen]
-    # Ties keep playbook order, so the leading hypothesis is deterministic.
-    findings.sort(key=lambda f: -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0))
+    _merge_pointers(findings, {p.spec.id: p for p in chosen})
+    strength = _strengths(findings)
+    # Supported hypotheses rank first; ties keep playbook order, so the leading hypothesis is deterministic.
+    findings.sort(key=lambda f: (-strength[f.playbook],
+                                 -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0)))
     return findings
+
+
+def _strengths(findings: list[Finding]) -> dict[str, float]:
+    """A finding's best supported score, counting the pointers that joined it from other playbooks."""
+    strength = {f.playbook: max((h.score for h in f.hypotheses if h.supported), default=0.0) for f in findings}
+    for f in findings:
+        for h in f.hypotheses:
+            if h.merged_into in strength and h.status in ("confirmed", "likely"):
+                strength[h.merged_into] = max(strength[h.merged_into], h.score)
+    return strength
+
+
+def _merge_pointers(findings: list[Finding], chosen: dict[str, CompiledPlaybook]) -> None:
+    """A hypothesis that says "this is the other playbook's cause" joins that finding when it ran too."""
+    see = {(pid, h.spec.id): h.spec.see for pid, p in chosen.items() for h in _every(p.hypotheses) if h.spec.see}
+    ran = {f.playbook for f in findings}
+    for finding in findings:
+        for h in finding.hypotheses:
+            target = see.get((finding.playbook, h.id))
+            if target and target in ran and target != finding.playbook and h.status != "ruled-out":
+                h.merged_into = target
+
+
+def _every(nodes: list[CompiledHypothesis]) -> Iterator[CompiledHypothesis]:
+    for node in nodes:
+        yield node
+        yield from _every(node.children)
 
 
 def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,

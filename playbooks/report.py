@@ -37,6 +37,12 @@ class HypothesisResult(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     needs: list[str] = Field(default_factory=list)  # facts whose absence leaves this unknown
     source: list[str] = Field(default_factory=list)
+    merged_into: str | None = None  # the playbook whose finding owns this cause (it ran too)
+
+    @property
+    def supported(self) -> bool:
+        """Evidence decided it: only a confirmed or likely hypothesis may lead a report."""
+        return self.status in ("confirmed", "likely") and self.merged_into is None
 
 
 class Finding(BaseModel):
@@ -66,13 +72,16 @@ class Report(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what the reader should know, e.g. that nothing was recognised
 
     def leading(self) -> tuple[Finding, HypothesisResult] | None:
-        """The highest-scoring hypothesis that is not ruled out, with its finding."""
-        best: tuple[Finding, HypothesisResult] | None = None
+        """The best hypothesis evidence supports (confirmed or likely) in the first finding that has one.
+
+        Findings come ranked (a pointer that joined a finding lends it its strength), so the first finding with
+        support owns the diagnosis. A hypothesis nothing supports never leads (docs/playbooks.md, "Ranking").
+        """
         for finding in self.findings:
-            for h in finding.hypotheses:
-                if h.status != "ruled-out" and (best is None or h.score > best[1].score):
-                    best = (finding, h)
-        return best
+            supported = [h for h in finding.hypotheses if h.supported]
+            if supported:
+                return finding, max(supported, key=lambda h: h.score)
+        return None
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)

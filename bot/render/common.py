@@ -14,6 +14,9 @@ def headline(report: Report) -> str:
             return "Nothing in this evidence was recognised."
         if not report.findings:
             return "No playbook matched this evidence."
+        if any(h.status == "unknown" for f in report.findings for h in f.hypotheses):
+            return ("No hypothesis has evidence for it yet; the checks below would settle the open ones "
+                    f"({', '.join(report.symptoms)}).")
         return "Every hypothesis was ruled out; the cause lies outside the playbooks."
     finding, h = lead
     return f"{finding.playbook}: {h.id} ({h.status}, {h.score:.2f}): {h.claim}"

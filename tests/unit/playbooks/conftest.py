@@ -22,11 +22,12 @@ from playbooks.loader import PLAYBOOK_DIR, CompiledPlaybook, check_file
 from playbooks.report import Finding, Target
 
 
-def build_facts(values: dict[str, Any], artifact: str = "case") -> FactSet:
+def build_facts(values: dict[str, Any], artifact: str = "case", subjects: dict[str, str] | None = None) -> FactSet:
+    """Facts from {name: value}; `subjects` says what a fact was read about (`node/gpu-7`), default nothing."""
     out = FactSet()
     for line, (name, value) in enumerate(values.items(), start=1):
-        out.add(Fact(name=name, value=value, citation=Citation(artifact=artifact, start=line, end=line),
-                     excerpt=f"{name}={value!r}"))
+        out.add(Fact(name=name, value=value, subject=(subjects or {}).get(name, ""),
+                     citation=Citation(artifact=artifact, start=line, end=line), excerpt=f"{name}={value!r}"))
     return out
 
 
@@ -43,7 +44,7 @@ def bundled_playbook(playbook_id: str) -> CompiledPlaybook:
 
 
 @pytest.fixture
-def make_facts() -> Callable[[dict[str, Any]], FactSet]:
+def make_facts() -> Callable[..., FactSet]:
     """Build a FactSet from {fact name: value}."""
     return build_facts
 

@@ -107,12 +107,23 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "dependency-unreachable",
     ),
     (
+        # The same kernel log when no pod names a node: the fault is the node's in question, and it leads.
         "gpu-fell-off-the-bus",
         {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
          "app.errors": ["traceback"], "pod.gpu_request": 8, "xid.codes": [79], "xid.primary_codes": [79],
          "gpu.fallen_off_bus": True},
         {"gpu-fault": "confirmed", "app-error": "likely", "oom-loop": "ruled-out"},
         "gpu-fault",
+    ),
+    (
+        # A kernel log that names no node while the pod runs on gpu-node-7: the GPU fault is real but not tied to
+        # this pod's node, so it stays likely and the application's own error leads.
+        "gpu-fell-off-the-bus-on-an-unnamed-node",
+        {**LOOPING, "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1,
+         "app.errors": ["traceback"], "pod.gpu_request": 8, "pod.node": "gpu-node-7", "xid.codes": [79],
+         "xid.primary_codes": [79], "gpu.fallen_off_bus": True},
+        {"gpu-fault": "likely", "app-error": "likely", "oom-loop": "ruled-out"},
+        "app-error",
     ),
     (
         "cpu-only-pod-rules-out-gpu-fault",
@@ -139,6 +150,17 @@ def test_statuses_and_leader(make_facts: Callable[[dict[str, Any]], FactSet], ju
     assert set(expected) <= set(statuses), f"not explored: {set(expected) - set(statuses)}"
     assert statuses == {hid: expected.get(hid, "unknown") for hid in statuses}
     assert _leader(finding) == leader
+
+
+def test_gpu_fault_on_the_pods_own_node_is_confirmed(make_facts: Callable[..., FactSet],
+                                                      judge: Callable[..., Finding]) -> None:
+    node_facts = {"xid.codes": [79], "xid.primary_codes": [79], "gpu.fallen_off_bus": True}
+    situation = {**LOOPING, "container.last_terminated.reason": "Error", "pod.gpu_request": 8,
+                 "pod.node": "gpu-node-7", **node_facts}
+    on_node = make_facts(situation, subjects=dict.fromkeys(node_facts, "node/gpu-node-7"))
+    elsewhere = make_facts(situation, subjects=dict.fromkeys(node_facts, "node/gpu-node-2"))
+    assert _statuses(judge(PLAYBOOK, on_node))["gpu-fault"] == "confirmed"
+    assert _statuses(judge(PLAYBOOK, elsewhere))["gpu-fault"] == "likely"
 
 
 def test_liveness_kill_outranks_the_oom_playbook(make_facts: Callable[[dict[str, Any]], FactSet],

@@ -114,6 +114,15 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "faulty-gpu",
     ),
     (
+        # The pod runs on gpu-7, but the ECC counters name no node: they cannot confirm this pod's GPU is faulty.
+        "cuda-oom-with-ecc-counters-from-an-unnamed-node",
+        {"cuda.oom": True, "pod.gpu_request": 1, "pod.node": "gpu-7", "gpu.ecc_dbe": 2, "gpu.ecc_sbe": 1400,
+         "xid.codes": [48, 45], "xid.primary_codes": [48], "gpu.fb_used_ratio": 0.93,
+         "container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1},
+        {"gpu-oom": "confirmed", "faulty-gpu": "likely", "model-too-large": "likely"},
+        "gpu-oom",
+    ),
+    (
         "cuda-oom-with-xid-only-is-likely-faulty",
         {"cuda.oom": True, "xid.codes": [13], "xid.primary_codes": [13]},
         {"gpu-oom": "confirmed", "faulty-gpu": "likely"},
