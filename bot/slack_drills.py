@@ -523,8 +523,8 @@ def question_blocks(question: Question, record: InterviewRecord) -> list[Block]:
         _context(f"{question.topic} · {question.difficulty} · {question.kind} · `{question.id}` · for "
                  f"<@{record.user}>"),
         _context("Answer by replying in this thread, in one message; replies `hint`, `skip` and `quit` work like "
-                 "the buttons. The grade is coverage of the points a good answer makes, not a judgement of "
-                 "correctness."),
+                 "the buttons. A point counts when your answer claims it and says why or how; naming a term, "
+                 "or dismissing it, earns nothing, and a wrong claim costs points."),
         ActionsBlock(block_id="interview_actions", elements=[
             _button("Hint", "interview_hint", sid), _button("Skip", "interview_skip", sid),
             _button("Model answer", "interview_model_answer", sid)]),
@@ -532,10 +532,13 @@ def question_blocks(question: Question, record: InterviewRecord) -> list[Block]:
 
 
 def _points(g: Grade) -> str:
-    return "\n".join(
-        (f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(p.shown)})_"
-                                                           if p.shown else ""))
-        if p.covered else f":x: {mrkdwn_escape(p.point)}" for p in g.points)
+    lines = [(f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(p.shown)})_"
+                                                                if p.shown else ""))
+             if p.covered else f":x: {mrkdwn_escape(p.point)}" + (" _(named, then dismissed)_" if p.dismissed else "")
+             for p in g.points]
+    lines += [f":warning: Wrong claim: {mrkdwn_escape(w.claim)} _(you said: “{mrkdwn_escape(w.evidence)}”)_"
+              for w in g.wrong_claims]
+    return "\n".join(lines)
 
 
 def _step_text(step: Step, question: Question, session: InterviewSession) -> str:

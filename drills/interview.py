@@ -137,6 +137,11 @@ def skip(session: InterviewSession, question: Question) -> tuple[InterviewSessio
     return finish(session, question)
 
 
+def empty_grade(question: Question) -> Grade:
+    """The grade of an answer with no words: every point missed."""
+    return grade("", question.expected_points)
+
+
 def finish(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
     _check(session, question)
     session = session.model_copy(update={"phase": "done"})
