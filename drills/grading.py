@@ -145,9 +145,13 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
     # Per sentence: which points it names (undismissed) and which words those names cover.
     named: dict[int, set[str]] = {}
     covered: dict[int, set[int]] = {}
+    keywords = {p.id: set(p.keywords) for p in points}
     for pid, hits in found.items():
-        for _, m in hits:
-            covered.setdefault(m.sentence, set()).update(m.positions)
+        for phrase, m in hits:
+            covered.setdefault(m.sentence, set())
+            # Only the bank's terms are "just naming"; a paraphrase phrase already says something.
+            if phrase in keywords[pid]:
+                covered[m.sentence].update(m.positions)
             if not dismissed(m, sentences[m.sentence]):
                 named.setdefault(m.sentence, set()).add(pid)
     reasoned = {i for i, pids in named.items()
