@@ -155,7 +155,7 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
             if not dismissed(m, sentences[m.sentence]):
                 named.setdefault(m.sentence, set()).add(pid)
     reasoned = {i for i, pids in named.items()
-                if has_relation(sentences[i]) and elaboration(sentences[i], covered[i], own) >= len(pids) + 1}
+                if has_relation(sentences[i]) and elaboration(sentences[i], covered[i], own) >= len(pids)}
     wrong: list[WrongClaim] = []
     for p in points:
         for mc in p.misconceptions:

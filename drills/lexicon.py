@@ -27,6 +27,7 @@ class Lexicon:
     purpose_markers: tuple[Phrase, ...]
     dismissals: tuple[Phrase, ...]
     relations: frozenset[str]
+    reasons: frozenset[str]
     fillers: frozenset[str]
     longest_variant: int
 
@@ -53,7 +54,7 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
             if key and key != target:
                 synonyms[key] = target
     relations = raw.get("relations") or {}
-    relation_words = {stem(w) for group in ("connectives", "verbs") for x in relations.get(group) or []
+    relation_words = {stem(w) for group in ("connectives", "reasons", "verbs") for x in relations.get(group) or []
                       for w in words(str(x))}
     return Lexicon(
         stopwords=frozenset(stem(w) for x in raw.get("stopwords") or [] for w in words(str(x))),
@@ -62,6 +63,7 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         purpose_markers=_phrases(raw.get("purpose_markers")),
         dismissals=_phrases(raw.get("dismissals")),
         relations=frozenset(relation_words),
+        reasons=frozenset(stem(w) for x in relations.get("reasons") or [] for w in words(str(x))),
         fillers=frozenset(stem(w) for x in raw.get("fillers") or [] for w in words(str(x))),
         longest_variant=max((len(k) for k in synonyms), default=1),
     )

@@ -8,6 +8,7 @@ generated from the phrase sets, and the grader is not allowed to know them. Grad
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,8 +23,8 @@ BANDS = {"expert": (70, 100), "partial": (25, 75), "vague": (0, 30), "keywords":
 BANK = load_bank()
 
 
-def _load() -> list[dict[str, str]]:
-    entries: list[dict[str, str]] = []
+def _load() -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
     for path in sorted(HERE.glob("answers_*.yaml")):
         entries += yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]
     return entries
@@ -50,9 +51,10 @@ def test_each_answer_lands_in_its_band(question_id: str, kind: str, answer: str)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["question"] for e in ENTRIES])
-def test_expert_answers_paraphrase_instead_of_quoting_keywords(entry: dict[str, str]) -> None:
-    """The experts must earn their grade through paraphrase: no keyword of the bank appears in them verbatim."""
+def test_expert_answers_paraphrase_instead_of_quoting_keywords(entry: dict[str, Any]) -> None:
+    """The experts must earn their grade through paraphrase: no keyword of the bank appears in them verbatim,
+    except the few listed in `allowed_terms` (Xid codes, command names, plain words with no fair paraphrase)."""
     said = f" {' '.join(words(entry['expert']))} "
-    quoted = [k for p in BANK.questions[entry["question"]].expected_points for k in p.keywords
-              if f" {' '.join(words(k))} " in said]
-    assert not quoted, quoted
+    quoted = {k for p in BANK.questions[entry["question"]].expected_points for k in p.keywords
+              if f" {' '.join(words(k))} " in said}
+    assert quoted <= set(entry.get("allowed_terms", ())), quoted - set(entry.get("allowed_terms", ()))
