@@ -32,6 +32,9 @@ PHRASE_SLACK = 3
 # Gap allowed inside a negator or dismissal: "does not really matter" against "not matter".
 CUE_GAP = 2
 BOUNDARY = "|"
+# A phrase word that matches any number in the answer, for points such as "quantified the result".
+NUMBER = "<number>"
+ANY_NUMBER = "#"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?=[-*•]|\d+[.)])|\n")
 _TOKEN = re.compile(r"[^\W_]+|[,;:()\[\]—–]|\s-\s")
@@ -110,10 +113,14 @@ def split_sentences(answer: str) -> list[Sentence]:
 
 @cache
 def compile_phrase(phrase: str) -> Phrase:
-    """A bank phrase as the content words a match needs; a trailing `*` on a word matches any ending."""
+    """A bank phrase as the content words a match needs; a trailing `*` on a word matches any ending, and
+    `<number>` matches any word with a digit in it ("<number> percent" meets "cut spend by 45%")."""
     lex = lexicon()
     parts: list[str] = []
     for raw in phrase.split():
+        if raw == NUMBER:
+            parts.append(ANY_NUMBER)
+            continue
         prefix = raw.endswith("*")
         ws = _tokens(raw.rstrip("*"), lex)
         ws = [w for w in ws if w != BOUNDARY]
@@ -126,6 +133,8 @@ def compile_phrase(phrase: str) -> Phrase:
 
 
 def _hit(word: str, token: str) -> bool:
+    if word == ANY_NUMBER:
+        return any(c.isdigit() for c in token)
     return token.startswith(word[:-1]) if word.endswith("*") else token == word
 
 
@@ -174,8 +183,11 @@ def dismissed(match: Match, sentence: Sentence) -> bool:
     tokens = sentence.tokens
     c_start, c_end = sentence.clause_span(match.start)
     lo = max(c_start, match.start - NEGATION_REACH)
+    # A negator inside the span counts too ("the scheduler does not split"), unless the phrase itself holds it.
     for cue in lex.negators:
-        for at in _cue_at(cue, tokens, lo, match.start):
+        for at in _cue_at(cue, tokens, lo, match.end + 1):
+            if at in match.positions:
+                continue
             if not any(_cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
                 return True
     hi = min(c_end + 1, match.end + 1 + DISMISSAL_REACH)
