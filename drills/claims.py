@@ -27,6 +27,8 @@ from drills.lexicon import Lexicon, Phrase, lexicon
 # A negator this far before a concept (in the same clause) still governs it: "I do not think we need X".
 NEGATION_REACH = 8
 DISMISSAL_REACH = 10
+# "without" and "no" deny only the next word or two: "appended without committing is discarded".
+SHORT_REACH = 2
 # Extra words a phrase match may straddle: "packing jobs tightly" against "pack tight" allows "jobs".
 PHRASE_SLACK = 3
 # Gap allowed inside a negator or dismissal: "does not really matter" against "not matter".
@@ -186,7 +188,7 @@ def dismissed(match: Match, sentence: Sentence) -> bool:
     # A negator inside the span counts too ("the scheduler does not split"), unless the phrase itself holds it.
     for cue in lex.negators:
         for at in _cue_at(cue, tokens, lo, match.end + 1):
-            if at in match.positions:
+            if at in match.positions or (cue in lex.short_negators and match.start - at > SHORT_REACH):
                 continue
             if not any(_cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
                 return True

@@ -24,6 +24,7 @@ class Lexicon:
     stopwords: frozenset[str]
     synonyms: dict[Phrase, Phrase]  # a variant's stemmed words -> the canonical spelling's
     negators: tuple[Phrase, ...]
+    short_negators: frozenset[Phrase]
     purpose_markers: tuple[Phrase, ...]
     dismissals: tuple[Phrase, ...]
     relations: frozenset[str]
@@ -59,7 +60,8 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
     return Lexicon(
         stopwords=frozenset(stem(w) for x in raw.get("stopwords") or [] for w in words(str(x))),
         synonyms=synonyms,
-        negators=_phrases(raw.get("negators")),
+        negators=_phrases(raw.get("negators")) + _phrases(raw.get("short_negators")),
+        short_negators=frozenset(_phrases(raw.get("short_negators"))),
         purpose_markers=_phrases(raw.get("purpose_markers")),
         dismissals=_phrases(raw.get("dismissals")),
         relations=frozenset(relation_words),
