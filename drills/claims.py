@@ -39,7 +39,7 @@ NUMBER = "<number>"
 ANY_NUMBER = "#"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?=[-*•]|\d+[.)])|\n")
-_TOKEN = re.compile(r"[^\W_]+|[,;:()\[\]—–]|\s-\s")
+_TOKEN = re.compile(r"[^\W_]+|[,;:()\[\]\u2014\u2013]|\s-\s")
 _CLAUSE_WORDS = frozenset({"but", "however", "although", "though", "whereas", "yet", "because", "since",
                            "while", "which", "wherea"})
 

@@ -19,13 +19,23 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from drills.claims import (NUMBER, Match, Sentence, compile_phrase, dismissed, elaboration, find, has_relation,
-                           question_words, split_sentences)
+from drills.claims import (
+    NUMBER,
+    Match,
+    Sentence,
+    compile_phrase,
+    dismissed,
+    elaboration,
+    find,
+    has_relation,
+    question_words,
+    split_sentences,
+)
 from drills.grading_text import MAX_ANSWER_CHARS, normalise, stem, words
 from drills.questions import ExpectedPoint, Misconception
 
-__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "Grade", "PointResult", "WrongClaim", "combine", "credit", "grade", "normalise",
-           "stem", "verdict_for", "words"]
+__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "Grade", "PointResult", "WrongClaim", "combine", "credit", "grade",
+           "normalise", "stem", "verdict_for", "words"]
 
 Verdict = Literal["strong", "partial", "weak", "empty"]
 

@@ -18,8 +18,8 @@ _SYMBOLS = {"%": " percent ", "$": " dollar "}
 # Endings whose final consonant doubles before -ing/-ed ("running", "stopped") but that are whole on their own.
 _KEEP_DOUBLE = ("ll", "ss", "zz", "ff")
 # "don't" -> "do not", so a negation is one word the grader can see; "won't"/"can't" are irregular.
-_CONTRACTIONS = ((re.compile(r"\bwon['’]t\b"), "will not"), (re.compile(r"\bcan['’]t\b"), "can not"),
-                 (re.compile(r"\bcannot\b"), "can not"), (re.compile(r"n['’]t\b"), " not"))
+_CONTRACTIONS = ((re.compile(r"\bwon['\u2019]t\b"), "will not"), (re.compile(r"\bcan['\u2019]t\b"), "can not"),
+                 (re.compile(r"\bcannot\b"), "can not"), (re.compile(r"n['\u2019]t\b"), " not"))
 
 
 def stem(word: str) -> str:

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drills.grading import (MAX_ANSWER_CHARS, NUMBER, Grade, combine, credit, grade, normalise, stem, verdict_for,
-                            words)
+from drills.grading import MAX_ANSWER_CHARS, NUMBER, Grade, combine, credit, grade, normalise, stem, verdict_for, words
 from drills.questions import ExpectedPoint, Misconception
 
 POINTS = (
