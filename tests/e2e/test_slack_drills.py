@@ -318,7 +318,8 @@ def test_an_interview_answered_in_the_thread(bot: Bot) -> None:
     assert {e["action_id"] for e in actions(root)} == {"interview_hint", "interview_skip", "interview_model_answer"}
 
     bot.reply("C0IVIEW", root, "Time-slicing is fine, I think.", user="U0BOB")  # not the interviewee: ignored
-    answer = "Time-slicing advertises replicas of one GPU; MIG is a hardware partition."
+    answer = ("Time-slicing advertises several replicas of one GPU so pods take turns on it; MIG is a hardware "
+              "partition that gives each slice its own memory and compute.")
     ts = bot.reply("C0IVIEW", root, answer)
     graded = bot.wait_said("C0IVIEW", root, 1)[0]
     text = message_text(graded)
