@@ -65,6 +65,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from bot import drill_catalog
 from bot import slack_flows as flows
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
@@ -79,19 +80,20 @@ from bot.store import outbox, repo
 from bot.store.db import make_engine, normalize_url, session_factory
 from bot.store.models import Incident as StoredIncident
 from bot.store.models import OutboxItem, TriageRun
+from drills import catalog, interview
 from drills import hints as hint_texts
-from drills import interview
 from drills import session as drill
+from drills.catalog import CatalogError
 from drills.debrief import Debrief, PathStep
 from drills.errors import DrillError
 from drills.evidence import evidence_for
 from drills.grading import Grade
 from drills.hypotheses import HypothesisRef, index
-from drills.incident import INCIDENT_DIR, GroundTruth, Incident, IncidentError, load_incident
+from drills.incident import GroundTruth, Incident, IncidentError, load_incident
 from drills.interview import InterviewSession, Step
 from drills.key import answer_key
 from drills.key import ground_truth as recorded_truth
-from drills.picker import DIFFICULTIES, list_incidents, parse_start, pick
+from drills.picker import DIFFICULTIES, parse_start, pick
 from drills.questions import Question, QuestionBank, QuestionBankError, load_bank
 from drills.record import RecordError
 from drills.session import DrillSession
@@ -259,10 +261,21 @@ class _Locks:
             yield
 
 
-@functools.lru_cache(maxsize=16)
-def _incident(incident_id: str) -> Incident:
-    """Recorded incidents are files shipped with the bot: read each once per process, not once per click."""
-    incident = load_incident(INCIDENT_DIR / incident_id)
+def _incident(incident_id: str, saved_dir: Path) -> Incident:
+    """A bundled or saved incident by id: found without listing the catalog, read once per process."""
+    folder = catalog.locate(incident_id, saved_dir)
+    try:
+        stamp = (folder / "incident.yaml").stat().st_mtime_ns
+    except OSError as err:
+        raise IncidentError(f"{folder}: cannot read ({err.strerror or err})") from None
+    return _read_incident(str(folder), stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_incident(folder: str, stamp: int) -> Incident:
+    """Keyed on incident.yaml's mtime too: a saved drill deleted and saved again under its id is read afresh."""
+    del stamp
+    incident = load_incident(Path(folder))
     evidence_for(incident)  # parse and index now, so no step pays for it
     return incident
 
@@ -628,6 +641,7 @@ class SlackDrills:
         self.ctx = ctx
         self.store = SqlSessionStore(ctx.engine)
         self.interviews = InterviewStore(ctx.engine)
+        self.saved_dir = drill_catalog.drills_dir(ctx.settings)  # saved drills, beside the bundled ones
         self._locks = _Locks()
         self.bank: QuestionBank | None = None
         try:
@@ -671,12 +685,13 @@ class SlackDrills:
 
     def start_drill(self, cmd: DrillCommand, who: Who) -> str | None:
         try:
-            metas = list_incidents()
+            # Listed afresh on every start: a drill saved a moment ago (here or by `drill save`) is in it.
+            metas = catalog.load_catalog(self.saved_dir).metas()
             choice, difficulty, tag = parse_start(cmd.words, metas)
             done = [s.incident_id for s in self.store.list_by_trainee(who.user) if s.finished]
             rng = random.Random(cmd.seed) if cmd.seed is not None else None
             meta = pick(metas, choice, difficulty, tag, rng=rng, avoid=done)
-            incident = _incident(meta.id)
+            incident = _incident(meta.id, self.saved_dir)
             session, view = drill.start(incident, who.user, who.channel)
         except (DrillError, IncidentError) as err:
             self.audit(who, "slash.drill", "start", {"words": list(cmd.words), "error": str(err)}, "invalid")
@@ -705,7 +720,7 @@ class SlackDrills:
         with self._locks.hold(session_id):
             try:
                 session = self._drill(session_id, who)
-                new, outcome = step(session, _incident(session.incident_id))
+                new, outcome = step(session, _incident(session.incident_id, self.saved_dir))
                 prefix = step_prefix(session, action)
                 self._apply(f"drill:{session_id}:root", prefix, outcome, who, name, f"drill:{session_id}",
                             (lambda: self.store.save(new)) if new is not session else None)
@@ -738,7 +753,7 @@ class SlackDrills:
         """The Propose or Declare modal, or why there is none."""
         try:
             session = self._drill(session_id, who)
-            refs = evidence_for(_incident(session.incident_id)).refs
+            refs = evidence_for(_incident(session.incident_id, self.saved_dir)).refs
         except (DrillError, IncidentError) as err:
             self.audit(who, f"button.drill_{action}", f"drill:{session_id}", {"error": str(err)}, "invalid")
             return None, f":warning: {err}"
@@ -1189,6 +1204,7 @@ class Saved:
     run_id: int
     truth: GroundTruth | None
     artifacts: int
+    in_catalog: bool  # in the drills dir, so `triagebot drill <folder name>` and `/drill start` find it
 
 
 def save_stored_incident(settings: Settings, reference: str, output: Path | None, truth_text: str | None,
@@ -1210,6 +1226,7 @@ def save_stored_incident(settings: Settings, reference: str, output: Path | None
             run = flows.load_run(db, str(row.id))
             truth = _given_truth(truth_text, actor) if truth_text else flows.ground_truth(db, run)
             folder = output or flows.drills_dir(settings) / f"incident-{incident.id}"
+            flows.check_drill_folder(folder)
             when = f"{row.started_at:%Y-%m-%d %H:%M} UTC"
             flows.write_run_as_drill(folder, run, truth, page=f"{run.title} ({incident.source}, {when})",
                                      title=f"Saved from the bot's database: {run.title}",
@@ -1218,8 +1235,8 @@ def save_stored_incident(settings: Settings, reference: str, output: Path | None
                        detail={"run": row.id, "folder": str(folder),
                                "ground_truth": f"{truth.playbook}/{truth.hypothesis}" if truth else None})
             return Saved(folder=folder, incident_key=incident.key, run_id=row.id, truth=truth,
-                         artifacts=len(run.artifacts()))
-    except (RecordError, OSError) as err:
+                         artifacts=len(run.artifacts()), in_catalog=drill_catalog.is_saved_location(folder, settings))
+    except (RecordError, CatalogError, OSError) as err:
         raise SaveError(str(err)) from None
     except SQLAlchemyError as err:
         raise SaveError(f"cannot read the bot's database: {str(err).splitlines()[0]}") from None
