@@ -125,7 +125,8 @@ _STRIPES = 64
 
 HELP = f"""\
 */drill*: train on recorded incidents and mock-interview questions, each in a thread of its own.
-• `/drill start [incident-id|random] [easy|medium|hard] [tag]`: you are paged, and see only the page. Ask for \
+• `/drill start [incident-id|random] [easy|medium|hard] [tag]`: a bundled incident, or one saved from a report \
+with *Save as drill*. You are paged, and see only the page. Ask for \
 evidence one source at a time with the buttons (each costs time on the drill clock), propose hypotheses (the \
 answer says what *your* evidence shows), then declare the root cause: score and debrief follow in the thread. \
 Hints cost 5 points a level; Give up shows the answer. `--seed N` repeats a random pick.
