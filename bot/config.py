@@ -56,8 +56,9 @@ class Settings(BaseSettings):
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL (proxies, "
                                "air-gapped gateways)")
     templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")
-    drills_dir: Path | None = Field(None, description="where Slack's 'Save as drill' writes recorded incidents; "
-                                    "default <state dir>/drills")
+    drills_dir: Path | None = Field(None, description="saved drills: where 'Save as drill' and `drill save` "
+                                    "write recorded incidents, and where drills find them; default "
+                                    "<state dir>/drills")
     # Webhook server and persistence.
     webhook_token: SecretStr | None = Field(None, description="bearer token (or basic-auth password) that "
                                             "Alertmanager sends to /alertmanager")

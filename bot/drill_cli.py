@@ -20,11 +20,12 @@ from rich.text import Text
 from rich.tree import Tree
 
 from drills import session as drill
+from drills.catalog import Catalog, load_catalog, locate
 from drills.debrief import Debrief
 from drills.errors import DrillError
 from drills.evidence import evidence_for
-from drills.incident import INCIDENT_DIR, Incident, IncidentError, load_incident
-from drills.picker import DIFFICULTIES, list_incidents, pick
+from drills.incident import Incident, IncidentError, load_incident
+from drills.picker import DIFFICULTIES, pick
 from drills.session import DrillSession, View
 from drills.sources import BY_ID, SOURCES
 from drills.store import SessionStore
@@ -56,13 +57,15 @@ class DrillUsageError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("incident", nargs="?", metavar="ID|random|history|leaderboard|save",
-                        help="an incident id or `random` (default) to drill; `history` or `leaderboard` to look back; "
-                             "`save INCIDENT` to make a drill of an incident stored by the bot")
+    parser.add_argument("incident", nargs="?", metavar="ID|random|list|history|leaderboard|save",
+                        help="an incident id or `random` (default) to drill; `list` the incidents (bundled and "
+                             "saved); `history` or `leaderboard` to look back; `save INCIDENT` to make a drill of an "
+                             "incident stored by the bot")
     parser.add_argument("stored", nargs="?", metavar="INCIDENT",
                         help="with `save`: a stored incident's id or key (from TRIAGEBOT_DATABASE_URL)")
     parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="with `save`: a new folder (default: <drills_dir>/incident-<id>)")
+                        help="with `save`: a new folder, whose name is the drill's id (default: "
+                             "<drills_dir>/incident-<id>; only the drills dir is drilled from)")
     parser.add_argument("--ground-truth", metavar="PLAYBOOK/HYPOTHESIS",
                         help="with `save`: the real cause (default: from the latest feedback on the incident)")
     parser.add_argument("--difficulty", choices=DIFFICULTIES, help="pick among incidents of this difficulty")
@@ -98,13 +101,20 @@ def _trainee(args: argparse.Namespace) -> str:
 
 
 def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = input,
-              store: SessionStore | None = None, assistant: Assistant | None = None) -> int:
-    """`assistant`: the model that writes the debrief's notes; by default the one the settings name (if any)."""
+              store: SessionStore | None = None, assistant: Assistant | None = None,
+              saved_dir: Path | None = None) -> int:
+    """`assistant`: the model that writes the debrief's notes; by default the one the settings name (if any).
+    `saved_dir`: the drills dir of saved incidents; by default the settings' (TRIAGEBOT_DRILLS_DIR)."""
     action = getattr(args, "incident", None)
     if action == "save":
         return _save(args, console)
     if getattr(args, "stored", None) or getattr(args, "output", None) or getattr(args, "ground_truth", None):
         raise DrillUsageError("INCIDENT, --output and --ground-truth go with `triagebot drill save`")
+    saved_dir = saved_dir if saved_dir is not None else configured_drills_dir()
+    if action == "list":
+        _list(load_incident_catalog(saved_dir), getattr(args, "difficulty", None), getattr(args, "tag", None),
+              console)
+        return 0
     store = store or open_store(getattr(args, "db", None))
     if action == "history":
         _history(store, _trainee(args), console)
@@ -115,7 +125,7 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
     # Before the drill starts: a model that cannot be built is a one-line error now, not after the debrief.
     assistant = assistant if assistant is not None else configured_assistant()
     if getattr(args, "resume", None):
-        session, incident = _resume(store, args.resume, getattr(args, "trainee", None))
+        session, incident = _resume(store, args.resume, getattr(args, "trainee", None), saved_dir)
         if session.finished and session.score is None:
             raise DrillUsageError(f"drill {session.id} was given up, so it has no debrief; start another with "
                                   "`triagebot drill random`")
@@ -125,7 +135,7 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
         render_view(drill.page_view(session, incident), console)
         _recap(session, console)
     else:
-        session, incident = _start(store, args, console)
+        session, incident = _start(store, args, console, saved_dir)
     return _loop(session, incident, store, console, input_fn, assistant)
 
 
@@ -137,6 +147,24 @@ def configured_assistant() -> Assistant:
     try:
         return assistant_from(load_settings())
     except ConfigError as err:
+        raise DrillUsageError(str(err)) from None
+
+
+def configured_drills_dir() -> Path:
+    """The drills dir the settings name (a ConfigError is a usage error)."""
+    from bot.config import ConfigError, load_settings
+    from bot.drill_catalog import drills_dir
+
+    try:
+        return drills_dir(load_settings())
+    except ConfigError as err:
+        raise DrillUsageError(str(err)) from None
+
+
+def load_incident_catalog(saved_dir: Path) -> Catalog:
+    try:
+        return load_catalog(saved_dir)
+    except IncidentError as err:  # a broken bundled incident; broken saved ones are only left out
         raise DrillUsageError(str(err)) from None
 
 
@@ -166,8 +194,13 @@ def _save(args: argparse.Namespace, console: Console) -> int:
         raise DrillUsageError(str(err)) from None
     truth = (f"ground truth {saved.truth.playbook}/{saved.truth.hypothesis}" if saved.truth else
              "no ground truth yet: pass --ground-truth, or mark the diagnosis wrong in Slack first")
-    console.print(Text(f"Saved {saved.incident_key} (triage run {saved.run_id}, {saved.artifacts} artifacts) to "
-                       f"{saved.folder}; {truth}. Replay it with `triagebot replay {saved.folder}`."))
+    drill_id = saved.folder.name
+    how = (f"Drill it with `triagebot drill {drill_id}` or `/drill start {drill_id}`; replay it with "
+           if saved.in_catalog and saved.truth else
+           "It is outside the drills dir, so drills do not list it; replay it with " if not saved.in_catalog else
+           "It cannot be drilled until it has a ground truth; replay it with ")
+    console.print(Text(f"Saved {saved.incident_key} (triage run {saved.run_id}, {saved.artifacts} artifacts) as "
+                       f"{drill_id} in {saved.folder}; {truth}. {how}`triagebot replay {saved.folder}`."))
     return 0
 
 
@@ -176,15 +209,17 @@ def _prepare(incident: Incident) -> None:
     evidence_for(incident)
 
 
-def _start(store: SessionStore, args: argparse.Namespace, console: Console) -> tuple[DrillSession, Incident]:
+def _start(store: SessionStore, args: argparse.Namespace, console: Console,
+           saved_dir: Path) -> tuple[DrillSession, Incident]:
     trainee = _trainee(args)
     mine = store.list_by_trainee(trainee)
     seed = getattr(args, "seed", None)
     try:
-        meta = pick(list_incidents(), getattr(args, "incident", None), getattr(args, "difficulty", None),
+        found = load_incident_catalog(saved_dir)
+        meta = pick(found.metas(), getattr(args, "incident", None), getattr(args, "difficulty", None),
                     getattr(args, "tag", None), rng=random.Random(seed) if seed is not None else None,
                     avoid=[s.incident_id for s in mine if s.finished])
-        incident = load_incident(INCIDENT_DIR / meta.id)
+        incident = load_incident(found.folder(meta.id))
         _prepare(incident)
         session, view = drill.start(incident, trainee, getattr(args, "channel", None) or DEFAULT_CHANNEL)
     except (DrillError, IncidentError) as err:
@@ -200,15 +235,16 @@ def _start(store: SessionStore, args: argparse.Namespace, console: Console) -> t
     return session, incident
 
 
-def _resume(store: SessionStore, session_id: str, trainee: str | None) -> tuple[DrillSession, Incident]:
+def _resume(store: SessionStore, session_id: str, trainee: str | None,
+            saved_dir: Path) -> tuple[DrillSession, Incident]:
     session = store.load(session_id)
     if session is None:
         raise DrillUsageError(f"no saved drill {session_id!r}; list yours with `triagebot drill history`")
     if trainee and session.trainee != trainee:
         raise DrillUsageError(f"drill {session_id} belongs to {session.trainee}, not {trainee}")
     try:
-        incident = load_incident(INCIDENT_DIR / session.incident_id)
-    except IncidentError as err:
+        incident = load_incident(locate(session.incident_id, saved_dir))
+    except (IncidentError, DrillError) as err:
         raise DrillUsageError(f"drill {session_id}: {err}") from None
     _prepare(incident)
     return session, incident
@@ -410,6 +446,28 @@ def render_debrief(d: Debrief, console: Console) -> None:
         meaning.add_row(name, item.source, Text(said))
     console.print(meaning)
     console.print(Panel(Group(*(Text(f"- {r}") for r in d.references)), title="References", expand=True))
+
+
+def _list(found: Catalog, difficulty: str | None, tag: str | None, console: Console) -> None:
+    """Every incident there is to drill, bundled and saved, with its origin; only the ids, as a title or a
+    ground truth would give the answer away."""
+    table = Table(title=f"Recorded incidents (saved ones from {found.saved_dir})")
+    for column in ("id", "origin", "difficulty", "tags", "drillable"):
+        table.add_column(column, overflow="fold")
+    shown = 0
+    for entry in found.entries:
+        meta = entry.meta
+        if (difficulty and meta.difficulty != difficulty) or (tag and tag not in meta.tags):
+            continue
+        shown += 1
+        table.add_row(meta.id, entry.origin, meta.difficulty, ", ".join(meta.tags),
+                      "yes" if meta.ground_truth else Text("no: no ground_truth yet", style="yellow"))
+    console.print(table)
+    saved = sum(1 for e in found.entries if e.origin == "saved")
+    console.print(Text(f"{shown} shown; {len(found.entries) - saved} bundled, {saved} saved. "
+                       "Drill one with `triagebot drill ID`.", style="dim"))
+    for problem in found.problems:
+        console.print(Text(f"left out: {problem}", style="yellow"))
 
 
 def _history(store: SessionStore, trainee: str, console: Console) -> None:

@@ -26,6 +26,7 @@ HINT = {"hint", "?", "/hint"}
 SKIP = {"skip", "/skip", "pass"}
 QUIT = {"quit", "q", "exit", "/quit", "/model"}
 MAX_ANSWER_LINES = 200
+GRADE = "grade"  # `triagebot interview grade ...`: not a topic (topics are the bank's file names)
 
 
 class InterviewUsageError(ValueError):
@@ -33,12 +34,15 @@ class InterviewUsageError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("topic", nargs="?", metavar="TOPIC", help="pick from this topic (see --list)")
+    parser.add_argument("topic", nargs="?", metavar="TOPIC|grade",
+                        help="pick from this topic (see --list); `grade` grades one answer non-interactively")
     parser.add_argument("--difficulty", choices=DIFFICULTIES)
     parser.add_argument("--id", dest="question_id", metavar="ID", help="ask this question")
     parser.add_argument("--list", action="store_true", help="list topics, or the questions of TOPIC")
     parser.add_argument("--seed", type=int, help="repeatable random pick")
     parser.add_argument("--follow-ups", type=int, default=1, metavar="N", help="follow-up questions to ask")
+    parser.add_argument("--answer-file", metavar="FILE", help="with `grade`: the answer to grade (- reads stdin)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="with `grade`: output format")
 
 
 def choose(bank: QuestionBank, topic: str | None, difficulty: str | None, question_id: str | None,
@@ -86,7 +90,10 @@ def _grade_table(g: Grade) -> Table:
     table.add_column("you said", overflow="fold")
     for p in g.points:
         mark = Text("✓", style="green") if p.covered else Text("✗", style="red")
-        table.add_row(mark, Text(p.point), Text(p.shown, style="dim" if p.by == "keywords" else "magenta"))
+        said = p.shown if p.covered else ("named, then dismissed" if p.dismissed else "")
+        table.add_row(mark, Text(p.point), Text(said, style="magenta" if p.by == "model" else "dim"))
+    for w in g.wrong_claims:
+        table.add_row(Text("!", style="red"), Text(f"Wrong claim: {w.claim}", style="red"), Text(f"“{w.evidence}”"))
     return table
 
 
@@ -159,6 +166,15 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
     except QuestionBankError as err:
         raise InterviewUsageError(f"broken question bank: {err}") from None
     topic = getattr(args, "topic", None)
+    if topic == GRADE:
+        from bot.interview_grade_cli import GradeUsageError, run_grade
+
+        try:
+            return run_grade(args, bank, console, grader)
+        except GradeUsageError as err:
+            raise InterviewUsageError(str(err)) from None
+    if getattr(args, "answer_file", None):
+        raise InterviewUsageError("--answer-file goes with `triagebot interview grade`")
     if getattr(args, "list", False):
         _list(bank, topic, console)
         return 0

@@ -65,6 +65,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from bot import drill_catalog
 from bot import slack_flows as flows
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
@@ -79,19 +80,20 @@ from bot.store import outbox, repo
 from bot.store.db import make_engine, normalize_url, session_factory
 from bot.store.models import Incident as StoredIncident
 from bot.store.models import OutboxItem, TriageRun
+from drills import catalog, interview
 from drills import hints as hint_texts
-from drills import interview
 from drills import session as drill
+from drills.catalog import CatalogError
 from drills.debrief import Debrief, PathStep
 from drills.errors import DrillError
 from drills.evidence import evidence_for
 from drills.grading import Grade
 from drills.hypotheses import HypothesisRef, index
-from drills.incident import INCIDENT_DIR, GroundTruth, Incident, IncidentError, load_incident
+from drills.incident import GroundTruth, Incident, IncidentError, load_incident
 from drills.interview import InterviewSession, Step
 from drills.key import answer_key
 from drills.key import ground_truth as recorded_truth
-from drills.picker import DIFFICULTIES, list_incidents, parse_start, pick
+from drills.picker import DIFFICULTIES, parse_start, pick
 from drills.questions import Question, QuestionBank, QuestionBankError, load_bank
 from drills.record import RecordError
 from drills.session import DrillSession
@@ -123,7 +125,8 @@ _STRIPES = 64
 
 HELP = f"""\
 */drill*: train on recorded incidents and mock-interview questions, each in a thread of its own.
-• `/drill start [incident-id|random] [easy|medium|hard] [tag]`: you are paged, and see only the page. Ask for \
+• `/drill start [incident-id|random] [easy|medium|hard] [tag]`: a bundled incident, or one saved from a report \
+with *Save as drill*. You are paged, and see only the page. Ask for \
 evidence one source at a time with the buttons (each costs time on the drill clock), propose hypotheses (the \
 answer says what *your* evidence shows), then declare the root cause: score and debrief follow in the thread. \
 Hints cost 5 points a level; Give up shows the answer. `--seed N` repeats a random pick.
@@ -259,10 +262,21 @@ class _Locks:
             yield
 
 
-@functools.lru_cache(maxsize=16)
-def _incident(incident_id: str) -> Incident:
-    """Recorded incidents are files shipped with the bot: read each once per process, not once per click."""
-    incident = load_incident(INCIDENT_DIR / incident_id)
+def _incident(incident_id: str, saved_dir: Path) -> Incident:
+    """A bundled or saved incident by id: found without listing the catalog, read once per process."""
+    folder = catalog.locate(incident_id, saved_dir)
+    try:
+        stamp = (folder / "incident.yaml").stat().st_mtime_ns
+    except OSError as err:
+        raise IncidentError(f"{folder}: cannot read ({err.strerror or err})") from None
+    return _read_incident(str(folder), stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_incident(folder: str, stamp: int) -> Incident:
+    """Keyed on incident.yaml's mtime too: a saved drill deleted and saved again under its id is read afresh."""
+    del stamp
+    incident = load_incident(Path(folder))
     evidence_for(incident)  # parse and index now, so no step pays for it
     return incident
 
@@ -523,8 +537,8 @@ def question_blocks(question: Question, record: InterviewRecord) -> list[Block]:
         _context(f"{question.topic} · {question.difficulty} · {question.kind} · `{question.id}` · for "
                  f"<@{record.user}>"),
         _context("Answer by replying in this thread, in one message; replies `hint`, `skip` and `quit` work like "
-                 "the buttons. The grade is coverage of the points a good answer makes, not a judgement of "
-                 "correctness."),
+                 "the buttons. A point counts when your answer claims it and says why or how; naming a term, "
+                 "or dismissing it, earns nothing, and a wrong claim costs points."),
         ActionsBlock(block_id="interview_actions", elements=[
             _button("Hint", "interview_hint", sid), _button("Skip", "interview_skip", sid),
             _button("Model answer", "interview_model_answer", sid)]),
@@ -532,10 +546,13 @@ def question_blocks(question: Question, record: InterviewRecord) -> list[Block]:
 
 
 def _points(g: Grade) -> str:
-    return "\n".join(
-        (f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(p.shown)})_"
-                                                           if p.shown else ""))
-        if p.covered else f":x: {mrkdwn_escape(p.point)}" for p in g.points)
+    lines = [(f":white_check_mark: {mrkdwn_escape(p.point)}" + (f" _(you said: {mrkdwn_escape(p.shown)})_"
+                                                                if p.shown else ""))
+             if p.covered else f":x: {mrkdwn_escape(p.point)}" + (" _(named, then dismissed)_" if p.dismissed else "")
+             for p in g.points]
+    lines += [f":warning: Wrong claim: {mrkdwn_escape(w.claim)} _(you said: “{mrkdwn_escape(w.evidence)}”)_"
+              for w in g.wrong_claims]
+    return "\n".join(lines)
 
 
 def _step_text(step: Step, question: Question, session: InterviewSession) -> str:
@@ -625,6 +642,7 @@ class SlackDrills:
         self.ctx = ctx
         self.store = SqlSessionStore(ctx.engine)
         self.interviews = InterviewStore(ctx.engine)
+        self.saved_dir = drill_catalog.drills_dir(ctx.settings)  # saved drills, beside the bundled ones
         self._locks = _Locks()
         self.bank: QuestionBank | None = None
         try:
@@ -668,12 +686,13 @@ class SlackDrills:
 
     def start_drill(self, cmd: DrillCommand, who: Who) -> str | None:
         try:
-            metas = list_incidents()
+            # Listed afresh on every start: a drill saved a moment ago (here or by `drill save`) is in it.
+            metas = catalog.load_catalog(self.saved_dir).metas()
             choice, difficulty, tag = parse_start(cmd.words, metas)
             done = [s.incident_id for s in self.store.list_by_trainee(who.user) if s.finished]
             rng = random.Random(cmd.seed) if cmd.seed is not None else None
             meta = pick(metas, choice, difficulty, tag, rng=rng, avoid=done)
-            incident = _incident(meta.id)
+            incident = _incident(meta.id, self.saved_dir)
             session, view = drill.start(incident, who.user, who.channel)
         except (DrillError, IncidentError) as err:
             self.audit(who, "slash.drill", "start", {"words": list(cmd.words), "error": str(err)}, "invalid")
@@ -702,7 +721,7 @@ class SlackDrills:
         with self._locks.hold(session_id):
             try:
                 session = self._drill(session_id, who)
-                new, outcome = step(session, _incident(session.incident_id))
+                new, outcome = step(session, _incident(session.incident_id, self.saved_dir))
                 prefix = step_prefix(session, action)
                 self._apply(f"drill:{session_id}:root", prefix, outcome, who, name, f"drill:{session_id}",
                             (lambda: self.store.save(new)) if new is not session else None)
@@ -735,7 +754,7 @@ class SlackDrills:
         """The Propose or Declare modal, or why there is none."""
         try:
             session = self._drill(session_id, who)
-            refs = evidence_for(_incident(session.incident_id)).refs
+            refs = evidence_for(_incident(session.incident_id, self.saved_dir)).refs
         except (DrillError, IncidentError) as err:
             self.audit(who, f"button.drill_{action}", f"drill:{session_id}", {"error": str(err)}, "invalid")
             return None, f":warning: {err}"
@@ -1186,6 +1205,7 @@ class Saved:
     run_id: int
     truth: GroundTruth | None
     artifacts: int
+    in_catalog: bool  # in the drills dir, so `triagebot drill <folder name>` and `/drill start` find it
 
 
 def save_stored_incident(settings: Settings, reference: str, output: Path | None, truth_text: str | None,
@@ -1207,6 +1227,7 @@ def save_stored_incident(settings: Settings, reference: str, output: Path | None
             run = flows.load_run(db, str(row.id))
             truth = _given_truth(truth_text, actor) if truth_text else flows.ground_truth(db, run)
             folder = output or flows.drills_dir(settings) / f"incident-{incident.id}"
+            flows.check_drill_folder(folder)
             when = f"{row.started_at:%Y-%m-%d %H:%M} UTC"
             flows.write_run_as_drill(folder, run, truth, page=f"{run.title} ({incident.source}, {when})",
                                      title=f"Saved from the bot's database: {run.title}",
@@ -1215,8 +1236,8 @@ def save_stored_incident(settings: Settings, reference: str, output: Path | None
                        detail={"run": row.id, "folder": str(folder),
                                "ground_truth": f"{truth.playbook}/{truth.hypothesis}" if truth else None})
             return Saved(folder=folder, incident_key=incident.key, run_id=row.id, truth=truth,
-                         artifacts=len(run.artifacts()))
-    except (RecordError, OSError) as err:
+                         artifacts=len(run.artifacts()), in_catalog=drill_catalog.is_saved_location(folder, settings))
+    except (RecordError, CatalogError, OSError) as err:
         raise SaveError(str(err)) from None
     except SQLAlchemyError as err:
         raise SaveError(f"cannot read the bot's database: {str(err).splitlines()[0]}") from None

@@ -37,6 +37,7 @@ from slack_sdk.models.views import View
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot import drill_catalog
 from bot.alert_flow import group_id
 from bot.config import Settings
 from bot.context import BotContext
@@ -44,13 +45,13 @@ from bot.jobs import TriageRequest
 from bot.posts import queue_text
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from bot.store import outbox, repo
-from bot.store.db import default_sqlite_path
 from bot.store.models import Feedback, Incident, OutboxItem, TriageRun
 from bot.store.types import utcnow
 from collectors.models import Artifact, Missing, Target
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact, redact_text
 from collectors.validate import InvalidInput, duration, namespace, target_name
+from drills.catalog import CatalogError, check_new_id, load_catalog
 from drills.incident import GroundTruth
 from drills.record import RecordError, write_incident
 from playbooks.pipeline import default_playbooks
@@ -97,8 +98,9 @@ evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
     "feedback.md.j2": ":memo: <@{{ user }}> says the diagnosis of run {{ run_id }} was wrong{% if right %}; the right "
                       "hypothesis: *{{ right|mrkdwn }}*{% endif %}.{% if note %}\n> {{ note|mrkdwn }}{% endif %}",
     "drill.md.j2": ":floppy_disk: <@{{ user }}> saved run {{ run_id }} as a drill: `{{ folder|mrkdwn }}`"
-                   "{% if truth %} (ground truth {{ truth|mrkdwn }}){% else %} (no ground truth yet: mark a wrong "
-                   "diagnosis first, or edit incident.yaml){% endif %}. Replay it with "
+                   "{% if truth %} (ground truth {{ truth|mrkdwn }}). Drill it with `/drill start {{ id }}` or "
+                   "`triagebot drill {{ id }}`{% else %} (no ground truth yet: mark a wrong diagnosis first, or "
+                   "edit incident.yaml; until then it cannot be drilled){% endif %}. Replay it with "
                    "`triagebot replay {{ folder|mrkdwn }}`.",
     "home_incident.md.j2": "{{ icon }} *{{ title|mrkdwn }}* · {{ status }}\n{{ source }}"
                            "{% if namespace %} · `{{ namespace }}`{% endif %}"
@@ -691,8 +693,8 @@ def drills_root(ctx: BotContext) -> Path:
 
 
 def drills_dir(settings: Settings) -> Path:
-    """Where saved drills go: `drills_dir`, else next to the default database."""
-    return settings.drills_dir or default_sqlite_path().parent / "drills"
+    """Where saved drills go: `drills_dir`, else next to the default database (bot.drill_catalog decides)."""
+    return drill_catalog.drills_dir(settings)
 
 
 def ground_truth(session: Session, run: Run) -> GroundTruth | None:
@@ -720,9 +722,17 @@ def write_run_as_drill(folder: Path, run: Run, truth: GroundTruth | None, *, pag
     """The run's artifacts as a recorded incident (Save as drill, and `triagebot drill save`)."""
     # Stored runs are redacted already; redacting again is cheap and covers rows stored before a rule existed.
     artifacts = [redact(a) for a in run.artifacts()]
+    # The playbooks the report ran, forced again on replay: an alert's name may have forced one whose trigger
+    # does not fire on the evidence, and without it the replay would not be the report on-call saw.
     return write_incident(folder, artifacts, run.target, run.row.started_at, page=page, title=title,
                           missing=[Missing.model_validate(m) for m in run.row.missing or []],
-                          ground_truth=truth, tags=tags)
+                          ground_truth=truth, tags=tags, symptoms=run.report.symptoms if run.report else [])
+
+
+def check_drill_folder(folder: Path) -> None:
+    """A saved drill's id is its folder's name: refuse one `triagebot drill` or `/drill start` could not use,
+    or that a bundled incident has (CatalogError)."""
+    check_new_id(folder.name, load_catalog(None).bundled_ids())
 
 
 def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
@@ -735,13 +745,14 @@ def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
             return f"Run {run.row.id} is already saved as a drill in `{folder}`.", {"folder": str(folder)}
         truth = ground_truth(session, run)
         try:
+            check_drill_folder(folder)
             write_run_as_drill(folder, run, truth, page=f"Slack: {run.title}", title=f"Saved from Slack: {run.title}",
                                tags=["slack"])
-        except (RecordError, OSError) as err:
+        except (RecordError, CatalogError, OSError) as err:
             raise ActionError(f"Could not save the drill: {err}", outcome="error") from None
         shown = hypothesis_label(truth.playbook, truth.hypothesis) if truth else ""
         _reply(session, run, click, key=f"run:{run.row.id}:drill", kind="drill", text=wording.render(
-            "drill", user=click.user, run_id=run.row.id, folder=str(folder), truth=shown))
+            "drill", user=click.user, run_id=run.row.id, folder=str(folder), truth=shown, id=folder.name))
         return None, {"folder": str(folder), "ground_truth": shown or None}
 
     return run_action(ctx, "save_drill", value, click, work)

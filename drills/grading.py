@@ -1,77 +1,49 @@
-"""Deterministic grading of an interview answer against a question's expected points.
+"""Deterministic grading of an interview answer: which expected points the answer asserts, and what it gets wrong.
 
-The grade is a coverage check, not a judgement of correctness: a point counts as covered when every word of
-one of its keyword groups appears somewhere in the answer. Both sides go through the same normalisation
-(lower case, punctuation to spaces, a light suffix stemmer), so "pods were throttled" meets "throttling pod".
-The keyword word `<number>` stands for any number, so "<number> percent" matches "cut spend by 45%".
-No model, no network, and no input makes it raise.
+A point is credited only when the answer claims it (drills.claims):
+- one of the point's phrases (its `keywords` and `phrases` in the bank, matched over stems and synonyms)
+  occurs in a sentence,
+- that occurrence is not denied or dismissed ("I would not use X", "X does not matter", "instead of X"),
+- and the sentence says something about it: a connective or verb and words of its own beyond the concepts it
+  names, so a bare list of the right terms earns nothing.
+Each point may list misconceptions; one asserted in the answer is a wrong claim: it cancels that point and
+costs WRONG_CLAIM_COST. The grade names the sentence that earned each point and the sentence of each wrong
+claim. No model, no network, and no input makes it raise.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from drills.questions import ExpectedPoint
+from drills.claims import (
+    NUMBER,
+    Match,
+    Sentence,
+    compile_phrase,
+    dismissed,
+    elaboration,
+    find,
+    has_relation,
+    question_words,
+    split_sentences,
+)
+from drills.grading_text import MAX_ANSWER_CHARS, normalise, stem, words
+from drills.questions import ExpectedPoint, Misconception
+
+__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "Grade", "PointResult", "WrongClaim", "combine", "credit", "grade",
+           "normalise", "stem", "verdict_for", "words"]
 
 Verdict = Literal["strong", "partial", "weak", "empty"]
 
 STRONG_AT = 80
 PARTIAL_AT = 40
-# Long enough for any spoken-length answer; bounds the work a pasted novel can cause.
-MAX_ANSWER_CHARS = 20_000
-
-_WORD = re.compile(r"[^\W_]+")
-# Symbols that carry meaning in answers ("cut cost 45%") become words before punctuation is dropped.
-_SYMBOLS = {"%": " percent ", "$": " dollar "}
-# A keyword-group word that matches any number in the answer, for points such as "quantified the result".
-NUMBER = "<number>"
-# Endings whose final consonant doubles before -ing/-ed ("running", "stopped") but that are whole on their own.
-_KEEP_DOUBLE = ("ll", "ss", "zz", "ff")
-
-
-def stem(word: str) -> str:
-    """Fold plural, -ing, -ed and a trailing -e so inflections of one word compare equal.
-
-    Deliberately tiny: the same function runs on keywords and answers, so it only has to be consistent,
-    not linguistically right. Short words are left alone to avoid collisions ("bus", "dns", "k8s").
-    """
-    w = word
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 4 and w.endswith(("sses", "shes", "ches", "xes", "zes")):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and (w.endswith("pus") or not w.endswith(("ss", "us", "is"))):
-        w = w[:-1]  # "-pus" is the plural of an acronym (gpus, cpus), not a word like "status"
-    if w.endswith("ing") and len(w) - 3 >= 3:
-        w = _undouble(w[:-3])
-    elif w.endswith("ed") and not w.endswith("eed") and len(w) - 2 >= 3:
-        w = _undouble(w[:-2])
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
-
-def _undouble(w: str) -> str:
-    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiou" and not w.endswith(_KEEP_DOUBLE):
-        return w[:-1]
-    return w
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased words of `text`; punctuation, underscores and symbols separate words."""
-    folded = unicodedata.normalize("NFKC", text[:MAX_ANSWER_CHARS]).casefold()
-    for symbol, word in _SYMBOLS.items():
-        folded = folded.replace(symbol, word)
-    return _WORD.findall(folded)
-
-
-def normalise(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
+# A wrong claim costs about as much as a missed point on a four-point question: confidently wrong should not
+# outscore honestly incomplete.
+WRONG_CLAIM_COST = 20
 
 
 class PointResult(BaseModel):
@@ -80,15 +52,29 @@ class PointResult(BaseModel):
     id: str
     point: str
     covered: bool
-    matched: tuple[str, ...] = ()  # the words of the keyword group that matched, as written in the bank
-    # "model" when an optional language model credited the point; `quote` is then the answer's own words.
-    by: Literal["keywords", "model"] = "keywords"
+    matched: tuple[str, ...] = ()  # the phrase that matched, as its words
+    # "rules" for this grader; "keywords" only in grades stored by the older keyword grader; "model" when an
+    # optional language model credited the point, and `quote` is then the answer's own words.
+    by: Literal["rules", "keywords", "model"] = "rules"
     quote: str = ""
+    evidence: str = ""  # the sentence of the answer that earned the point
+    dismissed: bool = False  # the answer named the concept only to deny or dismiss it
 
     @property
     def shown(self) -> str:
         """What the candidate said that earned the point."""
-        return f"“{self.quote}” (credited by the model)" if self.by == "model" else " ".join(self.matched)
+        if self.by == "model":
+            return f"“{self.quote}” (credited by the model)"
+        return f"“{self.evidence}”" if self.evidence else " ".join(self.matched)
+
+
+class WrongClaim(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    point: str  # the expected point's id
+    claim: str  # the misconception, as the bank words it
+    evidence: str  # the sentence that made it
 
 
 class Grade(BaseModel):
@@ -98,6 +84,7 @@ class Grade(BaseModel):
     verdict: Verdict
     points: tuple[PointResult, ...]
     word_count: int
+    wrong_claims: tuple[WrongClaim, ...] = ()
 
     @property
     def covered(self) -> list[PointResult]:
@@ -107,16 +94,20 @@ class Grade(BaseModel):
     def missed(self) -> list[PointResult]:
         return [p for p in self.points if not p.covered]
 
+    def contradicted(self) -> set[str]:
+        """Point ids the answer denied or got wrong: nothing may credit them afterwards."""
+        return {p.id for p in self.points if p.dismissed} | {w.point for w in self.wrong_claims}
 
-def _match(point: ExpectedPoint, answer: set[str], number: str | None) -> tuple[str, ...] | None:
-    for group in point.keywords:
-        wants_number = NUMBER in group
-        group_words = words(group.replace(NUMBER, " "))
-        if wants_number and number is None:
-            continue
-        if (group_words or wants_number) and all(stem(w) in answer for w in group_words):
-            return (number, *group_words) if wants_number and number is not None else tuple(group_words)
-    return None
+    def to_dict(self) -> dict[str, object]:
+        """The `triagebot interview grade --format json` contract."""
+        return {"score": self.score,
+                "points": [{"id": p.id, "credited": p.covered,
+                            "evidence": p.quote if p.by == "model" else p.evidence} for p in self.points],
+                "wrong_claims": [{"id": w.id, "point": w.point, "claim": w.claim, "evidence": w.evidence}
+                                 for w in self.wrong_claims]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 def verdict_for(score: int, word_count: int) -> Verdict:
@@ -127,41 +118,100 @@ def verdict_for(score: int, word_count: int) -> Verdict:
     return "partial" if score >= PARTIAL_AT else "weak"
 
 
-def _grade(results: Sequence[PointResult], word_count: int) -> Grade:
+def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[WrongClaim] = ()) -> Grade:
     total = len(results)
-    score = round(100 * sum(r.covered for r in results) / total) if total else 0
-    return Grade(score=score, verdict=verdict_for(score, word_count), points=tuple(results), word_count=word_count)
+    base = round(100 * sum(r.covered for r in results) / total) if total else 0
+    score = max(0, base - WRONG_CLAIM_COST * len(wrong))
+    return Grade(score=score, verdict=verdict_for(score, word_count), points=tuple(results), word_count=word_count,
+                 wrong_claims=tuple(wrong))
 
 
-def grade(answer: str, points: Sequence[ExpectedPoint]) -> Grade:
-    """Which expected points `answer` covers, with the words that showed it, and a 0-100 score."""
-    answer_words = words(answer if isinstance(answer, str) else "")
-    present = {stem(w) for w in answer_words}
-    number = next((w for w in answer_words if any(c.isdigit() for c in w)), None)
-    results = []
-    for point in points:
-        matched = _match(point, present, number)
-        results.append(PointResult(id=point.id, point=point.point, covered=matched is not None,
-                                   matched=matched or ()))
-    return _grade(results, len(answer_words))
+def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tuple[str, Match]]:
+    out: list[tuple[str, Match]] = []
+    for phrase in phrases:
+        compiled = compile_phrase(phrase)
+        for i, sentence in enumerate(sentences):
+            out.extend((phrase, m) for m in find(compiled, sentence, i))
+    return out
+
+
+def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> Sentence | None:
+    for i, sentence in enumerate(sentences):
+        if all(any(not dismissed(m, sentence) for _, m in _matches(group, [sentence]) if m.sentence == 0)
+               for group in misconception.says):
+            return sentences[i]
+    return None
+
+
+def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grade:
+    """Which expected points `answer` asserts (with the sentence that showed it), its wrong claims, a 0-100 score.
+
+    `asked` is the question's text: its own words do not count as the candidate's reasoning."""
+    text = answer if isinstance(answer, str) else ""
+    word_count = len(words(text))
+    sentences = split_sentences(text)
+    own = question_words(asked) if asked else frozenset()
+    found = {p.id: _matches(p.concepts, sentences) for p in points}
+    # Per sentence: which points it names (undismissed) and which words those names cover.
+    named: dict[int, set[str]] = {}
+    covered: dict[int, set[int]] = {}
+    keywords = {p.id: set(p.keywords) for p in points}
+    for pid, hits in found.items():
+        for phrase, m in hits:
+            covered.setdefault(m.sentence, set())
+            # Only the bank's terms are "just naming"; a paraphrase phrase already says something.
+            if phrase in keywords[pid]:
+                covered[m.sentence].update(m.positions)
+            if not dismissed(m, sentences[m.sentence]):
+                named.setdefault(m.sentence, set()).add(pid)
+    reasoned = {i for i, pids in named.items()
+                if has_relation(sentences[i]) and elaboration(sentences[i], covered[i], own) >= len(pids)}
+    wrong: list[WrongClaim] = []
+    for p in points:
+        for mc in p.misconceptions:
+            where = _asserted(mc, sentences)
+            if where is not None:
+                wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where.text))
+    wrong_points = {w.point for w in wrong}
+    results: list[PointResult] = []
+    for p in points:
+        hits = found[p.id]
+        good = [(phrase, m) for phrase, m in hits
+                if m.sentence in reasoned and not dismissed(m, sentences[m.sentence])]
+        denied = bool(hits) and not any(not dismissed(m, sentences[m.sentence]) for _, m in hits)
+        if good and p.id not in wrong_points:
+            phrase, m = min(good, key=lambda h: (h[1].sentence, h[1].start))
+            results.append(PointResult(id=p.id, point=p.point, covered=True, matched=tuple(words(phrase)),
+                                       evidence=sentences[m.sentence].text))
+        else:
+            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=denied))
+    return _grade(results, word_count, wrong)
 
 
 def combine(grades: Iterable[Grade]) -> Grade:
     """Union of several grades of the same question (main answer plus follow-ups): a point is covered if any
-    answer covered it; the first answer that covered it supplies the matched words."""
+    answer covered it (the first that did supplies the evidence); wrong claims add up, once each."""
     merged: dict[str, PointResult] = {}
+    wrong: dict[str, WrongClaim] = {}
     word_count = 0
     for g in grades:
         word_count += g.word_count
         for p in g.points:
             if p.id not in merged or (p.covered and not merged[p.id].covered):
                 merged[p.id] = p
-    return _grade(list(merged.values()), word_count)
+        for w in g.wrong_claims:
+            wrong.setdefault(w.id, w)
+    wrong_points = {w.point for w in wrong.values()}
+    points = [p.model_copy(update={"covered": False}) if p.id in wrong_points else p for p in merged.values()]
+    return _grade(points, word_count, list(wrong.values()))
 
 
 def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
     """`result` with the missed points in `quotes` (id -> the answer's words that cover it) credited by a model.
-    Points the keywords already covered are left as they are; unknown ids are ignored."""
+
+    The model only adds, and only where the grader found no contradiction: a point the answer dismissed or got
+    wrong stays missed whatever the model says. Unknown ids are ignored."""
+    blocked = result.contradicted()
     points = [p.model_copy(update={"covered": True, "by": "model", "quote": quotes[p.id]})
-              if not p.covered and p.id in quotes else p for p in result.points]
-    return _grade(points, result.word_count)
+              if not p.covered and p.id in quotes and p.id not in blocked else p for p in result.points]
+    return _grade(points, result.word_count, result.wrong_claims)

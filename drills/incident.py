@@ -46,6 +46,9 @@ class IncidentMeta(BaseModel):
     must_not_confirm: list[str] = Field(
         default_factory=list, description="playbook/hypothesis ids a correct triage must not confirm.")
     source: list[str] = Field(default_factory=list, description="Seed scenarios or references it is built from.")
+    symptoms: list[str] = Field(
+        default_factory=list, description="Playbooks the triage ran (an alert's name can force one whose trigger "
+        "does not fire); a replay forces them too, so a saved triage replays to the report on-call saw.")
 
 
 class IndexEntry(BaseModel):

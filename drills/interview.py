@@ -90,12 +90,12 @@ def submit(session: InterviewSession, question: Question, answer: str,
            grader: Grader | None = None) -> tuple[InterviewSession, list[Step]]:
     """Grade an answer to whatever is currently asked, then move on to a follow-up or the model answer.
 
-    `grader` may credit points the keywords missed (an optional model, supplied by the caller); it gets the
-    keyword grade and returns the final one."""
+    `grader` may credit points the rules missed (an optional model, supplied by the caller); it gets the
+    rule grade and returns the final one, which drills.grading.credit keeps from crediting contradicted points."""
     _check(session, question)
     if session.phase == "done":
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
-    result = grade(answer, question.expected_points)
+    result = grade(answer, question.expected_points, asked=f"{question.question}\n{current_prompt(session, question)}")
     if result.verdict == "empty":
         return session, [Step(kind="notice", text="That answer had no words in it. Answer, ask for a hint, "
                                                   "or skip.")]
@@ -135,6 +135,11 @@ def skip(session: InterviewSession, question: Question) -> tuple[InterviewSessio
     if session.phase == "follow-up":
         return _next(session, question)
     return finish(session, question)
+
+
+def empty_grade(question: Question) -> Grade:
+    """The grade of an answer with no words: every point missed."""
+    return grade("", question.expected_points)
 
 
 def finish(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:

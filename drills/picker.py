@@ -20,17 +20,19 @@ RANDOM = "random"
 
 
 def list_incidents(root: Path = INCIDENT_DIR) -> list[IncidentMeta]:
-    metas = []
-    for folder in incident_dirs(root):
-        path = folder / "incident.yaml"
-        try:
-            metas.append(IncidentMeta.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise IncidentError(f"{path}: cannot read ({str(err).splitlines()[0]})") from None
-        except ValidationError as err:
-            first = err.errors()[0]
-            raise IncidentError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-    return metas
+    return [read_meta(folder) for folder in incident_dirs(root)]
+
+
+def read_meta(folder: Path) -> IncidentMeta:
+    """A recorded incident's incident.yaml alone; raises IncidentError saying what is wrong with it."""
+    path = folder / "incident.yaml"
+    try:
+        return IncidentMeta.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise IncidentError(f"{path}: cannot read ({str(err).splitlines()[0]})") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise IncidentError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def pick(metas: Sequence[IncidentMeta], choice: str | None = None, difficulty: str | None = None,
@@ -68,13 +70,13 @@ def all_tags(metas: Sequence[IncidentMeta]) -> list[str]:
 def parse_start(words: Sequence[str], metas: Sequence[IncidentMeta]) -> tuple[str, str | None, str | None]:
     """`/drill start [incident-id|random] [difficulty] [tag]` in any order: (choice, difficulty, tag)."""
     choice, difficulty, tag = RANDOM, None, None
-    ids = {m.id for m in metas}
+    ids = {m.id.lower(): m.id for m in metas}
     for word in words:
         w = word.strip().lower()
         if not w:
             continue
         if w == RANDOM or w in ids:
-            choice = w
+            choice = ids.get(w, w)
         elif w in DIFFICULTIES:
             difficulty = w
         elif tag is None:

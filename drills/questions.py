@@ -34,14 +34,40 @@ class QuestionBankError(ValueError):
     """A question file that cannot be used; the message names the file and the entry."""
 
 
+class Misconception(BaseModel):
+    """A wrong claim a candidate may make about a point. It is asserted when one sentence matches a phrase
+    from every group in `says` (each group lists alternatives) and none of those matches is negated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    claim: str = Field(min_length=3)
+    says: tuple[tuple[str, ...], ...] = Field(min_length=1)
+
+    @field_validator("says")
+    @classmethod
+    def _groups(cls, groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        for group in groups:
+            if not group or not all(_HAS_WORD.search(unicodedata.normalize("NFKC", p)) for p in group):
+                raise ValueError("every group in `says` needs at least one phrase with letters or digits")
+        return groups
+
+
 class ExpectedPoint(BaseModel):
-    """One thing a good answer mentions. `keywords` are alternatives: any one group fully present covers it."""
+    """One thing a good answer asserts. `keywords` and `phrases` are the ways of naming its concept (the
+    grader treats them alike: each is one phrase); `misconceptions` are wrong claims about it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     point: str = Field(min_length=3)
     keywords: tuple[str, ...] = Field(min_length=1)
+    phrases: tuple[str, ...] = ()
+    misconceptions: tuple[Misconception, ...] = ()
+
+    @property
+    def concepts(self) -> tuple[str, ...]:
+        return (*self.keywords, *self.phrases)
 
     @field_validator("id")
     @classmethod
@@ -50,7 +76,7 @@ class ExpectedPoint(BaseModel):
             raise ValueError(f"point id {value!r} must be kebab-case")
         return value
 
-    @field_validator("keywords")
+    @field_validator("keywords", "phrases")
     @classmethod
     def _words(cls, groups: tuple[str, ...]) -> tuple[str, ...]:
         # A group of punctuation only would normalise to nothing and match every answer.

@@ -18,7 +18,8 @@ class RecordError(ValueError):
 
 def write_incident(folder: Path, artifacts: list[Artifact], target: Target, captured_at: datetime, *,
                    page: str, title: str, missing: list[Missing], ground_truth: GroundTruth | None = None,
-                   difficulty: Literal["easy", "medium", "hard"] = "medium", tags: list[str] | None = None) -> Path:
+                   difficulty: Literal["easy", "medium", "hard"] = "medium", tags: list[str] | None = None,
+                   symptoms: list[str] | None = None) -> Path:
     """Write incident.yaml and artifacts/ (one file per artifact, named by its id) into a new folder."""
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
@@ -38,9 +39,11 @@ def write_incident(folder: Path, artifacts: list[Artifact], target: Target, capt
                                   source=artifact.source, command=artifact.command, captured_at=artifact.captured_at))
     meta = IncidentMeta(id=folder.name, title=title, page=page, target=target, captured_at=captured_at,
                         difficulty=difficulty, tags=tags or [], sources=sorted({str(a.kind) for a in artifacts}),
-                        ground_truth=ground_truth, missing=missing)
-    _dump(folder / "incident.yaml", meta.model_dump(mode="json", exclude_none=True))
+                        ground_truth=ground_truth, missing=missing, symptoms=symptoms or [])
+    # incident.yaml last: a folder is listed as an incident once it has one, so a drill catalog read while this
+    # runs never sees a half-written incident.
     _dump(files / "index.yaml", [e.model_dump(mode="json", exclude_none=True) for e in entries])
+    _dump(folder / "incident.yaml", meta.model_dump(mode="json", exclude_none=True))
     return folder
 
 

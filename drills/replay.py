@@ -11,7 +11,8 @@ from playbooks.report import Finding, Report
 
 
 def replay(incident: Incident) -> Report:
-    return analyse(incident.artifacts, incident.meta.target, missing=incident.meta.missing)
+    return analyse(incident.artifacts, incident.meta.target, missing=incident.meta.missing,
+                   symptoms=incident.meta.symptoms or None)
 
 
 def _lineage(finding: Finding, hypothesis: str) -> set[str]:

@@ -22,6 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = load_incident(INCIDENT_DIR / "oom-trainer-limit")
 
 
+@pytest.fixture(autouse=True)
+def _own_drills_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved drills are listed beside the bundled ones: an empty drills dir keeps the picks as the tests expect,
+    whatever this machine's state dir holds."""
+    monkeypatch.setenv("TRIAGEBOT_DRILLS_DIR", str(tmp_path / "drills"))
+
+
 def drive(argv: list[str], lines: list[str], store: MemorySessionStore) -> tuple[int, str]:
     console = Console(record=True, width=160, file=io.StringIO(), color_system=None)
     args = build_parser().parse_args(["drill", *argv])

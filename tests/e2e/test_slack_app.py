@@ -43,6 +43,8 @@ from bot.slack_flows import (
 from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from drills.incident import load_incident
+from drills.replay import replay
+from playbooks.report import Report
 from tests.harness.bot_server import serve_app
 from tests.harness.slack_bot import actions
 from tests.standins.kube_api import KubeStandIn
@@ -496,6 +498,26 @@ def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bo
     bot.slack.wait_for(lambda: any(str(folder) in m.text for m in bot.replies("C0BTN", triaged.root)),
                        timeout=SLOW_POSTS)
     assert bot.audited("button.save_drill")[-1].detail["folder"] == str(folder)
+
+
+def test_a_live_triage_saved_as_drill_replays_to_the_report_on_call_saw(bot: Bot, triaged: Triaged) -> None:
+    """The report in the thread came from a live triage against the Kubernetes stand-in; its saved drill, replayed
+    through the same pipeline, concludes the same: leader, every hypothesis's status and evidence, every fact."""
+    seen = len(bot.audited("button.save_drill"))
+    assert bot.click("triage_save_drill", triaged.run_id, triaged.report, triaged.root).status_code == 200
+    bot.slack.wait_for(lambda: len(bot.audited("button.save_drill")) > seen, timeout=SLOW_POSTS)
+    with bot.ctx.factory() as session:
+        row = session.get(TriageRun, int(triaged.run_id))
+        assert row is not None and row.report is not None
+        stored = row.report
+    replayed = replay(load_incident(bot.drills / f"slack-run-{triaged.run_id}")).model_dump(mode="json")
+    on_call, again = Report.model_validate(stored).leading(), Report.model_validate(replayed).leading()
+    assert on_call is not None and again is not None
+    assert (again[0].playbook, again[1].id, again[1].status) == (on_call[0].playbook, on_call[1].id, on_call[1].status)
+    assert [(f["playbook"], [(h["id"], h["status"]) for h in f["hypotheses"]]) for f in replayed["findings"]] == \
+        [(f["playbook"], [(h["id"], h["status"]) for h in f["hypotheses"]]) for f in stored["findings"]]
+    assert replayed["findings"] == stored["findings"] and replayed["facts"] == stored["facts"]
+    assert replayed["symptoms"] == stored["symptoms"] and replayed["missing"] == stored["missing"]
 
 
 def test_button_without_a_stored_run_says_so(bot: Bot, triaged: Triaged) -> None:

@@ -29,6 +29,7 @@ from sqlalchemy import select
 from bot.cli import main
 from bot.config import Settings
 from bot.context import build_context
+from bot.policy import Permissions
 from bot.server import create_app
 from bot.slack_app import build_slack_app
 from bot.slack_drills import (
@@ -63,7 +64,7 @@ from tests.standins.slack_api import (
 )
 
 SECRET = "5e1f0c2a9b7d4e3f8a6c1b0d2e4f6a8c"
-CHANNELS = ("C0DRILL", "C0GIVEUP", "C0RESUME", "C0IVIEW")
+CHANNELS = ("C0DRILL", "C0GIVEUP", "C0RESUME", "C0IVIEW", "C0SAVED")
 USERS = {"U0ALICE": "alice", "U0BOB": "bob", "U0CAROL": "carol"}
 POSTS = 25.0  # seconds: a drill's dozen paced posts, with room for a loaded machine
 QUESTION = "time-slicing-vs-mig"
@@ -130,7 +131,9 @@ class Bot(SlackBot):
 def running(slack: SlackStandIn, database: Path) -> Iterator[Bot]:
     settings = Settings(slack_bot_token=SecretStr(slack.token), slack_signing_secret=SecretStr(SECRET),
                         slack_api_url=slack.api_url, database_url=f"sqlite:///{database}",
-                        webhook_token=SecretStr("w" * 24), drills_dir=database.parent / "drills")
+                        webhook_token=SecretStr("w" * 24), drills_dir=database.parent / "drills",
+                        # Save as drill is a report button: it needs the run's namespace granted to the channel.
+                        permissions=Permissions(channels={"C0SAVED": ["ml"]}))
     ctx = build_context(settings)
     try:
         with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
@@ -318,7 +321,8 @@ def test_an_interview_answered_in_the_thread(bot: Bot) -> None:
     assert {e["action_id"] for e in actions(root)} == {"interview_hint", "interview_skip", "interview_model_answer"}
 
     bot.reply("C0IVIEW", root, "Time-slicing is fine, I think.", user="U0BOB")  # not the interviewee: ignored
-    answer = "Time-slicing advertises replicas of one GPU; MIG is a hardware partition."
+    answer = ("Time-slicing advertises several replicas of one GPU so pods take turns on it; MIG is a hardware "
+              "partition that gives each slice its own memory and compute.")
     ts = bot.reply("C0IVIEW", root, answer)
     graded = bot.wait_said("C0IVIEW", root, 1)[0]
     text = message_text(graded)
@@ -371,6 +375,66 @@ def test_a_reply_that_beats_the_record_of_its_root_still_counts(tmp_path: Path) 
         assert time.monotonic() - started < 1.0
     finally:
         ctx.close()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# From production to drill: Save as drill, then /drill start
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _store_run(bot: Bot) -> int:
+    """A stored triage of oom-trainer-limit's evidence, confirmed correct in Slack; returns the run id."""
+    recorded = load_incident(INCIDENT_DIR / "oom-trainer-limit")
+    target = recorded.meta.target
+    report = analyse(recorded.artifacts, target, missing=recorded.meta.missing)
+    with bot.ctx.factory.begin() as db:
+        incident, _ = repo.open_incident(db, "slash:saved-drill", title="training-job in ml", source="slash",
+                                         namespace=target.namespace, target=target, channel="C0SAVED")
+        run = repo.record_triage_run(db, incident_id=incident.id, target=target, trigger="slash", status="ok",
+                                     started_at=recorded.meta.captured_at, report=report,
+                                     artifacts=recorded.artifacts, missing=report.missing)
+        repo.add_feedback(db, incident_id=incident.id, user_id="U0ALICE", verdict="correct", triage_run_id=run.id)
+        return run.id
+
+
+def test_a_run_saved_as_drill_is_drilled_with_drill_start(bot: Bot) -> None:
+    run_id = _store_run(bot)
+    # Save as drill, clicked on the report (a message in the channel whose thread gets the note).
+    report = bot.slack.post_user_message("C0SAVED", "the triage report")
+    url = bot.slack.response_url(channel="C0SAVED", message_ts=report.ts)
+    body = block_action_body("triage_save_drill", str(run_id), channel_id="C0SAVED", message_ts=report.ts,
+                             response_url=url)
+    assert bot.send(body).status_code == 200
+    assert bot.wait_audits("button.save_drill", 1)[-1].outcome == "ok"
+    drill_id = f"slack-run-{run_id}"
+    bot.slack.wait_for(lambda: any(f"/drill start {drill_id}" in m.text
+                                   for m in bot.slack.thread("C0SAVED", report.ts)), timeout=POSTS)
+
+    counts = {a: len(bot.audited(a)) for a in ("button.drill_evidence", "button.drill_hint")}
+    root = bot.start(f"start {drill_id}", "C0SAVED")
+    assert bot.audited("slash.drill")[-1].detail["incident"] == drill_id
+    shown = message_text(root)
+    assert "Slack: training-job in ml" in shown and drill_id not in shown  # the page, not the id
+    bot.click("drill_evidence:pod-status", root)
+    bot.click("drill_evidence:metrics", root)
+    bot.click("drill_hint", root)
+    bot.wait_audits("button.drill_evidence", counts["button.drill_evidence"] + 2)
+    bot.wait_audits("button.drill_hint", counts["button.drill_hint"] + 1)
+    bot.choose("drill_declare", root, "oom-killed/limit-too-low")
+    texts = [message_text(m) for m in bot.wait_said("C0SAVED", root, 4)]
+    assert any("OOMKilled" in t or "pod status" in t for t in texts)
+    assert any("Hint 1/3" in t and "Direction:" in t for t in texts)
+    debrief = next(t for t in texts if "Debrief:" in t)
+    assert "Debrief: 95/100" in debrief and "Right" in debrief and drill_id in debrief
+    stored = SqlSessionStore(bot.ctx.engine).load(_session_id(root))
+    assert stored is not None and stored.incident_id == drill_id and stored.score is not None
+    assert stored.score.total == 95
+
+    _, board = bot.slash("leaderboard", "C0SAVED")
+    assert "<@U0ALICE>: *95* points" in bot.ephemeral(board)
+    # A random pick sees it as well: it is the only incident tagged "slack".
+    bot.start("start random slack", "C0SAVED", user="U0BOB")
+    assert bot.audited("slash.drill")[-1].detail["incident"] == drill_id
 
 
 # ------------------------------------------------------------------------------------------------------------

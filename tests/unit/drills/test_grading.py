@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drills.grading import MAX_ANSWER_CHARS, NUMBER, Grade, combine, grade, normalise, stem, verdict_for, words
-from drills.questions import ExpectedPoint
+from drills.grading import MAX_ANSWER_CHARS, NUMBER, Grade, combine, credit, grade, normalise, stem, verdict_for, words
+from drills.questions import ExpectedPoint, Misconception
 
 POINTS = (
-    ExpectedPoint(id="mig", point="Partition the GPU with MIG.", keywords=("mig", "multi-instance gpu")),
-    ExpectedPoint(id="throttle", point="CPU throttling from the CFS quota.", keywords=("throttle", "cfs quota")),
+    ExpectedPoint(id="mig", point="Partition the GPU with MIG.", keywords=("mig", "multi-instance gpu"),
+                  phrases=("hardware partition", "carve gpu slice"),
+                  misconceptions=(Misconception(id="k8s-splits", claim="The scheduler splits the GPU itself",
+                                                says=(("scheduler split", "kubernetes split"),)),)),
+    ExpectedPoint(id="throttle", point="CPU throttling from the CFS quota.", keywords=("throttle", "cfs quota"),
+                  phrases=("processor cap",)),
     ExpectedPoint(id="resource", point="GPUs are the nvidia.com/gpu resource.", keywords=("nvidia.com/gpu",)),
     ExpectedPoint(id="shm", point="Mount a big /dev/shm.", keywords=("/dev/shm", "shared memory volume")),
     ExpectedPoint(id="result", point="Quantified the result.", keywords=(f"{NUMBER} percent",)),
@@ -20,37 +26,101 @@ POINTS = (
 
 @pytest.mark.parametrize(("answer", "covered"), [
     ("", set()),
-    ("Use MIG to split the A100.", {"mig"}),
-    ("Multi-Instance GPU partitions the card.", {"mig"}),
-    ("multi instance GPUs", {"mig"}),  # plural and missing hyphen
-    ("The pods were being throttled.", {"throttle"}),
-    ("Throttling!", {"throttle"}),
-    ("it hit the CFS quota", {"throttle"}),
-    ("quota for CFS", {"throttle"}),  # order inside a group does not matter
-    ("The CFS scheduler", set()),  # half a group is not enough
-    ("request NVIDIA.COM/GPU: 2", {"resource"}),
-    ("nvidia com gpu", {"resource"}),
-    ("mount /dev/shm as memory", {"shm"}),
-    ("a shared-memory volume", {"shm"}),
-    ("we cut spend by 45%", {"result"}),
-    ("we cut spend by 45 percent", {"result"}),
-    ("we cut spend by a lot of percent", set()),  # the group needs a number
-    ("MIG slices, throttled pods, nvidia.com/gpu and /dev/shm; saved 30%", {"mig", "throttle", "resource", "shm",
-                                                                           "result"}),
+    ("Use MIG to split the A100 so small models share it.", {"mig"}),
+    ("NVIDIA's hardware partitioning carves one A100 into isolated pieces for small models.", {"mig"}),
+    ("Multi instance GPUs let several small models share one card.", {"mig"}),  # plural and missing hyphen
+    ("The pods were being throttled because their limit was too low.", {"throttle"}),
+    ("It hit the CFS quota, which froze the process until the next period.", {"throttle"}),
+    ("A tight processor cap freezes the container for most of each period.", {"throttle"}),
+    ("Request nvidia.com/gpu: 2 in the limits so the scheduler finds a node with two free.", {"resource"}),
+    ("Mount /dev/shm as a memory volume because the data loader workers share tensors there.", {"shm"}),
+    ("We cut spend by 45% after the change, which paid for the project.", {"result"}),
+    ("We cut spend by a lot after the change, which paid for the project.", set()),  # the point needs a number
 ])
-def test_partial_answers_cover_exactly_the_expected_points(answer: str, covered: set[str]) -> None:
+def test_answers_that_assert_a_point_with_a_reason_earn_it(answer: str, covered: set[str]) -> None:
     result = grade(answer, POINTS)
     assert {p.id for p in result.covered} == covered
-    assert {p.id for p in result.missed} == {p.id for p in POINTS} - covered
     assert result.score == round(100 * len(covered) / len(POINTS))
 
 
-def test_matched_words_are_reported() -> None:
-    result = grade("Multi-Instance GPU, and we saved 12% overall", POINTS)
-    matched = {p.id: p.matched for p in result.covered}
-    assert matched["mig"] == ("multi", "instance", "gpu")
-    assert matched["result"] == ("12", "percent")
-    assert all(p.matched == () for p in result.missed)
+@pytest.mark.parametrize("answer", [
+    "MIG, throttling, nvidia.com/gpu, /dev/shm, 30%",
+    "mig cfs quota nvidia.com/gpu shared memory volume",
+    "I'd use MIG, throttling, nvidia.com/gpu and /dev/shm.",
+    "MIG.\nThrottling.\n/dev/shm.",
+    "MIG is key. Throttling matters.",
+])
+def test_a_list_of_the_right_terms_earns_nothing(answer: str) -> None:
+    assert grade(answer, POINTS).covered == []
+
+
+@pytest.mark.parametrize("answer", [
+    "I would not use MIG here because the models are large.",
+    "Instead of MIG, give every model its own GPU so nothing is shared.",
+    "MIG does not matter here; the models need whole GPUs anyway.",
+    "Rather than hardware partitioning, we ran every model on its own card.",
+    "Throttling is irrelevant to this problem since the CPU graphs are flat.",
+    "Don't bother with /dev/shm, the loader works without it in most setups.",
+])
+def test_naming_a_concept_to_dismiss_it_earns_nothing(answer: str) -> None:
+    result = grade(answer, POINTS)
+    assert result.covered == []
+    assert any(p.dismissed for p in result.points)
+
+
+@pytest.mark.parametrize("answer", [
+    "Use MIG so that small models do not each hold a whole GPU.",  # a goal, not a dismissal
+    "If the GPU is not shared, split it with MIG so small models can share it.",
+])
+def test_a_negated_goal_or_condition_is_not_a_dismissal(answer: str) -> None:
+    assert "mig" in {p.id for p in grade(answer, POINTS).covered}
+
+
+def test_a_wrong_claim_costs_points_and_is_named_with_its_sentence() -> None:
+    right = grade("MIG splits the A100 into isolated slices so small models share it.", POINTS)
+    wrong = grade("MIG splits the A100 into isolated slices so small models share it. "
+                  "The scheduler splits the GPU itself when a pod asks for half.", POINTS)
+    assert right.score == 20 and not right.wrong_claims
+    assert [w.id for w in wrong.wrong_claims] == ["k8s-splits"]
+    assert wrong.wrong_claims[0].evidence == "The scheduler splits the GPU itself when a pod asks for half."
+    assert wrong.score == 0 and "mig" not in {p.id for p in wrong.covered}
+    assert "mig" in wrong.contradicted()
+
+
+def test_a_denied_misconception_is_not_a_wrong_claim() -> None:
+    result = grade("The scheduler does not split the GPU; MIG is set up on the card so small models share it.",
+                   POINTS)
+    assert result.wrong_claims == ()
+
+
+def test_the_grade_names_the_sentence_that_earned_each_point() -> None:
+    answer = "First, some context. Multi-Instance GPU carves the card so small models share it. Done."
+    result = grade(answer, POINTS)
+    point = next(p for p in result.points if p.id == "mig")
+    assert point.evidence == "Multi-Instance GPU carves the card so small models share it."
+    assert point.matched == ("multi", "instance", "gpu")
+    assert point.shown == f"“{point.evidence}”"
+    assert all(p.evidence == "" for p in result.missed)
+
+
+def test_the_question_text_does_not_count_as_reasoning() -> None:
+    asked = "How would you share a GPU between small models?"
+    assert grade("MIG, share a GPU between small models.", POINTS, asked=asked).covered == []
+
+
+def test_json_contract() -> None:
+    result = grade("MIG splits one A100 so small models share it. The scheduler splits the GPU for pods.", POINTS)
+    data = json.loads(result.to_json())
+    assert set(data) == {"score", "points", "wrong_claims"}
+    assert data["score"] == result.score
+    assert [set(p) for p in data["points"]] == [{"id", "credited", "evidence"}] * len(POINTS)
+    assert data["wrong_claims"][0]["claim"] == "The scheduler splits the GPU itself"
+
+
+def test_the_model_may_not_credit_a_contradicted_point() -> None:
+    result = grade("I would not use MIG because the models are large.", POINTS)
+    credited = credit(result, {"mig": "use MIG because", "throttle": "the models are large"})
+    assert {p.id for p in credited.covered} == {"throttle"}
 
 
 @pytest.mark.parametrize(("a", "b"), [
@@ -68,6 +138,7 @@ def test_short_and_special_words_are_left_alone(word: str) -> None:
 
 
 def test_words_split_on_punctuation_and_symbols() -> None:
+    assert words("don't") == ["do", "not"]  # contractions expand, so the negation is a word
     assert words("DCGM_FI_DEV_GPU_UTIL=80%, $5k") == ["dcgm", "fi", "dev", "gpu", "util", "80", "percent",
                                                       "dollar", "5k"]
     full_width = "".join(chr(ord(c) + 0xFEE0) for c in "nvidia-smi")
@@ -89,7 +160,7 @@ def test_empty_and_garbage_answers_are_empty_not_errors(answer: str) -> None:
 
 
 def test_huge_answers_are_truncated_not_slow() -> None:
-    tail = " mig" * 10
+    tail = " MIG lets small models share one A100 safely."
     result = grade("x " * MAX_ANSWER_CHARS + tail, POINTS)
     assert "mig" not in {p.id for p in result.covered}
 
@@ -98,12 +169,14 @@ def test_no_points_means_zero_not_division_error() -> None:
     assert grade("anything", ()).score == 0
 
 
-def test_combine_takes_the_union() -> None:
-    first = grade("MIG", POINTS)
-    second = grade("throttling and MIG", POINTS)
+def test_combine_takes_the_union_and_keeps_wrong_claims() -> None:
+    first = grade("MIG lets small models share one A100 safely.", POINTS)
+    second = grade("The pods were throttled because the limit was far too low.", POINTS)
     merged = combine([first, second])
     assert {p.id for p in merged.covered} == {"mig", "throttle"}
     assert merged.score == 40 and merged.word_count == first.word_count + second.word_count
+    third = grade("Then the scheduler splits the GPU for each pod.", POINTS)
+    assert combine([first, second, third]).score == 0  # MIG cancelled, 20 for throttling, minus 20
     assert combine([]).score == 0
 
 
@@ -127,15 +200,7 @@ keyword_text = st.text(min_size=1, max_size=30).filter(lambda s: bool(words(s)) 
 def test_any_valid_keywords_and_any_answer_never_raise(groups: list[str], answer: str) -> None:
     point = ExpectedPoint(id="p", point="a point", keywords=tuple(groups))
     result = grade(answer, [point, POINTS[0]])
-    assert result.score in (0, 50, 100)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=300), st.text(max_size=300))
-def test_saying_more_never_uncovers_a_point(first: str, more: str) -> None:
-    before = {p.id for p in grade(first, POINTS).covered}
-    after = {p.id for p in grade(first + " " + more, POINTS).covered}
-    assert before <= after
+    assert result.score in (0, 30, 50, 100)
 
 
 @settings(max_examples=100, deadline=None)

@@ -28,7 +28,8 @@ def test_answer_is_graded_then_a_follow_up_then_the_model_answer() -> None:
     assert steps[1].text == MIG.follow_ups[0] and steps[1].position == (1, 1)
     assert session.phase == "follow-up"
 
-    session, steps = interview.submit(session, MIG, "The GPU Operator device plugin exposes the profiles.")
+    session, steps = interview.submit(session, MIG, "The GPU Operator's device plugin advertises the slices to "
+                                                    "pods, and I pick the profiles so each slice fits its job.")
     assert [s.kind for s in steps] == ["feedback", "model-answer"]
     assert set(steps[0].newly_covered) == {"expose", "profiles"}
     so_far = steps[0].grade

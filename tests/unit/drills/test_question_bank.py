@@ -69,11 +69,13 @@ def test_keyword_groups_are_specific(q: Question) -> None:
 
 @pytest.mark.parametrize("q", QUESTIONS, ids=_ids(QUESTIONS))
 def test_each_keyword_group_covers_its_own_point(q: Question) -> None:
-    # Guards against groups the normaliser can never match (typos, truncated words, stray symbols).
+    # Guards against phrases the normaliser can never match (typos, truncated words, stray symbols). A bare
+    # phrase is a list, not a claim, so each is put in a sentence that says something about it.
     for p in q.expected_points:
-        for group in p.keywords:
-            result = grade(group.replace(NUMBER, " 12 "), q.expected_points)
-            assert p.id in {c.id for c in result.covered}, f"{q.id}/{p.id}: group {group!r} does not match itself"
+        for group in p.concepts:
+            said = f"We rely on {group.replace(NUMBER, ' 12 ')} because it keeps the whole service healthy."
+            result = grade(said, q.expected_points)
+            assert p.id in {c.id for c in result.covered}, f"{q.id}/{p.id}: phrase {group!r} does not match itself"
 
 
 def test_related_playbooks_exist() -> None:
@@ -144,21 +146,21 @@ def test_every_bank_entry_traces_to_a_seed_or_extends_one() -> None:
 
 @pytest.mark.parametrize("q", QUESTIONS, ids=_ids(QUESTIONS))
 def test_model_answer_covers_its_own_points(q: Question) -> None:
-    result = grade(q.model_answer, q.expected_points)
+    result = grade(q.model_answer, q.expected_points, asked=q.question)
     assert result.score >= 80, f"{q.id}: model answer misses {[p.id for p in result.missed]}"
 
 
 @pytest.mark.parametrize("q", QUESTIONS, ids=_ids(QUESTIONS))
 def test_off_topic_answers_score_low(q: Question) -> None:
     for text in OFF_TOPIC:
-        result = grade(text, q.expected_points)
+        result = grade(text, q.expected_points, asked=q.question)
         assert result.score < 40 and result.verdict == "weak", (q.id, text, [p.id for p in result.covered])
 
 
 @pytest.mark.parametrize("q", QUESTIONS, ids=_ids(QUESTIONS))
 def test_repeating_the_question_is_not_an_answer(q: Question) -> None:
     # Scenario questions carry evidence; points must ask for the interpretation, not the evidence itself.
-    result = grade(q.question, q.expected_points)
+    result = grade(q.question, q.expected_points, asked=q.question)
     assert result.score < 40, f"{q.id}: the question alone covers {[p.id for p in result.covered]}"
 
 

@@ -1,0 +1,164 @@
+"""Saved incidents are drills: `triagebot drill save` from the bot's SQLite store, then list, drill, random pick,
+leaderboard, all through the real command line; and a saved triage replays to the report on-call saw.
+
+The stored triage is a bundled recording's evidence, analysed and stored the way the bot stores a run, so its
+answer key is known (par: pod status and metrics) and a drill along the ideal path scores 100.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bot.cli import main
+from bot.store import repo
+from bot.store.db import make_engine, migrate, session_factory
+from bot.store.models import TriageRun
+from drills.incident import INCIDENT_DIR, load_incident
+from drills.replay import replay
+from playbooks.pipeline import analyse
+from playbooks.report import Report
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDING = "oom-trainer-limit"
+
+
+def store_triage(database: Path, *, symptoms: list[str] | None = None, verdict: str = "correct") -> int:
+    """A stored incident whose one run is a triage of the recording's evidence; returns the incident's id.
+
+    `symptoms` are what an alert's name forces (the alert flow passes them); the report shows those playbooks
+    even where their triggers do not fire.
+    """
+    recorded = load_incident(INCIDENT_DIR / RECORDING)
+    target = recorded.meta.target
+    report = analyse(recorded.artifacts, target, missing=recorded.meta.missing, symptoms=symptoms)
+    engine = make_engine(f"sqlite:///{database}")
+    migrate(engine)
+    try:
+        with session_factory(engine).begin() as db:
+            incident, _ = repo.open_incident(db, "alert:trainer-crashloop", title="training-job in ml",
+                                             source="alert", namespace=target.namespace, target=target,
+                                             channel="C0OPS")
+            run = repo.record_triage_run(db, incident_id=incident.id, target=target, trigger="alert", status="ok",
+                                         started_at=recorded.meta.captured_at, report=report,
+                                         artifacts=recorded.artifacts, missing=report.missing)
+            repo.add_feedback(db, incident_id=incident.id, user_id="U0ALICE", verdict=verdict,
+                              triage_run_id=run.id, note="Confirmed: the trainer's own limit.")
+            return incident.id
+    finally:
+        engine.dispose()
+
+
+def cli(args: list[str], state: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    # Only the state dir is given: the database and the drills dir are its defaults, as for a user on a laptop.
+    env = {**os.environ, "TRIAGEBOT_STATE_DIR": str(state), "COLUMNS": "200"}
+    for name in ("TRIAGEBOT_DATABASE_URL", "TRIAGEBOT_DRILLS_DIR", "TRIAGEBOT_CONFIG"):
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=180, check=False)
+
+
+def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> None:
+    incident_id = store_triage(tmp_path / "triagebot.sqlite")
+    drill_id = f"incident-{incident_id}"
+
+    saved = cli(["drill", "save", str(incident_id)], tmp_path)
+    assert saved.returncode == 0, saved.stderr
+    assert (tmp_path / "drills" / drill_id / "incident.yaml").is_file()  # the drills dir, no -o needed
+    assert f"Drill it with `triagebot drill {drill_id}` or `/drill start {drill_id}`" in " ".join(saved.stdout.split())
+
+    listed = cli(["drill", "list"], tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") > 2}
+    assert re.search(r"│\s*saved\s*│", rows[drill_id]) and re.search(r"│\s*bundled\s*│", rows[RECORDING])
+    assert "1 saved" in listed.stdout
+
+    # Drilled like a bundled incident: the page, evidence, a hint, the declaration, the score and the debrief.
+    played = cli(["drill", drill_id, "--trainee", "dana", "--channel", "#sre"],
+                 tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/limit-too-low\n")
+    assert played.returncode == 0, played.stderr
+    before, _, debrief = played.stdout.partition("Debrief:")
+    assert "training-job in ml (alert" in before  # the saved page: what on-call saw, and when
+    assert "OOMKilled" in before and "Direction:" in before
+    assert "RIGHT: you declared oom-killed/limit-too-low" in debrief
+    assert "Score 95/100" in debrief  # the ideal path, less one hint level
+    assert "Ideal path (par 2m30s)" in debrief and drill_id in debrief
+
+    # A random pick sees it too (it is the only incident tagged "saved").
+    picked = cli(["drill", "random", "--tag", "saved", "--trainee", "erin", "--seed", "3"], tmp_path, "quit\n")
+    assert picked.returncode == 0, picked.stderr
+    session_id = re.search(r"--resume (\w+)", picked.stdout).group(1)  # type: ignore[union-attr]
+    history = cli(["drill", "history", "--trainee", "erin"], tmp_path)
+    assert session_id in history.stdout and drill_id in history.stdout
+
+    # Resuming finds the saved incident again, and the leaderboard ranks it like any other.
+    resumed = cli(["drill", "--resume", session_id], tmp_path, "declare oom-killed/node-oom\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "WRONG: you declared oom-killed/node-oom" in resumed.stdout
+    board = cli(["drill", "leaderboard", "--channel", "#sre"], tmp_path)
+    assert re.search(r"dana\s*│\s*95\s*│\s*1\s*│", board.stdout), board.stdout
+
+
+def test_saving_twice_or_over_a_bundled_id_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    database = tmp_path / "bot.sqlite"
+    incident_id = store_triage(database)
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{database}")
+    monkeypatch.setenv("TRIAGEBOT_DRILLS_DIR", str(tmp_path / "drills"))
+    assert main(["drill", "save", str(incident_id)]) == 0
+    capsys.readouterr()
+    for argv, expected in (
+            (["drill", "save", str(incident_id)], "exists and is not empty"),
+            (["drill", "save", str(incident_id), "-o", str(tmp_path / "drills" / RECORDING)],
+             f"'{RECORDING}' is the id of a bundled incident"),
+            (["drill", "save", str(incident_id), "-o", str(tmp_path / "Has Spaces")], "cannot be a drill id"),
+            (["drill", "incident-999", "--db", str(tmp_path / "d.sqlite")], "no recorded incident 'incident-999'"),
+            (["drill", "list", "extra"], "go with `triagebot drill save`")):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert expected in err and err.count("\n") == 1, (argv, err)
+    assert not (tmp_path / "drills" / RECORDING).exists()
+
+
+def test_a_saved_drill_without_a_ground_truth_is_listed_but_not_drillable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    database = tmp_path / "bot.sqlite"
+    incident_id = store_triage(database, verdict="wrong")  # "wrong" without the right answer: no ground truth
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{database}")
+    monkeypatch.setenv("TRIAGEBOT_DRILLS_DIR", str(tmp_path / "drills"))
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["drill", "save", str(incident_id)]) == 0
+    assert "cannot be drilled until it has a ground truth" in " ".join(capsys.readouterr().out.split())
+    assert main(["drill", "list", "--tag", "saved"]) == 0
+    out = capsys.readouterr().out
+    assert f"incident-{incident_id}" in out and "no ground_truth yet" in out and "1 shown" in out
+    assert main(["drill", f"incident-{incident_id}", "--db", str(tmp_path / "d.sqlite")]) == 2
+    assert "has no ground_truth yet" in capsys.readouterr().err
+
+
+def test_a_saved_alert_triage_replays_to_the_report_on_call_saw(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """An alert's name forced a playbook whose trigger does not fire on this evidence; the replay forces it too."""
+    database = tmp_path / "bot.sqlite"
+    incident_id = store_triage(database, symptoms=["latency"])
+    engine = make_engine(f"sqlite:///{database}")
+    with session_factory(engine)() as db:
+        stored = db.scalars(select(TriageRun)).one().report
+    engine.dispose()
+    assert stored is not None and "latency" in stored["symptoms"]  # forced, not triggered
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{database}")
+    monkeypatch.setenv("TRIAGEBOT_DRILLS_DIR", str(tmp_path / "drills"))
+    assert main(["drill", "save", str(incident_id)]) == 0
+
+    replayed = replay(load_incident(tmp_path / "drills" / f"incident-{incident_id}")).model_dump(mode="json")
+    assert replayed["findings"] == stored["findings"]  # every hypothesis's status, score and evidence
+    assert replayed["facts"] == stored["facts"] and replayed["symptoms"] == stored["symptoms"]
+    lead = Report.model_validate(replayed).leading()
+    assert lead is not None and (lead[0].playbook, lead[1].id, lead[1].status) == (
+        "oom-killed", "limit-too-low", "confirmed")
