@@ -21,7 +21,7 @@ from starlette.routing import Route
 from bot.alert_flow import accept_alerts
 from bot.alert_payload import AlertmanagerPayload
 from bot.context import BotContext
-from bot.slack_gate import SlackGate
+from bot.slack_gate import SlackGate, payload_problem
 from collectors.http.body_limit import BodyLimit
 from collectors.http.strict_json import BadJson, loads
 from collectors.redact import redact_json
@@ -52,6 +52,17 @@ def _authorised(request: Request, token: str) -> bool:
 ENDPOINTS = "POST /alertmanager, POST /slack/events, GET /metrics, GET /healthz, GET /readyz"
 # Any other path carries no body worth reading: a few KiB covers an odd client's empty form.
 OTHER_PATHS_MAX_BYTES = 4096
+SLACK_PAYLOAD = "a Slack interaction: a form body (command fields, or payload=<JSON object>) or a JSON event"
+SLACK_HANDLED = ("an interaction this app handles: the /triage, /drill and /ask commands, the \"Triage this "
+                 "message\" shortcut, the buttons and forms of its messages, or the app_home_opened event")
+
+
+def _bolt_error(body: str) -> str:
+    try:
+        error = loads(body).get("error") if body else None
+    except (BadJson, AttributeError):
+        error = None
+    return str(error or "request not handled")
 
 
 def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
@@ -137,12 +148,18 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         body = await request.body()  # capped by BodyLimit while it streams
         if not gate.signed(request.headers, body):
             return _error(401, "invalid request signature", SlackGate.EXPECTED)
+        problem = payload_problem(body, request.headers.get("content-type", ""))
+        if problem is not None:
+            return _error(400, problem, SLACK_PAYLOAD)
         try:
             bolt_request = to_bolt_request(request, body)
-        except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
-            return _error(400, "unreadable Slack payload", "a Slack interaction: a form body (command fields or "
-                          "payload=<JSON object>) or a JSON event")
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            return _error(400, "unreadable Slack payload", SLACK_PAYLOAD)
         bolt_response = await run_in_threadpool(slack_handler.app.dispatch, bolt_request)
+        if bolt_response.status >= 400:
+            # bolt's refusals ("unhandled request") carry no hint of what would work; ours do, as JSON.
+            return _error(bolt_response.status if bolt_response.status < 500 else 500,
+                          _bolt_error(bolt_response.body), SLACK_HANDLED)
         response: Response = to_starlette_response(bolt_response)
         return response
 

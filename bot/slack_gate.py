@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from collectors.http.strict_json import BadJson, loads
+
 MAX_SKEW = 60 * 5  # seconds; Slack's documented replay window
+MAX_DEPTH = 64  # Slack payloads nest blocks (rich text, views) deeper than alerts, but never near this
+# Fields bolt reads as objects (or lists of objects) while routing: a wrong type there made its middleware raise.
+_OBJECTS = ("event", "user", "team", "channel", "container", "message", "view", "enterprise", "state")
+_LISTS_OF_OBJECTS = ("actions", "authorizations")
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 
@@ -44,7 +52,43 @@ class SlackGate:
     def signed(self, headers: Mapping[str, str], body: bytes) -> bool:
         if self.verifier is None or self.check_headers(headers) is not None:
             return False
-        return self.verifier.is_valid(body, headers["x-slack-request-timestamp"], headers["x-slack-signature"])
+        try:
+            text = body.decode("utf-8")  # what slack_sdk signs; it would raise on other bytes
+        except UnicodeDecodeError:
+            return False
+        return self.verifier.is_valid(text, headers["x-slack-request-timestamp"], headers["x-slack-signature"])
+
+
+def payload_problem(body: bytes, content_type: str) -> str | None:
+    """Why a signed body is not a Slack payload bolt can route, or None. Checked before bolt parses it."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        if content_type.startswith("application/json"):
+            return _shape(loads(text, MAX_DEPTH))
+        fields = urllib.parse.parse_qs(text, keep_blank_values=True)
+        if "payload" in fields:
+            return _shape(loads(fields["payload"][0], MAX_DEPTH))
+    except BadJson as err:
+        return f"payload: {err}"
+    return None
+
+
+def _shape(payload: Any) -> str | None:
+    if not isinstance(payload, dict):
+        return "payload: expected a JSON object"
+    if not isinstance(payload.get("type", ""), str):
+        return "payload.type: expected a string"
+    for key in _OBJECTS:
+        if key in payload and payload[key] is not None and not isinstance(payload[key], dict):
+            return f"payload.{key}: expected an object"
+    for key in _LISTS_OF_OBJECTS:
+        value = payload.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            return f"payload.{key}: expected a list of objects"
+    event = payload.get("event")
+    if isinstance(event, dict):
+        return _shape(event)
+    return None
 
 
 class _Clock(Clock):
