@@ -22,7 +22,10 @@ from collectors.http.strict_json import BadJson, loads
 MAX_SKEW = 60 * 5  # seconds; Slack's documented replay window
 MAX_DEPTH = 64  # Slack payloads nest blocks (rich text, views) deeper than alerts, but never near this
 # Fields bolt reads as objects (or lists of objects) while routing: a wrong type there made its middleware raise.
-_OBJECTS = ("event", "user", "team", "channel", "container", "message", "view", "enterprise", "state")
+# Interactive payloads (form field `payload`) carry user, team and channel as objects; Events API envelopes
+# carry an `event` object whose user and channel are plain ids.
+_INTERACTIVE_OBJECTS = ("user", "team", "channel", "container", "message", "view", "enterprise", "state")
+_ENVELOPE_OBJECTS = ("event", "enterprise")
 _LISTS_OF_OBJECTS = ("actions", "authorizations")
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
@@ -64,30 +67,30 @@ def payload_problem(body: bytes, content_type: str) -> str | None:
     text = body.decode("utf-8", errors="replace")
     try:
         if content_type.startswith("application/json"):
-            return _shape(loads(text, MAX_DEPTH))
+            return _shape(loads(text, MAX_DEPTH), _ENVELOPE_OBJECTS)
         fields = urllib.parse.parse_qs(text, keep_blank_values=True)
         if "payload" in fields:
-            return _shape(loads(fields["payload"][0], MAX_DEPTH))
+            return _shape(loads(fields["payload"][0], MAX_DEPTH), _INTERACTIVE_OBJECTS)
     except BadJson as err:
         return f"payload: {err}"
     return None
 
 
-def _shape(payload: Any) -> str | None:
+def _shape(payload: Any, objects: tuple[str, ...]) -> str | None:
     if not isinstance(payload, dict):
         return "payload: expected a JSON object"
     if not isinstance(payload.get("type", ""), str):
         return "payload.type: expected a string"
-    for key in _OBJECTS:
-        if key in payload and payload[key] is not None and not isinstance(payload[key], dict):
+    for key in objects:
+        if payload.get(key) is not None and not isinstance(payload[key], dict):
             return f"payload.{key}: expected an object"
     for key in _LISTS_OF_OBJECTS:
         value = payload.get(key)
         if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
             return f"payload.{key}: expected a list of objects"
     event = payload.get("event")
-    if isinstance(event, dict):
-        return _shape(event)
+    if isinstance(event, dict) and not isinstance(event.get("type", ""), str):
+        return "payload.event.type: expected a string"
     return None
 
 
