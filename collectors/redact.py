@@ -9,7 +9,6 @@ shapes that span lines (PEM blocks, env entries printed over several lines) are 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,7 +20,7 @@ from collectors.models import Artifact
 
 MASK = "<redacted>"
 CATALOG = Path(__file__).parent / "catalogs" / "secrets.yaml"
-HANDLERS = frozenset({"pem-block", "env-next-line"})
+HANDLERS = frozenset({"pem-block", "env-next-line", "flag-next-line"})
 
 
 @dataclass(frozen=True)
@@ -33,6 +32,7 @@ class Shape:
     handler: str | None
     examples: tuple[tuple[str, str], ...]  # (text, the secret in it)
     keep: tuple[str, ...]
+    hints: tuple[str, ...] = ()  # lowercase; the pattern only runs on text containing one (empty: always runs)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Catalog:
     keep: tuple[str, ...]
 
 
-def _compile(raw: dict[str, Any], names: str) -> Shape:
+def _compile(raw: dict[str, Any], names: str, name_hints: tuple[str, ...]) -> Shape:
     sid = str(raw["id"])
     pattern = raw.get("pattern")
     handler = raw.get("handler")
@@ -56,9 +56,11 @@ def _compile(raw: dict[str, Any], names: str) -> Shape:
         compiled = re.compile(str(pattern).replace("{NAME}", names), flags)
     if not raw.get("sources"):
         raise ValueError(f"{CATALOG}: shape {sid} has no sources")
+    hints = raw.get("hints", ())
     return Shape(sid, str(raw.get("what", "")), tuple(raw["sources"]), compiled, handler,
                  tuple((str(e["text"]), str(e["secret"])) for e in raw.get("examples", ())),
-                 tuple(str(k) for k in raw.get("keep", ())))
+                 tuple(str(k) for k in raw.get("keep", ())),
+                 name_hints if hints == "names" else tuple(str(h).lower() for h in hints))
 
 
 @cache
@@ -66,7 +68,8 @@ def catalog() -> Catalog:
     """The secret shapes, read once."""
     raw = yaml.safe_load(CATALOG.read_text(encoding="utf-8"))
     names = "".join(str(raw["names"]).split())  # folded YAML: the alternation is written over several lines
-    return Catalog(names, tuple(_compile(s, names) for s in raw["shapes"]), tuple(raw.get("keep", ())))
+    name_hints = tuple(str(h).lower() for h in raw["name_hints"])
+    return Catalog(names, tuple(_compile(s, names, name_hints) for s in raw["shapes"]), tuple(raw.get("keep", ())))
 
 
 def _masker(match: re.Match[str]) -> str:
@@ -75,11 +78,6 @@ def _masker(match: re.Match[str]) -> str:
     whole = match.group(0)
     start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
     return whole[:start] + MASK + whole[end:]
-
-
-@cache
-def _line_rules() -> tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...]:
-    return tuple((s.pattern, _masker) for s in catalog().shapes if s.pattern is not None)
 
 
 @cache
@@ -94,6 +92,9 @@ def _structural() -> dict[str, re.Pattern[str]]:
         "json_value": re.compile(r'^(\s*\{?\s*"value"\s*:\s*")((?:[^"\\]|\\.)*)(")'),
         "yaml_name": re.compile(r"(?i)^\s*-?\s*name\s*:\s*[\"']?" + secret_name + r"[\"']?\s*$"),
         "yaml_value": re.compile(r"^(\s*-?\s*value\s*:\s*)(\S.*)$"),
+        # A pretty-printed argument list: a line holding only a flag naming a secret, its value on the next.
+        "flag": re.compile(r'(?i)^\s*-?\s*"?--?[A-Za-z0-9_-]*' + names + r'[A-Za-z0-9_-]*"?\s*,?\s*$'),
+        "arg_value": re.compile(r'^(\s*-?\s*"?)((?:[^"\\]|\\.)+?)("?\s*,?\s*)$'),
     }
 
 
@@ -103,27 +104,38 @@ def _mask_value(line: str) -> str:
     return rules["yaml_value"].sub(lambda m: m.group(1) + MASK, line)
 
 
-def _multi_line(text: str) -> str:
-    """PEM key bodies, and env values on the line before or after a line naming a secret."""
-    if "PRIVATE KEY-----" not in text and "name" not in text.lower():
+def _pem_blocks(text: str) -> str:
+    """The lines between a PEM private key's BEGIN and END, masked one for one."""
+    if "PRIVATE KEY-----" not in text:
         return text
     rules = _structural()
     out: list[str] = []
     in_key = False
-    previous_names_secret = False
     for line in text.split("\n"):
         if in_key:
             in_key = rules["key_end"].search(line) is None
             out.append(MASK if in_key else line)
-            continue
-        if rules["key_begin"].search(line):
-            in_key = rules["key_end"].search(line) is None
+        else:
+            in_key = "PRIVATE KEY-----" in line and rules["key_begin"].search(line) is not None \
+                and rules["key_end"].search(line) is None
             out.append(line)
-            previous_names_secret = False
-            continue
+    return "\n".join(out)
+
+
+def _neighbours(text: str) -> str:
+    """Env values on the line before or after a line naming a secret, and a secret flag's value on the line
+    after the flag (pretty-printed JSON and YAML put them on lines of their own)."""
+    rules = _structural()
+    out: list[str] = []
+    previous_names_secret = previous_is_flag = False
+    for line in text.split("\n"):
         if previous_names_secret:
             line = _mask_value(line)
-        names_secret = bool(rules["json_name"].search(line) or rules["yaml_name"].search(line))
+        if previous_is_flag and not line.lstrip().lstrip("-").lstrip().startswith(("-", '"-')):
+            line = rules["arg_value"].sub(lambda m: m.group(1) + MASK + m.group(3), line)
+        previous_is_flag = "-" in line and len(line) < 256 and bool(rules["flag"].search(line))
+        names_secret = "ame" in line and len(line) < 512 and bool(
+            rules["json_name"].search(line) or rules["yaml_name"].search(line))
         if names_secret and out:
             out[-1] = _mask_value(out[-1])  # the value came first
         previous_names_secret = names_secret
@@ -131,13 +143,76 @@ def _multi_line(text: str) -> str:
     return "\n".join(out)
 
 
+@cache
+def _hinted() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    return tuple((s.pattern, s.hints) for s in catalog().shapes if s.pattern is not None and s.hints)
+
+
+@cache
+def _unhinted() -> tuple[re.Pattern[str], ...]:
+    return tuple(s.pattern for s in catalog().shapes if s.pattern is not None and not s.hints)
+
+
+@cache
+def _all_hints() -> tuple[str, ...]:
+    """Every hint, minus those containing a shorter one ("api-key" holds "key"): each costs a scan of the text."""
+    every = {h for _, hints in _hinted() for h in hints}
+    return tuple(sorted(h for h in every if not any(g != h and g in h for g in every)))
+
+
+def _redact_block(block: str) -> str:
+    """Every hinted shape (and the neighbour rules) on a few lines that hold at least one hint."""
+    block = _neighbours(block)
+    lowered = block.lower()
+    for pattern, hints in _hinted():
+        if any(h in lowered for h in hints):
+            block = pattern.sub(_masker, block)
+    return block
+
+
+def _hinted_blocks(text: str, lowered: str) -> list[tuple[int, int]]:
+    """(start, end) of runs of lines holding a hint, each widened by a line on both sides (the neighbour rules
+    look one line away), merged where they touch. str.find runs at C speed; a regex tried at every position of
+    a 200,000-line paste, once per shape, does not."""
+    found: list[tuple[int, int]] = []
+    for hint in _all_hints():
+        at = lowered.find(hint)
+        while at != -1:
+            start = text.rfind("\n", 0, text.rfind("\n", 0, at)) + 1  # the line before the hit's line
+            end = text.find("\n", at)
+            end = len(text) if end == -1 else text.find("\n", end + 1)  # through the line after
+            end = len(text) if end == -1 else end
+            found.append((start, end))
+            at = lowered.find(hint, end)
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def redact_text(text: str) -> str:
     """The text with every catalogued secret shape masked, line for line."""
     if not text:
         return text
-    text = _multi_line(text)
-    for pattern, masker in _line_rules():
-        text = pattern.sub(masker, text)
+    text = _pem_blocks(text)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters lower to two: offsets would not line up, so no shortcut
+        text = _redact_block(text)
+    else:
+        # Shapes never cross a line break, so running them on the hinted lines equals running them everywhere.
+        pieces: list[str] = []
+        last = 0
+        for start, end in _hinted_blocks(text, lowered):
+            pieces += [text[last:start], _redact_block(text[start:end])]
+            last = end
+        pieces.append(text[last:])
+        text = "".join(pieces)
+    for pattern in _unhinted():
+        text = pattern.sub(_masker, text)
     return text
 
 

@@ -16,8 +16,8 @@ import os
 import re
 import stat
 from collections import deque
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -79,12 +79,12 @@ def parse_records(lines: Iterable[str]) -> tuple[list[KmsgRecord], int]:
     return records, skipped
 
 
-def iter_kmsg(path: Path) -> Iterator[KmsgRecord]:
+def iter_kmsg(path: Path) -> Generator[KmsgRecord, None, None]:
     """Every record still in the ring buffer (or in a regular file standing in for it), streamed: memory holds
     one read at a time, whatever the size of the file. Opening happens now, so OSError is raised here."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 
-    def stream() -> Iterator[KmsgRecord]:
+    def stream() -> Generator[KmsgRecord, None, None]:
         try:
             lines = _file_lines(fd) if stat.S_ISREG(os.fstat(fd).st_mode) else _device_lines(fd)
             yield from iter_records(lines)

@@ -70,7 +70,7 @@ def loads(body: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         try:
             body = body.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise BadJson(f"the body is not UTF-8 (byte {err.start}); expected UTF-8 JSON") from None
+            raise BadJson(f"the body is not JSON: not UTF-8 at byte {err.start}; expected UTF-8 JSON") from None
     try:
         value = json.loads(body, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except BadJson:

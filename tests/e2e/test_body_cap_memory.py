@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.bot_server import WEBHOOK_TOKEN, BotProcess, bot_process, bot_values
-from tests.standins.slack_api import SlackStandIn, slash_command_body, signed_headers
+from tests.standins.slack_api import SlackStandIn, signed_headers, slash_command_body
 
 TOTAL = 200 * 1024 * 1024
 CHUNK = b"x" * (1024 * 1024)
