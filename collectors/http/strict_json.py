@@ -70,7 +70,7 @@ def loads(body: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
         try:
             body = body.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise BadJson(f"the body is not JSON: not UTF-8 at byte {err.start}; expected UTF-8 JSON") from None
+            raise BadJson(f"body is not JSON: not UTF-8 at byte {err.start}") from None
     try:
         value = json.loads(body, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except BadJson:
@@ -78,6 +78,6 @@ def loads(body: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     except RecursionError:
         raise BadJson(f"nesting deeper than {max_depth} levels; expected at most {max_depth}") from None
     except ValueError as err:
-        raise BadJson(f"the body is not JSON ({err})") from None
+        raise BadJson(f"body is not JSON: {err}") from None
     _check_tree(value, max_depth)
     return value
