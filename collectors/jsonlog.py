@@ -21,7 +21,7 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LEVEL_ENV = "TRIAGEBOT_LOG_LEVEL"
 _STANDARD = set(vars(logging.makeLogRecord({})))
 # Where slack-bolt puts a request body in its messages: everything from the marker on is dropped.
-_BODY = re.compile(r"(?is)(?:\bbody\s*[:=]|\brequest body\b|Unhandled request \(|\(signature:).*")
+_BODY = re.compile(r"(?is)(?:\bbody\s*[:=]|\brequest body\b|(?<=Unhandled request )\(|\(signature:).*")
 
 
 class LogLevelError(ValueError):
