@@ -170,19 +170,39 @@ def test_the_webhook_checks_the_token_before_the_body(doors: Doors) -> None:
 @pytest.mark.parametrize(
     ("path", "limit"), [("/alertmanager", 1_048_576), ("/slack/events", 1_048_576), ("/healthz", 4096)])
 def test_a_declared_body_over_the_cap_is_refused_before_it_is_read(doors: Doors, path: str, limit: int) -> None:
-    response = doors.bot.post(path, content=b"x" * (limit + 1), headers=webhook_headers())
-    assert response.status_code == 413
-    assert response.json()["expected"] == f"a body of at most {limit} bytes"
+    """Only the headers are sent: the answer comes without the bot waiting for (or reading) a byte of the body."""
+    import socket
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(str(doors.bot.base_url))
+    with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+                     f"Authorization: Bearer {WEBHOOK_TOKEN}\r\nContent-Length: {limit + 1}\r\n\r\n".encode())
+        answer = sock.makefile("rb").read().decode()  # the bot closes the connection after its answer
+    head, _, body = answer.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 413 ")
+    assert json.loads(body)["expected"] == f"a body of at most {limit} bytes"
 
 
 def test_a_chunked_body_over_the_cap_is_cut_while_it_streams(doors: Doors) -> None:
-    def chunks() -> Iterator[bytes]:
-        for _ in range(64):  # 4 MiB in all, with no Content-Length
-            yield b"[" * 65536
+    """No Content-Length: the body is counted as it streams in. One byte over the cap is enough to be refused (and
+    the whole of it is sent, so the bot's close cannot reset the connection before the answer is read)."""
+    import socket
+    import urllib.parse
 
-    response = doors.bot.post("/alertmanager", content=chunks(), headers=webhook_headers())
-    assert response.status_code == 413
-    assert_refused_well(response)
+    limit = 1_048_576
+    url = urllib.parse.urlsplit(str(doors.bot.base_url))
+    chunk = b"[" * 65536
+    with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        sock.sendall(f"POST /alertmanager HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+                     f"Authorization: Bearer {WEBHOOK_TOKEN}\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+        for _ in range(limit // len(chunk)):
+            sock.sendall(b"10000\r\n" + chunk + b"\r\n")
+        sock.sendall(b"1\r\n[\r\n0\r\n\r\n")
+        answer = sock.makefile("rb").read().decode()
+    head, _, body = answer.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 413 ")
+    assert json.loads(body)["expected"] == f"a body of at most {limit} bytes"
 
 
 @pytest.mark.parametrize(
@@ -245,9 +265,16 @@ def test_hostile_agent_queries_are_4xx(doors: Doors, path: str, params: dict[str
 
 
 def test_a_body_sent_to_the_agent_is_refused_before_the_token_check(doors: Doors) -> None:
-    response = doors.agent.request("GET", "/v1/conntrack", content=b"x" * 100_000)
-    assert response.status_code == 413
-    assert_refused_well(response)
+    import socket
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(str(doors.agent.base_url))
+    with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        sock.sendall(f"GET /v1/conntrack HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Length: 100000\r\n\r\n".encode())
+        answer = sock.makefile("rb").read().decode()
+    head, _, body = answer.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 413 ")  # not 401: the cap comes before the token check
+    assert json.loads(body)["expected"] == "a body of at most 4096 bytes"
 
 
 # ---- fuzzing: mutated valid payloads ----------------------------------------------------------------------
