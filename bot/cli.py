@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, NoReturn
 from bot import live_cli
 from bot.render.markdown import render_markdown
 from bot.render.terminal import render_terminal
-from collectors.models import ArtifactKind
+from collectors.models import Artifact, ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
+from collectors.redact import redact_json
 from drills.incident import IncidentError, incident_dirs, load_incident
 from drills.replay import replay, summary_rows
 from playbooks.loader import PlaybookError
@@ -37,7 +38,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="triagebot", description="Evidence-first triage for GPU Kubernetes clusters.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     analyze = sub.add_parser("analyze", help="triage pasted evidence from files or stdin (-)")
     analyze.add_argument("files", nargs="+", metavar="FILE")
@@ -47,12 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("-n", "--namespace")
     analyze.add_argument("--service")
     add_summary_flag(analyze)
+    add_redact_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
     rp.add_argument("--all", action="store_true", help="replay every bundled incident and compare to ground truth")
     rp.add_argument("--format", choices=FORMATS, default="text")
     add_summary_flag(rp)
+    add_redact_flag(rp)
 
     pb = sub.add_parser("playbooks", help="lint, list or show playbooks")
     pbsub = pb.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -138,6 +142,47 @@ def add_summary_flag(parser: argparse.ArgumentParser) -> None:
                         help="add a short narrative: the configured model's (checked), else the rules'")
 
 
+def add_redact_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-redact", action="store_true",
+                        help="print secrets found in the evidence as they are (local use only; redacted by default)")
+
+
+def redacted(report: Report, args: argparse.Namespace) -> Report:
+    """The report as it may be printed: every string in it (excerpts, commands, facts) with secrets masked,
+    unless --no-redact. The report, not the input, is redacted: it is all the CLI prints, and it is small where
+    the input can be 200,000 lines."""
+    if getattr(args, "no_redact", False):
+        return report
+    return Report.model_validate(redact_json(report.model_dump(mode="json")))
+
+
+def check_symptoms(symptoms: list[str]) -> None:
+    """--symptom names a playbook; a name that is none is a usage error listing the valid ones."""
+    from playbooks.pipeline import default_playbooks
+
+    valid = sorted(p.spec.id for p in default_playbooks())
+    unknown = [s for s in symptoms if s not in valid]
+    if unknown:
+        raise UsageError(f"--symptom {unknown[0]}: no such playbook; expected one of: {', '.join(valid)}")
+
+
+def version() -> str:
+    """The installed distribution's version; in a source checkout that is not installed, pyproject's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("triagebot")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
 def _read(name: str) -> str:
     if name == "-":
         return sys.stdin.read(MAX_INPUT_BYTES)
@@ -153,7 +198,8 @@ def _read(name: str) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    artifacts = []
+    check_symptoms(args.symptom)
+    artifacts: list[Artifact] = []
     for name in args.files:
         label = "<stdin>" if name == "-" else name
         kind = ArtifactKind(args.kind) if args.kind else None
@@ -163,7 +209,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except PasteError as err:
             raise UsageError(str(err)) from None
     target = Target(namespace=args.namespace, service=args.service)
-    emit(analyse(artifacts, target, symptoms=args.symptom), args.format, summary=args.summary)
+    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary)
     return 0
 
 
@@ -185,7 +231,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    emit(replay(incident), args.format, summary=args.summary)
+    emit(redacted(replay(incident), args), args.format, summary=args.summary)
     return 0
 
 
@@ -264,7 +310,13 @@ COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playb
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.version:
+            sys.stdout.write(f"triagebot {version()}\n")
+            return 0
+        if args.command is None:
+            raise UsageError(f"a command is required: {', '.join(COMMANDS)} (triagebot --help explains each)")
         return COMMANDS[args.command](args)
     except (UsageError, live_cli.LiveUsageError) as err:
         sys.stderr.write(f"triagebot: error: {err}\n")

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     webhook_token: SecretStr | None = Field(None, description="bearer token (or basic-auth password) that "
                                             "Alertmanager sends to /alertmanager")
     webhook_max_bytes: int = Field(1_048_576, gt=1024, description="largest accepted webhook body")
+    slack_max_bytes: int = Field(1_048_576, gt=1024, description="largest accepted body on /slack/events")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        "INFO", description="log level of the JSON logs")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default a SQLite file in the state dir")
     max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
     # Chat and alerts.
@@ -89,6 +92,11 @@ class Settings(BaseSettings):
     ask_top_k: int = Field(4, ge=1, le=20, description="passages an answer draws on")
     docs_dir: Path | None = Field(None, description="folder of markdown docs /ask searches; default the "
                                   "bundled docs")
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("agent_url_template")
     @classmethod

@@ -75,6 +75,12 @@ def cmd_agent(args: argparse.Namespace) -> int:
         first = err.errors()[0]
         name = ".".join(str(p) for p in first["loc"])
         raise LiveUsageError(f"setting {name} (TRIAGEBOT_AGENT_{name.upper()}): {first['msg']}") from None
+    from collectors.jsonlog import LogLevelError, level_from_env
+
+    try:
+        level_from_env()  # checked before serving: a bad TRIAGEBOT_LOG_LEVEL is a one-line error, not a traceback
+    except LogLevelError as err:
+        raise LiveUsageError(str(err)) from None
     serve(settings)
     return 0
 

@@ -45,7 +45,7 @@ def socket_mode_handler(app: Any, settings: Settings) -> Any:
 
 def serve(settings: Settings, host: str, port: int) -> None:
     check_settings(settings)
-    configure()
+    configure(settings.log_level)
     import uvicorn
 
     from bot.context import build_context

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hmac
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +12,8 @@ from pydantic import ValidationError
 from sqlalchemy import text
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -20,6 +21,10 @@ from starlette.routing import Route
 from bot.alert_flow import accept_alerts
 from bot.alert_payload import AlertmanagerPayload
 from bot.context import BotContext
+from bot.slack_gate import SlackGate, payload_problem
+from collectors.http.body_limit import BodyLimit
+from collectors.http.strict_json import BadJson, loads
+from collectors.redact import redact_json
 from collectors.validate import duration
 
 log = logging.getLogger("triagebot.server")
@@ -44,16 +49,20 @@ def _authorised(request: Request, token: str) -> bool:
     return False
 
 
-async def _read_limited(request: Request, limit: int) -> bytes | None:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
+ENDPOINTS = "POST /alertmanager, POST /slack/events, GET /metrics, GET /healthz, GET /readyz"
+# Any other path carries no body worth reading: a few KiB covers an odd client's empty form.
+OTHER_PATHS_MAX_BYTES = 4096
+SLACK_PAYLOAD = "a Slack interaction: a form body (command fields, or payload=<JSON object>) or a JSON event"
+SLACK_HANDLED = ("an interaction this app handles: the /triage, /drill and /ask commands, the \"Triage this "
+                 "message\" shortcut, the buttons and forms of its messages, or the app_home_opened event")
+
+
+def _bolt_error(body: str) -> str:
+    try:
+        error = loads(body).get("error") if body else None
+    except (BadJson, AttributeError):
+        error = None
+    return str(error or "request not handled")
 
 
 def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
@@ -65,15 +74,18 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             ctx.metrics.webhook_rejected.labels("auth").inc()
             return _error(401, "unauthorised", "Authorization: Bearer <TRIAGEBOT_WEBHOOK_TOKEN> (or basic auth "
                           "with that password)")
-        body = await _read_limited(request, settings.webhook_max_bytes)
-        if body is None:
-            ctx.metrics.webhook_rejected.labels("size").inc()
-            return _error(413, "payload too large", f"a body of at most {settings.webhook_max_bytes} bytes")
+        # The body cap (BodyLimit, around the whole app) stops a large body while it streams in.
+        body = await request.body()
         try:
-            raw = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+            parsed = loads(body)
+        except BadJson as err:
             ctx.metrics.webhook_rejected.labels("json").inc()
-            return _error(400, "body is not JSON", "an Alertmanager webhook payload (JSON, version 4)")
+            return _error(400, str(err), "an Alertmanager webhook payload (JSON, version 4)")
+        if not isinstance(parsed, dict):
+            ctx.metrics.webhook_rejected.labels("schema").inc()
+            return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
+        # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
+        raw: dict[str, Any] = redact_json(parsed)
         try:
             payload = AlertmanagerPayload.model_validate(raw)
         except ValidationError as err:
@@ -118,6 +130,9 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
     async def metrics(_: Request) -> Response:
         return Response(ctx.metrics.exposition(), media_type="text/plain; version=0.0.4")
 
+    gate = SlackGate(ctx.settings.slack_signing_secret.get_secret_value()
+                     if ctx.settings.slack_signing_secret else "")
+
     async def slack_events(request: Request) -> Response:
         if slack_handler is None:
             return _error(404, "Slack is not configured here", "SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET "
@@ -126,8 +141,25 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         # (webhooks included) while a listener acks; dispatch in a worker thread instead.
         from slack_bolt.adapter.starlette.handler import to_bolt_request, to_starlette_response
 
-        body = await request.body()
-        bolt_response = await run_in_threadpool(slack_handler.app.dispatch, to_bolt_request(request, body))
+        # Signature headers first, without reading the body: a request that cannot be Slack's is refused here.
+        refused = gate.check_headers(request.headers)
+        if refused is not None:
+            return _error(401, refused, SlackGate.EXPECTED)
+        body = await request.body()  # capped by BodyLimit while it streams
+        if not gate.signed(request.headers, body):
+            return _error(401, "invalid request signature", SlackGate.EXPECTED)
+        problem = payload_problem(body, request.headers.get("content-type", ""))
+        if problem is not None:
+            return _error(400, problem, SLACK_PAYLOAD)
+        try:
+            bolt_request = to_bolt_request(request, body)
+        except (ValueError, TypeError, AttributeError, RecursionError):
+            return _error(400, "unreadable Slack payload", SLACK_PAYLOAD)
+        bolt_response = await run_in_threadpool(slack_handler.app.dispatch, bolt_request)
+        if bolt_response.status >= 400:
+            # bolt's refusals ("unhandled request") carry no hint of what would work; ours do, as JSON.
+            return _error(bolt_response.status if bolt_response.status < 500 else 500,
+                          _bolt_error(bolt_response.body), SLACK_HANDLED)
         response: Response = to_starlette_response(bolt_response)
         return response
 
@@ -138,4 +170,20 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    limits = {"/alertmanager": ctx.settings.webhook_max_bytes, "/slack/events": ctx.settings.slack_max_bytes}
+    return Starlette(routes=routes,
+                     middleware=[Middleware(BodyLimit, limits=limits, default=OTHER_PATHS_MAX_BYTES)],
+                     exception_handlers={HTTPException: _http_error, Exception: _internal_error})
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such path, wrong method) as JSON, like every other error."""
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": str(exc.detail), "expected": ENDPOINTS}, status_code=exc.status_code,
+                        headers=exc.headers)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug, not a user's mistake: logged (redacted, no body) and answered without a traceback."""
+    log.error("request to %s failed", request.url.path, exc_info=exc)
+    return JSONResponse({"error": f"internal error: {type(exc).__name__}"}, status_code=500)

@@ -23,10 +23,13 @@ from slack_sdk import WebClient
 from bot import slack_flows as flows
 from bot.config import ConfigError
 from bot.context import BotContext
+from bot.logs import body_free
 from bot.slack_ask import register_ask
 from bot.slack_drills import register_drills
 
 log = logging.getLogger("triagebot.slack")
+# bolt's own logger: it logs request bodies (a failed signature check, an unhandled request); NoBodies cuts them.
+bolt_log = body_free(logging.getLogger("triagebot.slack.bolt"))
 
 COMMAND = "/triage"
 SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
@@ -69,7 +72,7 @@ def build_slack_app(ctx: BotContext) -> App:
         raise ConfigError("setting SLACK_SIGNING_SECRET is missing: HTTP mode verifies Slack's signatures with it")
     # Socket Mode requests arrive over the app's own authenticated WebSocket and carry no signature.
     app = App(client=ctx.slack, signing_secret=secret.get_secret_value() if secret else "",
-              process_before_response=False, logger=log,
+              process_before_response=False, logger=bolt_log,
               listener_executor=ThreadPoolExecutor(ACK_THREADS, thread_name_prefix="slack-ack"))
     later = Later(ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="slack-work"))
     _register_command(app, ctx, later)

@@ -80,6 +80,7 @@ from bot.store import outbox, repo
 from bot.store.db import make_engine, normalize_url, session_factory
 from bot.store.models import Incident as StoredIncident
 from bot.store.models import OutboxItem, TriageRun
+from collectors.redact import redact_text
 from drills import catalog, interview
 from drills import hints as hint_texts
 from drills import session as drill
@@ -627,8 +628,9 @@ def thread_reply(event: dict[str, Any]) -> ThreadReply | None:
     user, channel, text = event.get("user"), event.get("channel"), event.get("text")
     if not (user and channel and isinstance(text, str) and text.strip()):
         return None
+    # Redacted at the door: an answer is stored with the interview and may be shown to a model.
     return ThreadReply(channel=str(channel), thread_ts=str(thread_ts), ts=str(ts), user=str(user),
-                       text=flows.slack_unescape(text))
+                       text=redact_text(flows.slack_unescape(text)))
 
 
 DrillStep = Callable[[DrillSession, Incident], tuple[DrillSession, Outcome]]

@@ -653,6 +653,7 @@ def read_wrong_submission(view: dict[str, Any]) -> WrongAnswer | dict[str, str]:
     values = (view.get("state") or {}).get("values") or {}
     chosen = ((values.get(WRONG_BLOCK) or {}).get(WRONG_SELECT) or {}).get("selected_option") or {}
     note = ((values.get(NOTE_BLOCK) or {}).get(NOTE_INPUT) or {}).get("value") or None
+    note = redact_text(str(note)) if note else None  # stored and posted in the thread: redacted at the door
     choice = str(chosen.get("value") or "")
     if not choice:
         return {WRONG_BLOCK: "Choose the hypothesis that was right, or 'None of these'."}

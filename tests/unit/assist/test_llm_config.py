@@ -22,6 +22,7 @@ from pydantic import SecretStr
 
 from bot.assist.llm import NO_MODEL, Assistant, ModelError, assistant_from
 from bot.config import ConfigError, Settings
+from tests.harness.extras import require_extra
 
 
 @pytest.fixture
@@ -75,6 +76,7 @@ def test_llamacpp_refuses_a_directory(tmp_path: Path) -> None:
 ])
 def test_remote_models_are_built_without_network(no_network: list[object], provider: str, base_url: str,
                                                   expected_class: str) -> None:
+    require_extra(provider.strip().lower())
     assistant = assistant_from(Settings(llm_provider=provider, llm_model="qwen2.5:7b", llm_base_url=base_url,
                                         llm_timeout=7.5, llm_max_tokens=123))
     assert type(assistant.model).__name__ == expected_class
@@ -85,6 +87,7 @@ def test_remote_models_are_built_without_network(no_network: list[object], provi
 
 
 def test_ollama_gets_the_base_url_timeout_and_token_budget(no_network: list[object]) -> None:
+    require_extra("ollama")
     from langchain_ollama import ChatOllama
 
     model = assistant_from(Settings(llm_provider="ollama", llm_model="llama3.2", llm_base_url="http://ollama.ml:11434",
@@ -99,6 +102,7 @@ def test_ollama_gets_the_base_url_timeout_and_token_budget(no_network: list[obje
 
 
 def test_openai_gets_the_base_url_timeout_and_a_placeholder_key(no_network: list[object]) -> None:
+    require_extra("openai")
     from langchain_openai import ChatOpenAI
 
     model = assistant_from(Settings(llm_provider="openai", llm_model="smollm2", llm_base_url="http://vllm.ml:8000/v1",
@@ -115,6 +119,7 @@ def test_openai_gets_the_base_url_timeout_and_a_placeholder_key(no_network: list
 
 
 def test_openai_uses_the_configured_key(no_network: list[object]) -> None:
+    require_extra("openai")
     model = assistant_from(Settings(llm_provider="openai", llm_model="gpt-4.1-mini", llm_api_key="sk-test-123")).model
     key = getattr(model, "openai_api_key", None)
     assert key is not None and key.get_secret_value() == "sk-test-123"

@@ -28,6 +28,7 @@ from bot.assist.search import (
     tokenize,
 )
 from bot.config import ConfigError, load_settings
+from tests.harness.extras import require_extra
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -178,6 +179,7 @@ def test_embeddings_without_the_extra_say_how_to_install(monkeypatch: pytest.Mon
 
 @pytest.fixture(scope="module")
 def e5() -> E5Embeddings:
+    require_extra("semantic")
     return E5Embeddings()
 
 
