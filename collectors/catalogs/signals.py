@@ -45,6 +45,8 @@ class Signal(BaseModel):
 class CompiledSignal:
     def __init__(self, spec: Signal) -> None:
         self.spec = spec
+        # Facts that take nothing from the line: once the signal fires, later lines add nothing.
+        self.constant = bool(spec.facts) and not any("{" in str(v) for v in spec.facts.values())
         self.regex: Any = re2.compile(spec.pattern)  # google-re2 ships no type hints
 
 
@@ -58,7 +60,12 @@ def signals() -> tuple[CompiledSignal, ...]:
 
 
 @cache
-def any_hint() -> Any:
-    """One RE2 alternation of every hint: finds candidate lines in a single linear pass over the text."""
-    hints = sorted({h for s in signals() for h in s.spec.hints}, key=len, reverse=True)
-    return re2.compile("|".join(re2.escape(h) for h in hints))
+def signals_by_hint(skip: frozenset[str] = frozenset()) -> dict[str, tuple[CompiledSignal, ...]]:
+    """hint -> the signals (not read by a reader in `skip`) that name it, in catalog order."""
+    owners: dict[str, list[CompiledSignal]] = {}
+    for s in signals():
+        if s.spec.reader in skip:
+            continue
+        for hint in s.spec.hints:
+            owners.setdefault(hint, []).append(s)
+    return {hint: tuple(found) for hint, found in owners.items()}

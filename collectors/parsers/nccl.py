@@ -390,7 +390,8 @@ _CLAIM = re.compile(
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
     r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined"
 )
-_NCCL_LINE = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)")
+# Bounded: host names are short, and an unbounded \S+ makes a search over a long token quadratic.
+_NCCL_LINE = re.compile(r"[^\s:]{1,253}:\d{1,10}:\d{1,10} \[\d{1,4}\] NCCL (?:INFO|WARN)")
 
 
 def claims_line(line: str) -> bool:
@@ -411,7 +412,7 @@ def sniff(text: str) -> int:
         return 0
     claimed = sum(1 for ln in lines if claims_line(ln))
     score = round(95 * claimed / len(lines))
-    if any(_NCCL_LINE.search(ln) for ln in lines):
+    if any(" NCCL " in ln and _NCCL_LINE.search(ln) for ln in lines):
         score = max(score, 85)  # genuine NCCL_DEBUG lines outweigh the training chatter around them
     elif claimed:
         score = max(score, 60)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from collectors.catalogs.signals import CompiledSignal, any_hint, signals
+from collectors.catalogs.signals import CompiledSignal, signals_by_hint
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.k8s_common import DedupSink, EventFacts, EventRecord
 from collectors.unwrap import MAX_LINE
@@ -20,6 +20,10 @@ from collectors.vocabulary import VOCABULARY
 LineParser = Callable[[Artifact], ParseResult]
 
 _MAX_CONTINUATION = 6
+# Work per artifact is bounded whatever the input: hints are looked for at most this often each, and a signal is
+# applied at most this often. A real paste reaches neither; a 200,000-line log of the same message does.
+_MAX_PER_HINT = 20_000
+_MAX_PER_SIGNAL = 500
 # A line that starts a record of its own rather than continuing the one above.
 _NEW_RECORD = re.compile(
     r"(?:Warning|Normal)\b|\S+\s+(?:Warning|Normal)\s|[IWEF]\d{4} |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} +\d+ \d\d:|"
@@ -28,19 +32,35 @@ _NEW_RECORD = re.compile(
 _TRAILING = "\"',;|` \t\\"
 
 
-def candidate_lines(text: str) -> list[int]:
-    """0-based numbers of the lines holding at least one hint, in order."""
+# A structural parser that already reads a log kind line by line makes that kind's reader signals redundant.
+_READS: dict[ArtifactKind, frozenset[str]] = {
+    ArtifactKind.CONTAINER_LOG: frozenset({"container-log", "nccl-log"}),
+    ArtifactKind.NCCL_LOG: frozenset({"nccl-log"}),
+    ArtifactKind.KERNEL_LOG: frozenset({"kernel-log"}),
+    ArtifactKind.KUBELET_LOG: frozenset({"kubelet-log"}),
+}
+
+
+def candidate_lines(text: str, skip: frozenset[str] = frozenset()) -> dict[int, set[str]]:
+    """0-based numbers of the lines holding a hint of a signal not in `skip`, with the hints found, in order.
+
+    Each hint is found with C-speed str.find over the whole text (linear per hint), which is several times cheaper
+    than testing every line in Python; a hint found more than _MAX_PER_HINT times stops being looked for.
+    """
     starts = [0]
-    found: list[int] = []
     pos = text.find("\n")
     while pos != -1:
         starts.append(pos + 1)
         pos = text.find("\n", pos + 1)
-    for m in any_hint().finditer(text):
-        line = bisect.bisect_right(starts, m.start()) - 1
-        if not found or found[-1] != line:
-            found.append(line)
-    return found
+    found: dict[int, set[str]] = {}
+    for hint in signals_by_hint(skip):
+        pos, seen = text.find(hint), 0
+        while pos != -1 and seen < _MAX_PER_HINT:
+            line = bisect.bisect_right(starts, pos) - 1
+            found.setdefault(line, set()).add(hint)
+            seen += 1
+            pos = text.find(hint, starts[line + 1] if line + 1 < len(starts) else len(text))
+    return dict(sorted(found.items()))
 
 
 def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) -> ParseResult:
@@ -50,13 +70,18 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     sink = DedupSink(artifact, lines)
     events = EventFacts(sink, record_reasons=False)
     by_reader: dict[str, set[int]] = {}
-    for index in candidate_lines(text):
+    skip = _READS.get(artifact.kind, frozenset())
+    owners = signals_by_hint(skip)
+    budget: dict[str, int] = {}
+    for index, hints in candidate_lines(text, skip).items():
         line = lines[index][:MAX_LINE]
-        for signal in signals():
-            if not any(h in line for h in signal.spec.hints) or any(u in line for u in signal.spec.unless):
+        for signal in dict.fromkeys(s for h in hints for s in owners[h]):
+            if budget.get(signal.spec.id, 0) >= _MAX_PER_SIGNAL or any(u in line for u in signal.spec.unless):
                 continue
             m = signal.regex.search(line)
             if m is not None:
+                # A signal whose facts are constants has said all it can; others read on, up to a budget.
+                budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
                 _apply(signal, m, index + 1, lines, sink, events, by_reader)
     events.finish()
     result = sink.done()

@@ -242,8 +242,9 @@ def test_slash_acks_at_once_then_threads_the_report_chart_and_evidence(bot: Bot)
     bot.slack.wait_for(lambda: bool(bot.reports("C0OPS", root)), timeout=SLOW_POSTS)
     report = bot.reports("C0OPS", root)[0]
     text = _blocks_text(report)
-    assert hypothesis_label("crash-loop", "oom-loop") in text
-    assert "Would be falsified by" in text and "not OOMKilled" in text
+    # The crash loop is the OOM kill's consequence: crash-loop's pointer joins the oom-killed finding, which leads.
+    assert hypothesis_label("oom-killed", "limit-too-low") in text
+    assert "Would be falsified by" in text and "working set stayed well under its limit" in text
     assert "prometheus" in text and "missing" in text.lower()  # Prometheus and the agent were not configured
     assert {e["action_id"] for e in actions(report)} == {
         "triage_show_evidence", "triage_rerun", "triage_resolve", "triage_wrong", "triage_save_drill"}
@@ -455,7 +456,7 @@ def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bo
     assert modal["callback_id"] == "triage_wrong_submit"
     groups = modal["blocks"][1]["element"]["option_groups"]
     assert groups[0]["label"]["text"] == "In this report"
-    assert groups[0]["options"][0]["value"] == "crash-loop:oom-loop"  # the report's leader first
+    assert groups[0]["options"][0]["value"] == "oom-killed:limit-too-low"  # the report's leader first
     values = [o["value"] for g in groups for o in g["options"]]
     assert len(values) == len(set(values)) and values[-1] == "other"
     # Every playbook's hypotheses are offered, not only the ones this report evaluated.
