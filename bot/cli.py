@@ -184,17 +184,32 @@ def version() -> str:
 
 
 def _read(name: str) -> str:
+    """The input as text; over-size (file or stdin alike) and binary input are one-line errors."""
+    label = "<stdin>" if name == "-" else name
     if name == "-":
-        return sys.stdin.read(MAX_INPUT_BYTES)
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            raise UsageError(f"{label} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; paste the relevant part")
+        return _text(data, label)
     path = Path(name)
     try:
         if path.is_dir():
             raise UsageError(f"{name} is a folder; for a recorded incident use `triagebot replay {name}`")
         if path.stat().st_size > MAX_INPUT_BYTES:
             raise UsageError(f"{name} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return _text(path.read_bytes(), label)
     except OSError as err:
         raise UsageError(f"cannot read {name}: {err.strerror or err}") from None
+
+
+def _text(data: bytes, label: str) -> str:
+    """Decoded text; a stray bad byte is replaced, but input that is mostly not text is refused."""
+    head = data[:65536]
+    if head and (head.count(0) > len(head) // 100 or
+                 head.decode("utf-8", errors="replace").count("\ufffd") > len(head) // 10):
+        raise UsageError(f"{label} is not text (binary data); expected pasted evidence such as kubectl output, "
+                         "a log or JSON")
+    return data.decode("utf-8", errors="replace")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

@@ -26,6 +26,8 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
         raise PasteError(f"{name} is empty; expected pasted evidence such as kubectl describe, events, "
                          f"dmesg or an NCCL log (understood kinds: {KNOWN_KINDS})")
     clean = unwrap(text)
+    if not clean.text.strip():
+        raise PasteError(f"{name} holds only markdown fences or quotes; paste the evidence inside them")
     if kind is not None:
         return [Artifact(id=name, kind=kind, source=source, content=clean.text, captured_at=captured_at)]
     segments = split(clean.text, clean.commands)

@@ -102,6 +102,16 @@ def test_unrecognised_paste_is_read_and_the_report_says_what_was_looked_for() ->
     assert "kernel-log" in proc.stdout and "describe-pod" in proc.stdout and "scheduler" in proc.stdout
 
 
+def test_binary_input_and_oversize_stdin_are_one_line_errors(tmp_path: Path) -> None:
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(bytes(range(256)) * 400)
+    proc = run(["analyze", str(binary)])
+    assert proc.returncode == 2 and "is not text" in proc.stderr and "Traceback" not in proc.stderr
+    big = subprocess.run([sys.executable, "-m", "bot.cli", "analyze", "-"], input=b"x" * (64 * 1024 * 1024 + 1),
+                         capture_output=True, check=False, cwd=ROOT)
+    assert big.returncode == 2 and b"larger than 64 MiB" in big.stderr and big.stderr.count(b"\n") == 1
+
+
 def test_a_fragment_is_read_without_kind() -> None:
     # One scheduler message, as pasted into a chat thread (kubernetes/kubernetes#33777).
     line = ("Warning FailedScheduling 38s (x8 over 1m) default-scheduler 0/25 nodes are available: 1 Insufficient "

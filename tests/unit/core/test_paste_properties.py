@@ -1,0 +1,68 @@
+"""Property tests for reading pastes: any input is read without raising, line numbers survive unwrapping, and
+every citation points into the paste. Long lines and deep nesting are generated on purpose."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import PasteError, artifacts_from_text
+from collectors.unwrap import unwrap
+from tests.unit.parsers.test_never_raises import FRAGMENTS
+
+WRAPPERS = ["```", "```diff", "> ", "$ kubectl get pods", "root@node:~# dmesg -T", "[1,0]<stdout>:", "[rank3]:",
+            "[trainer0|0]:", "**", "  <-- look here", "\x1b[1;31m", "\r", "`", "<details>", "+ ", "- "]
+line = st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(WRAPPERS), st.text(max_size=30))
+long_line = st.tuples(st.sampled_from(FRAGMENTS + WRAPPERS + ["a", " ", "{", "[", "\\"]),
+                      st.integers(min_value=50, max_value=3000)).map(lambda t: t[0] * t[1])
+nested = st.tuples(st.sampled_from(["[", "{\"a\":", "(", "- ", "  "]), st.integers(min_value=100, max_value=3000)).map(
+    lambda t: t[0] * t[1] + ("]" * t[1] if t[0] == "[" else ""))
+paste = st.lists(st.one_of(line, line.map(lambda s: s + "  <-- note"), long_line, nested), min_size=1,
+                 max_size=30).map(lambda parts: "\n".join(parts))
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                            HealthCheck.data_too_large])
+
+
+@SETTINGS
+@given(text=paste)
+def test_any_paste_is_read_without_raising_and_citations_point_into_it(text: str) -> None:
+    if not unwrap(text).text.strip():
+        with pytest.raises(PasteError):
+            artifacts_from_text(text, "p")
+        return
+    artifacts = artifacts_from_text(text, "p")
+    assert artifacts
+    count = len(unwrap(text).lines)
+    for artifact in artifacts:
+        assert len(artifact.content.split("\n")) == count  # every artifact keeps the paste's numbering
+        result = parse_artifact(artifact)
+        assert not [p for p in result.problems if "internal" in p or "failed:" in p], result.problems
+        for fact in result.facts:
+            assert 0 <= fact.citation.start <= fact.citation.end <= count, fact
+
+
+@SETTINGS
+@given(text=st.lists(st.one_of(line, long_line), max_size=40).map("\n".join))
+def test_unwrapping_keeps_one_line_for_one_line(text: str) -> None:
+    clean = unwrap(text)
+    expected = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+    assert len(clean.lines) == len(clean.commands) == expected
+
+
+def test_unwrapping_takes_off_what_people_paste_around_evidence() -> None:
+    # Shapes from the real-world corpus (tests/realworld), one per wrapper.
+    text = "\n".join([
+        "```shell", "$ kubectl get pods", "[trainer0|0]:ncclInternalError: Internal check failed.",
+        "> The node was low on resource: memory.", "[1,0]<stdout>:NCCL INFO Bootstrap : Using eth0",
+        "  nvidia.com/gpu:     7   <-- one is gone", "**Back-off restarting failed container**",
+        "\x1b[31mError: ErrImagePull\x1b[0m\r", "```",
+    ])
+    clean = unwrap(text)
+    assert clean.lines == ["", "$ kubectl get pods", "ncclInternalError: Internal check failed.",
+                           "The node was low on resource: memory.", "NCCL INFO Bootstrap : Using eth0",
+                           "  nvidia.com/gpu:     7", "Back-off restarting failed container", "Error: ErrImagePull",
+                           ""]
+    assert clean.commands[3] == "kubectl get pods" and clean.commands[-1] == ""
