@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from bot import live_cli
-from bot.render.markdown import render_markdown
-from bot.render.terminal import render_terminal
+from bot.report_output import OutputError, emit
 from collectors.models import Artifact, ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
@@ -21,7 +20,7 @@ from playbooks.pipeline import analyse
 from playbooks.report import Report, Target
 
 if TYPE_CHECKING:
-    from bot.assist.narrate import Narrative
+    pass
 
 FORMATS = ("text", "json", "markdown")
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -99,42 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
                                      "written as docs/accuracy.md")
     eval_arguments(ev)
     return parser
-
-
-def emit(report: Report, fmt: str, *, summary: bool = False) -> None:
-    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured)."""
-    narrative = _narrative(report) if summary else None
-    if fmt == "json":
-        if narrative is not None:
-            from bot.render.narrative import report_json_with
-
-            sys.stdout.write(report_json_with(report, narrative) + "\n")
-        else:
-            sys.stdout.write(report.to_json() + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(render_markdown(report))
-        if narrative is not None:
-            from bot.render.narrative import narrative_markdown
-
-            sys.stdout.write("\n" + narrative_markdown(narrative))
-    else:
-        render_terminal(report)
-        if narrative is not None:
-            from bot.render.narrative import print_narrative
-
-            print_narrative(narrative)
-
-
-def _narrative(report: Report) -> Narrative:
-    from bot.assist.llm import assistant_from
-    from bot.assist.narrate import narrate_report
-    from bot.config import ConfigError, load_settings
-
-    try:
-        assistant = assistant_from(load_settings())
-    except ConfigError as err:
-        raise UsageError(str(err)) from None
-    return narrate_report(report, assistant)
 
 
 def add_summary_flag(parser: argparse.ArgumentParser) -> None:
@@ -333,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(f"a command is required: {', '.join(COMMANDS)} (triagebot --help explains each)")
         return COMMANDS[args.command](args)
-    except (UsageError, live_cli.LiveUsageError) as err:
+    except (UsageError, live_cli.LiveUsageError, OutputError) as err:
         sys.stderr.write(f"triagebot: error: {err}\n")
         return 2
     except PlaybookError as err:

@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> Triage:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from bot.cli import emit
+    from bot.report_output import emit
 
     emit(_run(args).report, args.format, summary=args.summary)
     return 0

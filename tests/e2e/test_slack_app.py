@@ -23,9 +23,9 @@ from pydantic import SecretStr
 from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
 
-from bot.alert_flow import group_id
 from bot.config import ConfigError, Settings
 from bot.context import BotContext, build_context
+from bot.keys import group_id
 from bot.policy import Permissions
 from bot.serve import check_settings
 from bot.server import create_app
