@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from bot import live_cli
-from bot.report_output import OutputError, emit
+from bot.report_output import OutputError, add_explain_flag, emit
 from collectors.models import Artifact, ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--service")
     add_summary_flag(analyze)
     add_redact_flag(analyze)
+    add_explain_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--format", choices=FORMATS, default="text")
     add_summary_flag(rp)
     add_redact_flag(rp)
+    add_explain_flag(rp)
 
     pb = sub.add_parser("playbooks", help="lint, list or show playbooks")
     pbsub = pb.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -187,7 +189,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except PasteError as err:
             raise UsageError(str(err)) from None
     target = Target(namespace=args.namespace, service=args.service)
-    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary)
+    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary,
+         explain=args.explain)
     return 0
 
 
@@ -209,7 +212,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    emit(redacted(replay(incident), args), args.format, summary=args.summary)
+    emit(redacted(replay(incident), args), args.format, summary=args.summary, explain=args.explain)
     return 0
 
 

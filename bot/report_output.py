@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING
 
@@ -17,8 +18,16 @@ class OutputError(Exception):
     """The report cannot be written as asked (for example a misconfigured model for --summary)."""
 
 
-def emit(report: Report, fmt: str, *, summary: bool = False) -> None:
-    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured)."""
+def add_explain_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--explain", action="store_true",
+                        help="show how each status was decided: the rule (file:line, CEL) and what read each fact")
+
+
+def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = False) -> None:
+    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured).
+
+    `explain` adds the trace to the terminal report; JSON always carries it, markdown shows the rule per row.
+    """
     narrative = _narrative(report) if summary else None
     if fmt == "json":
         if narrative is not None:
@@ -34,7 +43,7 @@ def emit(report: Report, fmt: str, *, summary: bool = False) -> None:
 
             sys.stdout.write("\n" + narrative_markdown(narrative))
     else:
-        render_terminal(report)
+        render_terminal(report, explain=explain)
         if narrative is not None:
             from bot.render.narrative import print_narrative
 

@@ -51,7 +51,7 @@ from collectors.text import normalise
 _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
 _JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")
-_YAML_KIND = re.compile(r"(?m)^(?:- )?kind:\s*[A-Za-z]+")
+_YAML_KIND = re.compile(r"(?m)^(?:- |  )?kind:\s*[A-Za-z]+")  # "  kind:" in a bare list of objects
 _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 _WS = re.compile(r"\s*")
 _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")

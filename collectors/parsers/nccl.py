@@ -60,6 +60,7 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
     ("Temporary failure in name resolution", "unresolvable"),
     ("nodename nor servname", "unresolvable"),
     ("Connection reset by peer", "connection-reset"),
+    ("Connection closed by remote peer", "connection-reset"),  # NCCL's own wording (misc/socket.cc)
     ("Broken pipe", "connection-reset"),
     ("Software caused connection abort", "connection-aborted"),
     ("no socket interface found", "no-interface"),
@@ -285,6 +286,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Using network", "via NET/"), _network),
     (("NET/IB", "NET/IBP", "Got completion from peer"), _ib),
     (("Call to ibv_",), _verbs_failure),
+    (("Cuda failure 'out of memory'",), _flag("cuda.oom")),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
     (_WATCHDOG, _watchdog),
