@@ -48,7 +48,8 @@ from bot.store import outbox, repo
 from bot.store.models import OutboxItem, TriageRun
 from bot.store.types import utcnow
 from collectors.models import Artifact, Target
-from collectors.paste import PasteError, artifacts_from_text
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import PasteError, artifacts_from_text, nothing_recognised
 from collectors.redact import redact, redact_text
 from collectors.validate import InvalidInput, duration, namespace, target_name
 from drills.catalog import CatalogError
@@ -171,11 +172,17 @@ def slack_unescape(text: str) -> str:
 
 
 def parse_paste(text: str, name: str) -> PasteCommand:
-    """Pasted evidence as redacted artifacts; CommandError says what kinds are understood."""
+    """Pasted evidence as redacted artifacts; CommandError says what is understood when nothing is recognised.
+
+    In a channel, a report that only says "nothing recognised" would be noise in everyone's thread, so that
+    answer goes to the sender alone (ephemeral), with what was looked for.
+    """
     try:
         artifacts = artifacts_from_text(slack_unescape(text), name)
     except PasteError as err:
         raise CommandError(f"{err}. For a live triage type `{USAGE}`; `/triage help` explains more.") from None
+    if not any(parse_artifact(a).facts for a in artifacts):
+        raise CommandError(f"{nothing_recognised()} For a live triage type `{USAGE}`.")
     # Redacted before anything stores or echoes it: a paste can carry tokens as easily as a live capture.
     return PasteCommand([redact(a) for a in artifacts])
 
@@ -190,7 +197,8 @@ def parse_command(text: str, default_since: str) -> Command:
     try:
         return _parse_live(stripped.split(), default_since)
     except CommandError as live_error:
-        # One line that is not a target may still be evidence, e.g. a single kernel log line.
+        # One line that is not a target may still be evidence, e.g. a single kernel log line; if nothing in it is
+        # recognised, it was a mistyped target, and the target's error is the helpful one.
         try:
             return parse_paste(text, "paste")
         except CommandError:
@@ -556,7 +564,10 @@ def wrong_modal(report: Report | None, private_metadata: str) -> dict[str, Any]:
     seen: set[str] = set()
     groups: list[OptionGroup] = []
     if report is not None:
-        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses), key=lambda ph: -ph[1].score)
+        lead = report.leading()
+        # The report's leader first (what on-call is saying was wrong), then the rest by score.
+        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
+                        key=lambda ph: (lead is None or ph[1] is not lead[1], -ph[1].score))
         mine = [_option(p, h.id, h.status) for p, h in ranked]
         seen.update(f"{p}:{h.id}" for p, h in ranked)
         if mine:
