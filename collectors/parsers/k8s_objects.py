@@ -17,20 +17,16 @@ from typing import Any
 
 import yaml
 
+from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
-    GPU_RESOURCE,
     DedupSink,
     DistEnv,
     EnvVar,
     EventFacts,
     EventRecord,
     NodeGpus,
-    as_dict,
-    as_int,
-    as_list,
-    as_str,
     eviction_condition,
     eviction_resource,
     gpu_sharing,
@@ -38,9 +34,6 @@ from collectors.parsers.k8s_common import (
     is_rdma_resource,
     node_condition,
     nodes_total,
-    quantity,
-    quantity_int,
-    quantity_milli,
     scheduling_reasons,
     subject_of,
     toleration_text,

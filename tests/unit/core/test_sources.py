@@ -11,8 +11,8 @@ from playbooks.loader import load_playbooks
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
 # A seed line, a digest section, or a public reference named in docs/sources.md.
-CITATION = re.compile(r"^(?:seed 00[0-4](?:\b|:)|seed[- ]digest\b|NVIDIA |Kubernetes |kube-prometheus|kubernetes-mixin|dcgm-exporter|"
-                      r"PyTorch|NCCL|https://)")
+CITATION = re.compile(r"^(?:seed 00[0-4](?:\b|:)|seed[- ]digest\b|NVIDIA |Kubernetes |kube-prometheus|"
+                      r"kubernetes-mixin|dcgm-exporter|PyTorch|NCCL|https://)")
 
 
 def test_docs_sources_names_every_short_name_it_defines() -> None:
