@@ -147,3 +147,12 @@ def test_front_ends_never_import_each_other() -> None:
                 for d in deps if _front_end(d) and _front_end(d) != _front_end(m)]
     assert {_front_end(m) for m in GRAPH} >= {"cli", "slack", "webhook"}
     assert crossing == []
+
+
+def test_live_sources_and_parsers_do_not_borrow_from_each_other() -> None:
+    # Both read API objects; what they share (collectors.k8s_values) is neutral ground.
+    borrowed = [(m, d) for m, deps in GRAPH.items() if m.startswith("collectors.live")
+                for d in deps if d.startswith("collectors.parsers")]
+    lent = [(m, d) for m, deps in GRAPH.items() if m.startswith("collectors.parsers")
+            for d in deps if d.startswith("collectors.live")]
+    assert borrowed == [] and lent == []
