@@ -80,7 +80,8 @@ def open_store(path: Path | None) -> SessionStore:
     # Imported here: SQLAlchemy is only needed once a drill actually runs.
     from sqlalchemy.exc import SQLAlchemyError
 
-    from drills.store_sql import SqlSessionStore, default_db_path
+    from bot.state import default_db_path
+    from bot.store.drill_sessions import SqlSessionStore
 
     where = path or default_db_path()
     try:

@@ -8,10 +8,9 @@ How a drill looks: `/drill start` posts the page as a thread root with one butto
 Hint, Propose, Declare and Give up. Every click answers in the thread. Button values carry the session id, so a
 click finds its drill without a lookup table; the thread root is the outbox item `drill:<id>:root`.
 
-Persistence: drill sessions live in `drill_sessions` through drills.store_sql on the bot's own engine, so a
-restarted (or another) replica continues any drill. Interview sessions use the same table: their rows are kept
-apart by prefixed `trainee`/`channel` columns ("interview:U123"), so no drill query ever returns one and no
-migration was needed. An interview's thread is found from its root's outbox result (the ts Slack gave it) the
+Persistence: drill sessions live in `drill_sessions` (bot/store/drill_sessions.py) on the bot's own engine, so a
+restarted (or another) replica continues any drill. Interviews have their own table, `interview_sessions`
+(bot/store/interviews.py). An interview's thread is found from its root's outbox result (the ts Slack gave it) the
 first time the interviewee replies there, then remembered in the session's payload.
 
 Ordering, since a session save and the outbox are two transactions: a step first queues its posts under keys
@@ -39,7 +38,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
 from rich.console import Console
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
@@ -57,7 +55,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 from slack_sdk.models.views import View as ModalView
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import drill_catalog
@@ -70,6 +68,8 @@ from bot.render.debrief import render_debrief
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo
+from bot.store.drill_sessions import SqlSessionStore
+from bot.store.interviews import InterviewRecord, InterviewStore
 from bot.store.models import OutboxItem
 from collectors.redact import redact_text
 from drills import catalog, interview
@@ -89,7 +89,6 @@ from drills.picker import DIFFICULTIES, parse_start, pick
 from drills.questions import Question, QuestionBank, QuestionBankError, load_bank
 from drills.session import DrillSession
 from drills.sources import BY_ID, SOURCES
-from drills.store_sql import SqlSessionStore, drill_sessions
 
 log = logging.getLogger("triagebot.slack.drills")
 
@@ -103,7 +102,6 @@ HYPOTHESIS_CALLBACK = "drill_hypothesis_submit"
 HYPOTHESIS_BLOCK, HYPOTHESIS_SELECT = "hypothesis", "hypothesis"
 INTERVIEW_BUTTONS = re.compile(r"^interview_(hint|skip|model_answer)$")
 ANY_TEXT = re.compile(r"\S")  # thread replies with something in them; bolt's app.message matches on text
-INTERVIEW_PREFIX = "interview:"  # the column prefix that keeps interview rows out of drill queries
 MAX_FOLLOW_UPS = 1
 HISTORY_LIMIT = 15
 ROOT_IN_FLIGHT_WAIT = 3.0  # seconds a reply waits for its thread's root to be recorded
@@ -185,59 +183,6 @@ def _split_seed(words: list[str]) -> tuple[list[str], int | None]:
 # --------------------------------------------------------------------------------------------------------------
 # Stores
 # --------------------------------------------------------------------------------------------------------------
-
-
-class InterviewRecord(BaseModel):
-    """An interview in Slack: the core's session plus who, where, and what has been handled."""
-
-    id: str
-    user: str
-    channel: str
-    question_id: str
-    started_at: datetime
-    updated_at: datetime
-    session: InterviewSession
-    steps: int = 0  # actions handled so far; numbers the outbox keys
-    thread_ts: str | None = None  # the root's ts, once a reply has shown it
-    seen: list[str] = Field(default_factory=list)  # message ts already graded: Slack may deliver an event twice
-
-
-class InterviewStore:
-    """Interview sessions in `drill_sessions`, in rows that drill queries never match (see the module doc)."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def add(self, record: InterviewRecord) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(insert(drill_sessions).values(id=record.id, **self._row(record)))
-
-    def save(self, record: InterviewRecord) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(drill_sessions).where(drill_sessions.c.id == record.id).values(self._row(record)))
-
-    def load(self, record_id: str) -> InterviewRecord | None:
-        with self.engine.connect() as conn:
-            payload = conn.execute(select(drill_sessions.c.payload).where(
-                drill_sessions.c.id == record_id,
-                drill_sessions.c.channel.startswith(INTERVIEW_PREFIX))).scalar_one_or_none()
-        return InterviewRecord.model_validate(payload) if payload is not None else None
-
-    def open_in(self, channel: str, limit: int = 50) -> list[InterviewRecord]:
-        """The channel's unfinished interviews, most recently active first (the channel index covers it)."""
-        query = (select(drill_sessions.c.payload)
-                 .where(drill_sessions.c.channel == INTERVIEW_PREFIX + channel, drill_sessions.c.finished.is_(False))
-                 .order_by(drill_sessions.c.updated_at.desc()).limit(limit))
-        with self.engine.connect() as conn:
-            return [InterviewRecord.model_validate(p) for p in conn.execute(query).scalars()]
-
-    @staticmethod
-    def _row(record: InterviewRecord) -> dict[str, Any]:
-        overall = record.session.overall()
-        return {"incident_id": INTERVIEW_PREFIX + record.question_id, "trainee": INTERVIEW_PREFIX + record.user,
-                "channel": INTERVIEW_PREFIX + record.channel, "finished": record.session.phase == "done",
-                "score": overall.score if overall else None, "started_at": record.started_at,
-                "updated_at": record.updated_at, "payload": record.model_dump(mode="json")}
 
 
 class _Locks:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.store.drill_sessions import SqlSessionStore
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError
@@ -19,7 +20,6 @@ from drills.key import answer_key
 from drills.session import DrillSession
 from drills.sources import BY_ID, label
 from drills.store import MemorySessionStore, SessionStore
-from drills.store_sql import SqlSessionStore
 
 Player = Callable[..., tuple[DrillSession, Debrief | None]]
 Loader = Callable[[str], Incident]
