@@ -27,7 +27,7 @@ from collectors.parsers.sink import FactSink
 # `[Rank 3]` (older, and the watchdog line itself, which never names its group).
 _LABEL = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<rank>\d{1,7})\]")
 # The launcher's global-rank prefix, present in logs read from the cluster (a paste has it unwrapped away).
-_GLOBAL = re.compile(r"^\[rank(?P<rank>\d{1,7})\]:")
+_GLOBAL = re.compile(r"\[rank(?P<rank>\d{1,7})\]:")  # used with .match at a position, so no ^
 _POD_PREFIX = re.compile(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
 _PROGRESS = re.compile(r"last enqueued (?:NCCL )?work: (?P<enq>\d{1,12}), last completed (?:NCCL )?work: (?P<done>\d{1,12})",
                        re.IGNORECASE)
@@ -169,8 +169,8 @@ def _progress(table: RankTable, line: str, n: int, pod: str) -> None:
     if label is None:
         return
     group, rank = label.group("pg") or "", int(label.group("rank"))
-    prefix = _GLOBAL.match(text)
     prefixed_pod = _POD_PREFIX.match(text)
+    prefix = _GLOBAL.match(text, prefixed_pod.end() if prefixed_pod else 0)  # `[pod/p/c] [rank3]:` stacks two
     row = table.rows.setdefault((group, rank), RankRow(rank, group))
     row.global_rank = int(prefix.group("rank")) if prefix else row.global_rank
     row.pod = prefixed_pod.group("pod") if prefixed_pod else (row.pod or pod)
