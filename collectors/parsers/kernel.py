@@ -313,7 +313,6 @@ def _emit_xid_hosts(sink: FactSink, seen: _Seen) -> None:
 def _emit_xids(sink: FactSink, seen: _Seen) -> None:
     if not seen.xid_count:
         return
-    _emit_xid_hosts(sink, seen)
     secondary = secondary_codes()
     for code, (number, msg) in seen.xid_first.items():
         sink.add("xid.codes", [code], number, text=msg)
@@ -328,6 +327,7 @@ def _emit_xids(sink: FactSink, seen: _Seen) -> None:
     sink.add("xid.count", seen.xid_count, first, seen.xid_last, text=first_msg)
     for bdf, (number, msg) in seen.bdf_first.items():
         sink.add("xid.pci_bus_ids", [bdf], number, text=msg)
+    _emit_xid_hosts(sink, seen)
 
 
 def _emit_oom(sink: FactSink, seen: _Seen) -> None:

@@ -332,8 +332,8 @@ def emit(sink: FactSink, scan: Scan) -> None:
             sink.add(name, [value], line)
     if scan.joined:
         sink.add("dist.joined_count", scan.joined[0], scan.joined[1])
-    sizes = scan.items.get("dist.world_sizes", {})
-    world = next(iter(sizes.items())) if len(sizes) == 1 else None
+    sizes = [(size, line) for size, line in scan.items.get("dist.world_sizes", {}).items() if isinstance(size, int)]
+    world = sizes[0] if len(sizes) == 1 else None  # two sizes in one log: not one job's
     nccl_ranks.emit(sink, nccl_ranks.read_table(scan.lines, _pod(sink.artifact.subject)), world)
     if scan.init_started and "nccl.init_complete" not in scan.scalars:
         # Init began and the log never reports it finished: the hang is in bootstrap or connection setup.

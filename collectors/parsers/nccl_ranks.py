@@ -29,8 +29,8 @@ _LABEL = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<ran
 # The launcher's global-rank prefix, present in logs read from the cluster (a paste has it unwrapped away).
 _GLOBAL = re.compile(r"\[rank(?P<rank>\d{1,7})\]:")  # used with .match at a position, so no ^
 _POD_PREFIX = re.compile(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
-_PROGRESS = re.compile(r"last enqueued (?:NCCL )?work: (?P<enq>\d{1,12}), last completed (?:NCCL )?work: (?P<done>\d{1,12})",
-                       re.IGNORECASE)
+_PROGRESS = re.compile(r"last enqueued (?:NCCL )?work: (?P<enq>\d{1,12}), "
+                       r"last completed (?:NCCL )?work: (?P<done>\d{1,12})", re.IGNORECASE)
 _TIMEOUT_AT = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work(?: sequence id)?): (?P<seq>\d{1,12})")
 _WORK = re.compile(r"WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op>\w{1,40})")
 # NCCL: `host:pid:tid [dev] NCCL INFO comm 0x... rank R nranks N cudaDev D ...` (Init START/COMPLETE lines) and,

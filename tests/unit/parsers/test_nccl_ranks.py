@@ -9,8 +9,8 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers import container_log, nccl, nccl_ranks
-from collectors.paste import artifacts_from_text
 from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
 from tests.unit.parsers.rank_logs import Job, all_waiting, mid_run_straggler
 
 WAVE = ("nccl.wait_seq", "nccl.waiting_ranks", "nccl.suspect_ranks", "nccl.suspect_hosts", "nccl.silent_ranks",
@@ -169,14 +169,16 @@ def test_torchrun_summary_names_the_host_when_nccl_did_not() -> None:
 
 def test_two_hosts_claiming_one_rank_name_no_host() -> None:
     job = mid_run_straggler(4, 1)
-    job.lines.insert(0, "other-host:7:7 [1] NCCL INFO comm 0x5 rank 1 nRanks 4 nNodes 1 localRanks 4 localRank 1 MNNVL 0")
+    job.lines.insert(0, "other-host:7:7 [1] NCCL INFO comm 0x5 rank 1 nRanks 4 nNodes 1 localRanks 4 localRank 1 "
+                        "MNNVL 0")
     assert "nccl.suspect_hosts" not in facts(job.text())
 
 
 def test_a_subgroup_communicator_does_not_rename_the_hosts_of_global_ranks() -> None:
     job = mid_run_straggler(8, 5)
     # A 2-rank subgroup communicator on another host numbers its ranks 0 and 1: not global ranks.
-    job.lines.insert(0, "elsewhere:9:9 [1] NCCL INFO comm 0x9 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0")
+    job.lines.insert(0, "elsewhere:9:9 [1] NCCL INFO comm 0x9 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 "
+                        "MNNVL 0")
     job.lines.append("elsewhere:9:9 [5] NCCL INFO comm 0x9 rank 5 nRanks 6 nNodes 1 localRanks 6 localRank 5 MNNVL 0")
     assert facts(job.text())["nccl.suspect_hosts"] == ["gpu-node-0"]
 
