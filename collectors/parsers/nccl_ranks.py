@@ -217,7 +217,9 @@ def wavefront(table: RankTable) -> Wavefront | None:
     waiting = [row for row in rows if row.state == WAITING]
     wait_line = next((row.line for row in waiting if str(wait_seq) in _digits(row)), waiting[0].line)
     # The watchdog line names the op but not the group, so its row may sit in the unnamed group.
-    op = next((row.op for row in table.rows.values() if row.op and row.timeout_seq == wait_seq), "")
+    op = next((row.op for row in table.rows.values()
+               if row.op and (row.timeout_seq == wait_seq or (row.timeout_seq is None and row.pending() == wait_seq))),
+              "")
     return Wavefront(rows[0].group, wait_seq, wait_line, op, rows, _silent(table, rows))
 
 
