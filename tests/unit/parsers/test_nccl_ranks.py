@@ -196,3 +196,12 @@ def test_garbage_never_raises_and_reads_nothing() -> None:
     junk = "\n".join(["[PG ID x Rank ]", "last enqueued NCCL work: , last completed", "WorkNCCL(SeqNum=",
                       "a:b:c [x] NCCL INFO comm 0xzz rank nRanks", "  rank      : 3 (local_rank: 1)", "x" * 100_000])
     assert facts(junk) == {}
+
+
+def test_a_world_size_from_a_barrier_message_stands_in_for_nccls_size() -> None:
+    """No NCCL comm lines, but the store barrier says world_size=4: all four ranks waiting blames none."""
+    barrier = ("torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on "
+               "rank 0, for key: store_based_barrier_key:1 (world_size=4, num_workers_joined=4, timeout=0:30:00)")
+    text = barrier + "\n" + all_waiting(4, init=False).text()
+    assert facts(text)["nccl.suspect_ranks"] == []
+    assert "nccl.suspect_ranks" not in facts(all_waiting(4, init=False).text())
