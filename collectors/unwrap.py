@@ -43,6 +43,8 @@ _LAUNCHER = re.compile(
 # A note typed after a value: "nvidia.com/gpu:  7   <-- one is gone", "Reason: OOMKilled  # <- here".
 _ANNOTATION = re.compile(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{2,}.*$")
 _DIFF_LINE = re.compile(r"^[+\- ]")
+# A "<" that can start markup or a note ("<details>", "</pre>", "<-- here"), unlike NCCL's "eth0:10.0.0.1<0>".
+_MARKUP_LT = re.compile(r"<[-=/a-zA-Z]")
 
 
 @dataclass
@@ -65,8 +67,8 @@ def unwrap(text: str) -> Unwrapped:
     command = ""
     diff = False
     for line in lines:
-        if len(line) > MAX_LINE:
-            out.append(line)
+        if len(line) > MAX_LINE or (not diff and _unwrapped(line)):
+            out.append(line if len(line) > MAX_LINE else line.rstrip())  # most log lines wear no wrapper
             commands.append(command)
             continue
         if fence := _FENCE.match(line):
@@ -91,11 +93,33 @@ def unwrap(text: str) -> Unwrapped:
             line = line[1:]  # an inline code span opened at the start of a pasted line
         if line.endswith("`") and not line.endswith("``") and line.count("`") % 2 == 1:
             line = line[:-1]
-        line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or "<" in line) else line
-        line = _ANNOTATION.sub("", line) if ("<" in line or "←" in line or "⬅" in line) else line
+        markup = "<" in line and _MARKUP_LT.search(line) is not None
+        line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or markup) else line
+        line = _ANNOTATION.sub("", line) if (markup or "←" in line or "⬅" in line) else line
         out.append(line.rstrip())
         commands.append(command)
     return Unwrapped(out, commands)
+
+
+# A line can wear a wrapper only if it starts with one of these or holds one of the substrings in _plain.
+_SPECIAL_STARTS = frozenset("`~>$#%([P+-\u276f")
+
+
+def _unwrapped(line: str) -> bool:
+    """Cheaply: the line wears no wrapper (most log lines), so the patterns need not run on it."""
+    first = line.lstrip()[:1]
+    if first == "[":
+        # "[  12.345] NVRM: ..." is a dmesg stamp; a launcher or prompt closes its bracket with ":", "<" or a marker.
+        close = line.find("]", 0, 82)
+        if close != -1 and line[close + 1:close + 3].lstrip()[:1] not in ("", ":", "<", "$", "#", "%", ">", "\u276f"):
+            return _plain(line)
+        return False
+    return first not in _SPECIAL_STARTS and _plain(line)
+
+
+def _plain(line: str) -> bool:
+    return ("@" not in line[:80] and ("<" not in line or _MARKUP_LT.search(line) is None) and "`" not in line
+            and "**" not in line and "__" not in line and "\u2190" not in line and "\u2b05" not in line)
 
 
 def _prompt(line: str) -> str | None:

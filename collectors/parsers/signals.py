@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 from collectors.catalogs.signals import CompiledSignal, signals_by_hint
@@ -22,7 +23,7 @@ LineParser = Callable[[Artifact], ParseResult]
 _MAX_CONTINUATION = 6
 # Work per artifact is bounded whatever the input: hints are looked for at most this often each, and a signal is
 # applied at most this often. A real paste reaches neither; a 200,000-line log of the same message does.
-_MAX_PER_HINT = 20_000
+_MAX_PER_HINT = 2_000
 _MAX_PER_SIGNAL = 500
 # A line that starts a record of its own rather than continuing the one above.
 _NEW_RECORD = re.compile(
@@ -47,19 +48,16 @@ def candidate_lines(text: str, skip: frozenset[str] = frozenset()) -> dict[int, 
     Each hint is found with C-speed str.find over the whole text (linear per hint), which is several times cheaper
     than testing every line in Python; a hint found more than _MAX_PER_HINT times stops being looked for.
     """
-    starts = [0]
-    pos = text.find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
+    # Where each line ends (its newline), from the lengths: C-speed accumulate, one list comprehension.
+    ends = [end + n for n, end in enumerate(accumulate(map(len, text.split("\n"))))]
     found: dict[int, set[str]] = {}
     for hint in signals_by_hint(skip):
         pos, seen = text.find(hint), 0
         while pos != -1 and seen < _MAX_PER_HINT:
-            line = bisect.bisect_right(starts, pos) - 1
+            line = bisect.bisect_left(ends, pos)
             found.setdefault(line, set()).add(hint)
             seen += 1
-            pos = text.find(hint, starts[line + 1] if line + 1 < len(starts) else len(text))
+            pos = text.find(hint, ends[line] + 1) if line < len(ends) else -1
     return dict(sorted(found.items()))
 
 
@@ -176,12 +174,15 @@ def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]
     later event undoes it), and a fact it gave is not given again from elsewhere in the same artifact.
     """
     named = {f.name for f in structural}
-    read: set[tuple[int, str]] = set()  # (line, fact family): "scheduling" for scheduling.failed
+    read: dict[str, list[tuple[int, int]]] = {}  # fact family ("scheduling" for scheduling.failed) -> line spans
     for f in structural:
         if f.citation.start > 0:
-            read.update((n, _family(f.name)) for n in range(f.citation.start, f.citation.end + 1))
-    return [f for f in signalled if f.name not in named
-            and not any((n, _family(f.name)) in read for n in range(f.citation.start, f.citation.end + 1))]
+            read.setdefault(_family(f.name), []).append((f.citation.start, f.citation.end))
+
+    def overlaps(f: Fact) -> bool:
+        return any(start <= f.citation.end and f.citation.start <= end for start, end in read.get(_family(f.name), ()))
+
+    return [f for f in signalled if f.name not in named and not overlaps(f)]
 
 
 def _family(name: str) -> str:

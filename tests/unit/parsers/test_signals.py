@@ -1,0 +1,73 @@
+"""The line-signal catalog (collectors/catalogs/signals.yaml): every signal is seen on real pasted text, and the
+layer reads a line whatever wraps it, once, with bounded work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from collectors.catalogs.signals import Signal, signals
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import PARSERS, parse_artifact
+from collectors.parsers.signals import read_signals
+from collectors.unwrap import unwrap
+
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld"
+LINES = [line for p in sorted(REALWORLD.rglob("evidence.txt"))
+         for line in unwrap(p.read_text(encoding="utf-8", errors="replace")).lines]
+
+
+@pytest.mark.parametrize("signal", signals(), ids=lambda s: s.spec.id)
+def test_every_signal_matches_a_line_someone_really_pasted(signal: object) -> None:
+    spec = signal.spec  # type: ignore[attr-defined]
+    hits = [line for line in LINES if any(h in line for h in spec.hints)
+            and not any(u in line for u in spec.unless) and signal.regex.search(line)]  # type: ignore[attr-defined]
+    assert hits, f"no line in tests/realworld matches {spec.id}"
+
+
+def _facts(text: str) -> dict[str, object]:
+    artifact = Artifact(id="p", kind=ArtifactKind.TEXT, content=text)
+    return {f.name: f.value for f in parse_artifact(artifact).facts}
+
+
+@pytest.mark.parametrize("wrapped", [
+    '  "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",',  # a JSON string
+    "    message: '0/4 nodes are available: 4 Insufficient nvidia.com/gpu.'",  # a YAML value
+    "| FailedScheduling | 0/4 nodes are available: 4 Insufficient nvidia.com/gpu. |",  # a table cell
+    "I1122 06:01:02.1 1 schedule_one.go:1] 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",  # a log
+])
+def test_a_message_is_read_whatever_wraps_it(wrapped: str) -> None:
+    facts = _facts(wrapped)
+    assert facts["scheduling.reasons"] == ["insufficient-gpu"] and facts["scheduling.nodes_total"] == 4
+
+
+def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> None:
+    assert _facts("44% throttling of CPU in namespace monitoring for container x in pod y")["cpu.throttled_ratio"] \
+        == 0.44
+    # A probe that failed with "connection refused" is the probe's failure, not the app's dependency.
+    assert "app.errors" not in _facts('Readiness probe failed: Get "http://10.0.0.1:8080/": dial tcp: connect: '
+                                      "connection refused")
+
+
+def test_each_fact_names_the_signal_that_read_it() -> None:
+    result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
+                                   content="Back-off restarting failed container app in pod web-1"), PARSERS)
+    assert [(f.name, f.parser) for f in result.facts] == [("container.restart_backoff", "signal:kubelet-restart-backoff")]
+
+
+def test_work_is_bounded_on_a_flood_of_one_message() -> None:
+    text = "0/5 nodes are available: 5 Insufficient cpu.\n" * 50_000
+    facts = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT, content=text), PARSERS).facts
+    # The first occurrence is cited; the flood adds nothing and is not read past the per-hint budget.
+    reasons = [f for f in facts if f.name == "scheduling.reasons"]
+    assert len(reasons) == 1 and reasons[0].citation.start == 1
+
+
+def test_the_catalog_refuses_a_signal_with_no_way_to_facts_or_an_unknown_fact() -> None:
+    base = {"id": "x", "hints": ["x"], "pattern": "x", "source": "test"}
+    with pytest.raises(ValidationError, match="exactly one of"):
+        Signal.model_validate(base)
+    with pytest.raises(ValidationError, match="unknown facts"):
+        Signal.model_validate({**base, "facts": {"no.such.fact": True}})
