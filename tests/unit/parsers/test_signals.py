@@ -54,7 +54,8 @@ def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> Non
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
-    assert [(f.name, f.parser) for f in result.facts] == [("container.restart_backoff", "signal:kubelet-restart-backoff")]
+    read = [(f.name, f.parser) for f in result.facts]
+    assert read == [("container.restart_backoff", "signal:kubelet-restart-backoff")]
 
 
 def test_work_is_bounded_on_a_flood_of_one_message() -> None:
