@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config import ConfigError, load_settings
 from bot.report_output import add_explain_flag
 from collectors.live.base import TargetNotFound
 from collectors.models import Target
@@ -49,6 +48,7 @@ def add_serve_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.config import ConfigError, load_settings
     from bot.serve import serve
 
     try:
@@ -98,6 +98,9 @@ def _target(args: argparse.Namespace) -> Target:
 
 
 def _run(args: argparse.Namespace) -> Triage:
+    # Imported here: pydantic-settings costs ~0.1 s at start, which `analyze` should not pay.
+    from bot.config import ConfigError, load_settings
+
     overrides = {k: v for k, v in (("context", args.context), ("kubeconfig", args.kubeconfig)) if v is not None}
     try:
         target = _target(args)

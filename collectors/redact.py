@@ -14,9 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from collectors.models import Artifact
+from collectors.yaml_safe import safe_load
 
 MASK = "<redacted>"
 CATALOG = Path(__file__).parent / "catalogs" / "secrets.yaml"
@@ -66,7 +65,7 @@ def _compile(raw: dict[str, Any], names: str, name_hints: tuple[str, ...]) -> Sh
 @cache
 def catalog() -> Catalog:
     """The secret shapes, read once."""
-    raw = yaml.safe_load(CATALOG.read_text(encoding="utf-8"))
+    raw = safe_load(CATALOG.read_text(encoding="utf-8"))
     names = "".join(str(raw["names"]).split())  # folded YAML: the alternation is written over several lines
     name_hints = tuple(str(h).lower() for h in raw["name_hints"])
     return Catalog(names, tuple(_compile(s, names, name_hints) for s in raw["shapes"]), tuple(raw.get("keep", ())))

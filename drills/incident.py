@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.detect import detect_kind
 from collectors.models import Artifact, ArtifactKind, Missing, Target
+from collectors.yaml_safe import safe_load
 
 INCIDENT_DIR = Path(__file__).parent / "incidents"
 INDEX_NAMES = ("index.yaml", "index.yml")
@@ -73,7 +74,7 @@ class Incident(BaseModel):
 
 def _read_yaml(path: Path) -> object:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise IncidentError(f"{path}: cannot read ({err.strerror or err})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as err:

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
+from collectors.yaml_safe import safe_load
 from drills.grading_text import stem, words
 
 LEXICON_PATH = Path(__file__).parent / "lexicon.yaml"
@@ -44,7 +43,7 @@ def _phrases(raw: object) -> tuple[Phrase, ...]:
 
 @cache
 def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(raw, dict):
         raise ValueError(f"{path}: expected a mapping")
     synonyms: dict[Phrase, Phrase] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from collectors.yaml_safe import safe_load
 from drills.errors import DrillError
 from drills.incident import INCIDENT_DIR, IncidentError, IncidentMeta, incident_dirs
 
@@ -27,7 +28,7 @@ def read_meta(folder: Path) -> IncidentMeta:
     """A recorded incident's incident.yaml alone; raises IncidentError saying what is wrong with it."""
     path = folder / "incident.yaml"
     try:
-        return IncidentMeta.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return IncidentMeta.model_validate(safe_load(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise IncidentError(f"{path}: cannot read ({str(err).splitlines()[0]})") from None
     except ValidationError as err:

@@ -17,6 +17,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from collectors.yaml_safe import safe_load
+
 QUESTIONS_DIR = Path(__file__).parent / "questions"
 
 Difficulty = Literal["easy", "medium", "hard"]
@@ -189,7 +191,7 @@ def _error_text(err: ValidationError) -> str:
 
 def load_file(path: Path) -> list[Question]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = safe_load(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise QuestionBankError(f"{path}: cannot read ({err.strerror or err})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as err:

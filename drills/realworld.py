@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.models import ArtifactKind
+from collectors.yaml_safe import safe_load
 from playbooks.report import Report
 
 Outcome = Literal["confirmed", "likely", "ruled-out", "unknown", "not-run"]
@@ -66,7 +67,7 @@ def case_dirs(root: Path) -> list[Path]:
 
 def load_case(folder: Path) -> tuple[Case, str]:
     try:
-        raw = yaml.safe_load((folder / "case.yaml").read_text(encoding="utf-8"))
+        raw = safe_load((folder / "case.yaml").read_text(encoding="utf-8"))
         text = (folder / "evidence.txt").read_bytes().decode("utf-8", errors="replace")
     except (OSError, yaml.YAMLError) as err:
         raise CaseError(f"{folder}: {err}") from None

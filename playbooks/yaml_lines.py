@@ -6,9 +6,10 @@ from typing import Any
 
 import yaml
 
+from collectors.yaml_safe import LOADER, safe_load
+
 Path_ = tuple[str | int, ...]
-# libyaml's loader when PyYAML was built with it: about ten times faster, and playbooks load at every start.
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER = LOADER
 
 
 class LineMap:
@@ -36,7 +37,7 @@ def load_with_lines(text: str) -> tuple[Any, LineMap]:
     if node is None:
         return None, lines
     _walk(node, (), lines)
-    return yaml.load(text, Loader=_LOADER), lines  # a safe loader, C or Python
+    return safe_load(text), lines
 
 
 def _walk(node: yaml.Node, path: Path_, lines: LineMap) -> None:

@@ -8,8 +8,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "alerts.yaml"
 
@@ -41,7 +42,7 @@ class AlertCatalog(BaseModel):
 @cache
 def load_rules() -> tuple[AlertRule, ...]:
     """The rules in file order (read once)."""
-    raw = yaml.safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
     return AlertCatalog.model_validate(raw).rules
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import re2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.vocabulary import VOCABULARY
+from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "signals.yaml"
 
@@ -53,7 +53,7 @@ class CompiledSignal:
 @cache
 def signals() -> tuple[CompiledSignal, ...]:
     """Every signal, compiled once per process."""
-    raw = yaml.safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of signals")
     return tuple(CompiledSignal(Signal.model_validate(entry)) for entry in raw)

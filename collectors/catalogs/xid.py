@@ -6,8 +6,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
+
+from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "xid.yaml"
 
@@ -32,7 +33,7 @@ class XidEntry(BaseModel):
 
 @cache
 def _entries() -> dict[int, XidEntry]:
-    raw = yaml.safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
     if not isinstance(raw, dict):
         raise ValueError(f"{_CATALOG}: expected a mapping of Xid code to entry")
     return {int(code): XidEntry(code=int(code), **fields) for code, fields in raw.items()}

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
@@ -40,6 +38,7 @@ from collectors.parsers.k8s_common import (
     unique,
 )
 from collectors.text import normalise
+from collectors.yaml_safe import safe_load
 
 _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
@@ -144,7 +143,7 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[_Doc]:
         if not chunk.strip():
             continue
         try:
-            data = yaml.safe_load(chunk)
+            data = safe_load(chunk)
         except Exception as err:  # YAMLError, or RecursionError on absurd nesting
             problems.append(f"YAML unreadable at character {start}: {type(err).__name__}")
             continue
