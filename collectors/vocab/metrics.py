@@ -6,7 +6,7 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.util_percent", "float", "highest GPU utilisation seen", "max", "100"),
     FactSpec("gpu.fb_used_ratio", "float", "framebuffer used / total, highest seen", "max", "0.97"),
     FactSpec("gpu.sm_active_ratio", "float",
-             "DCGM_FI_PROF_SM_ACTIVE (or nvidia-smi dmon's sm / 100): share of time SMs had work, highest GPU",
+             "DCGM_FI_PROF_SM_ACTIVE: share of time the SMs had work, highest GPU",
              "max", "0.2"),
     FactSpec("gpu.gr_engine_active_ratio", "float",
              "DCGM_FI_PROF_GR_ENGINE_ACTIVE: share of time the graphics/compute engine was busy (right on MIG)",
