@@ -20,6 +20,7 @@ from urllib.parse import unquote_plus
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metric_facts import KNOWN_METRICS, Derived, derive
+from collectors.parsers.metric_http import METRICS as REQUEST_COUNTERS
 from collectors.parsers.promql_samples import Sample, format_number
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
@@ -172,6 +173,20 @@ def _query_fact(query: str) -> tuple[str, float] | None:
     return None
 
 
+# A rate of a request counter, summed by its labels, keeps the proportions between the counter's series, which
+# is all the request-failure rules use (the share of 5xx, per version).
+_RATE_WORDS = frozenset({"sum", "rate", "irate", "increase", "by", "without"})
+
+
+def rate_of_counter(query: str) -> str | None:
+    """The request counter a `sum by (...) (rate(counter[5m]))` query reads, when it reads only that."""
+    text = _BRACES.sub("", _STRING.sub('""', query))
+    if _ARITHMETIC.search(text.replace('""', "")) or not _RATE.search(text):
+        return None
+    metrics = [w for w in _IDENT.findall(text) if w not in _RATE_WORDS]
+    return metrics[0] if len(metrics) == 1 and metrics[0] in REQUEST_COUNTERS else None
+
+
 def single_metric(query: str) -> str | None:
     """The one known metric a query reads when its result keeps that metric's meaning (no arithmetic)."""
     text = _BRACES.sub("", _STRING.sub('""', query))
@@ -287,7 +302,7 @@ def _emit_query_fact(sink: FactSink, fact: str, factor: float, series: list[_Ser
 
 def _samples(series: list[_Series], query: str) -> list[Sample]:
     """Samples for the shared metric rules: the last point, plus every distinct code of an event gauge."""
-    inferred = single_metric(query) if query else None
+    inferred = (single_metric(query) or rate_of_counter(query)) if query else None
     out: list[Sample] = []
     for s in series:
         name = s.labels.get("__name__") or inferred
