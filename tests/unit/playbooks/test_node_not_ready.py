@@ -20,6 +20,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
     ("pleg", {"node.conditions": ["NotReady"], "node.not_ready_reasons": ["pleg-unhealthy"]},
      {"pleg-unhealthy": "confirmed"}, "pleg-unhealthy"),
     ("containerd-down", {"node.not_ready_reasons": ["runtime-down"]}, {"runtime-down": "confirmed"}, "runtime-down"),
+    ("pleg-behind-a-dead-runtime-is-only-likely", {"node.not_ready_reasons": ["pleg-unhealthy", "runtime-down"]},
+     {"runtime-down": "confirmed", "pleg-unhealthy": "likely"}, "runtime-down"),
     ("cni-uninitialised", {"node.conditions": ["NotReady"], "node.not_ready_reasons": ["network-not-ready"]},
      {"network-unavailable": "confirmed"}, "network-unavailable"),
     ("kubelet-oom-killed",
