@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
+
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from collectors.models import Artifact
-from collectors.parsers.sink import FactSink
 from collectors.parsers.k8s_messages import missing_refs, pull_seconds, sandbox_errors, volume_errors
+from collectors.parsers.sink import FactSink
 
 # ---- safe access to decoded JSON/YAML ----------------------------------------------------------------
 

@@ -206,9 +206,8 @@ class _Scan:
         """Sandbox and volume set-up failures, as the kubelet logs them before it records the event."""
         text = line.replace('\\"', '"')
         subject = _pod_subject(line)
-        if "CreatePodSandbox" in line or "RunPodSandbox" in line:
-            if errors := sandbox_errors(text):
-                self.sink.add("sandbox.errors", errors, n, subject=subject)
+        if ("CreatePodSandbox" in line or "RunPodSandbox" in line) and (errors := sandbox_errors(text)):
+            self.sink.add("sandbox.errors", errors, n, subject=subject)
         if errors := volume_errors(text):
             self.sink.add("volume.mount_failed", True, n, subject=subject)
             self.sink.add("volume.errors", errors, n, subject=subject)

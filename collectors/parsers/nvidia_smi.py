@@ -75,7 +75,7 @@ def _table(sink: FactSink, lines: list[str]) -> None:
     if best_temp:
         sink.add("gpu.temp_c", float(best_temp[0]), best_temp[1])
     if processes:
-        gpu, rows = max(processes.items(), key=lambda item: len(item[1]))
+        rows = max(processes.values(), key=len)
         sink.add("gpu.process_count", len(rows), rows[0], rows[-1])
 
 

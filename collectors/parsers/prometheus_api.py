@@ -19,7 +19,8 @@ from urllib.parse import unquote_plus
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
-from collectors.parsers.metric_facts import KNOWN_METRICS, Derived, derive
+from collectors.parsers.metric_base import Derived
+from collectors.parsers.metric_facts import KNOWN_METRICS, derive
 from collectors.parsers.metric_http import METRICS as REQUEST_COUNTERS
 from collectors.parsers.promql_samples import Sample, format_number
 from collectors.parsers.sink import FactSink
