@@ -111,7 +111,7 @@ def main() -> None:
             ]
     body = (f"Measured by `python -m benchmarks.bench_ask` on {machine()}.\n\n"
             "| work | budget | measured |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
-            "DESIGN.md sets no budget for /ask: Slack gets its ack first and the answer follows it. "
+            "The budgets (docs/architecture.md) set none for /ask: Slack gets its ack first and the answer follows it. "
             "The index is built once per process, on the first question; a BM25 query is a few sparse-matrix "
             "lookups. The embeddings build is the model embedding every passage on the CPU, which is why BM25 is "
             "the default; its vectors are kept in the state dir, so only the first process on a machine pays it.")

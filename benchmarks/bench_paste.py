@@ -1,7 +1,7 @@
 """Reading any input in linear time and bounded memory. Usage: python -m benchmarks.bench_paste
 
 Each input runs through `triagebot analyze` in a fresh process pinned to one core (process start and JSON output
-included), and its wall time and peak RSS are taken from that process. Budgets (issue #11, DESIGN.md §7): any
+included), and its wall time and peak RSS are taken from that process. Budgets (issue #11, docs/architecture.md): any
 200,000-line input < 2 s; a 10 MB single line < 5 s; 2,000,000 lines over several files within 10x the
 200,000-line time; over-size input, file or stdin, refused with a one-line error.
 """

@@ -10,8 +10,8 @@ from pathlib import Path
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 HEADER = """# Benchmarks
 
-Budgets are from DESIGN.md §7. Each section is rewritten by the benchmark named in it; run them on an otherwise
-idle machine. Numbers below were measured on the machine each section names.
+Budgets are from docs/architecture.md ("Performance budgets"). Each section is rewritten by the benchmark
+named in it; run them on an otherwise idle machine. Numbers below were measured on the machine each section names.
 """
 
 

@@ -11,17 +11,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.alert_payload import Alert, AlertmanagerPayload
 from bot.jobs import TriageRequest
+from bot.keys import group_id
 from bot.policy import Permissions, Route, route_channel
 from bot.posts import alert_summary, queue_text
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox, repo
 from bot.store.models import OutboxItem
 from collectors.alert_target import target_for
-
-
-def group_id(group_key: str) -> str:
-    """A short stable id for a group key (group keys can be kilobytes of label matchers)."""
-    return hashlib.sha256(group_key.encode("utf-8")).hexdigest()[:20]
 
 
 def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, raw: dict[str, Any], *,

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from bot import live_cli
-from bot.render.markdown import render_markdown
-from bot.render.terminal import render_terminal
+from bot.report_output import OutputError, add_explain_flag, emit
 from collectors.models import Artifact, ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
@@ -21,7 +20,7 @@ from playbooks.pipeline import analyse
 from playbooks.report import Report, Target
 
 if TYPE_CHECKING:
-    from bot.assist.narrate import Narrative
+    pass
 
 FORMATS = ("text", "json", "markdown")
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -50,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--service")
     add_summary_flag(analyze)
     add_redact_flag(analyze)
+    add_explain_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--format", choices=FORMATS, default="text")
     add_summary_flag(rp)
     add_redact_flag(rp)
+    add_explain_flag(rp)
 
     pb = sub.add_parser("playbooks", help="lint, list or show playbooks")
     pbsub = pb.add_subparsers(dest="action", required=True, parser_class=_Parser)
@@ -99,42 +100,6 @@ def build_parser() -> argparse.ArgumentParser:
                                      "written as docs/accuracy.md")
     eval_arguments(ev)
     return parser
-
-
-def emit(report: Report, fmt: str, *, summary: bool = False) -> None:
-    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured)."""
-    narrative = _narrative(report) if summary else None
-    if fmt == "json":
-        if narrative is not None:
-            from bot.render.narrative import report_json_with
-
-            sys.stdout.write(report_json_with(report, narrative) + "\n")
-        else:
-            sys.stdout.write(report.to_json() + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(render_markdown(report))
-        if narrative is not None:
-            from bot.render.narrative import narrative_markdown
-
-            sys.stdout.write("\n" + narrative_markdown(narrative))
-    else:
-        render_terminal(report)
-        if narrative is not None:
-            from bot.render.narrative import print_narrative
-
-            print_narrative(narrative)
-
-
-def _narrative(report: Report) -> Narrative:
-    from bot.assist.llm import assistant_from
-    from bot.assist.narrate import narrate_report
-    from bot.config import ConfigError, load_settings
-
-    try:
-        assistant = assistant_from(load_settings())
-    except ConfigError as err:
-        raise UsageError(str(err)) from None
-    return narrate_report(report, assistant)
 
 
 def add_summary_flag(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +189,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         except PasteError as err:
             raise UsageError(str(err)) from None
     target = Target(namespace=args.namespace, service=args.service)
-    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary)
+    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary,
+         explain=args.explain)
     return 0
 
 
@@ -246,7 +212,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    emit(redacted(replay(incident), args), args.format, summary=args.summary)
+    emit(redacted(replay(incident), args), args.format, summary=args.summary, explain=args.explain)
     return 0
 
 
@@ -333,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(f"a command is required: {', '.join(COMMANDS)} (triagebot --help explains each)")
         return COMMANDS[args.command](args)
-    except (UsageError, live_cli.LiveUsageError) as err:
+    except (UsageError, live_cli.LiveUsageError, OutputError) as err:
         sys.stderr.write(f"triagebot: error: {err}\n")
         return 2
     except PlaybookError as err:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.config import Settings
+from bot.state import state_dir
 from drills.catalog import Catalog, load_catalog
-from drills.store_sql import state_dir
 
 
 def drills_dir(settings: Settings) -> Path:

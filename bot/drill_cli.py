@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-from rich.tree import Tree
 
+from bot.render.debrief import clock, render_debrief
 from drills import session as drill
 from drills.catalog import Catalog, load_catalog, locate
 from drills.debrief import Debrief
@@ -38,8 +38,6 @@ InputFn = Callable[[str], str]
 DEFAULT_CHANNEL = "terminal"
 MAX_ARTIFACT_LINES = 200
 _VERDICT_STYLE = {"supported": "green", "ruled-out": "red", "untestable": "yellow", "inconclusive": "yellow"}
-_STATUS_STYLE = {"confirmed": "bold green", "likely": "green", "unknown": "yellow", "ruled-out": "red",
-                 "not explored": "dim"}
 HELP = [
     ("sources", "list evidence sources, what each costs on the drill clock, and what you have seen"),
     ("evidence SOURCE", "reveal the recorded evidence of one source, e.g. `evidence kernel log` (costs time)"),
@@ -82,7 +80,8 @@ def open_store(path: Path | None) -> SessionStore:
     # Imported here: SQLAlchemy is only needed once a drill actually runs.
     from sqlalchemy.exc import SQLAlchemyError
 
-    from drills.store_sql import SqlSessionStore, default_db_path
+    from bot.state import default_db_path
+    from bot.store.drill_sessions import SqlSessionStore
 
     where = path or default_db_path()
     try:
@@ -183,7 +182,7 @@ def _debrief(d: Debrief, assistant: Assistant, console: Console) -> None:
 def _save(args: argparse.Namespace, console: Console) -> int:
     """`triagebot drill save INCIDENT`: the report's "Save as drill" button, from the command line."""
     from bot.config import ConfigError, load_settings
-    from bot.slack_drills import SaveError, save_stored_incident
+    from bot.drill_save import SaveError, save_stored_incident
 
     if not getattr(args, "stored", None):
         raise DrillUsageError("usage: triagebot drill save INCIDENT [-o DIR] [--ground-truth PLAYBOOK/HYPOTHESIS]")
@@ -254,7 +253,7 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
           input_fn: InputFn, assistant: Assistant) -> int:
     while True:
         try:
-            line = input_fn(f"[{_clock(session.clock_seconds)}] drill> ")
+            line = input_fn(f"[{clock(session.clock_seconds)}] drill> ")
         except (EOFError, KeyboardInterrupt):
             line = "quit"
         command, _, arg = line.strip().partition(" ")
@@ -304,11 +303,6 @@ def _need(arg: str, usage: str) -> str:
     return arg
 
 
-def _clock(seconds: int) -> str:
-    minutes, rest = divmod(seconds, 60)
-    return f"{minutes}m{rest:02d}s"
-
-
 def render_view(view: View, console: Console) -> None:
     if view.kind == "page" and view.page is not None:
         page = view.page
@@ -330,7 +324,7 @@ def render_view(view: View, console: Console) -> None:
         console.print(Text(line, style=style))
     if view.kind in ("evidence", "proposal"):
         cost = f"+{view.cost_seconds} s, " if view.cost_seconds else ""
-        console.print(Text(f"({cost}drill clock {_clock(view.clock_seconds)})", style="dim"))
+        console.print(Text(f"({cost}drill clock {clock(view.clock_seconds)})", style="dim"))
 
 
 def _excerpt(content: str, artifact_id: str) -> Text:
@@ -359,7 +353,7 @@ def _help(console: Console) -> None:
 
 
 def _sources(session: DrillSession, console: Console) -> None:
-    table = Table(title=f"Evidence sources (drill clock {_clock(session.clock_seconds)})")
+    table = Table(title=f"Evidence sources (drill clock {clock(session.clock_seconds)})")
     for column in ("source", "what", "cost", "on call you would", "seen"):
         table.add_column(column)
     for source in SOURCES:
@@ -384,68 +378,11 @@ def _hypotheses(incident: Incident, console: Console) -> None:
 
 def _recap(session: DrillSession, console: Console) -> None:
     seen = ", ".join(BY_ID[s].label for s in session.revealed_sources) or "nothing yet"
-    console.print(Text(f"Resumed drill {session.id}: clock {_clock(session.clock_seconds)}, seen {seen}, "
+    console.print(Text(f"Resumed drill {session.id}: clock {clock(session.clock_seconds)}, seen {seen}, "
                        f"{len(session.proposals)} proposal(s), hints used {session.hint_level}/3.", style="dim"))
     for p in session.proposals:
         console.print(Text(f"  {p.answer.hypothesis}: {p.answer.message}",
                            style=_VERDICT_STYLE.get(p.answer.verdict, "")))
-
-
-def render_debrief(d: Debrief, console: Console) -> None:
-    mark = {"right": ("RIGHT", "bold green"), "right branch": ("RIGHT BRANCH", "yellow"), "wrong": ("WRONG", "red")}
-    word, style = mark[d.outcome]
-    head = Text()
-    head.append(f"{word}: ", style=style)
-    head.append(f"you declared {d.declared}; the root cause is {d.truth}.\n")
-    head.append(f"{d.declared_note}\n\n", style="dim")
-    head.append(d.truth_claim + "\n\n", style="bold")
-    head.append(d.explanation)
-    console.print(Panel(head, title=Text(f"Debrief: {d.title}"), subtitle=f"{d.incident_id} ({d.difficulty})",
-                        expand=True))
-
-    score = Table(title=f"Score {d.score.total}/100")
-    for column in ("part", "points", "max", "why"):
-        score.add_column(column)
-    for part in d.score.parts:
-        score.add_row(part.name, str(part.points), str(part.max), Text(part.why))
-    console.print(score)
-
-    tree = Tree(Text(f"{d.playbook} playbook (statuses from the whole recording)", style="bold"))
-    parents: list[Tree] = [tree]
-    for node in d.tree:
-        del parents[node.depth + 1:]
-        label = Text(f"{node.id}  ")
-        label.append(node.status, style=_STATUS_STYLE.get(node.status, ""))
-        for flag, text in ((node.truth, "root cause"), (node.declared, "you declared"), (node.proposed, "proposed")):
-            if flag:
-                label.append(f"  [{text}]", style="bold" if text == "root cause" else "cyan")
-        parents.append(parents[-1].add(label))
-    console.print(tree)
-
-    path = Table(title=f"Ideal path (par {_clock(d.par_seconds)}) and yours ({_clock(d.clock_seconds)})",
-                 expand=True)
-    for column in ("", "source", "cost", "shows about the root cause"):
-        path.add_column(column, overflow="fold")
-    for step in d.ideal_path:
-        path.add_row("ideal", step.label, f"{step.cost_seconds} s", Text("; ".join(step.shows)))
-    for step in d.your_path:
-        tag = "yours*" if step.discriminating else "yours"
-        path.add_row(tag, step.label, f"{step.cost_seconds} s", Text("; ".join(step.shows)))
-    console.print(path)
-    console.print(Text("* discriminating: on some smallest set of sources that separates the root cause.",
-                       style="dim"))
-
-    meaning = Table(title="What each piece of evidence meant", expand=True)
-    for column in ("artifact", "source", "meant"):
-        meaning.add_column(column, overflow="fold")
-    for item in d.evidence:
-        name = Text(item.artifact, style="" if item.revealed else "dim")
-        if not item.revealed:
-            name.append(" (not requested)")
-        said = f"unavailable: {item.unavailable}" if item.unavailable else "\n".join(item.meanings)
-        meaning.add_row(name, item.source, Text(said))
-    console.print(meaning)
-    console.print(Panel(Group(*(Text(f"- {r}") for r in d.references)), title="References", expand=True))
 
 
 def _list(found: Catalog, difficulty: str | None, tag: str | None, console: Console) -> None:
@@ -475,7 +412,7 @@ def _history(store: SessionStore, trainee: str, console: Console) -> None:
     for column in ("session", "started", "incident", "state", "declared", "score"):
         table.add_column(column)
     for s in store.list_by_trainee(trainee):
-        state = "finished" if s.finished else f"open ({_clock(s.clock_seconds)})"
+        state = "finished" if s.finished else f"open ({clock(s.clock_seconds)})"
         table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",
                       str(s.score.total) if s.score else "")
     console.print(table)

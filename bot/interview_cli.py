@@ -18,13 +18,11 @@ from rich.text import Text
 from drills import interview
 from drills.grading import Grade
 from drills.interview import InterviewSession, Step
+from drills.interview_pick import HINT, QUIT, SKIP, PickError, check_topic, choose
 from drills.questions import DIFFICULTIES, Question, QuestionBank, QuestionBankError, load_bank
 
 InputFn = Callable[[str], str]
 
-HINT = {"hint", "?", "/hint"}
-SKIP = {"skip", "/skip", "pass"}
-QUIT = {"quit", "q", "exit", "/quit", "/model"}
 MAX_ANSWER_LINES = 200
 GRADE = "grade"  # `triagebot interview grade ...`: not a topic (topics are the bank's file names)
 
@@ -45,27 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="with `grade`: output format")
 
 
-def choose(bank: QuestionBank, topic: str | None, difficulty: str | None, question_id: str | None,
-           seed: int | None) -> Question:
-    if question_id:
-        found = bank.get(question_id)
-        if found is None:
-            raise InterviewUsageError(f"unknown question id {question_id!r}; "
-                                      f"list them with `triagebot interview TOPIC --list`")
-        return found
-    _check_topic(bank, topic)
-    picked = bank.pick(topic=topic, difficulty=difficulty, seed=seed)
-    if picked is None:
-        which = f"{difficulty} questions" if difficulty else "questions"
-        raise InterviewUsageError(f"no {which} in topic {topic}" if topic else f"no {which} in the bank")
-    return picked
-
-
-def _check_topic(bank: QuestionBank, topic: str | None) -> None:
-    if topic is not None and topic not in bank.topic_names():
-        raise InterviewUsageError(f"unknown topic {topic!r}; known topics: {', '.join(bank.topic_names())}")
-
-
 def _list(bank: QuestionBank, topic: str | None, console: Console) -> None:
     if topic is None:
         table = Table(title=f"Interview topics ({len(bank)} questions)")
@@ -74,7 +51,7 @@ def _list(bank: QuestionBank, topic: str | None, console: Console) -> None:
         for info in bank.topics():
             table.add_row(info.topic, str(info.count), *(str(info.difficulties[d]) for d in DIFFICULTIES))
     else:
-        _check_topic(bank, topic)
+        check_topic(bank, topic)
         table = Table(title=f"Questions in {topic}", expand=True)
         for col in ("id", "difficulty", "kind", "question"):
             table.add_column(col, overflow="fold")
@@ -175,11 +152,14 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
             raise InterviewUsageError(str(err)) from None
     if getattr(args, "answer_file", None):
         raise InterviewUsageError("--answer-file goes with `triagebot interview grade`")
-    if getattr(args, "list", False):
-        _list(bank, topic, console)
-        return 0
-    question = choose(bank, topic, getattr(args, "difficulty", None), getattr(args, "question_id", None),
-                      getattr(args, "seed", None))
+    try:
+        if getattr(args, "list", False):
+            _list(bank, topic, console)
+            return 0
+        question = choose(bank, topic, getattr(args, "difficulty", None), getattr(args, "question_id", None),
+                          getattr(args, "seed", None))
+    except PickError as err:
+        raise InterviewUsageError(str(err)) from None
     session, steps = interview.start(question, max_follow_ups=getattr(args, "follow_ups", 1))
     render(steps, question, session, console)
     while session.phase != "done":

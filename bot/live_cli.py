@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.config import ConfigError, load_settings
+from bot.report_output import add_explain_flag
 from collectors.live.base import TargetNotFound
 from collectors.models import Target
 from collectors.validate import InvalidInput, duration, namespace, target_name
@@ -35,6 +36,7 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument("--format", choices=FORMATS, default="text")
             p.add_argument("--summary", action="store_true",
                            help="add a short narrative: the configured model's (checked), else the rules'")
+            add_explain_flag(p)
         else:
             p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
@@ -111,9 +113,9 @@ def _run(args: argparse.Namespace) -> Triage:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from bot.cli import emit
+    from bot.report_output import emit
 
-    emit(_run(args).report, args.format, summary=args.summary)
+    emit(_run(args).report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
     return 0
 
 

@@ -8,10 +8,9 @@ How a drill looks: `/drill start` posts the page as a thread root with one butto
 Hint, Propose, Declare and Give up. Every click answers in the thread. Button values carry the session id, so a
 click finds its drill without a lookup table; the thread root is the outbox item `drill:<id>:root`.
 
-Persistence: drill sessions live in `drill_sessions` through drills.store_sql on the bot's own engine, so a
-restarted (or another) replica continues any drill. Interview sessions use the same table: their rows are kept
-apart by prefixed `trainee`/`channel` columns ("interview:U123"), so no drill query ever returns one and no
-migration was needed. An interview's thread is found from its root's outbox result (the ts Slack gave it) the
+Persistence: drill sessions live in `drill_sessions` (bot/store/drill_sessions.py) on the bot's own engine, so a
+restarted (or another) replica continues any drill. Interviews have their own table, `interview_sessions`
+(bot/store/interviews.py). An interview's thread is found from its root's outbox result (the ts Slack gave it) the
 first time the interviewee replies there, then remembered in the session's payload.
 
 Ordering, since a session save and the outbox are two transactions: a step first queues its posts under keys
@@ -19,13 +18,10 @@ derived from the session *before* the step (`drill:<id>:<step number>:<action>`)
 If the process dies in between, the same click computes the same keys again and the outbox posts nothing twice.
 Steps on one session run one at a time in this process (a striped lock); across replicas a trainee clicking two
 buttons within milliseconds on two replicas could lose one step, which only costs that click.
-
-Also here: `save_stored_incident`, the command-line face of the report's "Save as drill" button.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import io
 import json
@@ -42,7 +38,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
 from rich.console import Console
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
@@ -60,47 +55,40 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 from slack_sdk.models.views import View as ModalView
-from sqlalchemy import Engine, insert, select, update
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import drill_catalog
 from bot import slack_flows as flows
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
-from bot.config import Settings
 from bot.context import BotContext
-from bot.drill_cli import render_debrief
-from bot.interview_cli import HINT, QUIT, SKIP, InterviewUsageError, choose
 from bot.posts import evidence_text
+from bot.render.debrief import render_debrief
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo
-from bot.store.db import make_engine, normalize_url, session_factory
-from bot.store.models import Incident as StoredIncident
-from bot.store.models import OutboxItem, TriageRun
+from bot.store.drill_sessions import SqlSessionStore
+from bot.store.interviews import InterviewRecord, InterviewStore
+from bot.store.models import OutboxItem
 from collectors.redact import redact_text
 from drills import catalog, interview
 from drills import hints as hint_texts
 from drills import session as drill
-from drills.catalog import CatalogError
 from drills.debrief import Debrief, PathStep
 from drills.errors import DrillError
 from drills.evidence import evidence_for
 from drills.grading import Grade
-from drills.hypotheses import HypothesisRef, index
-from drills.incident import GroundTruth, Incident, IncidentError, load_incident
+from drills.hypotheses import HypothesisRef
+from drills.incident import Incident, IncidentError, load_incident
 from drills.interview import InterviewSession, Step
+from drills.interview_pick import HINT, QUIT, SKIP, PickError, choose
 from drills.key import answer_key
 from drills.key import ground_truth as recorded_truth
 from drills.picker import DIFFICULTIES, parse_start, pick
 from drills.questions import Question, QuestionBank, QuestionBankError, load_bank
-from drills.record import RecordError
 from drills.session import DrillSession
 from drills.sources import BY_ID, SOURCES
-from drills.store_sql import SqlSessionStore, drill_sessions
-from playbooks.pipeline import default_playbooks
 
 log = logging.getLogger("triagebot.slack.drills")
 
@@ -114,7 +102,6 @@ HYPOTHESIS_CALLBACK = "drill_hypothesis_submit"
 HYPOTHESIS_BLOCK, HYPOTHESIS_SELECT = "hypothesis", "hypothesis"
 INTERVIEW_BUTTONS = re.compile(r"^interview_(hint|skip|model_answer)$")
 ANY_TEXT = re.compile(r"\S")  # thread replies with something in them; bolt's app.message matches on text
-INTERVIEW_PREFIX = "interview:"  # the column prefix that keeps interview rows out of drill queries
 MAX_FOLLOW_UPS = 1
 HISTORY_LIMIT = 15
 ROOT_IN_FLIGHT_WAIT = 3.0  # seconds a reply waits for its thread's root to be recorded
@@ -196,59 +183,6 @@ def _split_seed(words: list[str]) -> tuple[list[str], int | None]:
 # --------------------------------------------------------------------------------------------------------------
 # Stores
 # --------------------------------------------------------------------------------------------------------------
-
-
-class InterviewRecord(BaseModel):
-    """An interview in Slack: the core's session plus who, where, and what has been handled."""
-
-    id: str
-    user: str
-    channel: str
-    question_id: str
-    started_at: datetime
-    updated_at: datetime
-    session: InterviewSession
-    steps: int = 0  # actions handled so far; numbers the outbox keys
-    thread_ts: str | None = None  # the root's ts, once a reply has shown it
-    seen: list[str] = Field(default_factory=list)  # message ts already graded: Slack may deliver an event twice
-
-
-class InterviewStore:
-    """Interview sessions in `drill_sessions`, in rows that drill queries never match (see the module doc)."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def add(self, record: InterviewRecord) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(insert(drill_sessions).values(id=record.id, **self._row(record)))
-
-    def save(self, record: InterviewRecord) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(drill_sessions).where(drill_sessions.c.id == record.id).values(self._row(record)))
-
-    def load(self, record_id: str) -> InterviewRecord | None:
-        with self.engine.connect() as conn:
-            payload = conn.execute(select(drill_sessions.c.payload).where(
-                drill_sessions.c.id == record_id,
-                drill_sessions.c.channel.startswith(INTERVIEW_PREFIX))).scalar_one_or_none()
-        return InterviewRecord.model_validate(payload) if payload is not None else None
-
-    def open_in(self, channel: str, limit: int = 50) -> list[InterviewRecord]:
-        """The channel's unfinished interviews, most recently active first (the channel index covers it)."""
-        query = (select(drill_sessions.c.payload)
-                 .where(drill_sessions.c.channel == INTERVIEW_PREFIX + channel, drill_sessions.c.finished.is_(False))
-                 .order_by(drill_sessions.c.updated_at.desc()).limit(limit))
-        with self.engine.connect() as conn:
-            return [InterviewRecord.model_validate(p) for p in conn.execute(query).scalars()]
-
-    @staticmethod
-    def _row(record: InterviewRecord) -> dict[str, Any]:
-        overall = record.session.overall()
-        return {"incident_id": INTERVIEW_PREFIX + record.question_id, "trainee": INTERVIEW_PREFIX + record.user,
-                "channel": INTERVIEW_PREFIX + record.channel, "finished": record.session.phase == "done",
-                "score": overall.score if overall else None, "started_at": record.started_at,
-                "updated_at": record.updated_at, "payload": record.model_dump(mode="json")}
 
 
 class _Locks:
@@ -895,7 +829,7 @@ class SlackDrills:
                 raise DrillCommandError(f"unexpected {word!r}: expected `/drill interview [topic] [difficulty]`")
         try:
             return choose(self.bank, topic, difficulty, question_id, cmd.seed)
-        except InterviewUsageError as err:
+        except PickError as err:
             raise DrillCommandError(str(err)) from None
 
     def interview_button(self, record_id: str, action: str, who: Who) -> str | None:
@@ -1190,80 +1124,4 @@ def _register_replies(app: App, drills: SlackDrills, pool: Pool) -> None:
             return
         pool("Grading the answer", None, lambda: _tell(ctx, reply.channel, reply.user, drills.answer(reply)))
 
-
-# --------------------------------------------------------------------------------------------------------------
-# From production to drill: `triagebot drill save INCIDENT`
-# --------------------------------------------------------------------------------------------------------------
-
-
-class SaveError(ValueError):
-    """A stored incident that cannot be saved as a drill; the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class Saved:
-    folder: Path
-    incident_key: str
-    run_id: int
-    truth: GroundTruth | None
-    artifacts: int
-    in_catalog: bool  # in the drills dir, so `triagebot drill <folder name>` and `/drill start` find it
-
-
-def save_stored_incident(settings: Settings, reference: str, output: Path | None, truth_text: str | None,
-                         actor: str) -> Saved:
-    """The latest triage run of a stored incident (id or key) as a recorded incident, like Save as drill."""
-    url = normalize_url(settings.database_url)
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
-            and not Path(parsed.database).is_file():
-        raise SaveError(f"no bot database at {parsed.database}; set TRIAGEBOT_DATABASE_URL to the bot's")
-    engine = make_engine(url)
-    try:
-        with session_factory(engine).begin() as db:
-            incident = _stored_incident(db, reference)
-            row = db.scalars(select(TriageRun).where(TriageRun.incident_id == incident.id)
-                             .order_by(TriageRun.id.desc()).limit(1)).first()
-            if row is None:
-                raise SaveError(f"incident {incident.key} has no triage run to save")
-            run = flows.load_run(db, str(row.id))
-            truth = _given_truth(truth_text, actor) if truth_text else flows.ground_truth(db, run)
-            folder = output or flows.drills_dir(settings) / f"incident-{incident.id}"
-            flows.check_drill_folder(folder)
-            when = f"{row.started_at:%Y-%m-%d %H:%M} UTC"
-            flows.write_run_as_drill(folder, run, truth, page=f"{run.title} ({incident.source}, {when})",
-                                     title=f"Saved from the bot's database: {run.title}",
-                                     tags=["saved", incident.source])
-            repo.audit(db, actor=actor, action="cli.drill_save", target=incident.key,
-                       detail={"run": row.id, "folder": str(folder),
-                               "ground_truth": f"{truth.playbook}/{truth.hypothesis}" if truth else None})
-            return Saved(folder=folder, incident_key=incident.key, run_id=row.id, truth=truth,
-                         artifacts=len(run.artifacts()), in_catalog=drill_catalog.is_saved_location(folder, settings))
-    except (RecordError, CatalogError, OSError) as err:
-        raise SaveError(str(err)) from None
-    except SQLAlchemyError as err:
-        raise SaveError(f"cannot read the bot's database: {str(err).splitlines()[0]}") from None
-    finally:
-        engine.dispose()
-
-
-def _stored_incident(db: Session, reference: str) -> StoredIncident:
-    by = StoredIncident.id == int(reference) if reference.isdigit() else StoredIncident.key == reference
-    found = db.scalars(select(StoredIncident).where(by)).first()
-    if found is None:
-        raise SaveError(f"no stored incident {reference!r} (give its id or key, e.g. slash:...; the App Home "
-                        "lists recent ones)")
-    return found
-
-
-def _given_truth(text: str, actor: str) -> GroundTruth:
-    refs = index(default_playbooks())
-    key = text.strip().lower()
-    if key not in refs:
-        close = difflib.get_close_matches(key, list(refs), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `triagebot playbooks list` shows them"
-        raise SaveError(f"--ground-truth {text!r} is not a playbook/hypothesis{hint}")
-    playbook, _, hypothesis = key.partition("/")
-    return GroundTruth(playbook=playbook, hypothesis=hypothesis,
-                       explanation=f"Given by {actor} with `triagebot drill save --ground-truth`.")
 

@@ -37,23 +37,23 @@ from slack_sdk.models.views import View
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import drill_catalog
-from bot.alert_flow import group_id
-from bot.config import Settings
 from bot.context import BotContext
+from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_run_as_drill
 from bot.jobs import TriageRequest
+from bot.keys import group_id
 from bot.posts import queue_text
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from bot.runs import ActionError, Run, load_run
 from bot.store import outbox, repo
-from bot.store.models import Feedback, Incident, OutboxItem, TriageRun
+from bot.store.models import OutboxItem, TriageRun
 from bot.store.types import utcnow
-from collectors.models import Artifact, Missing, Target
-from collectors.paste import PasteError, artifacts_from_text
+from collectors.models import Artifact, Target
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import PasteError, artifacts_from_text, nothing_recognised
 from collectors.redact import redact, redact_text
 from collectors.validate import InvalidInput, duration, namespace, target_name
-from drills.catalog import CatalogError, check_new_id, load_catalog
-from drills.incident import GroundTruth
-from drills.record import RecordError, write_incident
+from drills.catalog import CatalogError
+from drills.record import RecordError
 from playbooks.pipeline import default_playbooks
 from playbooks.report import Report
 
@@ -172,11 +172,17 @@ def slack_unescape(text: str) -> str:
 
 
 def parse_paste(text: str, name: str) -> PasteCommand:
-    """Pasted evidence as redacted artifacts; CommandError says what kinds are understood."""
+    """Pasted evidence as redacted artifacts; CommandError says what is understood when nothing is recognised.
+
+    In a channel, a report that only says "nothing recognised" would be noise in everyone's thread, so that
+    answer goes to the sender alone (ephemeral), with what was looked for.
+    """
     try:
         artifacts = artifacts_from_text(slack_unescape(text), name)
     except PasteError as err:
         raise CommandError(f"{err}. For a live triage type `{USAGE}`; `/triage help` explains more.") from None
+    if not any(parse_artifact(a).facts for a in artifacts):
+        raise CommandError(f"{nothing_recognised()} For a live triage type `{USAGE}`.")
     # Redacted before anything stores or echoes it: a paste can carry tokens as easily as a live capture.
     return PasteCommand([redact(a) for a in artifacts])
 
@@ -191,7 +197,8 @@ def parse_command(text: str, default_since: str) -> Command:
     try:
         return _parse_live(stripped.split(), default_since)
     except CommandError as live_error:
-        # One line that is not a target may still be evidence, e.g. a single kernel log line.
+        # One line that is not a target may still be evidence, e.g. a single kernel log line; if nothing in it is
+        # recognised, it was a mistyped target, and the target's error is the helpful one.
         try:
             return parse_paste(text, "paste")
         except CommandError:
@@ -364,58 +371,6 @@ def click_from(body: dict[str, Any]) -> Click:
     thread = container.get("thread_ts") or message.get("thread_ts") or container.get("message_ts")
     return Click(user=str((body.get("user") or {}).get("id", "")), channel=str(channel),
                  thread_ts=str(thread) if thread else None, trigger_id=body.get("trigger_id"))
-
-
-@dataclass
-class Run:
-    """A triage run as the buttons need it, read from the database."""
-
-    row: TriageRun
-    incident: Incident | None
-    report: Report | None
-
-    @property
-    def target(self) -> Target:
-        return Target.model_validate(self.row.target or {})
-
-    @property
-    def namespace(self) -> str | None:
-        return self.target.namespace or (self.incident.namespace if self.incident else None)
-
-    @property
-    def live(self) -> bool:
-        """Whether a re-run can ask the cluster again; pasted evidence has no target."""
-        t = self.target
-        return bool(t.namespace and (t.service or t.pod or t.node))
-
-    @property
-    def title(self) -> str:
-        return self.incident.title if self.incident else f"triage run {self.row.id}"
-
-    def artifacts(self) -> list[Artifact]:
-        return [Artifact.model_validate(a) for a in self.row.artifacts or []]
-
-
-class ActionError(ValueError):
-    """A click the bot cannot act on; the message is shown to the clicker alone."""
-
-    def __init__(self, message: str, outcome: str = "invalid") -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
-def load_run(session: Session, value: str) -> Run:
-    if not value.isdigit():
-        raise ActionError("This button carries no triage run id; it belongs to a report that was not stored.")
-    row = session.get(TriageRun, int(value))
-    if row is None:
-        raise ActionError(f"Triage run {value} is not in the database (deleted, or another triagebot's).")
-    incident = session.get(Incident, row.incident_id) if row.incident_id is not None else None
-    try:
-        report = Report.model_validate(row.report) if row.report else None
-    except ValidationError:
-        report = None  # stored by an older version; the buttons that need it say so
-    return Run(row=row, incident=incident, report=report)
 
 
 def _authorise(ctx: BotContext, run: Run, click: Click) -> None:
@@ -609,7 +564,10 @@ def wrong_modal(report: Report | None, private_metadata: str) -> dict[str, Any]:
     seen: set[str] = set()
     groups: list[OptionGroup] = []
     if report is not None:
-        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses), key=lambda ph: -ph[1].score)
+        lead = report.leading()
+        # The report's leader first (what on-call is saying was wrong), then the rest by score.
+        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
+                        key=lambda ph: (lead is None or ph[1] is not lead[1], -ph[1].score))
         mine = [_option(p, h.id, h.status) for p, h in ranked]
         seen.update(f"{p}:{h.id}" for p, h in ranked)
         if mine:
@@ -691,49 +649,6 @@ def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
 
 def drills_root(ctx: BotContext) -> Path:
     return drills_dir(ctx.settings)
-
-
-def drills_dir(settings: Settings) -> Path:
-    """Where saved drills go: `drills_dir`, else next to the default database (bot.drill_catalog decides)."""
-    return drill_catalog.drills_dir(settings)
-
-
-def ground_truth(session: Session, run: Run) -> GroundTruth | None:
-    """From the latest feedback on the incident: the corrected hypothesis, or the confirmed leader."""
-    if run.row.incident_id is None:
-        return None
-    latest = session.scalars(select(Feedback).where(Feedback.incident_id == run.row.incident_id)
-                             .order_by(Feedback.created_at.desc(), Feedback.id.desc()).limit(1)).first()
-    if latest is None:
-        return None
-    if latest.verdict == "wrong":
-        if not (latest.right_playbook and latest.right_hypothesis):
-            return None
-        return GroundTruth(playbook=latest.right_playbook, hypothesis=latest.right_hypothesis,
-                           explanation=latest.note or f"Corrected in Slack by {latest.user_id}.")
-    lead = run.report.leading() if run.report else None
-    if lead is None:
-        return None
-    return GroundTruth(playbook=lead[0].playbook, hypothesis=lead[1].id,
-                       explanation=latest.note or f"Confirmed in Slack by {latest.user_id}.")
-
-
-def write_run_as_drill(folder: Path, run: Run, truth: GroundTruth | None, *, page: str, title: str,
-                       tags: list[str]) -> Path:
-    """The run's artifacts as a recorded incident (Save as drill, and `triagebot drill save`)."""
-    # Stored runs are redacted already; redacting again is cheap and covers rows stored before a rule existed.
-    artifacts = [redact(a) for a in run.artifacts()]
-    # The playbooks the report ran, forced again on replay: an alert's name may have forced one whose trigger
-    # does not fire on the evidence, and without it the replay would not be the report on-call saw.
-    return write_incident(folder, artifacts, run.target, run.row.started_at, page=page, title=title,
-                          missing=[Missing.model_validate(m) for m in run.row.missing or []],
-                          ground_truth=truth, tags=tags, symptoms=run.report.symptoms if run.report else [])
-
-
-def check_drill_folder(folder: Path) -> None:
-    """A saved drill's id is its folder's name: refuse one `triagebot drill` or `/drill start` could not use,
-    or that a bundled incident has (CatalogError)."""
-    check_new_id(folder.name, load_catalog(None).bundled_ids())
 
 
 def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:

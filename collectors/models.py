@@ -77,6 +77,8 @@ class Fact(BaseModel):
     subject: str = ""
     citation: Citation
     excerpt: str = ""  # the cited text, shortened, so a reader sees why without opening the artifact
+    kind: str = ""  # the kind of the artifact it was read from (set by the registry)
+    parser: str = ""  # what read it: a parser module name, or `signal:<id>` for a line signal
 
 
 class ParseResult(BaseModel):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
 from collectors.vocab import alerts, kernel, kubernetes, metrics, nccl
 from collectors.vocab.spec import FactSpec, FactType
 
@@ -13,6 +18,15 @@ _DOMAINS: list[tuple[str, list[FactSpec]]] = [
     ("Alerts", alerts.FACTS),
 ]
 
+_PRODUCERS = Path(__file__).parent / "vocab" / "producers.yaml"
+
+
+def _with_producers(domains: list[tuple[str, list[FactSpec]]]) -> list[tuple[str, list[FactSpec]]]:
+    producers = yaml.safe_load(_PRODUCERS.read_text(encoding="utf-8")) or {}
+    return [(title, [replace(s, kinds=tuple(producers.get(s.name, ()))) for s in specs]) for title, specs in domains]
+
+
+_DOMAINS = _with_producers(_DOMAINS)
 VOCABULARY: dict[str, FactSpec] = {spec.name: spec for _, specs in _DOMAINS for spec in specs}
 
 # The CEL context is a nested map, so one name may not also be the prefix of another.
@@ -46,12 +60,16 @@ def render_markdown() -> str:
         "Generated from `collectors/vocab/` by `triagebot facts --markdown`; do not edit by hand.",
         "Parsers emit only these names; playbook predicates (CEL) may only test these names.",
         "`merge` says how values from several artifacts combine into the single value a playbook sees.",
+        "`read from` lists the kinds of evidence that produce the fact, most direct first",
+        "(`collectors/vocab/producers.yaml`).",
         "",
     ]
     for title, specs in _DOMAINS:
-        out += [f"## {title}", "", "| fact | type | merge | meaning | example |", "|---|---|---|---|---|"]
+        out += [f"## {title}", "", "| fact | type | merge | meaning | example | read from |",
+                "|---|---|---|---|---|---|"]
         for s in specs:
             example = f"`{s.example}`" if s.example else ""
-            out.append(f"| `{s.name}` | {s.type} | {s.merge} | {s.meaning} | {example} |")
+            kinds = ", ".join(s.kinds)
+            out.append(f"| `{s.name}` | {s.type} | {s.merge} | {s.meaning} | {example} | {kinds} |")
         out.append("")
     return "\n".join(out)

@@ -6,7 +6,7 @@ the declared one, always evaluated), so the debrief explains the answer with the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -19,8 +19,22 @@ from drills.sources import BY_ID, label, source_of_kind
 from drills.verdict import decisive, decisive_facts
 from playbooks.report import HypothesisResult, Report
 
-if TYPE_CHECKING:  # session.py builds debriefs, so it cannot be imported here at run time
-    from drills.session import DrillSession
+
+class DrillSession(Protocol):
+    """What a debrief reads of a finished drill (drills.session.DrillSession has it; this module does not import
+    that one, which builds debriefs)."""
+
+    @property
+    def declared(self) -> str | None: ...
+    @property
+    def score(self) -> Score | None: ...
+    @property
+    def revealed_sources(self) -> list[str]: ...
+    @property
+    def revealed_artifacts(self) -> list[str]: ...
+    @property
+    def clock_seconds(self) -> int: ...
+    def proposed_hypotheses(self) -> set[str]: ...
 
 _MEANINGS_PER_ARTIFACT = 8
 _VERB = {"confirmed": "shows", "likely": "supports", "ruled-out": "rules out"}
@@ -134,7 +148,7 @@ def _claim(report: Report, evidence: IncidentEvidence, playbook: str, hypothesis
 def _tree(report: Report, evidence: IncidentEvidence, key: AnswerKey, session: DrillSession) -> list[TreeNode]:
     finding = next(f for f in report.findings if f.playbook == key.truth.playbook)
     status = {h.id: h.status for h in finding.hypotheses}
-    proposed = {p.answer.hypothesis for p in session.proposals}
+    proposed = session.proposed_hypotheses()
     nodes = []
     for ref in evidence.refs.values():
         if ref.playbook != key.truth.playbook:

@@ -61,6 +61,10 @@ class DrillSession(BaseModel):
     score: Score | None = None
     timeline: list[TimelineEntry] = Field(default_factory=list)
 
+    def proposed_hypotheses(self) -> set[str]:
+        """Every hypothesis the trainee proposed, as playbook/hypothesis."""
+        return {p.answer.hypothesis for p in self.proposals}
+
 
 class RevealedArtifact(BaseModel):
     id: str

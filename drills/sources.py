@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.models import ArtifactKind
+from collectors.vocabulary import VOCABULARY
 
 # Forming and discussing a hypothesis takes time too; charging it keeps "propose everything" visible on the clock.
 PROPOSAL_COST_SECONDS = 30
@@ -95,82 +96,11 @@ def label(source_id: str) -> str:
     return BY_ID[source_id].label if source_id in BY_ID else source_id
 
 
-# Which sources can show a fact, by longest matching name prefix. Several sources may carry one fact (pod status
-# and events both show FailedScheduling); the first is the most direct. Kept by hand rather than learnt from
-# recordings, so a fact no recording happens to carry yet still points somewhere sensible.
-FACT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("alert.", ("alerts",)),
-    ("pod.", ("pod-status",)),
-    ("pods.", ("pod-status",)),
-    ("container.liveness_killed", ("pod-status", "kubelet-log", "events")),
-    ("container.waiting", ("pod-status", "kubelet-log")),
-    ("container.restart_backoff", ("pod-status", "events", "kubelet-log")),
-    ("pod.missing_refs", ("pod-status", "events", "kubelet-log")),
-    ("container.", ("pod-status",)),
-    ("probe.failures", ("pod-status", "events", "kubelet-log")),
-    ("probe.", ("pod-status",)),
-    ("scheduling.", ("pod-status", "events")),
-    ("quota.", ("objects", "events")),
-    ("gang.", ("objects",)),
-    ("events.", ("events", "pod-status", "node")),
-    ("eviction.", ("pod-status", "kubelet-log", "events")),
-    ("image.", ("events", "pod-status")),
-    ("volume.", ("events", "pod-status", "kubelet-log")),
-    ("pvc.", ("objects", "events")),
-    ("sandbox.", ("events", "pod-status", "kubelet-log")),
-    ("endpoints.", ("objects",)),
-    ("service.", ("objects",)),
-    ("proxy.", ("node",)),
-    ("kubelet.", ("kubelet-log",)),
-    ("http.", ("metrics",)),
-    ("rollout.", ("events",)),
-    ("node.conditions", ("node", "kubelet-log")),
-    ("node.not_ready_reasons", ("node", "kubelet-log", "events")),
-    ("node.memory_available_ratio", ("metrics",)),
-    ("node.cpu_steal_ratio", ("metrics",)),
-    ("node.", ("node",)),
-    ("netpol.", ("objects",)),
-    ("hpa.", ("objects",)),
-    ("gpu.fallen_off_bus", ("kernel-log",)),
-    ("gpu.capacity_total", ("node",)),
-    ("gpu.allocatable_total", ("node",)),
-    ("gpu.free_total", ("node",)),
-    ("gpu.max_free_per_node", ("node",)),
-    ("gpu.unhealthy_count", ("node",)),
-    ("gpu.visible_count", ("app-logs", "nccl-log")),
-    ("gpu.", ("metrics",)),
-    ("xid.codes", ("kernel-log", "metrics")),
-    ("xid.primary_codes", ("kernel-log", "metrics")),
-    ("xid.", ("kernel-log",)),
-    ("kernel.oom_kill", ("kernel-log", "node")),  # a node's events record system OOMs
-    ("kernel.oom_victims", ("kernel-log", "node")),
-    ("kernel.", ("kernel-log",)),
-    ("conntrack.table_full", ("kernel-log",)),
-    ("conntrack.", ("conntrack", "metrics")),
-    ("cpu.throttled_ratio", ("cgroup", "metrics")),
-    ("cpu.busy_ratio", ("cgroup", "metrics")),
-    ("cpu.iowait_ratio", ("cgroup", "metrics")),
-    ("cpu.", ("cgroup",)),
-    ("nccl.socket_ifname", ("nccl-log", "pod-status")),
-    ("nccl.ib_hca", ("pod-status", "nccl-log")),
-    ("nccl.", ("nccl-log",)),
-    ("dist.joined_count", ("nccl-log",)),
-    ("dist.world_sizes", ("pod-status", "nccl-log")),
-    ("dist.", ("pod-status",)),
-    ("cuda.", ("app-logs",)),
-    ("memory.", ("metrics",)),
-    ("latency.", ("metrics",)),
-    ("traffic.", ("metrics",)),
-    ("dns.errors", ("app-logs",)),
-    ("dns.", ("metrics",)),
-    ("net.", ("node",)),
-    ("app.", ("app-logs",)),
-)
-
-
 def sources_for_fact(name: str) -> tuple[str, ...]:
-    best: tuple[str, tuple[str, ...]] | None = None
-    for prefix, sources in FACT_SOURCES:
-        if (name == prefix or name.startswith(prefix)) and (best is None or len(prefix) > len(best[0])):
-            best = (prefix, sources)
-    return best[1] if best else ()
+    """The sources that can show a fact, most direct first: from the kinds of evidence that produce it
+    (collectors/vocab/producers.yaml), each mapped to the source a trainee asks for."""
+    spec = VOCABULARY.get(name)
+    if spec is None:
+        return ()
+    # Pasted notes are what someone happened to write in the channel, not a source a trainee can ask for.
+    return tuple(dict.fromkeys(s for kind in spec.kinds if (s := source_of_kind(kind)) != "notes"))

@@ -8,7 +8,7 @@ from typing import Any
 from collectors.factset import FactSet
 from playbooks.cel_expr import activation
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook
-from playbooks.report import Evidence, Finding, HypothesisResult, Status, Target
+from playbooks.report import Evidence, Finding, HypothesisResult, Rule, Status, Target
 from playbooks.templates import render
 
 # Status sets the band; the playbook's prior orders hypotheses inside a band.
@@ -68,8 +68,11 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         if outcome.get(key) is True:
             status, decided_by = verdict, key
             break
+    note = None
     if status == "confirmed" and spec.same_node and not _on_pods_node(node.predicates["confirm"].facts, facts):
         status = "likely"  # the fault is real, but nothing ties that node to this pod
+        note = (f"confirm held, but its node evidence is not about the pod's node {facts.value('pod.node')}: "
+                "likely at most")
     cited = list(node.predicates[decided_by].facts) if decided_by else []
     cited += [name for name in spec.cite if name not in cited]
     present = [name for name in cited if name in facts]
@@ -88,7 +91,18 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         evidence=_evidence(present, facts),
         needs=needs,
         source=list(spec.source),
+        decided_by=decided_by,
+        note=note,
+        rule=_rule(node, decided_by),
     )
+
+
+def _rule(node: CompiledHypothesis, key: str | None) -> Rule | None:
+    """The predicate that decided the status, where it is written, and its CEL on one line."""
+    if key is None:
+        return None
+    cel = " ".join(str(getattr(node.spec, key) or "").split())
+    return Rule(file=node.file, line=node.lines.get(key, 0), cel=cel)
 
 
 def _on_pods_node(names: Iterable[str], facts: FactSet) -> bool:
@@ -115,5 +129,5 @@ def _evidence(names: list[str], facts: FactSet) -> list[Evidence]:
             c = fact.citation
             lines = "" if c.start == 0 else (str(c.start) if c.start == c.end else f"{c.start}-{c.end}")
             out.append(Evidence(fact=name, value=fact.value, artifact=c.artifact, lines=lines,
-                                excerpt=fact.excerpt))
+                                excerpt=fact.excerpt, kind=fact.kind, parser=fact.parser))
     return out

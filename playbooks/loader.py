@@ -43,6 +43,8 @@ class CompiledHypothesis:
     spec: Hypothesis
     predicates: dict[str, Predicate]
     children: list[CompiledHypothesis] = field(default_factory=list)
+    file: str = ""  # where the hypothesis is written, for the report's trace: playbooks/crash-loop.yaml
+    lines: dict[str, int] = field(default_factory=dict)  # predicate key -> its line in that file
 
 
 @dataclass
@@ -144,19 +146,30 @@ def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem])
 
     def build(h: Hypothesis, path: tuple[str | int, ...]) -> CompiledHypothesis:
         predicates: dict[str, Predicate] = {}
+        where: dict[str, int] = {}
         for key in _PREDICATES:
             source = getattr(h, key)
             if source is not None:
-                compiled = _predicate(source, file, lines.line((*path, key)), problems)
+                where[key] = lines.line((*path, key))
+                compiled = _predicate(source, file, where[key], problems)
                 if compiled is not None:
                     predicates[key] = compiled
         children = [build(c, (*path, "children", i)) for i, c in enumerate(h.children)]
-        return CompiledHypothesis(h, predicates, children)
+        return CompiledHypothesis(h, predicates, children, _shown_path(file), where)
 
     hypotheses = [build(h, ("hypotheses", i)) for i, h in enumerate(spec.hypotheses)]
     if trigger is None:
         return None
     return CompiledPlaybook(spec, file, trigger, hypotheses)
+
+
+def _shown_path(file: str) -> str:
+    """The file as a reader finds it: relative to the repository for bundled playbooks, else as given."""
+    path = Path(file)
+    try:
+        return str(path.resolve().relative_to(PLAYBOOK_DIR.parent))
+    except ValueError:
+        return file
 
 
 def load_playbooks(directory: Path = PLAYBOOK_DIR) -> list[CompiledPlaybook]:

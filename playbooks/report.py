@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 from collectors.models import Missing, Target
 
-__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Status", "Target"]
+__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule", "Status",
+           "Target"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
 
@@ -22,6 +23,16 @@ class Evidence(BaseModel):
     artifact: str
     lines: str  # "12" or "12-14"; empty when the whole artifact is cited
     excerpt: str = ""
+    kind: str = ""  # the artifact's kind, e.g. kernel-log
+    parser: str = ""  # what read it: a parser module (kernel) or a line signal (signal:nvrm-line)
+
+
+class Rule(BaseModel):
+    """The predicate that decided a hypothesis's status, as written in its playbook."""
+
+    file: str  # playbooks/crash-loop.yaml
+    line: int
+    cel: str
 
 
 class HypothesisResult(BaseModel):
@@ -38,6 +49,9 @@ class HypothesisResult(BaseModel):
     needs: list[str] = Field(default_factory=list)  # facts whose absence leaves this unknown
     source: list[str] = Field(default_factory=list)
     merged_into: str | None = None  # the playbook whose finding owns this cause (it ran too)
+    decided_by: Literal["confirm", "likely", "rule_out"] | None = None  # None: no predicate held (unknown)
+    rule: Rule | None = None
+    note: str | None = None  # why the status is not what the rule alone gives (docs/playbooks.md, "Ranking")
 
     @property
     def supported(self) -> bool:

@@ -17,3 +17,9 @@ echo "== Every recorded incident against its ground truth =="
 echo
 echo "== Ask the runbooks (no model configured: the best passages, with where to read them) =="
 .venv/bin/triagebot ask -k 2 what does Xid 79 mean
+echo
+echo "== A fragment as people paste it: one scheduler message from a public thread (kubernetes/kubernetes#33777) =="
+.venv/bin/triagebot analyze tests/realworld/pending/k8s-issue-33777-25-nodes-insufficient-cpu/evidence.txt
+echo
+echo "== Accuracy on real pastes from public threads, per symptom =="
+.venv/bin/triagebot eval tests/realworld --quiet

@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from bot.assist.corpus import Corpus, Passage, build_corpus
 from bot.assist.embeddings import EMBEDDINGS_CACHE, CachedEmbeddings, E5Embeddings, e5_model_id
 from bot.config import ConfigError
+from bot.state import state_dir
 from drills.grading import stem, words
-from drills.store_sql import state_dir
 
 if TYPE_CHECKING:
     from bot.config import Settings

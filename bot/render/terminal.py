@@ -13,7 +13,27 @@ from playbooks.report import Report
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
 
 
-def build(report: Report) -> Group:
+def _trace(report: Report) -> Text:
+    """How each status was decided: the rule that held (file:line and its CEL) and what read each fact."""
+    out = Text("How it was decided (--explain)\n", style="bold")
+    for finding in report.findings:
+        for h in finding.hypotheses:
+            out.append(f"\n{finding.playbook}/{h.id}", style="bold")
+            out.append(f"  {h.status}\n", style=_STYLE[h.status])
+            if h.rule is not None:
+                out.append(f"  decided by {h.decided_by} at {h.rule.file}:{h.rule.line}\n    {h.rule.cel}\n")
+            else:
+                out.append("  no rule held" + (f"; needs {', '.join(h.needs)}" if h.needs else "") + "\n")
+            for note in (h.note, f"joined the {h.merged_into} finding" if h.merged_into else None):
+                if note:
+                    out.append(f"  ({note})\n", style="dim")
+            for e in h.evidence:
+                where = f"{e.artifact}:{e.lines}" if e.lines else e.artifact
+                out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {where} ({e.kind or '?'})\n")
+    return out
+
+
+def build(report: Report, explain: bool = False) -> Group:
     lead = report.leading()
     parts: list[Table | Panel | Text] = [Text(f"Triage: {target_line(report)}", style="bold")]
     if report.symptoms:
@@ -52,6 +72,8 @@ def build(report: Report) -> Group:
     if report.missing:
         parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),
                           style="yellow"))
+    if explain:
+        parts.append(_trace(report))
     if report.problems:
         shown = report.problems[:10]
         more = f"\n  … {len(report.problems) - len(shown)} more" if len(report.problems) > len(shown) else ""
@@ -59,13 +81,13 @@ def build(report: Report) -> Group:
     return Group(*parts)
 
 
-def render_terminal(report: Report, console: Console | None = None) -> None:
-    (console or Console()).print(build(report))
+def render_terminal(report: Report, console: Console | None = None, explain: bool = False) -> None:
+    (console or Console()).print(build(report, explain))
 
 
-def render_text(report: Report, width: int = 100) -> str:
+def render_text(report: Report, width: int = 100, explain: bool = False) -> str:
     """Plain text (no colour codes), for tests and pipes."""
     console = Console(width=width, record=True, color_system=None, force_terminal=False)
     with console.capture() as capture:
-        console.print(build(report))
+        console.print(build(report, explain))
     return capture.get()

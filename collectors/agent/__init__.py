@@ -1,7 +1,5 @@
-"""The node agent (`triagebot agent`): a read-only HTTP API over node-local evidence, run as a DaemonSet."""
+"""The node agent (`triagebot agent`): a read-only HTTP API over node-local evidence, run as a DaemonSet.
 
-from collectors.agent.app import create_app
-from collectors.agent.config import AgentSettings
-from collectors.agent.server import serve
-
-__all__ = ["AgentSettings", "create_app", "serve"]
+Import what you need from its modules (`collectors.agent.app`, `.server`, `.config`); the package itself
+imports nothing, so its modules never import each other through it.
+"""

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collectors.agent import cgroup, kmsg, pci, pod_resources, xid_map
+from collectors.agent import cgroup, kmsg, pci, pod_resources, xid_map  # submodules: the package imports nothing
 from collectors.agent.bounded import bounded_json, truncate_text
 from collectors.agent.config import AgentSettings
 from collectors.agent.conntrack import conntrack_text

@@ -24,7 +24,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
-from collectors.parsers.k8s_common import as_dict, as_list, as_str
+from collectors.k8s_values import as_dict, as_list, as_str
 
 T = TypeVar("T")
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from collectors.k8s_values import as_dict, as_int, as_list, as_str, quantity
 from collectors.live.k8s_util import (
     gpu_capacity,
     is_gpu_node,
@@ -22,7 +23,6 @@ from collectors.live.k8s_util import (
     name_of,
     pod_resources,
 )
-from collectors.parsers.k8s_common import as_dict, as_int, as_list, as_str, quantity
 
 _STANDARD = ("cpu", "memory", "ephemeral-storage")
 _KEY_WIDTH = 20  # kubectl's describe aligns top-level values after its longest usual key

@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from collectors.detect import detect_kind
+from collectors.k8s_values import as_dict, as_str
 from collectors.live.k8s_calls import Failure, KubeCalls
 from collectors.live.k8s_util import kubectl, meta, name_of, node_of, restarts, statuses, triage_order, troubled
 from collectors.models import ArtifactKind
-from collectors.parsers.k8s_common import as_dict, as_str
 
 LOG_POD_CAP = 10  # pods whose container logs are read
 KUBELET_NODE_CAP = 5  # nodes whose kubelet journal is read

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.k8s_values import as_dict, as_int, as_list, as_str
 from collectors.live.base import PodRef, TargetNotFound
 from collectors.live.k8s_calls import Failure, KubeCalls, Runner
 from collectors.live.k8s_util import (
@@ -32,7 +33,6 @@ from collectors.live.k8s_util import (
     valid_name,
 )
 from collectors.models import Target
-from collectors.parsers.k8s_common import as_dict, as_int, as_list, as_str
 
 Result = dict[str, Any] | Failure
 Report = Callable[[str, Failure], None]

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from collectors.parsers.k8s_common import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity
+from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity
 
 MIG_PREFIX = "nvidia.com/mig-"
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")

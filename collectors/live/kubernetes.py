@@ -17,6 +17,7 @@ from typing import Any
 
 from kubernetes import client
 
+from collectors.k8s_values import as_dict, as_list, as_str
 from collectors.live.base import NodeRef, Scope, SourceResult, Window, artifact_id
 from collectors.live.k8s_calls import Failure, KubeCalls, Runner, bounded_client
 from collectors.live.k8s_gpu import candidate_gpu_nodes, describe_node, non_terminated
@@ -49,7 +50,6 @@ from collectors.live.k8s_util import (
     wants_gpu,
 )
 from collectors.models import Artifact, ArtifactKind, Missing, Target
-from collectors.parsers.k8s_common import as_dict, as_list, as_str
 
 __all__ = ["collect_kubernetes"]
 

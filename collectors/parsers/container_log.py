@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers import nccl
 from collectors.parsers.contract import Parser
+from collectors.parsers.needles import find_needles
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -128,7 +129,7 @@ def _config_key_error(scan: _Scan, lines: list[str], n: int) -> None:
 def scan_lines(lines: list[str]) -> _Scan:
     """First line of each (fact, value) the rules find; "KeyError" is one of the needles."""
     scan = _Scan()
-    found = nccl.find_needles(lines, _RULES_OF)
+    found = find_needles(lines, _RULES_OF)
     for index in sorted(found):
         n, line = index + 1, lines[index]
         if _is_nccl_line(line) or ("grep" in line and _COMMAND.search(line)):

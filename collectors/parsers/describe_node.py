@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from collectors.k8s_values import GPU_RESOURCE, quantity_int
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
-    GPU_RESOURCE,
     DedupSink,
     DNode,
     NodeGpus,
@@ -18,7 +18,6 @@ from collectors.parsers.k8s_common import (
     has_gpu_labels,
     node_condition,
     node_values,
-    quantity_int,
     subject_of,
     unique,
 )

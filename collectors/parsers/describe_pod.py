@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from collectors.k8s_values import GPU_RESOURCE, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
-    GPU_RESOURCE,
     DedupSink,
     DistEnv,
     DNode,
@@ -25,8 +25,6 @@ from collectors.parsers.k8s_common import (
     find_root,
     is_rdma_resource,
     node_values,
-    quantity_int,
-    quantity_milli,
     subject_of,
     unique,
 )

@@ -17,21 +17,17 @@ from typing import Any
 
 import yaml
 
+from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_services
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
-    GPU_RESOURCE,
     DedupSink,
     DistEnv,
     EnvVar,
     EventFacts,
     EventRecord,
     NodeGpus,
-    as_dict,
-    as_int,
-    as_list,
-    as_str,
     eviction_condition,
     eviction_resource,
     gpu_sharing,
@@ -39,9 +35,6 @@ from collectors.parsers.k8s_common import (
     is_rdma_resource,
     node_condition,
     nodes_total,
-    quantity,
-    quantity_int,
-    quantity_milli,
     scheduling_reasons,
     subject_of,
     toleration_text,
@@ -53,7 +46,7 @@ from collectors.text import normalise
 _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
 _JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")
-_YAML_KIND = re.compile(r"(?m)^(?:- )?kind:\s*[A-Za-z]+")
+_YAML_KIND = re.compile(r"(?m)^(?:- |  )?kind:\s*[A-Za-z]+")  # "  kind:" in a bare list of objects
 _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 _WS = re.compile(r"\s*")
 _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from collectors.parsers.k8s_common import DedupSink, as_dict, as_list, as_str, subject_of
+from collectors.k8s_values import as_dict, as_list, as_str
+from collectors.parsers.k8s_common import DedupSink, subject_of
 
 # loc.at of the object parser: the line of a path of keys (or (key, value) pairs) inside the object.
 At = Callable[..., int]

@@ -92,6 +92,7 @@ class _Seen:
     bdf_first: dict[str, tuple[int, str]] = field(default_factory=dict)
     xid_count: int = 0
     xid_last: int = 0
+    xid_hosts: dict[str, tuple[int, str]] = field(default_factory=dict)  # host in the line's prefix -> first line
     gpu_lost: tuple[int, str] | None = None
     oom: tuple[int, str] | None = None
     oom_memcg: tuple[int, str] | None = None
@@ -179,8 +180,24 @@ def _scan(lines: list[str]) -> _Seen:
     return seen
 
 
+# The host a syslog, journal or collector prefix names: "Nov 22 06:01:02 gpu-node-2 kernel: ",
+# "2026-11-22T06:01:02+0000 gpu-node-2 kernel: ", "gpu-node-2: kern: warning: ". NCCL's suspect hosts are
+# compared with it, so a straggler's node can be checked for a GPU fault.
+_HOST_PREFIX = re.compile(
+    r"^(?:<\d+>)?(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\d[T ][\d:.,+Z-]{8,40}|\d{9,}\.\d+) "
+    r"(?P<host>[\w.-]{1,253}) kernel: |^(?P<chost>[\w.-]{1,253}): (?:kern|kernel): ")
+
+
+def _note_xid_host(line: str, number: int, seen: _Seen) -> None:
+    m = _HOST_PREFIX.match(line)
+    if m:
+        seen.xid_hosts.setdefault(m.group("host") or m.group("chost"), (number, line))
+
+
 def _scan_xid(line: str, number: int, seen: _Seen) -> None:
     m = _XID.search(line)
+    if m is not None or _XID_NO_BDF.search(line) is not None:
+        _note_xid_host(line, number, seen)
     if m is None and (loose := _XID_NO_BDF.search(line)) is not None and not _COMMAND.search(line):
         code = int(loose.group("code"))
         seen.xid_count += 1
@@ -283,6 +300,16 @@ def _emit(sink: FactSink, seen: _Seen) -> None:
         sink.add("kernel.hung_task", True, seen.hung_task[0], text=seen.hung_task[1])
 
 
+def _emit_xid_hosts(sink: FactSink, seen: _Seen) -> None:
+    """The hosts the Xid lines name; a node's own log (subject node/<name>) names its node."""
+    for host, (number, line) in seen.xid_hosts.items():
+        sink.add("xid.hosts", [host], number, text=line)
+    subject = sink.artifact.subject
+    if not seen.xid_hosts and subject.startswith("node/") and len(subject) > len("node/"):
+        number, msg = min(seen.xid_first.values())
+        sink.add("xid.hosts", [subject[len("node/"):]], number, text=msg)
+
+
 def _emit_xids(sink: FactSink, seen: _Seen) -> None:
     if not seen.xid_count:
         return
@@ -300,6 +327,7 @@ def _emit_xids(sink: FactSink, seen: _Seen) -> None:
     sink.add("xid.count", seen.xid_count, first, seen.xid_last, text=first_msg)
     for bdf, (number, msg) in seen.bdf_first.items():
         sink.add("xid.pci_bus_ids", [bdf], number, text=msg)
+    _emit_xid_hosts(sink, seen)
 
 
 def _emit_oom(sink: FactSink, seen: _Seen) -> None:

@@ -9,13 +9,13 @@ with one str.find pass over the whole text and regexes run only on the lines hol
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import nccl_ranks
 from collectors.parsers.contract import Parser
+from collectors.parsers.needles import find_needles
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -60,6 +60,7 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
     ("Temporary failure in name resolution", "unresolvable"),
     ("nodename nor servname", "unresolvable"),
     ("Connection reset by peer", "connection-reset"),
+    ("Connection closed by remote peer", "connection-reset"),  # NCCL's own wording (misc/socket.cc)
     ("Broken pipe", "connection-reset"),
     ("Software caused connection abort", "connection-aborted"),
     ("no socket interface found", "no-interface"),
@@ -285,6 +286,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Using network", "via NET/"), _network),
     (("NET/IB", "NET/IBP", "Got completion from peer"), _ib),
     (("Call to ibv_",), _verbs_failure),
+    (("Cuda failure 'out of memory'",), _flag("cuda.oom")),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
     (_WATCHDOG, _watchdog),
@@ -298,36 +300,6 @@ _HANDLER_OF: dict[str, Handler] = {needle: handler for needles, handler in _TRIG
 # Needles printed over and over whose handlers read only from the needle onwards (see find_needles).
 _SKIP_REPEATS = frozenset({"Bootstrap", "NET/Socket", "NET/IB", "Using network", "via NET/", "Init COMPLETE",
                            "Init START", *_WATCHDOG})
-
-
-def find_needles(lines: list[str], needles: Iterable[str],
-                 skip_repeats: Collection[str] = ()) -> dict[int, list[str]]:
-    """0-based line index -> the needles found in that line.
-
-    One C-speed str.find pass per needle over the joined text is several times faster than testing
-    every needle against every line in Python, which matters for 200,000-line logs. For needles in
-    `skip_repeats`, a line whose text from the needle onwards repeats an earlier line's is skipped:
-    NCCL prints the same message once per rank and channel. Only needles whose handlers read nothing
-    before the needle and keep first sightings belong there.
-    """
-    text = "\n".join(lines)
-    starts: list[int] | None = None  # line start offsets, built on the first hit
-    found: dict[int, list[str]] = {}
-    for needle in needles:
-        seen: set[str] = set()
-        distinct = needle in skip_repeats
-        pos = text.find(needle)
-        while pos >= 0:
-            end = text.find("\n", pos)
-            end = len(text) if end < 0 else end
-            rest = text[pos:end] if distinct else ""
-            if not distinct or rest not in seen:
-                seen.add(rest)
-                if starts is None:
-                    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
-                found.setdefault(bisect_right(starts, pos) - 1, []).append(needle)
-            pos = text.find(needle, end)  # one hit per line is enough
-    return found
 
 
 def _handlers(needles: list[str]) -> Iterable[Handler]:
@@ -362,9 +334,18 @@ def emit(sink: FactSink, scan: Scan) -> None:
             sink.add(name, [value], line)
     if scan.joined:
         sink.add("dist.joined_count", scan.joined[0], scan.joined[1])
+    sizes = [(size, line) for size, line in scan.items.get("dist.world_sizes", {}).items() if isinstance(size, int)]
+    world = sizes[0] if len(sizes) == 1 else None  # two sizes in one log: not one job's
+    nccl_ranks.emit(sink, nccl_ranks.read_table(scan.lines, _pod(sink.artifact.subject)), world)
     if scan.init_started and "nccl.init_complete" not in scan.scalars:
         # Init began and the log never reports it finished: the hang is in bootstrap or connection setup.
         sink.add("nccl.init_complete", False, scan.init_started)
+
+
+def _pod(subject: str) -> str:
+    """The pod a log was read from (`pod/<namespace>/<name>`), so each rank in it gets its pod."""
+    parts = subject.split("/")
+    return parts[-1] if parts[0] == "pod" and len(parts) >= 2 else ""
 
 
 def parse(artifact: Artifact) -> ParseResult:

@@ -52,6 +52,8 @@ ALL: tuple[Parser, ...] = (
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}
+# The parser module that reads each kind, named in every fact it gives (the report's trace).
+NAMES: dict[ArtifactKind, str] = {k: p.parse.__module__.rsplit(".", 1)[-1] for p in ALL for k in p.kinds}
 SNIFFERS: dict[ArtifactKind, Callable[[str], int]] = {p.kind: p.sniff for p in ALL if p.sniff is not None}
 LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
     (p.kind, p.claims_line) for p in ALL if p.claims_line is not None
@@ -69,10 +71,13 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
     result = ParseResult()
     if artifact.kind != ArtifactKind.TEXT:
         result = _guarded(PARSERS.get(artifact.kind), artifact)
+        result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
     if artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED:
         found = _guarded(_read_signals, artifact)
         result.facts += signals.without_repeats(result.facts, found.facts)
         result.problems += found.problems
+    kind = str(artifact.kind)
+    result.facts = [f.model_copy(update={"kind": kind}) for f in result.facts]
     return result
 
 

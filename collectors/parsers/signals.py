@@ -73,6 +73,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     skip = _READS.get(artifact.kind, frozenset())
     owners = signals_by_hint(skip)
     budget: dict[str, int] = {}
+    fired: dict[int, str] = {}  # line -> the first signal that read it, for each fact's `parser`
     for index, hints in candidate_lines(text, skip).items():
         line = lines[index][:MAX_LINE]
         for signal in dict.fromkeys(s for h in hints for s in owners[h]):
@@ -82,14 +83,24 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
             if m is not None:
                 # A signal whose facts are constants has said all it can; others read on, up to a budget.
                 budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
+                fired.setdefault(index + 1, signal.spec.id)
                 _apply(signal, m, index + 1, lines, sink, events, by_reader)
     events.finish()
     result = sink.done()
+    result.facts = [_read_by(f, fired, "") for f in result.facts]
     for kind, numbers in by_reader.items():
         sub = _only(artifact, lines, numbers, ArtifactKind(kind))
-        read = readers[ArtifactKind(kind)](sub)
-        result.facts += read.facts
+        reader = readers[ArtifactKind(kind)]
+        name = reader.__module__.rsplit(".", 1)[-1]
+        result.facts += [_read_by(f, fired, name) for f in reader(sub).facts]
     return result
+
+
+def _read_by(fact: Fact, fired: dict[int, str], reader: str) -> Fact:
+    """The fact marked with the signal that found its line (and the parser it handed the line to)."""
+    signal = fired.get(fact.citation.start, "")
+    name = f"signal:{signal}" if signal else "signals"
+    return fact.model_copy(update={"parser": f"{reader} ({name})" if reader else name})
 
 
 def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: DedupSink, events: EventFacts,

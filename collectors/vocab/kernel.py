@@ -7,6 +7,9 @@ FACTS: list[FactSpec] = [
     FactSpec("xid.primary_codes", "list[int]",
              "Xid codes that are not usually an after-effect of another error (45 is excluded)", "union"),
     FactSpec("xid.count", "int", "Xid lines seen", "sum"),
+    FactSpec("xid.hosts", "list[str]",
+             "hosts whose kernel log shows an Xid: the host in a syslog or journal prefix, or the node a node's "
+             "own kernel log was read from", "union", "gpu-node-7"),
     FactSpec("xid.pci_bus_ids", "list[str]", "PCI bus ids of GPUs that reported an Xid", "union",
              "0000:2b:00"),
     FactSpec("gpu.fallen_off_bus", "bool", "the GPU fell off the bus or is lost, with or without an Xid line",

@@ -20,3 +20,4 @@ class FactSpec:
     meaning: str
     merge: Merge = "first"
     example: str = ""
+    kinds: tuple[str, ...] = ()  # evidence kinds that produce it, most direct first (producers.yaml)

@@ -28,7 +28,7 @@ from bot.config import Settings
 from bot.context import build_context
 from bot.server import create_app
 from bot.slack_app import build_slack_app
-from collectors.agent import create_app as create_agent_app
+from collectors.agent.app import create_app as create_agent_app
 from collectors.agent.config import AgentSettings
 from tests.harness.bot_server import listening_socket, serve_app
 from tests.standins.slack_api import (

@@ -20,7 +20,7 @@ import uvicorn
 import yaml
 
 from bot.triage import run_triage
-from collectors.agent import create_app
+from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.live.collect import LiveAccess
 from collectors.models import Target

@@ -23,9 +23,9 @@ from pydantic import SecretStr
 from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
 
-from bot.alert_flow import group_id
 from bot.config import ConfigError, Settings
 from bot.context import BotContext, build_context
+from bot.keys import group_id
 from bot.policy import Permissions
 from bot.serve import check_settings
 from bot.server import create_app
@@ -354,7 +354,8 @@ def test_message_shortcut_on_text_that_is_not_evidence(bot: Bot) -> None:
     assert bot.send(body).status_code == 200
     bot.slack.wait_for(lambda: bool(bot.slack.response_urls[url]))
     reply = bot.slack.response_urls[url][0]
-    assert reply["response_type"] == "ephemeral" and "no known kind of evidence" in reply["text"]
+    assert reply["response_type"] == "ephemeral" and "Nothing in this evidence was recognised" in reply["text"]
+    assert "kernel-log" in reply["text"]  # it says what it looked for
     assert bot.audited("shortcut.paste")[-1].outcome == "invalid"
 
 
@@ -583,8 +584,11 @@ def test_parse_help_paste_and_errors() -> None:
     assert isinstance(parse_command("", "30m"), HelpCommand)
     paste = parse_command((FIXTURES / "describe_pod" / "oomkilled.txt").read_text(), "30m")
     assert isinstance(paste, PasteCommand) and paste.artifacts[0].kind == "describe-pod"
-    with pytest.raises(CommandError, match="no known kind of evidence"):
+    with pytest.raises(CommandError, match="Nothing in this evidence was recognised"):
         parse_command("checkout\nshop", "30m")
+    # One scheduler message is evidence, though no structured kind claims it.
+    one_line = parse_command("0/5 nodes are available: 5 Insufficient nvidia.com/gpu.", "30m")
+    assert isinstance(one_line, PasteCommand)
 
 
 def test_root_key_of_alert_and_slash_incidents() -> None:

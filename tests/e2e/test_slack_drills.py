@@ -43,12 +43,12 @@ from bot.slack_drills import (
 )
 from bot.store import outbox, repo
 from bot.store.db import make_engine, migrate, session_factory
+from bot.store.drill_sessions import SqlSessionStore
 from bot.store.models import AuditEntry, OutboxItem
 from collectors.models import Artifact, ArtifactKind, Target
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.picker import list_incidents, pick
 from drills.questions import load_bank
-from drills.store_sql import SqlSessionStore
 from playbooks.pipeline import analyse
 from tests.harness.bot_server import serve_app
 from tests.harness.slack_bot import SlackBot, actions, message_text

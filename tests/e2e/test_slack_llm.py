@@ -144,7 +144,7 @@ def test_a_narrative_naming_an_absent_hypothesis_is_replaced_by_the_rules(slack:
         assert narrative.ts > report.ts
         text = message_text(narrative)
         assert "gpu-fallen-off-bus" not in text.split("Written by")[0]
-        assert "What we know: `oom-loop` is confirmed" in text and "What we ruled out:" in text
+        assert "What we know: `limit-too-low` is likely" in text and "What we ruled out:" in text
         (label,) = contexts(narrative)
         assert "Written by triagebot's rules (the generated summary was discarded: it names gpu-fallen-off-bus" \
             in label
@@ -162,7 +162,7 @@ def test_a_model_that_times_out_neither_delays_the_report_nor_stops_the_narrativ
         assert narrative.ts > report.ts
         (label,) = contexts(narrative)
         assert f"the model failed: no answer within {timeout:g}s" in label
-        assert "What we know: `oom-loop` is confirmed" in message_text(narrative)
+        assert "What we know: `limit-too-low` is likely" in message_text(narrative)
         # The report was queued at once; the narrative only when the model's time was up.
         (queued_report,) = bot.outbox(":report")
         (queued_narrative,) = bot.outbox(":narrative")

@@ -22,7 +22,7 @@ import httpx
 import pytest
 import uvicorn
 
-from collectors.agent import create_app
+from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.live.agent import collect_agent
 from collectors.live.base import NodeRef, PodRef, Scope, Window

@@ -3,14 +3,12 @@ bot processes sharing one database that must post every Slack message exactly on
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from contextlib import suppress
 from datetime import UTC, datetime, timedelta, timezone
 from itertools import pairwise
 from pathlib import Path
@@ -26,6 +24,7 @@ from sqlalchemy.exc import StatementError
 
 from bot.store import outbox, repo
 from bot.store.db import alembic_config, current_revision, make_engine, migrate, normalize_url, session_factory
+from bot.store.drill_sessions import metadata as sessions_metadata
 from bot.store.models import Alert, AlertGroup, Base, Incident, OutboxItem
 from collectors.models import Missing, Target
 from playbooks.report import Report
@@ -52,9 +51,7 @@ def webhook(group: str, status: str = "firing", fingerprints: tuple[str, ...] = 
 
 def assert_no_drift(engine: Engine) -> None:
     """The revisions create exactly what the models (the bot's and the drills table) describe."""
-    targets = [Base.metadata]
-    with suppress(ModuleNotFoundError):
-        targets.append(importlib.import_module("drills.store_sql").metadata)
+    targets = [Base.metadata, sessions_metadata]
     combined = MetaData()
     for metadata in targets:
         for table in metadata.tables.values():
@@ -117,11 +114,38 @@ def test_datetimes_come_back_aware_utc(store: MigratedStore) -> None:
 
 
 def test_a_drills_table_made_by_create_all_is_adopted(db_url: str) -> None:
-    store_sql = pytest.importorskip("drills.store_sql")
     engine = make_engine(db_url)
-    store_sql.metadata.create_all(engine)  # SqlSessionStore got there before the bot's first migration
+    sessions_metadata.create_all(engine)  # SqlSessionStore got there before the bot's first migration
     migrate(engine)
     assert "drill_sessions" in inspect(engine).get_table_names()
+    assert_no_drift(engine)
+    engine.dispose()
+
+
+def test_interviews_kept_in_the_drills_table_move_to_their_own(db_url: str) -> None:
+    """Revision 0003: an interview stored the old way (prefixed columns in drill_sessions) moves, payload intact."""
+    engine = make_engine(db_url)
+    migrate(engine, "0002")
+    started = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    old = sessions_metadata.tables["drill_sessions"]
+    with engine.begin() as conn:
+        conn.execute(old.insert().values(
+            id="iv-1", incident_id="interview:gpu-scheduling-01", trainee="interview:U0ALICE",
+            channel="interview:C0TRAIN", finished=False, score=None, started_at=started, updated_at=started,
+            payload={"id": "iv-1", "kept": "as is"}))
+        conn.execute(old.insert().values(
+            id="drill-1", incident_id="oom-trainer-limit", trainee="U0BOB", channel="C0TRAIN", finished=True,
+            score=80, started_at=started, updated_at=started, payload={"id": "drill-1"}))
+    migrate(engine)
+    new = sessions_metadata.tables["interview_sessions"]
+    with engine.connect() as conn:
+        moved = conn.execute(select(new)).mappings().all()
+        left = conn.execute(select(old.c.id)).scalars().all()
+    assert [(r["id"], r["question_id"], r["user_id"], r["channel"]) for r in moved] == \
+        [("iv-1", "gpu-scheduling-01", "U0ALICE", "C0TRAIN")]
+    assert moved[0]["payload"] == {"id": "iv-1", "kept": "as is"}
+    assert left == ["drill-1"]
+    assert current_revision(engine) == ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert_no_drift(engine)
     engine.dispose()
 

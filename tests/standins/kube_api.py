@@ -1,4 +1,4 @@
-"""A loopback stand-in for the Kubernetes API server, for tests that cannot run a real one (DESIGN.md section 5).
+"""A loopback stand-in for the Kubernetes API server, for tests that cannot run a real one (docs/architecture.md).
 
 It serves recorded objects over plain HTTP on 127.0.0.1 to the official `kubernetes` client and to `kubectl`, and
 answers the way a real API server does for everything triagebot reads: discovery, get and list with label and field

@@ -1,4 +1,7 @@
-"""A loopback stand-in for the Slack Web API, plus helpers that build signed Slack requests.
+"""A loopback stand-in for the Slack Web API.
+
+The Block Kit validator is in ``slack_blocks``, the builders of signed requests Slack sends in ``slack_requests``;
+both are re-exported here for the tests that import them from this module.
 
 The real Slack API cannot be reached from the test machines, and mocking ``slack_sdk`` or ``slack_bolt`` would
 only test our assumptions about them. So this module runs a small HTTP server on 127.0.0.1 that speaks the Web
@@ -27,7 +30,6 @@ import base64
 import builtins
 import email.parser
 import email.policy
-import hashlib
 import hmac
 import itertools
 import json
@@ -42,92 +44,62 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-JSON = dict[str, Any]
+from tests.standins.slack_blocks import (
+    DEFAULT_MAX_BLOCKS_JSON,
+    DEFAULT_MAX_TEXT,
+    JSON,
+    MAX_ID,
+    MAX_PRIVATE_METADATA,
+    MAX_VIEW_BLOCKS,
+    MAX_VIEW_TITLE,
+    MESSAGE_BLOCK_TYPES,
+    RESPONSE_URL_MAX_USES,
+    RESPONSE_URL_TTL,
+    BlockChecker,
+    blocks_json_size,
+    validate_blocks,
+)
+from tests.standins.slack_requests import (
+    APP_ID,
+    BOT_ID,
+    BOT_USER_ID,
+    TEAM_DOMAIN,
+    TEAM_ID,
+    app_home_opened_event,
+    app_mention_event,
+    block_action_body,
+    channel_name,
+    event_body,
+    message_event,
+    message_shortcut_body,
+    sign,
+    signed_headers,
+    slash_command_body,
+)
 
-TEAM_ID = "T0"
-TEAM_DOMAIN = "triagebot-test"
-APP_ID = "A0TRIAGE"
-BOT_USER_ID = "U0BOT"
-BOT_ID = "B0BOT"
+# Re-exported: tests build requests and check blocks through this module.
+__all__ = [
+    "APP_ID",
+    "BOT_USER_ID",
+    "TEAM_DOMAIN",
+    "TEAM_ID",
+    "Call",
+    "Message",
+    "SlackFault",
+    "SlackStandIn",
+    "app_home_opened_event",
+    "app_mention_event",
+    "block_action_body",
+    "event_body",
+    "message_event",
+    "message_shortcut_body",
+    "sign",
+    "signed_headers",
+    "slash_command_body",
+]
+
 BOT_NAME = "triagebot"
 WORKSPACE_URL = f"https://{TEAM_DOMAIN}.slack.com/"
-
-# Documented Block Kit limits (docs.slack.dev "Blocks" / "Block elements" / "Composition objects").
-MAX_MESSAGE_BLOCKS = 50
-MAX_VIEW_BLOCKS = 100
-MAX_SECTION_TEXT = 3000
-MAX_SECTION_FIELDS = 10
-MAX_FIELD_TEXT = 2000
-MAX_CONTEXT_ELEMENTS = 10
-MAX_ACTIONS_ELEMENTS = 25
-MAX_HEADER_TEXT = 150
-MAX_BUTTON_TEXT = 75
-MAX_BUTTON_VALUE = 2000
-MAX_URL = 3000
-MAX_ID = 255
-MAX_ALT_TEXT = 2000
-MAX_MARKDOWN_BLOCK_TEXT = 12000
-MAX_OPTION_TEXT = 75
-MAX_OPTION_VALUE = 150
-MAX_PLACEHOLDER = 150
-MAX_VIEW_TITLE = 24
-MAX_PRIVATE_METADATA = 3000
-# Message text: documented as 40,000 characters. Slack staff said in 2024 (seratch/ChatGPT-in-Slack#102) that the
-# platform now rejects shorter texts with msg_too_long; the limit is configurable for that reason.
-DEFAULT_MAX_TEXT = 40_000
-# Undocumented: bolt-js#2509 saw msg_blocks_too_long at 13,172-13,297 characters. We measure the compact JSON of
-# the blocks, which is a little stricter than counting text alone.
-DEFAULT_MAX_BLOCKS_JSON = 13_200
-RESPONSE_URL_MAX_USES = 5
-RESPONSE_URL_TTL = 30 * 60.0
-
-MESSAGE_BLOCK_TYPES = frozenset(
-    {
-        "actions",
-        "context",
-        "context_actions",
-        "divider",
-        "file",
-        "header",
-        "image",
-        "input",
-        "markdown",
-        "rich_text",
-        "section",
-        "table",
-        "video",
-    }
-)
-ELEMENT_TYPES = frozenset(
-    {
-        "button",
-        "channels_select",
-        "checkboxes",
-        "conversations_select",
-        "datepicker",
-        "datetimepicker",
-        "email_text_input",
-        "external_select",
-        "file_input",
-        "image",
-        "multi_channels_select",
-        "multi_conversations_select",
-        "multi_external_select",
-        "multi_static_select",
-        "multi_users_select",
-        "number_input",
-        "overflow",
-        "plain_text_input",
-        "radio_buttons",
-        "rich_text_input",
-        "static_select",
-        "timepicker",
-        "url_text_input",
-        "users_select",
-        "workflow_button",
-    }
-)
-
 
 # --------------------------------------------------------------------------------------------------------------
 # Records
@@ -282,202 +254,6 @@ def _str_or_none(value: Any) -> str | None:
         return None
     text = str(value)
     return text or None
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Block Kit validation
-# --------------------------------------------------------------------------------------------------------------
-
-
-class _BlockChecker:
-    """Collects Slack-style validation messages (without the ``[ERROR]`` tag) for a list of blocks."""
-
-    def __init__(self, allowed_types: frozenset[str]) -> None:
-        self.errors: list[str] = []
-        self.allowed_types = allowed_types
-        self.block_ids: set[str] = set()
-        self.markdown_total = 0
-
-    def add(self, message: str, pointer: str) -> None:
-        self.errors.append(f"{message} [json-pointer:{pointer}]")
-
-    def text_object(self, obj: Any, ptr: str, *, max_len: int, plain_only: bool = False, required: bool = True) -> None:
-        if obj is None:
-            if required:
-                self.add(f"missing required field: {ptr.rsplit('/', 1)[-1]}", ptr.rsplit("/", 1)[0] or "/")
-            return
-        if not isinstance(obj, dict):
-            self.add("must provide an object", ptr)
-            return
-        allowed = ("plain_text",) if plain_only else ("plain_text", "mrkdwn")
-        if obj.get("type") not in allowed:
-            self.add("failed to match all allowed schemas", ptr)
-            self.add(f"must be one of: {', '.join(allowed)}", f"{ptr}/type")
-            return
-        text = obj.get("text")
-        if not isinstance(text, str):
-            self.add("missing required field: text", ptr)
-            return
-        if not text:
-            self.add("failed to match all allowed schemas", ptr)
-            self.add("must be more than 0 characters", f"{ptr}/text")
-        elif len(text) > max_len:
-            self.add("failed to match all allowed schemas", ptr)
-            self.add(f"must be less than {max_len + 1} characters", f"{ptr}/text")
-
-    def string(self, value: Any, ptr: str, *, max_len: int, required: bool = False) -> None:
-        if value is None:
-            if required:
-                self.add(f"missing required field: {ptr.rsplit('/', 1)[-1]}", ptr.rsplit("/", 1)[0])
-            return
-        if not isinstance(value, str):
-            self.add("must be a string", ptr)
-        elif len(value) > max_len:
-            self.add(f"must be less than {max_len + 1} characters", ptr)
-        elif required and not value:
-            self.add("must be more than 0 characters", ptr)
-
-    def items(self, value: Any, ptr: str, *, max_items: int, min_items: int = 1) -> list[Any]:
-        if not isinstance(value, list):
-            self.add("must provide an array", ptr)
-            return []
-        if len(value) > max_items:
-            self.add(f"no more than {max_items} items allowed", ptr)
-            return []
-        if len(value) < min_items:
-            self.add(f"must provide at least {min_items} items", ptr)
-        return value
-
-    def blocks(self, blocks: Any, ptr: str, *, max_blocks: int) -> None:
-        items = self.items(blocks, ptr, max_items=max_blocks, min_items=0)
-        for i, block in enumerate(items):
-            self.block(block, f"{ptr}/{i}")
-
-    def block(self, block: Any, ptr: str) -> None:
-        if not isinstance(block, dict):
-            self.add("must provide an object", ptr)
-            return
-        kind = block.get("type")
-        if not isinstance(kind, str):
-            self.add("missing required field: type", ptr)
-            return
-        if kind not in self.allowed_types:
-            self.add(f"unsupported type: {kind}", f"{ptr}/type")
-            return
-        block_id = block.get("block_id")
-        if block_id is not None:
-            self.string(block_id, f"{ptr}/block_id", max_len=MAX_ID)
-            if isinstance(block_id, str):
-                if block_id in self.block_ids:
-                    self.add(f"duplicate block_id: {block_id}", f"{ptr}/block_id")
-                self.block_ids.add(block_id)
-        check = getattr(self, f"_block_{kind}", None)
-        if check is not None:
-            check(block, ptr)
-
-    def _block_section(self, block: JSON, ptr: str) -> None:
-        text, fields = block.get("text"), block.get("fields")
-        if text is None and fields is None:
-            self.add("must provide either text or fields", ptr)
-        if text is not None:
-            self.text_object(text, f"{ptr}/text", max_len=MAX_SECTION_TEXT)
-        if fields is not None:
-            for i, item in enumerate(self.items(fields, f"{ptr}/fields", max_items=MAX_SECTION_FIELDS)):
-                self.text_object(item, f"{ptr}/fields/{i}", max_len=MAX_FIELD_TEXT)
-        if block.get("accessory") is not None:
-            self.element(block["accessory"], f"{ptr}/accessory")
-
-    def _block_header(self, block: JSON, ptr: str) -> None:
-        self.text_object(block.get("text"), f"{ptr}/text", max_len=MAX_HEADER_TEXT, plain_only=True)
-
-    def _block_context(self, block: JSON, ptr: str) -> None:
-        elements = self.items(block.get("elements"), f"{ptr}/elements", max_items=MAX_CONTEXT_ELEMENTS)
-        for i, element in enumerate(elements):
-            sub = f"{ptr}/elements/{i}"
-            if isinstance(element, dict) and element.get("type") == "image":
-                self._image_fields(element, sub)
-            else:
-                self.text_object(element, sub, max_len=MAX_SECTION_TEXT)
-
-    def _block_actions(self, block: JSON, ptr: str) -> None:
-        elements = self.items(block.get("elements"), f"{ptr}/elements", max_items=MAX_ACTIONS_ELEMENTS)
-        for i, element in enumerate(elements):
-            self.element(element, f"{ptr}/elements/{i}")
-
-    def _block_image(self, block: JSON, ptr: str) -> None:
-        self._image_fields(block, ptr)
-        if block.get("title") is not None:
-            self.text_object(block["title"], f"{ptr}/title", max_len=MAX_ALT_TEXT, plain_only=True)
-
-    def _block_markdown(self, block: JSON, ptr: str) -> None:
-        text = block.get("text")
-        self.string(text, f"{ptr}/text", max_len=MAX_MARKDOWN_BLOCK_TEXT, required=True)
-        # The 12,000 limit is cumulative over all markdown blocks of one payload.
-        if isinstance(text, str):
-            self.markdown_total += len(text)
-            if self.markdown_total > MAX_MARKDOWN_BLOCK_TEXT >= self.markdown_total - len(text):
-                self.add(f"markdown blocks must total less than {MAX_MARKDOWN_BLOCK_TEXT + 1} characters", ptr)
-
-    def _block_rich_text(self, block: JSON, ptr: str) -> None:
-        self.items(block.get("elements"), f"{ptr}/elements", max_items=1000)
-
-    def _block_input(self, block: JSON, ptr: str) -> None:
-        self.text_object(block.get("label"), f"{ptr}/label", max_len=MAX_ALT_TEXT, plain_only=True)
-        if block.get("element") is None:
-            self.add("missing required field: element", ptr)
-        else:
-            self.element(block["element"], f"{ptr}/element")
-
-    def _image_fields(self, obj: JSON, ptr: str) -> None:
-        if obj.get("image_url") is None and obj.get("slack_file") is None:
-            self.add("must provide either image_url or slack_file", ptr)
-        self.string(obj.get("image_url"), f"{ptr}/image_url", max_len=MAX_URL)
-        self.string(obj.get("alt_text"), f"{ptr}/alt_text", max_len=MAX_ALT_TEXT, required=True)
-
-    def element(self, element: Any, ptr: str) -> None:
-        if not isinstance(element, dict):
-            self.add("must provide an object", ptr)
-            return
-        kind = element.get("type")
-        if not isinstance(kind, str):
-            self.add("missing required field: type", ptr)
-            return
-        if kind not in ELEMENT_TYPES:
-            self.add(f"unsupported type: {kind}", f"{ptr}/type")
-            return
-        self.string(element.get("action_id"), f"{ptr}/action_id", max_len=MAX_ID)
-        if kind == "image":
-            self._image_fields(element, ptr)
-            return
-        if kind == "button":
-            self.text_object(element.get("text"), f"{ptr}/text", max_len=MAX_BUTTON_TEXT, plain_only=True)
-            self.string(element.get("value"), f"{ptr}/value", max_len=MAX_BUTTON_VALUE)
-            self.string(element.get("url"), f"{ptr}/url", max_len=MAX_URL)
-            style = element.get("style")
-            if style is not None and style not in ("primary", "danger"):
-                self.add("must be one of: primary, danger", f"{ptr}/style")
-        if element.get("placeholder") is not None:
-            self.text_object(element["placeholder"], f"{ptr}/placeholder", max_len=MAX_PLACEHOLDER, plain_only=True)
-        if element.get("options") is not None:
-            for i, option in enumerate(self.items(element["options"], f"{ptr}/options", max_items=100)):
-                sub = f"{ptr}/options/{i}"
-                if not isinstance(option, dict):
-                    self.add("must provide an object", sub)
-                    continue
-                self.text_object(option.get("text"), f"{sub}/text", max_len=MAX_OPTION_TEXT)
-                self.string(option.get("value"), f"{sub}/value", max_len=MAX_OPTION_VALUE)
-
-
-def validate_blocks(blocks: Any, *, pointer: str = "/blocks", max_blocks: int = MAX_MESSAGE_BLOCKS) -> list[str]:
-    """Slack-style messages (no ``[ERROR]`` tag) for everything wrong with ``blocks``; empty when valid."""
-    checker = _BlockChecker(MESSAGE_BLOCK_TYPES)
-    checker.blocks(blocks, pointer, max_blocks=max_blocks)
-    return checker.errors
-
-
-def blocks_json_size(blocks: list[JSON]) -> int:
-    """The size measured against the ``msg_blocks_too_long`` threshold."""
-    return len(json.dumps(blocks, ensure_ascii=False, separators=(",", ":")))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -822,7 +598,7 @@ class SlackStandIn:
             return name
         wanted = name.lstrip("#")
         for channel in self.channels:
-            if _channel_name(channel) == wanted:
+            if channel_name(channel) == wanted:
                 return channel
         return None
 
@@ -1073,7 +849,7 @@ class SlackStandIn:
         problems: list[str] = []
         if view.get("type") != expected_type:
             problems.append(f"must be one of: {expected_type} [json-pointer:/view/type]")
-        checker = _BlockChecker(MESSAGE_BLOCK_TYPES)
+        checker = BlockChecker(MESSAGE_BLOCK_TYPES)
         checker.blocks(view.get("blocks", []), "/view/blocks", max_blocks=MAX_VIEW_BLOCKS)
         if "blocks" not in view:
             checker.add("missing required field: blocks", "/view")
@@ -1351,15 +1127,12 @@ _METHODS: dict[str, Callable[[SlackStandIn, _Request], _Reply]] = {
 }
 
 
-def _channel_name(channel_id: str) -> str:
-    # "C0ALERTS" -> "alerts": readable names without a separate table.
-    return channel_id.removeprefix("C0").removeprefix("C").lower() or channel_id.lower()
 
 
 def _channel_info(channel_id: str) -> JSON:
     return {
         "id": channel_id,
-        "name": _channel_name(channel_id),
+        "name": channel_name(channel_id),
         "is_channel": True,
         "is_group": False,
         "is_im": False,
@@ -1398,227 +1171,3 @@ def _parse_multipart(content_type: str, raw: builtins.bytes) -> tuple[JSON, dict
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Requests Slack sends to the app
-# --------------------------------------------------------------------------------------------------------------
-
-
-def sign(body: builtins.bytes, secret: str, timestamp: int | None = None) -> dict[str, str]:
-    """The two headers Slack adds to every request: a v0 HMAC-SHA256 over ``v0:{timestamp}:{body}``."""
-    ts = str(int(time.time()) if timestamp is None else timestamp)
-    base = b"v0:" + ts.encode() + b":" + body
-    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
-
-
-def signed_headers(body: builtins.bytes, secret: str, *, form: bool, timestamp: int | None = None) -> dict[str, str]:
-    """``sign`` plus the Content-Type Slack uses for that kind of body."""
-    content_type = "application/x-www-form-urlencoded" if form else "application/json"
-    return {"Content-Type": content_type, **sign(body, secret, timestamp)}
-
-
-def _form(fields: Iterable[tuple[str, str]]) -> builtins.bytes:
-    # Slack encodes spaces as '+' and '/' as '%2F', which is what quote_plus does.
-    return urllib.parse.urlencode(list(fields), quote_via=urllib.parse.quote_plus).encode()
-
-
-def _user_obj(user_id: str, team_id: str) -> JSON:
-    name = user_id.removeprefix("U0").lower()
-    return {"id": user_id, "username": name, "name": name, "team_id": team_id}
-
-
-def slash_command_body(
-    command: str,
-    text: str,
-    *,
-    user_id: str = "U0ALICE",
-    channel_id: str = "C0OPS",
-    response_url: str,
-    trigger_id: str = "t1",
-    team_id: str = TEAM_ID,
-) -> builtins.bytes:
-    """A slash command request body, form-encoded with the fields and order Slack uses."""
-    return _form(
-        [
-            ("token", "legacy-verification-token"),
-            ("team_id", team_id),
-            ("team_domain", TEAM_DOMAIN),
-            ("channel_id", channel_id),
-            ("channel_name", _channel_name(channel_id)),
-            ("user_id", user_id),
-            ("user_name", user_id.removeprefix("U0").lower()),
-            ("command", command),
-            ("text", text),
-            ("api_app_id", APP_ID),
-            ("is_enterprise_install", "false"),
-            ("response_url", response_url),
-            ("trigger_id", trigger_id),
-        ]
-    )
-
-
-def _payload_body(payload: JSON) -> builtins.bytes:
-    # Interactivity payloads arrive as one form field holding JSON.
-    return _form([("payload", json.dumps(payload, separators=(",", ":")))])
-
-
-def block_action_body(
-    action_id: str,
-    value: str,
-    *,
-    user_id: str = "U0ALICE",
-    channel_id: str = "C0OPS",
-    message_ts: str = "1700000000.000100",
-    thread_ts: str | None = None,
-    response_url: str,
-    block_id: str = "actions",
-    button_text: str = "Button",
-    message_text: str = "",
-    message_blocks: list[JSON] | None = None,
-    trigger_id: str = "t1",
-    team_id: str = TEAM_ID,
-) -> builtins.bytes:
-    """A ``block_actions`` payload for a button click on a bot message."""
-    container: JSON = {"type": "message", "message_ts": message_ts, "channel_id": channel_id, "is_ephemeral": False}
-    message: JSON = {
-        "type": "message",
-        "ts": message_ts,
-        "user": BOT_USER_ID,
-        "bot_id": BOT_ID,
-        "app_id": APP_ID,
-        "text": message_text,
-        "team": team_id,
-        "blocks": message_blocks or [],
-    }
-    if thread_ts is not None:
-        container["thread_ts"] = thread_ts
-        message["thread_ts"] = thread_ts
-    payload: JSON = {
-        "type": "block_actions",
-        "user": _user_obj(user_id, team_id),
-        "api_app_id": APP_ID,
-        "token": "legacy-verification-token",
-        "container": container,
-        "trigger_id": trigger_id,
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
-        "enterprise": None,
-        "is_enterprise_install": False,
-        "channel": {"id": channel_id, "name": _channel_name(channel_id)},
-        "message": message,
-        "state": {"values": {}},
-        "response_url": response_url,
-        "actions": [
-            {
-                "action_id": action_id,
-                "block_id": block_id,
-                "text": {"type": "plain_text", "text": button_text, "emoji": True},
-                "value": value,
-                "type": "button",
-                "action_ts": f"{time.time():.6f}",
-            }
-        ],
-    }
-    return _payload_body(payload)
-
-
-def message_shortcut_body(
-    callback_id: str,
-    message_text: str,
-    *,
-    user_id: str = "U0ALICE",
-    channel_id: str = "C0OPS",
-    message_ts: str = "1700000000.000100",
-    message_user: str = "U0ALICE",
-    thread_ts: str | None = None,
-    response_url: str,
-    trigger_id: str = "t1",
-    team_id: str = TEAM_ID,
-) -> builtins.bytes:
-    """A ``message_action`` payload: someone ran the app's shortcut on a message."""
-    message: JSON = {"type": "message", "user": message_user, "ts": message_ts, "text": message_text}
-    if thread_ts is not None:
-        message["thread_ts"] = thread_ts
-    payload: JSON = {
-        "type": "message_action",
-        "token": "legacy-verification-token",
-        "action_ts": f"{time.time():.6f}",
-        "team": {"id": team_id, "domain": TEAM_DOMAIN},
-        "user": _user_obj(user_id, team_id),
-        "channel": {"id": channel_id, "name": _channel_name(channel_id)},
-        "is_enterprise_install": False,
-        "enterprise": None,
-        "callback_id": callback_id,
-        "trigger_id": trigger_id,
-        "message_ts": message_ts,
-        "message": message,
-        "response_url": response_url,
-    }
-    return _payload_body(payload)
-
-
-def event_body(
-    event: JSON,
-    *,
-    team_id: str = TEAM_ID,
-    api_app_id: str = APP_ID,
-    event_id: str | None = None,
-    event_time: int | None = None,
-) -> builtins.bytes:
-    """An Events API ``event_callback`` envelope around ``event`` (JSON, as Slack posts it)."""
-    envelope: JSON = {
-        "token": "legacy-verification-token",
-        "team_id": team_id,
-        "api_app_id": api_app_id,
-        "event": event,
-        "type": "event_callback",
-        "event_id": event_id or f"Ev{secrets.token_hex(5).upper()}",
-        "event_time": int(time.time()) if event_time is None else event_time,
-        "authorizations": [
-            {
-                "enterprise_id": None,
-                "team_id": team_id,
-                "user_id": BOT_USER_ID,
-                "is_bot": True,
-                "is_enterprise_install": False,
-            }
-        ],
-        "is_ext_shared_channel": False,
-        "event_context": secrets.token_hex(16),
-    }
-    return json.dumps(envelope).encode()
-
-
-def app_home_opened_event(user: str = "U0ALICE", *, tab: str = "home") -> JSON:
-    return {
-        "type": "app_home_opened",
-        "user": user,
-        "channel": "D0HOME",
-        "tab": tab,
-        "event_ts": f"{time.time():.6f}",
-    }
-
-
-def message_event(
-    text: str, *, user: str = "U0ALICE", channel: str = "C0OPS", ts: str | None = None, thread_ts: str | None = None
-) -> JSON:
-    ts = ts or f"{time.time():.6f}"
-    event: JSON = {
-        "type": "message",
-        "channel": channel,
-        "user": user,
-        "text": text,
-        "ts": ts,
-        "event_ts": ts,
-        "channel_type": "channel",
-    }
-    if thread_ts is not None:
-        event["thread_ts"] = thread_ts
-    return event
-
-
-def app_mention_event(
-    text: str, *, user: str = "U0ALICE", channel: str = "C0OPS", ts: str | None = None, thread_ts: str | None = None
-) -> JSON:
-    event = message_event(f"<@{BOT_USER_ID}> {text}", user=user, channel=channel, ts=ts, thread_ts=thread_ts)
-    event["type"] = "app_mention"
-    del event["channel_type"]
-    return event

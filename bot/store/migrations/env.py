@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-
 from alembic import context
 from sqlalchemy import Connection, MetaData
 
+from bot.store.drill_sessions import metadata as sessions_metadata
 from bot.store.models import Base
 
 
 def _target_metadata() -> list[MetaData]:
-    """Every schema the revisions must create: the bot's tables and, once it exists, the drills session table.
-
-    Only autogenerate and drift checks read this. `migrate()` marks its runs `upgrade_only`, which skips importing
-    the drills modules (about a second of imports at every bot start, for nothing an upgrade uses).
-    """
-    found = [Base.metadata]
-    if context.config.attributes.get("upgrade_only"):
-        return found
-    # Look before importing: a missing drills module is expected for now, a broken one must fail loudly.
-    try:
-        spec = importlib.util.find_spec("drills.store_sql")
-    except ModuleNotFoundError:  # "drills" itself is missing or is not a package
-        spec = None
-    if spec is not None:
-        found.append(importlib.import_module("drills.store_sql").metadata)
-    return found
+    """Every schema the revisions must create: the bot's tables and the drill and interview sessions."""
+    return [Base.metadata, sessions_metadata]
 
 
 def _run(connection: Connection) -> None:

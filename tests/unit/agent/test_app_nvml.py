@@ -13,7 +13,7 @@ import pytest
 from starlette.applications import Starlette
 
 from collectors.agent import app as agent_app
-from collectors.agent import create_app
+from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.agent.nvml import XidWatcher
 from collectors.models import Artifact, ArtifactKind

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.store.drill_sessions import SqlSessionStore
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError
@@ -19,7 +20,6 @@ from drills.key import answer_key
 from drills.session import DrillSession
 from drills.sources import BY_ID, label
 from drills.store import MemorySessionStore, SessionStore
-from drills.store_sql import SqlSessionStore
 
 Player = Callable[..., tuple[DrillSession, Debrief | None]]
 Loader = Callable[[str], Incident]
@@ -176,7 +176,7 @@ def test_supported_but_not_proven_says_what_would_prove_it(incident: Loader) -> 
     session, _ = drill.request_evidence(session, inc, "pod status")
     _, view = drill.propose(session, inc, "limit-too-low")
     assert view.answer is not None and view.answer.verdict == "supported" and not view.answer.direct
-    assert "To prove it, look at kernel log for kernel.oom_memcg" in view.answer.message
+    assert "To prove it, look at kernel log or node or events for kernel.oom_memcg" in view.answer.message
 
 
 def test_a_child_is_tested_through_its_parent(incident: Loader) -> None:

@@ -23,7 +23,8 @@ LITERAL = {
     "container.restart_count", "container.name", "pod.phase", "pod.status.reason", "pod.name", "pod.namespace",
     "node.name", "nccl.version", "nccl.socket_ifname", "nccl.timeout_op", "scheduling.nodes_total", "xid.codes",
     "cpu.nr_throttled", "cpu.nr_periods", "events.reasons", "pods.names", "kernel.oom_victims",
-    "alert.names", "hpa.max_replicas", "dist.master_addrs",
+    "alert.names", "hpa.max_replicas", "dist.master_addrs", "nccl.last_completed_seq", "nccl.suspect_hosts",
+    "nccl.waiting_ranks", "nccl.suspect_ranks",
 }
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from collectors.k8s_values import quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_objects
-from collectors.parsers.k8s_common import quantity_int, quantity_milli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "k8s_objects"
 

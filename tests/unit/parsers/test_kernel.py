@@ -35,6 +35,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("xid.primary_codes", [79], 8, 8),
         ("xid.count", 3, 8, 14),
         ("xid.pci_bus_ids", ["0000:2b:00"], 8, 8),
+        ("xid.hosts", ["gpu-node-2"], 8, 8),  # the node the log was read from
         ("gpu.fallen_off_bus", True, 8, 8),
         ("kernel.hung_task", True, 15, 15),
     ]),
@@ -55,6 +56,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("xid.count", 8, 3, 10),
         ("xid.pci_bus_ids", ["0000:3b:00"], 3, 3),
         ("xid.pci_bus_ids", ["0000:86:00"], 6, 6),
+        ("xid.hosts", ["gpu-node-2"], 3, 3),  # the node the log was read from
     ]),
     ("journalctl-k.log", [  # memory-cgroup OOM kill with the full dump
         ("kernel.oom_kill", True, 2, 2),
@@ -72,6 +74,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("xid.primary_codes", [119], 2, 2),
         ("xid.count", 1, 2, 2),
         ("xid.pci_bus_ids", ["0000:2b:00"], 2, 2),
+        ("xid.hosts", ["gpu-node-2"], 2, 2),  # the node the log was read from
         ("conntrack.table_full", True, 6, 6),
     ]),
     ("syslog.log", [  # GPU lost without any Xid line, among other services' lines
@@ -83,6 +86,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("xid.primary_codes", [79], 1, 1),
         ("xid.count", 1, 1, 1),
         ("xid.pci_bus_ids", ["0000:2b:00"], 1, 1),
+        ("xid.hosts", ["gpu-node-2"], 1, 1),  # the node the log was read from
         ("gpu.fallen_off_bus", True, 1, 1),
         ("kernel.oom_kill", True, 4, 4),
         ("kernel.oom_global", True, 4, 4),
@@ -148,6 +152,7 @@ def test_only_secondary_xids_give_empty_primary_codes() -> None:
         ("xid.primary_codes", [], 1, 1),
         ("xid.count", 1, 1, 1),
         ("xid.pci_bus_ids", ["0000:2b:00"], 1, 1),
+        ("xid.hosts", ["gpu-node-2"], 1, 1),
     ]
 
 
@@ -320,3 +325,21 @@ def test_sniff_recognises_each_capture(name: str) -> None:
 ])
 def test_sniff_scores(text: str, low: int, high: int) -> None:
     assert low <= kernel.sniff(text) <= high
+
+
+@pytest.mark.parametrize(("line", "host"), [
+    ("Sep  1 05:09:58 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off",
+     "gpu-node-7"),
+    ("2025-09-01T05:09:58+0000 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python",
+     "gpu-node-7"),
+    ("gpu-node-7: kern: warning: [Mon Sep  1 05:09:58 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python",
+     "gpu-node-7"),
+])
+def test_xid_hosts_come_from_the_lines_prefix_before_the_logs_subject(line: str, host: str) -> None:
+    assert values(run(line), "xid.hosts") == [[host]]
+
+
+def test_xid_hosts_absent_when_neither_a_prefix_nor_the_subject_names_a_node() -> None:
+    result = kernel.parse(Artifact(id="k", kind=ArtifactKind.KERNEL_LOG,
+                                   content="[5.0] NVRM: Xid (PCI:0000:2b:00): 79, pid=9, name=python"))
+    assert values(result, "xid.hosts") == []

@@ -58,6 +58,10 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
     ("watchdog_timeout.log", {
         ("nccl.watchdog_timeout", True, 3, 3),
         ("nccl.timeout_op", "ALLREDUCE", 3, 3),
+        # One rank's view of the wave front: it waits on 4521 after completing 4520 (mid-run, not init).
+        ("nccl.last_completed_seq", 4520, 4, 4),
+        ("nccl.wait_seq", 4521, 5, 5),
+        ("nccl.waiting_ranks", (3,), 5, 5),
     }),
     ("duplicate_gpu.log", {
         ("gpu.visible_count", 1, 1, 2),

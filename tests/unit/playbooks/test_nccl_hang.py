@@ -193,6 +193,77 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
         "rdma-prereqs",
     ),
     (
+        # Issue 18: rank 5 on gpu-node-0 never enqueued #20418; seven ranks wait on it. No node evidence yet.
+        "straggler-named-by-the-wave-front",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 20417, "nccl.wait_seq": 20418,
+         "nccl.waiting_ranks": [0, 1, 2, 3, 4, 6, 7], "nccl.suspect_ranks": [5], "nccl.suspect_hosts": ["gpu-node-0"],
+         "nccl.timeout_op": "ALLREDUCE"},
+        {"straggler-rank": "confirmed", "collective-mismatch": "likely", "rank-not-running": "ruled-out",
+         "master-unresolvable": "ruled-out", "rendezvous-env": "ruled-out", "wrong-interface": "ruled-out",
+         "network-blocked": "ruled-out", "slow-collectives": "ruled-out", "fabric-fault": "unknown",
+         "gpu-hardware": "unknown"},
+        "straggler-rank",
+    ),
+    (
+        # The straggler's own node logged Xid 79: the GPU fault is the cause, the straggler its symptom.
+        "xid-79-on-the-stragglers-node",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 20417, "nccl.wait_seq": 20418,
+         "nccl.waiting_ranks": [0, 1, 2, 3, 4, 6, 7], "nccl.suspect_ranks": [5], "nccl.suspect_hosts": ["gpu-node-0"],
+         "xid.codes": [79], "xid.primary_codes": [79], "xid.hosts": ["gpu-node-0"]},
+        {"gpu-hardware": "confirmed", "straggler-rank": "confirmed", "rank-not-running": "ruled-out",
+         "master-unresolvable": "ruled-out", "rendezvous-env": "ruled-out", "wrong-interface": "ruled-out",
+         "network-blocked": "ruled-out", "slow-collectives": "ruled-out", "collective-mismatch": "unknown"},
+        "gpu-hardware",
+    ),
+    (
+        # An Xid on another node does not explain this straggler: likely at most, and the straggler leads.
+        "xid-79-on-another-node",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 20417, "nccl.wait_seq": 20418,
+         "nccl.waiting_ranks": [0, 1, 2, 3, 4, 6, 7], "nccl.suspect_ranks": [5], "nccl.suspect_hosts": ["gpu-node-0"],
+         "xid.codes": [79], "xid.primary_codes": [79], "xid.hosts": ["gpu-node-3"]},
+        {"gpu-hardware": "likely", "straggler-rank": "confirmed", "collective-mismatch": "unknown"},
+        "straggler-rank",
+    ),
+    (
+        # A straggler is known but the kernel log names no host: the Xid cannot be tied to it.
+        "xid-79-on-an-unnamed-node",
+        {"nccl.watchdog_timeout": True, "nccl.wait_seq": 20418, "nccl.waiting_ranks": [0, 1],
+         "nccl.suspect_ranks": [2], "xid.codes": [79], "xid.primary_codes": [79]},
+        {"gpu-hardware": "likely", "straggler-rank": "confirmed"},
+        "straggler-rank",
+    ),
+    (
+        # Every rank of the job waits on #20418 and none is behind: no rank is blamed; the fabric is looked at.
+        "every-rank-waits-on-the-same-collective",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 20417, "nccl.wait_seq": 20418,
+         "nccl.waiting_ranks": [0, 1, 2, 3, 4, 5, 6, 7], "nccl.suspect_ranks": [], "nccl.init_complete": True},
+        {"fabric-fault": "likely", "collective-mismatch": "likely", "straggler-rank": "unknown",
+         "rank-not-running": "ruled-out", "master-unresolvable": "ruled-out", "rendezvous-env": "ruled-out",
+         "wrong-interface": "ruled-out", "network-blocked": "ruled-out", "slow-collectives": "ruled-out"},
+        "fabric-fault",
+    ),
+    (
+        # One rank's timeout after 20417 completed collectives: every rank was up, so the init-time causes go.
+        "single-rank-timeout-mid-run",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 20417, "nccl.wait_seq": 20418,
+         "nccl.waiting_ranks": [0]},
+        {"collective-mismatch": "likely", "rank-not-running": "ruled-out", "master-unresolvable": "ruled-out",
+         "rendezvous-env": "ruled-out", "wrong-interface": "ruled-out", "network-blocked": "ruled-out",
+         "slow-collectives": "ruled-out", "straggler-rank": "unknown", "fabric-fault": "unknown"},
+        "collective-mismatch",
+    ),
+    (
+        # The first collective (lazy NCCL init) hangs: nothing completed, so init-time causes stay open.
+        "init-hang-first-collective",
+        {"nccl.watchdog_timeout": True, "nccl.last_completed_seq": 0, "nccl.wait_seq": 1,
+         "nccl.waiting_ranks": [0, 1, 2, 3, 4, 6, 7], "nccl.silent_ranks": [5], "nccl.init_complete": False,
+         "pods.pending": ["train-worker-5"]},
+        {"rank-not-running": "likely", "slow-collectives": "ruled-out", "straggler-rank": "unknown",
+         "network-blocked": "unknown", "wrong-interface": "unknown", "rendezvous-env": "unknown",
+         "master-unresolvable": "unknown", "collective-mismatch": "unknown", "fabric-fault": "unknown"},
+        "rank-not-running",
+    ),
+    (
         "slow-not-hung",
         # IB configured but traffic on sockets: slow, and the missing RDMA path is why.
         {"nccl.init_complete": True, "nccl.transports": ["Socket"], "nccl.ib_hca": "mlx5"},
@@ -243,6 +314,8 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
     ("given", "fires"),
     [
         ({"nccl.watchdog_timeout": True}, True),
+        # A rank that only dumped on a peer's timeout still shows the wave front.
+        ({"nccl.wait_seq": 20418, "nccl.waiting_ranks": [1, 2]}, True),
         ({"nccl.waiting_for_join": True}, True),
         ({"nccl.errors": ["timeout"]}, True),
         ({"nccl.ib_errors": ["transport-retry-exceeded"]}, True),

@@ -1,10 +1,10 @@
-"""Drill sessions (the table of drills/store_sql.py).
+"""Drill sessions (the drill_sessions table of bot/store/drill_sessions.py).
 
 Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-22
 
-Written from an autogenerate run against drills.store_sql.metadata and reviewed. SqlSessionStore also runs
+Written from an autogenerate run against that module's metadata and reviewed. SqlSessionStore also runs
 `create_all` itself, so a database may already hold this table without a revision saying so: it is adopted as is.
 """
 

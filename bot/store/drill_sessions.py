@@ -1,13 +1,13 @@
-"""Drill sessions in a SQL database through SQLAlchemy 2: SQLite for the terminal, PostgreSQL for the bot.
+"""Drill and interview sessions in a SQL database through SQLAlchemy 2: SQLite for the terminal, PostgreSQL for the
+bot.
 
 One row per session: the whole session as a JSON payload (the source of truth, so the session model can grow
 without a migration), plus the columns the queries filter and sort on. The schema lives in the module-level
-`metadata`, so Alembic can adopt it with autogenerate; until then `create_all` makes the table.
+`metadata`; bot/store/migrations creates it (0002, 0003), and `create_all` makes it for a terminal's own file.
 """
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,20 +59,22 @@ drill_sessions = Table(
 # The leaderboard reads the finished sessions of one channel.
 Index("ix_drill_sessions_channel_finished", drill_sessions.c.channel, drill_sessions.c.finished)
 
-
-def state_dir() -> Path:
-    """$TRIAGEBOT_STATE_DIR, else the XDG state directory (~/.local/state/triagebot): where local state lives."""
-    state = os.environ.get("TRIAGEBOT_STATE_DIR")
-    if state:
-        return Path(state).expanduser()
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "triagebot"
-
-
-def default_db_path() -> Path:
-    """drills.sqlite in the state directory."""
-    return state_dir() / "drills.sqlite"
+# Interviews in Slack: one row per interview, the record as a JSON payload (bot/store/interviews.py).
+interview_sessions = Table(
+    "interview_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("question_id", String(200), nullable=False),
+    Column("user_id", String(200), nullable=False, index=True),
+    Column("channel", String(200), nullable=False),
+    Column("finished", Boolean, nullable=False, default=False),
+    Column("score", Integer, nullable=True),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("payload", JSON, nullable=False),
+)
+# Open interviews of a channel, most recent first.
+Index("ix_interview_sessions_channel_finished", interview_sessions.c.channel, interview_sessions.c.finished)
 
 
 class SqlSessionStore:

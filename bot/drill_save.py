@@ -1,0 +1,142 @@
+"""Saving a triage run as a recorded incident that drills can load: the Slack button and `triagebot drill save`."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from bot import drill_catalog
+from bot.config import Settings
+from bot.runs import Run, load_run
+from bot.store import repo
+from bot.store.db import make_engine, normalize_url, session_factory
+from bot.store.models import Feedback, TriageRun
+from bot.store.models import Incident as StoredIncident
+from collectors.models import Missing
+from collectors.redact import redact
+from drills.catalog import CatalogError, check_new_id, load_catalog
+from drills.hypotheses import index
+from drills.incident import GroundTruth
+from drills.record import RecordError, write_incident
+from playbooks.pipeline import default_playbooks
+
+
+def drills_dir(settings: Settings) -> Path:
+    """Where saved drills go: `drills_dir`, else next to the default database (bot.drill_catalog decides)."""
+    return drill_catalog.drills_dir(settings)
+
+
+def ground_truth(session: Session, run: Run) -> GroundTruth | None:
+    """From the latest feedback on the incident: the corrected hypothesis, or the confirmed leader."""
+    if run.row.incident_id is None:
+        return None
+    latest = session.scalars(select(Feedback).where(Feedback.incident_id == run.row.incident_id)
+                             .order_by(Feedback.created_at.desc(), Feedback.id.desc()).limit(1)).first()
+    if latest is None:
+        return None
+    if latest.verdict == "wrong":
+        if not (latest.right_playbook and latest.right_hypothesis):
+            return None
+        return GroundTruth(playbook=latest.right_playbook, hypothesis=latest.right_hypothesis,
+                           explanation=latest.note or f"Corrected in Slack by {latest.user_id}.")
+    lead = run.report.leading() if run.report else None
+    if lead is None:
+        return None
+    return GroundTruth(playbook=lead[0].playbook, hypothesis=lead[1].id,
+                       explanation=latest.note or f"Confirmed in Slack by {latest.user_id}.")
+
+
+def write_run_as_drill(folder: Path, run: Run, truth: GroundTruth | None, *, page: str, title: str,
+                       tags: list[str]) -> Path:
+    """The run's artifacts as a recorded incident (Save as drill, and `triagebot drill save`)."""
+    # Stored runs are redacted already; redacting again is cheap and covers rows stored before a rule existed.
+    artifacts = [redact(a) for a in run.artifacts()]
+    # The playbooks the report ran, forced again on replay: an alert's name may have forced one whose trigger
+    # does not fire on the evidence, and without it the replay would not be the report on-call saw.
+    return write_incident(folder, artifacts, run.target, run.row.started_at, page=page, title=title,
+                          missing=[Missing.model_validate(m) for m in run.row.missing or []],
+                          ground_truth=truth, tags=tags, symptoms=run.report.symptoms if run.report else [])
+
+
+def check_drill_folder(folder: Path) -> None:
+    """A saved drill's id is its folder's name: refuse one `triagebot drill` or `/drill start` could not use,
+    or that a bundled incident has (CatalogError)."""
+    check_new_id(folder.name, load_catalog(None).bundled_ids())
+
+
+class SaveError(ValueError):
+    """A stored incident that cannot be saved as a drill; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Saved:
+    folder: Path
+    incident_key: str
+    run_id: int
+    truth: GroundTruth | None
+    artifacts: int
+    in_catalog: bool  # in the drills dir, so `triagebot drill <folder name>` and `/drill start` find it
+
+
+def save_stored_incident(settings: Settings, reference: str, output: Path | None, truth_text: str | None,
+                         actor: str) -> Saved:
+    """The latest triage run of a stored incident (id or key) as a recorded incident, like Save as drill."""
+    url = normalize_url(settings.database_url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
+            and not Path(parsed.database).is_file():
+        raise SaveError(f"no bot database at {parsed.database}; set TRIAGEBOT_DATABASE_URL to the bot's")
+    engine = make_engine(url)
+    try:
+        with session_factory(engine).begin() as db:
+            incident = _stored_incident(db, reference)
+            row = db.scalars(select(TriageRun).where(TriageRun.incident_id == incident.id)
+                             .order_by(TriageRun.id.desc()).limit(1)).first()
+            if row is None:
+                raise SaveError(f"incident {incident.key} has no triage run to save")
+            run = load_run(db, str(row.id))
+            truth = _given_truth(truth_text, actor) if truth_text else ground_truth(db, run)
+            folder = output or drills_dir(settings) / f"incident-{incident.id}"
+            check_drill_folder(folder)
+            when = f"{row.started_at:%Y-%m-%d %H:%M} UTC"
+            write_run_as_drill(folder, run, truth, page=f"{run.title} ({incident.source}, {when})",
+                                     title=f"Saved from the bot's database: {run.title}",
+                                     tags=["saved", incident.source])
+            repo.audit(db, actor=actor, action="cli.drill_save", target=incident.key,
+                       detail={"run": row.id, "folder": str(folder),
+                               "ground_truth": f"{truth.playbook}/{truth.hypothesis}" if truth else None})
+            return Saved(folder=folder, incident_key=incident.key, run_id=row.id, truth=truth,
+                         artifacts=len(run.artifacts()), in_catalog=drill_catalog.is_saved_location(folder, settings))
+    except (RecordError, CatalogError, OSError) as err:
+        raise SaveError(str(err)) from None
+    except SQLAlchemyError as err:
+        raise SaveError(f"cannot read the bot's database: {str(err).splitlines()[0]}") from None
+    finally:
+        engine.dispose()
+
+
+def _stored_incident(db: Session, reference: str) -> StoredIncident:
+    by = StoredIncident.id == int(reference) if reference.isdigit() else StoredIncident.key == reference
+    found = db.scalars(select(StoredIncident).where(by)).first()
+    if found is None:
+        raise SaveError(f"no stored incident {reference!r} (give its id or key, e.g. slash:...; the App Home "
+                        "lists recent ones)")
+    return found
+
+
+def _given_truth(text: str, actor: str) -> GroundTruth:
+    refs = index(default_playbooks())
+    key = text.strip().lower()
+    if key not in refs:
+        close = difflib.get_close_matches(key, list(refs), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `triagebot playbooks list` shows them"
+        raise SaveError(f"--ground-truth {text!r} is not a playbook/hypothesis{hint}")
+    playbook, _, hypothesis = key.partition("/")
+    return GroundTruth(playbook=playbook, hypothesis=hypothesis,
+                       explanation=f"Given by {actor} with `triagebot drill save --ground-truth`.")
