@@ -10,7 +10,7 @@ from tests.unit.playbooks.table import check_case, fires, judge, rendered_cleanl
 
 PLAYBOOK = "error-rate"
 TOP_LEVEL = ["bad-rollout", "failing-dependency", "restarts-behind-errors", "overload", "gpu-node-fault",
-             "conntrack-drops"]
+             "dropped-connections"]
 
 CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
     ("canary-fails-alone",
@@ -35,7 +35,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str]] = [
      {"gpu-node-fault": "confirmed"}, "gpu-node-fault"),
     ("conntrack-full",
      {"http.error_ratio": 0.02, "conntrack.table_full": True, "conntrack.drops": 5000},
-     {"conntrack-drops": "confirmed"}, "conntrack-drops"),
+     {"dropped-connections": "confirmed"}, "dropped-connections"),
 ]
 
 
