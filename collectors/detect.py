@@ -13,7 +13,7 @@ MIN_SCORE = 30
 _LINE_KINDS = {kind for kind, _ in LINE_CLAIMS}
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
 _PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
-                     r"nvidia-smi|oc|k)\b")
+                     r"nvidia-smi|top|oc|k)\b")
 KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
@@ -60,6 +60,8 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
     (re.compile(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),
     (re.compile(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
+    (re.compile(r"\bnvidia-smi\b(?!\s+(?:-q|--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
+    (re.compile(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
 ]
 
 

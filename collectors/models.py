@@ -30,6 +30,8 @@ class ArtifactKind(StrEnum):
     ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
     NVML = "nvml"  # the node agent's NVML snapshot JSON (schema triagebot.nvml/v1)
     POD_TABLE = "pod-table"  # `kubectl get pods` (default, -o wide, custom columns)
+    NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
+    TOP = "top"  # `top` / `top -b` output
     TEXT = "text"  # pasted text of no structured kind: read line by line for known signals
 
 

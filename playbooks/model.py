@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
-SYMPTOMS = ("oom-killed", "pending", "latency", "nccl-hang", "gpu-xid", "crash-loop", "image-pull", "evicted")
+# The symptom ids are the bundled playbook files: adding a playbook is adding its YAML, nothing else to list.
+SYMPTOMS: tuple[str, ...] = tuple(sorted(p.stem for p in Path(__file__).parent.glob("*.yaml")
+                                         if not p.name.startswith("_")))
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 
 

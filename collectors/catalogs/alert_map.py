@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +13,9 @@ from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "alerts.yaml"
 
-Symptom = Literal["oom-killed", "pending", "latency", "nccl-hang", "gpu-xid", "crash-loop", "image-pull", "evicted"]
+# A playbook id. collectors may not import playbooks, so the catalog only checks the shape here; a test checks
+# that every symptom in alerts.yaml names a bundled playbook (tests/unit/parsers/test_alertmanager.py).
+SYMPTOM_ID = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 
 
 class AlertRule(BaseModel):
@@ -24,7 +25,7 @@ class AlertRule(BaseModel):
 
     alerts: tuple[str, ...] = Field(min_length=1)
     labels: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    symptom: Symptom | None
+    symptom: str | None = Field(pattern=SYMPTOM_ID)
 
     def matches(self, alertname: str, labels: Mapping[str, str]) -> bool:
         if not any(fnmatchcase(alertname, pattern) for pattern in self.alerts):

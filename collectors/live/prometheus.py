@@ -125,6 +125,8 @@ def pod_queries(scope: Scope, window: Window) -> list[Query]:
     by_container = "sum by (namespace, pod, container)"
     throttled = selector("container_cpu_cfs_throttled_periods_total", *containers)
     periods = selector("container_cpu_cfs_periods_total", *containers)
+    cpu_used = selector("container_cpu_usage_seconds_total", *containers)
+    cpu_limit = selector("kube_pod_container_resource_limits", *pods, 'resource="cpu"')
     step = range_step(window.seconds)
     return [
         # The peak over the window: after an OOM kill the restarted container is small again.
@@ -144,6 +146,8 @@ def pod_queries(scope: Scope, window: Window) -> list[Query]:
         Query("restarts",
               f"last_over_time({selector('kube_pod_container_status_restarts_total', *pods)}[{span}])", subject),
         Query("waiting-reason", f"{selector('kube_pod_container_status_waiting_reason', *pods)} == 1", subject),
+        # CPU in use against the limit: a saturated pod starves the GPU it feeds (gpu-underutilized).
+        Query("cpu-busy-ratio", f"{by_container} (rate({cpu_used}[{RATE}])) / {by_container} ({cpu_limit})", subject),
     ]
 
 
@@ -179,7 +183,39 @@ def service_queries(scope: Scope, window: Window, discovered: Sequence[str]) -> 
         # A rate window no shorter than the step, so no request falls between two points.
         span = duration(max(300, step))
         out.append(Query("request-rate-range", f"sum(rate({selector(counter, *pods)}[{span}]))", subject, step))
+        # Per pod: a replica that serves nothing while its peers work idles its GPU (gpu-underutilized).
+        out.append(Query("request-rate-by-pod", f"sum by (pod) (rate({selector(counter, *pods)}[{RATE}]))", subject))
+    out += _error_ratio_queries(pods, subject, discovered)
     return out
+
+
+def _error_ratio_queries(pods: list[str], subject: str, discovered: Sequence[str]) -> list[Query]:
+    """Failed over all requests, from the mesh sidecar or the model server the pods export (error-rate)."""
+    out: list[Query] = []
+    if "istio_requests_total" in discovered:
+        every = selector("istio_requests_total", *pods)
+        failed = selector("istio_requests_total", *pods, 'response_code=~"5.."')
+        out.append(Query("istio-error-ratio", f"sum(rate({failed}[{RATE}])) / sum(rate({every}[{RATE}]))", subject))
+        out.append(Query("istio-requests-by-version",
+                         f"sum by (destination_version, response_code) (rate({every}[{RATE}]))", subject))
+    if "nv_inference_request_success" in discovered:
+        ok = selector("nv_inference_request_success", *pods)
+        failed = selector("nv_inference_request_failure", *pods)
+        out.append(Query("triton-failure-ratio",
+                         f"sum(rate({failed}[{RATE}])) / (sum(rate({ok}[{RATE}])) + sum(rate({failed}[{RATE}])))",
+                         subject))
+    return out
+
+
+def ingress_queries(scope: Scope) -> list[Query]:
+    """ingress-nginx's view of the service: the controller labels requests with the backend service."""
+    if not scope.service:
+        return []
+    labels = [equals("namespace", scope.namespace), equals("service", scope.service)]
+    every = selector("nginx_ingress_controller_requests", *labels)
+    failed = selector("nginx_ingress_controller_requests", *labels, 'status=~"5.."')
+    return [Query("ingress-error-ratio", f"sum(rate({failed}[{RATE}])) / sum(rate({every}[{RATE}]))",
+                  f"service/{scope.namespace}/{scope.service}")]
 
 
 def node_queries(scope: Scope, window: Window) -> list[Query]:
@@ -191,6 +227,7 @@ def node_queries(scope: Scope, window: Window) -> list[Query]:
     span = duration(window.seconds)
     drops = matches("__name__", "node_nf_conntrack_stat_(drop|early_drop|insert_failed)")
     steal = selector("node_cpu_seconds_total", 'mode="steal"', instance)
+    iowait = selector("node_cpu_seconds_total", 'mode="iowait"', instance)
     return [
         Query("conntrack-usage-ratio",
               f"max_over_time({selector('node_nf_conntrack_entries', instance)}[{span}]) / "
@@ -201,6 +238,7 @@ def node_queries(scope: Scope, window: Window) -> list[Query]:
               f"min_over_time({selector('node_memory_MemAvailable_bytes', instance)}[{span}]) / "
               f"{selector('node_memory_MemTotal_bytes', instance)}", subject),
         Query("cpu-steal-ratio", f"avg by (instance) (rate({steal}[{RATE}]))", subject),
+        Query("cpu-iowait-ratio", f"avg by (instance) (rate({iowait}[{RATE}]))", subject),
     ]
 
 
@@ -224,6 +262,10 @@ def gpu_queries(scope: Scope, window: Window) -> list[Query]:
         # Used and free in one result: the parser needs both to compute the used share.
         Query("gpu-fb", named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"), subject),
         Query("gpu-sm-active", dcgm("DCGM_FI_PROF_SM_ACTIVE"), subject),
+        # The rest of the profiling fields: which part of the GPU works, and whether its bus keeps up.
+        Query("gpu-profiling", named("DCGM_FI_PROF_(GR_ENGINE_ACTIVE|SM_OCCUPANCY|PIPE_TENSOR_ACTIVE|DRAM_ACTIVE)"),
+              subject),
+        Query("gpu-pcie", named("DCGM_FI_PROF_PCIE_RX_BYTES|DCGM_FI_DEV_PCIE_(MAX_)?LINK_(GEN|WIDTH)"), subject),
         Query("gpu-xid-max", f"max_over_time({dcgm('DCGM_FI_DEV_XID_ERRORS')}[{span}])", subject),
         # The gauge holds the last Xid; its history gives every code of the window, not just the highest.
         Query("gpu-xid-range", dcgm("DCGM_FI_DEV_XID_ERRORS"), subject, range_step(window.seconds)),
@@ -252,7 +294,7 @@ def dns_queries() -> list[Query]:
 
 def build_plan(scope: Scope, window: Window, discovered: Sequence[str] = ()) -> list[Query]:
     """Every query for the scope, given the service metric names discovery found."""
-    return [*pod_queries(scope, window), *service_queries(scope, window, discovered),
+    return [*pod_queries(scope, window), *service_queries(scope, window, discovered), *ingress_queries(scope),
             *node_queries(scope, window), *gpu_queries(scope, window), *dns_queries()]
 
 

@@ -47,6 +47,10 @@ RULES: tuple[Rule, ...] = (
                               "NameResolutionError", "Failed to resolve", "nodename nor servname")),
     # CoreDNS's loop plugin probes upstream with a random HINFO query at start; its timeout is not a failed lookup.
     Rule("dns.errors", True, ("i/o timeout",), _rx(r"^(?!.*\bHINFO:).*:53\b")),
+    # kube-proxy's own log (kubectl logs -n kube-system kube-proxy-...): the Service rules were not programmed.
+    Rule("proxy.sync_failed", True, ("iptables-restore", "Sync failed", "Failed to sync"),
+         _rx(r"Failed to execute iptables-restore|iptables-restore failed|\"Sync failed\"|"
+             r"Failed to sync (?:iptables|ipvs) rules")),
     Rule("app.retries", True, ("etry", "ttempt"),
          _rx(r"Retry\(total=|\b[Rr]etrying\b|\b[Rr]etry (?:attempt |#)?\d+|\b[Aa]ttempt \d+\s*(?:/|of)\s*\d+")),
     Rule("app.errors", "traceback", ("Traceback (most recent call last)",)),

@@ -21,6 +21,7 @@ from collectors.parsers.k8s_common import (
     subject_of,
     unique,
 )
+from collectors.parsers.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")
@@ -100,6 +101,11 @@ def _conditions(sink: DedupSink, table: DNode | None, subject: str | None) -> No
         sink.add("node.conditions", unique(n for n, _ in found), found[0][1], found[-1][1], subject=subject)
     elif any(len(row.text.split()) >= 2 for row in table.children):
         sink.add("node.conditions", [], table.line, subject=subject)
+    for row in table.children:
+        cells = row.text.split()
+        if len(cells) >= 2 and node_condition(cells[0], cells[1]) == "NotReady" and (
+                reasons := node_not_ready_reasons(row.text)):
+            sink.add("node.not_ready_reasons", reasons, row.line, subject=subject)
 
 
 def _labels(node: DNode | None) -> dict[str, tuple[str, int]]:

@@ -28,6 +28,7 @@ from collectors.parsers.k8s_common import (
     subject_of,
     unique,
 )
+from collectors.parsers.k8s_messages import missing_refs
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")
@@ -308,6 +309,8 @@ def _emit_container(sink: DedupSink, c: _Container, subject: str | None) -> None
         sink.add("container.waiting.reason", c.state.reason, c.state.reason_line, subject=subject)
         if c.state.message:
             sink.add("container.waiting.message", c.state.message, c.state.message_line, subject=subject)
+            if refs := missing_refs(c.state.message):
+                sink.add("pod.missing_refs", refs, c.state.message_line, subject=subject)
     if c.restarts is not None:
         sink.add("container.restart_count", c.restarts[0], c.restarts[1], subject=subject)
     _emit_limits(sink, c, subject)

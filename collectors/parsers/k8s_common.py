@@ -15,6 +15,7 @@ from collectors.k8s_values import (
     as_int,
 )
 from collectors.models import Artifact
+from collectors.parsers.k8s_messages import missing_refs, pull_seconds, sandbox_errors, volume_errors
 from collectors.parsers.sink import FactSink
 
 _RDMA_RESOURCE = re.compile(r"^(?:rdma/|mellanox\.com/|nvidia\.com/(?:hostdev|rdma)|openshift\.io/mlnx)", re.I)
@@ -432,6 +433,7 @@ def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | No
 _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
 _LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
+_PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
 _RECLAIM = re.compile(r"reclaim (\S+)")
 _NODE_CONDITION_EVENTS = {
     "NodeHasInsufficientMemory": "MemoryPressure",
@@ -453,6 +455,9 @@ class EventFacts:
         self._reasons: set[str] = set()
         # FailedScheduling per object, withdrawn when a later Scheduled event shows the pod was placed after all.
         self._unscheduled: dict[str | None, EventRecord] = {}
+        # Image pulls per object: started and not finished yet, and finished.
+        self.pulls_open: dict[str | None, EventRecord] = {}
+        self.pulls_done: dict[str | None, EventRecord] = {}
 
     def none_seen(self, line: int) -> None:
         """An events table was read and was empty (`Events: <none>`)."""
@@ -471,6 +476,8 @@ class EventFacts:
             self.add("node.conditions", [_NODE_CONDITION_EVENTS[ev.reason]], ev, subject)
         elif ev.reason in _PULL_REASONS or (ev.reason in ("Failed", "BackOff") and is_pull_message(ev.message)):
             self.pulls.note(ev.message, subject, ev.span)
+        elif ev.reason == "Failed":
+            _config_failed(self, ev, subject)
         elif ev.reason == "BackOff" and "restarting failed container" in ev.message:
             self.add("container.restart_backoff", True, ev, subject)
 
@@ -480,6 +487,11 @@ class EventFacts:
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
+        for subject, ev in self.pulls_open.items():
+            self.add("image.pulling", True, ev, subject)
+        if not self.pulls_open:
+            for subject, ev in self.pulls_done.items():
+                self.add("image.pulling", False, ev, subject)
         for subject, ev in self._unscheduled.items():
             self.add("scheduling.failed", True, ev, subject)
 
@@ -493,6 +505,8 @@ _PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "Inspe
 
 def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     facts.unscheduled(ev, subject)
+    if _PVC_DELETING.search(ev.message):
+        facts.add("pvc.terminating", True, ev, subject)
     if ev.message:
         facts.add("scheduling.message", ev.message, ev, subject)
     total = nodes_total(ev.message)
@@ -545,6 +559,34 @@ def _killing(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     facts.add("volume.mount_failed", True, ev, subject)
+    if errors := volume_errors(ev.message):
+        facts.add("volume.errors", errors, ev, subject)
+    if refs := missing_refs(ev.message):
+        facts.add("pod.missing_refs", refs, ev, subject)
+    if _PVC_DELETING.search(ev.message):
+        facts.add("pvc.terminating", True, ev, subject)
+
+
+def _sandbox_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if errors := sandbox_errors(ev.message):
+        facts.add("sandbox.errors", errors, ev, subject)
+
+
+def _pulling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.pulls_open.setdefault(subject, ev)
+
+
+def _pulled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.pulls_open.pop(subject, None)
+    facts.pulls_done.setdefault(subject, ev)
+    if (seconds := pull_seconds(ev.message)) is not None:
+        facts.add("image.pull_seconds", seconds, ev, subject)
+
+
+def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """`Error: secret "x" not found` (reason Failed): the container cannot be created without it."""
+    if refs := missing_refs(ev.message):
+        facts.add("pod.missing_refs", refs, ev, subject)
 
 
 def _scaled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
@@ -586,6 +628,10 @@ _EVENT_HANDLERS = {
     "FailedMount": _mount_failed,
     "FailedAttachVolume": _mount_failed,
     "FailedMapVolume": _mount_failed,
+    "FailedCreatePodSandBox": _sandbox_failed,
+    "NetworkNotReady": _sandbox_failed,
+    "Pulling": _pulling,
+    "Pulled": _pulled,
     "ScalingReplicaSet": _scaled,
     "SuccessfulCreate": _created,
     "OOMKilling": _oom,

@@ -17,6 +17,7 @@ from typing import Any
 
 from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import k8s_services
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
@@ -37,6 +38,7 @@ from collectors.parsers.k8s_common import (
     toleration_text,
     unique,
 )
+from collectors.parsers.k8s_messages import missing_refs, node_not_ready_reasons
 from collectors.text import normalise
 from collectors.yaml_safe import safe_load
 
@@ -586,6 +588,8 @@ def _container_status(ctx: _Ctx, loc: _Loc, st: _Status, subject: str | None) ->
         if message := as_str(waiting.get("message")):
             add("container.waiting.message", message, loc.at(sec, ("name", cname), "waiting", "message"),
                 subject=subject)
+            if refs := missing_refs(message):
+                add("pod.missing_refs", refs, loc.at(sec, ("name", cname), "waiting", "message"), subject=subject)
     if (restarts := as_int(st.data.get("restartCount"))) is not None:
         add("container.restart_count", restarts, loc.at(sec, ("name", cname), ("restartCount", restarts)),
             subject=subject)
@@ -698,6 +702,12 @@ def _node_conditions(ctx: _Ctx, loc: _Loc, status: dict[str, Any], subject: str 
         ctx.sink.add("node.conditions", unique(n for n, _ in found), line, subject=subject)
     elif rows:
         ctx.sink.add("node.conditions", [], loc.at("status", "conditions"), subject=subject)
+    for c in rows:
+        if as_str(c.get("type")) == "Ready" and as_str(c.get("status")) in ("False", "Unknown"):
+            text = f"{as_str(c.get('reason'))} {as_str(c.get('message'))}"
+            if reasons := node_not_ready_reasons(text):
+                ctx.sink.add("node.not_ready_reasons", reasons, loc.at("status", "conditions", ("type", "Ready")),
+                             subject=subject)
 
 
 def _node_gpus(ctx: _Ctx, loc: _Loc, status: dict[str, Any], labels: dict[str, str], subject: str) -> None:
@@ -892,6 +902,10 @@ _HANDLERS: dict[str, Handler] = {
     "NetworkPolicy": _netpol,
     "NetworkPolicyList": _netpol_list,
     "HorizontalPodAutoscaler": _hpa,
+    "Service": lambda ctx, d, loc: k8s_services.service(ctx.sink, d, loc.at),
+    "Endpoints": lambda ctx, d, loc: k8s_services.endpoints(ctx.sink, d, loc.at),
+    "EndpointSlice": lambda ctx, d, loc: k8s_services.endpoint_slice(ctx.sink, d, loc.at),
+    "PersistentVolumeClaim": lambda ctx, d, loc: k8s_services.claim(ctx.sink, d, loc.at),
 }
 
 

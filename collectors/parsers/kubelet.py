@@ -19,6 +19,12 @@ from collectors.parsers.k8s_common import (
     pressure_condition,
     subject_of,
 )
+from collectors.parsers.k8s_messages import (
+    missing_refs,
+    node_not_ready_reasons,
+    sandbox_errors,
+    volume_errors,
+)
 from collectors.text import normalise
 
 _KLOG = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.\-]+\.go):\d+\] ")
@@ -54,6 +60,9 @@ _SYNC_WAITING = re.compile(r"""for \\?"[^"\\]*\\?" with (CrashLoopBackOff|ImageP
 _EVENT_CONDITION = {"NodeHasInsufficientMemory": "MemoryPressure", "NodeHasDiskPressure": "DiskPressure",
                     "NodeHasInsufficientPID": "PIDPressure", "NodeNotReady": "NotReady"}
 _ERRORISH = ("rror", "ailed", "BackOff", "ErrImage")
+_NOT_READY_HINTS = ("PLEG is not healthy", "untime", "NetworkReady=false", "NetworkPluginNotReady",
+                    "cni config uninitiali", "KubeletNotReady", "stopped posting")
+_HAIRPIN = re.compile(r"""hairpin-mode=\\?"?([\w-]+)""")
 
 
 def claims_line(line: str) -> bool:
@@ -113,6 +122,12 @@ class _Scan:
             self._node(line, n)
         if "Error syncing pod" in line:
             self._sync_error(line, n)
+        if any(w in line for w in _NOT_READY_HINTS):
+            self._not_ready(line, n)
+        if "andbox" in line or "olume" in line:
+            self._start_failure(line, n)
+        if "hairpin-mode" in line and (m := _HAIRPIN.search(line)):
+            self.sink.add("kubelet.hairpin_mode", m.group(1), n, subject=_node_subject(line))
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
@@ -182,6 +197,22 @@ class _Scan:
             conditions.append("NotReady")
         if conditions:
             self.sink.add("node.conditions", list(dict.fromkeys(conditions)), n, subject=_node_subject(line))
+
+    def _not_ready(self, line: str, n: int) -> None:
+        if reasons := node_not_ready_reasons(line):
+            self.sink.add("node.not_ready_reasons", reasons, n, subject=_node_subject(line))
+
+    def _start_failure(self, line: str, n: int) -> None:
+        """Sandbox and volume set-up failures, as the kubelet logs them before it records the event."""
+        text = line.replace('\\"', '"')
+        subject = _pod_subject(line)
+        if ("CreatePodSandbox" in line or "RunPodSandbox" in line) and (errors := sandbox_errors(text)):
+            self.sink.add("sandbox.errors", errors, n, subject=subject)
+        if errors := volume_errors(text):
+            self.sink.add("volume.mount_failed", True, n, subject=subject)
+            self.sink.add("volume.errors", errors, n, subject=subject)
+        if refs := missing_refs(text):
+            self.sink.add("pod.missing_refs", refs, n, subject=subject)
 
     def _sync_error(self, line: str, n: int) -> None:
         if m := _SYNC_WAITING.search(line):

@@ -6,12 +6,12 @@ into `Sample`s (with the lines they came from) and hand them here.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from collectors.catalogs.xid import secondary_codes
+from collectors.parsers import metric_gpu, metric_http
+from collectors.parsers.metric_base import Derived, Index, Rule, derive_fact, finite, highest, label_key
 from collectors.parsers.promql_samples import Sample, format_number
 
 # NVML clock throttle ("clocks event") reason bits, as dcgm-exporter reports them in
@@ -35,61 +35,9 @@ _NODE_KEY = ("instance", "node", "Hostname")
 _GPU_KEY = ("Hostname", "instance", "node", "UUID", "gpu", "GPU_I_ID")
 
 
-@dataclass(frozen=True)
-class Derived:
-    """A fact read from metrics: name, value, the lines it rests on, and a readable excerpt."""
-
-    name: str
-    value: object
-    start: int
-    end: int
-    text: str
-
-
-Rule = Callable[["_Index"], list["Derived"]]
-
-
-class _Index:
-    """Samples grouped by metric name, dropping NaN so no rule has to think about it."""
-
-    def __init__(self, samples: Iterable[Sample]) -> None:
-        self.by_name: dict[str, list[Sample]] = defaultdict(list)
-        for sample in samples:
-            if not math.isnan(sample.value):
-                self.by_name[sample.name].append(sample)
-
-    def get(self, *names: str) -> list[Sample]:
-        out: list[Sample] = []
-        for name in names:
-            out.extend(self.by_name.get(name, ()))
-        return out
-
-
-def _key(sample: Sample, names: Sequence[str]) -> tuple[str, ...]:
-    return tuple(sample.labels.get(n, "") for n in names)
-
-
-def _derive(name: str, value: object, *used: Sample, text: str | None = None) -> Derived:
-    start = min(s.line for s in used)
-    end = max(s.last_line for s in used)
-    return Derived(name, value, start, end, text or " / ".join(s.render() for s in used))
-
-
-def _finite(samples: Iterable[Sample]) -> list[Sample]:
-    return [s for s in samples if math.isfinite(s.value)]
-
-
-def _highest(name: str, samples: list[Sample], as_int: bool = False) -> list[Derived]:
-    samples = _finite(samples)
-    if not samples:
-        return []
-    best = max(samples, key=lambda s: s.value)
-    return [_derive(name, int(best.value) if as_int else float(best.value), best)]
-
-
 def _gauge(fact: str, *metrics: str, as_int: bool = False) -> Rule:
-    def rule(index: _Index) -> list[Derived]:
-        return _highest(fact, index.get(*metrics), as_int)
+    def rule(index: Index) -> list[Derived]:
+        return highest(fact, index.get(*metrics), as_int)
 
     return rule
 
@@ -101,19 +49,19 @@ def _in_container(sample: Sample) -> bool:
 def _ratio(fact: str, num: list[Sample], den: list[Sample], keys: Sequence[str],
            pick: Callable[..., tuple[float, Sample, Sample]] = max) -> list[Derived]:
     """num/den joined on `keys`, reporting the highest (or lowest) ratio."""
-    by_key = {_key(s, keys): s for s in _finite(den) if s.value > 0}
-    pairs = [(n.value / d.value, n, d) for n in _finite(num) if (d := by_key.get(_key(n, keys)))]
+    by_key = {label_key(s, keys): s for s in finite(den) if s.value > 0}
+    pairs = [(n.value / d.value, n, d) for n in finite(num) if (d := by_key.get(label_key(n, keys)))]
     if not pairs:
         return []
     ratio, n, d = pick(pairs, key=lambda p: p[0])
-    return [_derive(fact, round(ratio, 4), n, d)]
+    return [derive_fact(fact, round(ratio, 4), n, d)]
 
 
 def _memory_limit(sample: Sample) -> bool:
     return sample.labels.get("resource") == "memory"
 
 
-def _working_set(index: _Index) -> list[Derived]:
+def _working_set(index: Index) -> list[Derived]:
     used = [s for s in index.get("container_memory_working_set_bytes") if _in_container(s)]
     # cAdvisor's own limit goes last so it wins the join: it sits next to the working set it divides.
     limits = [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
@@ -121,25 +69,25 @@ def _working_set(index: _Index) -> list[Derived]:
     return _ratio("memory.working_set_ratio", used, limits, _CONTAINER_KEY)
 
 
-def _memory_limit_bytes(index: _Index) -> list[Derived]:
+def _memory_limit_bytes(index: Index) -> list[Derived]:
     limits = [s for s in index.get("kube_pod_container_resource_limits") if _memory_limit(s)]
     limits += [s for s in index.get("container_spec_memory_limit_bytes") if _in_container(s) and s.value > 0]
-    return _highest("container.memory_limit_bytes", limits, as_int=True)
+    return highest("container.memory_limit_bytes", limits, as_int=True)
 
 
-def _cpu_throttle(index: _Index) -> list[Derived]:
+def _cpu_throttle(index: Index) -> list[Derived]:
     throttled = [s for s in index.get("container_cpu_cfs_throttled_periods_total") if _in_container(s)]
     periods = [s for s in index.get("container_cpu_cfs_periods_total") if _in_container(s)]
     return _ratio("cpu.throttled_ratio", throttled, periods, _CONTAINER_KEY)
 
 
-def _fb_used(index: _Index) -> list[Derived]:
+def _fb_used(index: Index) -> list[Derived]:
     """Used / (used + free + reserved): DCGM has no total field, and all three share one GPU's labels."""
-    free = {_key(s, _GPU_KEY): s for s in _finite(index.get("DCGM_FI_DEV_FB_FREE"))}
-    reserved = {_key(s, _GPU_KEY): s.value for s in _finite(index.get("DCGM_FI_DEV_FB_RESERVED"))}
+    free = {label_key(s, _GPU_KEY): s for s in finite(index.get("DCGM_FI_DEV_FB_FREE"))}
+    reserved = {label_key(s, _GPU_KEY): s.value for s in finite(index.get("DCGM_FI_DEV_FB_RESERVED"))}
     best: tuple[float, Sample, Sample] | None = None
-    for used in _finite(index.get("DCGM_FI_DEV_FB_USED")):
-        key = _key(used, _GPU_KEY)
+    for used in finite(index.get("DCGM_FI_DEV_FB_USED")):
+        key = label_key(used, _GPU_KEY)
         if key not in free:
             continue
         total = used.value + free[key].value + reserved.get(key, 0.0)
@@ -148,10 +96,10 @@ def _fb_used(index: _Index) -> list[Derived]:
     if best is None:
         return []
     ratio, used, spare = best
-    return [_derive("gpu.fb_used_ratio", round(ratio, 4), used, spare, text=f"{used.render()} ; {spare.render()}")]
+    return [derive_fact("gpu.fb_used_ratio", round(ratio, 4), used, spare, text=f"{used.render()} ; {spare.render()}")]
 
 
-def _xid(index: _Index) -> list[Derived]:
+def _xid(index: Index) -> list[Derived]:
     """DCGM_FI_DEV_XID_ERRORS holds the last Xid code a GPU reported (0 = none)."""
     out: list[Derived] = []
     seen: set[int] = set()
@@ -159,14 +107,14 @@ def _xid(index: _Index) -> list[Derived]:
         secondary = secondary_codes()
     except (OSError, ValueError):
         secondary = frozenset()
-    for sample in _finite(index.get("DCGM_FI_DEV_XID_ERRORS")):
+    for sample in finite(index.get("DCGM_FI_DEV_XID_ERRORS")):
         code = int(sample.value)
         if code <= 0 or code in seen:
             continue
         seen.add(code)
-        out.append(_derive("xid.codes", [code], sample))
+        out.append(derive_fact("xid.codes", [code], sample))
         if code not in secondary:
-            out.append(_derive("xid.primary_codes", [code], sample))
+            out.append(derive_fact("xid.primary_codes", [code], sample))
     if out and not any(d.name == "xid.primary_codes" for d in out):
         # Only secondary codes (e.g. 45) were seen: say so, as the kernel parser does.
         first = out[0]
@@ -174,28 +122,28 @@ def _xid(index: _Index) -> list[Derived]:
     return out
 
 
-def _throttle(index: _Index) -> list[Derived]:
+def _throttle(index: Index) -> list[Derived]:
     out: list[Derived] = []
     seen: set[str] = set()
     masks = index.get("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
-    for sample in _finite(masks):
+    for sample in finite(masks):
         mask = int(sample.value) if sample.value >= 0 else 0
         for bit, reason in THROTTLE_BITS.items():
             if reason and mask & bit and reason not in seen:
                 seen.add(reason)
-                out.append(_derive("gpu.throttle_reasons", [reason], sample))
+                out.append(derive_fact("gpu.throttle_reasons", [reason], sample))
     if not out and masks:
         # Masks were read and none has a reported bit set: no throttling, which rules it out.
-        out.append(_derive("gpu.throttle_reasons", [], masks[0]))
+        out.append(derive_fact("gpu.throttle_reasons", [], masks[0]))
     return out
 
 
-def _row_remap(index: _Index) -> list[Derived]:
+def _row_remap(index: Index) -> list[Derived]:
     samples = index.get("DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_ROW_REMAP_PENDING")
     bad = next((s for s in samples if s.value > 0), None)
     if bad is not None:
-        return [_derive("gpu.row_remap_failed", True, bad)]
-    return [_derive("gpu.row_remap_failed", False, samples[0])] if samples else []
+        return [derive_fact("gpu.row_remap_failed", True, bad)]
+    return [derive_fact("gpu.row_remap_failed", False, samples[0])] if samples else []
 
 
 def _flagged(samples: list[Sample], label: str) -> list[Sample]:
@@ -203,80 +151,80 @@ def _flagged(samples: list[Sample], label: str) -> list[Sample]:
     return [s for s in samples if s.value >= 1 and s.labels.get(label)]
 
 
-def _terminated(index: _Index) -> list[Derived]:
+def _terminated(index: Index) -> list[Derived]:
     flagged = _flagged(index.get("kube_pod_container_status_last_terminated_reason",
                                  "kube_pod_container_status_terminated_reason"), "reason")
     # A sidecar's `Completed` says less than another container's OOMKilled, so it goes last.
     flagged.sort(key=lambda s: s.labels["reason"] == "Completed")
     out: list[Derived] = []
     if flagged:
-        out.append(_derive("container.last_terminated.reason", flagged[0].labels["reason"], flagged[0]))
-    codes = _finite(index.get("kube_pod_container_status_last_terminated_exitcode"))
+        out.append(derive_fact("container.last_terminated.reason", flagged[0].labels["reason"], flagged[0]))
+    codes = finite(index.get("kube_pod_container_status_last_terminated_exitcode"))
     codes.sort(key=lambda s: s.value == 0)
     if codes:
-        out.append(_derive("container.last_terminated.exit_code", int(codes[0].value), codes[0]))
+        out.append(derive_fact("container.last_terminated.exit_code", int(codes[0].value), codes[0]))
     return out
 
 
-def _waiting(index: _Index) -> list[Derived]:
+def _waiting(index: Index) -> list[Derived]:
     flagged = _flagged(index.get("kube_pod_container_status_waiting_reason"), "reason")
-    return [_derive("container.waiting.reason", flagged[0].labels["reason"], flagged[0])] if flagged else []
+    return [derive_fact("container.waiting.reason", flagged[0].labels["reason"], flagged[0])] if flagged else []
 
 
-def _pending(index: _Index) -> list[Derived]:
+def _pending(index: Index) -> list[Derived]:
     out: list[Derived] = []
     for sample in _flagged(index.get("kube_pod_status_phase"), "pod"):
         if sample.labels.get("phase") == "Pending":
-            out.append(_derive("pods.pending", [sample.labels["pod"]], sample))
+            out.append(derive_fact("pods.pending", [sample.labels["pod"]], sample))
     return out
 
 
 _HPA_KEY = ("namespace", "horizontalpodautoscaler", "hpa")
 
 
-def _hpa(index: _Index) -> list[Derived]:
+def _hpa(index: Index) -> list[Derived]:
     limited = [s for s in index.get("kube_horizontalpodautoscaler_status_condition")
                if s.value >= 1 and s.labels.get("condition") == "ScalingLimited"
                and s.labels.get("status") == "true"]
     if limited:
-        return [_derive("hpa.at_max", True, limited[0])]
-    max_samples = _finite(index.get("kube_horizontalpodautoscaler_spec_max_replicas"))
-    maxima = {_key(s, _HPA_KEY): s for s in max_samples}
-    pairs = [(c, m) for c in _finite(index.get("kube_horizontalpodautoscaler_status_current_replicas"))
-             if (m := maxima.get(_key(c, _HPA_KEY)))]
+        return [derive_fact("hpa.at_max", True, limited[0])]
+    max_samples = finite(index.get("kube_horizontalpodautoscaler_spec_max_replicas"))
+    maxima = {label_key(s, _HPA_KEY): s for s in max_samples}
+    pairs = [(c, m) for c in finite(index.get("kube_horizontalpodautoscaler_status_current_replicas"))
+             if (m := maxima.get(label_key(c, _HPA_KEY)))]
     at_max = [(c, m) for c, m in pairs if c.value >= m.value > 0]
     if at_max:
-        return [_derive("hpa.at_max", True, *at_max[0])]
-    return [_derive("hpa.at_max", False, *pairs[0])] if pairs else []
+        return [derive_fact("hpa.at_max", True, *at_max[0])]
+    return [derive_fact("hpa.at_max", False, *pairs[0])] if pairs else []
 
 
 _CONNTRACK_DROPS = ("node_nf_conntrack_stat_drop", "node_nf_conntrack_stat_early_drop",
                     "node_nf_conntrack_stat_insert_failed")
 
 
-def _conntrack(index: _Index) -> list[Derived]:
+def _conntrack(index: Index) -> list[Derived]:
     out = _ratio("conntrack.usage_ratio", index.get("node_nf_conntrack_entries"),
                  index.get("node_nf_conntrack_entries_limit"), _NODE_KEY)
     per_node: dict[tuple[str, ...], list[Sample]] = defaultdict(list)
-    for sample in _finite(index.get(*_CONNTRACK_DROPS)):
-        per_node[_key(sample, _NODE_KEY)].append(sample)
+    for sample in finite(index.get(*_CONNTRACK_DROPS)):
+        per_node[label_key(sample, _NODE_KEY)].append(sample)
     if per_node:
         # The same sum `conntrack -S` gives: drop + early_drop + insert_failed, highest node wins.
         samples = max(per_node.values(), key=lambda group: sum(s.value for s in group))
-        out.append(_derive("conntrack.drops", int(sum(s.value for s in samples)), *samples))
+        out.append(derive_fact("conntrack.drops", int(sum(s.value for s in samples)), *samples))
     return out
 
 
-def _node_memory(index: _Index) -> list[Derived]:
+def _node_memory(index: Index) -> list[Derived]:
     return _ratio("node.memory_available_ratio", index.get("node_memory_MemAvailable_bytes"),
                   index.get("node_memory_MemTotal_bytes"), _NODE_KEY, pick=min)
 
 
-def _steal(index: _Index) -> list[Derived]:
+def _steal(index: Index) -> list[Derived]:
     """Steal share of all CPU time per node (cumulative counters: the share since boot)."""
     per_node: dict[tuple[str, ...], list[Sample]] = defaultdict(list)
-    for sample in _finite(index.get("node_cpu_seconds_total")):
-        per_node[_key(sample, _NODE_KEY)].append(sample)
+    for sample in finite(index.get("node_cpu_seconds_total")):
+        per_node[label_key(sample, _NODE_KEY)].append(sample)
     best: tuple[float, Derived] | None = None
     for node, samples in per_node.items():
         total = sum(s.value for s in samples)
@@ -287,27 +235,27 @@ def _steal(index: _Index) -> list[Derived]:
         text = (f"node_cpu_seconds_total{{mode=\"steal\"}} {format_number(steal)} of {format_number(total)} "
                 f"on {next((n for n in node if n), 'the node')}")
         if best is None or share > best[0]:
-            best = (share, _derive("node.cpu_steal_ratio", share, *samples, text=text))
+            best = (share, derive_fact("node.cpu_steal_ratio", share, *samples, text=text))
     return [best[1]] if best else []
 
 
 _DNS_ERRORS = frozenset({"SERVFAIL", "NXDOMAIN"})
 
 
-def _dns(index: _Index) -> list[Derived]:
-    samples = _finite(index.get("coredns_dns_responses_total", "coredns_dns_response_rcode_count_total"))
+def _dns(index: Index) -> list[Derived]:
+    samples = finite(index.get("coredns_dns_responses_total", "coredns_dns_response_rcode_count_total"))
     total = sum(s.value for s in samples)
     if total <= 0:
         return []
     errors = sum(s.value for s in samples if s.labels.get("rcode") in _DNS_ERRORS)
     text = f"coredns responses SERVFAIL+NXDOMAIN {format_number(errors)} of {format_number(total)}"
-    return [_derive("dns.error_ratio", round(errors / total, 4), *samples, text=text)]
+    return [derive_fact("dns.error_ratio", round(errors / total, 4), *samples, text=text)]
 
 
 _TRITON_KEY = ("model", "version", "instance", "pod")
 
 
-def _queue_share(index: _Index) -> list[Derived]:
+def _queue_share(index: Index) -> list[Derived]:
     return _ratio("latency.queue_share", index.get("nv_inference_queue_duration_us"),
                   index.get("nv_inference_request_duration_us"), _TRITON_KEY)
 
@@ -335,6 +283,8 @@ RULES: tuple[Rule, ...] = (
     _steal,
     _dns,
     _queue_share,
+    *metric_gpu.RULES,
+    *metric_http.RULES,
 )
 
 # Every metric a rule reads; the API parser uses it to recognise a query over one of them.
@@ -354,13 +304,13 @@ KNOWN_METRICS: frozenset[str] = frozenset({
     "node_memory_MemAvailable_bytes",
     "node_memory_MemTotal_bytes", "node_cpu_seconds_total", "coredns_dns_responses_total",
     "coredns_dns_response_rcode_count_total", "nv_inference_queue_duration_us",
-    "nv_inference_request_duration_us",
+    "nv_inference_request_duration_us", *metric_gpu.METRICS, *metric_http.METRICS,
 })
 
 
 def derive(samples: Iterable[Sample]) -> list[Derived]:
     """Every fact the known metrics among `samples` support."""
-    index = _Index(samples)
+    index = Index(samples)
     out: list[Derived] = []
     for rule in RULES:
         out.extend(rule(index))

@@ -19,7 +19,9 @@ from urllib.parse import unquote_plus
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
-from collectors.parsers.metric_facts import KNOWN_METRICS, Derived, derive
+from collectors.parsers.metric_base import Derived
+from collectors.parsers.metric_facts import KNOWN_METRICS, derive
+from collectors.parsers.metric_http import METRICS as REQUEST_COUNTERS
 from collectors.parsers.promql_samples import Sample, format_number
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
@@ -68,11 +70,22 @@ _RATIO_QUERIES = (
            _name("coredns_dns_responses_total")),
     _ratio("latency.queue_share", _name("nv_inference_queue_duration_us"),
            _name("nv_inference_request_duration_us")),
+    # 5xx over all requests at the ingress or in the mesh, Triton failures over all inferences
+    _ratio("http.error_ratio", _name("nginx_ingress_controller_requests") + r'\s*\{[^}]*status\s*=~?\s*"5',
+           _name("nginx_ingress_controller_requests")),
+    _ratio("http.error_ratio", _name("istio_requests_total") + r'\s*\{[^}]*response_code\s*=~?\s*"5',
+           _name("istio_requests_total")),
+    _ratio("http.error_ratio", _name("nv_inference_request_failure"),
+           _name("nv_inference_request_success") + "|" + _name("nv_inference_request_failure")),
+    # CPU seconds used per second over the CPU limit (cores): how close the container runs to its ceiling
+    _ratio("cpu.busy_ratio", _name("container_cpu_usage_seconds_total"),
+           _name("kube_pod_container_resource_limits") + "|" + _name("container_spec_cpu_quota")),
     # used / (used + free): used / free alone is a different number
     _ratio("gpu.fb_used_ratio", _name("DCGM_FI_DEV_FB_USED"),
            r"\(\s*(?:sum\s*\()?\s*DCGM_FI_DEV_FB_(?:USED|FREE)\b[^/]*\+[^/]*DCGM_FI_DEV_FB_(?:USED|FREE)\b"),
 )
 _STEAL_RATE = re.compile(r"\b(?:i?rate)\s*\(\s*node_cpu_seconds_total\s*\{[^}]*mode\s*=~?\s*\"steal\"")
+_IOWAIT_RATE = re.compile(r"\b(?:i?rate)\s*\(\s*node_cpu_seconds_total\s*\{[^}]*mode\s*=~?\s*\"iowait\"")
 
 # Functions and keywords that keep a single metric's meaning (and unit) intact.
 _PRESERVING = frozenset({
@@ -156,7 +169,23 @@ def _query_fact(query: str) -> tuple[str, float] | None:
             return ratio.fact, 1.0
     if _STEAL_RATE.search(query):
         return "node.cpu_steal_ratio", 1.0
+    if _IOWAIT_RATE.search(query):
+        return "cpu.iowait_ratio", 1.0
     return None
+
+
+# A rate of a request counter, summed by its labels, keeps the proportions between the counter's series, which
+# is all the request-failure rules use (the share of 5xx, per version).
+_RATE_WORDS = frozenset({"sum", "rate", "irate", "increase", "by", "without"})
+
+
+def rate_of_counter(query: str) -> str | None:
+    """The request counter a `sum by (...) (rate(counter[5m]))` query reads, when it reads only that."""
+    text = _BRACES.sub("", _STRING.sub('""', query))
+    if _ARITHMETIC.search(text.replace('""', "")) or not _RATE.search(text):
+        return None
+    metrics = [w for w in _IDENT.findall(text) if w not in _RATE_WORDS]
+    return metrics[0] if len(metrics) == 1 and metrics[0] in REQUEST_COUNTERS else None
 
 
 def single_metric(query: str) -> str | None:
@@ -274,7 +303,7 @@ def _emit_query_fact(sink: FactSink, fact: str, factor: float, series: list[_Ser
 
 def _samples(series: list[_Series], query: str) -> list[Sample]:
     """Samples for the shared metric rules: the last point, plus every distinct code of an event gauge."""
-    inferred = single_metric(query) if query else None
+    inferred = (single_metric(query) or rate_of_counter(query)) if query else None
     out: list[Sample] = []
     for s in series:
         name = s.labels.get("__name__") or inferred
@@ -325,6 +354,26 @@ def _trends(sink: FactSink, series: list[_Series], query: str) -> None:
             sink.add("traffic.increase_ratio", round(ratio, 3), s.start, s.end, text=text)
 
 
+_BY_POD = re.compile(r"\bby\s*\([^)]*\bpod\b")
+
+
+def _idle_pods(sink: FactSink, series: list[_Series], query: str) -> None:
+    """Per-pod request rates: pods that served nothing while others served (an idle replica behind a router)."""
+    if not (_RATE.search(query) and _REQUESTS.search(query) and not _NOT_REQUESTS.search(query)
+            and _BY_POD.search(query)):
+        return
+    rates = [(s.labels["pod"], s) for s in series if s.labels.get("pod") and math.isfinite(s.points[-1])]
+    if len(rates) < 2 or not any(s.points[-1] > 0 for _, s in rates):
+        return
+    idle = [(pod, s) for pod, s in rates if s.points[-1] == 0]
+    if idle:
+        shown = "; ".join(f"{pod} {format_number(s.points[-1])}" for pod, s in rates)
+        sink.add("traffic.idle_pods", [pod for pod, _ in idle], min(s.start for _, s in idle),
+                 max(s.end for _, s in idle), text=f"{query} => {shown}")
+    else:
+        sink.add("traffic.idle_pods", [], rates[0][1].start, rates[-1][1].end, text=f"{query}: every pod served")
+
+
 def _read(sink: FactSink, text: str, command: str) -> None:
     try:
         body = json.loads(text)
@@ -348,6 +397,8 @@ def _read(sink: FactSink, text: str, command: str) -> None:
         _emit_derived(sink, derive(_samples(series, query)))
     if data.get("resultType") == "matrix":
         _trends(sink, series, query)
+    elif query:
+        _idle_pods(sink, series, query)
 
 
 def parse(artifact: Artifact) -> ParseResult:

@@ -18,11 +18,13 @@ from collectors.parsers import (
     kernel,
     kubelet,
     nccl,
+    nvidia_smi,
     nvml,
     pod_table,
     prometheus_api,
     prometheus_text,
     signals,
+    top,
 )
 from collectors.parsers.contract import Parser
 
@@ -45,6 +47,8 @@ ALL: tuple[Parser, ...] = (
     alertmanager.PARSER,
     alert_text.PARSER,
     nvml.PARSER,
+    nvidia_smi.PARSER,
+    top.PARSER,
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}

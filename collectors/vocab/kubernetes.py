@@ -80,12 +80,35 @@ FACTS: list[FactSpec] = [
              example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
+    FactSpec("volume.errors", "list[str]",
+             "normalised volume attach/mount failures: multi-attach (an RWO volume is still attached to another "
+             "node), attach-failed, csi-driver-missing (the CSI driver is not registered on the node), "
+             "mount-failed, mount-timeout (timed out waiting for the volumes), pvc-not-found, secret-not-found, "
+             "configmap-not-found", "union", "multi-attach"),
+    FactSpec("pod.missing_refs", "list[str]",
+             "Secrets and ConfigMaps the pod references that do not exist, as kind/name", "union",
+             "secret/db-credentials"),
+    FactSpec("pvc.terminating", "bool",
+             "a PersistentVolumeClaim is being deleted (deletionTimestamp set, held by a finalizer)", "any"),
+    FactSpec("sandbox.errors", "list[str]",
+             "normalised pod sandbox failures (FailedCreatePodSandBox): ip-exhausted (the CNI's IPAM has no "
+             "address left), cni-not-ready (no CNI config or plugin on the node), cni-error, runtime-error",
+             "union", "ip-exhausted"),
+    FactSpec("image.pull_seconds", "float", "how long the slowest image pull took (kubelet's Pulled event)", "max",
+             "272.4"),
+    FactSpec("image.pulling", "bool",
+             "an image pull started and had not finished when the events were read (Pulling without Pulled); "
+             "false when every pull seen finished", "any"),
     FactSpec("rollout.recent", "bool", "a rollout or scaling of the workload happened in the window", "any"),
     # nodes
     FactSpec("node.name", "str", "node the evidence is about", example="gpu-node-2"),
     FactSpec("node.conditions", "list[str]",
              "abnormal node conditions: MemoryPressure, DiskPressure, PIDPressure, NotReady, "
              "NetworkUnavailable", "union", "MemoryPressure"),
+    FactSpec("node.not_ready_reasons", "list[str]",
+             "why a node is NotReady, from its Ready condition, events and kubelet log: kubelet-stopped-posting "
+             "(no status from the kubelet: it is down or cut off), pleg-unhealthy, runtime-down, "
+             "network-not-ready (CNI not initialised), kubelet-not-ready (other)", "union", "pleg-unhealthy"),
     FactSpec("node.unschedulable", "bool", "a node is cordoned", "any"),
     FactSpec("node.taints", "list[str]", "node taints as key=value:Effect", "union",
              "gpu-unhealthy=true:NoSchedule"),
@@ -96,6 +119,16 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.free_total", "int", "allocatable minus allocated GPUs, summed over nodes seen", "sum"),
     FactSpec("gpu.max_free_per_node", "int", "the most free GPUs on any single node seen", "max"),
     FactSpec("gpu.unhealthy_count", "int", "GPUs in capacity but not allocatable (marked unhealthy)", "sum"),
+    # services
+    FactSpec("endpoints.ready", "int", "ready endpoint addresses behind the service (Endpoints, EndpointSlices)",
+             "sum", "0"),
+    FactSpec("endpoints.not_ready", "int", "endpoint addresses that exist but are not ready", "sum", "3"),
+    FactSpec("service.selector", "str", "the Service's pod selector as key=value pairs", example="app=checkout"),
+    FactSpec("service.has_selector", "bool", "the Service selects pods (false: endpoints are managed by hand)",
+             "any"),
+    FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
+    FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
+             example="none"),
     # distributed jobs
     FactSpec("netpol.count", "int", "NetworkPolicies in the namespace", "sum"),
     FactSpec("netpol.restricts_pods", "bool", "a NetworkPolicy selects the workload's pods", "any"),

@@ -25,6 +25,10 @@ def test_enough_incidents_per_playbook() -> None:
         assert counts.get(playbook, 0) >= 3, counts
     for playbook in ("gpu-xid", "crash-loop", "image-pull", "evicted"):
         assert counts.get(playbook, 0) >= 1, counts
+    for playbook in ("gpu-underutilized", "container-creating", "service-unreachable", "node-not-ready",
+                     "error-rate"):
+        assert counts.get(playbook, 0) >= 2, counts
+    assert len(INCIDENTS) >= 45
 
 
 @pytest.mark.parametrize("folder", INCIDENTS, ids=[p.name for p in INCIDENTS])

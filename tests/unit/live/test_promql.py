@@ -129,7 +129,8 @@ GPU_SCOPE = Scope(namespace="ml", pods=[PodRef(name="trainer-0", node="gpu-node-
                                         PodRef(name="trainer-1", node="gpu-node-3", gpu_request=8)],
                   nodes=[NodeRef(name="gpu-node-2", internal_ip="10.0.0.2", gpu_capacity=8)])
 WEB_SCOPE = Scope(namespace="shop", service="checkout", pods=[PodRef(name="checkout-1", node="cpu-node-1")])
-DISCOVERED = ["http_request_duration_seconds_bucket", "http_requests_total", "grpc_client_handling_seconds_bucket"]
+DISCOVERED = ["http_request_duration_seconds_bucket", "http_requests_total", "grpc_client_handling_seconds_bucket",
+              "istio_requests_total", "nv_inference_request_success"]
 
 
 def plan(scope: Scope, discovered: list[str] | None = None) -> dict[str, Query]:
@@ -237,11 +238,27 @@ RESULTS: dict[str, tuple[dict[str, Any], str]] = {
                            "gpu.throttle_reasons"),
     "gpu-ecc-dbe": (_vector(({"__name__": "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", **GPU}, "2")), "gpu.ecc_dbe"),
     "gpu-row-remap": (_vector(({"__name__": "DCGM_FI_DEV_ROW_REMAP_FAILURE", **GPU}, "1")), "gpu.row_remap_failed"),
+    "cpu-busy-ratio": (_vector((POD, "0.97")), "cpu.busy_ratio"),
+    "cpu-iowait-ratio": (_vector((NODE, "0.3")), "cpu.iowait_ratio"),
+    "request-rate-by-pod": (_vector(({"pod": "checkout-1"}, "12.5"), ({"pod": "checkout-2"}, "0")),
+                            "traffic.idle_pods"),
+    "istio-error-ratio": (_vector(({}, "0.04")), "http.error_ratio"),
+    "istio-requests-by-version": (_vector(({"destination_version": "v1", "response_code": "200"}, "90"),
+                                          ({"destination_version": "v2", "response_code": "500"}, "9"),
+                                          ({"destination_version": "v2", "response_code": "200"}, "1")),
+                                  "http.failing_version"),
+    "triton-failure-ratio": (_vector(({}, "0.02")), "http.error_ratio"),
+    "ingress-error-ratio": (_vector(({}, "0.2")), "http.error_ratio"),
+    "gpu-sm-active": (_vector(({"__name__": "DCGM_FI_PROF_SM_ACTIVE", **GPU}, "0.2")), "gpu.sm_active_ratio"),
+    "gpu-profiling": (_vector(({"__name__": "DCGM_FI_PROF_DRAM_ACTIVE", **GPU}, "0.8")), "gpu.dram_active_ratio"),
+    "gpu-pcie": (_vector(({"__name__": "DCGM_FI_PROF_PCIE_RX_BYTES", **GPU}, "2.9e10"),
+                         ({"__name__": "DCGM_FI_DEV_PCIE_LINK_GEN", **GPU}, "4"),
+                         ({"__name__": "DCGM_FI_DEV_PCIE_LINK_WIDTH", **GPU}, "16")), "gpu.pcie_rx_saturation"),
     "dns-error-ratio": (_vector(({}, "0.05")), "dns.error_ratio"),
     "dns-p99": (_vector(({}, "0.055")), "dns.p99_seconds"),
 }
 # Collected as evidence, but no vocabulary fact reads them (yet).
-UNRECOGNISED = {"service-metrics", "gpu-sm-active", "gpu-power-max"}
+UNRECOGNISED = {"service-metrics", "gpu-power-max"}
 
 
 def test_every_planned_query_is_accounted_for() -> None:

@@ -10,6 +10,7 @@ import pytest
 from collectors.catalogs.alert_map import load_rules, symptom_for
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers import alertmanager
+from playbooks.model import SYMPTOMS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
 
@@ -99,7 +100,16 @@ def test_exported_labels_name_the_workload_not_the_exporter() -> None:
     ("KubePodCrashLooping", {}, "crash-loop"),
     ("KubeContainerWaiting", {"reason": "ImagePullBackOff"}, "image-pull"),
     ("KubeContainerWaiting", {"reason": "ErrImagePull"}, "image-pull"),
-    ("KubeContainerWaiting", {"reason": "CreateContainerConfigError"}, "crash-loop"),
+    ("KubeContainerWaiting", {"reason": "CreateContainerConfigError"}, "container-creating"),
+    ("KubeContainerWaiting", {"reason": "ContainerCreating"}, "container-creating"),
+    ("KubeContainerWaiting", {"reason": "CrashLoopBackOff"}, "crash-loop"),
+    ("KubeNodeNotReady", {}, "node-not-ready"),
+    ("KubeletDown", {}, "node-not-ready"),
+    ("HighErrorRate", {}, "error-rate"),
+    ("NginxIngressHighErrorRate", {}, "error-rate"),
+    ("GPUUnderutilized", {}, "gpu-underutilized"),
+    ("BlackboxProbeFailed", {}, "service-unreachable"),
+    ("KubePodNotReady", {}, "pending"),
     ("KubeContainerWaiting", {}, "crash-loop"),
     ("KubePodNotReady", {}, "pending"),
     ("KubeDeploymentReplicasMismatch", {}, "pending"),
@@ -130,8 +140,7 @@ def test_alert_map(alertname: str, labels: dict[str, str], symptom: str | None) 
 def test_catalog_loads_in_order() -> None:
     rules = load_rules()
     assert rules[0].symptom is None  # housekeeping exclusions come first
-    assert {r.symptom for r in rules} == {None, "oom-killed", "pending", "latency", "nccl-hang", "gpu-xid",
-                                          "crash-loop", "image-pull", "evicted"}
+    assert {r.symptom for r in rules} == {None, *SYMPTOMS}  # every playbook has an alert, every alert a playbook
 
 
 @pytest.mark.parametrize("text", [

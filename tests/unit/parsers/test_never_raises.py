@@ -29,6 +29,11 @@ FRAGMENTS = [
     '{"version":"4","status":"firing","alerts":[{"labels":{"alertname":"KubePodCrashLooping"}}]}',
     "[FIRING:1] KubePodCrashLooping (shop/checkout)", "torch.OutOfMemoryError: CUDA out of memory.",
     'Nov 22 06:01:02 n kubelet[1]: I1122 06:01:02.1 1 eviction_manager.go:366] "Eviction manager: attempting"',
+    "| N/A   34C    P0   91W / 400W |  12034MiB / 81920MiB |     18%      Default |",
+    "# gpu   pwr  gtemp  mtemp    sm   mem", "    0    75     45      -    20    10",
+    "%Cpu(s): 96.1 us,  1.6 id,  0.2 wa",
+    '{"kind": "Endpoints", "subsets": [{"notReadyAddresses": [{"ip": "1"}]}]}',
+    "Multi-Attach error for volume", 'failed to allocate for range 0', "PLEG is not healthy",
     "\x1b[31m", "\r\n", "\x00", "{", "[", "- ", "  ", ":", '"', "\t", "0/", "Xid (PCI:", "=",
 ]
 
