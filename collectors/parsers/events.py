@@ -180,7 +180,8 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
             if pending is not None:
                 facts.feed(pending, _subject(pending))
             pending = ev
-        elif pending is not None and pending.end - pending.start < _MAX_CONTINUATION:
+        elif pending is not None and pending.end - pending.start < _MAX_CONTINUATION \
+                and not pending.message.rstrip().endswith((".", ".\"")):  # a finished sentence is not wrapped
             pending.message = f"{pending.message} {line.strip()}"
             pending.end = i + 1
     if pending is not None:

@@ -169,10 +169,14 @@ def is_describe_events_header(line: str) -> bool:
 def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0) -> list[EventRecord]:
     """Rows of a describe `Events:` table in lines[start:end] (0-based); wrapped messages are joined."""
     events: list[EventRecord] = []
+    gap = False  # a blank line since the last row: what follows is no longer a wrapped message
     for i in range(start, min(end, len(lines))):
         line = lines[i].rstrip()
         stripped = line.strip()
-        if not stripped or _DESCRIBE_HEADER.match(line) or set(stripped) <= {"-", " ", "\t"}:
+        if not stripped:
+            gap = True
+            continue
+        if _DESCRIBE_HEADER.match(line) or set(stripped) <= {"-", " ", "\t"}:
             continue
         indent = len(line) - len(line.lstrip())
         if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped):
@@ -180,6 +184,9 @@ def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0)
         row = describe_row(line, i + 1) or _old_describe_row(line, i + 1)
         if row is not None:
             events.append(row)
+            gap = False
+        elif events and gap:
+            break  # prose after the table (a paste's own words), not part of the last message
         elif events:
             last = events[-1]
             last.message = f"{last.message} {stripped}".strip()
