@@ -108,7 +108,7 @@ def main() -> None:
         "",
         "Why it stays linear: lines longer than 4,096 characters are never handed to a line pattern; hints are "
         "found with `str.find` over the whole text before any pattern runs; the line-signal patterns are RE2 "
-        "(linear time); each hint is looked for at most 20,000 times and each signal applied at most 500 times per "
+        "(linear time); each hint is looked for at most 2,000 times and each signal applied at most 500 times per "
         "artifact; and patterns with an open-ended repeat in the structural parsers are bounded.",
     ])
     write_section("paste", "Reading any input", body)
