@@ -12,16 +12,6 @@ from drills.debrief import Debrief
 
 _STATUS_STYLE = {"confirmed": "bold green", "likely": "green", "unknown": "yellow", "ruled-out": "red",
                  "not explored": "dim"}
-HELP = [
-    ("sources", "list evidence sources, what each costs on the drill clock, and what you have seen"),
-    ("evidence SOURCE", "reveal the recorded evidence of one source, e.g. `evidence kernel log` (costs time)"),
-    ("show ARTIFACT", "print a revealed artifact in full"),
-    ("hypotheses", "list every playbook's hypothesis ids"),
-    ("propose HYPOTHESIS", "ask what your evidence says about a hypothesis, e.g. `propose oom-killed/node-oom`"),
-    ("hint", "a graded hint: direction, then evidence, then the answer (each level costs 5 points)"),
-    ("declare PLAYBOOK/HYPOTHESIS", "name the root cause; the drill ends with the debrief"),
-    ("quit", "save and leave; resume later with --resume"),
-]
 
 
 def clock(seconds: int) -> str:

@@ -132,11 +132,12 @@ def _row(session: DrillSession) -> dict[str, Any]:
         "finished": session.finished,
         "score": session.score.total if session.score else None,
         # SQLite keeps no time zone, so the sort columns are UTC; the payload keeps the original values.
-        "started_at": _utc(session.started_at),
-        "updated_at": _utc(session.updated_at),
+        "started_at": utc(session.started_at),
+        "updated_at": utc(session.updated_at),
         "payload": session.model_dump(mode="json"),
     }
 
 
-def _utc(value: datetime) -> datetime:
+def utc(value: datetime) -> datetime:
+    """UTC, as the sort columns keep it (SQLite keeps no time zone)."""
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

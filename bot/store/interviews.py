@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Engine, insert, select, update
 
-from bot.store.drill_sessions import interview_sessions
+from bot.store.drill_sessions import interview_sessions, utc
 from drills.interview import InterviewSession
 
 
@@ -61,9 +61,6 @@ class InterviewStore:
         overall = record.session.overall()
         return {"question_id": record.question_id, "user_id": record.user, "channel": record.channel,
                 "finished": record.session.phase == "done", "score": overall.score if overall else None,
-                "started_at": _utc(record.started_at), "updated_at": _utc(record.updated_at),
+                "started_at": utc(record.started_at), "updated_at": utc(record.updated_at),
                 "payload": record.model_dump(mode="json")}
 
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
