@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,24 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch to WAL (readers and the writer stop blocking each other), retrying while another process holds a lock.
+
+    SQLite does not always call the busy handler for a journal-mode change, so a second process starting while
+    the first migrates can get "database is locked" at once; the mode is persistent, so usually it is already set.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -58,9 +78,10 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer, and vice versa
+            # busy_timeout first, so the pragmas below wait for a lock held by another process (a migration).
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             cursor.execute("PRAGMA foreign_keys=ON")
+            _enable_wal(cursor)
         finally:
             cursor.close()
 
