@@ -15,8 +15,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from bot.render.grade import print_grade_details
 from drills import interview
-from drills.grading import Grade
 from drills.interview import InterviewSession, Step
 from drills.interview_pick import HINT, QUIT, SKIP, PickError, check_topic, choose
 from drills.questions import DIFFICULTIES, Question, QuestionBank, QuestionBankError, load_bank
@@ -60,20 +60,6 @@ def _list(bank: QuestionBank, topic: str | None, console: Console) -> None:
     console.print(table)
 
 
-def _grade_table(g: Grade) -> Table:
-    table = Table(show_header=True, expand=True, box=None)
-    table.add_column("", width=2)
-    table.add_column("expected point", overflow="fold")
-    table.add_column("you said", overflow="fold")
-    for p in g.points:
-        mark = Text("✓", style="green") if p.covered else Text("✗", style="red")
-        said = p.shown if p.covered else ("named, then dismissed" if p.dismissed else "")
-        table.add_row(mark, Text(p.point), Text(said, style="magenta" if p.by == "model" else "dim"))
-    for w in g.wrong_claims:
-        table.add_row(Text("!", style="red"), Text(f"Wrong claim: {w.claim}", style="red"), Text(f"“{w.evidence}”"))
-    return table
-
-
 def render(steps: list[Step], question: Question, session: InterviewSession, console: Console) -> None:
     for step in steps:
         if step.kind == "question":
@@ -88,7 +74,7 @@ def render(steps: list[Step], question: Question, session: InterviewSession, con
                 added = [p.point for p in question.expected_points if p.id in step.newly_covered]
                 console.print(Text("Your follow-up answer added:\n" + "\n".join(f"  + {a}" for a in added),
                                    style="green"))
-            console.print(_grade_table(step.grade))
+            print_grade_details(step.grade, console)
         elif step.kind == "follow-up":
             n, of = step.position or (1, 1)
             console.print(Panel(Text(step.text), title=f"Follow-up {n}/{of}", expand=True))

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from bot.render.grade import print_grade_details
 from drills import interview
 from drills.grading import Grade
 from drills.questions import QuestionBank
@@ -70,14 +70,4 @@ def run_grade(args: argparse.Namespace, bank: QuestionBank, console: Console,
 
 def render_grade(result: Grade, console: Console) -> None:
     console.print(Text(f"Score {result.score}/100: {result.verdict}", style="bold"))
-    table = Table(show_header=True, expand=True, box=None)
-    table.add_column("", width=2)
-    table.add_column("expected point", overflow="fold")
-    table.add_column("earned by", overflow="fold")
-    for p in result.points:
-        mark = Text("✓", style="green") if p.covered else Text("✗", style="red")
-        why = p.shown if p.covered else ("named, then dismissed" if p.dismissed else "")
-        table.add_row(mark, Text(p.point), Text(why, style="dim"))
-    console.print(table)
-    for w in result.wrong_claims:
-        console.print(Text(f"Wrong claim: {w.claim} (in “{w.evidence}”)", style="red"))
+    print_grade_details(result, console, said_header="earned by")
