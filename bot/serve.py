@@ -50,7 +50,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
 
     from bot.context import build_context
     from bot.server import create_app
-    from bot.slack_app import build_slack_app
+    from bot.slack.app import build_slack_app
 
     # Acks share the interpreter with triage threads; a shorter switch interval lets an ack's thread run
     # sooner when triages are busy parsing (measured: slash-ack p99 ~330 ms -> ~200 ms with 20 triages).

@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.alert_flow import accept_alerts
-from bot.alert_payload import AlertmanagerPayload
 from bot.context import BotContext
-from bot.slack_gate import SlackGate, payload_problem
+from bot.slack.gate import SlackGate, payload_problem
+from bot.webhook.alert_flow import accept_alerts
+from bot.webhook.payload import AlertmanagerPayload
 from collectors.http.body_limit import BodyLimit
 from collectors.http.strict_json import BadJson, loads
 from collectors.redact import redact_json

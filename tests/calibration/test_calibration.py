@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.interview_grade_cli import grade_answer
+from bot.cli.interview_grade import grade_answer
 from drills.grading import words
 from drills.questions import load_bank
 

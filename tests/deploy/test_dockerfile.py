@@ -249,7 +249,7 @@ def _excluded(path: str) -> bool:
 
 
 def test_dockerignore_keeps_the_context_to_what_the_wheel_needs() -> None:
-    for keep in ("pyproject.toml", "README.md", "bot/cli.py", "collectors/catalogs/alerts.yaml",
+    for keep in ("pyproject.toml", "README.md", "bot/cli/main.py", "collectors/catalogs/alerts.yaml",
                  "playbooks/oom-killed.yaml", "drills/__init__.py", "bot/templates/slack", "docs/install.md"):
         assert not _excluded(keep), f"{keep} must be in the build context"
     for drop in (".venv/bin/python", ".git/HEAD", "tests/unit/x.py", "benchmarks/x.py", "deploy/Dockerfile",

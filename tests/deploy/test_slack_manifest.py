@@ -227,10 +227,10 @@ def _declared(manifest: dict[str, Any]) -> tuple[set[str], dict[str, str], set[s
 def _needs_registrations() -> Registrations:
     found = registrations()
     if not (BOT / "slack_app.py").exists() and not (found.commands or found.shortcuts or found.events):
-        pytest.skip("bot/slack_app.py is not written yet: nothing registers Slack listeners to compare with")
+        pytest.skip("bot/slack/app.py is not written yet: nothing registers Slack listeners to compare with")
     assert not found.unresolved, ("listener ids the test cannot read (use a string literal or a module "
                                   f"constant): {found.unresolved}")
-    assert found.commands or found.shortcuts or found.events, "bot/slack_app.py registers no listener?"
+    assert found.commands or found.shortcuts or found.events, "bot/slack/app.py registers no listener?"
     return found
 
 
@@ -282,7 +282,7 @@ def _required_scopes(found: Registrations | None, manifest: dict[str, Any]) -> t
 
 @pytest.mark.parametrize("path", [HTTP_MANIFEST, SOCKET_MANIFEST], ids=["http", "socket-mode"])
 def test_scopes_cover_every_web_api_call(path: Path) -> None:
-    """Runs with or without bot/slack_app.py: the scopes must cover what bot/ calls today."""
+    """Runs with or without bot/slack/app.py: the scopes must cover what bot/ calls today."""
     manifest = _manifest(path)
     required, unknown = _required_scopes(None, manifest)
     assert not unknown, f"Web API methods without a scope entry in SCOPES_BY_METHOD: {unknown}"

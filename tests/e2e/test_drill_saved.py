@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.cli import main
+from bot.cli.main import main
 from bot.store import repo
 from bot.store.db import make_engine, migrate, session_factory
 from bot.store.models import TriageRun

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bot.cli import build_parser, main
-from bot.drill_cli import DrillUsageError, run_drill
+from bot.cli.drill import DrillUsageError, run_drill
+from bot.cli.main import build_parser, main
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.store import MemorySessionStore
 from tests.harness.scripted_input import scripted

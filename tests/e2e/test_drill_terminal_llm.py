@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from bot.assist.llm import NO_MODEL, Assistant
-from bot.cli import build_parser, main
-from bot.drill_cli import run_drill
+from bot.cli.drill import run_drill
+from bot.cli.main import build_parser, main
 from drills.store import MemorySessionStore
 from tests.harness.fake_models import fake_assistant
 from tests.harness.scripted_input import scripted

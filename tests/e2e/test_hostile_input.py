@@ -27,7 +27,7 @@ from slack_bolt.adapter.starlette import SlackRequestHandler
 from bot.config import Settings
 from bot.context import build_context
 from bot.server import create_app
-from bot.slack_app import build_slack_app
+from bot.slack.app import build_slack_app
 from collectors.agent.app import create_app as create_agent_app
 from collectors.agent.config import AgentSettings
 from tests.harness.bot_server import listening_socket, serve_app

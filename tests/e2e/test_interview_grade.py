@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli.main import main
 
 EXPERT = ("MIG is not a Kubernetes object: it is switched on per card at the hardware layer with the vendor's "
           "tool or the operator's partition manager. You choose a slice shape such as 1g.10gb from the fixed "

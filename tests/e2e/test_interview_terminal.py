@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bot.cli import build_parser, main
-from bot.interview_cli import InterviewUsageError, run_interview
+from bot.cli.interview import InterviewUsageError, run_interview
+from bot.cli.main import build_parser, main
 from drills.questions import load_bank
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,7 +31,7 @@ from bot.context import BotContext, build_context
 from bot.logs import JsonFormatter, NoBodies
 from bot.policy import Permissions
 from bot.server import create_app
-from bot.slack_app import build_slack_app
+from bot.slack.app import build_slack_app
 from bot.store.models import OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from tests.harness.bot_server import serve_app

@@ -29,8 +29,8 @@ from bot.keys import group_id
 from bot.policy import Permissions
 from bot.serve import check_settings
 from bot.server import create_app
-from bot.slack_app import build_slack_app
-from bot.slack_flows import (
+from bot.slack.app import build_slack_app
+from bot.slack.flows import (
     CommandError,
     HelpCommand,
     LiveCommand,

@@ -26,13 +26,13 @@ from pydantic import SecretStr
 from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
-from bot.cli import main
+from bot.cli.main import main
 from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
 from bot.server import create_app
-from bot.slack_app import build_slack_app
-from bot.slack_drills import (
+from bot.slack.app import build_slack_app
+from bot.slack.drills import (
     DrillCommand,
     DrillCommandError,
     SlackDrills,

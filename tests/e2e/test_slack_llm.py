@@ -28,8 +28,8 @@ from bot.config import Settings
 from bot.context import build_context
 from bot.jobs import TriageRequest
 from bot.server import create_app
-from bot.slack_app import build_slack_app
-from bot.slack_flows import parse_paste
+from bot.slack.app import build_slack_app
+from bot.slack.flows import parse_paste
 from bot.store.models import OutboxItem
 from collectors.models import Target
 from tests.harness.bot_server import serve_app

@@ -23,7 +23,7 @@ from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
 from bot.serve import socket_mode_handler
-from bot.slack_app import build_slack_app
+from bot.slack.app import build_slack_app
 from tests.harness.prometheus import free_port
 from tests.standins.slack_api import SlackStandIn
 

@@ -6,7 +6,7 @@ It serves `bot.server.create_app(build_context(settings))` on 127.0.0.1 and a ke
 to PORT_FILE once the socket listens, records NAME as the replica that stored each alert, and shuts down
 gracefully when its stdin reaches EOF. Stopping on EOF rather than on a signal means a crashed test run cannot
 leave replicas behind: their stdin closes with the parent. --slack also serves /slack/events with the bolt app
-(bot/slack_app.py), as `triagebot serve` does in HTTP mode.
+(bot/slack/app.py), as `triagebot serve` does in HTTP mode.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
     if args.slack:
         from slack_bolt.adapter.starlette import SlackRequestHandler
 
-        from bot.slack_app import build_slack_app
+        from bot.slack.app import build_slack_app
 
         handler = SlackRequestHandler(build_slack_app(ctx))
     sock = listening_socket()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.eval_cli import analyse_text, evaluate
+from bot.cli.evaluate import analyse_text, evaluate
 from drills.realworld import Case, case_dirs, load_case, run_case
 
 ROOT = Path(__file__).resolve().parent

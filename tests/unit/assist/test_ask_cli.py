@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.assist.search import clear_index_cache
-from bot.cli import main
+from bot.cli.main import main
 
 ENV = ("TRIAGEBOT_CONFIG", "TRIAGEBOT_LLM_PROVIDER", "TRIAGEBOT_LLM_MODEL", "TRIAGEBOT_ASK_RETRIEVER",
        "TRIAGEBOT_ASK_TOP_K", "TRIAGEBOT_DOCS_DIR")

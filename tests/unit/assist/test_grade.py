@@ -10,7 +10,7 @@ from rich.console import Console
 
 from bot.assist.grade import model_grader, parse_credits, review
 from bot.assist.llm import NO_MODEL
-from bot.interview_cli import run_interview
+from bot.cli.interview import run_interview
 from drills import interview
 from drills.grading import grade
 from drills.questions import Question, load_bank

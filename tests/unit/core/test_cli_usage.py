@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from bot.cli import main, version
+from bot.cli.main import main, version
 from collectors.jsonlog import JsonFormatter, LogLevelError, NoBodies, level_from_env
 
 

@@ -21,12 +21,9 @@ COMPOSITION = {"bot.server", "bot.serve"}
 
 
 def _front_end(module: str) -> str | None:
-    if module in ("bot.cli", "bot.report_output") or module.endswith("_cli"):
-        return "cli"
-    if module.startswith("bot.slack_"):
-        return "slack"
-    if module in ("bot.alert_flow", "bot.alert_payload"):
-        return "webhook"
+    for front_end in ("cli", "slack", "webhook"):
+        if module == f"bot.{front_end}" or module.startswith(f"bot.{front_end}."):
+            return front_end
     return None
 
 

@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from bot.slack_drills import DrillCommand, DrillCommandError
-from bot.slack_drills import parse_command as parse_drill
-from bot.slack_flows import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
+from bot.slack.drills import DrillCommand, DrillCommandError
+from bot.slack.drills import parse_command as parse_drill
+from bot.slack.flows import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
 
 # (text, target fields, namespace, since)
 LIVE = [

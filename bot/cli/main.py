@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from bot import live_cli
-from bot.report_output import OutputError, add_explain_flag, emit
+from bot.cli import live as live_cli
+from bot.cli.report_output import OutputError, add_explain_flag, emit
 from collectors.models import Artifact, ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
@@ -75,26 +75,26 @@ def build_parser() -> argparse.ArgumentParser:
     facts = sub.add_parser("facts", help="print the fact vocabulary")
     facts.add_argument("--markdown", action="store_true", help="as docs/facts.md")
 
-    from bot.interview_cli import add_arguments as interview_arguments
+    from bot.cli.interview import add_arguments as interview_arguments
 
     interview = sub.add_parser("interview", help="a mock-interview question, graded against expected points")
     interview_arguments(interview)
 
-    from bot.drill_cli import add_arguments as drill_arguments
+    from bot.cli.drill import add_arguments as drill_arguments
 
     drill = sub.add_parser("drill", help="train on a recorded incident: ask for evidence, propose, declare; "
                                          "`drill save INCIDENT` makes a drill of a stored incident")
     drill_arguments(drill)
 
     # --- ask (issue #7): retrieval over playbooks, Xid catalog, question bank and docs ---
-    from bot.ask_cli import add_arguments as ask_arguments
+    from bot.cli.ask import add_arguments as ask_arguments
 
     ask = sub.add_parser("ask", help="answer a question from the playbooks, the Xid catalog, the question bank "
                                      "and the docs, citing the passages")
     ask_arguments(ask)
     # --- end ask ---
 
-    from bot.eval_cli import add_arguments as eval_arguments
+    from bot.cli.evaluate import add_arguments as eval_arguments
 
     ev = sub.add_parser("eval", help="accuracy over real-world cases (tests/realworld): per symptom, optionally "
                                      "written as docs/accuracy.md")
@@ -217,8 +217,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_playbooks(args: argparse.Namespace) -> int:
-    from bot import playbook_cmds
-
+    from bot.cli import playbooks as playbook_cmds
     return playbook_cmds.run(args)
 
 
@@ -238,8 +237,8 @@ def cmd_interview(args: argparse.Namespace) -> int:
 
     from bot.assist.grade import model_grader
     from bot.assist.llm import assistant_from
+    from bot.cli.interview import InterviewUsageError, run_interview
     from bot.config import ConfigError, load_settings
-    from bot.interview_cli import InterviewUsageError, run_interview
 
     try:
         grader = model_grader(assistant_from(load_settings()))
@@ -255,7 +254,7 @@ def cmd_interview(args: argparse.Namespace) -> int:
 def cmd_drill(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from bot.drill_cli import DrillUsageError, run_drill
+    from bot.cli.drill import DrillUsageError, run_drill
 
     try:
         return run_drill(args, Console(), input)
@@ -265,7 +264,7 @@ def cmd_drill(args: argparse.Namespace) -> int:
 
 # --- ask (issue #7) ---
 def cmd_ask(args: argparse.Namespace) -> int:
-    from bot.ask_cli import AskUsageError, run_ask
+    from bot.cli.ask import AskUsageError, run_ask
 
     try:
         return run_ask(args)
@@ -275,7 +274,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from bot.eval_cli import EvalUsageError, run_eval
+    from bot.cli.evaluate import EvalUsageError, run_eval
 
     try:
         return run_eval(args)
@@ -310,6 +309,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

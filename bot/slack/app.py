@@ -1,8 +1,8 @@
 """The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home
-(and /drill, from bot/slack_drills.py, and /ask, from bot/slack_ask.py).
+(and /drill, from bot/slack/drills.py, and /ask, from bot/slack/ask.py).
 
 Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
-ack() is called), then hand the rest to bot.slack_flows on a pool of its own. Only what fits in the ack itself
+ack() is called), then hand the rest to bot.slack.flows on a pool of its own. Only what fits in the ack itself
 (help, a refusal, a usage error) is decided before it, and that is pure parsing.
 
 Why a pool of its own: bolt runs listeners on a small executor and an ack can only be sent once a listener has
@@ -20,12 +20,12 @@ from typing import Any
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
-from bot import slack_flows as flows
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
-from bot.slack_ask import register_ask
-from bot.slack_drills import register_drills
+from bot.slack import flows
+from bot.slack.ask import register_ask
+from bot.slack.drills import register_drills
 
 log = logging.getLogger("triagebot.slack")
 # bolt's own logger: it logs request bodies (a failed signature check, an unhandled request); NoBodies cuts them.

@@ -130,7 +130,7 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
         raise InterviewUsageError(f"broken question bank: {err}") from None
     topic = getattr(args, "topic", None)
     if topic == GRADE:
-        from bot.interview_grade_cli import GradeUsageError, run_grade
+        from bot.cli.interview_grade import GradeUsageError, run_grade
 
         try:
             return run_grade(args, bank, console, grader)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.report_output import add_explain_flag
+from bot.cli.report_output import add_explain_flag
 from collectors.live.base import TargetNotFound
 from collectors.models import Target
 from collectors.validate import InvalidInput, duration, namespace, target_name
@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace) -> Triage:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from bot.report_output import emit
+    from bot.cli.report_output import emit
 
     emit(_run(args).report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
     return 0

@@ -2,7 +2,7 @@
 
 The drill and the interview themselves are the UI-neutral cores (drills.session, drills.interview); this module
 reads Slack's requests, keeps the sessions, and says what happened in the thread. It mirrors the terminal
-front-ends (bot/drill_cli.py, bot/interview_cli.py): same steps, same words for the same things.
+front-ends (bot/cli/drill.py, bot/cli/interview.py): same steps, same words for the same things.
 
 How a drill looks: `/drill start` posts the page as a thread root with one button per evidence source, plus
 Hint, Propose, Declare and Give up. Every click answers in the thread. Button values carry the session id, so a
@@ -59,7 +59,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import drill_catalog
-from bot import slack_flows as flows
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
 from bot.context import BotContext
@@ -67,6 +66,7 @@ from bot.posts import evidence_text
 from bot.render.debrief import render_debrief
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from bot.render.slack_assist import narrative_payload
+from bot.slack import flows
 from bot.store import outbox, repo
 from bot.store.drill_sessions import SqlSessionStore
 from bot.store.interviews import InterviewRecord, InterviewStore
@@ -491,7 +491,7 @@ def _points(g: Grade) -> str:
 
 
 def _step_text(step: Step, question: Question, session: InterviewSession) -> str:
-    """One step in mrkdwn, worded as the terminal words it (bot/interview_cli.py)."""
+    """One step in mrkdwn, worded as the terminal words it (bot/cli/interview.py)."""
     if step.kind == "feedback" and step.grade is not None:
         so_far = " so far" if session.turns and session.turns[-1].kind == "follow-up" else ""
         added = [p.point for p in question.expected_points if p.id in step.newly_covered]
@@ -942,7 +942,7 @@ def _history_state(s: DrillSession) -> str:
 
 
 class Pool(Protocol):
-    """bot.slack_app.Later: runs work after the ack and tells the user when it fails."""
+    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
 
     def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 

@@ -19,12 +19,12 @@ from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
 
-from bot import slack_flows as flows
 from bot.assist.ask import Answer, QuestionError, answer, check_question
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.policy import Permissions
 from bot.render.slack_assist import answer_payload, render
+from bot.slack import flows
 from collectors.redact import redact_text
 
 log = logging.getLogger("triagebot.slack.ask")
@@ -36,7 +36,7 @@ _HELP_WORDS = ("", "help", "-h", "--help", "?")
 
 
 class Pool(Protocol):
-    """bot.slack_app.Later: runs work after the ack and tells the user when it fails."""
+    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
 
     def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 

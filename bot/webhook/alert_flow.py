@@ -9,7 +9,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_payload import Alert, AlertmanagerPayload
 from bot.jobs import TriageRequest
 from bot.keys import group_id
 from bot.policy import Permissions, Route, route_channel
@@ -17,6 +16,7 @@ from bot.posts import alert_summary, queue_text
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox, repo
 from bot.store.models import OutboxItem
+from bot.webhook.payload import Alert, AlertmanagerPayload
 from collectors.alert_target import target_for
 
 

@@ -1,4 +1,4 @@
-"""What the Slack commands, buttons and the App Home do, apart from Slack's HTTP plumbing (bot/slack_app.py).
+"""What the Slack commands, buttons and the App Home do, apart from Slack's HTTP plumbing (bot/slack/app.py).
 
 Every function takes the BotContext and plain values, so the flows are tested without a server. Whatever makes
 Slack say something is queued in the outbox in the same transaction as the state change and the audit line

@@ -1,0 +1,1 @@
+"""The terminal front end: `triagebot` and its subcommands."""

@@ -1,0 +1,1 @@
+"""The Alertmanager front end: the webhook payload and what an alert group does."""
