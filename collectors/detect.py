@@ -141,8 +141,10 @@ def _by_line(lines: list[str], start: int, end: int) -> list[Segment]:
     segments: list[Segment] = []
     current: ArtifactKind | None = None
     seg_start = start
+    claimed: dict[str, ArtifactKind | None] = {}  # a log repeats its lines; each is judged once
     for i in range(start, end):
-        kind = _claimed(lines[i])
+        line = lines[i]
+        kind = claimed[line] if line in claimed else claimed.setdefault(line, _claimed(line))
         if kind is None or kind == current:
             continue
         if current is not None:

@@ -465,12 +465,22 @@ class EventFacts:
         # Image pulls per object: started and not finished yet, and finished.
         self.pulls_open: dict[str | None, EventRecord] = {}
         self.pulls_done: dict[str | None, EventRecord] = {}
+        # A repeat of an event already read says nothing new (its first row is the citation), so a 200,000-row
+        # table of one message costs one read. Only the events whose order matters are read every time.
+        self._fed: set[tuple[str, str, str | None]] = set()
 
     def none_seen(self, line: int) -> None:
         """An events table was read and was empty (`Events: <none>`)."""
         self.sink.add("events.reasons", [], line, subject=self.subject)
 
     def feed(self, ev: EventRecord, subject: str | None = None) -> None:
+        if ev.reason == "Scheduled":
+            self._fed.clear()  # a FailedScheduling after the pod was placed counts again
+        elif ev.reason not in _ORDERED_REASONS:
+            key = (ev.reason, ev.message, subject)
+            if key in self._fed:
+                return
+            self._fed.add(key)
         if self.record_reasons and ev.reason and ev.reason not in self._reasons:
             self._reasons.add(ev.reason)
             self.sink.add("events.reasons", [ev.reason], *ev.span(), self.subject)
@@ -507,6 +517,7 @@ class EventFacts:
             self.sink.add(name, value, *ev.span(), subject)
 
 
+_ORDERED_REASONS = {"Pulling", "Pulled"}
 _PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InspectFailed", "InvalidImageName"}
 
 
