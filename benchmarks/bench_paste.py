@@ -106,10 +106,11 @@ def main() -> None:
         "|---|---|---:|---:|---:|",
         *rows,
         "",
-        "Why it stays linear: lines longer than 4,096 characters are never handed to a line pattern; hints are "
-        "found with `str.find` over the whole text before any pattern runs; the line-signal patterns are RE2 "
-        "(linear time); each hint is looked for at most 2,000 times and each signal applied at most 500 times per "
-        "artifact; and patterns with an open-ended repeat in the structural parsers are bounded.",
+        "Why it stays linear: lines longer than 4,096 characters are never handed to a line pattern; every hint "
+        "is found in one RE2 pass over the whole text before any line pattern runs, and a line is scanned on only "
+        "for hints it has not shown yet; the line-signal patterns are RE2 (linear time); each hint is looked for "
+        "at most 2,000 times and each signal applied at most 500 times per artifact; and patterns with an "
+        "open-ended repeat in the structural parsers are bounded.",
     ])
     write_section("paste", "Reading any input", body)
     print(body)

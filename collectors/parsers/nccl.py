@@ -1,9 +1,9 @@
 """NCCL_DEBUG=INFO/WARN output and PyTorch distributed errors to facts.
 
 Lines look like `host:pid:tid [rank] NCCL INFO ...`, often behind a `kubectl logs --prefix` or timestamp
-prefix, so every check searches inside the line instead of anchoring at its start. Each needle is found
-with one str.find pass over the whole text and regexes run only on the lines holding one, so a
-200,000-line log parses in well under a second.
+prefix, so every check searches inside the line instead of anchoring at its start. The needles are found
+in one linear pass over the whole text (collectors/parsers/needles.py) and regexes run only on the lines
+holding one, so a 200,000-line log parses in well under a second.
 """
 
 from __future__ import annotations

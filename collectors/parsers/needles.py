@@ -36,16 +36,20 @@ def scan(data: bytes, needles: Collection[str], per_needle: int | None = None) -
     ends = [end + n for n, end in enumerate(accumulate(map(len, data.split(b"\n"))))]
     starting = _by_first_byte(frozenset(live))
     counts: dict[str, int] = {}
-    last_line: dict[str, int] = {}
+    line = -1  # the line being read, and the needles already found on it
+    here: set[str] = set()
     pattern = _alternation(frozenset(live))
     match = pattern.search(data)
     while match is not None:
         at = match.start()
-        line = bisect_left(ends, at)
+        if line < 0 or at > ends[line]:
+            line, here = bisect_left(ends, at), set()
+        new = False
         # Several needles can start where the match does ("Xid " and "Xid 79"); the alternation reports one.
         for needle, raw in starting[data[at]]:
-            if needle in live and last_line.get(needle) != line and data.startswith(raw, at):
-                last_line[needle] = line
+            if needle in live and needle not in here and data.startswith(raw, at):
+                here.add(needle)
+                new = True
                 yield Hit(line, needle, at)
                 counts[needle] = counts.get(needle, 0) + 1
                 if per_needle is not None and counts[needle] >= per_needle:
@@ -53,7 +57,15 @@ def scan(data: bytes, needles: Collection[str], per_needle: int | None = None) -
                     if not live:
                         return
                     pattern = _alternation(frozenset(live))
-        match = pattern.search(data, at + 1)
+        if new:
+            match = pattern.search(data, at + 1)
+            continue
+        # Only needles this line already gave start here. Look for the others up to the line's end, then move on:
+        # a 10 MB line repeating one message is read once, not once per repeat.
+        others = live - here
+        match = _alternation(frozenset(others)).search(data, at + 1, ends[line]) if others else None
+        if match is None and line + 1 < len(ends):
+            match = pattern.search(data, ends[line] + 1)
 
 
 @lru_cache(maxsize=256)
