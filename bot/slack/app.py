@@ -23,6 +23,7 @@ from slack_sdk import WebClient
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
+from bot.render.slack_triage import WRONG_CALLBACK
 from bot.slack import flows
 from bot.slack.ask import register_ask
 from bot.slack.drills import register_drills
@@ -203,7 +204,7 @@ def _register_wrong_diagnosis(app: App, ctx: BotContext, later: Later) -> None:
         if message:
             _ephemeral(respond, message)
 
-    @app.view(flows.WRONG_CALLBACK)
+    @app.view(WRONG_CALLBACK)
     def wrong_submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         answer = flows.read_wrong_submission(view)
         if isinstance(answer, dict):

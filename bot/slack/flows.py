@@ -21,19 +21,6 @@ from typing import Any
 from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import ValidationError
-from slack_sdk.models.blocks import (
-    Block,
-    ContextBlock,
-    HeaderBlock,
-    InputBlock,
-    MarkdownTextObject,
-    Option,
-    OptionGroup,
-    PlainTextInputElement,
-    SectionBlock,
-    StaticSelectElement,
-)
-from slack_sdk.models.views import View
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -42,7 +29,19 @@ from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_r
 from bot.jobs import TriageRequest
 from bot.keys import group_id
 from bot.posts import queue_text
-from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from bot.render.slack import mrkdwn_escape
+from bot.render.slack_triage import (
+    NOTE_BLOCK,
+    NOTE_INPUT,
+    OTHER_VALUE,
+    WRONG_BLOCK,
+    WRONG_SELECT,
+    evidence_listing,
+    home_blocks,
+    hypothesis_label,
+    with_note,
+    wrong_modal,
+)
 from bot.runs import ActionError, Run, load_run
 from bot.store import outbox, repo
 from bot.store.models import OutboxItem, TriageRun
@@ -60,16 +59,8 @@ from playbooks.report import Report
 log = logging.getLogger("triagebot.slack")
 
 USAGE = "/triage <service|pod/NAME|node/NAME|job/NAME> [namespace] [since]"
-WRONG_CALLBACK = "triage_wrong_submit"
-WRONG_BLOCK, WRONG_SELECT = "right_hypothesis", "hypothesis"
-NOTE_BLOCK, NOTE_INPUT = "note", "note"
-OTHER_VALUE = "other"  # "none of these": the note says what it was
 HOME_LIMIT = 20
 _DURATION_LIKE = re.compile(r"^\d+[smhd]$")
-# Slack limits a select to 100 options per group and 75 characters per option text.
-_OPTION_TEXT, _GROUP_OPTIONS = 75, 100
-# Evidence listings stay well under Slack's ~13k blocks payload: three sections of this size.
-_SECTION_CHARS, _MAX_SECTIONS = 2800, 3
 
 # The wording of everything the bot says besides the report. An operator overrides any of these by putting a
 # file of the same name into `templates_dir`, next to the report's templates.
@@ -109,11 +100,6 @@ evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
                            "{% if leader %}\nLeading: {{ leader|mrkdwn }}{% endif %}",
     "home_empty.md.j2": "No incidents yet. Try `/triage help` in a channel.",
 }
-
-
-def hypothesis_label(playbook: str, hypothesis: str) -> str:
-    """"playbook > hypothesis", with the angle quote the report templates use."""
-    return f"{playbook} \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {hypothesis}"
 
 
 class Wording:
@@ -441,41 +427,6 @@ def show_evidence(ctx: BotContext, value: str, click: Click) -> str | None:
     return run_action(ctx, "show_evidence", value, click, work)
 
 
-def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, Any]]]:
-    """The citations behind every hypothesis (strongest first), as a few mrkdwn sections."""
-    lines: list[str] = []
-    ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
-                    key=lambda ph: (ph[1].status == "ruled-out", -ph[1].score))
-    for playbook, h in ranked:
-        if not h.evidence:
-            continue
-        lines.append(f"*{mrkdwn_escape(hypothesis_label(playbook, h.id))}* {STATUS_EMOJI[h.status]} {h.status}")
-        for ev in h.evidence:
-            where = f"{ev.artifact}:{ev.lines}" if ev.lines else ev.artifact
-            excerpt = f" _{mrkdwn_escape(ev.excerpt[:160])}_" if ev.excerpt else ""
-            value = mrkdwn_escape(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value)
-            lines.append(f"• `{ev.fact}` = {value[:120]} ({mrkdwn_escape(where)}){excerpt}")
-    if report.missing:
-        lines.append("*Missing:* " + "; ".join(mrkdwn_escape(f"{m.source} ({m.reason})") for m in report.missing))
-    if not lines:
-        lines.append("No hypothesis cites any evidence.")
-    header = f"*Evidence behind triage run {run_id}* (the raw files are in evidence.txt in this thread)"
-    sections: list[str] = [header]
-    left = 0
-    for line in lines:
-        if len(sections[-1]) + len(line) + 1 <= _SECTION_CHARS:
-            sections[-1] += "\n" + line
-        elif len(sections) < _MAX_SECTIONS:
-            sections.append(line[:_SECTION_CHARS])
-        else:
-            left += 1
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=s)) for s in sections]
-    if left:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(
-            text=f"…{left} more lines cut; every artifact is in evidence.txt")]))
-    return f"Evidence behind triage run {run_id}", [b.to_dict() for b in blocks]
-
-
 def rerun(ctx: BotContext, value: str, click: Click) -> str | None:
     """A live run is triaged again (same target, default window); pasted evidence is analysed again."""
     started: list[tuple[TriageRequest, list[Artifact] | None]] = []
@@ -537,7 +488,7 @@ def _resolved_root(session: Session, root: OutboxItem, note: str) -> dict[str, A
                                "incident_id": shown.get("incident_id")}
     if shown.get("blocks"):
         # With blocks, text is only the notification fallback: the note must be a block to be seen.
-        payload["blocks"] = [*shown["blocks"], ContextBlock(elements=[MarkdownTextObject(text=note)]).to_dict()]
+        payload["blocks"] = with_note(shown["blocks"], note)
     return payload
 
 
@@ -547,53 +498,11 @@ def wrong_diagnosis_view(ctx: BotContext, value: str, click: Click) -> tuple[dic
 
     def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
         meta = {"run": run.row.id, "channel": click.channel, "thread_ts": click.thread_ts}
-        views.append(wrong_modal(run.report, json.dumps(meta)))
+        views.append(wrong_modal(run.report, json.dumps(meta), default_playbooks()))
         return None, {"opened": "modal"}
 
     message = run_action(ctx, "wrong", value, click, work)
     return (views[0] if views else None), message
-
-
-def _option(playbook: str, hypothesis: str, status: str | None = None) -> Option:
-    label = hypothesis_label(playbook, hypothesis) + (f" ({status})" if status else "")
-    return Option(value=f"{playbook}:{hypothesis}", text=label[:_OPTION_TEXT])
-
-
-def wrong_modal(report: Report | None, private_metadata: str) -> dict[str, Any]:
-    """This report's hypotheses first, then every other hypothesis of every playbook, then "none of these"."""
-    seen: set[str] = set()
-    groups: list[OptionGroup] = []
-    if report is not None:
-        lead = report.leading()
-        # The report's leader first (what on-call is saying was wrong), then the rest by score.
-        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
-                        key=lambda ph: (lead is None or ph[1] is not lead[1], -ph[1].score))
-        mine = [_option(p, h.id, h.status) for p, h in ranked]
-        seen.update(f"{p}:{h.id}" for p, h in ranked)
-        if mine:
-            groups.append(OptionGroup(label="In this report", options=mine[:_GROUP_OPTIONS]))
-    for playbook in default_playbooks():
-        pid = playbook.spec.id
-        rest = [_option(pid, h.id) for h, _ in playbook.spec.walk() if f"{pid}:{h.id}" not in seen]
-        if rest:
-            groups.append(OptionGroup(label=f"Playbook {pid}"[:_OPTION_TEXT], options=rest[:_GROUP_OPTIONS]))
-    groups.append(OptionGroup(label="Other", options=[Option(value=OTHER_VALUE,
-                                                             text="None of these (say what in the note)")]))
-    view = View(
-        type="modal", callback_id=WRONG_CALLBACK, title="Wrong diagnosis", submit="Save", close="Cancel",
-        private_metadata=private_metadata,
-        blocks=[
-            SectionBlock(text=MarkdownTextObject(text="Which hypothesis was right? It is stored as feedback, and "
-                                                      "becomes the ground truth if this run is saved as a drill.")),
-            InputBlock(block_id=WRONG_BLOCK, label="The right hypothesis",
-                       element=StaticSelectElement(action_id=WRONG_SELECT, placeholder="Choose a hypothesis",
-                                                   option_groups=groups)),
-            InputBlock(block_id=NOTE_BLOCK, label="Note", optional=True,
-                       element=PlainTextInputElement(action_id=NOTE_INPUT, multiline=True, max_length=2000,
-                                                     placeholder="What showed it? (optional)")),
-        ])
-    view.validate_json()
-    return view.to_dict()
 
 
 @dataclass(frozen=True)
@@ -683,22 +592,13 @@ def home_view(session: Session, wording: Wording, limit: int = HOME_LIMIT) -> di
     """Recent incidents, newest first, with their status and the latest run's leading hypothesis."""
     incidents = repo.recent_incidents(session, limit)
     leaders = _leaders(session, [i.id for i in incidents])
-    blocks: list[Block] = [HeaderBlock(text="Recent incidents")]
-    if not incidents:
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=wording.render("home_empty"))))
-    for incident in incidents:
-        text = wording.render(
-            "home_incident", icon=":white_check_mark:" if incident.status == "resolved" else ":red_circle:",
-            title=incident.title or incident.key, status=incident.status, source=incident.source,
-            namespace=incident.namespace or "", channel=incident.channel or "",
-            epoch=int(incident.created_at.timestamp()), when=_when(incident.created_at),
-            leader=leaders.get(incident.id, ""))
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=text[:3000])))
-    blocks.append(ContextBlock(elements=[MarkdownTextObject(
-        text=f"The {limit} most recently updated incidents. `/triage help` in a channel explains the commands.")]))
-    view = View(type="home", blocks=blocks)
-    view.validate_json()
-    return view.to_dict()
+    entries = [wording.render(
+        "home_incident", icon=":white_check_mark:" if incident.status == "resolved" else ":red_circle:",
+        title=incident.title or incident.key, status=incident.status, source=incident.source,
+        namespace=incident.namespace or "", channel=incident.channel or "",
+        epoch=int(incident.created_at.timestamp()), when=_when(incident.created_at),
+        leader=leaders.get(incident.id, "")) for incident in incidents]
+    return home_blocks(entries, wording.render("home_empty"), limit)
 
 
 def _when(moment: datetime) -> str:

@@ -27,6 +27,7 @@ from bot.config import ConfigError, Settings
 from bot.context import BotContext, build_context
 from bot.keys import group_id
 from bot.policy import Permissions
+from bot.render.slack_triage import hypothesis_label
 from bot.serve import check_settings
 from bot.server import create_app
 from bot.slack.app import build_slack_app
@@ -36,7 +37,6 @@ from bot.slack.flows import (
     LiveCommand,
     PasteCommand,
     Wording,
-    hypothesis_label,
     parse_command,
     root_key,
 )

@@ -32,15 +32,8 @@ from bot.context import build_context
 from bot.policy import Permissions
 from bot.server import create_app
 from bot.slack.app import build_slack_app
-from bot.slack.drills import (
-    DrillCommand,
-    DrillCommandError,
-    SlackDrills,
-    ThreadReply,
-    Who,
-    parse_command,
-    thread_reply,
-)
+from bot.slack.drill_grammar import DrillCommand, DrillCommandError, ThreadReply, Who, parse_command, thread_reply
+from bot.slack.drill_service import SlackDrills
 from bot.store import outbox, repo
 from bot.store.db import make_engine, migrate, session_factory
 from bot.store.drill_sessions import SqlSessionStore

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from bot.slack.drills import DrillCommand, DrillCommandError
-from bot.slack.drills import parse_command as parse_drill
+from bot.slack.drill_grammar import DrillCommand, DrillCommandError
+from bot.slack.drill_grammar import parse_command as parse_drill
 from bot.slack.flows import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
 
 # (text, target fields, namespace, since)

@@ -1,0 +1,136 @@
+"""Block Kit for /triage's own messages: the evidence listing, the wrong-diagnosis form, the App Home.
+
+Pure: reports and texts in, Block Kit dicts out. The handlers (bot/slack/) register the ids defined here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    HeaderBlock,
+    InputBlock,
+    MarkdownTextObject,
+    Option,
+    OptionGroup,
+    PlainTextInputElement,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+
+from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from playbooks.loader import CompiledPlaybook
+from playbooks.report import Report
+
+WRONG_CALLBACK = "triage_wrong_submit"
+WRONG_BLOCK, WRONG_SELECT = "right_hypothesis", "hypothesis"
+NOTE_BLOCK, NOTE_INPUT = "note", "note"
+OTHER_VALUE = "other"  # "none of these": the note says what it was
+# Slack limits a select to 100 options per group and 75 characters per option text.
+_OPTION_TEXT, _GROUP_OPTIONS = 75, 100
+# Evidence listings stay well under Slack's ~13k blocks payload: three sections of this size.
+_SECTION_CHARS, _MAX_SECTIONS = 2800, 3
+
+
+def hypothesis_label(playbook: str, hypothesis: str) -> str:
+    """"playbook > hypothesis", with the angle quote the report templates use."""
+    return f"{playbook} \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {hypothesis}"
+
+
+def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, Any]]]:
+    """The citations behind every hypothesis (strongest first), as a few mrkdwn sections."""
+    lines: list[str] = []
+    ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
+                    key=lambda ph: (ph[1].status == "ruled-out", -ph[1].score))
+    for playbook, h in ranked:
+        if not h.evidence:
+            continue
+        lines.append(f"*{mrkdwn_escape(hypothesis_label(playbook, h.id))}* {STATUS_EMOJI[h.status]} {h.status}")
+        for ev in h.evidence:
+            where = f"{ev.artifact}:{ev.lines}" if ev.lines else ev.artifact
+            excerpt = f" _{mrkdwn_escape(ev.excerpt[:160])}_" if ev.excerpt else ""
+            value = mrkdwn_escape(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value)
+            lines.append(f"• `{ev.fact}` = {value[:120]} ({mrkdwn_escape(where)}){excerpt}")
+    if report.missing:
+        lines.append("*Missing:* " + "; ".join(mrkdwn_escape(f"{m.source} ({m.reason})") for m in report.missing))
+    if not lines:
+        lines.append("No hypothesis cites any evidence.")
+    header = f"*Evidence behind triage run {run_id}* (the raw files are in evidence.txt in this thread)"
+    sections: list[str] = [header]
+    left = 0
+    for line in lines:
+        if len(sections[-1]) + len(line) + 1 <= _SECTION_CHARS:
+            sections[-1] += "\n" + line
+        elif len(sections) < _MAX_SECTIONS:
+            sections.append(line[:_SECTION_CHARS])
+        else:
+            left += 1
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=s)) for s in sections]
+    if left:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(
+            text=f"…{left} more lines cut; every artifact is in evidence.txt")]))
+    return f"Evidence behind triage run {run_id}", [b.to_dict() for b in blocks]
+
+
+def with_note(blocks: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
+    """A message's blocks with a note under them: with blocks, the text is only the notification fallback."""
+    return [*blocks, ContextBlock(elements=[MarkdownTextObject(text=note)]).to_dict()]
+
+
+def _option(playbook: str, hypothesis: str, status: str | None = None) -> Option:
+    label = hypothesis_label(playbook, hypothesis) + (f" ({status})" if status else "")
+    return Option(value=f"{playbook}:{hypothesis}", text=label[:_OPTION_TEXT])
+
+
+def wrong_modal(report: Report | None, private_metadata: str, playbooks: list[CompiledPlaybook]) -> dict[str, Any]:
+    """This report's hypotheses first, then every other hypothesis of every playbook, then "none of these"."""
+    seen: set[str] = set()
+    groups: list[OptionGroup] = []
+    if report is not None:
+        lead = report.leading()
+        # The report's leader first (what on-call is saying was wrong), then the rest by score.
+        ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
+                        key=lambda ph: (lead is None or ph[1] is not lead[1], -ph[1].score))
+        mine = [_option(p, h.id, h.status) for p, h in ranked]
+        seen.update(f"{p}:{h.id}" for p, h in ranked)
+        if mine:
+            groups.append(OptionGroup(label="In this report", options=mine[:_GROUP_OPTIONS]))
+    for playbook in playbooks:
+        pid = playbook.spec.id
+        rest = [_option(pid, h.id) for h, _ in playbook.spec.walk() if f"{pid}:{h.id}" not in seen]
+        if rest:
+            groups.append(OptionGroup(label=f"Playbook {pid}"[:_OPTION_TEXT], options=rest[:_GROUP_OPTIONS]))
+    groups.append(OptionGroup(label="Other", options=[Option(value=OTHER_VALUE,
+                                                             text="None of these (say what in the note)")]))
+    view = View(
+        type="modal", callback_id=WRONG_CALLBACK, title="Wrong diagnosis", submit="Save", close="Cancel",
+        private_metadata=private_metadata,
+        blocks=[
+            SectionBlock(text=MarkdownTextObject(text="Which hypothesis was right? It is stored as feedback, and "
+                                                      "becomes the ground truth if this run is saved as a drill.")),
+            InputBlock(block_id=WRONG_BLOCK, label="The right hypothesis",
+                       element=StaticSelectElement(action_id=WRONG_SELECT, placeholder="Choose a hypothesis",
+                                                   option_groups=groups)),
+            InputBlock(block_id=NOTE_BLOCK, label="Note", optional=True,
+                       element=PlainTextInputElement(action_id=NOTE_INPUT, multiline=True, max_length=2000,
+                                                     placeholder="What showed it? (optional)")),
+        ])
+    view.validate_json()
+    return view.to_dict()
+
+
+def home_blocks(entries: list[str], empty: str, limit: int) -> dict[str, Any]:
+    """The App Home: one section per incident (already worded), newest first."""
+    blocks: list[Block] = [HeaderBlock(text="Recent incidents")]
+    if not entries:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=empty)))
+    blocks += [SectionBlock(text=MarkdownTextObject(text=text[:3000])) for text in entries]
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(
+        text=f"The {limit} most recently updated incidents. `/triage help` in a channel explains the commands.")]))
+    view = View(type="home", blocks=blocks)
+    view.validate_json()
+    return view.to_dict()
