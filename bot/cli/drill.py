@@ -14,11 +14,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 from bot.render.debrief import clock, render_debrief
+from bot.render.drill_terminal import (
+    artifact_in_full,
+    command_help,
+    history_table,
+    hypotheses_table,
+    incident_list,
+    leaderboard_table,
+    recap,
+    render_view,
+    say,
+    sources_table,
+)
 from drills import session as drill
 from drills.catalog import Catalog, load_catalog, locate
 from drills.debrief import Debrief
@@ -26,8 +35,7 @@ from drills.errors import DrillError
 from drills.evidence import evidence_for
 from drills.incident import Incident, IncidentError, load_incident
 from drills.picker import DIFFICULTIES, pick
-from drills.session import DrillSession, View
-from drills.sources import BY_ID, SOURCES
+from drills.session import DrillSession
 from drills.store import SessionStore
 
 if TYPE_CHECKING:
@@ -36,18 +44,6 @@ if TYPE_CHECKING:
 InputFn = Callable[[str], str]
 
 DEFAULT_CHANNEL = "terminal"
-MAX_ARTIFACT_LINES = 200
-_VERDICT_STYLE = {"supported": "green", "ruled-out": "red", "untestable": "yellow", "inconclusive": "yellow"}
-HELP = [
-    ("sources", "list evidence sources, what each costs on the drill clock, and what you have seen"),
-    ("evidence SOURCE", "reveal the recorded evidence of one source, e.g. `evidence kernel log` (costs time)"),
-    ("show ARTIFACT", "print a revealed artifact in full"),
-    ("hypotheses", "list every playbook's hypothesis ids"),
-    ("propose HYPOTHESIS", "ask what your evidence says about a hypothesis, e.g. `propose oom-killed/node-oom`"),
-    ("hint", "a graded hint: direction, then evidence, then the answer (each level costs 5 points)"),
-    ("declare PLAYBOOK/HYPOTHESIS", "name the root cause; the drill ends with the debrief"),
-    ("quit", "save and leave; resume later with --resume"),
-]
 
 
 class DrillUsageError(ValueError):
@@ -111,15 +107,15 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
         raise DrillUsageError("INCIDENT, --output and --ground-truth go with `triagebot drill save`")
     saved_dir = saved_dir if saved_dir is not None else configured_drills_dir()
     if action == "list":
-        _list(load_incident_catalog(saved_dir), getattr(args, "difficulty", None), getattr(args, "tag", None),
+        incident_list(load_incident_catalog(saved_dir), getattr(args, "difficulty", None), getattr(args, "tag", None),
               console)
         return 0
     store = store or open_store(getattr(args, "db", None))
     if action == "history":
-        _history(store, _trainee(args), console)
+        history_table(store, _trainee(args), console)
         return 0
     if action == "leaderboard":
-        _leaderboard(store, getattr(args, "channel", None) or DEFAULT_CHANNEL, console)
+        leaderboard_table(store, getattr(args, "channel", None) or DEFAULT_CHANNEL, console)
         return 0
     # Before the drill starts: a model that cannot be built is a one-line error now, not after the debrief.
     assistant = assistant if assistant is not None else configured_assistant()
@@ -132,7 +128,7 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
             _debrief(drill.debrief(session, incident), assistant, console)
             return 0
         render_view(drill.page_view(session, incident), console)
-        _recap(session, console)
+        recap(session, console)
     else:
         session, incident = _start(store, args, console, saved_dir)
     return _loop(session, incident, store, console, input_fn, assistant)
@@ -198,8 +194,8 @@ def _save(args: argparse.Namespace, console: Console) -> int:
            if saved.in_catalog and saved.truth else
            "It is outside the drills dir, so drills do not list it; replay it with " if not saved.in_catalog else
            "It cannot be drilled until it has a ground truth; replay it with ")
-    console.print(Text(f"Saved {saved.incident_key} (triage run {saved.run_id}, {saved.artifacts} artifacts) as "
-                       f"{drill_id} in {saved.folder}; {truth}. {how}`triagebot replay {saved.folder}`."))
+    say(console, f"Saved {saved.incident_key} (triage run {saved.run_id}, {saved.artifacts} artifacts) as "
+                       f"{drill_id} in {saved.folder}; {truth}. {how}`triagebot replay {saved.folder}`.")
     return 0
 
 
@@ -226,11 +222,11 @@ def _start(store: SessionStore, args: argparse.Namespace, console: Console,
     store.save(session)
     open_ones = [s.id for s in mine if not s.finished]
     if open_ones:
-        console.print(Text(f"You have {len(open_ones)} unfinished drill(s); resume one with "
-                           f"`triagebot drill --resume {open_ones[0]}`.", style="dim"))
+        say(console, f"You have {len(open_ones)} unfinished drill(s); resume one with "
+                           f"`triagebot drill --resume {open_ones[0]}`.", style="dim")
     render_view(view, console)
-    console.print(Text(f"Drill {session.id}. Ask for evidence, propose hypotheses, declare the root cause. "
-                       "Type `help` for commands.", style="dim"))
+    say(console, f"Drill {session.id}. Ask for evidence, propose hypotheses, declare the root cause. "
+                       "Type `help` for commands.", style="dim")
     return session, incident
 
 
@@ -263,14 +259,14 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
         try:
             if command in ("quit", "q", "exit"):
                 store.save(session)
-                console.print(Text(f"Saved. Resume with: triagebot drill --resume {session.id}", style="bold"))
+                say(console, f"Saved. Resume with: triagebot drill --resume {session.id}", style="bold")
                 return 0
             if command in ("help", "?"):
-                _help(console)
+                command_help(console)
             elif command in ("sources", "s"):
-                _sources(session, console)
+                sources_table(session, console)
             elif command in ("hypotheses", "hyps"):
-                _hypotheses(incident, console)
+                hypotheses_table(incident, console)
             elif command == "show":
                 _show(session, incident, arg, console)
             elif command in ("evidence", "ev", "e"):
@@ -292,9 +288,9 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
                 _debrief(debrief, assistant, console)
                 return 0
             else:
-                console.print(Text(f"Unknown command {command!r}; type `help`.", style="red"))
+                say(console, f"Unknown command {command!r}; type `help`.", style="red")
         except DrillError as err:
-            console.print(Text(str(err), style="red"))
+            say(console, str(err), style="red")
 
 
 def _need(arg: str, usage: str) -> str:
@@ -303,126 +299,9 @@ def _need(arg: str, usage: str) -> str:
     return arg
 
 
-def render_view(view: View, console: Console) -> None:
-    if view.kind == "page" and view.page is not None:
-        page = view.page
-        target = "  ".join(f"{k}={v}" for k, v in page.target.items())
-        console.print(Panel(Text(page.text), title=f"PAGE  {page.time:%Y-%m-%d %H:%M} UTC",
-                            subtitle=Text(target), border_style="red", expand=True))
-        return
-    if view.kind == "evidence":
-        for artifact in view.artifacts:
-            title = Text(f"{artifact.id}  ({artifact.kind}, {artifact.subject or 'no subject'})")
-            if artifact.unavailable is not None:
-                console.print(Panel(Text(f"unavailable: {artifact.unavailable}", style="yellow"), title=title,
-                                    subtitle=Text(f"$ {artifact.command}"), expand=True))
-                continue
-            console.print(Panel(_excerpt(artifact.content, artifact.id), title=title,
-                                subtitle=Text(f"$ {artifact.command}"), expand=True))
-    for line in view.text:
-        style = _VERDICT_STYLE.get(view.answer.verdict, "") if view.answer else "yellow" if view.hint_level else ""
-        console.print(Text(line, style=style))
-    if view.kind in ("evidence", "proposal"):
-        cost = f"+{view.cost_seconds} s, " if view.cost_seconds else ""
-        console.print(Text(f"({cost}drill clock {clock(view.clock_seconds)})", style="dim"))
-
-
-def _excerpt(content: str, artifact_id: str) -> Text:
-    lines = content.splitlines()
-    if len(lines) <= MAX_ARTIFACT_LINES:
-        return Text(content.rstrip("\n"))
-    text = Text("\n".join(lines[:MAX_ARTIFACT_LINES]))
-    text.append(f"\n... {len(lines) - MAX_ARTIFACT_LINES} more lines: `show {artifact_id}`", style="dim")
-    return text
-
-
 def _show(session: DrillSession, incident: Incident, artifact_id: str, console: Console) -> None:
     found = next((a for a in incident.artifacts if a.id == artifact_id), None)
     if found is None or artifact_id not in session.revealed_artifacts:
         raise DrillError(f"no revealed artifact {artifact_id!r}; revealed: "
                          + (", ".join(session.revealed_artifacts) or "none yet"))
-    console.print(Panel(Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"),
-                        title=Text(found.id), subtitle=Text(f"$ {found.command}"), expand=True))
-
-
-def _help(console: Console) -> None:
-    table = Table(show_header=False, box=None)
-    for command, what in HELP:
-        table.add_row(Text(command, style="bold"), Text(what))
-    console.print(table)
-
-
-def _sources(session: DrillSession, console: Console) -> None:
-    table = Table(title=f"Evidence sources (drill clock {clock(session.clock_seconds)})")
-    for column in ("source", "what", "cost", "on call you would", "seen"):
-        table.add_column(column)
-    for source in SOURCES:
-        seen = "yes" if source.id in session.revealed_sources else ""
-        table.add_row(source.id, source.label, f"{source.cost_seconds} s", Text(source.how), seen)
-    console.print(table)
-
-
-def _hypotheses(incident: Incident, console: Console) -> None:
-    # Every playbook, not just this incident's: listing one tree would give the symptom away.
-    evidence = evidence_for(incident)
-    by_book: dict[str, list[str]] = {}
-    for ref in evidence.refs.values():
-        by_book.setdefault(ref.playbook, []).append(ref.id)
-    table = Table(title="Hypotheses (propose or declare them as playbook/hypothesis)", expand=True)
-    table.add_column("playbook")
-    table.add_column("hypotheses", overflow="fold")
-    for book, ids in by_book.items():
-        table.add_row(book, ", ".join(ids))
-    console.print(table)
-
-
-def _recap(session: DrillSession, console: Console) -> None:
-    seen = ", ".join(BY_ID[s].label for s in session.revealed_sources) or "nothing yet"
-    console.print(Text(f"Resumed drill {session.id}: clock {clock(session.clock_seconds)}, seen {seen}, "
-                       f"{len(session.proposals)} proposal(s), hints used {session.hint_level}/3.", style="dim"))
-    for p in session.proposals:
-        console.print(Text(f"  {p.answer.hypothesis}: {p.answer.message}",
-                           style=_VERDICT_STYLE.get(p.answer.verdict, "")))
-
-
-def _list(found: Catalog, difficulty: str | None, tag: str | None, console: Console) -> None:
-    """Every incident there is to drill, bundled and saved, with its origin; only the ids, as a title or a
-    ground truth would give the answer away."""
-    table = Table(title=f"Recorded incidents (saved ones from {found.saved_dir})")
-    for column in ("id", "origin", "difficulty", "tags", "drillable"):
-        table.add_column(column, overflow="fold")
-    shown = 0
-    for entry in found.entries:
-        meta = entry.meta
-        if (difficulty and meta.difficulty != difficulty) or (tag and tag not in meta.tags):
-            continue
-        shown += 1
-        table.add_row(meta.id, entry.origin, meta.difficulty, ", ".join(meta.tags),
-                      "yes" if meta.ground_truth else Text("no: no ground_truth yet", style="yellow"))
-    console.print(table)
-    saved = sum(1 for e in found.entries if e.origin == "saved")
-    console.print(Text(f"{shown} shown; {len(found.entries) - saved} bundled, {saved} saved. "
-                       "Drill one with `triagebot drill ID`.", style="dim"))
-    for problem in found.problems:
-        console.print(Text(f"left out: {problem}", style="yellow"))
-
-
-def _history(store: SessionStore, trainee: str, console: Console) -> None:
-    table = Table(title=f"Drills of {trainee}")
-    for column in ("session", "started", "incident", "state", "declared", "score"):
-        table.add_column(column)
-    for s in store.list_by_trainee(trainee):
-        state = "finished" if s.finished else f"open ({clock(s.clock_seconds)})"
-        table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",
-                      str(s.score.total) if s.score else "")
-    console.print(table)
-
-
-def _leaderboard(store: SessionStore, channel: str, console: Console) -> None:
-    table = Table(title=f"Leaderboard: {channel} (points = best score per incident, summed)")
-    for column in ("#", "trainee", "points", "incidents", "drills", "best", "average"):
-        table.add_column(column)
-    for rank, row in enumerate(store.leaderboard(channel), start=1):
-        table.add_row(str(rank), row.trainee, str(row.points), str(row.incidents), str(row.drills), str(row.best),
-                      f"{row.average:.1f}")
-    console.print(table)
+    artifact_in_full(found, console)

@@ -11,15 +11,11 @@ import argparse
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
-from bot.render.grade import print_grade_details
+from bot.render.interview_terminal import question_list, render
 from drills import interview
-from drills.interview import InterviewSession, Step
 from drills.interview_pick import HINT, QUIT, SKIP, PickError, check_topic, choose
-from drills.questions import DIFFICULTIES, Question, QuestionBank, QuestionBankError, load_bank
+from drills.questions import DIFFICULTIES, QuestionBank, QuestionBankError, load_bank
 
 InputFn = Callable[[str], str]
 
@@ -41,65 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--follow-ups", type=int, default=1, metavar="N", help="follow-up questions to ask")
     parser.add_argument("--answer-file", metavar="FILE", help="with `grade`: the answer to grade (- reads stdin)")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="with `grade`: output format")
-
-
-def _list(bank: QuestionBank, topic: str | None, console: Console) -> None:
-    if topic is None:
-        table = Table(title=f"Interview topics ({len(bank)} questions)")
-        for col in ("topic", "questions", *DIFFICULTIES):
-            table.add_column(col)
-        for info in bank.topics():
-            table.add_row(info.topic, str(info.count), *(str(info.difficulties[d]) for d in DIFFICULTIES))
-    else:
-        check_topic(bank, topic)
-        table = Table(title=f"Questions in {topic}", expand=True)
-        for col in ("id", "difficulty", "kind", "question"):
-            table.add_column(col, overflow="fold")
-        for q in bank.select(topic=topic):
-            table.add_row(q.id, q.difficulty, q.kind, Text(q.question))
-    console.print(table)
-
-
-def render(steps: list[Step], question: Question, session: InterviewSession, console: Console) -> None:
-    for step in steps:
-        if step.kind == "question":
-            title = f"{question.topic} · {question.difficulty} · {question.kind}"
-            console.print(Panel(Text(step.text), title=title, subtitle=question.id, expand=True))
-            console.print(Text("Answer in your own words; an empty line ends the answer. "
-                               "Commands: hint, skip, quit.", style="dim"))
-        elif step.kind == "feedback" and step.grade is not None:
-            so_far = " so far" if session.follow_ups_asked and session.turns[-1].kind == "follow-up" else ""
-            console.print(Text(f"Coverage{so_far} {step.grade.score}/100: {step.grade.verdict}", style="bold"))
-            if step.newly_covered:
-                added = [p.point for p in question.expected_points if p.id in step.newly_covered]
-                console.print(Text("Your follow-up answer added:\n" + "\n".join(f"  + {a}" for a in added),
-                                   style="green"))
-            print_grade_details(step.grade, console)
-        elif step.kind == "follow-up":
-            n, of = step.position or (1, 1)
-            console.print(Panel(Text(step.text), title=f"Follow-up {n}/{of}", expand=True))
-        elif step.kind == "hint":
-            n, of = step.position or (1, 1)
-            console.print(Text(f"Hint {n}/{of}: {step.text}", style="yellow"))
-        elif step.kind == "model-answer":
-            _render_end(step, question, session, console)
-        else:
-            console.print(Text(step.text, style="dim"))
-
-
-def _render_end(step: Step, question: Question, session: InterviewSession, console: Console) -> None:
-    console.print(Panel(Text(step.text), title="Model answer", expand=True))
-    g = step.grade
-    if g is None:
-        console.print(Text("Not answered.", style="dim"))
-    else:
-        console.print(Text(f"Overall coverage {g.score}/100 ({g.verdict}); hints used "
-                           f"{session.hints_used}/{len(question.hints)}", style="bold"))
-        if g.missed:
-            console.print(Text("Still missing:\n" + "\n".join(f"  - {p.point}" for p in g.missed), style="yellow"))
-    console.print(Text("Source: " + "; ".join(question.source), style="dim"))
-    if question.related_playbook:
-        console.print(Text(f"Related playbook: triagebot playbooks show {question.related_playbook}", style="dim"))
 
 
 def read_answer(input_fn: InputFn) -> str | None:
@@ -140,7 +77,7 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
         raise InterviewUsageError("--answer-file goes with `triagebot interview grade`")
     try:
         if getattr(args, "list", False):
-            _list(bank, topic, console)
+            _list_checked(bank, topic, console)
             return 0
         question = choose(bank, topic, getattr(args, "difficulty", None), getattr(args, "question_id", None),
                           getattr(args, "seed", None))
@@ -162,3 +99,9 @@ def run_interview(args: argparse.Namespace, console: Console, input_fn: InputFn 
             session, steps = interview.submit(session, question, text, grader=grader)
         render(steps, question, session, console)
     return 0
+
+
+def _list_checked(bank: QuestionBank, topic: str | None, console: Console) -> None:
+    if topic is not None:
+        check_topic(bank, topic)
+    question_list(bank, topic, console)

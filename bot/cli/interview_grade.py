@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.text import Text
 
-from bot.render.grade import print_grade_details
+from bot.render.grade import render_grade
 from drills import interview
 from drills.grading import Grade
 from drills.questions import QuestionBank
@@ -66,8 +65,3 @@ def run_grade(args: argparse.Namespace, bank: QuestionBank, console: Console,
         return 0
     render_grade(result, console)
     return 0
-
-
-def render_grade(result: Grade, console: Console) -> None:
-    console.print(Text(f"Score {result.score}/100: {result.verdict}", style="bold"))
-    print_grade_details(result, console, said_header="earned by")

@@ -25,3 +25,8 @@ def print_grade_details(grade: Grade, console: Console, said_header: str = "you 
     console.print(grade_table(grade, said_header))
     for w in grade.wrong_claims:
         console.print(Text(f"Wrong claim: {w.claim} (in “{w.evidence}”)", style="red"))
+
+
+def render_grade(result: Grade, console: Console) -> None:
+    console.print(Text(f"Score {result.score}/100: {result.verdict}", style="bold"))
+    print_grade_details(result, console, said_header="earned by")
