@@ -9,18 +9,15 @@ from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
-    DNode,
     NodeGpus,
-    block_events,
-    block_starts,
-    describe_tree,
     gpu_sharing,
     has_gpu_labels,
     node_condition,
-    node_values,
     subject_of,
     unique,
 )
+from collectors.parsers.k8s_describe_layout import DNode, block_starts, describe_tree, node_values
+from collectors.parsers.k8s_event_facts import block_events
 from collectors.parsers.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
 

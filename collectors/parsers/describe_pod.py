@@ -12,23 +12,10 @@ from dataclasses import dataclass, field
 from collectors.k8s_values import GPU_RESOURCE, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
-from collectors.parsers.k8s_common import (
-    DedupSink,
-    DistEnv,
-    DNode,
-    EnvVar,
-    block_events,
-    block_starts,
-    describe_tree,
-    eviction_condition,
-    eviction_resource,
-    find_root,
-    is_rdma_resource,
-    node_values,
-    subject_of,
-    unique,
-)
-from collectors.parsers.k8s_messages import missing_refs
+from collectors.parsers.k8s_common import DedupSink, DistEnv, EnvVar, is_rdma_resource, subject_of, unique
+from collectors.parsers.k8s_describe_layout import DNode, block_starts, describe_tree, find_root, node_values
+from collectors.parsers.k8s_event_facts import block_events
+from collectors.parsers.k8s_messages import eviction_condition, eviction_resource, missing_refs
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")

@@ -11,15 +11,9 @@ import re
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_objects
 from collectors.parsers.contract import Parser
-from collectors.parsers.k8s_common import (
-    DedupSink,
-    EventFacts,
-    EventRecord,
-    describe_events,
-    describe_row,
-    is_describe_events_header,
-    subject_of,
-)
+from collectors.parsers.k8s_common import DedupSink, subject_of
+from collectors.parsers.k8s_event_facts import EventFacts
+from collectors.parsers.k8s_event_rows import EventRecord, describe_events, describe_row, is_describe_events_header
 from collectors.text import normalise
 
 _COLUMN = re.compile(r"\S+(?: \S+)*")

@@ -7,6 +7,7 @@ one way everywhere. Each returns what the message shows and nothing when it show
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # ---- volumes (FailedMount, FailedAttachVolume) --------------------------------------------------------
 
@@ -113,3 +114,167 @@ def node_not_ready_reasons(text: str) -> list[str]:
     if not found and "KubeletNotReady" in text:
         found = ["kubelet-not-ready"]
     return found
+
+
+# ---- scheduling, pulls and evictions ----------------------------------------------------------------
+
+_NODES_TOTAL = re.compile(r"\b\d+/(\d+) nodes (?:are|is) available")
+_INSUFFICIENT = re.compile(r"[Ii]nsufficient ([\w.\-/]+)")
+_BRACED_TAINT = re.compile(r"taints? \{([^}]*)\}")
+_BARE_TAINT = re.compile(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
+_SYSTEM_TAINTS = {
+    "node.kubernetes.io/memory-pressure": "node-pressure",
+    "node.kubernetes.io/disk-pressure": "node-pressure",
+    "node.kubernetes.io/pid-pressure": "node-pressure",
+    "node.kubernetes.io/unschedulable": "unschedulable-node",
+    "node.kubernetes.io/not-ready": "node-not-ready",
+    "node.kubernetes.io/unreachable": "node-not-ready",
+    "node.kubernetes.io/network-unavailable": "node-not-ready",
+}
+_SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # Before 1.8 the scheduler named its predicates: "1 PodToleratesNodeTaints, 3 MatchNodeSelector".
+    (re.compile(r"didn'?t match (?:Pod's )?node (?:affinity|selector)|MatchNodeSelector", re.I), "node-affinity"),
+    (re.compile(r"PodToleratesNodeTaints|TaintToleration"), "untolerated-taint"),
+    (re.compile(r"\bNodeUnschedulable\b"), "unschedulable-node"),
+    (re.compile(r"CheckNode(?:Memory|Disk|PID)Pressure|NodeUnder(?:Memory|Disk|PID)Pressure"), "node-pressure"),
+    (re.compile(r"\bNodeNotReady\b|CheckNodeCondition"), "node-not-ready"),
+    (re.compile(r"PodFitsHostPorts"), "host-port"),
+    (re.compile(r"NoVolumeZoneConflict|VolumeNodeAffinityConflict"), "volume-node-affinity"),
+    (re.compile(r"Max\w*VolumeCount"), "volume-limit"),
+    (re.compile(r"didn'?t match pod (?:anti-)?affinity|didn'?t satisfy existing pods anti-affinity"
+                r"|MatchInterPodAffinity", re.I), "pod-affinity"),
+    (re.compile(r"topology spread constraints", re.I), "topology-spread"),
+    (re.compile(r"unbound (?:immediate )?PersistentVolumeClaims|persistentvolumeclaim \"[^\"]*\" not found"
+                r"|PersistentVolumeClaim is not bound", re.I), "unbound-pvc"),
+    (re.compile(r"volume node affinity conflict", re.I), "volume-node-affinity"),
+    (re.compile(r"exceed max volume count", re.I), "volume-limit"),
+    (re.compile(r"Too many pods", re.I), "too-many-pods"),
+    (re.compile(r"(?:were|was|is) unschedulable", re.I), "unschedulable-node"),
+    (re.compile(r"had condition: \[(?:Memory|Disk|PID)Pressure\]|had (?:memory|disk|pid) pressure", re.I),
+     "node-pressure"),
+    (re.compile(r"(?:were|was) not ready|had condition: \[(?:Ready|NotReady)\]", re.I), "node-not-ready"),
+    (re.compile(r"didn'?t have free ports", re.I), "host-port"),
+    (re.compile(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
+    (re.compile(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
+     "preemption-not-helpful"),
+]
+
+
+def scheduling_reasons(message: str) -> list[str]:
+    """Normalised reasons in a FailedScheduling message, in the order the message gives them."""
+    return list(_scheduling_reasons(message))
+
+
+@lru_cache(maxsize=4096)
+def _scheduling_reasons(message: str) -> tuple[str, ...]:
+    # Cached: a busy cluster repeats the same scheduler message thousands of times.
+    found: list[tuple[int, str]] = []
+    for m in _INSUFFICIENT.finditer(message):
+        found.append((m.start(), _insufficient(m.group(1).rstrip("."))))
+    for m in _BRACED_TAINT.finditer(message):
+        # A system taint names the node's state as well; it is still a taint the pod does not tolerate.
+        key = m.group(1).split(":", 1)[0].split("=", 1)[0].strip()
+        if key in _SYSTEM_TAINTS:
+            found.append((m.start(), _SYSTEM_TAINTS[key]))
+        found.append((m.start(), "untolerated-taint"))
+    residue = _BRACED_TAINT.sub(lambda m: " " * len(m.group(0)), message)
+    for m in _BARE_TAINT.finditer(residue):
+        found.append((m.start(), "untolerated-taint"))
+    for rx, reason in _SCHEDULING_PATTERNS:
+        if hit := rx.search(message):
+            found.append((hit.start(), reason))
+    return tuple(dict.fromkeys(reason for _, reason in sorted(found)))
+
+
+def _insufficient(resource: str) -> str:
+    if resource == "cpu":
+        return "insufficient-cpu"
+    if resource == "memory":
+        return "insufficient-memory"
+    if resource == "pods":
+        return "too-many-pods"
+    # GPU counts, not GPU memory or shares sold by scheduler extenders (aliyun.com/gpu-mem).
+    if resource.lower().endswith("/gpu") or "/mig-" in resource or resource.endswith("gpu-count"):
+        return "insufficient-gpu"
+    return "insufficient-other"
+
+
+def nodes_total(message: str) -> int | None:
+    m = _NODES_TOTAL.search(message)
+    if m:
+        return int(m.group(1))
+    return 0 if "no nodes available to schedule pods" in message else None
+
+
+_PULL_MESSAGE = re.compile(
+    r"pull(?:ing)? image|ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName|PullImage|image pull",
+    re.I)
+_PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
+    ("rate-limited", re.compile(r"toomanyrequests|too many requests|rate limit", re.I)),
+    ("no-space", re.compile(r"no space left on device", re.I)),
+    ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown", re.I)),
+    # "pull access denied, repository does not exist or may require authorization": the registry will not say
+    # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
+    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
+                             r"pull access denied for [^\s,/]+, repository does not exist")),
+    ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')")),
+    # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
+    ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
+    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
+    ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
+    ("tls", re.compile(r"x509|certificate", re.I)),
+]
+_IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*["']""")
+
+
+def is_pull_message(text: str) -> bool:
+    return _PULL_MESSAGE.search(text) is not None
+
+
+def pull_error_kind(text: str) -> str:
+    """not-found, unauthorized, denied-or-missing, timeout, rate-limited, no-space, tls or other."""
+    for kind, rx in _PULL_KINDS:
+        if rx.search(text):
+            return kind
+    return "other"
+
+
+def image_name(text: str) -> str:
+    m = _IMAGE_NAME.search(text)
+    return m.group(1) if m else ""
+
+
+_LOW_ON = re.compile(r"low on resource: ([\w.\-]+)")
+_HAD_CONDITION = re.compile(r"had condition: \[(\w+)\]")
+_CONDITION_RESOURCE = {"MemoryPressure": "memory", "DiskPressure": "ephemeral-storage", "PIDPressure": "pids"}
+
+
+def eviction_resource(message: str) -> str:
+    """The resource a kubelet eviction message names, or ""."""
+    if m := _LOW_ON.search(message):
+        return m.group(1).rstrip(".")
+    if m := _HAD_CONDITION.search(message):
+        return _CONDITION_RESOURCE.get(m.group(1), "")
+    if "ephemeral" in message and ("storage" in message or "EmptyDir" in message):
+        return "ephemeral-storage"
+    if "EmptyDir volume" in message:
+        return "ephemeral-storage"
+    return ""
+
+
+def eviction_condition(message: str) -> str:
+    """The node condition an eviction or admission message names (`had condition: [DiskPressure]`), or ""."""
+    m = _HAD_CONDITION.search(message)
+    return m.group(1) if m and m.group(1) in _CONDITION_RESOURCE else ""
+
+
+_RESOURCE_CONDITION = {"memory": "MemoryPressure", "pids": "PIDPressure"}
+
+
+def pressure_condition(resource: str) -> str:
+    """MemoryPressure for memory, DiskPressure for any filesystem signal, PIDPressure for pids."""
+    if resource in _RESOURCE_CONDITION:
+        return _RESOURCE_CONDITION[resource]
+    if any(s in resource for s in ("storage", "nodefs", "imagefs", "containerfs", "inodes")):
+        return "DiskPressure"
+    return ""

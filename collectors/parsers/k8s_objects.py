@@ -23,22 +23,25 @@ from collectors.parsers.k8s_common import (
     DedupSink,
     DistEnv,
     EnvVar,
-    EventFacts,
-    EventRecord,
     NodeGpus,
-    eviction_condition,
-    eviction_resource,
     gpu_sharing,
     has_gpu_labels,
     is_rdma_resource,
     node_condition,
-    nodes_total,
-    scheduling_reasons,
     subject_of,
     toleration_text,
     unique,
 )
-from collectors.parsers.k8s_messages import missing_refs, node_not_ready_reasons
+from collectors.parsers.k8s_event_facts import EventFacts
+from collectors.parsers.k8s_event_rows import EventRecord
+from collectors.parsers.k8s_messages import (
+    eviction_condition,
+    eviction_resource,
+    missing_refs,
+    node_not_ready_reasons,
+    nodes_total,
+    scheduling_reasons,
+)
 from collectors.text import normalise
 from collectors.yaml_safe import safe_load
 

@@ -11,17 +11,13 @@ from dataclasses import dataclass, field
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
-from collectors.parsers.k8s_common import (
-    DedupSink,
-    PullErrors,
-    is_pull_message,
-    oom_facts,
-    pressure_condition,
-    subject_of,
-)
+from collectors.parsers.k8s_common import DedupSink, subject_of
+from collectors.parsers.k8s_event_facts import PullErrors, oom_facts
 from collectors.parsers.k8s_messages import (
+    is_pull_message,
     missing_refs,
     node_not_ready_reasons,
+    pressure_condition,
     sandbox_errors,
     volume_errors,
 )

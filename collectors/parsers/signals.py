@@ -12,7 +12,9 @@ from typing import Any
 
 from collectors.catalogs.signals import CompiledSignal, signals_by_hint
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
-from collectors.parsers.k8s_common import DedupSink, EventFacts, EventRecord
+from collectors.parsers.k8s_common import DedupSink
+from collectors.parsers.k8s_event_facts import EventFacts
+from collectors.parsers.k8s_event_rows import EventRecord
 from collectors.parsers.needles import scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY

@@ -1,0 +1,75 @@
+"""The `kubectl describe` layout: keys, values and nesting by indent, whatever the resource.
+
+Pure and tolerant: a malformed block gives fewer nodes, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# "Key:   value" or "Key:" at any indent. Keys start with a letter and never hold ": ", so toleration and
+# taint lines ("nvidia.com/gpu:NoSchedule op=Exists") stay values.
+_DESCRIBE_KEY = re.compile(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
+
+
+@dataclass
+class DNode:
+    """One line of describe output and the more-indented lines under it."""
+
+    line: int  # 1-based
+    indent: int
+    key: str  # "" for a line that is not `Key: value`
+    value: str
+    text: str
+    children: list[DNode] = field(default_factory=list)
+
+    def child(self, key: str) -> DNode | None:
+        return next((c for c in self.children if c.key == key), None)
+
+
+def describe_tree(lines: list[str], start: int, end: int) -> list[DNode]:
+    """The indentation tree of lines[start:end] (0-based); roots are the least-indented lines."""
+    roots: list[DNode] = []
+    stack: list[DNode] = []
+    for i in range(start, min(end, len(lines))):
+        raw = lines[i].rstrip()
+        body = raw.lstrip(" \t")
+        if not body:
+            continue
+        indent = len(raw) - len(body)
+        m = _DESCRIBE_KEY.fullmatch(body)
+        key, value = (m.group(1).strip(), (m.group(2) or "").strip()) if m else ("", body)
+        node = DNode(i + 1, indent, key, value, body)
+        while stack and stack[-1].indent >= indent:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(node)
+        stack.append(node)
+    return roots
+
+
+def find_root(roots: list[DNode], key: str) -> DNode | None:
+    return next((r for r in roots if r.key == key), None)
+
+
+def node_values(node: DNode) -> list[tuple[str, int]]:
+    """A multi-line describe value (Labels, Taints, Tolerations): the first value plus continuation lines."""
+    out = [(node.value, node.line)] if node.value else []
+    out += [(c.text, c.line) for c in node.children]
+    return [(v, n) for v, n in out if v and v != "<none>"]
+
+
+def block_starts(lines: list[str], marker: re.Pattern[str]) -> list[int]:
+    """0-based starts of concatenated describe blocks: `Name:` lines at the indent of the first one."""
+    starts: list[int] = []
+    base: int | None = None
+    for i, line in enumerate(lines):
+        m = marker.match(line)
+        if m is None:
+            continue
+        indent = len(m.group(1))
+        if base is None:
+            base = indent
+        if indent == base:
+            starts.append(i)
+    return starts

@@ -1,0 +1,92 @@
+"""Event rows as kubectl prints them (describe tables of every era) and the record the event parsers share.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class EventRecord:
+    """One event, from any of the formats kubectl prints or the API returns."""
+
+    type: str
+    reason: str
+    message: str
+    start: int  # 1-based line span
+    end: int
+    kind: str = ""  # involved object kind, lower-case
+    name: str = ""
+    namespace: str = ""
+    locate: Callable[[], tuple[int, int]] | None = None  # computes start/end on first use
+
+    def span(self) -> tuple[int, int]:
+        if self.locate is not None:
+            self.start, self.end = self.locate()
+            self.locate = None
+        return self.start, self.end
+
+
+# New describe rows: "  Warning  FailedScheduling  2m (x3 over 12m)  default-scheduler  0/20 nodes ...".
+_DESCRIBE_ROW = re.compile(
+    r"\s*(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+"
+    r"(<unknown>|<invalid>|\S+(?:\s+\(x\d+\s+over\s+\S+\))?)\s+"
+    r"(\S+(?:,\s+\S+)?)(?:\s+(.*))?")
+# Old describe rows put Type and Reason after the counts: "1m  1m  1  default-scheduler    Normal  Scheduled  msg".
+_OLD_DESCRIBE_ROW = re.compile(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
+_DESCRIBE_HEADER = re.compile(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
+_TOP_LEVEL_KEY = re.compile(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
+
+
+def is_describe_events_header(line: str) -> bool:
+    return _DESCRIBE_HEADER.match(line) is not None
+
+
+def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0) -> list[EventRecord]:
+    """Rows of a describe `Events:` table in lines[start:end] (0-based); wrapped messages are joined."""
+    events: list[EventRecord] = []
+    gap = False  # a blank line since the last row: what follows is no longer a wrapped message
+    for i in range(start, min(end, len(lines))):
+        line = lines[i].rstrip()
+        stripped = line.strip()
+        if not stripped:
+            gap = True
+            continue
+        if _DESCRIBE_HEADER.match(line) or set(stripped) <= {"-", " ", "\t"}:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped):
+            break  # the next describe section
+        row = describe_row(line, i + 1) or _old_describe_row(line, i + 1)
+        if row is not None:
+            events.append(row)
+            gap = False
+        elif events and gap:
+            break  # prose after the table (a paste's own words), not part of the last message
+        elif events:
+            last = events[-1]
+            last.message = f"{last.message} {stripped}".strip()
+            last.end = i + 1
+    return events
+
+
+def describe_row(line: str, number: int) -> EventRecord | None:
+    """One row of a current describe Events table, or None."""
+    m = _DESCRIBE_ROW.fullmatch(line)
+    if m is None:
+        return None
+    return EventRecord(m.group(1), m.group(2), (m.group(5) or "").strip(), number, number, source_kind(m.group(4)))
+
+
+def _old_describe_row(line: str, number: int) -> EventRecord | None:
+    m = _OLD_DESCRIBE_ROW.fullmatch(line)
+    if m is None:
+        return None
+    return EventRecord(m.group(1), m.group(2), (m.group(3) or "").strip(), number, number)
+
+
+def source_kind(source: str) -> str:
+    """The object kind a describe `From` column implies: node-problem-detector reports about nodes."""
+    return "node" if source.startswith("kernel-monitor") else ""
