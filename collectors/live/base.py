@@ -48,6 +48,9 @@ class PodRef(BaseModel):
     phase: str = ""
     containers: list[str] = Field(default_factory=list)
     gpu_request: int = 0
+    rank: int | None = None  # from the RANK env or an index label (k8s_util.RANK_LABELS)
+    order: tuple[int, int, int, str] = (1, 0, 1 << 30, "")  # launcher first, then group, index, name
+    log_container: str = ""  # the container `kubectl logs` reads by default
 
 
 class NodeRef(BaseModel):

@@ -39,23 +39,26 @@ class Out(Protocol):
 
 
 def read_container_logs(out: Out, calls: KubeCalls, pods: list[dict[str, Any]], namespace: str,
-                        limits: Limits) -> None:
+                        limits: Limits, covered: frozenset[tuple[str, str]] = frozenset()) -> None:
     """Logs of the most troubled scheduled pods: every container that has run, and the previous instance
-    of every container that restarted (where the crash is)."""
+    of every container that restarted (where the crash is). `covered` (pod, container) pairs already have
+    their current log in the all-ranks artifact (k8s_ranks)."""
     scheduled = [p for p in triage_order(pods) if node_of(p) and (statuses(p) or statuses(p, init=True))]
     for pod in scheduled[:LOG_POD_CAP]:
         ns = as_str(meta(pod).get("namespace")) or namespace
         for status in statuses(pod):
-            _container(out, calls, ns, name_of(pod), status, limits)
+            _container(out, calls, ns, name_of(pod), status, limits, covered)
         for status in statuses(pod, init=True):
             if troubled({"status": {"phase": "Running", "initContainerStatuses": [status]}}):
-                _container(out, calls, ns, name_of(pod), status, limits)  # finished init containers say nothing
+                _container(out, calls, ns, name_of(pod), status, limits, covered)  # finished ones say nothing
 
 
-def _container(out: Out, calls: KubeCalls, ns: str, pod: str, status: dict[str, Any], limits: Limits) -> None:
+def _container(out: Out, calls: KubeCalls, ns: str, pod: str, status: dict[str, Any], limits: Limits,
+               covered: frozenset[tuple[str, str]]) -> None:
     container = as_str(status.get("name"))
     state = as_dict(status.get("state"))
-    if "running" in state or "terminated" in state or restarts(status) > 0:
+    current = (pod, container) not in covered
+    if current and ("running" in state or "terminated" in state or restarts(status) > 0):
         _log(out, calls, ns, pod, container, False, limits)
     if restarts(status) > 0 or "terminated" in as_dict(status.get("lastState")):
         _log(out, calls, ns, pod, container, True, limits)

@@ -23,11 +23,15 @@ from collectors.live.k8s_util import (
     items_of,
     kubectl,
     labels_of,
+    log_container,
     meta,
     name_of,
     node_of,
     phase,
     rank_env,
+    rank_label,
+    rank_of,
+    rank_order,
     selector_string,
     troubled,
     valid_name,
@@ -77,14 +81,17 @@ MPIJOB = Kind("MPIJob", "kubeflow.org", "v2beta1", "mpijobs", "training.kubeflow
 MPIJOB_V1 = Kind("MPIJob", "kubeflow.org", "v1", "mpijobs", "training.kubeflow.org/job-name")
 JOBSET = Kind("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset.sigs.k8s.io/jobset-name")
 VCJOB = Kind("Job", "batch.volcano.sh", "v1alpha1", "jobs", "volcano.sh/job-name", short="vcjob")
+LWS = Kind("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "leaderworkerset.sigs.k8s.io/name",
+           short="lws")
 # Tried in this order for `job/NAME` after a batch Job; a 404 just means the operator is not installed.
-TRAINING_JOBS = (PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB)
-DISTRIBUTED = {PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB}
+TRAINING_JOBS = (PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB, LWS)
+DISTRIBUTED = {PYTORCHJOB, MPIJOB, MPIJOB_V1, JOBSET, VCJOB, LWS}
 _BY_OWNER = {k.kind: k for k in (DEPLOYMENT, STATEFULSET, DAEMONSET, REPLICASET, JOB, PYTORCHJOB, MPIJOB, JOBSET)}
 _OPERATORS = {"pytorchjob-controller": PYTORCHJOB, "mpijob-controller": MPIJOB, "mpi-operator": MPIJOB}
 
 _PREFIXES = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node",
              "job": "job", "jobs": "job", "pytorchjob": "job", "mpijob": "job", "jobset": "job", "vcjob": "job",
+             "lws": "job", "leaderworkerset": "job",
              "service": "service", "svc": "service", "deployment": "deployment", "deploy": "deployment",
              "statefulset": "statefulset", "sts": "statefulset"}
 _HASH_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})+$")
@@ -167,19 +174,23 @@ def parse_target(target: Target) -> tuple[str, str]:
 def pod_ref(pod: dict[str, Any]) -> PodRef:
     containers = [as_str(c.get("name")) for c in map(as_dict, as_list(as_dict(pod.get("spec")).get("containers")))]
     return PodRef(name=name_of(pod), uid=as_str(meta(pod).get("uid")), node=node_of(pod) or None, phase=phase(pod),
-                  containers=[c for c in containers if c], gpu_request=gpu_request(pod))
+                  containers=[c for c in containers if c], gpu_request=gpu_request(pod), rank=rank_of(pod),
+                  order=rank_order(pod), log_container=log_container(pod))
 
 
 class Resolver:
     """Resolves one target; failures of single lookups are reported, and only a definite "no such
     object anywhere it could be" raises TargetNotFound."""
 
-    def __init__(self, calls: KubeCalls, runner: Runner, namespace: str, report: Report, pod_cap: int) -> None:
+    def __init__(self, calls: KubeCalls, runner: Runner, namespace: str, report: Report, pod_cap: int,
+                 rank_cap: int = 0) -> None:
         self.calls = calls
         self.runner = runner
         self.ns = namespace
         self.report = report
         self.pod_cap = pod_cap
+        # A training job keeps every rank's Pod object (up to rank_cap): the rank table maps pods to nodes.
+        self.rank_cap = max(pod_cap, rank_cap)
         self._unsure = False  # a lookup failed for a reason other than 404, so "not found" is not certain
         self._pods_failed = False
         self._seen: dict[tuple[Kind, str], Result] = {}  # answers already had (a 404 too), by kind and name
@@ -294,6 +305,8 @@ class Resolver:
 
     def _use_workload(self, r: Resolved, workload: Workload) -> bool:
         r.workload = workload
+        if workload.kind in DISTRIBUTED or workload.kind is JOB:
+            self.pod_cap = self.rank_cap
         selector = workload.selector()
         if selector:
             self._list_pods(r, selector)
@@ -309,6 +322,7 @@ class Resolver:
         self._workload_from_pods(r)
         # One rank of a distributed job is rarely the whole story: read all ranks, this one first.
         if r.workload is not None and r.workload.kind in DISTRIBUTED:
+            self.pod_cap = self.rank_cap
             single = (r.pods, r.refs)
             if not self._list_pods(r, r.workload.selector()):
                 r.pods, r.refs, r.total = single[0], single[1], 1
@@ -434,6 +448,8 @@ def _pod_owner(pod: dict[str, Any]) -> tuple[Kind, str] | None:
         return op, job
     if vcjob := labels.get(VCJOB.pod_label):
         return VCJOB, vcjob
+    if lws := labels.get(LWS.pod_label):
+        return LWS, lws
     owners = [as_dict(o) for o in as_list(meta(pod).get("ownerReferences"))]
     owner = next((o for o in owners if o.get("controller") is True), owners[0] if owners else None)
     if owner is None:
@@ -457,4 +473,6 @@ def is_distributed(workload: Workload | None, pods: list[dict[str, Any]]) -> boo
         spec = as_dict(workload.obj.get("spec"))
         if as_str(spec.get("completionMode")) == "Indexed" and (as_int(spec.get("parallelism")) or 1) > 1:
             return True
-    return any("WORLD_SIZE" in env or "MASTER_ADDR" in env for env in map(rank_env, pods))
+    if any("WORLD_SIZE" in env or "MASTER_ADDR" in env for env in map(rank_env, pods)):
+        return True
+    return len(pods) > 1 and all(rank_label(p) for p in pods)  # hand-made ranks: plain pods with a rank label

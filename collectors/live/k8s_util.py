@@ -171,11 +171,45 @@ def rank_of(pod: dict[str, Any]) -> int | None:
     if (rank := as_int(rank_env(pod).get("RANK"))) is not None:
         return rank
     labels = labels_of(pod)
-    for key in ("batch.kubernetes.io/job-completion-index", "training.kubeflow.org/replica-index",
-                "apps.kubernetes.io/pod-index", "volcano.sh/task-index"):
+    for key in RANK_LABELS:
         if (value := as_int(labels.get(key))) is not None:
             return value
     return None
+
+
+# Labels that give a pod's index within its job, in the order they are trusted; the same keys Kueue's
+# topology-aware scheduling reads for rank ordering (Indexed Job, JobSet, Kubeflow training operator,
+# LeaderWorkerSet, StatefulSet), plus Volcano's task index and a plain `rank` label for hand-made pods.
+RANK_LABELS = ("batch.kubernetes.io/job-completion-index", "training.kubeflow.org/replica-index",
+               "leaderworkerset.sigs.k8s.io/worker-index", "apps.kubernetes.io/pod-index",
+               "volcano.sh/task-index", "rank")
+# Labels that number the group a pod's index counts within: a JobSet's child Job, an LWS replica.
+GROUP_LABELS = ("jobset.sigs.k8s.io/job-global-index", "jobset.sigs.k8s.io/job-index",
+                "leaderworkerset.sigs.k8s.io/group-index")
+
+
+def rank_label(pod: dict[str, Any]) -> bool:
+    """Whether the pod carries one of the rank labels (a hand-made multi-rank job has nothing else)."""
+    labels = labels_of(pod)
+    return any(key in labels for key in RANK_LABELS)
+
+
+def rank_order(pod: dict[str, Any]) -> tuple[int, int, int, str]:
+    """Launcher or master first, then group, then index within it, then name: the order ranks are listed."""
+    labels = labels_of(pod)
+    role = labels.get("training.kubeflow.org/replica-type", "").lower()
+    first = 0 if role in ("launcher", "master", "chief") else 1
+    group = next((v for key in GROUP_LABELS if (v := as_int(labels.get(key))) is not None), 0)
+    rank = rank_of(pod)
+    return first, group, rank if rank is not None else 1 << 30, name_of(pod)
+
+
+def log_container(pod: dict[str, Any]) -> str:
+    """The container `kubectl logs` reads by default: the default-container annotation, else the first."""
+    spec = as_dict(pod.get("spec"))
+    names = [as_str(c.get("name")) for c in _containers(spec, "containers")]
+    chosen = as_str(as_dict(meta(pod).get("annotations")).get("kubectl.kubernetes.io/default-container"))
+    return chosen if chosen in names else (names[0] if names else "")
 
 
 def rank_env(pod: dict[str, Any]) -> dict[str, str]:

@@ -22,6 +22,7 @@ from collectors.live.base import NodeRef, Scope, SourceResult, Window, artifact_
 from collectors.live.k8s_calls import Failure, KubeCalls, Runner, bounded_client
 from collectors.live.k8s_gpu import candidate_gpu_nodes, describe_node, non_terminated
 from collectors.live.k8s_logs import Limits, kubelet_nodes, read_container_logs, read_kubelet_log
+from collectors.live.k8s_ranks import RankLimits, read_rank_logs
 from collectors.live.k8s_resolve import (
     DEPLOYMENT,
     STATEFULSET,
@@ -72,7 +73,7 @@ _LABEL_VALUE = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?")  # node names
 
 def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *, call_timeout: float = 5.0,
                        log_tail_lines: int = 2000, log_limit_bytes: int = 512_000,
-                       max_workers: int = 8) -> tuple[Scope, SourceResult]:
+                       max_workers: int = 8, rank_limits: RankLimits | None = None) -> tuple[Scope, SourceResult]:
     """Resolve the target to its pods and nodes and read the evidence around them.
 
     Raises TargetNotFound (naming near matches) when nothing of that name exists; every other failure is a
@@ -82,7 +83,7 @@ def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *,
     try:
         with ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="triage-k8s") as pool:
             run = _Collection(KubeCalls(bounded, call_timeout), Runner(pool), target, window,
-                              Limits(log_tail_lines, log_limit_bytes))
+                              Limits(log_tail_lines, log_limit_bytes), rank_limits or RankLimits())
             return run.collect()
     finally:
         closable: Any = bounded  # the generated client is untyped
@@ -110,8 +111,10 @@ class _Ordered:
 class _Collection:
     """One collection run: its calls, its artifacts and what could not be read."""
 
-    def __init__(self, calls: KubeCalls, runner: Runner, target: Target, window: Window, limits: Limits) -> None:
+    def __init__(self, calls: KubeCalls, runner: Runner, target: Target, window: Window, limits: Limits,
+                 rank_limits: RankLimits) -> None:
         self.calls = calls
+        self.rank_limits = rank_limits
         self.runner = runner
         self.target = target
         self.window = window
@@ -162,13 +165,16 @@ class _Collection:
     # ---- the run -----------------------------------------------------------------------------------------
 
     def collect(self) -> tuple[Scope, SourceResult]:
-        resolver = Resolver(self.calls, self.runner, self.ns, self.report, POD_CAP)
+        resolver = Resolver(self.calls, self.runner, self.ns, self.report, POD_CAP, self.rank_limits.cap)
         r = resolver.resolve(self.target)
         self._pods_artifact(r)
         self._objects(r)
         self._events_of_pods(r)
         self._nodes(r)
-        read_container_logs(self, self.calls, r.pods, self.ns, self.limits)
+        covered: frozenset[tuple[str, str]] = frozenset()
+        if r.kind != "node" and is_distributed(r.workload, r.pods):
+            covered = read_rank_logs(self, self.calls, r.refs, self.ns, r.selector, r.subject, self.rank_limits)
+        read_container_logs(self, self.calls, r.pods, self.ns, self.limits, covered)
         self.runner.drain()
         return self._scope(r), self.out.result()
 

@@ -259,8 +259,8 @@ def host_of(table: RankTable, row: RankRow) -> Place | None:
 
 
 def emit(sink: FactSink, table: RankTable, world: tuple[int, int] | None = None) -> None:
-    """nccl.wait_seq, nccl.waiting_ranks, nccl.suspect_ranks, nccl.suspect_hosts, nccl.silent_ranks and
-    nccl.last_completed_seq, each cited to the line it was read from.
+    """nccl.wait_seq, nccl.waiting_ranks, nccl.suspect_ranks, nccl.suspect_pods, nccl.suspect_hosts,
+    nccl.silent_ranks and nccl.last_completed_seq, each cited to the line it was read from.
 
     `world` is the job's size and its line when the log states it otherwise (WORLD_SIZE, a barrier message)
     and NCCL printed no communicator.
@@ -278,8 +278,12 @@ def emit(sink: FactSink, table: RankTable, world: tuple[int, int] | None = None)
     suspects = front.ranks(*SUSPECT_STATES)
     for row in suspects:
         sink.add("nccl.suspect_ranks", [row.rank], row.line)
+        if row.pod:
+            sink.add("nccl.suspect_pods", [row.pod], row.line)
         place = host_of(table, row)
-        if place is not None:
+        # Without hostNetwork the host NCCL prints is the pod's own hostname, not a node: the node then comes
+        # from the pod's object (collectors/joins.py).
+        if place is not None and place.host != row.pod:
             sink.add("nccl.suspect_hosts", [place.host], place.line)
     if front.silent and table.world is not None:
         sink.add("nccl.silent_ranks", front.silent, table.world[1])

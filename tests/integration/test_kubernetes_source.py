@@ -371,8 +371,12 @@ def test_distributed_job_all_ranks_one_pending(dist: KubeStandIn) -> None:
     netpol = one(result, "k8s-networkpolicies-ml-dist.json")
     assert merged([netpol]).value("netpol.count") == 1
 
-    nccl = one(result, "k8s-logs-ml-dist-llama-ft-master-0-pytorch.log")
-    assert nccl.kind == ArtifactKind.NCCL_LOG
+    # Every running rank's log in one artifact, as `kubectl logs -l ... --prefix` prints it (the workers printed
+    # nothing yet); the pending rank has no log to read.
+    nccl = one(result, "k8s-logs-ml-dist-llama-ft-ranks.log")
+    assert nccl.kind == ArtifactKind.NCCL_LOG and nccl.subject == "pytorchjob/ml-dist/llama-ft"
+    assert nccl.content.splitlines()[0] == "[pod/llama-ft-master-0/pytorch] " + NCCL_MASTER.splitlines()[0]
+    assert not [a for a in result.artifacts if a.id.startswith("k8s-logs-ml-dist-llama-ft-master-0")]
     # Every rank runs on a full 8-GPU node: the pending rank has nowhere to go.
     described = of_kind(result, ArtifactKind.DESCRIBE_NODE)
     assert sorted(a.subject for a in described) == ["node/gpu-a", "node/gpu-b", "node/gpu-c"]

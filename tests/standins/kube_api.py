@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -113,7 +113,7 @@ class KubeStandIn:
                  node_logs: Mapping[tuple[str, str], str] | None = None,
                  node_log_query: bool = True, latency: float = 0.0, faults: Iterable[Fault] = (),
                  page_limit_max: int = 500, token: str = "t0ken", user: str = DEFAULT_USER,
-                 now: datetime | None = None) -> None:
+                 now: datetime | None = None, max_inflight: int | None = None) -> None:
         self._clock: Callable[[], datetime] = (lambda: now) if now is not None else (lambda: datetime.now(UTC))
         self._store = ObjectStore(self._clock)
         for ns in BUILTIN_NAMESPACES:
@@ -128,6 +128,12 @@ class KubeStandIn:
         self.token = token
         self.user = user
         self.requests: list[RequestLog] = []
+        # --max-requests-inflight: requests beyond it are rejected with 429 and Retry-After: 1, as the API server's
+        # in-flight limit (and priority-and-fairness when its queues are full) does. `peak_inflight` is the most
+        # requests ever served at once.
+        self.max_inflight = max_inflight
+        self.inflight = 0
+        self.peak_inflight = 0
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._fault_left: list[int | None] = []
@@ -227,7 +233,8 @@ class KubeStandIn:
         query = parse_qs(split.query, keep_blank_values=True)
         flat = {k: v[0] for k, v in query.items()}
         try:
-            response = self._respond(method, path, query, flat, headers)
+            with self._admitted():
+                response = self._respond(method, path, query, flat, headers)
         except ApiError as err:
             response = _Response(err.body, err.content_type, err.code, err.headers)
         except Exception as exc:  # a stand-in bug must still answer like a server, and be visible
@@ -237,6 +244,19 @@ class KubeStandIn:
         with self._lock:
             self.requests.append(RequestLog(method, path, flat, response.code))
         return response
+
+    @contextlib.contextmanager
+    def _admitted(self) -> Iterator[None]:
+        with self._lock:
+            if self.max_inflight is not None and self.inflight >= self.max_inflight:
+                raise errors.too_many_requests(1)
+            self.inflight += 1
+            self.peak_inflight = max(self.peak_inflight, self.inflight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.inflight -= 1
 
     def _respond(self, method: str, path: str, query: dict[str, list[str]], flat: dict[str, str],
                  headers: Mapping[str, str]) -> _Response:

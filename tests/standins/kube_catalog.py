@@ -202,6 +202,8 @@ RESOURCES: tuple[Resource, ...] = (
     _crd("kubeflow.org", "v1", "xgboostjobs", "XGBoostJob", subresources=("status",)),
     _crd("kubeflow.org", "v1", "paddlejobs", "PaddleJob", subresources=("status",)),
     _crd("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", subresources=("status",)),
+    _crd("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet", short_names=("lws",),
+         subresources=("status", "scale")),
     _crd("kueue.x-k8s.io", "v1beta1", "workloads", "Workload", short_names=("wl",), subresources=("status",)),
     _crd("kueue.x-k8s.io", "v1beta1", "localqueues", "LocalQueue", short_names=("queue", "queues", "lq"),
          subresources=("status",)),

@@ -10,8 +10,10 @@ import json
 import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -542,6 +544,31 @@ def test_fault_shapes(kube: KubeStandIn, status: int, reason: str, phrase: str, 
     if status == 429:
         assert header(err, "Retry-After") == "7" and body["details"] == {"retryAfterSeconds": 7}
     assert core.read_namespaced_pod("trainer-0", "ml").metadata.name == "trainer-0"  # other paths unaffected
+
+
+def test_requests_beyond_the_in_flight_limit_are_429_with_retry_after() -> None:
+    # Slow answers keep requests in flight; a limit of 2 turns the rest of 6 concurrent requests away.
+    with KubeStandIn(cluster(), now=NOW, latency=0.4, max_inflight=2) as server:
+        core = no_retry_core(server)
+        barrier = threading.Barrier(6)
+
+        def one(_: int) -> int:
+            barrier.wait()
+            try:
+                core.list_node()
+            except ApiException as err:
+                body = json.loads(err.body)
+                assert header(err, "Retry-After") == "1" and body["details"] == {"retryAfterSeconds": 1}
+                assert (body["reason"], body["message"]) == ("TooManyRequests",
+                                                             "Too many requests, please try again later.")
+                return int(err.status)
+            return 200
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            statuses = sorted(pool.map(one, range(6)))
+        assert statuses.count(200) >= 2 and statuses.count(429) >= 1
+        assert server.peak_inflight == 2 and server.inflight == 0
+        assert core.list_node().items  # capacity is back once the slow ones are done
 
 
 def test_forbidden_names_the_subresource(kube: KubeStandIn, core: Any) -> None:

@@ -1,0 +1,231 @@
+"""Every rank of a training job read live: 2, 64 and 512 ranks through the real `kubernetes` client against the
+loopback API stand-in, which limits requests in flight like an API server (429 + Retry-After beyond it).
+
+Each pod's log is composed from real line formats (tests/unit/parsers/rank_logs.py cites each); the pods run
+without hostNetwork, so NCCL prints the pod's hostname and only the Pod object names the node.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from collectors.live.base import Scope, SourceResult, Window
+from collectors.live.k8s_ranks import RankLimits
+from collectors.live.kubernetes import collect_kubernetes
+from collectors.models import Artifact, Target
+from playbooks.pipeline import analyse
+from tests.standins.kube_api import Fault, KubeStandIn
+from tests.unit.parsers.rank_logs import _TAIL
+
+NOW = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+WINDOW = Window.last(timedelta(hours=1), NOW)
+NS = "ml"
+WORKERS = 8  # the collection's pool: the concurrency limit of every call, rank logs included
+PER_NODE = 8
+HANG_GUARD = 300.0  # seconds: only so a hang fails the test instead of the run; not a performance check
+
+
+def pod_name(job: str, rank: int) -> str:
+    return f"{job}-master-0" if rank == 0 else f"{job}-worker-{rank - 1}"
+
+
+def node_name(rank: int) -> str:
+    return f"gpu-node-{rank // PER_NODE}"
+
+
+def rank_log(pod: str, rank: int, ranks: int, straggler: int | None, seq: int = 20418) -> str:
+    """One rank's log tail: NCCL init (the pod's hostname, no hostNetwork), a step line, then where it stopped."""
+    local, pid = 0, 40100 + rank
+    where = f"{pod}:{pid}:{pid + 900} [{local}]"
+    nodes = max(1, ranks // PER_NODE)
+    lines = [
+        f"{where} NCCL INFO ncclCommInitRank comm 0x55d3a8c3{rank:04x} rank {rank} nranks {ranks} cudaDev 0 "
+        f"nvmlDev 0 busId 18000 commId 0x9ad9b5e4ab2566da - Init START",
+        f"{where} NCCL INFO comm 0x55d3a8c3{rank:04x} rank {rank} nRanks {ranks} nNodes {nodes} localRanks 1 "
+        f"localRank 0 MNNVL 0",
+        f"{where} NCCL INFO ncclCommInitRank comm 0x55d3a8c3{rank:04x} rank {rank} nranks {ranks} cudaDev 0 "
+        f"nvmlDev 0 busId 18000 commId 0x9ad9b5e4ab2566da - Init COMPLETE",
+        f"[rank{rank}]:2025-09-01 05:09:12 INFO train.py:212 step 20417 loss 2.31",
+    ]
+    group = "PG ID 0 PG GUID 0(default_pg)"
+    if rank == straggler:
+        source = 0 if straggler != 0 else 1
+        lines.append(f"[rank{rank}]:[E901 05:20:03.1188{rank:05d} ProcessGroupNCCL.cpp:1746] [{group} Rank {rank}] "
+                     f"Received a dump signal due to a collective timeout from  rank {source} and we will try our "
+                     f"best to dump the debug info. Last enqueued NCCL work: {seq - 1}, last completed NCCL work: "
+                     f"{seq - 1}.{_TAIL}")
+    else:
+        lines.append(f"[rank{rank}]:[E901 05:20:03.1239{rank:05d} ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog "
+                     f"caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, "
+                     f"NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600020 milliseconds before "
+                     f"timing out.")
+        lines.append(f"[rank{rank}]:[E901 05:20:03.1240{rank:05d} ProcessGroupNCCL.cpp:2271] [{group} Rank {rank}]  "
+                     f"failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: "
+                     f"{seq}, last completed work: {seq - 1}")
+    return "\n".join(lines) + "\n"
+
+
+def training_pod(job: str, rank: int, labels: dict[str, str], container: str = "pytorch") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": pod_name(job, rank), "namespace": NS, "labels": labels},
+        "spec": {"nodeName": node_name(rank), "containers": [
+            {"name": container, "image": "nvcr.io/nvidia/pytorch:24.08-py3",
+             "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": container, "ready": True, "restartCount": 0,
+             "state": {"running": {"startedAt": "2026-03-10T07:00:00Z"}}}]},
+    }
+
+
+def pytorchjob(name: str, ranks: int) -> list[dict[str, Any]]:
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name, "namespace": NS},
+           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": ranks - 1}}}}
+    pods = []
+    for rank in range(ranks):
+        role, index = ("master", 0) if rank == 0 else ("worker", rank - 1)
+        pods.append(training_pod(name, rank, {
+            "training.kubeflow.org/job-name": name, "training.kubeflow.org/operator-name": "pytorchjob-controller",
+            "training.kubeflow.org/replica-type": role, "training.kubeflow.org/replica-index": str(index)}))
+    return [job, *pods]
+
+
+def nodes(ranks: int) -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "Node",
+             "metadata": {"name": node_name(r), "labels": {"kubernetes.io/hostname": node_name(r)}},
+             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+            for r in range(0, ranks, PER_NODE)]
+
+
+def logs_for(job: str, ranks: int, straggler: int | None,
+             container: str = "pytorch") -> dict[tuple[str, str, str], str]:
+    return {(NS, pod_name(job, r), container): rank_log(pod_name(job, r), r, ranks, straggler) for r in range(ranks)}
+
+
+def collect(kube: KubeStandIn, target: Target, **kwargs: Any) -> tuple[Scope, SourceResult]:
+    with ThreadPoolExecutor(max_workers=1) as guard:
+        future = guard.submit(collect_kubernetes, kube.api_client(), target, WINDOW, max_workers=WORKERS,
+                              call_timeout=30.0, **kwargs)
+        return future.result(timeout=HANG_GUARD)
+
+
+def ranks_artifact(result: SourceResult) -> Artifact:
+    found = [a for a in result.artifacts if a.id.endswith("-ranks.log")]
+    assert len(found) == 1, [a.id for a in result.artifacts]
+    return found[0]
+
+
+def log_requests(kube: KubeStandIn) -> list[Any]:
+    return [r for r in kube.requests if r.path.endswith("/log")]
+
+
+@pytest.mark.parametrize(("ranks", "straggler"), [(2, 1), (64, 21), (512, 300)])
+def test_every_rank_is_read_and_the_straggler_is_named_with_its_pod_and_node(ranks: int, straggler: int) -> None:
+    with KubeStandIn([*pytorchjob("train", ranks), *nodes(ranks)], pod_logs=logs_for("train", ranks, straggler),
+                     now=NOW, max_inflight=WORKERS) as kube:
+        scope, result = collect(kube, Target(service="job/train", namespace=NS))
+
+    # Every rank's log was read once, bounded in lines and bytes, never more calls at once than the pool allows.
+    requests = log_requests(kube)
+    assert sorted(r.path.split("/")[-2] for r in requests) == sorted(pod_name("train", r) for r in range(ranks))
+    per_rank = RankLimits().per_rank_bytes(ranks)
+    assert per_rank == (32 * 1024 if ranks == 512 else 64 * 1024)
+    assert {(r.query["tailLines"], r.query["limitBytes"]) for r in requests} == {("300", str(per_rank))}
+    assert kube.peak_inflight <= WORKERS
+    assert not any(r.status == 429 for r in kube.requests)
+    assert all(r.method == "GET" for r in kube.requests)
+
+    # One artifact holds them all, in the shape `kubectl logs -l ... --prefix` prints, ranks in order.
+    art = ranks_artifact(result)
+    assert art.subject == f"pytorchjob/{NS}/train"
+    assert art.command.startswith(f"kubectl logs -n {NS} -l training.kubeflow.org/job-name=train --prefix")
+    assert f"--max-log-requests={ranks}" in art.command
+    prefixes = [line.split("] ", 1)[0] + "]" for line in art.content.splitlines()]
+    assert list(dict.fromkeys(prefixes)) == [f"[pod/{pod_name('train', r)}/pytorch]" for r in range(ranks)]
+    assert len(scope.pods) == ranks and not [m for m in result.missing if "logs" in m.source]
+
+    # The rank table names the straggler, its pod and, through the pod's object, its node.
+    report = analyse(result.artifacts)
+    assert report.facts["nccl.suspect_ranks"] == [straggler]
+    assert report.facts["nccl.suspect_pods"] == [pod_name("train", straggler)]
+    assert report.facts["nccl.suspect_hosts"] == [node_name(straggler)]
+    assert report.facts["nccl.wait_seq"] == 20418
+    assert sorted(report.facts["nccl.waiting_ranks"]) == [r for r in range(ranks) if r != straggler]
+    lead = report.findings[0]
+    top = next(h for h in lead.hypotheses if h.status == "confirmed")
+    assert (lead.playbook, top.id) == ("nccl-hang", "straggler-rank")
+    assert pod_name("train", straggler) in top.claim and node_name(straggler) in top.claim
+
+
+def test_every_rank_waiting_blames_no_rank() -> None:
+    with KubeStandIn([*pytorchjob("train", 16), *nodes(16)], pod_logs=logs_for("train", 16, None), now=NOW) as kube:
+        _, result = collect(kube, Target(service="job/train", namespace=NS))
+    report = analyse(result.artifacts)
+    assert report.facts["nccl.suspect_ranks"] == []
+    assert "nccl.suspect_pods" not in report.facts and "nccl.suspect_hosts" not in report.facts
+
+
+def test_a_rank_whose_log_fails_is_missing_and_the_others_are_still_read() -> None:
+    objects = [*pytorchjob("train", 8), *nodes(8)]
+    failing = Fault(path=f"/api/v1/namespaces/{NS}/pods/train-worker-3/log", status=500)
+    with KubeStandIn(objects, pod_logs=logs_for("train", 8, 5), now=NOW, faults=[failing]) as kube:
+        _, result = collect(kube, Target(service="job/train", namespace=NS))
+    art = ranks_artifact(result)
+    assert "[pod/train-worker-3/" not in art.content
+    assert art.content.count("[pod/train-worker-4/pytorch]") == 5
+    reasons = [m.reason for m in result.missing if m.source == f"kubernetes:logs of pytorchjob/{NS}/train"]
+    assert len(reasons) == 1 and reasons[0].startswith("1 of 8 ranks' logs not read: train-worker-3: 500")
+    # The rank that could not be read is silent, never blamed; the straggler still is.
+    report = analyse(result.artifacts)
+    assert report.facts["nccl.suspect_ranks"] == [5]
+    assert report.facts["nccl.silent_ranks"] == [4]
+
+
+def test_ranks_beyond_the_cap_are_named_as_missing() -> None:
+    with KubeStandIn([*pytorchjob("train", 12), *nodes(12)], pod_logs=logs_for("train", 12, 2), now=NOW) as kube:
+        _, result = collect(kube, Target(service="job/train", namespace=NS),
+                            rank_limits=RankLimits(cap=4, total_bytes=64 * 1024))
+    # The rank reader asked for 4 ranks at a quarter of the budget each; the per-pod reader (up to 10 pods, at its
+    # own limits) still reads the current logs of pods the rank reader did not cover.
+    by_rank_reader = [r for r in log_requests(kube) if r.query["tailLines"] == "300"]
+    assert sorted(r.path.split("/")[-2] for r in by_rank_reader) == [pod_name("train", r) for r in range(4)]
+    assert {r.query["limitBytes"] for r in by_rank_reader} == {str(16 * 1024)}
+    assert not any(r.path.split("/")[-2] in {pod_name("train", n) for n in range(4)}
+                   for r in log_requests(kube) if r.query["tailLines"] != "300")
+    assert any(m.reason == "read the logs of 4 of 12 ranks (the first by rank)" for m in result.missing)
+
+
+def test_leaderworkerset_ranks_by_worker_index() -> None:
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "serve", "namespace": NS}, "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 4}}}
+    pods = []
+    logs: dict[tuple[str, str, str], str] = {}
+    for rank in (3, 1, 0, 2):  # listed out of order: the artifact still follows the worker index
+        pod = training_pod("serve", rank, {"leaderworkerset.sigs.k8s.io/name": "serve",
+                                           "leaderworkerset.sigs.k8s.io/group-index": "0",
+                                           "leaderworkerset.sigs.k8s.io/worker-index": str(rank)}, "vllm")
+        pod["metadata"]["name"] = f"serve-0-{rank}" if rank else "serve-0"
+        pods.append(pod)
+        logs[(NS, pod["metadata"]["name"], "vllm")] = rank_log(pod["metadata"]["name"], rank, 4, 2)
+    with KubeStandIn([lws, *pods, *nodes(4)], pod_logs=logs, now=NOW) as kube:
+        _, result = collect(kube, Target(service="lws/serve", namespace=NS))
+    art = ranks_artifact(result)
+    assert art.subject == f"lws/{NS}/serve"
+    order = list(dict.fromkeys(line.split("] ", 1)[0] for line in art.content.splitlines()))
+    assert order == ["[pod/serve-0/vllm", "[pod/serve-0-1/vllm", "[pod/serve-0-2/vllm", "[pod/serve-0-3/vllm"]
+    assert analyse(result.artifacts).facts["nccl.suspect_pods"] == ["serve-0-2"]
+
+
+def test_plain_pods_with_a_rank_label_are_read_as_ranks() -> None:
+    pods = [training_pod("bench", r, {"app": "bench", "rank": str(r)}) for r in range(3)]
+    with KubeStandIn([*pods, *nodes(3)], pod_logs=logs_for("bench", 3, 0), now=NOW) as kube:
+        _, result = collect(kube, Target(service="bench", namespace=NS))
+    art = ranks_artifact(result)
+    assert art.command.startswith(f"kubectl logs -n {NS} -l app=bench --prefix")
+    report = analyse(result.artifacts)
+    assert report.facts["nccl.suspect_pods"] == ["bench-master-0"]
+    assert report.facts["nccl.suspect_hosts"] == ["gpu-node-0"]
