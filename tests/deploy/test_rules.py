@@ -37,6 +37,7 @@ WORKLOAD_ALERTS = {
     "KubePodPending": "pending",
     "HighLatency": "latency",
     "TrainingStalled": "nccl-hang",
+    "NCCLJobStalled": "nccl-hang",
 }
 HEALTH_ALERTS = {"TriagebotDown", "TriagebotAbsent", "TriagebotOutboxBacklog", "TriagebotSlackErrors",
                  "TriagebotWebhookRejected", "TriagebotTriageFailures", "TriagebotTriageSlow"}
@@ -161,12 +162,21 @@ def test_health_alerts_map_to_no_playbook(alert: str) -> None:
 
 
 def test_workload_alerts_keep_the_labels_the_bot_targets_by() -> None:
-    """Aggregations keep namespace/pod (or service, or Hostname): the bot resolves its target from them."""
+    """Aggregations keep namespace/pod (or service, or job_name): the bot resolves its target from them."""
     for name in WORKLOAD_ALERTS:
         expr = _alerts()[name]["expr"]
         for by in re.findall(r"\bby\s*\(([^)]*)\)", expr):
             kept = {label.strip() for label in by.split(",")}
-            assert "namespace" in kept and kept & {"pod", "service"}, f"{name} drops its target labels: {by}"
+            assert "namespace" in kept and kept & {"pod", "service", "job_name"}, f"{name} drops its target labels: {by}"
+
+
+def test_the_stalled_job_alert_targets_the_job() -> None:
+    """NCCLJobStalled's labels name the job, so the bot triages (and captures) all of its ranks."""
+    from collectors.alert_target import target_for
+
+    found = target_for({"alertname": "NCCLJobStalled", "namespace": "ml-training", "job_name": "llama-ft"})
+    assert found.target.service == "job/llama-ft" and found.target.namespace == "ml-training"
+    assert found.symptoms == ["nccl-hang"]
 
 
 def test_health_rules_use_metrics_the_bot_exports() -> None:
