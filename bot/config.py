@@ -60,6 +60,9 @@ class Settings(BaseSettings):
                                     "write recorded incidents, and where drills find them; default "
                                     "<state dir>/drills")
     # Webhook server and persistence.
+    capture_alerts: list[str] = Field(default_factory=lambda: ["NCCLJobStalled"],
+                                      description="alert names (or shell patterns) whose triage also writes its "
+                                      "evidence as a recorded incident into the drills dir, at once")
     webhook_token: SecretStr | None = Field(None, description="bearer token (or basic-auth password) that "
                                             "Alertmanager sends to /alertmanager")
     webhook_max_bytes: int = Field(1_048_576, gt=1024, description="largest accepted webhook body")

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.assist.llm import NO_MODEL, Assistant, assistant_from
 from bot.config import ConfigError, Settings
+from bot.drill_catalog import drills_dir
 from bot.jobs import TriageJobs
 from bot.metrics import Metrics
 from bot.poster import Poster
@@ -99,7 +100,7 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     poster = Poster(factory, slack, metrics) if slack is not None else None
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
-                      assistant=assistant)
+                      assistant=assistant, capture_dir=drills_dir(settings))
     if poster is not None and start_poster:
         poster.start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,

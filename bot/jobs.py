@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +29,9 @@ from collectors.live.collect import LiveAccess
 from collectors.models import Artifact, Target
 from playbooks.pipeline import analyse
 from playbooks.report import Report
+
+if TYPE_CHECKING:
+    from bot.triage import Triage
 
 log = logging.getLogger("triagebot.jobs")
 
@@ -45,6 +49,7 @@ class TriageRequest:
     requested_by: str | None = None
     incident_id: int | None = None
     symptoms: list[str] = field(default_factory=list)
+    capture: str = ""  # the alert as on-call saw it, when its evidence is to be captured (bot/capture.py)
 
 
 class TriageJobs:
@@ -52,8 +57,10 @@ class TriageJobs:
 
     def __init__(self, factory: sessionmaker[Session], access: Callable[[], LiveAccess], metrics: Metrics,
                  max_workers: int = 4, templates_dir: Path | None = None,
-                 on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL) -> None:
+                 on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL,
+                 capture_dir: Path | None = None) -> None:
         self.factory = factory
+        self.capture_dir = capture_dir
         self.access = access
         self.metrics = metrics
         self.templates_dir = templates_dir
@@ -81,6 +88,8 @@ class TriageJobs:
 
             triage = run_triage(request.target, request.since, self.access(), now=started,
                                 symptoms=request.symptoms)
+            if request.capture and self.capture_dir is not None:
+                self._capture(request, triage)
             self.publish(request, triage.report, triage.collected.result.artifacts, started)
             outcome = "ok"
         except TargetNotFound as err:
@@ -146,10 +155,26 @@ class TriageJobs:
         self.metrics.triages.labels(request.trigger, "ok").inc()
         return self.publish(request, report, artifacts, started)
 
-    def _note(self, request: TriageRequest, text: str) -> None:
+    def _capture(self, request: TriageRequest, triage: Triage) -> None:
+        """Write the evidence before anything else; a capture that fails is said in the thread, never fatal."""
+        from bot.capture import store_capture
+
+        try:
+            folder = store_capture(self.capture_dir or Path("."), request.target, triage.captured_at,
+                                   triage.collected.result.artifacts, triage.report.missing,
+                                   page=request.capture, symptoms=request.symptoms)
+        except (OSError, ValueError) as err:
+            log.exception("capture for %s failed", request.key)
+            self._note(request, f":warning: Could not capture the evidence: {type(err).__name__}: {err}",
+                       suffix="capture")
+            return
+        self._note(request, f":floppy_disk: Evidence captured to `{folder}` "
+                            f"(`triagebot replay {folder}`).", suffix="capture")
+
+    def _note(self, request: TriageRequest, text: str, suffix: str = "note") -> None:
         with self.factory.begin() as session:
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
-            queue_text(session, key=f"{request.key}:note", channel=request.channel, text=text, parent=parent,
+            queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text, parent=parent,
                        incident_id=request.incident_id)
         self.on_queued()
 

@@ -97,7 +97,8 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         requests = await run_in_threadpool(
             accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
             default_channel=settings.default_channel, receiver_instance=ctx.instance,
-            since=duration(settings.default_since), permissions=settings.permissions)
+            since=duration(settings.default_since), permissions=settings.permissions,
+            capture_alerts=settings.capture_alerts)
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
         # Stored and committed: only now start work that may take a while.

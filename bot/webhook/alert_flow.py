@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.capture import wants_capture
 from bot.jobs import TriageRequest
 from bot.keys import group_id
 from bot.policy import Permissions, Route, route_channel
@@ -23,6 +25,7 @@ from collectors.alert_target import target_for
 def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, raw: dict[str, Any], *,
                   routes: list[Route], default_channel: str | None, receiver_instance: str,
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
+                  capture_alerts: Collection[str] = (),
                   ) -> list[TriageRequest]:
     """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
     gid = group_id(payload.groupKey)
@@ -67,7 +70,16 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         return [TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
                               key=f"alert:{gid}:triage:{_moment(payload)}", parent_key=root_key,
                               requested_by="alertmanager", incident_id=incident.id,
-                              symptoms=found.symptoms)]
+                              symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
+                                                                             capture_alerts))]
+
+
+def _capture_page(payload: AlertmanagerPayload, alertname: str, capture_alerts: Collection[str]) -> str:
+    """The alert as on-call saw it, for a captured incident's page; "" when this alert is not captured."""
+    if not wants_capture(alertname, capture_alerts):
+        return ""
+    summary = payload.alerts[0].annotations.get("summary", "")
+    return f"{alertname}: {summary}" if summary else alertname
 
 
 def _moment(payload: AlertmanagerPayload) -> str:

@@ -167,7 +167,8 @@ def test_workload_alerts_keep_the_labels_the_bot_targets_by() -> None:
         expr = _alerts()[name]["expr"]
         for by in re.findall(r"\bby\s*\(([^)]*)\)", expr):
             kept = {label.strip() for label in by.split(",")}
-            assert "namespace" in kept and kept & {"pod", "service", "job_name"}, f"{name} drops its target labels: {by}"
+            targets = {"pod", "service", "job_name"}
+            assert "namespace" in kept and kept & targets, f"{name} drops its target labels: {by}"
 
 
 def test_the_stalled_job_alert_targets_the_job() -> None:
