@@ -1,8 +1,7 @@
 """Every rank of a training job read live: 2, 64 and 512 ranks through the real `kubernetes` client against the
 loopback API stand-in, which limits requests in flight like an API server (429 + Retry-After beyond it).
 
-Each pod's log is composed from real line formats (tests/unit/parsers/rank_logs.py cites each); the pods run
-without hostNetwork, so NCCL prints the pod's hostname and only the Pod object names the node.
+The job's pods and logs come from tests/harness/training_job.py (composed from real line formats).
 """
 
 from __future__ import annotations
@@ -18,92 +17,13 @@ from collectors.live.k8s_ranks import RankLimits
 from collectors.live.kubernetes import collect_kubernetes
 from collectors.models import Artifact, Target
 from playbooks.pipeline import analyse
+from tests.harness.training_job import NS, logs_for, node_name, nodes, pod_name, pytorchjob, rank_log, training_pod
 from tests.standins.kube_api import Fault, KubeStandIn
-from tests.unit.parsers.rank_logs import _TAIL
 
 NOW = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
 WINDOW = Window.last(timedelta(hours=1), NOW)
-NS = "ml"
 WORKERS = 8  # the collection's pool: the concurrency limit of every call, rank logs included
-PER_NODE = 8
 HANG_GUARD = 300.0  # seconds: only so a hang fails the test instead of the run; not a performance check
-
-
-def pod_name(job: str, rank: int) -> str:
-    return f"{job}-master-0" if rank == 0 else f"{job}-worker-{rank - 1}"
-
-
-def node_name(rank: int) -> str:
-    return f"gpu-node-{rank // PER_NODE}"
-
-
-def rank_log(pod: str, rank: int, ranks: int, straggler: int | None, seq: int = 20418) -> str:
-    """One rank's log tail: NCCL init (the pod's hostname, no hostNetwork), a step line, then where it stopped."""
-    local, pid = 0, 40100 + rank
-    where = f"{pod}:{pid}:{pid + 900} [{local}]"
-    nodes = max(1, ranks // PER_NODE)
-    lines = [
-        f"{where} NCCL INFO ncclCommInitRank comm 0x55d3a8c3{rank:04x} rank {rank} nranks {ranks} cudaDev 0 "
-        f"nvmlDev 0 busId 18000 commId 0x9ad9b5e4ab2566da - Init START",
-        f"{where} NCCL INFO comm 0x55d3a8c3{rank:04x} rank {rank} nRanks {ranks} nNodes {nodes} localRanks 1 "
-        f"localRank 0 MNNVL 0",
-        f"{where} NCCL INFO ncclCommInitRank comm 0x55d3a8c3{rank:04x} rank {rank} nranks {ranks} cudaDev 0 "
-        f"nvmlDev 0 busId 18000 commId 0x9ad9b5e4ab2566da - Init COMPLETE",
-        f"[rank{rank}]:2025-09-01 05:09:12 INFO train.py:212 step 20417 loss 2.31",
-    ]
-    group = "PG ID 0 PG GUID 0(default_pg)"
-    if rank == straggler:
-        source = 0 if straggler != 0 else 1
-        lines.append(f"[rank{rank}]:[E901 05:20:03.1188{rank:05d} ProcessGroupNCCL.cpp:1746] [{group} Rank {rank}] "
-                     f"Received a dump signal due to a collective timeout from  rank {source} and we will try our "
-                     f"best to dump the debug info. Last enqueued NCCL work: {seq - 1}, last completed NCCL work: "
-                     f"{seq - 1}.{_TAIL}")
-    else:
-        lines.append(f"[rank{rank}]:[E901 05:20:03.1239{rank:05d} ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog "
-                     f"caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, "
-                     f"NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600020 milliseconds before "
-                     f"timing out.")
-        lines.append(f"[rank{rank}]:[E901 05:20:03.1240{rank:05d} ProcessGroupNCCL.cpp:2271] [{group} Rank {rank}]  "
-                     f"failure detected by watchdog at work sequence id: {seq} PG status: last enqueued work: "
-                     f"{seq}, last completed work: {seq - 1}")
-    return "\n".join(lines) + "\n"
-
-
-def training_pod(job: str, rank: int, labels: dict[str, str], container: str = "pytorch") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": pod_name(job, rank), "namespace": NS, "labels": labels},
-        "spec": {"nodeName": node_name(rank), "containers": [
-            {"name": container, "image": "nvcr.io/nvidia/pytorch:24.08-py3",
-             "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
-        "status": {"phase": "Running", "containerStatuses": [
-            {"name": container, "ready": True, "restartCount": 0,
-             "state": {"running": {"startedAt": "2026-03-10T07:00:00Z"}}}]},
-    }
-
-
-def pytorchjob(name: str, ranks: int) -> list[dict[str, Any]]:
-    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": name, "namespace": NS},
-           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": ranks - 1}}}}
-    pods = []
-    for rank in range(ranks):
-        role, index = ("master", 0) if rank == 0 else ("worker", rank - 1)
-        pods.append(training_pod(name, rank, {
-            "training.kubeflow.org/job-name": name, "training.kubeflow.org/operator-name": "pytorchjob-controller",
-            "training.kubeflow.org/replica-type": role, "training.kubeflow.org/replica-index": str(index)}))
-    return [job, *pods]
-
-
-def nodes(ranks: int) -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Node",
-             "metadata": {"name": node_name(r), "labels": {"kubernetes.io/hostname": node_name(r)}},
-             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-            for r in range(0, ranks, PER_NODE)]
-
-
-def logs_for(job: str, ranks: int, straggler: int | None,
-             container: str = "pytorch") -> dict[tuple[str, str, str], str]:
-    return {(NS, pod_name(job, r), container): rank_log(pod_name(job, r), r, ranks, straggler) for r in range(ranks)}
 
 
 def collect(kube: KubeStandIn, target: Target, **kwargs: Any) -> tuple[Scope, SourceResult]:
