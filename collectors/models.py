@@ -32,6 +32,7 @@ class ArtifactKind(StrEnum):
     POD_TABLE = "pod-table"  # `kubectl get pods` (default, -o wide, custom columns)
     NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
     TOP = "top"  # `top` / `top -b` output
+    FLIGHT_RECORDER = "flight-recorder"  # PyTorch Flight Recorder dumps (JSON form), one rank's or a folder's
     TEXT = "text"  # pasted text of no structured kind: read line by line for known signals
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.detect import detect_kind
 from collectors.models import Artifact, ArtifactKind, Missing, Target
+from collectors.parsers.flight_recorder import bundle, is_pickle, rank_of_name
 from collectors.yaml_safe import safe_load
 
 INCIDENT_DIR = Path(__file__).parent / "incidents"
@@ -101,6 +102,7 @@ def load_incident(folder: Path) -> Incident:
     entries = _index(artifacts_dir)
     artifacts: list[Artifact] = []
     listed: set[str] = set()
+    dumps = _flight_recorder_dumps(artifacts_dir)
     for entry in entries:
         if entry.file is None:
             if entry.kind is None:
@@ -111,6 +113,8 @@ def load_incident(folder: Path) -> Incident:
                                       unavailable=entry.unavailable or "not captured"))
             continue
         listed.add(entry.file)
+        if entry.file in dumps:
+            continue  # read with the other ranks' dumps, below
         content = _read_artifact(artifacts_dir / entry.file)
         kind = entry.kind or detect_kind(content)
         if kind is None:
@@ -118,14 +122,42 @@ def load_incident(folder: Path) -> Incident:
         artifacts.append(Artifact(id=entry.file, kind=kind, subject=entry.subject, source=entry.source,
                                   command=entry.command, captured_at=entry.captured_at or meta.captured_at,
                                   content=content))
+    if dumps:
+        artifacts.append(_dump_artifact(dumps, artifacts_dir, meta.captured_at))
     for path in sorted(artifacts_dir.glob("*")) if artifacts_dir.is_dir() else []:
-        if path.is_file() and path.name not in listed and path.name not in INDEX_NAMES:
+        if path.is_file() and path.name not in listed and path.name not in INDEX_NAMES and path.name not in dumps:
             content = _read_artifact(path)
             kind = detect_kind(content)
             if kind is not None:
                 artifacts.append(Artifact(id=path.name, kind=kind, source="recording", content=content,
                                           captured_at=meta.captured_at))
     return Incident(path=str(folder), meta=meta, artifacts=artifacts)
+
+
+def _flight_recorder_dumps(artifacts_dir: Path) -> dict[str, bytes]:
+    """Flight Recorder pickles dropped into artifacts/ as PyTorch wrote them (nccl_trace_rank_<r>), by name."""
+    found: dict[str, bytes] = {}
+    for path in sorted(artifacts_dir.glob("*")) if artifacts_dir.is_dir() else []:
+        if path.is_file() and rank_of_name(path.name) is not None:
+            try:
+                with path.open("rb") as handle:
+                    head = handle.read(3)
+                if is_pickle(head + b"\0"):
+                    found[path.name] = _read_bytes(path)
+            except OSError as err:
+                raise IncidentError(f"{path}: cannot read ({err.strerror or err})") from None
+    return found
+
+
+def _dump_artifact(dumps: dict[str, bytes], artifacts_dir: Path, captured_at: datetime) -> Artifact:
+    """Every rank's dump as one artifact (the wave front needs them together), loaded with the restricted
+    unpickler: a dump that names any class is an error, never run."""
+    text, refused = bundle(list(dumps.items()))
+    if refused:
+        raise IncidentError(f"{artifacts_dir}/{refused[0]}")
+    return Artifact(id="flight-recorder", kind=ArtifactKind.FLIGHT_RECORDER, source="recording",
+                    command=f"Flight Recorder dumps: {', '.join(sorted(dumps))}", captured_at=captured_at,
+                    content=text)
 
 
 def _index(artifacts_dir: Path) -> list[IndexEntry]:
@@ -143,10 +175,14 @@ def _index(artifacts_dir: Path) -> list[IndexEntry]:
 
 
 def _read_artifact(path: Path) -> str:
+    return _read_bytes(path).decode("utf-8", errors="replace")
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
         if path.stat().st_size > MAX_ARTIFACT_BYTES:
             raise IncidentError(f"{path}: larger than {MAX_ARTIFACT_BYTES // (1024 * 1024)} MiB")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return path.read_bytes()
     except OSError as err:
         raise IncidentError(f"{path}: cannot read ({err.strerror or err})") from None
 

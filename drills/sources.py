@@ -50,6 +50,10 @@ SOURCES: tuple[Source, ...] = (
            ("logs", "app", "container-log", "container logs", "app log", "application logs")),
     Source("nccl-log", "NCCL log", (K.NCCL_LOG,), 120, "kubectl logs of every rank with NCCL_DEBUG=INFO",
            "application", ("nccl", "nccl logs", "nccl log", "rank logs")),
+    # Copying every rank's dump off the nodes (or from where the pods wrote them) takes a few minutes.
+    Source("flight-recorder", "Flight Recorder dumps", (K.FLIGHT_RECORDER,), 180,
+           "each rank's nccl_trace_rank_<r> (TORCH_NCCL_DUMP_ON_TIMEOUT=1)", "application",
+           ("flight recorder", "fr", "dumps", "nccl trace", "fr trace")),
     # NVML snapshots from the node agent are GPU telemetry like DCGM's, read in about the same time.
     Source("metrics", "metrics (Prometheus, DCGM)",
            _kinds("prometheus-query", "prometheus-metrics", "nvml", "nvidia-smi"), 90,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 from bot.cli import live as live_cli
 from bot.cli.report_output import OutputError, add_explain_flag, emit
 from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.flight_recorder import bundle, is_pickle, rank_of_name
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
 from drills.incident import IncidentError, incident_dirs, load_incident
@@ -177,17 +178,54 @@ def _text(data: bytes, label: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _dump_files(name: str) -> list[tuple[str, bytes]] | None:
+    """Flight Recorder dumps named on the command line: a pickle file, or a folder of per-rank dumps (pickles or
+    their JSON form); None when `name` is neither, so it is read as text."""
+    if name == "-":
+        return None
+    path = Path(name)
+    try:
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.is_file() and rank_of_name(p.name) is not None)
+            if not files:
+                raise UsageError(f"{name} is a folder with no Flight Recorder dumps (nccl_trace_rank_<r>); "
+                                 f"for a recorded incident use `triagebot replay {name}`")
+            if sum(p.stat().st_size for p in files) > MAX_INPUT_BYTES:
+                raise UsageError(f"the dumps in {name} are larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+            return [(p.name, p.read_bytes()) for p in files]
+        with path.open("rb") as handle:
+            head = handle.read(3)
+        if is_pickle(head + b"\0"):
+            if path.stat().st_size > MAX_INPUT_BYTES:
+                raise UsageError(f"{name} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+            return [(path.name, path.read_bytes())]
+    except OSError as err:
+        raise UsageError(f"cannot read {name}: {err.strerror or err}") from None
+    return None
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     check_symptoms(args.symptom)
     artifacts: list[Artifact] = []
+    dumps: list[tuple[str, bytes]] = []
     for name in args.files:
         label = "<stdin>" if name == "-" else name
         kind = ArtifactKind(args.kind) if args.kind else None
+        found = _dump_files(name)
+        if found is not None:
+            dumps += found
+            continue
         try:
             artifacts += artifacts_from_text(_read(name), label, source="file" if name != "-" else "paste",
                                              kind=kind)
         except PasteError as err:
             raise UsageError(str(err)) from None
+    if dumps:  # every rank's dump in one artifact: the wave front needs them together
+        text, refused = bundle(dumps)
+        if refused:
+            raise UsageError(refused[0])
+        artifacts.append(Artifact(id="flight-recorder", kind=ArtifactKind.FLIGHT_RECORDER, source="file",
+                                  command=" ".join(["triagebot analyze", *(n for n in args.files)]), content=text))
     target = Target(namespace=args.namespace, service=args.service)
     emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary,
          explain=args.explain)

@@ -11,13 +11,22 @@ one can come through. Anything else is refused with a reason, never executed.
 from __future__ import annotations
 
 import io
+import json
 import pickle
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import nccl_ranks
+from collectors.parsers.contract import Parser
 from collectors.parsers.nccl_ranks import RankRow, RankTable
+from collectors.parsers.sink import FactSink
 
 MAX_DUMP_BYTES = 64 * 2**20
+_INT = re.compile(r"-?\d{1,18}")
+# `nccl_trace_rank_3` (TORCH_NCCL_DEBUG_INFO_TEMP_FILE's default prefix), `rank_3.pkl`, `rank-3.json`.
+_RANK_NAME = re.compile(r"rank[_-]?(\d{1,7})(?:\.\w{1,8})?$")
 
 
 class RefusedDump(ValueError):
@@ -68,33 +77,191 @@ class Dump:
 
 def read(rank: int, data: bytes) -> Dump:
     """One rank's dump; the rank is the dump file's suffix (`nccl_trace_rank_<r>`), the dump itself omits it."""
-    raw = load(data)
+    return from_plain(rank, load(data))
+
+
+def _number(value: Any) -> int | None:
+    """An int as the pickle holds it, or as the JSON form prints it (a string of digits, maybe negative)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _INT.fullmatch(value):
+        return int(value)
+    return None
+
+
+def from_plain(rank: int, raw: dict[str, Any]) -> Dump:
+    """A dump already loaded as plain data (from the pickle, or its JSON form)."""
     dump = Dump(rank)
     status = raw.get("pg_status")
     for group, fields in (status.items() if isinstance(status, dict) else []):
-        enq, done = (fields.get(k) for k in ("last_enqueued_collective", "last_completed_collective"))
-        if isinstance(enq, int) and isinstance(done, int) and enq >= 0 and done >= -1:
+        if not isinstance(fields, dict):
+            continue
+        enq, done = (_number(fields.get(k)) for k in ("last_enqueued_collective", "last_completed_collective"))
+        if enq is not None and done is not None and enq >= 0 and done >= -1:
             dump.progress[str(group)] = (enq, max(done, 0))
-    for item in raw["entries"]:
-        if not isinstance(item, dict) or not isinstance(item.get("collective_seq_id"), int):
+    entries = raw.get("entries")
+    for item in entries if isinstance(entries, list) else []:
+        seq = _number(item.get("collective_seq_id")) if isinstance(item, dict) else None
+        if not isinstance(item, dict) or seq is None:
             continue
         pg = item.get("process_group")
         group = str(pg[0]) if isinstance(pg, (list, tuple)) and pg else str(item.get("pg_id", ""))
-        dump.entries.append(Entry(group, item["collective_seq_id"], str(item.get("profiling_name", "")),
+        dump.entries.append(Entry(group, seq, str(item.get("profiling_name", "")),
                                   item.get("input_sizes") or [], str(item.get("state", "")),
                                   item.get("retired") is True))
     return dump
 
 
-def table(dumps: list[Dump], group: str = "0") -> RankTable:
-    """The rank table of one process group from every rank's dump."""
+def table(dumps: list[Dump], group: str = "0", lines: dict[int, int] | None = None) -> RankTable:
+    """The rank table of one process group from every rank's dump; `lines` gives each rank's line to cite."""
     out = RankTable()
     for dump in dumps:
         if group not in dump.progress:
             continue
         enq, done = dump.progress[group]
         op = next((e.op for e in dump.entries if e.group == group and e.seq == done + 1), "")
-        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op)
+        line = (lines or {}).get(dump.rank, 0)
+        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op, line=line)
         if out.last_completed is None or done > out.last_completed[0]:
-            out.last_completed = (done, 0)
+            out.last_completed = (done, line)
     return out
+
+
+# ---- the flight-recorder artifact: one rank's dump, or a folder of them, as JSON text ----------------------
+
+
+def rank_of_name(name: str) -> int | None:
+    """The rank a dump's file name ends with, as PyTorch names them."""
+    m = _RANK_NAME.search(name)
+    return int(m.group(1)) if m else None
+
+
+def is_pickle(data: bytes) -> bool:
+    """Bytes that start like a pickle of protocol 2 or later (what torch writes)."""
+    return len(data) > 2 and data[0] == 0x80 and 2 <= data[1] <= 5
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: tuples become lists and bytes text, as the dump's own JSON form shows them."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def is_dump(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("entries"), list) and "pg_status" in value
+
+
+def bundle(files: list[tuple[str, bytes]]) -> tuple[str, list[str]]:
+    """Per-rank dump files (pickles or their JSON form) as one artifact's text: a JSON object from each file's
+    name to its dump, so each rank keeps the name its rank is read from. Files that are no dump are refused
+    with a reason, never loaded as anything else."""
+    dumps: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, data in files:
+        try:
+            raw = load(data) if is_pickle(data) else json.loads(data.decode("utf-8"))
+        except RefusedDump as err:
+            problems.append(f"{name}: {err}")
+            continue
+        except ValueError as err:  # not JSON, not UTF-8
+            problems.append(f"{name}: not a Flight Recorder dump ({type(err).__name__})")
+            continue
+        if not is_dump(raw):
+            problems.append(f"{name}: not a Flight Recorder dump (no entries and pg_status)")
+            continue
+        dumps[name] = _plain(raw)
+    if not dumps:
+        return "", problems
+    # One rank per line, ranks in order: the rank table cites each rank's own line, and 512 ranks of 2,000
+    # entries stay 514 lines.
+    ordered = sorted(dumps.items(), key=lambda item: (rank_of_name(item[0]) is None, rank_of_name(item[0]) or 0,
+                                                      item[0]))
+    body = ",\n".join(f"{json.dumps(name)}: {json.dumps(dump, sort_keys=True)}" for name, dump in ordered)
+    return "{\n" + body + "\n}\n", problems
+
+
+def _dumps_of(artifact: Artifact, text: str, problems: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(name, rank, dump) for each rank in the artifact; a dump whose rank cannot be told is a problem."""
+    try:
+        doc = json.loads(text)
+    except ValueError as err:
+        problems.append(f"not JSON: {err}")
+        return []
+    named = {artifact.subject or artifact.id: doc} if is_dump(doc) else doc if isinstance(doc, dict) else {}
+    out: list[tuple[str, int, dict[str, Any]]] = []
+    for name, dump in named.items():
+        if not is_dump(dump):
+            problems.append(f"{name}: not a Flight Recorder dump (no entries and pg_status)")
+            continue
+        rank = rank_of_name(str(name))
+        if rank is None:
+            problems.append(f"{name}: rank unknown; name each dump as PyTorch does (nccl_trace_rank_<r>)")
+            continue
+        first = next((n for n, r, _ in out if r == rank), None)
+        if first is not None:  # the pickle and its JSON form side by side, or two runs' dumps in one folder
+            problems.append(f"{name}: a second dump of rank {rank}; {first} is read")
+            continue
+        out.append((str(name), rank, dump))
+    return out
+
+
+def _key_lines(text: str, names: list[str]) -> dict[str, int]:
+    """The 1-based line where each dump's key opens in the bundle (1 for a single dump)."""
+    found: dict[str, int] = {}
+    wanted = {json.dumps(n) + ":": n for n in names}
+    for number, line in enumerate(text.split("\n"), 1):
+        key = line.lstrip()[: line.lstrip().find(":") + 1] if '":' in line else ""
+        if key in wanted:
+            found.setdefault(wanted[key], number)
+    return found
+
+
+def _world(dumps: list[tuple[str, int, dict[str, Any]]]) -> int | None:
+    """The job's size from the default group's `pg_config` ranks (`"[0, 1, 2, 3]"`), when all dumps agree."""
+    sizes = set()
+    for _, _, dump in dumps:
+        config = dump.get("pg_config")
+        for group in (config.values() if isinstance(config, dict) else []):
+            ranks = group.get("ranks") if isinstance(group, dict) else None
+            if isinstance(ranks, str) and ranks.startswith("["):
+                sizes.add(len([r for r in ranks.strip("[]").split(",") if r.strip()]))
+                break
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """The wave front from every rank's dump: the same facts the rank table gives from logs."""
+    sink = FactSink(artifact)
+    try:
+        problems: list[str] = []
+        found = _dumps_of(artifact, artifact.content, problems)
+        for problem in problems:
+            sink.problem(problem)
+        if not found:
+            return sink.done()
+        lines = _key_lines(artifact.content, [name for name, _, _ in found])
+        rank_lines = {rank: lines.get(name, 1) for name, rank, _ in found}
+        ranks = table([from_plain(rank, dump) for _, rank, dump in found], lines=rank_lines)
+        world = _world(found)
+        nccl_ranks.emit(sink, ranks, (world, 1) if world else None)
+    except Exception as exc:  # a parser must never take the triage down with it
+        sink.problem(f"internal: Flight Recorder parser failed: {type(exc).__name__}: {exc}")
+    return sink.done()
+
+
+def sniff(text: str) -> int:
+    """A Flight Recorder dump in its JSON form, or a bundle of them, pasted or read from a file."""
+    head = text[:200_000].lstrip()
+    if head[:1] == "{" and '"entries"' in head and '"pg_status"' in head and '"collective_seq_id"' in head:
+        return 95
+    return 0
+
+
+PARSER = Parser(kinds=(ArtifactKind.FLIGHT_RECORDER,), parse=parse, sniff=sniff)

@@ -14,6 +14,7 @@ from collectors.parsers import (
     describe_node,
     describe_pod,
     events,
+    flight_recorder,
     k8s_objects,
     kernel,
     kubelet,
@@ -49,6 +50,7 @@ ALL: tuple[Parser, ...] = (
     nvml.PARSER,
     nvidia_smi.PARSER,
     top.PARSER,
+    flight_recorder.PARSER,
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}

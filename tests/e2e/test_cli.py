@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +157,50 @@ def test_lint_broken_file_exits_1_with_location(tmp_path: Path, capsys: pytest.C
     assert main(["playbooks", "lint", str(bad)]) == 1
     out = capsys.readouterr().out
     assert f"{bad}:5:" in out or f"{bad}:3:" in out
+
+
+FLIGHT_RECORDER = Path(__file__).resolve().parents[1] / "fixtures" / "flight_recorder"
+
+
+class _RunsAShell:
+    """Unpickled by a plain pickle.load, this would run a shell command; the dump loader must refuse it."""
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch pwned",))
+
+
+def test_analyze_a_folder_of_flight_recorder_dumps_names_the_straggler() -> None:
+    done = run(["analyze", str(FLIGHT_RECORDER / "straggler"), "--format", "json"])
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["facts"]["nccl.suspect_ranks"] == [2] and report["facts"]["nccl.wait_seq"] == 7
+    assert [a["kind"] for a in report["artifacts"]] == ["flight-recorder"]
+    lead = report["findings"][0]
+    assert (lead["playbook"], lead["hypotheses"][0]["id"], lead["hypotheses"][0]["status"]) == (
+        "nccl-hang", "straggler-rank", "confirmed")
+
+
+def test_analyze_dump_pickles_named_one_by_one(tmp_path: Path) -> None:
+    names = []
+    for pkl in sorted((FLIGHT_RECORDER / "straggler").glob("rank_*.pkl")):
+        target = tmp_path / f"nccl_trace_rank_{pkl.stem.split('_')[1]}"
+        target.write_bytes(pkl.read_bytes())
+        names.append(str(target))
+    done = run(["analyze", *names, "--format", "json"])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["facts"]["nccl.suspect_ranks"] == [2]
+
+
+def test_analyze_refuses_a_pickle_that_names_a_class_in_one_line(tmp_path: Path) -> None:
+    evil = tmp_path / "nccl_trace_rank_0"
+    evil.write_bytes(pickle.dumps(_RunsAShell(), protocol=4))
+    done = run(["analyze", str(evil)])
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "refused: the pickle names posix.system" in done.stderr
+    assert "Traceback" not in done.stderr and not (ROOT / "pwned").exists()
+
+
+def test_analyze_a_folder_without_dumps_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    done = run(["analyze", str(tmp_path)])
+    assert done.returncode == 2 and "no Flight Recorder dumps" in done.stderr and done.stderr.count("\n") == 1
