@@ -18,6 +18,8 @@ from pydantic_settings import (
 
 from bot.policy import Permissions, Route
 
+_FOLDER = re.compile(r"[A-Za-z0-9._-]{1,100}(?:/[A-Za-z0-9._-]{1,100}){0,4}")
+
 
 class ConfigError(ValueError):
     """A missing or malformed setting; the message names it."""
@@ -39,6 +41,9 @@ class Settings(BaseSettings):
     agent_url_template: str = Field("http://{node_ip}:9105", description="how to reach a node's agent; "
                                     "{node} and {node_ip} are filled in")
     agent_token: SecretStr | None = Field(None, description="shared bearer token of the node agents")
+    flight_recorder_dir: str | None = Field(
+        None, description="folder under the nodes' /var/log where training jobs write their Flight Recorder dumps "
+        "(docs/nccl.md); read through nodes/proxy when set")
     # Budgets.
     call_timeout: float = Field(5.0, gt=0, le=60, description="seconds per API call")
     deadline: float = Field(20.0, gt=0, le=300, description="seconds for all sources of one triage")
@@ -107,6 +112,15 @@ class Settings(BaseSettings):
         if "{node}" not in value and "{node_ip}" not in value:
             raise ValueError("must contain {node} or {node_ip}")
         return value
+
+    @field_validator("flight_recorder_dir")
+    @classmethod
+    def _plain_folder(cls, value: str | None) -> str | None:
+        # A path under /var/log on the node, sent in a URL: plain names only, never `..` or an absolute path.
+        value = value.strip("/") if value else value
+        if value and (not _FOLDER.fullmatch(value) or ".." in value.split("/")):
+            raise ValueError("must be a plain folder under /var/log, e.g. pytorch-fr")
+        return value or None
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

@@ -55,6 +55,7 @@ def access_from(settings: Settings, kube: Any) -> LiveAccess:
         agent_token=settings.agent_token.get_secret_value() if settings.agent_token else None,
         call_timeout=settings.call_timeout,
         deadline=settings.deadline,
+        flight_recorder_dir=settings.flight_recorder_dir,
     )
 
 

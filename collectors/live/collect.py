@@ -34,6 +34,7 @@ class LiveAccess:
     agent_token: str | None = None
     call_timeout: float = 5.0
     deadline: float = 20.0
+    flight_recorder_dir: str | None = None  # under the nodes' /var/log, where jobs write their dumps
 
 
 @dataclass
@@ -52,7 +53,8 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
         if access.kube is None:
             result.missing.append(Missing(source="kubernetes", reason="no cluster access configured"))
         else:
-            future = pool.submit(collect_kubernetes, access.kube, target, window, call_timeout=access.call_timeout)
+            future = pool.submit(collect_kubernetes, access.kube, target, window, call_timeout=access.call_timeout,
+                                 flight_recorder_dir=access.flight_recorder_dir)
             outcome = _wait(future, "kubernetes", started, access.deadline, result)
             if outcome is not None:
                 scope, found = outcome

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import urllib3
 from kubernetes import client
@@ -269,11 +270,34 @@ class KubeCalls:
         return self._run(attempt)
 
 
+    def node_file(self, node: str, path: str, limit_bytes: int) -> bytes | Failure:
+        """GET /api/v1/nodes/NODE/proxy/logs/PATH: a file (or a folder's HTML listing) under the node's /var/log,
+        as the kubelet serves it, at most limit_bytes. `path` is checked by the caller (no `..`)."""
+
+        def attempt(remaining: float) -> bytes:
+            request = self.api.param_serialize(
+                method="GET", resource_path="/api/v1/nodes/{name}/proxy/logs/" + quote(path),
+                path_params={"name": node}, header_params={"Accept": "*/*"}, auth_settings=["BearerToken"])
+            response = self.api.call_api(*request, _request_timeout=remaining)
+            raw: Any = response
+            if not 200 <= raw.status <= 299:
+                raw.read()
+                raise ApiException.from_response(http_resp=raw, body=_decoded(raw.data), data=None)
+            return _read_bounded_bytes(raw.response, limit_bytes)
+
+        return self._run(attempt)
+
+
 def _decoded(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", "replace")
 
 
 def _read_bounded(response: Any, limit_bytes: int) -> str:
+    """At most limit_bytes of a streamed body, as text."""
+    return _decoded(_read_bounded_bytes(response, limit_bytes))
+
+
+def _read_bounded_bytes(response: Any, limit_bytes: int) -> bytes:
     """At most limit_bytes of a streamed body; a body cut short closes its connection instead of draining it."""
     try:
         data = response.read(limit_bytes + 1)
@@ -285,7 +309,7 @@ def _read_bounded(response: Any, limit_bytes: int) -> str:
     except BaseException:
         response.close()
         raise
-    return _decoded(data)
+    return bytes(data)
 
 
 class Runner:

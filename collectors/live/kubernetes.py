@@ -20,6 +20,7 @@ from kubernetes import client
 from collectors.k8s_values import as_dict, as_list, as_str
 from collectors.live.base import NodeRef, Scope, SourceResult, Window, artifact_id
 from collectors.live.k8s_calls import Failure, KubeCalls, Runner, bounded_client
+from collectors.live.k8s_dumps import read_rank_dumps
 from collectors.live.k8s_gpu import candidate_gpu_nodes, describe_node, non_terminated
 from collectors.live.k8s_logs import Limits, kubelet_nodes, read_container_logs, read_kubelet_log
 from collectors.live.k8s_ranks import RankLimits, read_rank_logs
@@ -73,17 +74,20 @@ _LABEL_VALUE = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?")  # node names
 
 def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *, call_timeout: float = 5.0,
                        log_tail_lines: int = 2000, log_limit_bytes: int = 512_000,
-                       max_workers: int = 8, rank_limits: RankLimits | None = None) -> tuple[Scope, SourceResult]:
+                       max_workers: int = 8, rank_limits: RankLimits | None = None,
+                       flight_recorder_dir: str | None = None) -> tuple[Scope, SourceResult]:
     """Resolve the target to its pods and nodes and read the evidence around them.
 
     Raises TargetNotFound (naming near matches) when nothing of that name exists; every other failure is a
-    `missing` entry in the result.
+    `missing` entry in the result. `flight_recorder_dir` (a folder under the nodes' /var/log) turns on reading
+    a training job's Flight Recorder dumps (collectors/live/k8s_dumps.py).
     """
     bounded = bounded_client(api, max_workers)
     try:
         with ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="triage-k8s") as pool:
             run = _Collection(KubeCalls(bounded, call_timeout), Runner(pool), target, window,
-                              Limits(log_tail_lines, log_limit_bytes), rank_limits or RankLimits())
+                              Limits(log_tail_lines, log_limit_bytes), rank_limits or RankLimits(),
+                              flight_recorder_dir)
             return run.collect()
     finally:
         closable: Any = bounded  # the generated client is untyped
@@ -112,9 +116,10 @@ class _Collection:
     """One collection run: its calls, its artifacts and what could not be read."""
 
     def __init__(self, calls: KubeCalls, runner: Runner, target: Target, window: Window, limits: Limits,
-                 rank_limits: RankLimits) -> None:
+                 rank_limits: RankLimits, flight_recorder_dir: str | None = None) -> None:
         self.calls = calls
         self.rank_limits = rank_limits
+        self.flight_recorder_dir = flight_recorder_dir
         self.runner = runner
         self.target = target
         self.window = window
@@ -174,6 +179,8 @@ class _Collection:
         covered: frozenset[tuple[str, str]] = frozenset()
         if r.kind != "node" and is_distributed(r.workload, r.pods):
             covered = read_rank_logs(self, self.calls, r.refs, self.ns, r.selector, r.subject, self.rank_limits)
+            if self.flight_recorder_dir:
+                read_rank_dumps(self, self.calls, r.refs, self.ns, r.subject, self.flight_recorder_dir)
         read_container_logs(self, self.calls, r.pods, self.ns, self.limits, covered)
         self.runner.drain()
         return self._scope(r), self.out.result()

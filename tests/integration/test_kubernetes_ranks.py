@@ -6,8 +6,10 @@ The job's pods and logs come from tests/harness/training_job.py (composed from r
 
 from __future__ import annotations
 
+import pickle
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +17,8 @@ import pytest
 from collectors.live.base import Scope, SourceResult, Window
 from collectors.live.k8s_ranks import RankLimits
 from collectors.live.kubernetes import collect_kubernetes
-from collectors.models import Artifact, Target
+from collectors.models import Artifact, ArtifactKind, Target
+from collectors.parsers.registry import parse_artifact
 from playbooks.pipeline import analyse
 from tests.harness.training_job import NS, logs_for, node_name, nodes, pod_name, pytorchjob, rank_log, training_pod
 from tests.standins.kube_api import Fault, KubeStandIn
@@ -149,3 +152,50 @@ def test_plain_pods_with_a_rank_label_are_read_as_ranks() -> None:
     report = analyse(result.artifacts)
     assert report.facts["nccl.suspect_pods"] == ["bench-master-0"]
     assert report.facts["nccl.suspect_hosts"] == ["gpu-node-0"]
+
+
+FLIGHT_RECORDER = Path(__file__).resolve().parents[1] / "fixtures" / "flight_recorder"
+
+
+def test_flight_recorder_dumps_on_the_nodes_are_read_through_the_kubelet() -> None:
+    """The ranks wrote `<ns>_<pod>_nccl_trace_rank_<r>` into a hostPath under /var/log/pytorch-fr; the kubelet
+    serves that folder. The dumps are real (tests/fixtures/flight_recorder/straggler: rank 2 never enqueued #7)."""
+    objects = [*pytorchjob("train", 4), *nodes(4, per_node=2)]
+    for obj in objects:  # two ranks per node
+        if obj["kind"] == "Pod":
+            rank = 0 if obj["metadata"]["name"].endswith("master-0") else int(obj["metadata"]["name"][-1]) + 1
+            obj["spec"]["nodeName"] = node_name(rank, 2)
+    node_files: dict[tuple[str, str], str | bytes] = {}
+    for rank in range(4):
+        data = (FLIGHT_RECORDER / "straggler" / f"rank_{rank}.pkl").read_bytes()
+        node_files[(node_name(rank, 2), f"pytorch-fr/{NS}_{pod_name('train', rank)}_nccl_trace_rank_{rank}")] = data
+    # Another job's dump and a stray file in the same folder are not read.
+    node_files[("gpu-node-0", f"pytorch-fr/{NS}_other-master-0_nccl_trace_rank_0")] = b"\x80\x04not read"
+    node_files[("gpu-node-0", "pytorch-fr/README.txt")] = "notes\n"
+    with KubeStandIn(objects, pod_logs=logs_for("train", 4, None), node_logs=node_files, now=NOW) as kube:
+        _, result = collect(kube, Target(service="job/train", namespace=NS), flight_recorder_dir="pytorch-fr")
+    reads = [r.path for r in kube.requests if "/proxy/logs/pytorch-fr/" in r.path]
+    assert sorted(reads) == sorted(
+        [f"/api/v1/nodes/gpu-node-{n}/proxy/logs/pytorch-fr/" for n in (0, 1)]
+        + [f"/api/v1/nodes/{node_name(r, 2)}/proxy/logs/pytorch-fr/{NS}_{pod_name('train', r)}_nccl_trace_rank_{r}"
+           for r in range(4)])
+    dumps = [a for a in result.artifacts if a.kind == ArtifactKind.FLIGHT_RECORDER]
+    assert len(dumps) == 1 and dumps[0].subject == f"pytorchjob/{NS}/train"
+    assert not [m for m in result.missing if "flight-recorder" in m.source]
+    facts = {f.name: f.value for f in parse_artifact(dumps[0]).facts}
+    assert (facts["nccl.wait_seq"], facts["nccl.suspect_ranks"]) == (7, [2])
+
+
+def test_a_dump_that_is_not_plain_data_is_missing_and_never_loaded() -> None:
+    objects = [*pytorchjob("train", 2), *nodes(2)]
+    node_files: dict[tuple[str, str], str | bytes] = {
+        ("gpu-node-0", f"pytorch-fr/{NS}_train-master-0_nccl_trace_rank_0"):
+            (FLIGHT_RECORDER / "straggler" / "rank_0.pkl").read_bytes(),
+        ("gpu-node-0", f"pytorch-fr/{NS}_train-worker-0_nccl_trace_rank_1"): pickle.dumps(Path("/etc/passwd")),
+    }
+    with KubeStandIn(objects, pod_logs=logs_for("train", 2, None), node_logs=node_files, now=NOW) as kube:
+        _, result = collect(kube, Target(service="job/train", namespace=NS), flight_recorder_dir="pytorch-fr")
+    reasons = [m.reason for m in result.missing if m.source == f"kubernetes:flight-recorder pytorchjob/{NS}/train"]
+    assert len(reasons) == 1 and "nccl_trace_rank_1: refused: the pickle names pathlib" in reasons[0]
+    dumps = [a for a in result.artifacts if a.kind == ArtifactKind.FLIGHT_RECORDER]
+    assert len(dumps) == 1 and '"ml_train-master-0_nccl_trace_rank_0"' in dumps[0].content

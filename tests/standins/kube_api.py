@@ -102,7 +102,8 @@ class KubeStandIn:
     pod_logs: (namespace, pod, container) -> text; container "" is any container without its own entry;
         previous logs under container + ":previous". Lines may start with an RFC 3339 timestamp (used for
         sinceSeconds/sinceTime/timestamps); other lines take the previous line's time, or the container start.
-    node_logs: (node, name) -> text; a name with "." or "/" is a file under /var/log ("kern.log"), else a
+    node_logs: (node, name) -> text (or bytes for a binary file); a name with "." or "/" is a file under /var/log
+        ("kern.log"), else a
         journald unit ("kubelet").
     node_log_query: False answers the node log API like a kubelet with the NodeLogQuery gate off.
     now: a fixed server clock (Age columns, sinceSeconds, default creationTimestamp); wall time otherwise.
@@ -110,7 +111,7 @@ class KubeStandIn:
 
     def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *,
                  pod_logs: Mapping[tuple[str, str, str], str] | None = None,
-                 node_logs: Mapping[tuple[str, str], str] | None = None,
+                 node_logs: Mapping[tuple[str, str], str | bytes] | None = None,
                  node_log_query: bool = True, latency: float = 0.0, faults: Iterable[Fault] = (),
                  page_limit_max: int = 500, token: str = "t0ken", user: str = DEFAULT_USER,
                  now: datetime | None = None, max_inflight: int | None = None) -> None:
@@ -121,7 +122,7 @@ class KubeStandIn:
         for obj in objects:
             self._store.add(obj)
         self.pod_logs: dict[tuple[str, str, str], str] = dict(pod_logs or {})
-        self.node_logs: dict[tuple[str, str], str] = dict(node_logs or {})
+        self.node_logs: dict[tuple[str, str], str | bytes] = dict(node_logs or {})
         self.node_log_query = node_log_query
         self.latency = latency
         self.page_limit_max = page_limit_max

@@ -17,7 +17,7 @@ from typing import Any
 from tests.standins.kube_errors import bad_request, invalid, kubelet_text
 
 PodLogs = Mapping[tuple[str, str, str], str]
-NodeLogs = Mapping[tuple[str, str], str]
+NodeLogs = Mapping[tuple[str, str], str | bytes]  # bytes: a binary file under /var/log
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
@@ -384,12 +384,20 @@ def _is_file(key: str) -> bool:
     return "." in key or "/" in key
 
 
-def _file_server(rel: str, entries: Mapping[str, str], files: set[str]) -> NodeLogResponse:
-    """http.FileServer over /var/log: a directory listing for "" (query parameters ignored), else the file."""
+def _text(data: str | bytes) -> str:
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
+def _file_server(rel: str, entries: Mapping[str, str | bytes], files: set[str]) -> NodeLogResponse:
+    """http.FileServer over /var/log: a directory listing for "" (query parameters ignored), else the file, typed
+    the way Go's DetectContentType types it (text, or application/octet-stream for binary data)."""
     if rel == "" or rel.endswith("/"):
         return NodeLogResponse(_dir_listing(rel, files), "text/html; charset=utf-8")
     if rel in files:
-        return NodeLogResponse(entries[rel].encode(), "text/plain; charset=utf-8")
+        data = entries[rel]
+        if isinstance(data, bytes):
+            return NodeLogResponse(data, "application/octet-stream")
+        return NodeLogResponse(data.encode(), "text/plain; charset=utf-8")
     raise kubelet_text(404, "404 page not found")
 
 
@@ -403,19 +411,19 @@ def _dir_listing(rel: str, files: set[str]) -> bytes:
     return f'<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n{rows}</pre>\n'.encode()
 
 
-def _journal(nlq: NodeLogQuery, entries: Mapping[str, str], files: set[str], now: datetime) -> bytes:
+def _journal(nlq: NodeLogQuery, entries: Mapping[str, str | bytes], files: set[str], now: datetime) -> bytes:
     """journalctl -u ... for services journald knows; the file heuristics otherwise, as the kubelet does."""
     native = [s for s in nlq.services if s in entries and not _is_file(s)]
     by_file = [s for s in nlq.services if s not in native]
     out = ""
     if native:
-        out += _journal_output(nlq, [entries[s] for s in native], now)
+        out += _journal_output(nlq, [_text(entries[s]) for s in native], now)
     if by_file and nlq.has_options:
         return (out + f"\noptions present and query resolved to log files for [{' '.join(by_file)}]\n"
                 "try without specifying options\n").encode()
     for service in by_file:
         found = next((f for f in (service, f"{service}.log", f"{service}/{service}.log") if f in files), None)
-        out += entries[found] if found else f"\nlog not found for {service}\n"
+        out += _text(entries[found]) if found else f"\nlog not found for {service}\n"
     return out.encode()
 
 
