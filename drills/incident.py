@@ -10,8 +10,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.detect import detect_kind
+from collectors.flight_dumps import bundle, is_pickle, rank_of_name
 from collectors.models import Artifact, ArtifactKind, Missing, Target
-from collectors.parsers.flight_recorder import bundle, is_pickle, rank_of_name
 from collectors.yaml_safe import safe_load
 
 INCIDENT_DIR = Path(__file__).parent / "incidents"

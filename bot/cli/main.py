@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 from bot.cli import live as live_cli
 from bot.cli.report_output import OutputError, add_explain_flag, emit
+from collectors.flight_dumps import bundle, is_pickle, rank_of_name
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.flight_recorder import bundle, is_pickle, rank_of_name
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
 from drills.incident import IncidentError, incident_dirs, load_incident

@@ -14,12 +14,12 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from collectors.flight_dumps import MAX_DUMP_BYTES, bundle, rank_of_name
 from collectors.live.base import PodRef
 from collectors.live.k8s_calls import Failure, KubeCalls
 from collectors.live.k8s_logs import Out
 from collectors.live.k8s_util import kubectl
 from collectors.models import ArtifactKind
-from collectors.parsers.flight_recorder import MAX_DUMP_BYTES, bundle, rank_of_name
 
 DUMP_LIMIT_BYTES = 16 * 2**20  # one rank's dump; 2,000 entries pickle to well under 1 MiB
 DUMPS_TOTAL_BYTES = 128 * 2**20
