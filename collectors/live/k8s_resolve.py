@@ -292,8 +292,22 @@ class Resolver:
             if isinstance(res, Failure):
                 self._lookup_failed(k, r.name, res)
                 continue
-            return self._use_workload(r, Workload(k, r.name, res))
+            used = self._use_workload(r, Workload(k, r.name, res))
+            if k is JOB:
+                self._widen_to_jobset(r)
+            return used
         return False
+
+    def _widen_to_jobset(self, r: Resolved) -> None:
+        """A JobSet's child Job is one replicated job of a larger training run (kube-state-metrics names it as
+        the pods' owner, so an alert does too): its ranks are all the JobSet's pods, so read those."""
+        names = {labels_of(p).get(JOBSET.pod_label, "") for p in r.pods}
+        if len(names) != 1 or not (name := names.pop()) or not valid_name(name):
+            return
+        res = self._get(JOBSET, name)()
+        if isinstance(res, Failure) and res.status not in (403, 404):
+            self.report(f"{JOBSET.ref}/{self.ns}/{name}", res)
+        self._use_workload(r, Workload(JOBSET, name, None if isinstance(res, Failure) else res))
 
     def _lookup_failed(self, kind: Kind, name: str, failure: Failure) -> None:
         """A 404 is an answer. So is a 403 on an operator's CRD, which is often not installed or not granted

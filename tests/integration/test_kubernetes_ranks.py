@@ -199,3 +199,33 @@ def test_a_dump_that_is_not_plain_data_is_missing_and_never_loaded() -> None:
     assert len(reasons) == 1 and "nccl_trace_rank_1: refused: the pickle names pathlib" in reasons[0]
     dumps = [a for a in result.artifacts if a.kind == ArtifactKind.FLIGHT_RECORDER]
     assert len(dumps) == 1 and '"ml_train-master-0_nccl_trace_rank_0"' in dumps[0].content
+
+
+def test_a_jobset_child_job_is_widened_to_the_whole_jobset() -> None:
+    """kube-state-metrics names a JobSet pod's child Job as its owner, so NCCLJobStalled names the child Job; the
+    ranks are every pod of the JobSet, across its child Jobs."""
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "pre", "namespace": NS},
+              "spec": {"replicatedJobs": [{"name": "workers", "replicas": 2}]}}
+    objects: list[dict[str, Any]] = [jobset]
+    logs: dict[tuple[str, str, str], str] = {}
+    for index in range(2):
+        child = f"pre-workers-{index}"
+        objects.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": child, "namespace": NS},
+                        "spec": {"selector": {"matchLabels": {"batch.kubernetes.io/job-name": child}}}})
+        for completion in range(2):
+            rank = index * 2 + completion
+            pod = training_pod("pre", rank, {"jobset.sigs.k8s.io/jobset-name": "pre",
+                                             "jobset.sigs.k8s.io/job-index": str(index),
+                                             "batch.kubernetes.io/job-name": child,
+                                             "batch.kubernetes.io/job-completion-index": str(completion)})
+            pod["metadata"]["name"] = f"{child}-{completion}"
+            objects.append(pod)
+            logs[(NS, pod["metadata"]["name"], "pytorch")] = rank_log(pod["metadata"]["name"], rank, 4, 3)
+    with KubeStandIn([*objects, *nodes(4)], pod_logs=logs, now=NOW) as kube:
+        scope, result = collect(kube, Target(service="job/pre-workers-0", namespace=NS))
+    assert scope.workload == "jobset/pre"
+    art = ranks_artifact(result)
+    assert art.subject == f"jobset/{NS}/pre"
+    order = list(dict.fromkeys(line.split("] ", 1)[0] for line in art.content.splitlines()))
+    assert order == [f"[pod/pre-workers-{i}-{c}/pytorch" for i in range(2) for c in range(2)]
+    assert analyse(result.artifacts).facts["nccl.suspect_pods"] == ["pre-workers-1-1"]
