@@ -16,7 +16,7 @@ from collectors.text import normalise
 # them keeps every pattern here linear in the paste's size.
 MAX_LINE = 4096
 
-_FENCE = re.compile(r"^\s*(?:```|~~~)\s*([\w+-]*)[^`]*$")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*([\w+-]*)[^`]*$")
 _QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
 _BOLD = re.compile(r"\*\*|__")
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)

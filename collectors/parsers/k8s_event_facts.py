@@ -128,28 +128,31 @@ class EventFacts:
         self.sink.add("events.reasons", [], line, subject=self.subject)
 
     def feed(self, ev: EventRecord, subject: str | None = None) -> None:
-        if ev.reason == "Scheduled":
+        written = ev.reason
+        # Kubernetes before 1.2 wrote reasons in lowerCamelCase (failedScheduling); events.reasons keeps the text.
+        reason = written[:1].upper() + written[1:]
+        if reason == "Scheduled":
             self._fed.clear()  # a FailedScheduling after the pod was placed counts again
-        elif ev.reason not in _ORDERED_REASONS:
-            key = (ev.reason, ev.message, subject)
+        elif reason not in _ORDERED_REASONS:
+            key = (reason, ev.message, subject)
             if key in self._fed:
                 return
             self._fed.add(key)
-        if self.record_reasons and ev.reason and ev.reason not in self._reasons:
-            self._reasons.add(ev.reason)
-            self.sink.add("events.reasons", [ev.reason], *ev.span(), self.subject)
-        handler = _EVENT_HANDLERS.get(ev.reason)
-        if ev.reason == "Scheduled":
+        if self.record_reasons and written and written not in self._reasons:
+            self._reasons.add(written)
+            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
+        handler = _EVENT_HANDLERS.get(reason)
+        if reason == "Scheduled":
             self._unscheduled.pop(subject, None)
         elif handler is not None:
             handler(self, ev, subject)
-        elif ev.reason in _NODE_CONDITION_EVENTS:
-            self.add("node.conditions", [_NODE_CONDITION_EVENTS[ev.reason]], ev, subject)
-        elif ev.reason in _PULL_REASONS or (ev.reason in ("Failed", "BackOff") and is_pull_message(ev.message)):
+        elif reason in _NODE_CONDITION_EVENTS:
+            self.add("node.conditions", [_NODE_CONDITION_EVENTS[reason]], ev, subject)
+        elif reason in _PULL_REASONS or (reason in ("Failed", "BackOff") and is_pull_message(ev.message)):
             self.pulls.note(ev.message, subject, ev.span)
-        elif ev.reason == "Failed":
+        elif reason == "Failed":
             _config_failed(self, ev, subject)
-        elif ev.reason == "BackOff" and "restarting failed container" in ev.message:
+        elif reason == "BackOff" and "restarting failed container" in ev.message:
             self.add("container.restart_backoff", True, ev, subject)
 
     def unscheduled(self, ev: EventRecord, subject: str | None) -> None:

@@ -59,7 +59,7 @@ def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0)
         indent = len(line) - len(line.lstrip())
         if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped):
             break  # the next describe section
-        row = describe_row(line, i + 1) or _old_describe_row(line, i + 1)
+        row = describe_row(line, i + 1) or _old_describe_row(line, i + 1) or _typeless_row(line, i + 1)
         if row is not None:
             events.append(row)
             gap = False
@@ -85,6 +85,25 @@ def _old_describe_row(line: str, number: int) -> EventRecord | None:
     if m is None:
         return None
     return EventRecord(m.group(1), m.group(2), (m.group(3) or "").strip(), number, number)
+
+
+_REASON = re.compile(r"[A-Za-z][\w\-]{0,80}")
+
+
+def _typeless_row(line: str, number: int) -> EventRecord | None:
+    """A row from before events had a type (Kubernetes 1.0 and 1.1), tab-separated: FirstSeen, LastSeen, Count,
+    From, SubobjectPath (often empty), Reason, Message."""
+    if "\t" not in line:
+        return None
+    cells = [c.strip() for c in line.split("\t") if c.strip()]
+    if len(cells) < 6 or not cells[2].isdigit():
+        return None
+    rest = cells[4:]
+    if len(rest) > 2 and ("{" in rest[0] or rest[0].startswith("spec.")):
+        rest = rest[1:]  # the subobject path, e.g. spec.containers{mysql}
+    if _REASON.fullmatch(rest[0]) is None:
+        return None
+    return EventRecord("", rest[0], " ".join(rest[1:]), number, number)
 
 
 def source_kind(source: str) -> str:
