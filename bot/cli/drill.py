@@ -112,10 +112,12 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
         return 0
     store = store or open_store(getattr(args, "db", None))
     if action == "history":
-        history_table(store, _trainee(args), console)
+        trainee = _trainee(args)
+        history_table(store.list_by_trainee(trainee), trainee, console)
         return 0
     if action == "leaderboard":
-        leaderboard_table(store, getattr(args, "channel", None) or DEFAULT_CHANNEL, console)
+        channel = getattr(args, "channel", None) or DEFAULT_CHANNEL
+        leaderboard_table(store.leaderboard(channel), channel, console)
         return 0
     # Before the drill starts: a model that cannot be built is a one-line error now, not after the debrief.
     assistant = assistant if assistant is not None else configured_assistant()

@@ -17,7 +17,7 @@ from drills.evidence import evidence_for
 from drills.incident import Incident
 from drills.session import DrillSession, View
 from drills.sources import BY_ID, SOURCES
-from drills.store import SessionStore
+from drills.store import LeaderboardRow
 
 MAX_ARTIFACT_LINES = 200
 _VERDICT_STYLE = {"supported": "green", "ruled-out": "red", "untestable": "yellow", "inconclusive": "yellow"}
@@ -138,22 +138,22 @@ def incident_list(found: Catalog, difficulty: str | None, tag: str | None, conso
         console.print(Text(f"left out: {problem}", style="yellow"))
 
 
-def history_table(store: SessionStore, trainee: str, console: Console) -> None:
+def history_table(sessions: list[DrillSession], trainee: str, console: Console) -> None:
     table = Table(title=f"Drills of {trainee}")
     for column in ("session", "started", "incident", "state", "declared", "score"):
         table.add_column(column)
-    for s in store.list_by_trainee(trainee):
+    for s in sessions:
         state = "finished" if s.finished else f"open ({clock(s.clock_seconds)})"
         table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",
                       str(s.score.total) if s.score else "")
     console.print(table)
 
 
-def leaderboard_table(store: SessionStore, channel: str, console: Console) -> None:
+def leaderboard_table(rows: list[LeaderboardRow], channel: str, console: Console) -> None:
     table = Table(title=f"Leaderboard: {channel} (points = best score per incident, summed)")
     for column in ("#", "trainee", "points", "incidents", "drills", "best", "average"):
         table.add_column(column)
-    for rank, row in enumerate(store.leaderboard(channel), start=1):
+    for rank, row in enumerate(rows, start=1):
         table.add_row(str(rank), row.trainee, str(row.points), str(row.incidents), str(row.drills), str(row.best),
                       f"{row.average:.1f}")
     console.print(table)
