@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
-from collectors.parsers import nccl
+from collectors.parsers import cuda_oom, nccl
 from collectors.parsers.contract import Parser
 from collectors.parsers.needles import find_needles
 from collectors.parsers.sink import FactSink
@@ -176,6 +176,22 @@ def _held_elsewhere(line: str) -> float | None:
     return round((total - free - reserved) / total, 3)
 
 
+def _oom_figures(sink: FactSink, lines: list[str]) -> None:
+    """The request and the cache's idle memory from the first PyTorch OOM message that states them."""
+    for n, line in enumerate(lines, start=1):
+        if "Tried to allocate" not in line or ("grep" in line and _COMMAND.search(line)):
+            continue
+        end, figures = n, cuda_oom.read_figures(line)
+        if figures is None and n < len(lines):  # a paste may wrap the one-line message onto the next line
+            end, figures = n + 1, cuda_oom.read_figures(f"{line} {lines[n].strip()}")
+        if figures is None:
+            continue
+        sink.add("cuda.oom_request_bytes", figures.requested, n, end)
+        sink.add("cuda.reserved_unallocated_bytes", figures.reserved_unallocated, n, end)
+        sink.add("cuda.reserved_unallocated_ratio", figures.unallocated_share, n, end)
+        return
+
+
 def parse(artifact: Artifact) -> ParseResult:
     """Facts from an application log, including any NCCL / PyTorch distributed output in it."""
     lines = normalise(artifact.content).split("\n")
@@ -186,6 +202,7 @@ def parse(artifact: Artifact) -> ParseResult:
             sink.add(fact, [value] if fact == "app.errors" else value, line)
             if fact == "cuda.oom" and (ratio := _held_elsewhere(lines[line - 1])) is not None:
                 sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
+        _oom_figures(sink, lines)
         nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
         sink.result.facts = _distinct(sink.result.facts)
     except Exception as exc:  # a parser must never take the triage down with it

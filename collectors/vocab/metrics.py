@@ -32,6 +32,16 @@ FACTS: list[FactSpec] = [
     FactSpec("cuda.memory_held_elsewhere_ratio", "float",
              "share of the GPU's memory held outside the failing process when CUDA ran out: (total capacity - "
              "reserved by PyTorch - free) / total, from PyTorch's out-of-memory message", "max", "0.66"),
+    FactSpec("cuda.oom_request_bytes", "int",
+             "the allocation that failed, from PyTorch's out-of-memory message (Tried to allocate ...)", "max",
+             "2695091978"),
+    FactSpec("cuda.reserved_unallocated_bytes", "int",
+             "GPU memory PyTorch's caching allocator held but no tensor used when CUDA ran out (reserved - "
+             "allocated, or the 'reserved by PyTorch but unallocated' figure); at least the failed request "
+             "means the memory was there but not in one piece (fragmentation)", "max", "8224857210"),
+    FactSpec("cuda.reserved_unallocated_ratio", "float",
+             "reserved-but-unallocated over all memory PyTorch reserved, from its out-of-memory message",
+             "max", "0.55"),
     FactSpec("cuda.ecc_uncorrectable", "bool",
              "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",

@@ -25,6 +25,11 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
     ("container_log/cuda_oom.log", {
         ("app.errors", ("traceback",), 3, 3),
         ("cuda.oom", True, 10, 10),
+        # "Tried to allocate 2.00 GiB" ... "74.20 GiB is allocated by PyTorch, and 2.91 GiB is reserved by
+        # PyTorch but unallocated": 2.91 / (74.20 + 2.91) of the reservation idle.
+        ("cuda.oom_request_bytes", 2 * 2**30, 10, 10),
+        ("cuda.reserved_unallocated_bytes", round(2.91 * 2**30), 10, 10),
+        ("cuda.reserved_unallocated_ratio", 0.038, 10, 10),
     }),
     ("container_log/shm_bus_error.log", {
         ("app.shm_exhausted", True, 1, 1),

@@ -124,6 +124,6 @@ def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
     assert compiled is not None and problems == []
     ids = [h.id for h, _ in compiled.spec.walk()]
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
-    assert {"faulty-gpu", "host-memory-underestimated"} <= set(ids)
+    assert {"faulty-gpu", "host-memory-underestimated", "allocator-fragmentation"} <= set(ids)
     for h, _ in compiled.spec.walk():
         assert h.source and all(s.strip() for s in h.source)
