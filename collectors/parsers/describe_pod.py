@@ -341,26 +341,37 @@ def _pod_resources(sink: DedupSink, containers: list[_Container], heading: DNode
         sink.add("probe.startup_configured", any(c.startup_probe for c in containers), line, subject=subject)
 
 
+# With no memory-backed volume at /dev/shm, Docker and containerd give each pod a 64 MiB tmpfs there.
+RUNTIME_SHM_BYTES = 64 * 2**20
+
+
 def _shm(sink: DedupSink, containers: list[_Container], top: dict[str, DNode], subject: str | None) -> None:
     memory_volumes = _memory_volumes(top.get("Volumes"))
     for c in containers:
         for path, volume, line in c.mounts:
             if path == "/dev/shm" and volume in memory_volumes:
                 sink.add("pod.shm_volume", True, line, subject=subject)
+                limit = memory_volumes[volume].child("SizeLimit")
+                # "<unset>": bounded only by the pod's memory, so no size to state.
+                if limit is not None and (size := quantity_int(limit.value)) is not None and size > 0:
+                    sink.add("pod.shm_size_bytes", size, limit.line, subject=subject)
                 return
     anchor = top.get("Volumes") or top.get("Containers")
     if anchor is not None:
         sink.add("pod.shm_volume", False, anchor.line, subject=subject)
+        # A disk-backed volume mounted there is as large as its disk: only an empty mount point is the default.
+        if not any(path == "/dev/shm" for c in containers for path, _, _ in c.mounts):
+            sink.add("pod.shm_size_bytes", RUNTIME_SHM_BYTES, anchor.line, subject=subject)
 
 
-def _memory_volumes(volumes: DNode | None) -> set[str]:
-    names: set[str] = set()
+def _memory_volumes(volumes: DNode | None) -> dict[str, DNode]:
+    found: dict[str, DNode] = {}
     for vol in volumes.children if volumes else []:
         kind = vol.child("Type")
         medium = vol.child("Medium")
         if kind and kind.value.startswith("EmptyDir") and medium and medium.value == "Memory":
-            names.add(vol.key)
-    return names
+            found[vol.key] = vol
+    return found
 
 
 def _tolerations(sink: DedupSink, node: DNode | None, subject: str | None) -> None:

@@ -508,14 +508,30 @@ def _probes(ctx: _Ctx, loc: _Loc, main: list[dict[str, Any]], subject: str | Non
                  subject=subject)
 
 
+# With no memory-backed volume at /dev/shm (and the host's IPC namespace not shared), Docker and containerd give
+# each pod a 64 MiB tmpfs there.
+RUNTIME_SHM_BYTES = 64 * 2**20
+
+
 def _shm(ctx: _Ctx, loc: _Loc, spec: dict[str, Any], containers: list[dict[str, Any]],
          subject: str | None) -> None:
-    memory = {as_str(v.get("name")) for v in map(as_dict, as_list(spec.get("volumes")))
+    memory = {as_str(v.get("name")): as_dict(v.get("emptyDir")) for v in map(as_dict, as_list(spec.get("volumes")))
               if as_str(as_dict(v.get("emptyDir")).get("medium")) == "Memory"}
-    mounted = any(as_str(m.get("mountPath")).rstrip("/") == "/dev/shm" and as_str(m.get("name")) in memory
-                  for c in containers for m in map(as_dict, as_list(c.get("volumeMounts"))))
-    line = loc.at("spec", "containers", ("mountPath", "/dev/shm")) if mounted else loc.at("spec", "volumes")
-    ctx.sink.add("pod.shm_volume", mounted, line, subject=subject)
+    mounts = [as_str(m.get("name")) for c in containers for m in map(as_dict, as_list(c.get("volumeMounts")))
+              if as_str(m.get("mountPath")).rstrip("/") == "/dev/shm" and as_str(m.get("name")) in memory]
+    line = loc.at("spec", "containers", ("mountPath", "/dev/shm")) if mounts else loc.at("spec", "volumes")
+    ctx.sink.add("pod.shm_volume", bool(mounts), line, subject=subject)
+    if mounts:
+        # No sizeLimit: bounded only by the pod's memory, so no size to state.
+        size = quantity_int(memory[mounts[0]].get("sizeLimit"))
+        if size is not None and size > 0:
+            ctx.sink.add("pod.shm_size_bytes", size, loc.at("spec", "volumes", ("name", mounts[0]), "sizeLimit"),
+                         subject=subject)
+    elif spec.get("hostIPC") is not True and not any(
+            as_str(m.get("mountPath")).rstrip("/") == "/dev/shm"
+            for c in containers for m in map(as_dict, as_list(c.get("volumeMounts")))):
+        # A disk-backed volume mounted there is as large as its disk: only an empty mount point is the default.
+        ctx.sink.add("pod.shm_size_bytes", RUNTIME_SHM_BYTES, line, subject=subject)
 
 
 # ---- container states --------------------------------------------------------------------------------

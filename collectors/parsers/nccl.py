@@ -102,7 +102,8 @@ _WAITING = ("Waiting for all processes to join", "Waiting in store based barrier
 _MISMATCH = ("Detected mismatch between collectives", "Collectives differ in the following aspects")
 _WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
-_SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device")
+_SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
+        "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
 
 
 @dataclass
@@ -258,6 +259,21 @@ def _init(scan: Scan, line: str, n: int) -> None:
 def _shm(scan: Scan, line: str, n: int) -> None:
     if "/dev/shm" in line:
         scan.first("app.shm_exhausted", True, n)
+    if "NCCL" in line and (kind := _shm_error(line)) is not None:
+        scan.item("nccl.shm_errors", kind, n)
+
+
+def _shm_error(line: str) -> str | None:
+    """What went wrong with one of NCCL's shared-memory segments (misc/shmutils.cc, include/shm.h)."""
+    if "No space left on device" in line or "failed to extend" in line or "posix_fallocate" in line:
+        return "no-space"  # the tmpfs at /dev/shm is full or too small
+    if "Permission denied" in line:
+        return "permission-denied"
+    if "attaching to shared memory segment" in line:
+        return "attach-failed"  # a peer's segment is gone (another IPC namespace, or cleaned up)
+    if "creating shared memory segment" in line:
+        return "create-failed"
+    return None
 
 
 def _device_count(scan: Scan, line: str, n: int) -> None:
@@ -329,6 +345,9 @@ def emit(sink: FactSink, scan: Scan) -> None:
     """Turn a scan into facts on the sink."""
     for name, (value, start, end) in scan.scalars.items():
         sink.add(name, value, start, end)
+    shm = scan.items.get("nccl.shm_errors", {})
+    if len(shm) > 1:  # the "creating segment" line follows the call that failed; the call names the cause
+        shm.pop("create-failed", None)
     for name, values in scan.items.items():
         for value, line in values.items():
             sink.add(name, [value], line)

@@ -14,6 +14,10 @@ FACTS: list[FactSpec] = [
     FactSpec("pod.qos_class", "str", "QoS class: Guaranteed, Burstable or BestEffort", example="Burstable"),
     FactSpec("pod.gpu_request", "int", "nvidia.com/gpu requested by the pod (sum over containers)", "max", "8"),
     FactSpec("pod.shm_volume", "bool", "an emptyDir with medium Memory is mounted at /dev/shm", "any"),
+    FactSpec("pod.shm_size_bytes", "int",
+             "the size of /dev/shm in the pod: the sizeLimit of the memory-backed emptyDir mounted there, or 64 MiB "
+             "(the Docker/containerd default) when none is mounted and hostIPC is off; absent when the emptyDir has "
+             "no sizeLimit", "min", "67108864"),
     FactSpec("pod.host_network", "bool", "the pod uses hostNetwork", "any"),
     FactSpec("pod.rdma_request", "bool", "the pod requests an RDMA/InfiniBand device resource", "any"),
     FactSpec("pod.capabilities", "list[str]", "Linux capabilities added to containers", "union", "IPC_LOCK"),

@@ -15,6 +15,10 @@ FACTS: list[FactSpec] = [
              "IB work-completion failures as status names, async port errors (port-error), and failed verbs calls "
              "(ibv-create-qp-failed)", "union",
              "transport-retry-exceeded"),
+    FactSpec("nccl.shm_errors", "list[str]",
+             "failures of NCCL's shared-memory segments under /dev/shm: no-space (the tmpfs is full or too small: "
+             "failed to extend, posix_fallocate, ENOSPC), permission-denied, attach-failed (a peer's segment is "
+             "missing), create-failed", "union", "no-space"),
     FactSpec("nccl.ib_device_missing", "bool", "NCCL found no usable IB/RDMA device (NET/IB : No device found)",
              "any"),
     FactSpec("nccl.duplicate_gpu", "bool", "NCCL reported Duplicate GPU detected", "any"),

@@ -42,6 +42,7 @@ EXPECTED = [
     ("oomkilled.txt", "container.memory_request_bytes", 100 * 2**30, 43, 43),
     ("oomkilled.txt", "pod.gpu_request", 8, 44, 44),
     ("oomkilled.txt", "pod.shm_volume", False, 57, 57),
+    ("oomkilled.txt", "pod.shm_size_bytes", 64 * 2**20, 57, 57),  # nothing at /dev/shm: the runtime's 64 MiB
     ("oomkilled.txt", "pod.qos_class", "Burstable", 68, 68),
     ("oomkilled.txt", "pod.tolerations", ["node.kubernetes.io/not-ready:NoExecute",
                                           "node.kubernetes.io/unreachable:NoExecute",
@@ -54,6 +55,7 @@ EXPECTED = [
     ("liveness_137.txt", "probe.liveness_delay_seconds", 60, 44, 44),
     ("liveness_137.txt", "probe.startup_configured", False, 44, 44),
     ("liveness_137.txt", "pod.shm_volume", True, 48, 48),
+    ("liveness_137.txt", "pod.shm_size_bytes", 16 * 2**30, 61, 61),  # SizeLimit: 16Gi
     ("liveness_137.txt", "probe.failures", ["liveness"], 76, 76),
     ("liveness_137.txt", "probe.failures", ["readiness"], 78, 78),
     ("liveness_137.txt", "container.liveness_killed", True, 77, 77),
@@ -96,6 +98,8 @@ EXPECTED = [
     ("two_pods.txt", "container.memory_request_bytes", 10**9, 47, 47),
     ("two_pods.txt", "pod.shm_volume", True, 60, 60),
     ("two_pods.txt", "pod.shm_volume", False, 125, 125),
+    ("two_pods.txt", "pod.shm_size_bytes", 64 * 2**30, 73, 73),
+    ("two_pods.txt", "pod.shm_size_bytes", 64 * 2**20, 125, 125),
     ("two_pods.txt", "probe.liveness_delay_seconds", 0, 49, 49),
     ("two_pods.txt", "probe.startup_configured", True, 49, 49),
     ("two_pods.txt", "pod.tolerations", ["*:NoSchedule", "nvidia.com/gpu:NoSchedule"], 80, 80),
@@ -116,6 +120,13 @@ def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: i
 @pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
 def test_fixtures_parse_cleanly(fixture: str) -> None:
     assert parse(fixture).problems == []
+
+
+def test_a_disk_backed_volume_at_dev_shm_states_no_size() -> None:
+    # pending_multi.txt mounts an emptyDir without Medium: Memory at /dev/shm: its size is the node's disk.
+    facts = cited(parse("pending_multi.txt"))
+    assert [v for v, _, _ in facts["pod.shm_volume"]] == [False]
+    assert "pod.shm_size_bytes" not in facts
 
 
 def test_liveness_kill_exit_137_is_not_an_oom() -> None:

@@ -69,6 +69,7 @@ EXPECTED = [
     ("pod_oom.yaml", "pod.rdma_request", True, 42, 42, LLM),
     ("pod_oom.yaml", "pod.capabilities", ["IPC_LOCK", "SYS_RESOURCE"], 49, 49, LLM),
     ("pod_oom.yaml", "pod.shm_volume", True, 54, 54, LLM),
+    ("pod_oom.yaml", "pod.shm_size_bytes", 64 * 2**30, 72, 72, LLM),  # emptyDir.sizeLimit: 64Gi
     ("pod_oom.yaml", "pod.host_network", True, 56, 56, LLM),
     ("pod_oom.yaml", "pod.priority_class", "time-sensitive-training", 58, 58, LLM),
     ("pod_oom.yaml", "pod.scheduler_name", "volcano", 60, 60, LLM),

@@ -138,7 +138,7 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
     ("torch.cuda.device_count() = 8", {("gpu.visible_count", 8)}),
     ("RuntimeError: No CUDA GPUs are available", {("gpu.visible_count", 0)}),
     ("h:1:2 [0] NCCL WARN Error: failed to extend /dev/shm/nccl-03v824 to 9637892 bytes",
-     {("app.shm_exhausted", True)}),
+     {("app.shm_exhausted", True), ("nccl.shm_errors", ("no-space",))}),
     ("h:1:2 [0] NCCL INFO NCCL version 2.18.5+cuda12.2",
      {("nccl.version", "2.18.5"), ("nccl.init_complete", False)}),
 ]
@@ -147,6 +147,47 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
 @pytest.mark.parametrize(("line", "expected"), LINE_CASES)
 def test_single_lines(line: str, expected: set[tuple[str, object]]) -> None:
     assert {(name, value) for name, value, _, _ in read(line)} == expected
+
+
+# NCCL's shared-memory failures, verbatim from public threads: (source, lines, nccl.shm_errors expected).
+SHM_CASES: list[tuple[str, str, set[str]]] = [
+    ("https://github.com/NVIDIA/nccl/issues/525",
+     "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+     "[3] NCCL INFO include/shm.h:41 -> 2\n"
+     "[3] include/shm.h:48 NCCL WARN Error while creating shared memory segment "
+     "nccl-shm-recv-1462445a6f01cbfc-1-2-3 (size 9637888)\n",
+     {"no-space"}),
+    ("https://github.com/NVIDIA/nccl-tests/issues/166",
+     "ubuntu:9621:9691 [6] misc/shmutils.cc:71 NCCL WARN Error: failed to extend /dev/shm/nccl-fjwOOB to 5967876 "
+     "bytes\n\nubuntu:9621:9691 [6] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment "
+     "/dev/shm/nccl-fjwOOB (size 5967872)\n",
+     {"no-space"}),
+    ("https://github.com/NVIDIA/nccl/issues/328",
+     "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied\n"
+     "node08:27106:27302 [0] NCCL INFO include/shm.h:41 -> 2\n"
+     "node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment "
+     "nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)\n",
+     {"permission-denied"}),
+    ("https://github.com/NVIDIA/nccl/issues/1589",
+     "g148:14937:69361 [0] misc/shmutils.cc:93 NCCL WARN Call to open failed: No such file or directory\n\n"
+     "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared memory segment "
+     "/dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)\n",
+     {"attach-failed"}),
+    ("https://github.com/NVIDIA/nccl-tests/issues/166 (the creating line alone, its cause cut off)",
+     "ubuntu:9621:9688 [3] misc/shmutils.cc:112 NCCL WARN Error while creating shared memory segment "
+     "/dev/shm/nccl-KWfVyt (size 5967872)\n",
+     {"create-failed"}),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "expected"), SHM_CASES, ids=[c[0] for c in SHM_CASES])
+def test_shared_memory_failures(source: str, text: str, expected: set[str]) -> None:
+    got = {value for name, value, _, _ in read(text) if name == "nccl.shm_errors"}
+    assert got == {(v,) for v in expected}, source
+
+
+def test_no_space_elsewhere_is_not_an_nccl_shm_failure() -> None:
+    assert not {n for n, *_ in read("OSError: [Errno 28] No space left on device: '/data/ckpt'")} & {"nccl.shm_errors"}
 
 
 def test_watchdog_details_on_the_next_line() -> None:

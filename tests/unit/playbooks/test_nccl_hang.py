@@ -37,6 +37,7 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
         ({"nccl.waiting_for_join": True}, True),
         ({"nccl.errors": ["timeout"]}, True),
         ({"nccl.ib_errors": ["transport-retry-exceeded"]}, True),
+        ({"nccl.shm_errors": ["no-space"]}, True),
         ({"alert.symptoms": ["nccl-hang"]}, True),
         ({"nccl.init_complete": True, "nccl.version": "2.21.5"}, False),
         # "NET/IB : No device found" is normal on a sockets-only cluster; alone it is not a hang.
