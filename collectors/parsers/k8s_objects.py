@@ -17,7 +17,7 @@ from typing import Any
 
 from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import k8s_services
+from collectors.parsers import k8s_services, node_spread
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
@@ -350,6 +350,7 @@ class _Ctx:
     dist: DistEnv = field(default_factory=DistEnv)
     netpols: list[tuple[bool, int]] = field(default_factory=list)
     netpol_list_line: int = 0
+    placements: list[node_spread.Placement] = field(default_factory=list)
 
 
 def _parse(sink: DedupSink, text: str) -> None:
@@ -365,6 +366,7 @@ def _parse(sink: DedupSink, text: str) -> None:
         if handler is not None:
             handler(ctx, data, _Loc(tx, item))
     ctx.dist.flush(sink)
+    node_spread.emit(sink, ctx.placements)
     ctx.events.finish()
     _netpol_totals(ctx)
 
@@ -415,11 +417,24 @@ def _pod(ctx: _Ctx, d: dict[str, Any], loc: _Loc) -> None:
         node = as_str(spec.get("nodeName"))
         add("pod.node", node, loc.at("spec", ("nodeName", node)) if node else name_line, subject=subject)
     _pod_phase(ctx, loc, name, status, subject)
+    if name and (node := as_str(spec.get("nodeName"))):
+        ctx.placements.append(node_spread.Placement(name, node, _failing(status), name_line, subject))
     _pod_spec(ctx, loc, spec, subject)
     _pod_statuses(ctx, loc, spec, status, subject)
     _pod_conditions(ctx, loc, status, subject)
     _pod_env(ctx, loc, spec, subject)
     _pod_gang(ctx, loc, d, subject)
+
+
+def _failing(status: dict[str, Any]) -> bool:
+    """Not Running or Succeeded, a container waiting on an error, or any restart."""
+    if as_str(status.get("phase")) not in ("Running", "Succeeded"):
+        return True
+    for st in map(as_dict, as_list(status.get("containerStatuses"))):
+        waiting = as_dict(as_dict(st.get("state")).get("waiting"))
+        if (as_int(st.get("restartCount")) or 0) > 0 or as_str(waiting.get("reason")) not in ("", "ContainerCreating"):
+            return True
+    return False
 
 
 def _pod_phase(ctx: _Ctx, loc: _Loc, name: str, status: dict[str, Any], subject: str | None) -> None:

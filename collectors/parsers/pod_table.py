@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers import node_spread
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import DedupSink, subject_of
 from collectors.text import normalise
@@ -137,6 +138,9 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
     focus = abnormal[0] if abnormal else (rows[0] if len(rows) == 1 else None)
     for r in ([focus] if focus else []) + [r for r in abnormal if r is not focus]:
         _pod_facts(sink, r, main=r is focus)
+    # `-o wide` names each pod's node: do the failing ones share one?
+    node_spread.emit(sink, [node_spread.Placement(r.name, r.node, r.status not in _HEALTHY or bool(r.restarts),
+                                                  r.number) for r in rows])
     restarts = [r for r in rows if r.restarts is not None]
     if restarts:
         top = max(restarts, key=lambda r: r.restarts or 0)

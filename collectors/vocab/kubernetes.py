@@ -29,6 +29,15 @@ FACTS: list[FactSpec] = [
     FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
     FactSpec("pods.not_running", "list[str]", "pods whose phase is not Running or Succeeded", "union"),
     FactSpec("pods.pending", "list[str]", "pods in phase Pending", "union"),
+    FactSpec("pods.node_count", "int", "distinct nodes the pods of one pod list run on", "max", "6"),
+    FactSpec("pods.failing_count", "int",
+             "pods of one pod list that are failing: not Running or Completed, waiting on an error, or restarted",
+             "max", "3"),
+    FactSpec("pods.failing_node", "str",
+             "the node that holds the most failing pods of one pod list (absent on a tie)", example="node-xyz"),
+    FactSpec("pods.failing_node_share", "float",
+             "failing pods on pods.failing_node / all failing pods of that list: 1.0 when every failure sits on "
+             "one node", example="1.0"),
     # container
     FactSpec("container.name", "str", "container the evidence is about", example="trainer"),
     FactSpec("container.image", "str", "image of that container", example="nvcr.io/nvidia/pytorch:24.05-py3"),

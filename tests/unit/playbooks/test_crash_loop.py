@@ -19,7 +19,7 @@ from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "crash-loop"
 TOP_LEVEL = ["app-error", "bad-config", "dependency-unreachable", "oom-loop", "liveness-probe-kill",
-             "corrupt-model-artifact", "gpu-fault"]
+             "corrupt-model-artifact", "gpu-fault", "failures-on-one-node"]
 LOOPING = {"container.waiting.reason": "CrashLoopBackOff", "container.restart_count": 7}
 
 
