@@ -13,6 +13,7 @@ from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
 from playbooks.report import ArtifactRef, Finding, Missing, Report, Target
+from playbooks.scope import narrow
 
 _DEFAULT: list[CompiledPlaybook] | None = None
 
@@ -100,4 +101,5 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
         missing=missing,
         problems=problems,
         notes=notes,
+        scope=narrow(facts),
     )

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from collectors.models import Missing, Target
 
-__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule", "Status",
-           "Target"]
+__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule", "Scope",
+           "ScopeAnswer", "Status", "Target"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
 
@@ -75,6 +75,26 @@ class ArtifactRef(BaseModel):
     captured_at: datetime | None = None
 
 
+Level = Literal["request", "pod", "node", "pool", "cluster"]
+
+
+class ScopeAnswer(BaseModel):
+    """One layer-narrowing question (playbooks/_scope.yaml) and what the evidence answers."""
+
+    level: Level
+    question: str
+    answer: Literal["yes", "no", "unknown"]
+    because: list[str] = Field(default_factory=list)  # the cited facts, as in a hypothesis's `because`
+    needs: list[str] = Field(default_factory=list)  # facts that would answer it, when unknown
+
+
+class Scope(BaseModel):
+    """How far the failure reaches: the narrowest layer the evidence confines it to, and every question."""
+
+    level: Level | None = None  # None: no question could be answered yes
+    answers: list[ScopeAnswer] = Field(default_factory=list)
+
+
 class Report(BaseModel):
     target: Target
     symptoms: list[str]
@@ -84,6 +104,7 @@ class Report(BaseModel):
     missing: list[Missing] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # what parsers could not read
     notes: list[str] = Field(default_factory=list)  # what the reader should know, e.g. that nothing was recognised
+    scope: Scope = Field(default_factory=Scope)  # the layer-narrowing questions (docs/report-json.md)
 
     def leading(self) -> tuple[Finding, HypothesisResult] | None:
         """The best hypothesis evidence supports (confirmed or likely) in the first finding that has one.

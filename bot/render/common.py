@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playbooks.report import HypothesisResult, Report
+from playbooks.report import HypothesisResult, Report, ScopeAnswer
 
 STATUS_MARK = {"confirmed": "✔ confirmed", "likely": "● likely", "unknown": "? unknown", "ruled-out": "✘ ruled out"}
 
@@ -32,3 +32,24 @@ def target_line(report: Report) -> str:
 def others(report: Report, lead: HypothesisResult | None) -> list[tuple[str, HypothesisResult]]:
     """Every other hypothesis with its playbook, in report order."""
     return [(f.playbook, h) for f in report.findings for h in f.hypotheses if h is not lead]
+
+
+# The answer to seed 000's "request-, pod-, node-, pool-specific, or global?", as people say it.
+SCOPE_WORDS = {"request": "request-specific", "pod": "pod-specific", "node": "node-specific", "pool": "pool-wide",
+               "cluster": "global (cluster-wide)"}
+ANSWER_MARK = {"yes": "yes", "no": "no", "unknown": "?"}
+
+
+def scope_line(report: Report) -> str:
+    """One line: the narrowest layer the evidence confines the failure to, then every question's answer."""
+    answers = ", ".join(f"{a.level} {ANSWER_MARK[a.answer]}" for a in report.scope.answers)
+    if report.scope.level is None:
+        if all(a.answer == "unknown" for a in report.scope.answers):
+            return "Scope: not narrowed; no evidence says whether it is request-, pod-, node-, pool- or cluster-wide."
+        return f"Scope: not narrowed ({answers})."
+    return f"Scope: {SCOPE_WORDS[report.scope.level]} ({answers})."
+
+
+def scope_answered(report: Report) -> list[ScopeAnswer]:
+    """The questions the evidence answered, yes or no, narrowest first."""
+    return [a for a in report.scope.answers if a.answer != "unknown"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.render.common import STATUS_MARK, headline, others, target_line
+from bot.render.common import ANSWER_MARK, STATUS_MARK, headline, others, scope_line, target_line
 from playbooks.report import Report
 
 
@@ -23,6 +23,12 @@ def render_markdown(report: Report) -> str:
             out += ["## Next checks", ""] + [f"- `{c}`" for c in h.next_checks] + [""]
         if h.mitigations:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
+    out += ["## Scope", "", _esc(scope_line(report)), "", "| layer | question | answer | evidence |",
+            "|---|---|---|---|"]
+    for a in report.scope.answers:
+        evidence = "; ".join(a.because) or ("needs " + ", ".join(a.needs) if a.needs else "")
+        out.append(f"| {a.level} | {_esc(a.question)} | {ANSWER_MARK[a.answer]} | {_esc(evidence)} |")
+    out.append("")
     rest = others(report, lead[1] if lead else None)
     if rest:
         out += ["## All hypotheses", "", "| playbook | hypothesis | status | score | evidence |",

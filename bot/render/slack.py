@@ -22,7 +22,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.render.common import headline, others, target_line
+from bot.render.common import headline, others, scope_answered, scope_line, target_line
 from playbooks.report import Report
 
 STATUS_EMOJI = {"confirmed": ":large_green_circle:", "likely": ":large_yellow_circle:",
@@ -83,6 +83,9 @@ class SlackRenderer:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("checks", lead=hypothesis))))
             if hypothesis.mitigations:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("mitigations", lead=hypothesis))))
+        if scope_answered(report):  # a line that says nothing is not worth a block of the 50
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
+                "scope", line=scope_line(report), answered=scope_answered(report)))]))
         rest = others(report, hypothesis)
         if rest:
             blocks.append(DividerBlock())

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.common import STATUS_MARK, headline, others, target_line
+from bot.render.common import STATUS_MARK, headline, others, scope_answered, scope_line, target_line
 from playbooks.report import Report
 
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
@@ -33,11 +33,21 @@ def _trace(report: Report) -> Text:
     return out
 
 
+def _scope(report: Report) -> Text:
+    """The layer-narrowing line, and under it the evidence behind each answered question."""
+    out = Text(scope_line(report), style="bold" if report.scope.level else "dim")
+    for a in scope_answered(report):
+        out.append(f"\n  {a.level} {a.answer}: ", style="bold")
+        out.append("; ".join(a.because))
+    return out
+
+
 def build(report: Report, explain: bool = False) -> Group:
     lead = report.leading()
     parts: list[Table | Panel | Text] = [Text(f"Triage: {target_line(report)}", style="bold")]
     if report.symptoms:
         parts.append(Text(f"Symptoms: {', '.join(report.symptoms)}"))
+    parts.append(_scope(report))
     body = Text()
     body.append(headline(report) + "\n", style=_STYLE[lead[1].status] if lead else "bold")
     if lead is not None:
