@@ -55,7 +55,18 @@ def bounded_json(doc: dict[str, Any], limit: int, list_key: str) -> str:
     while len(text.encode("utf-8")) > limit:
         if not kept:
             raise AgentError(400, f"max_bytes={limit} is too small for this answer",
-                             f"max_bytes of at least {len(text.encode('utf-8'))}")
+                             f"max_bytes of at least {_fits(doc, list_key, total)}")
         kept = kept[: len(kept) // 2] if len(kept) > 8 else kept[:-1]
         text = dump_json({**doc, list_key: kept, "truncated": {list_key: total - len(kept), "limit_bytes": limit}})
     return text
+
+
+def _fits(doc: dict[str, Any], list_key: str, total: int) -> int:
+    """The smallest budget an answer with an empty list fits in: it names that budget, so iterate until the
+    number of digits settles."""
+    need = 0
+    while True:
+        size = len(dump_json({**doc, list_key: [], "truncated": {list_key: total, "limit_bytes": need}}).encode())
+        if size <= need:
+            return need
+        need = size

@@ -2,8 +2,9 @@
 
 The snapshot is the JSON the NVML parser reads (schema "triagebot.nvml/v1"): per device its index,
 UUID, PCI bus id, name, temperature, power, clock throttle reasons bitmask, utilisation, memory, ECC
-counters (volatile and aggregate), retired pages and remapped rows. Every NVML call is guarded on its
-own: a field that fails is left out and its error recorded under the device's `errors`, so one
+counters (volatile and aggregate), retired pages and remapped rows, the PCIe link (generation and width,
+current and maximum, and the replay counter) and each NVLink's state and error counters. Every NVML call
+is guarded on its own: a field that fails is left out and its error recorded under the device's `errors`, so one
 unsupported query (retired pages on an H100) or one lost GPU does not blank the rest. A device whose
 calls fail with GPU_IS_LOST is marked `"lost": true`: that is the fallen-off-the-bus state.
 
@@ -79,6 +80,8 @@ class _Device:
             self._health(handle)
             self._load(handle)
             self._memory_errors(handle)
+            self._pcie(handle)
+            self._nvlinks(handle)
         self.out["lost"] = self.lost
         self.out["errors"] = self.errors
         return self.out
@@ -124,6 +127,50 @@ class _Device:
         self._retired_pages(handle)
         self.put("remapped_rows", nvml.nvmlDeviceGetRemappedRows, handle, convert=lambda r: {
             "correctable": int(r[0]), "uncorrectable": int(r[1]), "pending": bool(r[2]), "failure": bool(r[3])})
+
+    def _pcie(self, handle: Any) -> None:
+        """The negotiated link against what device and slot allow (seed 001:671-673, 001:808). An idle GPU
+        lowers its link generation to save power, so only the width, or the generation under load, says
+        the link trained down; the parser decides that, this only records."""
+        nvml = self.nvml
+        pcie: dict[str, int] = {}
+        for key, fn in (("gen", nvml.nvmlDeviceGetCurrPcieLinkGeneration),
+                        ("gen_max", nvml.nvmlDeviceGetMaxPcieLinkGeneration),
+                        ("width", nvml.nvmlDeviceGetCurrPcieLinkWidth),
+                        ("width_max", nvml.nvmlDeviceGetMaxPcieLinkWidth),
+                        ("replay_count", nvml.nvmlDeviceGetPcieReplayCounter)):
+            value = self.call(f"pcie.{key}", fn, handle)
+            if value is not None:
+                pcie[key] = int(value)
+        if pcie:
+            self.out["pcie"] = pcie
+
+    def _nvlinks(self, handle: Any) -> None:
+        """Each NVLink's state and its data-link error counters (CRC flit/data, replay, recovery), which count
+        up from driver load. A GPU without NVLink answers Not Supported on link 0; the first link number
+        past the GPU's last answers an error too, which ends the walk without recording it."""
+        nvml = self.nvml
+        counters = (("crc_flit", nvml.NVML_NVLINK_ERROR_DL_CRC_FLIT), ("crc_data", nvml.NVML_NVLINK_ERROR_DL_CRC_DATA),
+                    ("replay", nvml.NVML_NVLINK_ERROR_DL_REPLAY), ("recovery", nvml.NVML_NVLINK_ERROR_DL_RECOVERY))
+        links: list[dict[str, Any]] = []
+        for link in range(int(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18))):
+            try:
+                state = nvml.nvmlDeviceGetNvLinkState(handle, link)
+            except nvml.NVMLError as err:
+                if link == 0:
+                    self.errors["nvlink"] = error_text(nvml, err)
+                    self.lost = self.lost or is_lost(nvml, err)
+                break
+            entry: dict[str, Any] = {"link": link, "active": bool(state)}
+            if state:
+                for name, counter in counters:
+                    value = self.call(f"nvlink.{link}.{name}", nvml.nvmlDeviceGetNvLinkErrorCounter, handle, link,
+                                      counter)
+                    if value is not None:
+                        entry[name] = int(value)
+            links.append(entry)
+        if links:
+            self.out["nvlinks"] = links
 
     def _retired_pages(self, handle: Any) -> None:
         """Page retirement (pre-Ampere); Ampere and later remap rows instead and answer Not Supported."""

@@ -187,7 +187,7 @@ _Rule = Callable[[FactSink, list[_Gpu], _Lines], None]
 
 
 def _highest(sink: FactSink, gpus: list[_Gpu], where: _Lines, fact: str, read: Callable[[_Gpu], float | None],
-             keys: tuple[str, ...], show: str) -> None:
+             keys: tuple[str, ...], show: str, integer: bool = False) -> None:
     """The device with the largest value, cited at its key."""
     best: tuple[float, _Gpu] | None = None
     for gpu in gpus:
@@ -197,7 +197,8 @@ def _highest(sink: FactSink, gpus: list[_Gpu], where: _Lines, fact: str, read: C
     if best is None:
         return
     value, gpu = best
-    sink.add(fact, round(value, 4), gpu.line(where, *keys), text=f"{gpu.label}: {show} {round(value, 4):g}")
+    shown: float | int = int(value) if integer else round(value, 4)
+    sink.add(fact, shown, gpu.line(where, *keys), text=f"{gpu.label}: {show} {shown:g}")
 
 
 def _temperature(sink: FactSink, gpus: list[_Gpu], where: _Lines) -> None:
@@ -292,9 +293,68 @@ def _lost(sink: FactSink, gpus: list[_Gpu], where: _Lines) -> None:
                  text=f"NVML read all {len(gpus)} GPUs; none reports GPU is lost")
 
 
+# A GPU lowers its link generation when idle to save power; below this utilisation a lower generation is not a
+# fault. The width never changes with load, so a narrower link always is one (seed 001:671-673, 001:808).
+_LOADED_PERCENT = 50
+
+
+def _link_shortfall(gpu: _Gpu) -> str | None:
+    """How the negotiated PCIe link falls short of what device and slot allow, or None."""
+    pcie = _dict(gpu.data.get("pcie"))
+    gen, gen_max, width, width_max = (_int(pcie.get(k)) for k in ("gen", "gen_max", "width", "width_max"))
+    short: list[str] = []
+    if width is not None and width_max is not None and 0 < width < width_max:
+        short.append(f"x{width} of x{width_max}")
+    util = _num(_dict(gpu.data.get("utilization")).get("gpu_percent"))
+    if (gen is not None and gen_max is not None and 0 < gen < gen_max and util is not None
+            and util >= _LOADED_PERCENT):
+        short.append(f"Gen{gen} of Gen{gen_max} at {util:g}% utilisation")
+    return ", ".join(short) or None
+
+
+def _pcie(sink: FactSink, gpus: list[_Gpu], where: _Lines) -> None:
+    read = [g for g in gpus if _dict(g.data.get("pcie"))]
+    if not read:
+        return
+    short = [(text, g) for g in read if (text := _link_shortfall(g)) is not None]
+    if short:
+        text, gpu = short[0]
+        sink.add("gpu.pcie_link_degraded", True, gpu.line(where, "pcie", "width"),
+                 text=f"{gpu.label}: PCIe link {text}")
+    else:
+        sink.add("gpu.pcie_link_degraded", False, read[0].line(where, "pcie"),
+                 text=f"PCIe links at their full width on the {len(read)} GPUs read")
+    _highest(sink, read, where, "gpu.pcie_replays", lambda g: _num(_dict(g.data.get("pcie")).get("replay_count")),
+             ("pcie", "replay_count"), "pcie.replay_count", integer=True)
+
+
+_NVLINK_COUNTERS = ("crc_flit", "crc_data", "replay", "recovery")
+
+
+def _nvlink_errors(gpu: _Gpu) -> float | None:
+    links = [link for link in map(_dict, _list(gpu.data.get("nvlinks"))) if link.get("active") is True]
+    counts = [v for link in links for k in _NVLINK_COUNTERS if (v := _int(link.get(k))) is not None]
+    return float(sum(counts)) if counts else None
+
+
+def _inactive_links(gpu: _Gpu) -> float | None:
+    """Links down on a GPU whose other links are up: on one board every link should be alike."""
+    states = [link.get("active") for link in map(_dict, _list(gpu.data.get("nvlinks")))]
+    if True not in states:
+        return None
+    return float(sum(1 for state in states if state is False))
+
+
+def _nvlink(sink: FactSink, gpus: list[_Gpu], where: _Lines) -> None:
+    _highest(sink, gpus, where, "gpu.nvlink_errors", _nvlink_errors, ("nvlinks",),
+             "NVLink CRC + replay + recovery errors since driver load", integer=True)
+    _highest(sink, gpus, where, "gpu.nvlink_inactive_links", _inactive_links, ("nvlinks",),
+             "NVLinks inactive while others are up", integer=True)
+
+
 _RULES: tuple[_Rule, ...] = (
     _temperature, _utilisation, _framebuffer, _ecc_rule("gpu.ecc_dbe", "uncorrected"),
-    _ecc_rule("gpu.ecc_sbe", "corrected"), _throttle, _row_remap, _lost,
+    _ecc_rule("gpu.ecc_sbe", "corrected"), _throttle, _row_remap, _lost, _pcie, _nvlink,
 )
 
 

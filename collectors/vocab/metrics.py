@@ -20,6 +20,14 @@ FACTS: list[FactSpec] = [
              "max", "0.92"),
     FactSpec("gpu.pcie_link_degraded", "bool",
              "a GPU's PCIe link trained below its maximum generation or width", "any"),
+    FactSpec("gpu.pcie_replays", "int",
+             "PCIe replay counter of the worst GPU (NVML): link-level retransmissions since driver load, a sign of a "
+             "marginal link", "max", "212"),
+    FactSpec("gpu.nvlink_errors", "int",
+             "NVLink data-link errors (CRC flit + CRC data + replay + recovery) summed over the active links of the "
+             "worst GPU, counted since driver load (NVML)", "max", "1937"),
+    FactSpec("gpu.nvlink_inactive_links", "int",
+             "NVLinks reported inactive on a GPU whose other links are up (NVML), the most on any GPU", "max", "1"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",

@@ -38,6 +38,10 @@ class FakeGpu:
     remapped: tuple[int, int, int, int] | None = (0, 0, 0, 0)
     lost: bool = False
     xid_events_supported: bool = True
+    pcie: tuple[int, int, int, int] = (5, 5, 16, 16)  # gen, max gen, width, max width
+    pcie_replays: int = 0
+    nvlinks: list[bool] | None = field(default_factory=lambda: [True] * 18)  # None: no NVLink (a PCIe card)
+    nvlink_errors: dict[tuple[int, int], int] = field(default_factory=dict)  # (link, counter) -> count
 
 
 class FakeNvml:
@@ -140,6 +144,34 @@ class FakeNvml:
         if gpu.remapped is None:
             raise pynvml.NVMLError(NOT_SUPPORTED)
         return gpu.remapped
+
+    # ---- links ----------------------------------------------------------------------------------------
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: int) -> int:
+        return self._gpu(handle).pcie[0]
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: int) -> int:
+        return self._gpu(handle).pcie[1]
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, handle: int) -> int:
+        return self._gpu(handle).pcie[2]
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, handle: int) -> int:
+        return self._gpu(handle).pcie[3]
+
+    def nvmlDeviceGetPcieReplayCounter(self, handle: int) -> int:
+        return self._gpu(handle).pcie_replays
+
+    def nvmlDeviceGetNvLinkState(self, handle: int, link: int) -> int:
+        gpu = self._gpu(handle)
+        if gpu.nvlinks is None:
+            raise pynvml.NVMLError(NOT_SUPPORTED)
+        if not 0 <= link < len(gpu.nvlinks):
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return int(gpu.nvlinks[link])
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, handle: int, link: int, counter: int) -> int:
+        return self._gpu(handle).nvlink_errors.get((link, counter), 0)
 
     # ---- events ---------------------------------------------------------------------------------------
 

@@ -158,3 +158,34 @@ def test_nvidia_gpus_on_the_pci_bus(tmp_path: Path) -> None:
         (devices / bdf / "class").write_text(klass + "\n")
     assert pci.nvidia_gpus(tmp_path) == ["0000:18:00.0"]  # the NVSwitch bridge is not a GPU
     assert pci.nvidia_gpus(tmp_path / "none") == []
+
+
+def test_pcie_link_and_nvlink_counters_are_read() -> None:
+    gpus = h100_node()
+    gpus[3].pcie = (4, 5, 8, 16)  # trained down to x8
+    gpus[3].pcie_replays = 212
+    gpus[3].nvlinks = [True] * 17 + [False]
+    gpus[3].nvlink_errors = {(2, pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT): 1841,
+                             (2, pynvml.NVML_NVLINK_ERROR_DL_REPLAY): 96}
+    doc = snapshot(FakeNvml(gpus), "gpu-node-2")
+    healthy, bad = doc["devices"][0], doc["devices"][3]
+    assert healthy["pcie"] == {"gen": 5, "gen_max": 5, "width": 16, "width_max": 16, "replay_count": 0}
+    assert len(healthy["nvlinks"]) == 18 and healthy["nvlinks"][0] == {
+        "link": 0, "active": True, "crc_flit": 0, "crc_data": 0, "replay": 0, "recovery": 0}
+    assert bad["pcie"] == {"gen": 4, "gen_max": 5, "width": 8, "width_max": 16, "replay_count": 212}
+    assert bad["nvlinks"][2]["crc_flit"] == 1841 and bad["nvlinks"][2]["replay"] == 96
+    assert bad["nvlinks"][17] == {"link": 17, "active": False}  # counters are read on active links only
+    assert "nvlink" not in bad["errors"]  # link 18 does not exist: the walk ends there, no error
+
+
+def test_a_gpu_without_nvlink_records_it_once() -> None:
+    gpus = h100_node()[:1]
+    gpus[0].nvlinks = None
+    device = snapshot(FakeNvml(gpus))["devices"][0]
+    assert "nvlinks" not in device
+    assert device["errors"]["nvlink"] == "Not Supported"
+
+
+def test_a_lost_gpu_reads_no_link() -> None:
+    device = snapshot(FakeNvml(h100_node(lost=0)[:1]))["devices"][0]
+    assert device["lost"] is True and "pcie" not in device and "nvlinks" not in device

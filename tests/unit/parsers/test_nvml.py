@@ -167,3 +167,47 @@ def test_bad_input_never_raises(text: str) -> None:
     result = run(text)
     assert all(conforms(f.value, VOCABULARY[f.name].type) for f in result.facts)
     assert not any(p.startswith("internal") for p in result.problems)
+
+
+# ---- PCIe link and NVLink (seed 001:671-673, 001:808) ------------------------------------------------------
+
+
+def _links(result: ParseResult) -> dict[str, list[Any]]:
+    return {k: v for k, v in values(result).items() if k.startswith(("gpu.pcie", "gpu.nvlink"))}
+
+
+def test_full_links_and_clean_nvlinks() -> None:
+    result = run(fixture("h100-links-healthy.json"))
+    assert result.problems == []
+    assert _links(result) == {"gpu.pcie_link_degraded": [False], "gpu.pcie_replays": [0], "gpu.nvlink_errors": [0],
+                              "gpu.nvlink_inactive_links": [0]}
+
+
+def test_a_link_trained_to_x8_and_an_nvlink_with_crc_errors() -> None:
+    result = run(fixture("h100-x8-link-nvlink-crc.json"))
+    assert result.problems == []
+    # GPU 3: width 8 of 16; link 2 counts 1841 CRC flit + 96 replay errors; link 17 is down.
+    assert _links(result) == {"gpu.pcie_link_degraded": [True], "gpu.pcie_replays": [212],
+                              "gpu.nvlink_errors": [1841 + 96], "gpu.nvlink_inactive_links": [1]}
+    degraded = next(f for f in result.facts if f.name == "gpu.pcie_link_degraded")
+    assert degraded.excerpt.startswith("GPU 3 ") and degraded.excerpt.endswith("PCIe link x8 of x16")
+    assert cited_line("h100-x8-link-nvlink-crc.json", "gpu.pcie_link_degraded", result).strip() == '"width": 8,'
+    assert cited_line("h100-x8-link-nvlink-crc.json", "gpu.pcie_replays", result).strip() == '"replay_count": 212'
+
+
+def test_an_idle_gpu_at_gen1_is_not_a_degraded_link() -> None:
+    # An idle GPU lowers its link generation to save power; only the width, or the generation under load, counts.
+    result = run(fixture("h100-idle-link-gen1.json"))
+    assert _links(result)["gpu.pcie_link_degraded"] == [False]
+
+
+def test_a_lower_generation_under_load_is_degraded() -> None:
+    doc = json.loads(fixture("h100-links-healthy.json"))
+    doc["devices"][5]["pcie"]["gen"] = 3
+    result = run(json.dumps(doc, indent=2))
+    degraded = next(f for f in result.facts if f.name == "gpu.pcie_link_degraded")
+    assert degraded.value is True and degraded.excerpt.endswith("Gen3 of Gen5 at 97% utilisation")
+
+
+def test_snapshots_without_link_fields_say_nothing_about_links() -> None:
+    assert _links(run(fixture("h100-healthy.json"))) == {}

@@ -93,10 +93,13 @@ def test_bus_id_placeholder_when_unknown(
         ({"gpu.ecc_dbe": 2}, True),
         ({"gpu.row_remap_failed": True}, True),
         ({"alert.symptoms": ["gpu-xid"]}, True),
+        ({"gpu.nvlink_inactive_links": 1}, True),
+        ({"gpu.nvlink_inactive_links": 0, "gpu.nvlink_errors": 3, "gpu.pcie_link_degraded": False}, False),
         ({"gpu.ecc_dbe": 0, "gpu.row_remap_failed": False, "gpu.temp_c": 60.0}, False),
         ({"latency.p99_seconds": 0.8, "cpu.throttled_ratio": 0.4}, False),
     ],
-    ids=["xid", "lost-gpu", "dbe", "row-remap", "alert", "healthy-dcgm", "latency-only"],
+    ids=["xid", "lost-gpu", "dbe", "row-remap", "alert", "nvlink-down", "healthy-links", "healthy-dcgm",
+         "latency-only"],
 )
 def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
     compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
