@@ -13,7 +13,7 @@ MIN_SCORE = 30
 _LINE_KINDS = {kind for kind, _ in LINE_CLAIMS}
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
 _PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
-                     r"nvidia-smi|top|oc|k)\b")
+                     r"nvidia-smi|top|oc|k|ip|ifconfig)\b")
 KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
@@ -62,6 +62,7 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
     (re.compile(r"\bnvidia-smi\b(?!\s+(?:-q|--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
     (re.compile(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
+    (re.compile(r"\bip\s+(?:-\w+\s+)*(?:link|l)\b|\bifconfig\b"), ArtifactKind.NET_LINKS),
 ]
 
 

@@ -33,6 +33,7 @@ class ArtifactKind(StrEnum):
     NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
     TOP = "top"  # `top` / `top -b` output
     FLIGHT_RECORDER = "flight-recorder"  # PyTorch Flight Recorder dumps (JSON form), one rank's or a folder's
+    NET_LINKS = "net-links"  # `ip link` / `ifconfig`, or the node agent's /v1/net-links JSON: interfaces and MTUs
     TEXT = "text"  # pasted text of no structured kind: read line by line for known signals
 
 

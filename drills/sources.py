@@ -71,6 +71,8 @@ SOURCES: tuple[Source, ...] = (
            ("paste", "pasted", "text", "chat")),
     Source("conntrack", "conntrack", (K.CONNTRACK_STATS,), 180, "conntrack -S on the node (SSH)", "node",
            ("conntrack-stats", "nf_conntrack", "conntrack stats")),
+    Source("net-links", "network interfaces", (K.NET_LINKS,), 120, "ip -d link on the node (SSH, or the node agent)",
+           "node", ("ip link", "ifconfig", "mtu", "interfaces", "net links")),
 )
 BY_ID: dict[str, Source] = {s.id: s for s in SOURCES}
 _BY_KIND: dict[ArtifactKind, str] = {kind: s.id for s in SOURCES for kind in s.kinds}

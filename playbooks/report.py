@@ -79,7 +79,7 @@ Level = Literal["request", "pod", "node", "pool", "cluster"]
 
 
 class ScopeAnswer(BaseModel):
-    """One layer-narrowing question (playbooks/_scope.yaml) and what the evidence answers."""
+    """One layer-narrowing question (playbooks/data/scope.yaml) and what the evidence answers."""
 
     level: Level
     question: str

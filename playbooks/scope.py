@@ -2,7 +2,7 @@
 
 Seed 000:126-131 asks on-call to narrow an incident before chasing a cause: is it specific to some requests,
 some pods, one node, one pool, or global? The questions and the facts that answer them are data
-(playbooks/_scope.yaml); this module only evaluates them, with the same CEL rules as the playbooks: a predicate
+(playbooks/data/scope.yaml); this module only evaluates them, with the same CEL rules as the playbooks: a predicate
 over absent facts answers nothing, so missing evidence leaves a question `unknown`, never `no`.
 """
 
@@ -17,7 +17,7 @@ from collectors.yaml_safe import safe_load
 from playbooks.cel_expr import Predicate, activation, compile_predicate
 from playbooks.report import Level, Scope, ScopeAnswer
 
-SCOPE_FILE = Path(__file__).resolve().parent / "_scope.yaml"  # "_": not a playbook
+SCOPE_FILE = Path(__file__).resolve().parent / "data" / "scope.yaml"  # beside the playbooks, not one of them
 ORDER: tuple[Level, ...] = ("request", "pod", "node", "pool", "cluster")
 # Facts a question counts with but never quotes: every pod name would drown the answer.
 _NOT_QUOTED = frozenset({"pods.names"})

@@ -5,6 +5,7 @@
     GET /v1/conntrack?max_bytes=                         nf_conntrack count, max and per-CPU stats (text)
     GET /v1/cpu-stat?pod_uid=&container=|container_id=   a pod's or container's cgroup cpu.stat (text)
     GET /v1/nvml?since=1h&max_bytes=                     NVML snapshot and mapped Xid events (JSON)
+    GET /v1/net-links?max_bytes=                         network interfaces and their MTUs, from sysfs (JSON)
 
 Text answers carry what a person would see and `X-Triagebot-*` headers saying where it came from. Every
 error is JSON: {"error": what went wrong, "expected": what would work}.
@@ -28,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collectors.agent import cgroup, kmsg, pci, pod_resources, xid_map  # submodules: the package imports nothing
+from collectors.agent import cgroup, kmsg, netif, pci, pod_resources, xid_map  # submodules: the package imports nothing
 from collectors.agent.bounded import bounded_json, truncate_text
 from collectors.agent.config import AgentSettings
 from collectors.agent.conntrack import conntrack_text
@@ -39,7 +40,7 @@ from collectors.http.body_limit import BodyLimit
 
 log = logging.getLogger("triagebot.agent")
 
-ENDPOINTS = "GET /healthz, /v1/kernel-log, /v1/conntrack, /v1/cpu-stat, /v1/nvml"
+ENDPOINTS = "GET /healthz, /v1/kernel-log, /v1/conntrack, /v1/cpu-stat, /v1/nvml, /v1/net-links"
 _OPEN_PATHS = frozenset({"/healthz"})
 
 
@@ -113,6 +114,14 @@ def cpu_stat(request: Request) -> Response:
     limit = parse_max_bytes(query.get("max_bytes"), settings.max_response_bytes)
     stat = cgroup.read_cpu_stat(settings.cgroup_root, uid, name, cid, settings.container_bundle_dirs)
     return _text(stat.content, limit, {"X-Triagebot-Cgroup": stat.path, "X-Triagebot-Cgroup-Version": stat.version})
+
+
+def net_links(request: Request) -> Response:
+    settings = _settings(request)
+    check_known(request.query_params, ("max_bytes",))
+    limit = parse_max_bytes(request.query_params.get("max_bytes"), settings.max_response_bytes)
+    return Response(bounded_json(netif.interfaces(settings.sys_root, settings.node_name), limit, "interfaces"),
+                    media_type="application/json")
 
 
 def nvml(request: Request) -> Response:
@@ -194,6 +203,7 @@ def create_app(settings: AgentSettings, *, watcher: XidWatcher | None = None) ->
         Route("/v1/conntrack", conntrack, methods=["GET"]),
         Route("/v1/cpu-stat", cpu_stat, methods=["GET"]),
         Route("/v1/nvml", nvml, methods=["GET"]),
+        Route("/v1/net-links", net_links, methods=["GET"]),
     ]
     app = Starlette(
         routes=routes, lifespan=lifespan,

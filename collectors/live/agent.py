@@ -1,4 +1,4 @@
-"""The node agents: kernel log, conntrack counters, pod cgroup cpu.stat and NVML, per node of the scope.
+"""The node agents: kernel log, conntrack counters, interface MTUs, pod cgroup cpu.stat and NVML, per node.
 
 Nodes are read concurrently (bounded); each node's calls run in order, and the first one doubles as the
 probe: an agent that is down, slow or refuses the token becomes one `missing` entry for the node and
@@ -121,6 +121,22 @@ def _conntrack(session: _Node) -> None:
                 f"# on node {name}", response.text)
 
 
+def _net_links(session: _Node) -> None:
+    response = session.get("/v1/net-links", {})
+    if response is None:
+        return
+    name = session.node.name
+    session.add(ArtifactKind.NET_LINKS, artifact_id(SOURCE, name, "net-links") + ".json", f"node/{name}",
+                f"ip -d link  # on node {name}", response.text)
+    try:
+        doc = json.loads(response.text)
+    except ValueError:
+        session.miss("network interfaces answer is not JSON")
+        return
+    if isinstance(doc, dict) and doc.get("available") is not True:
+        session.miss(f"network interfaces unreadable on node {name}: {doc.get('error') or 'no reason given'}")
+
+
 def _cpu_stats(session: _Node, pods: list[PodRef], namespace: str, pod_uids: Mapping[str, str]) -> None:
     readable = [p for p in pods if p.phase not in _NO_CGROUP_PHASES]
     if len(readable) > MAX_PODS_PER_NODE:
@@ -184,6 +200,7 @@ def _collect_node(node: NodeRef, base_url: str | None, token: str, scope: Scope,
     try:
         _kernel_log(session)
         _conntrack(session)
+        _net_links(session)
         _cpu_stats(session, pods, scope.namespace, pod_uids)
         if _has_gpus(node, pods):
             _nvml(session)
@@ -197,7 +214,7 @@ def _collect_node(node: NodeRef, base_url: str | None, token: str, scope: Scope,
 def collect_agent(url_for_node: Callable[[NodeRef], str | None], token: str, scope: Scope, window: Window, *,
                   timeout: float = 5.0, pod_uids: Mapping[str, str] | None = None,
                   max_workers: int = MAX_WORKERS) -> SourceResult:
-    """Kernel log, conntrack, cpu.stat of the scope's pods and NVML (GPU nodes) from each node's agent.
+    """Kernel log, conntrack, interfaces, cpu.stat of the scope's pods and NVML (GPU nodes) from each node's agent.
 
     `pod_uids` maps pod name to UID for pods whose PodRef has none.
     """

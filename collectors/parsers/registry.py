@@ -19,6 +19,7 @@ from collectors.parsers import (
     kernel,
     kubelet,
     nccl,
+    net_links,
     nvidia_smi,
     nvml,
     pod_table,
@@ -51,6 +52,7 @@ ALL: tuple[Parser, ...] = (
     nvidia_smi.PARSER,
     top.PARSER,
     flight_recorder.PARSER,
+    net_links.PARSER,
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}

@@ -76,7 +76,11 @@ FACTS: list[FactSpec] = [
     FactSpec("dns.error_ratio", "float", "CoreDNS SERVFAIL+NXDOMAIN / all responses", "max"),
     FactSpec("dns.p99_seconds", "float", "CoreDNS p99 request duration", "max"),
     FactSpec("dns.errors", "bool", "the application failed to resolve names", "any"),
-    FactSpec("net.mtu_mismatch", "bool", "interfaces on the path disagree on MTU", "any"),
+    FactSpec("net.mtu_mismatch", "bool",
+             "interfaces on the path disagree on MTU: an overlay tunnel with no room for its header on the uplink "
+             "(VXLAN/Geneve 50, WireGuard 60, IP-in-IP 20 bytes), or a pod interface wider than the tunnel or "
+             "uplink it sends into", "any"),
+    FactSpec("net.mtus", "list[str]", "interfaces that are up and their MTUs, as name=mtu", "union", "eth0=9001"),
     FactSpec("app.retries", "bool", "the application logs retries or retry storms", "any"),
     FactSpec("app.shm_exhausted", "bool",
              "shared memory (/dev/shm) ran out: DataLoader bus error, or no space left writing to /dev/shm",

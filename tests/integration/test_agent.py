@@ -56,6 +56,16 @@ class Agent:
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
     tmp = tmp_path_factory.mktemp("agent")
+    # The node's interfaces: a 1500-byte uplink carrying a VXLAN device also left at 1500 (no room for its header).
+    for name, mtu, physical in (("eth0", 1500, True), ("flannel.1", 1500, False), ("lo", 65536, False)):
+        link = tmp / "sys" / "class" / "net" / name
+        link.mkdir(parents=True)
+        (link / "mtu").write_text(f"{mtu}\n", encoding="ascii")
+        (link / "operstate").write_text("up\n" if physical else "unknown\n", encoding="ascii")
+        (link / "uevent").write_text(f"INTERFACE={name}\n" + ("" if physical or name == "lo" else "DEVTYPE=vxlan\n"),
+                                     encoding="ascii")
+        if physical:
+            (link / "device").mkdir()
     settings = AgentSettings(
         token=TOKEN, host="127.0.0.1", port=free_port(), node_name="gpu-node-2",  # type: ignore[arg-type]
         proc_root=FIXTURES / "proc", sys_root=tmp / "sys", cgroup_root=FIXTURES / "cgroup",
@@ -273,7 +283,9 @@ def test_collect_agent_end_to_end(agent: Agent) -> None:
 
     by_id = {a.id: a for a in result.artifacts}
     assert sorted(by_id) == ["agent-gpu-node-2-conntrack.txt", "agent-gpu-node-2-cpu-checkout-7d9f8b6c5-x2k4q-app.txt",
-                             "agent-gpu-node-2-kernel.log", "agent-gpu-node-2-nvml.json"]
+                             "agent-gpu-node-2-kernel.log", "agent-gpu-node-2-net-links.json",
+                             "agent-gpu-node-2-nvml.json"]
+    assert by_id["agent-gpu-node-2-net-links.json"].command == "ip -d link  # on node gpu-node-2"
     kernel_log = by_id["agent-gpu-node-2-kernel.log"]
     assert (kernel_log.kind, kernel_log.subject, kernel_log.source) == (ArtifactKind.KERNEL_LOG, "node/gpu-node-2",
                                                                        "agent")
@@ -291,6 +303,9 @@ def test_collect_agent_end_to_end(agent: Agent) -> None:
     assert parsed["xid.codes"] == [79]
     assert parsed["conntrack.drops"] == 126
     assert parsed["cpu.throttled_ratio"] == 0.42
+    assert parsed["net.mtu_mismatch"] is True
+    assert [v for a in result.artifacts for f in parse_artifact(a).facts if f.name == "net.mtus" for v in f.value] == [
+        "eth0=1500", "flannel.1=1500"]
 
     missing = {(m.source, m.reason) for m in result.missing}
     assert ("agent:node/gpu-node-2", "NVML unavailable on node gpu-node-2: NVML Shared Library Not Found") in missing
@@ -333,7 +348,8 @@ def test_collect_agent_long_windows_are_clamped_to_what_the_agent_serves(agent: 
     scope = Scope(namespace="shop", nodes=[NodeRef(name="gpu-node-2")])
     window = Window.last(timedelta(days=30), datetime.now(UTC))
     result = collect_agent(lambda node: agent.url, TOKEN, scope, window)
-    assert [a.kind for a in result.artifacts] == [ArtifactKind.KERNEL_LOG, ArtifactKind.CONNTRACK_STATS]
+    assert [a.kind for a in result.artifacts] == [ArtifactKind.KERNEL_LOG, ArtifactKind.CONNTRACK_STATS,
+                                                  ArtifactKind.NET_LINKS]
     assert result.missing == []
 
 
