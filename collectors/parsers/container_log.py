@@ -176,6 +176,24 @@ def _held_elsewhere(line: str) -> float | None:
     return round((total - free - reserved) / total, 3)
 
 
+# How long a model server spent loading and warming up, as it reports it: vLLM's "init engine (profile, create
+# kv cache, warmup model) took 90.84 seconds", "Graph capturing finished in 37 secs", weights "took N seconds".
+_LOAD_TIME = _rx(r"(?i)(?:model loading|loading (?:model )?weights|init engine\b|warm(?:ing)?[ -]?up\b|"
+                 r"graph capturing finished)[^\n]{0,80}?\b(?:took|in)\s+(\d+(?:\.\d+)?)\s*(?:seconds|secs?|s)\b")
+
+
+def _load_time(sink: FactSink, lines: list[str]) -> None:
+    """The longest load or warm-up the server logged."""
+    best: tuple[float, int] | None = None
+    for n, line in enumerate(lines, start=1):
+        if "took" not in line and "finished in" not in line:
+            continue
+        if (m := _LOAD_TIME.search(line[:2000])) is not None and (best is None or float(m.group(1)) > best[0]):
+            best = (float(m.group(1)), n)
+    if best is not None:
+        sink.add("model.load_seconds", best[0], best[1])
+
+
 def _oom_figures(sink: FactSink, lines: list[str]) -> None:
     """The request and the cache's idle memory from the first PyTorch OOM message that states them."""
     for n, line in enumerate(lines, start=1):
@@ -203,6 +221,7 @@ def parse(artifact: Artifact) -> ParseResult:
             if fact == "cuda.oom" and (ratio := _held_elsewhere(lines[line - 1])) is not None:
                 sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
         _oom_figures(sink, lines)
+        _load_time(sink, lines)
         nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
         sink.result.facts = _distinct(sink.result.facts)
     except Exception as exc:  # a parser must never take the triage down with it

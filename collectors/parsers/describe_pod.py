@@ -92,6 +92,7 @@ class _Container:
     limits: dict[str, tuple[str, int]] = field(default_factory=dict)
     requests: dict[str, tuple[str, int]] = field(default_factory=dict)
     liveness_delay: tuple[int, int] | None = None
+    readiness_delay: tuple[int, int] | None = None
     startup_probe: bool = False
     mounts: list[tuple[str, str, int]] = field(default_factory=list)
     env: dict[str, EnvVar] = field(default_factory=dict)
@@ -228,6 +229,8 @@ def _container(name: str, line: int, fields: list[DNode], init: bool) -> _Contai
             target.update({k.key: (k.value, k.line) for k in node.children if k.key})
         elif node.key == "Liveness" and (m := _DELAY.search(node.value)):
             c.liveness_delay = (int(m.group(1)), node.line)
+        elif node.key == "Readiness" and (m := _DELAY.search(node.value)):
+            c.readiness_delay = (int(m.group(1)), node.line)
         elif node.key == "Startup":
             c.startup_probe = True
         else:
@@ -334,6 +337,10 @@ def _pod_resources(sink: DedupSink, containers: list[_Container], heading: DNode
     sink.add("pod.gpu_request", total, cite, subject=subject)
     rdma = [n for c in containers for name, (_, n) in (c.limits | c.requests).items() if is_rdma_resource(name)]
     sink.add("pod.rdma_request", bool(rdma), min(rdma, default=heading.line), subject=subject)
+    ready = [c.readiness_delay for c in containers if c.readiness_delay is not None and not c.init]
+    if ready:
+        delay, line = min(ready)
+        sink.add("probe.readiness_delay_seconds", delay, line, subject=subject)
     delays = [c.liveness_delay for c in containers if c.liveness_delay is not None]
     if delays:
         delay, line = min(delays)

@@ -512,6 +512,10 @@ def _toleration(t: dict[str, Any]) -> str:
 
 
 def _probes(ctx: _Ctx, loc: _Loc, main: list[dict[str, Any]], subject: str | None) -> None:
+    ready = [as_int(as_dict(c.get("readinessProbe")).get("initialDelaySeconds")) or 0
+             for c in main if isinstance(c.get("readinessProbe"), dict)]
+    if ready:
+        ctx.sink.add("probe.readiness_delay_seconds", min(ready), loc.at("spec", "readinessProbe"), subject=subject)
     delays = [as_int(as_dict(c.get("livenessProbe")).get("initialDelaySeconds")) or 0
               for c in main if isinstance(c.get("livenessProbe"), dict)]
     if not delays:

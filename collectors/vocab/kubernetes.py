@@ -60,6 +60,8 @@ FACTS: list[FactSpec] = [
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
     FactSpec("probe.liveness_delay_seconds", "int",
              "initialDelaySeconds of the pod's liveness probes (0 when unset), the smallest seen", "min", "60"),
+    FactSpec("probe.readiness_delay_seconds", "int",
+             "initialDelaySeconds of the pod's readiness probes (0 when unset), the smallest seen", "min", "10"),
     FactSpec("probe.startup_configured", "bool",
              "a startup probe guards the liveness probe; false when the pod spec was read and has none", "any"),
     # scheduling

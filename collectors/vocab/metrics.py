@@ -52,6 +52,9 @@ FACTS: list[FactSpec] = [
              "max", "0.55"),
     FactSpec("cuda.ecc_uncorrectable", "bool",
              "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
+    FactSpec("model.load_seconds", "float",
+             "the longest model load or GPU warm-up the server logged (weights loading, engine init with KV-cache "
+             "profiling and warm-up, CUDA graph capture), in seconds", "max", "90.84"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),

@@ -71,6 +71,13 @@ def test_fixture_logs(name: str, expected: set[Row]) -> None:
 
 
 LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
+    # https://github.com/run-ai/runai-model-streamer/issues/67: vLLM's engine init and warm-up time.
+    ("INFO 06-02 11:03:55 [core.py:167] init engine (profile, create kv cache, warmup model) took 90.84 seconds",
+     {("model.load_seconds", 90.84)}),
+    ("INFO 06-02 11:03:55 [gpu_model_runner.py:1933] Graph capturing finished in 37 secs, took 0.45 GiB",
+     {("model.load_seconds", 37.0)}),
+    ("INFO 06-02 11:03:17 [monitor.py:33] torch.compile takes 45.81 s in total", set()),
+
     ("RuntimeError: CUDA error: out of memory", {("cuda.oom", True)}),
     ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", {("cuda.oom", True)}),
     ("java.lang.OutOfMemoryError: Java heap space", set()),

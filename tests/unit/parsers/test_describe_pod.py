@@ -56,6 +56,7 @@ EXPECTED = [
     ("liveness_137.txt", "probe.startup_configured", False, 44, 44),
     ("liveness_137.txt", "pod.shm_volume", True, 48, 48),
     ("liveness_137.txt", "pod.shm_size_bytes", 16 * 2**30, 61, 61),  # SizeLimit: 16Gi
+    ("liveness_137.txt", "probe.readiness_delay_seconds", 5, 45, 45),  # Readiness: ... delay=5s
     ("liveness_137.txt", "probe.failures", ["liveness"], 76, 76),
     ("liveness_137.txt", "probe.failures", ["readiness"], 78, 78),
     ("liveness_137.txt", "container.liveness_killed", True, 77, 77),

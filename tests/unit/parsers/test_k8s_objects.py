@@ -238,3 +238,14 @@ def test_sniff() -> None:
     assert k8s_objects.sniff((FIXTURES / "podlist_ranks.json").read_text(encoding="utf-8")) >= 90
     assert k8s_objects.sniff("Name:  x\nNamespace:  y\n") == 0
     assert k8s_objects.sniff('{"status": "success", "data": {}}') == 0
+
+
+def test_readiness_delay_of_a_pod_object() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: embed-0\n  namespace: search\nspec:\n  containers:\n"
+            "  - name: server\n    image: vllm/vllm-openai:v0.6.3\n    readinessProbe:\n      httpGet:\n"
+            "        path: /health\n        port: 8000\n      initialDelaySeconds: 10\n    livenessProbe:\n"
+            "      httpGet:\n        path: /health\n        port: 8000\n      initialDelaySeconds: 30\n")
+    result = k8s_objects.parse(Artifact(id="p", kind=ArtifactKind.K8S_OBJECT, content=text))
+    got = {f.name: (f.value, f.citation.start) for f in result.facts}
+    assert got["probe.readiness_delay_seconds"] == (10, 10)
+    assert got["probe.liveness_delay_seconds"] == (30, 15)
