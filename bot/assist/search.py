@@ -69,7 +69,8 @@ def tokenize(text: str) -> list[str]:
         if len(pieces) >= 2:
             parts.append(" ".join(pieces))
     found = words(text) + words(" ".join(parts))
-    return [stem(w) for w in found if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    stems = (stem(w) for w in found if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    return [s for s in stems if s not in STOPWORDS]  # a word can stem to a stopword: "others" -> "other"
 
 
 class Hit(BaseModel):
