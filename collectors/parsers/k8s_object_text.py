@@ -1,0 +1,274 @@
+"""Reading Kubernetes objects out of pasted JSON or YAML, and finding each key on its line.
+
+Decoded JSON/YAML has no line numbers, so citations come from a forward text search for the key (and its
+value) inside the object's stretch of text: exact for kubectl's pretty output, approximate otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from collectors.k8s_values import as_dict, as_str
+from collectors.yaml_safe import safe_load
+
+_STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
+_DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
+_WS = re.compile(r"\s*")
+_AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
+_AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
+
+
+@dataclass
+class Doc:
+    data: object
+    start: int  # character offsets into the text
+    end: int
+
+
+def load_docs(text: str, problems: list[str]) -> list[Doc]:
+    docs = _load_from(text, 0, problems)
+    if not any(isinstance(d.data, dict | list) for d in docs):
+        # A paste often starts with the command that produced it.
+        m = _STRUCTURED_START.search(text)
+        if m and m.start() > 0:
+            problems.clear()
+            docs = _load_from(text, m.start(), problems)
+    return docs
+
+
+def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:
+    if text[offset:].lstrip()[:1] in ("{", "["):
+        docs = _json_docs(text, offset, problems)
+        if docs:
+            return docs
+        problems.clear()
+    return _yaml_docs(text, offset, problems)
+
+
+def _json_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
+    """One JSON value, or several back to back (`jq .items[]`, JSON lines)."""
+    decoder = json.JSONDecoder()
+    docs: list[Doc] = []
+    pos = _skip_ws(text, offset)
+    while pos < len(text):
+        try:
+            data, end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError) as err:
+            problems.append(f"JSON unreadable from character {pos}: {err}")
+            break
+        docs.append(Doc(data, pos, end))
+        pos = _skip_ws(text, end)
+    return docs
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    m = _WS.match(text, pos)
+    return m.end() if m else pos
+
+
+def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
+    cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + [len(text)]
+    docs: list[Doc] = []
+    for start, end in itertools.pairwise(cuts):
+        chunk = text[start:end]
+        if chunk.startswith(("---", "...")):
+            chunk = chunk.split("\n", 1)[1] if "\n" in chunk else ""
+        if not chunk.strip():
+            continue
+        try:
+            data = safe_load(chunk)
+        except Exception as err:  # YAMLError, or RecursionError on absurd nesting
+            problems.append(f"YAML unreadable at character {start}: {type(err).__name__}")
+            continue
+        docs.append(Doc(data, start, end))
+    return docs
+
+
+# ---- finding lines -----------------------------------------------------------------------------------
+
+
+class ObjectText:
+    """The artifact text with forward key searches and cheap offset -> line conversion."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._pos = 0
+        self._line = 1
+
+    def line_at(self, pos: int) -> int:
+        # Lookups mostly move forward, so counting from the previous answer keeps this linear overall.
+        if pos >= self._pos:
+            self._line += self.text.count("\n", self._pos, pos)
+        else:
+            self._line -= self.text.count("\n", pos, self._pos)
+        self._pos = pos
+        return self._line
+
+    def find(self, key: str, value: str | None, start: int, end: int) -> int | None:
+        """Offset of the first `key:` (with that value, if given) in text[start:end]."""
+        text = self.text
+        pos = start
+        # str.find is far cheaper than a regex scan; only the few literal hits are checked in full.
+        while (hit := text.find(key, pos, end)) >= 0:
+            pos = hit + len(key)
+            after = self._key_end(hit, len(key))
+            if after is not None and (value is None or self._value_at(after, value)):
+                return hit
+        return None
+
+    def _key_end(self, hit: int, length: int) -> int | None:
+        """Where the value starts if text[hit:] is a whole mapping key, else None."""
+        text = self.text
+        quoted = hit > 0 and text[hit - 1] in "\"'"
+        if not self._opens_key(hit - 1 if quoted else hit):
+            return None
+        m = (_AFTER_QUOTED_KEY if quoted else _AFTER_KEY).match(text, hit + length)
+        return m.end() if m else None
+
+    def _opens_key(self, pos: int) -> bool:
+        """A key starts its line (after indent or a YAML `- `) or follows `{` or `,` in flow JSON."""
+        text = self.text
+        k = pos - 1
+        while k >= 0 and text[k] in " \t":
+            k -= 1
+        if k < 0 or text[k] in "\n{,":
+            return True
+        if text[k] != "-" or k + 1 == pos:
+            return False
+        k -= 1
+        while k >= 0 and text[k] in " \t":
+            k -= 1
+        return k < 0 or text[k] == "\n"
+
+    def _value_at(self, pos: int, value: str) -> bool:
+        window = self.text[pos:pos + len(value) * 2 + 8]
+        escaped = json.dumps(value)[1:-1]
+        for candidate in {value, escaped}:
+            for quote in ('"', "'"):
+                if window.startswith(quote + candidate + quote):
+                    return True
+            if window.startswith(candidate):
+                after = window[len(candidate):len(candidate) + 1]
+                if not after or after in " \t\r\n,}]#":
+                    return True
+        return False
+
+
+Step = str | tuple[str, object]
+
+
+@dataclass
+class Item:
+    data: dict[str, Any]
+    kind: str
+    start: int
+    end: int
+
+
+class Loc:
+    """Line lookups confined to one object's stretch of text."""
+
+    def __init__(self, text: ObjectText, item: Item) -> None:
+        self.text = text
+        self.item = item
+        self._memo: dict[tuple[str, str | None, int], int | None] = {}
+
+    def at(self, *path: Step) -> int:
+        """Line of the last step, each step searched after the previous one; falls back to the last hit.
+
+        kubectl sorts keys, so a sibling can come before the key that identifies its object (`image`
+        before `name` in a container): a step not found after the latest hit is retried after earlier ones.
+        """
+        anchors = [self.item.start]
+        for i, step in enumerate(path):
+            key, value = (step, None) if isinstance(step, str) else (step[0], as_str(step[1]) or None)
+            found = self._search(key, value, anchors)
+            if found is None and value is not None and i == len(path) - 1:
+                found = self._search(key, None, anchors)
+            if found is not None:
+                anchors.append(found)
+        return self.text.line_at(anchors[-1])
+
+    def _search(self, key: str, value: str | None, anchors: list[int]) -> int | None:
+        for anchor in reversed(anchors):
+            memo = (key, value, anchor)
+            if memo not in self._memo:  # paths share prefixes (spec, containers, env ...)
+                self._memo[memo] = self.text.find(key, value, anchor, self.item.end)
+            if (found := self._memo[memo]) is not None:
+                return found
+        return None
+
+    def item_line(self) -> int:
+        return self.text.line_at(self.item.start)
+
+
+# ---- objects -----------------------------------------------------------------------------------------
+
+
+def items_of(text: ObjectText, docs: list[Doc]) -> list[Item]:
+    items: list[Item] = []
+    for doc in docs:
+        data = doc.data
+        default_kind, members, cursor = "", [data], doc.start
+        if isinstance(data, list):
+            members = data
+        elif isinstance(data, dict) and isinstance(data.get("items"), list):
+            list_kind = as_str(data.get("kind"))
+            default_kind = list_kind[:-4] if list_kind.endswith("List") and list_kind != "List" else ""
+            members = data["items"]
+            cursor = text.find("items", None, doc.start, doc.end) or doc.start
+            if not members and list_kind:
+                items.append(Item({"kind": list_kind, "items": []}, list_kind, doc.start, doc.end))
+        whole = len(members) == 1 and members[0] is data
+        spans = None if whole else _json_spans(text.text, cursor, doc.end, len(members))
+        if spans is not None:
+            items += [Item(m, as_str(m.get("kind")) or default_kind, a, b)
+                      for m, (a, b) in zip(members, spans, strict=True) if isinstance(m, dict)]
+            continue
+        objects = [(m, as_str(m.get("kind")) or default_kind) for m in members if isinstance(m, dict)]
+        items.extend(_place(text, objects, cursor, doc, whole))
+    return items
+
+
+def _json_spans(text: str, cursor: int, end: int, count: int) -> list[tuple[int, int]] | None:
+    """Exact extents of the members of a JSON array starting at or after cursor, by decoding each one.
+
+    None when the text there is not that JSON array (YAML, or an array that does not match).
+    """
+    pos = text.find("[", cursor, end)
+    if pos < 0 or text[cursor:pos].strip(" \t\r\n\"items:") != "":
+        return None
+    decoder = json.JSONDecoder()
+    spans: list[tuple[int, int]] = []
+    pos = _skip_ws(text, pos + 1)
+    try:
+        while len(spans) < count:
+            _, stop = decoder.raw_decode(text, pos)
+            spans.append((pos, stop))
+            pos = _skip_ws(text, stop)
+            if text.startswith(",", pos):
+                pos = _skip_ws(text, pos + 1)
+    except (ValueError, RecursionError):
+        return None
+    return spans
+
+
+def _place(text: ObjectText, objects: list[tuple[dict[str, Any], str]], cursor: int, doc: Doc,
+           whole: bool) -> list[Item]:
+    """Each object's start: its own `kind:` line (or its name), searched forward in document order."""
+    if whole:
+        return [Item(objects[0][0], objects[0][1], doc.start, doc.end)] if objects else []
+    starts: list[int] = []
+    for data, kind in objects:
+        name = as_str(as_dict(data.get("metadata")).get("name"))
+        found = (text.find("kind", kind, cursor, doc.end) if "kind" in data else None) or (
+            text.find("name", name, cursor, doc.end) if name else None)
+        start = found if found is not None else cursor
+        starts.append(start)
+        cursor = start + 1
+    ends = [*starts[1:], doc.end]
+    return [Item(data, kind, s, max(e, s)) for (data, kind), s, e in zip(objects, starts, ends, strict=False)]
