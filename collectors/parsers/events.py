@@ -13,7 +13,13 @@ from collectors.parsers import k8s_objects
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import DedupSink, subject_of
 from collectors.parsers.k8s_event_facts import EventFacts
-from collectors.parsers.k8s_event_rows import EventRecord, describe_events, describe_row, is_describe_events_header
+from collectors.parsers.k8s_event_rows import (
+    EventRecord,
+    describe_events,
+    describe_row,
+    is_describe_events_header,
+    typeless_row,
+)
 from collectors.text import normalise
 
 _COLUMN = re.compile(r"\S+(?: \S+)*")
@@ -37,7 +43,9 @@ def sniff(text: str) -> int:
         return 95
     if any(is_describe_events_header(ln) for ln in lines):
         return 25 if _DESCRIBE_MARKERS.search(head) else 85
-    return 50 if _ROW_HINT.search(head) else 0
+    if _ROW_HINT.search(head) or any("\t{" in ln and typeless_row(ln, 0) is not None for ln in lines):
+        return 50
+    return 0
 
 
 def parse(artifact: Artifact) -> ParseResult:
@@ -170,6 +178,8 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
         ev = None
         if "Normal" in line or "Warning" in line:
             ev = describe_row(line.rstrip(), i + 1) or _loose_row(line.rstrip(), i + 1, namespace)
+        elif "\t" in line:
+            ev = typeless_row(line.rstrip(), i + 1)  # Kubernetes 1.0/1.1 rows had no type
         if ev is not None or not line.strip() or len(line) > _MAX_WRAPPED:
             if pending is not None:
                 facts.feed(pending, _subject(pending))

@@ -59,7 +59,7 @@ def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0)
         indent = len(line) - len(line.lstrip())
         if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped):
             break  # the next describe section
-        row = describe_row(line, i + 1) or _old_describe_row(line, i + 1) or _typeless_row(line, i + 1)
+        row = describe_row(line, i + 1) or _old_describe_row(line, i + 1) or typeless_row(line, i + 1)
         if row is not None:
             events.append(row)
             gap = False
@@ -90,13 +90,14 @@ def _old_describe_row(line: str, number: int) -> EventRecord | None:
 _REASON = re.compile(r"[A-Za-z][\w\-]{0,80}")
 
 
-def _typeless_row(line: str, number: int) -> EventRecord | None:
+def typeless_row(line: str, number: int) -> EventRecord | None:
     """A row from before events had a type (Kubernetes 1.0 and 1.1), tab-separated: FirstSeen, LastSeen, Count,
     From, SubobjectPath (often empty), Reason, Message."""
     if "\t" not in line:
         return None
     cells = [c.strip() for c in line.split("\t") if c.strip()]
-    if len(cells) < 6 or not cells[2].isdigit():
+    # The From column printed the source struct as it was: `{scheduler }`, `{kubelet 127.0.0.1}`.
+    if len(cells) < 6 or not cells[2].isdigit() or not cells[3].startswith("{"):
         return None
     rest = cells[4:]
     if len(rest) > 2 and ("{" in rest[0] or rest[0].startswith("spec.")):
