@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from collectors.vocabulary import VOCABULARY
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names
 from playbooks.model import SYMPTOMS, Hypothesis, Playbook
-from playbooks.templates import compile_template
+from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
 PLAYBOOK_DIR = Path(__file__).parent
@@ -113,8 +113,10 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
             if fact not in VOCABULARY:
                 problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))
         for i, template in enumerate([h.claim, h.falsified_by, *h.next_checks, *h.mitigations]):
+            if "{" not in template:
+                continue  # no template syntax, nothing that can fail to parse
             try:
-                compile_template(template)
+                check_template(template)
             except jinja2.TemplateSyntaxError as err:
                 problems.append(Problem(name, where, f"template error in {h.id!r} text #{i}: {err.message}"))
     return problems

@@ -37,11 +37,25 @@ ENV.filters["promql_re"] = promql_regex
 ENV.filters["sh"] = lambda v: v if isinstance(v, jinja2.Undefined) else shlex.quote(str(v))
 
 
+def check_template(source: str) -> None:
+    """Raise jinja2.TemplateSyntaxError if the text is not a valid template. Parsing only: loading a playbook
+    checks every text, and compiling them all would cost each CLI run far more than rendering the few it shows."""
+    tree = ENV.parse(source)
+    # Unknown filters and tests are only found when compiling; look for them in the parse tree instead.
+    for node in tree.find_all((jinja2.nodes.Filter, jinja2.nodes.Test)):
+        known = ENV.filters if isinstance(node, jinja2.nodes.Filter) else ENV.tests
+        if node.name not in known:
+            kind = "filter" if isinstance(node, jinja2.nodes.Filter) else "test"
+            raise jinja2.TemplateSyntaxError(f"no {kind} named {node.name!r}", node.lineno)
+
+
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     return ENV.from_string(source)
 
 
 def render(source: str, variables: dict[str, Any]) -> str:
+    if "{" not in source:  # plain text: Jinja has nothing to do, and compiling it costs a CLI run its start-up
+        return source.strip()
     known = {key: value for key, value in variables.items() if value is not None}
     return compile_template(source).render(**known).strip()

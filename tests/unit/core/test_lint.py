@@ -40,6 +40,7 @@ def header(trigger: str = "kernel.oom_kill") -> str:
         (header() + GOOD_HYPOTHESIS.replace("id: limit-too-low", "id: Limit_Too_Low"), 7, "pattern"),
         (header() + GOOD_HYPOTHESIS + "    cite: [pod.nope]\n", 12, "unknown fact 'pod.nope' in cite"),
         (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod "), 7, "template error"),
+        (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod | shellquote }}"), 7, "no filter named 'shellquote'"),
         ("id: oom-killed\ntitle: [unclosed\n", 3, "YAML syntax"),
     ],
 )
