@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # Chat and alerts.
     routes: list[Route] = Field(default_factory=list, description="alert label matchers -> Slack channel")
     default_channel: str | None = Field(None, description="channel for alerts no route matches")
+    storm_groups: int = Field(5, ge=0, le=1000, description="alert groups starting in one channel within "
+                              "storm_window seconds that are threaded under one roll-up message (0: never)")
+    storm_window: float = Field(60.0, gt=0, le=3600, description="seconds in which storm_groups groups make a "
+                                "storm")
     permissions: Permissions = Field(default_factory=Permissions,
                                      description="channels and users -> namespaces they may triage")
     # The optional language model (off unless llm_provider is set): narratives, interview grading, /ask answers.

@@ -1,10 +1,34 @@
-"""Stable short keys shared by the webhook and the Slack app (thread roots, outbox rows)."""
+"""Stable short keys shared by the webhook and the Slack app (thread roots, outbox rows, incidents)."""
 
 from __future__ import annotations
 
 import hashlib
 
+_EPISODE_PREFIX = "alert-episode:"
+
 
 def group_id(group_key: str) -> str:
     """A short stable id for an Alertmanager group key (group keys can be kilobytes of label matchers)."""
     return hashlib.sha256(group_key.encode("utf-8")).hexdigest()[:20]
+
+
+def alert_root_key(group_key: str, episode: int) -> str:
+    """The outbox key of an alert group's root message in firing episode `episode` (1, 2, ...)."""
+    gid = group_id(group_key)
+    # The first episode keeps the key it had before episodes existed, so rows queued by an older bot still match.
+    return f"alert:{gid}:root" if episode <= 1 else f"alert:{gid}:e{episode}:root"
+
+
+def episode_incident_key(group_key: str, episode: int) -> str:
+    """The incident of one firing episode: "alert:<groupKey>" for the first, "alert-episode:<id>:<n>" after."""
+    return f"alert:{group_key}" if episode <= 1 else f"{_EPISODE_PREFIX}{group_id(group_key)}:{episode}"
+
+
+def incident_root_key(incident_key: str) -> str:
+    """The outbox key of the message an incident's thread hangs off."""
+    if incident_key.startswith(_EPISODE_PREFIX):
+        gid, _, episode = incident_key.removeprefix(_EPISODE_PREFIX).rpartition(":")
+        return f"alert:{gid}:e{episode}:root"
+    if incident_key.startswith("alert:"):
+        return alert_root_key(incident_key.removeprefix("alert:"), 1)
+    return f"{incident_key}:root"

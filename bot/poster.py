@@ -4,6 +4,13 @@ Everything the bot says goes into the outbox first (bot/store/outbox.py), in the
 caused it; this worker claims due items, makes the call, and records Slack's answer. Pacing per channel,
 Retry-After and backoff live in the outbox, so a Slack outage only delays posts and two replicas never
 post the same item twice.
+
+Every post carries Slack message metadata naming its outbox key. An item that may already have been posted (its
+worker died between Slack's answer and `mark_sent`, or the call timed out) is first looked for in the channel's
+history (`conversations.history`, or `conversations.replies` for a thread reply) and only posted if it is not
+there. A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
+`invalid_blocks`) is sent again at once as plain, cut text, with the whole text queued as a file in the thread:
+nothing is dead for its size.
 """
 
 from __future__ import annotations
@@ -13,7 +20,8 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
@@ -21,16 +29,23 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
+from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text
 from bot.store import outbox, repo
 from bot.store.outbox import ClaimedItem
 
 log = logging.getLogger("triagebot.poster")
 
 # Errors that no retry will fix: the item is dead at once and the error is logged and counted.
-PERMANENT = frozenset({"channel_not_found", "invalid_blocks", "invalid_blocks_format", "msg_too_long",
-                       "msg_blocks_too_long", "invalid_auth", "not_authed", "account_inactive", "not_in_channel",
+PERMANENT = frozenset({"channel_not_found", "invalid_auth", "not_authed", "account_inactive", "not_in_channel",
                        "is_archived", "no_text", "message_not_found", "cant_update_message", "invalid_arguments",
                        "missing_scope", "token_revoked", "user_not_found"})
+# Refusals of the content itself: sent again as plain, shorter text (PLAIN_LIMITS, in turn), never dead for this.
+CONTENT_ERRORS = frozenset({"msg_too_long", "msg_blocks_too_long", "invalid_blocks", "invalid_blocks_format",
+                            "invalid_metadata_format", "invalid_metadata_schema", "metadata_too_large"})
+PLAIN_LIMITS = (TEXT_LIMIT, 1000)
+POST_EVENT = "triagebot_post"  # the metadata event type of posts that carry no metadata of their own
+HISTORY_PAGES = 10  # pages of 200 messages searched for a post that may have gone out already
+CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead of Slack's
 
 
 def _now() -> datetime:
@@ -61,23 +76,28 @@ class Poster:
         return len(items)
 
     def _send(self, item: ClaimedItem) -> None:
+        full_text: str | None = None
         try:
-            result = self._call(item)
+            result = self._already_posted(item) if item.maybe_sent and item.method == "chat.postMessage" else None
+            if result is None:
+                result, full_text = self._call_fitting(item)
         except SlackApiError as err:
             error = str(err.response.get("error") or f"http_{err.response.status_code}")
             retry_after = err.response.headers.get("Retry-After") if err.response.headers else None
             self.metrics.slack_errors.labels(item.method, error).inc()
+            # A page from a proxy or a 5xx may hide a post Slack did make: the retry looks first.
+            uncertain = err.response.status_code >= 500
             with self.factory.begin() as session:
                 status = outbox.mark_failed(session, item.id, self.worker_id, error,
                                             retry_after=float(retry_after) if retry_after else None,
-                                            permanent=error in PERMANENT, now=self.clock())
+                                            permanent=error in PERMANENT, now=self.clock(), uncertain=uncertain)
             log.warning("slack %s failed for %s: %s (%s)", item.method, item.idempotency_key, error, status)
             return
         except Exception as err:  # network errors and the like: retry later with backoff
             self.metrics.slack_errors.labels(item.method, type(err).__name__).inc()
             with self.factory.begin() as session:
                 outbox.mark_failed(session, item.id, self.worker_id, f"{type(err).__name__}: {err}",
-                                   now=self.clock())
+                                   now=self.clock(), uncertain=True)
             log.warning("slack %s failed for %s: %s", item.method, item.idempotency_key, err)
             return
         with self.factory.begin() as session:
@@ -86,23 +106,114 @@ class Poster:
                                           ts=str(result["ts"]), kind=str(item.payload.get("kind", item.method)),
                                           thread_ts=item.payload.get("thread_ts") or _thread_root(item),
                                           incident_id=item.payload.get("incident_id"))
+                if full_text is not None and item.method == "chat.postMessage":
+                    anchor = outbox.find(session, item.idempotency_key)
+                    outbox.enqueue(session, f"{item.idempotency_key}:full", item.channel, "files.upload_v2",
+                                   {"kind": "full-text", "in_thread": True, "filename": "message.txt",
+                                    "title": "The full text of the message above", "content": full_text,
+                                    "incident_id": item.payload.get("incident_id")}, depends_on=anchor)
+
+    def _call_fitting(self, item: ClaimedItem) -> tuple[dict[str, Any], str | None]:
+        """The call; if Slack refuses the content, again as plain cut text. Returns the result and, when the text
+        had to be cut, the whole of it (to go into the thread as a file)."""
+        try:
+            return self._call(item), None
+        except SlackApiError as err:
+            error = str(err.response.get("error") or "")
+            if error not in CONTENT_ERRORS or item.method not in ("chat.postMessage", "chat.update"):
+                raise
+            self.metrics.slack_errors.labels(item.method, error).inc()
+            log.warning("slack refused %s for %s (%s): sending it as plain text", item.method,
+                        item.idempotency_key, error)
+        whole = _plain_text(item.payload)
+        for limit in PLAIN_LIMITS:
+            text, _ = fitted_text(whole, limit)
+            if not text.endswith(CUT_MARK):
+                text = text + CUT_MARK if item.payload.get("blocks") else text
+            plain = {k: v for k, v in item.payload.items() if k not in ("blocks", "metadata")}
+            plain["text"] = text
+            if item.payload.get("metadata") and limit == PLAIN_LIMITS[0]:
+                plain["metadata"] = item.payload["metadata"]
+            try:
+                return self._call(replace(item, payload=plain)), whole
+            except SlackApiError as err:
+                if str(err.response.get("error") or "") not in CONTENT_ERRORS or limit == PLAIN_LIMITS[-1]:
+                    raise
+        raise AssertionError("unreachable")  # the loop returns or raises on its last limit
+
+    def _already_posted(self, item: ClaimedItem) -> dict[str, Any] | None:
+        """The message this item posted before a crash, found by its metadata; None if it is not in Slack."""
+        thread_ts = item.payload.get("thread_ts") or (_thread_root(item) if item.payload.get("in_thread") else None)
+        cursor: str | None = None
+        for _ in range(HISTORY_PAGES):
+            if thread_ts:
+                page = self.client.conversations_replies(channel=item.channel, ts=thread_ts, limit=200,
+                                                         include_all_metadata=True, cursor=cursor)
+            else:
+                oldest = (item.created_at - CLOCK_SLACK).timestamp() if item.created_at else 0
+                page = self.client.conversations_history(channel=item.channel, oldest=f"{oldest:.6f}", limit=200,
+                                                         include_all_metadata=True, cursor=cursor)
+            for message in page.get("messages") or []:
+                meta = (message.get("metadata") or {}).get("event_payload") or {}
+                if meta.get("outbox_key") == item.idempotency_key:
+                    log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key,
+                             message.get("ts"))
+                    self.metrics.slack_errors.labels(item.method, "recovered").inc()
+                    result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
+                                              "thread_ts": thread_ts or message["ts"], "recovered": True}
+                    link = self._episode_link(item)
+                    if link:
+                        result["episode_link"] = link
+                    return result
+            cursor = ((page.get("response_metadata") or {}).get("next_cursor")) or None
+            if not page.get("has_more") or not cursor:
+                return None
+        return None
+
+    def _episode_link(self, item: ClaimedItem) -> str | None:
+        """The line linking a new episode's root to the previous episode's, once that one is in Slack."""
+        previous = item.payload.get("previous")
+        if not previous:
+            return None
+        with self.factory() as session:
+            row = outbox.find(session, str(previous))
+            sent = row.result if row is not None and row.status == "sent" else None
+        if not sent or not sent.get("ts"):
+            return None  # the old root never made it: the new one must not wait for it
+        try:
+            response = self.client.chat_getPermalink(channel=str(sent.get("channel") or item.channel),
+                                                     message_ts=str(sent["ts"]))
+        except SlackApiError as err:
+            log.warning("no permalink for %s: %s", previous, err.response.get("error"))
+            return None
+        episode = int((item.payload.get("metadata") or {}).get("event_payload", {}).get("episode", 2))
+        return episode_link_line(str(response["permalink"]), episode)
 
     def _call(self, item: ClaimedItem) -> dict[str, Any]:
         payload = dict(item.payload)
         parent_ts = _parent_ts(item)
         if item.method == "chat.postMessage":
             thread_ts = payload.get("thread_ts") or (_thread_root(item) if payload.get("in_thread") else None)
-            response = self.client.chat_postMessage(channel=item.channel, text=payload.get("text", ""),
-                                                    blocks=payload.get("blocks"), thread_ts=thread_ts,
-                                                    unfurl_links=False, unfurl_media=False)
+            link = self._episode_link(item)
+            text, blocks = _with_line(payload.get("text", ""), payload.get("blocks"), link)
+            metadata = payload.get("metadata") or {"event_type": POST_EVENT, "event_payload": {}}
+            metadata = {**metadata, "event_payload": {**metadata.get("event_payload", {}),
+                                                      "outbox_key": item.idempotency_key}}
+            response = self.client.chat_postMessage(channel=item.channel, text=text, blocks=blocks,
+                                                    thread_ts=thread_ts, unfurl_links=False, unfurl_media=False,
+                                                    metadata=metadata)
             # The thread's root, so a later post that depends on this one replies in the same thread.
-            return {"ts": response["ts"], "channel": response["channel"], "thread_ts": thread_ts or response["ts"]}
+            result = {"ts": response["ts"], "channel": response["channel"], "thread_ts": thread_ts or response["ts"]}
+            if link:
+                result["episode_link"] = link  # kept for the edits of this root
+            return result
         if item.method == "chat.update":
             ts = payload.get("ts") or parent_ts
             if not ts:
                 raise ValueError("chat.update needs the ts of the message it changes")
-            response = self.client.chat_update(channel=item.channel, ts=ts, text=payload.get("text", ""),
-                                               blocks=payload.get("blocks"))
+            link = (item.parent_result or {}).get("episode_link")
+            text, blocks = _with_line(payload.get("text", ""), payload.get("blocks"), link)
+            response = self.client.chat_update(channel=item.channel, ts=ts, text=text, blocks=blocks)
             return {"ts": response["ts"], "channel": response["channel"]}
         if item.method == "files.upload_v2":
             content = base64.b64decode(payload["content_b64"]) if "content_b64" in payload \
@@ -153,3 +264,34 @@ def _thread_root(item: ClaimedItem) -> str | None:
     result = item.parent_result or {}
     root = result.get("thread_ts") or result.get("ts")
     return str(root) if root else None
+
+
+def _with_line(text: str, blocks: Any, line: str | None) -> tuple[str, Any]:
+    """Add a line under a message: to its text, and as a context block when it has blocks."""
+    if not line:
+        return text, blocks
+    text = f"{text}\n{line}" if text else line
+    if blocks:
+        blocks = [*blocks, {"type": "context", "elements": [{"type": "mrkdwn", "text": line}]}]
+    return text, blocks
+
+
+def _plain_text(payload: dict[str, Any]) -> str:
+    """Everything a message says, as plain text: its text, or the text of its blocks when that is longer."""
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("text"), str) and value.get("type") in ("mrkdwn", "plain_text"):
+                parts.append(value["text"])
+            for child in value.values():
+                if isinstance(child, (dict, list)):
+                    walk(child)
+        elif isinstance(value, list):
+            for child in value:
+                walk(child)
+
+    walk(payload.get("blocks") or [])
+    from_blocks = "\n".join(parts)
+    text = str(payload.get("text") or "")
+    return from_blocks if len(from_blocks) > len(text) else text

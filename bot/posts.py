@@ -94,3 +94,63 @@ def alert_summary(payload: dict[str, Any]) -> str:
     text = f"{icon} *[{status.upper()}:{count}] {', '.join(names)}* {where}\n{summary}".strip()
     # Alert text is untrusted: escape Slack's control characters so it cannot mention or link anyone.
     return mrkdwn_escape(text)
+
+
+# Slack refuses `text` over 40,000 characters (msg_too_long) and cuts a section at 3,000; a root or note longer than
+# this is cut with a mark, and the whole text goes into the thread as a file.
+TEXT_LIMIT = 3000
+CUT_MARK = "\n… _(cut: the full text is in the thread as a file)_"
+
+
+def fitted_text(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
+    """`text` within `limit` characters, cut with a mark if needed; and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[: limit - len(CUT_MARK)]
+    # Never leave half an escape (&amp;) or an open code fence behind the cut.
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    if cut.count("```") % 2 == 1:
+        cut = cut[: cut.rfind("```")]
+    return cut.rstrip() + CUT_MARK, True
+
+
+def queue_full_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem,
+                    incident_id: int | None, filename: str = "alert.txt") -> OutboxItem:
+    """The whole of a text that was cut, as a file in the parent's thread."""
+    return outbox.enqueue(session, key, channel, "files.upload_v2",
+                          {"kind": "full-text", "in_thread": True, "incident_id": incident_id, "filename": filename,
+                           "title": "The full text of the message above", "content": text}, depends_on=parent)
+
+
+def rollup_summary(groups: list[dict[str, Any]]) -> str:
+    """One line for a storm: "37 alerts in 12 groups; top KubePodCrashLooping x20 in ml" (payload-shaped groups)."""
+    counts: dict[str, int] = {}
+    namespaces: dict[str, dict[str, int]] = {}
+    firing = 0
+    for group in groups:
+        for alert in group.get("alerts") or []:
+            if alert.get("status") != "firing":
+                continue
+            firing += 1
+            labels = alert.get("labels") or {}
+            name = str(labels.get("alertname", "alert"))
+            counts[name] = counts.get(name, 0) + 1
+            if labels.get("namespace"):
+                where = namespaces.setdefault(name, {})
+                where[str(labels["namespace"])] = where.get(str(labels["namespace"]), 0) + 1
+    resolved = sum(1 for g in groups if g.get("status") == "resolved")
+    text = f":rotating_light: *{firing} alerts in {len(groups)} groups*"
+    if counts:
+        top, n = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        spread = namespaces.get(top)
+        text += f"; top {top} x{n}" + (f" in {max(spread.items(), key=lambda kv: kv[1])[0]}" if spread else "")
+    if resolved:
+        text += f"; {resolved} of {len(groups)} groups resolved"
+    return mrkdwn_escape(text) + "\nEach group has its own message in this thread."
+
+
+def episode_link_line(permalink: str, episode: int) -> str:
+    """Under a root that opens episode `episode` > 1: where the previous episode's thread is."""
+    return f":leftwards_arrow_with_hook: Fired again (episode {episode}); <{permalink}|the previous episode>"

@@ -6,6 +6,7 @@ import base64
 import hmac
 import logging
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,6 +23,7 @@ from bot.context import BotContext
 from bot.slack.gate import SlackGate, payload_problem
 from bot.webhook.alert_flow import accept_alerts
 from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.storm import StormPolicy
 from collectors.http.body_limit import BodyLimit
 from collectors.http.strict_json import BadJson, loads
 from collectors.redact import redact_json
@@ -98,7 +100,8 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
             default_channel=settings.default_channel, receiver_instance=ctx.instance,
             since=duration(settings.default_since), permissions=settings.permissions,
-            capture_alerts=settings.capture_alerts)
+            capture_alerts=settings.capture_alerts,
+            storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
         # Stored and committed: only now start work that may take a while.

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from bot.context import BotContext
 from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_run_as_drill
 from bot.jobs import TriageRequest
-from bot.keys import group_id
+from bot.keys import incident_root_key
 from bot.posts import queue_text
 from bot.render.slack import mrkdwn_escape
 from bot.render.slack_triage import (
@@ -368,9 +368,7 @@ def _authorise(ctx: BotContext, run: Run, click: Click) -> None:
 
 def root_key(incident_key: str) -> str:
     """The outbox key of an incident's first message, which its thread hangs off."""
-    if incident_key.startswith("alert:"):
-        return f"alert:{group_id(incident_key.removeprefix('alert:'))}:root"
-    return f"{incident_key}:root"
+    return incident_root_key(incident_key)
 
 
 def _root(session: Session, run: Run) -> OutboxItem | None:

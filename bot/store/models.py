@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from bot.store.types import JSONType, UTCDateTime, utcnow
@@ -82,6 +82,14 @@ class AlertGroup(Base):
     message_ts: Mapped[str | None] = mapped_column(String(32))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The firing episode shown now: 1 for the first; a group that fires again after it resolved starts the next.
+    episode: Mapped[int] = mapped_column(Integer, default=1)
+    # When the current episode's first webhook arrived (its root's clock, and the storm window's).
+    episode_started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The newest state seen of each alert, by fingerprint: {"status", "startsAt", "endsAt"} (bot.webhook.ordering).
+    alert_states: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # The outbox key of the roll-up message this episode's root is threaded under, during a storm.
+    rollup_key: Mapped[str | None] = mapped_column(String(300))
 
 
 class Alert(Base):
@@ -178,6 +186,7 @@ class OutboxItem(Base):
         _one_of("status", OUTBOX_STATUSES, "status"),
         Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_outbox_channel_status", "channel", "status"),
+        Index("ix_outbox_collapse_key", "collapse_key"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -196,6 +205,12 @@ class OutboxItem(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Lower goes first within a channel: roots and status changes (0) before reports and notes (1).
+    priority: Mapped[int] = mapped_column(Integer, default=1)
+    # Rows sharing a collapse key are versions of one thing (a root's state): a newer one replaces a queued one.
+    collapse_key: Mapped[str | None] = mapped_column(String(300))
+    # An earlier attempt may have reached Slack (a crash or a timeout after the call): look before posting again.
+    maybe_sent: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class ChannelPace(Base):

@@ -15,9 +15,18 @@ still holds the lease. A poster must therefore finish its Slack call well within
 What no database can prevent is a crash between Slack's answer and `mark_sent`: that item is posted again after
 its lease expires.
 
+Recovering from that crash: a row whose lease expired while `sending`, or whose call failed without a clear answer
+from Slack (a timeout, a 5xx page), is flagged `maybe_sent`; the poster then looks for the message in Slack (by the
+metadata every post carries) before posting it again.
+
 Pacing: a channel gets at most one post per `pace` (Slack allows about one message per second per channel), and
 no new post while one is in flight there, so posts to one channel leave in order. A 429's Retry-After holds the
-whole channel back, not just the item that got it.
+whole channel back, not just the item that got it. `chat.update` is also paced workspace-wide (Slack's Tier 3,
+about 50 a minute), through the `UPDATE_LANE` row, with a small burst.
+
+Within a channel, lower `priority` goes first (roots and status changes before reports), then the oldest. Rows with
+a `collapse_key` are versions of one message's state: `set_latest` rewrites the queued version instead of queueing
+another, so a storm of webhooks becomes one edit.
 """
 
 from __future__ import annotations
@@ -54,6 +63,13 @@ BACKOFF_CAP = 300.0
 # Attempts before an item is dead. With the 5-minute cap, 25 attempts ride out roughly 90 minutes of Slack outage.
 DEFAULT_MAX_ATTEMPTS = 25
 _SWEEP_ROUNDS = 10  # dependency chains longer than this are finished off by later claims
+# chat.update is Tier 3 (50+ a minute per workspace): one every 1.2 s, with a burst of a few.
+UPDATE_LANE = "~chat.update"
+UPDATE_INTERVAL = timedelta(seconds=1.2)
+UPDATE_BURST = 5
+PRIORITY_ROOT = 0  # a root or roll-up post, a status change: what on-call looks at first
+PRIORITY_REPORT = 1  # reports, notes, files
+PRIORITY_REFRESH = 2  # a root's content while its status is unchanged
 
 
 @dataclass(frozen=True)
@@ -69,6 +85,8 @@ class ClaimedItem:
     attempts: int  # including this one
     locked_until: datetime
     parent_result: dict[str, Any] | None  # the `result` of the item this one depends on, e.g. {"ts": ...}
+    maybe_sent: bool = False  # an earlier attempt may have reached Slack: look before posting again
+    created_at: datetime | None = None
 
 
 def backoff(attempts: int) -> float:
@@ -78,7 +96,8 @@ def backoff(attempts: int) -> float:
 
 def enqueue(
     session: Session, key: str, channel: str, method: str, payload: Mapping[str, Any],
-    depends_on: int | OutboxItem | None = None, now: datetime | None = None,
+    depends_on: int | OutboxItem | None = None, now: datetime | None = None, priority: int = PRIORITY_REPORT,
+    collapse_key: str | None = None,
 ) -> OutboxItem:
     """Queue one call under `key`. The same key again (from this or another replica) returns the first row unchanged.
 
@@ -93,7 +112,8 @@ def enqueue(
     session.execute(
         insert_ignoring_conflicts(session, OutboxItem, ["idempotency_key"])
         .values(idempotency_key=key, channel=channel, method=method, payload=dict(payload), depends_on=depends_on,
-                status="pending", attempts=0, next_attempt_at=now, created_at=now)
+                status="pending", attempts=0, next_attempt_at=now, created_at=now, priority=priority,
+                collapse_key=collapse_key, maybe_sent=False)
     )
     # A claim locks this row to serialise claims per channel; it must exist before the first claim.
     session.execute(insert_ignoring_conflicts(session, ChannelPace, ["channel"]).values(channel=channel, next_at=now))
@@ -102,6 +122,46 @@ def enqueue(
 
 def find(session: Session, key: str) -> OutboxItem | None:
     return session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == key)).first()
+
+
+def set_latest(
+    session: Session, target: OutboxItem, fields: Mapping[str, Any], *, priority: int = PRIORITY_REFRESH,
+    now: datetime | None = None,
+) -> OutboxItem:
+    """Make `target` (a chat.postMessage) show `fields` (text, blocks...), with as few Slack calls as possible.
+
+    Not posted yet: its queued payload is rewritten, so it is posted once, already current. Posted, or possibly
+    posted: a chat.update of it is queued, or the queued one is rewritten (one per target at a time: a storm of
+    changes collapses to the latest). Versions apply in order: a newer one is queued only behind one in flight.
+    """
+    now = now or utcnow()
+    key = f"{target.idempotency_key}:state"
+    rewritten = _rewrite(session, OutboxItem.id == target.id, {**target.payload, **fields},
+                         min(priority, target.priority), extra=~OutboxItem.maybe_sent)
+    if rewritten:
+        session.expire(target)
+        return target
+    queued = session.scalars(select(OutboxItem).where(OutboxItem.collapse_key == key,
+                                                      OutboxItem.status.in_(("pending", "failed")))
+                             .order_by(OutboxItem.id.desc()).limit(1)).first()
+    update = {"kind": f"{target.payload.get('kind', 'message')}-state", **fields}
+    if queued is not None and _rewrite(session, OutboxItem.id == queued.id, {**queued.payload, **update},
+                                       min(priority, queued.priority)):
+        session.expire(queued)
+        return queued
+    versions = session.scalar(select(func.count()).select_from(OutboxItem).where(OutboxItem.collapse_key == key))
+    return enqueue(session, f"{key}:{int(versions or 0) + 1}", target.channel, "chat.update", update,
+                   depends_on=target, now=now, priority=priority, collapse_key=key)
+
+
+def _rewrite(session: Session, which: ColumnElement[bool], payload: Mapping[str, Any], priority: int,
+             extra: ColumnElement[bool] | None = None) -> bool:
+    """Replace a queued row's payload, only while no poster holds it (the WHERE is re-checked under the row lock)."""
+    condition = and_(which, OutboxItem.status.in_(("pending", "failed")))
+    if extra is not None:
+        condition = and_(condition, extra)
+    return _changed(session, update(OutboxItem).where(condition)
+                    .values(payload=dict(payload), priority=priority)) == 1
 
 
 def _due(now: datetime) -> ColumnElement[bool]:
@@ -152,11 +212,12 @@ def claim(
     claimed: list[ClaimedItem] = []
     with factory.begin() as session:
         _sweep_dead(session, now, max_attempts)
+        updates_open = _update_lane_open(session, now)
         in_channel = OutboxItem.channel == ChannelPace.channel
         in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
         channels = session.scalars(
             select(ChannelPace.channel)
-            .where(ChannelPace.next_at <= now,
+            .where(ChannelPace.next_at <= now, ChannelPace.channel != UPDATE_LANE,
                    exists().where(in_channel, _due(now), _dependency_sent()),
                    ~exists().where(in_flight))
             .order_by(ChannelPace.next_at, ChannelPace.channel)
@@ -165,14 +226,20 @@ def claim(
             .with_for_update(skip_locked=True)
         ).all()
         for channel in channels:
+            lane = [] if updates_open else [OutboxItem.method != "chat.update"]
             item = session.scalars(
                 select(OutboxItem)
-                .where(OutboxItem.channel == channel, _due(now), _dependency_sent())
-                .order_by(OutboxItem.id).limit(1)
+                .where(OutboxItem.channel == channel, _due(now), _dependency_sent(), *lane)
+                .order_by(OutboxItem.priority, OutboxItem.id).limit(1)
                 .with_for_update(skip_locked=True)  # e.g. a slow worker marking its expired item right now
             ).first()
             if item is None:
                 continue
+            if item.method == "chat.update":
+                _take_update_slot(session, now)
+                updates_open = False
+            if item.status == "sending":
+                item.maybe_sent = True  # its lease ran out: the worker may have died after Slack took the call
             item.status = "sending"
             item.attempts += 1
             item.locked_by = worker_id
@@ -185,9 +252,26 @@ def claim(
             claimed.append(ClaimedItem(
                 id=item.id, idempotency_key=item.idempotency_key, channel=item.channel, method=item.method,
                 payload=item.payload, depends_on=item.depends_on, attempts=item.attempts,
-                locked_until=item.locked_until, parent_result=parent_result,
+                locked_until=item.locked_until, parent_result=parent_result, maybe_sent=item.maybe_sent,
+                created_at=item.created_at,
             ))
     return claimed
+
+
+def _update_lane_open(session: Session, now: datetime) -> bool:
+    """Whether a chat.update may start now (GCRA: `next_at` is the theoretical time of the next one)."""
+    session.execute(insert_ignoring_conflicts(session, ChannelPace, ["channel"])
+                    .values(channel=UPDATE_LANE, next_at=now))
+    next_at = session.scalars(select(ChannelPace.next_at).where(ChannelPace.channel == UPDATE_LANE)
+                              .with_for_update(skip_locked=True)).first()
+    return next_at is not None and next_at - UPDATE_INTERVAL * (UPDATE_BURST - 1) <= now
+
+
+def _take_update_slot(session: Session, now: datetime) -> None:
+    lane = session.get(ChannelPace, UPDATE_LANE, populate_existing=True)
+    if lane is not None:
+        lane.next_at = max(lane.next_at, now) + UPDATE_INTERVAL
+        lane.last_sent_at = now
 
 
 def mark_sent(
@@ -204,9 +288,11 @@ def mark_sent(
 def mark_failed(
     session: Session, item_id: int, worker_id: str, error: str, retry_after: float | None = None,
     permanent: bool = False, now: datetime | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    uncertain: bool = False,
 ) -> str | None:
     """Record a failed call. Retry after `retry_after` seconds when Slack said so (429), else back off
     exponentially; `permanent` (e.g. channel_not_found) or a used-up attempt budget makes the item dead.
+    `uncertain`: the call may have reached Slack (a timeout, a 5xx page), so the retry looks before it posts.
 
     Returns the new status ("failed" or "dead"), or None when this worker no longer holds the item.
     """
@@ -215,14 +301,21 @@ def mark_failed(
     if item is None or item.status != "sending" or item.locked_by != worker_id:
         return None
     if retry_after is not None:
-        # Slack's rate limit is per channel, so hold every post to it back, not only this one.
+        # Slack's rate limit for posts is per channel, so hold every post to it back, not only this one; for
+        # chat.update it is per workspace (the update lane, where `next_at` runs a burst ahead).
         hold = now + timedelta(seconds=max(0.0, retry_after))
-        _changed(session, update(ChannelPace).where(ChannelPace.channel == item.channel)
+        if item.method == "chat.update":
+            lane, hold = UPDATE_LANE, hold + UPDATE_INTERVAL * (UPDATE_BURST - 1)
+        else:
+            lane = item.channel
+        _changed(session, update(ChannelPace).where(ChannelPace.channel == lane)
                  .values(next_at=_later(ChannelPace.next_at, hold)))
     dead = permanent or item.attempts >= max_attempts
     delay = retry_after if retry_after is not None else backoff(item.attempts)
     values: dict[str, Any] = {"status": "dead" if dead else "failed", "last_error": error[:4000],
                               "locked_by": None, "locked_until": None}
+    if uncertain:
+        values["maybe_sent"] = True
     if not dead:
         values["next_attempt_at"] = now + timedelta(seconds=max(0.0, delay))
     done = _changed(session, update(OutboxItem)

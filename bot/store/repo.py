@@ -11,6 +11,7 @@ from pydantic_core import to_jsonable_python
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.keys import episode_incident_key
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import (
     GROUP_STATUSES,
@@ -58,14 +59,23 @@ def store_alert_payload(
     Returns the group, whether this call created it, and the new alert rows. Safe when two replicas store the same
     payload at once: exactly one of them sees `is_new_group=True`, and both payloads are kept.
     """
-    group_key, status, alerts = _group_key_and_alerts(payload)
+    group, created = lock_alert_group(session, payload, now)
+    _, status, _ = _group_key_and_alerts(payload)
+    rows = record_alert_payload(session, group, payload, receiver_instance, status=status, now=now)
+    return group, created, rows
+
+
+def lock_alert_group(session: Session, payload: Mapping[str, Any],
+                     now: datetime | None = None) -> tuple[AlertGroup, bool]:
+    """The payload's group, created if absent (then `True`), and locked until the transaction ends, unchanged."""
+    group_key, status, _ = _group_key_and_alerts(payload)
     now = now or utcnow()
-    body = as_json(dict(payload))
     common_labels = payload.get("commonLabels") if isinstance(payload.get("commonLabels"), dict) else {}
     created = session.execute(
         insert_ignoring_conflicts(session, AlertGroup, ["group_key"])
         .values(group_key=group_key, receiver=str(payload.get("receiver", "")), status=status,
-                common_labels=common_labels, last_payload=body, created_at=now, updated_at=now)
+                common_labels=common_labels, last_payload=as_json(dict(payload)), created_at=now, updated_at=now,
+                episode=1, alert_states={})
         .returning(AlertGroup.id)
     ).first() is not None
     # Lock the row on PostgreSQL so two payloads for one group apply one after the other.
@@ -73,16 +83,32 @@ def store_alert_payload(
         select(AlertGroup).where(AlertGroup.group_key == group_key).with_for_update()
         .execution_options(populate_existing=True)
     ).one()
-    if not created:
+    return group, created
+
+
+def record_alert_payload(
+    session: Session, group: AlertGroup, payload: Mapping[str, Any], receiver_instance: str, *, status: str,
+    now: datetime | None = None, current: bool = True,
+) -> list[Alert]:
+    """Insert every alert of the payload and give the group (and its incident) `status`.
+
+    `current=False` (a stale or duplicate notification) keeps the group's latest payload and labels as they are.
+    """
+    _, _, alerts = _group_key_and_alerts(payload)
+    if status not in GROUP_STATUSES:
+        raise ValueError(f"status: expected one of {', '.join(GROUP_STATUSES)}, got {status!r}")
+    now = now or utcnow()
+    group.status = status
+    group.updated_at = now
+    if current:
+        common_labels = payload.get("commonLabels") if isinstance(payload.get("commonLabels"), dict) else {}
         group.receiver = str(payload.get("receiver", group.receiver))
-        group.status = status
         group.common_labels = common_labels or {}
-        group.last_payload = body
-        group.updated_at = now
+        group.last_payload = as_json(dict(payload))
     rows = [
-        Alert(group_key=group_key, fingerprint=str(a.get("fingerprint", "")), status=str(a.get("status", status)),
-              labels=a.get("labels") if isinstance(a.get("labels"), dict) else {}, payload=as_json(a),
-              received_at=now, receiver_instance=receiver_instance)
+        Alert(group_key=group.group_key, fingerprint=str(a.get("fingerprint", "")),
+              status=str(a.get("status", status)), labels=a.get("labels") if isinstance(a.get("labels"), dict) else {},
+              payload=as_json(a), received_at=now, receiver_instance=receiver_instance)
         for a in alerts
     ]
     session.add_all(rows)
@@ -92,7 +118,7 @@ def store_alert_payload(
             incident.status = "resolved" if status == "resolved" else "open"
             incident.updated_at = now
     session.flush()
-    return group, created, rows
+    return rows
 
 
 def open_incident(
@@ -120,9 +146,10 @@ def open_incident_for_group(
     session: Session, group: AlertGroup, *, title: str, namespace: str | None = None, target: Any = None,
     channel: str | None = None, now: datetime | None = None,
 ) -> tuple[Incident, bool]:
-    """The incident "alert:<groupKey>" of an alert group, linked to it."""
-    incident, created = open_incident(session, f"alert:{group.group_key}", title=title, source="alert",
-                                      namespace=namespace, target=target, channel=channel, now=now)
+    """The incident of the group's current firing episode (`bot.keys.episode_incident_key`), linked to it."""
+    incident, created = open_incident(session, episode_incident_key(group.group_key, group.episode or 1),
+                                      title=title, source="alert", namespace=namespace, target=target,
+                                      channel=channel, now=now)
     if group.incident_id != incident.id:
         group.incident_id = incident.id
     if group.status == "resolved" and incident.status != "resolved":

@@ -1,75 +1,95 @@
-"""From an Alertmanager webhook to stored alerts, one Slack thread per group, and a triage."""
+"""From an Alertmanager webhook to stored alerts, one Slack root per firing episode, and one triage per episode.
+
+A notification is merged alert by alert (bot.webhook.ordering): stale and duplicate ones (an HA pair sends every
+notification twice) are stored and audited but change nothing in Slack. A group that fires after it resolved
+opens a new episode: a new root message, linked to the previous one, a new incident and a new triage; the old
+thread keeps its resolved state. Within an episode the root message *is* the state: changes edit it, collapsed
+to the latest (`outbox.set_latest`), and a resolution adds one note in the thread. When many groups start an
+episode in one channel within a minute, their roots are threaded under one roll-up message (bot.webhook.storm).
+"""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.capture import wants_capture
 from bot.jobs import TriageRequest
-from bot.keys import group_id
+from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
-from bot.posts import alert_summary, queue_text
-from bot.render.slack import mrkdwn_escape
+from bot.posts import alert_summary, fitted_text, queue_full_text, queue_text
 from bot.store import outbox, repo
-from bot.store.models import OutboxItem
-from bot.webhook.payload import Alert, AlertmanagerPayload
+from bot.store.models import AlertGroup, OutboxItem
+from bot.store.types import utcnow
+from bot.webhook.ordering import merge
+from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.storm import StormPolicy, join_storm, refresh_rollup
 from collectors.alert_target import target_for
+
+ROOT_EVENT = "triagebot_alert_episode"  # Slack message metadata event type of every alert root
+
+
+@dataclass(frozen=True)
+class Episode:
+    """What this notification did to its group."""
+
+    number: int
+    started: bool  # a new episode began (a new root)
+    status_changed: bool
+    absorbed: bool  # stale or duplicate: nothing to show
 
 
 def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, raw: dict[str, Any], *,
                   routes: list[Route], default_channel: str | None, receiver_instance: str,
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
-                  capture_alerts: Collection[str] = (),
-                  ) -> list[TriageRequest]:
+                  storm: StormPolicy | None = None, now: datetime | None = None,
+                  capture_alerts: Collection[str] = ()) -> list[TriageRequest]:
     """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
-    gid = group_id(payload.groupKey)
-    root_key = f"alert:{gid}:root"
+    received = now or utcnow()
     with factory.begin() as session:
-        before = repo.alert_group(session, payload.groupKey)
-        previous_status = before.status if before is not None else None
-        group, _created, _rows = repo.store_alert_payload(session, raw, receiver_instance)
+        group, created = repo.lock_alert_group(session, raw, received)
+        previous = None if created else group.status
+        merged = merge(group.alert_states or {}, payload.alerts, received)
+        group.alert_states = merged.states
+        episode = _episode(group, previous, merged.status, merged.absorbed)
         labels = payload.commonLabels or payload.alerts[0].labels
-        channel = route_channel(routes, default_channel, labels)
+        channel = (group.channel if not episode.started and group.channel else None) \
+            or route_channel(routes, default_channel, labels)
+        if episode.started:
+            group.episode, group.episode_started_at, group.channel, group.rollup_key = \
+                episode.number, received, channel, None
+        found = target_for(labels)
+        if channel is not None and not episode.absorbed:
+            repo.open_incident_for_group(
+                session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
+                namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
+        repo.record_alert_payload(session, group, raw, receiver_instance, status=merged.status, now=received,
+                                  current=not episode.absorbed)
         if channel is None:
             repo.audit(session, actor="alertmanager", action="alert.unrouted", target=payload.groupKey,
                        detail={"labels": labels}, outcome="dropped")
             return []
-        found = target_for(labels)
-        incident, _ = repo.open_incident_for_group(
-            session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
-            namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
-        # `covers`: the alerts the root message already shows. Only the replica that creates the root sets it;
-        # later payloads (repeats included) reply in the thread for alerts not covered there.
-        root = outbox.enqueue(session, root_key, channel, "chat.postMessage",
-                              {"kind": "alert", "text": alert_summary(raw), "incident_id": incident.id,
-                               "covers": [_alert_state(a) for a in payload.alerts]})
-        _queue_alert_changes(session, payload, gid, channel, root, incident.id)
-        if previous_status is not None and previous_status != payload.status:
-            # The group changed state: the root message shows the new status.
-            outbox.enqueue(session, f"alert:{gid}:status:{payload.status}:{_moment(payload)}", channel,
-                           "chat.update", {"kind": "alert-status", "text": alert_summary(raw),
-                                          "incident_id": incident.id}, depends_on=root)
-        repo.audit(session, actor="alertmanager", action="alert.received", channel=channel,
-                   target=found.target.service, detail={"group": gid, "status": payload.status,
-                                                        "alerts": len(payload.alerts)})
-        if payload.status != "firing" or found.target.service is None:
+        repo.audit(session, actor="alertmanager", action="alert.duplicate" if episode.absorbed else "alert.received",
+                   channel=channel, target=found.target.service,
+                   detail={"group": group_id(payload.groupKey), "status": merged.status,
+                           "episode": episode.number, "alerts": len(payload.alerts)})
+        if episode.absorbed:
             return []
-        if previous_status == "firing":
-            # Triage once per firing episode: repeats and alerts joining a firing group are thread replies only.
-            # The target comes from the group's common labels, so another triage would mostly repeat the first.
+        view = {**raw, "status": merged.status}
+        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received)
+        if not episode.started or merged.status != "firing" or found.target.service is None:
             return []
         allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
         if not allowed:
             return []
+        # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
         return [TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
-                              key=f"alert:{gid}:triage:{_moment(payload)}", parent_key=root_key,
-                              requested_by="alertmanager", incident_id=incident.id,
+                              key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
+                              requested_by="alertmanager", incident_id=group.incident_id,
                               symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
                                                                              capture_alerts))]
 
@@ -82,34 +102,48 @@ def _capture_page(payload: AlertmanagerPayload, alertname: str, capture_alerts: 
     return f"{alertname}: {summary}" if summary else alertname
 
 
-def _moment(payload: AlertmanagerPayload) -> str:
-    """The latest start (firing) or end (resolved) in the payload: a state change has a new one."""
-    times = [a.startsAt if payload.status == "firing" else a.endsAt for a in payload.alerts]
-    known = [t for t in times if t is not None]
-    return max(known).strftime("%Y%m%dT%H%M%S") if known else "0"
+def _episode(group: AlertGroup, previous: str | None, status: str, absorbed: bool) -> Episode:
+    number = group.episode or 1
+    if previous is None:
+        return Episode(number, started=True, status_changed=True, absorbed=False)
+    if absorbed:
+        return Episode(number, started=False, status_changed=False, absorbed=True)
+    if previous == "resolved" and status == "firing":
+        return Episode(number + 1, started=True, status_changed=True, absorbed=False)
+    return Episode(number, started=False, status_changed=previous != status, absorbed=False)
 
 
-def _alert_state(alert: Alert) -> str:
-    """fingerprint:status:time, the same in every replica for the same alert in the same state."""
-    fingerprint = alert.fingerprint or hashlib.sha256(repr(sorted(alert.labels.items())).encode()).hexdigest()[:16]
-    when = alert.startsAt if alert.status == "firing" else alert.endsAt
-    return f"{fingerprint}:{alert.status}:{when.strftime('%Y%m%dT%H%M%S') if when else '0'}"
-
-
-def _queue_alert_changes(session: Session, payload: AlertmanagerPayload, gid: str, channel: str,
-                         root: OutboxItem, incident_id: int) -> None:
-    """A reply in the group's thread for each alert that is new or changed state; repeats map to the same key."""
-    covered = set(root.payload.get("covers") or [])
-    fresh = {f"alert:{gid}:fp:{state}": alert for alert in payload.alerts
-             if (state := _alert_state(alert)) not in covered}
-    # One query for the replies already queued, instead of a conflicting INSERT each: a group's k-th webhook
-    # carries k alerts, most of them seen before. A reply queued meanwhile by another replica still conflicts.
-    queued = set(session.scalars(select(OutboxItem.idempotency_key).where(OutboxItem.idempotency_key.in_(fresh))))
-    for key, alert in fresh.items():
-        if key in queued:
-            continue
-        icon = ":rotating_light:" if alert.status == "firing" else ":white_check_mark:"
-        summary = alert.annotations.get("summary", "")
-        queue_text(session, key=key, channel=channel,
-                   text=mrkdwn_escape(f"{icon} {alert.status}: {alert.labels.get('alertname', '')} {summary}".strip()),
-                   parent=root, incident_id=incident_id, kind="alert-update")
+def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Episode, channel: str,
+          storm: StormPolicy, received: datetime) -> OutboxItem:
+    """Queue what Slack should show for this change; returns the episode's root item."""
+    summary = alert_summary(view)
+    text, cut = fitted_text(summary)
+    key = alert_root_key(group.group_key, episode.number)
+    if episode.started:
+        rollup = join_storm(session, group, channel, received, storm)
+        payload: dict[str, Any] = {
+            "kind": "alert", "text": text, "incident_id": group.incident_id, "in_thread": rollup is not None,
+            "metadata": {"event_type": ROOT_EVENT, "event_payload": {
+                "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}}
+        if episode.number > 1:
+            payload["previous"] = alert_root_key(group.group_key, episode.number - 1)
+        root = outbox.enqueue(session, key, channel, "chat.postMessage", payload, depends_on=rollup,
+                              priority=outbox.PRIORITY_ROOT)
+    else:
+        found = outbox.find(session, key)
+        if found is None:  # queued by a bot from before episodes, under another key: start from here
+            found = outbox.enqueue(session, key, channel, "chat.postMessage",
+                                   {"kind": "alert", "text": text, "incident_id": group.incident_id},
+                                   priority=outbox.PRIORITY_ROOT)
+        root = found
+        priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
+        outbox.set_latest(session, root, {"text": text}, priority=priority)
+        if episode.status_changed and view["status"] == "resolved":
+            queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,
+                       text=":white_check_mark: Resolved: every alert of this episode has ended.", kind="status")
+    if cut:
+        queue_full_text(session, key=f"{key}:full", channel=channel, text=summary, parent=root,
+                        incident_id=group.incident_id)
+    if group.rollup_key:
+        refresh_rollup(session, group.rollup_key)
+    return root

@@ -154,11 +154,13 @@ def test_a_firing_rule_is_triaged_in_one_thread_and_its_resolution_updates_the_r
             assert any(r.path == "/api/v1/nodes/gpu-node-2" for r in kube.requests)  # labels -> target -> kube
             wait_until(lambda: all_sent(engine), 15, "the outbox to drain")
 
-            # A second alert joins the group (same node): a reply in the same thread, no new root, no new triage.
+            # A second alert joins the group (same node): the root is edited to show it; no reply per webhook, no
+            # new root, no new triage.
             exporter.set(other_gpu, 43)
-            wait_until(lambda: any("GPU 0" in m.text for m in replies(slack, root)), 15, "the new alert's reply")
+            wait_until(lambda: "FIRING:2" in root.text, 15, "the root edited to show the joining alert")
             wait_until(lambda: all_sent(engine), 15, "the outbox to drain")
             assert [m.ts for m in roots(slack, "C0GPU")] == [root.ts]
+            assert not [m for m in replies(slack, root) if not m.blocks and not m.file_ids]
             assert sum(1 for m in replies(slack, root) if m.blocks) == 1
             with engine.connect() as conn:
                 assert conn.scalar(select(func.count()).select_from(TriageRun)) == 1
@@ -177,15 +179,16 @@ def test_a_firing_rule_is_triaged_in_one_thread_and_its_resolution_updates_the_r
             assert len(slack.messages["C0GPU"]) == seen
 
             # Resolves: the same root message is edited, and no new root appears.
+            edits = len(root.edits)
             exporter.set(gpu, 0)
             exporter.set(other_gpu, 0)
-            wait_until(lambda: bool(root.edits), 20, "chat.update of the root message")
-            assert "RESOLVED" in root.text
+            wait_until(lambda: "RESOLVED" in root.text, 20, "chat.update of the root message")
             wait_until(lambda: all_sent(engine), 15, "the outbox to drain after the resolution")
             assert [m.ts for m in roots(slack, "C0GPU")] == [root.ts]
-            assert len(root.edits) == 1
-            assert [c.params["ts"] for c in slack.calls_to("chat.update")] == [root.ts]
-            assert any("resolved" in m.text for m in replies(slack, root))
+            assert 1 <= len(root.edits) - edits <= 2  # one alert resolving, then the other (or both at once)
+            assert {c.params["ts"] for c in slack.calls_to("chat.update")} == {root.ts}
+            # One note in the thread for the episode's end, not one per alert.
+            assert sum("Resolved" in m.text for m in replies(slack, root)) == 1
             # Nothing leaked into the other channels.
             assert slack.messages["C0OPS"] == [] and slack.messages["C0ALERTS"] == []
             with engine.connect() as conn:
@@ -226,8 +229,9 @@ def module_slack() -> Iterator[SlackStandIn]:
 def bot(tmp_path_factory: pytest.TempPathFactory, module_slack: SlackStandIn) -> Iterator[RunningBot]:
     """One bot on a SQLite file for the HTTP tests below; they only add groups of their own."""
     url = f"sqlite:///{tmp_path_factory.mktemp('bot') / 'triagebot.sqlite'}"
+    # These tests add dozens of groups in a minute: no storm roll-ups here (test_alert_storms.py has them).
     values = bot_values(slack_api_url=module_slack.api_url, database_url=url, routes=ROUTES, permissions={},
-                        webhook_max_bytes=64 * 1024)
+                        webhook_max_bytes=64 * 1024, storm_groups=0)
     with bot_in_thread(settings_from(values)) as running:
         yield running
 

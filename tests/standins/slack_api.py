@@ -15,6 +15,12 @@ unmodified, and it enforces the limits that bite in production:
   ``invalid_arguments`` carry ``errors`` and ``response_metadata.messages`` with ``[ERROR] ... [json-pointer:...]``.
 * ``chat.postMessage`` is limited per channel (token bucket: ``post_rate_per_channel`` per second, ``burst``
   deep). Beyond it the answer is HTTP 429 with ``Retry-After`` and ``{"ok": false, "error": "ratelimited"}``.
+* Other methods are limited per workspace by their tier (``METHOD_LIMITS``: Tier 3 ``chat.update``,
+  ``conversations.history``, ``conversations.replies`` at 50 a minute; Tier 4 ``files.*`` and
+  ``chat.getPermalink`` at 100 a minute; each with a small burst), answered the same way when exceeded.
+* Message metadata (``metadata={"event_type", "event_payload"}`` on ``chat.postMessage``) is checked like Slack
+  checks it (``invalid_metadata_format``, ``invalid_metadata_schema``, ``metadata_too_large``) and returned by
+  ``conversations.history``/``conversations.replies`` only with ``include_all_metadata``.
 * ``files_upload_v2``'s three steps (getUploadURLExternal, POST to the returned URL, completeUploadExternal).
 * ``response_url`` endpoints that accept five posts within 30 minutes.
 
@@ -34,6 +40,7 @@ import hmac
 import itertools
 import json
 import math
+import re
 import secrets
 import threading
 import time
@@ -99,6 +106,16 @@ __all__ = [
 ]
 
 BOT_NAME = "triagebot"
+# Per-workspace limits of the tiered methods: (calls per minute, burst). Slack documents the tiers ("Tier 3: 50+
+# per minute", "Tier 4: 100+ per minute", "occasional bursts"), not the burst size; a small one errs strict.
+TIER_3 = (50.0, 10)
+TIER_4 = (100.0, 20)
+METHOD_LIMITS: dict[str, tuple[float, int]] = {
+    "chat.update": TIER_3, "conversations.history": TIER_3, "conversations.replies": TIER_3,
+    "chat.getPermalink": TIER_4, "files.getUploadURLExternal": TIER_4, "files.completeUploadExternal": TIER_4,
+}
+MAX_METADATA_CHARS = 8000  # the serialised metadata; Slack does not document its ceiling, so stay modest
+_EVENT_TYPE = re.compile(r"[A-Za-z0-9_.-]{1,255}")
 WORKSPACE_URL = f"https://{TEAM_DOMAIN}.slack.com/"
 
 # --------------------------------------------------------------------------------------------------------------
@@ -175,6 +192,12 @@ class Message:
             ]
         if self.file_ids:
             out["files"] = [{"id": file_id} for file_id in self.file_ids]
+        return out
+
+    def to_api_with(self, include_metadata: bool) -> JSON:
+        out = self.to_api()
+        if include_metadata and self.extra.get("metadata"):
+            out["metadata"] = self.extra["metadata"]
         return out
 
 
@@ -305,6 +328,7 @@ class SlackStandIn:
         faults: Iterable[SlackFault] = (),
         max_text_chars: int = DEFAULT_MAX_TEXT,
         max_blocks_json_chars: int = DEFAULT_MAX_BLOCKS_JSON,
+        method_limits: Mapping[str, tuple[float, int]] | None = None,
     ) -> None:
         self.token = token
         self.channels: list[str] = list(channels)
@@ -313,6 +337,7 @@ class SlackStandIn:
         self.burst = burst
         self.max_text_chars = max_text_chars
         self.max_blocks_json_chars = max_blocks_json_chars
+        self.method_limits = dict(METHOD_LIMITS if method_limits is None else method_limits)
 
         self.calls: list[Call] = []
         self.messages: dict[str, list[Message]] = {c: [] for c in self.channels}
@@ -326,6 +351,7 @@ class SlackStandIn:
         self._faults: list[list[Any]] = []
         self.set_faults(list(faults))
         self._buckets: dict[str, tuple[float, float]] = {}
+        self._method_buckets: dict[str, tuple[float, float]] = {}
         self._last_ts_us = 0
         self._ids = itertools.count(1)
         self._pending_files: dict[str, UploadedFile] = {}
@@ -573,6 +599,9 @@ class SlackStandIn:
         if not hmac.compare_digest(req.token, self.token):
             return _err("invalid_auth"), req.params
         with self._lock:
+            retry_after = self._take_method_token(name)
+            if retry_after is not None:
+                return _Reply(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}), req.params
             reply = handler(self, req)
         if reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("ok") and req.warnings:
             reply.body["warning"] = ",".join(req.warnings)
@@ -648,6 +677,42 @@ class SlackStandIn:
         self._buckets[channel] = (tokens - 1.0, now)
         return None
 
+    def _take_method_token(self, method: str) -> int | None:
+        """The workspace-wide bucket of a tiered method; the Retry-After seconds when it is empty."""
+        limit = self.method_limits.get(method)
+        if limit is None:
+            return None
+        per_minute, burst = limit
+        rate = per_minute / 60.0
+        now = time.monotonic()
+        tokens, last = self._method_buckets.get(method, (float(burst), now))
+        tokens = min(float(burst), tokens + (now - last) * rate)
+        if tokens < 1.0:
+            self._method_buckets[method] = (tokens, now)
+            return max(1, math.ceil((1.0 - tokens) / rate))
+        self._method_buckets[method] = (tokens - 1.0, now)
+        return None
+
+    def _metadata(self, req: _Request) -> JSON | _Reply | None:
+        """Message metadata as chat.postMessage takes it (an object, or JSON text in a form post)."""
+        raw = req.params.get("metadata")
+        if raw is None or raw == "":
+            return None
+        value: Any = raw
+        if isinstance(raw, str):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                return _err("invalid_metadata_format")
+        if not isinstance(value, dict):
+            return _err("invalid_metadata_format")
+        event_type, payload = value.get("event_type"), value.get("event_payload")
+        if not isinstance(event_type, str) or not _EVENT_TYPE.fullmatch(event_type) or not isinstance(payload, dict):
+            return _err("invalid_metadata_schema")
+        if len(json.dumps(value)) > MAX_METADATA_CHARS:
+            return _err("metadata_too_large")
+        return {"event_type": event_type, "event_payload": payload}
+
     def _permalink(self, msg: Message) -> str:
         link = f"{WORKSPACE_URL}archives/{msg.channel}/p{msg.ts.replace('.', '')}"
         if msg.is_reply:
@@ -682,15 +747,20 @@ class SlackStandIn:
                 return _err("thread_not_found")
             # Replying to a reply lands in the parent's thread.
             thread_ts = parent.thread_ts or parent.ts
+        metadata = self._metadata(req)
+        if isinstance(metadata, _Reply):
+            return metadata
         # Only accepted posts count against the limit, so limit-error tests do not trip it by accident.
         retry_after = self._take_post_token(channel)
         if retry_after is not None:
             return _Reply(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)})
         extra: JSON = {
             k: req.params[k]
-            for k in ("unfurl_links", "unfurl_media", "username", "icon_emoji", "icon_url", "metadata", "mrkdwn")
+            for k in ("unfurl_links", "unfurl_media", "username", "icon_emoji", "icon_url", "mrkdwn")
             if k in req.params
         }
+        if metadata is not None:
+            extra["metadata"] = metadata
         msg = Message(
             channel=channel,
             ts=self._next_ts(),
@@ -798,8 +868,9 @@ class SlackStandIn:
         has_more = start + limit < len(thread)
         next_cursor = base64.b64encode(f"next_ts:{thread[start + limit].ts}".encode()).decode() if has_more else ""
         out = []
+        with_metadata = _truthy(req.params.get("include_all_metadata"))
         for m in page:
-            item = m.to_api()
+            item = m.to_api_with(with_metadata)
             if m.ts == root:
                 replies = [r for r in thread if r.ts != root]
                 item["thread_ts"] = root
@@ -810,6 +881,51 @@ class SlackStandIn:
                     item["latest_reply"] = replies[-1].ts
             out.append(item)
         return _ok(messages=out, has_more=has_more, response_metadata={"next_cursor": next_cursor})
+
+    def _conversations_history(self, req: _Request) -> _Reply:
+        """Top-level messages (and broadcast replies), newest first, between ``oldest`` and ``latest``."""
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            return _err("channel_not_found")
+        try:
+            limit = int(req.params.get("limit") or 100)
+            oldest = float(req.params.get("oldest") or 0)
+            latest = float(req.params.get("latest") or "inf")
+        except ValueError:
+            return _err("invalid_arguments", messages=["must be a number [json-pointer:/limit]"])
+        limit = max(1, min(limit, 999))
+        inclusive = _truthy(req.params.get("inclusive"))
+
+        def within(ts: float) -> bool:
+            low = ts >= oldest if inclusive else ts > oldest
+            high = ts <= latest if inclusive else ts < latest
+            return low and high
+
+        timeline = [m for m in reversed(self.messages[channel])
+                    if (not m.is_reply or m.reply_broadcast) and within(float(m.ts))]
+        start = 0
+        cursor = req.params.get("cursor")
+        if cursor:
+            try:
+                after = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
+            except (ValueError, UnicodeDecodeError):
+                return _err("invalid_cursor")
+            start = next((i for i, m in enumerate(timeline) if m.ts == after), len(timeline))
+        page = timeline[start : start + limit]
+        has_more = start + limit < len(timeline)
+        next_cursor = base64.b64encode(f"next_ts:{timeline[start + limit].ts}".encode()).decode() if has_more else ""
+        with_metadata = _truthy(req.params.get("include_all_metadata"))
+        out = []
+        for m in page:
+            item = m.to_api_with(with_metadata)
+            replies = [r for r in self.messages[channel] if r.thread_ts == m.ts and r.ts != m.ts]
+            if replies:
+                item["thread_ts"] = m.ts
+                item["reply_count"] = len(replies)
+                item["latest_reply"] = replies[-1].ts
+            out.append(item)
+        return _ok(messages=out, has_more=has_more, pin_count=0,
+                   response_metadata={"next_cursor": next_cursor})
 
     def _users_info(self, req: _Request) -> _Reply:
         user = req.params.get("user")
@@ -1118,6 +1234,7 @@ _METHODS: dict[str, Callable[[SlackStandIn, _Request], _Reply]] = {
     "chat.getPermalink": SlackStandIn._chat_get_permalink,
     "conversations.info": SlackStandIn._conversations_info,
     "conversations.replies": SlackStandIn._conversations_replies,
+    "conversations.history": SlackStandIn._conversations_history,
     "users.info": SlackStandIn._users_info,
     "views.publish": SlackStandIn._views_publish,
     "views.open": SlackStandIn._views_open,
