@@ -1,0 +1,191 @@
+"""Alert groups through real Alertmanager into the bot and the Slack stand-in: order and HA duplicates, firing
+episodes, and messages too big for Slack.
+
+Alertmanager (Debian's package) receives alerts on its v2 API, the way Prometheus delivers them, and sends its
+webhooks to the bot's real HTTP server; Slack is the stand-in with Slack's limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from bot.store.models import Alert, AlertGroup, AuditEntry, Incident, OutboxItem, TriageRun
+from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
+from tests.harness.alertmanager import AlertmanagerServer, start_alertmanager
+from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
+from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
+from tests.standins.slack_api import SlackFault, SlackStandIn
+
+__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
+
+CHANNELS = ("C0OPS",)
+PERMISSIONS = {"channels": {"C0OPS": ["*"]}}
+LABELS = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def firing(starts: datetime, **annotations: str) -> dict[str, Any]:
+    return {"labels": LABELS, "annotations": {"summary": "checkout-0 is crash looping", **annotations},
+            "startsAt": iso(starts), "generatorURL": "http://127.0.0.1:9090/graph"}
+
+
+def resolved(starts: datetime, ends: datetime) -> dict[str, Any]:
+    return {**firing(starts), "endsAt": iso(ends)}
+
+
+def count(bot: RunningBot, model: Any, *where: Any) -> int:
+    with bot.ctx.engine.connect() as conn:
+        return int(conn.scalar(select(func.count()).select_from(model).where(*where)) or 0)
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackStandIn]:
+    with SlackStandIn(channels=CHANNELS) as standin:
+        yield standin
+
+
+def start_bot(slack: SlackStandIn, url: str) -> Any:
+    return bot_in_thread(settings_from(bot_values(slack_api_url=slack.api_url, database_url=url,
+                                                  permissions=PERMISSIONS)))
+
+
+def post_all(managers: list[AlertmanagerServer], alerts: list[dict[str, Any]]) -> None:
+    for am in managers:
+        am.post_alerts(alerts)
+
+
+def test_an_ha_pair_posts_once_and_a_late_firing_never_reopens_the_resolved_group(
+        tmp_path: Path, slack: SlackStandIn, postgres_url: str) -> None:
+    """Two Alertmanagers (an HA pair whose gossip is down) send every notification; a delayed firing arrives
+    after the resolution. One root, one triage, and the group stays resolved."""
+    with start_bot(slack, postgres_url) as bot, \
+            start_alertmanager(tmp_path / "a", f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am_a, \
+            start_alertmanager(tmp_path / "b", f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am_b:
+        started = datetime.now(UTC) - timedelta(seconds=30)
+        post_all([am_a, am_b], [firing(started)])
+        wait_until(lambda: count(bot, Alert) >= 2, 20, "both Alertmanagers' notifications")
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1 and all_sent(bot.ctx.engine), 20, "the root")
+        with bot.ctx.engine.connect() as conn:
+            late_firing = conn.execute(select(AlertGroup.last_payload)).scalar_one()
+        assert late_firing["status"] == "firing"
+        assert count(bot, AuditEntry, AuditEntry.action == "alert.duplicate") >= 1  # the second copy absorbed
+
+        post_all([am_a, am_b], [resolved(started, datetime.now(UTC))])
+        root = roots(slack, "C0OPS")[0]
+        wait_until(lambda: "RESOLVED" in root.text, 20, "the root edited to RESOLVED")
+        wait_until(lambda: count(bot, Alert, Alert.status == "resolved") >= 2, 20, "both resolutions")
+        wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
+        edits = len(root.edits)
+
+        # The firing notification, delivered late (a retry through a slow proxy): stored, changes nothing.
+        with httpx.Client(base_url=bot.url, timeout=10) as client:
+            assert client.post("/alertmanager", json=late_firing, headers=bearer()).status_code == 200
+        assert count(bot, Alert) >= 5
+        with bot.ctx.engine.connect() as conn:
+            assert conn.execute(select(AlertGroup.status, AlertGroup.episode)).one() == ("resolved", 1)
+            assert conn.scalar(select(Incident.status)) == "resolved"
+        assert all_sent(bot.ctx.engine)
+        assert [m.ts for m in roots(slack, "C0OPS")] == [root.ts] and "RESOLVED" in root.text
+        assert len(root.edits) == edits
+        assert len(slack.calls_to("chat.postMessage")) == sum(  # root, its note, and the report: nothing twice
+            1 for c in slack.calls_to("chat.postMessage") if c.response.get("ok"))
+        assert sum("Resolved" in m.text for m in replies(slack, root)) == 1
+        assert count(bot, TriageRun) == 1
+
+
+def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
+        tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
+    with start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        first = datetime.now(UTC) - timedelta(minutes=5)
+        am.post_alerts([firing(first)])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
+        old = roots(slack, "C0OPS")[0]
+        am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
+        wait_until(lambda: "RESOLVED" in old.text and all_sent(bot.ctx.engine), 20, "the first episode resolved")
+        old_text, old_edits = old.text, len(old.edits)
+
+        again = datetime.now(UTC)
+        am.post_alerts([firing(again)])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 2, 20, "a new root for the new episode")
+        new = roots(slack, "C0OPS")[1]
+        assert "FIRING" in new.text and "KubePodCrashLooping" in new.text
+        # The new root links the old thread; the old thread keeps its resolved state.
+        assert f"archives/C0OPS/p{old.ts.replace('.', '')}" in new.text and "episode 2" in new.text
+        assert new.extra["metadata"]["event_type"] == "triagebot_alert_episode"
+        assert new.extra["metadata"]["event_payload"]["episode"] == 2
+        wait_until(lambda: any(m.blocks for m in replies(slack, new)), 30, "the new episode's triage report")
+        wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
+        assert (old.text, len(old.edits)) == (old_text, old_edits)
+        assert sum(1 for m in replies(slack, old) if m.blocks) == 1  # the old report stays in the old thread
+
+        am.post_alerts([resolved(again, datetime.now(UTC))])
+        wait_until(lambda: "RESOLVED" in new.text, 20, "the second episode resolved")
+        wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
+        assert "previous episode" in new.text  # the link survives the edit
+        assert (old.text, len(old.edits)) == (old_text, old_edits)
+        with bot.ctx.engine.connect() as conn:
+            assert conn.execute(select(AlertGroup.status, AlertGroup.episode)).one() == ("resolved", 2)
+            incidents = conn.execute(select(Incident.key, Incident.status).order_by(Incident.id)).all()
+        assert [status for _, status in incidents] == ["resolved", "resolved"] and len({k for k, _ in incidents}) == 2
+        assert count(bot, TriageRun) == 2  # one triage per episode
+
+
+def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
+        tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
+    """Nothing is dropped for its size: the root is cut with a mark and the whole text is a file in its thread."""
+    summary = "".join(f"line {n:05d}: container checkout restarted; " for n in range(1500))[:60_000]
+    assert len(summary) == 60_000
+    with start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        am.post_alerts([{**firing(datetime.now(UTC)), "annotations": {"summary": summary}}])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        assert len(root.text) <= 3000 and "the full text is in the thread as a file" in root.text
+        wait_until(lambda: any(f.name == "alert.txt" for f in slack.files), 20, "the full text as a file")
+        whole = next(f for f in slack.files if f.name == "alert.txt")
+        assert whole.thread_ts == root.ts and summary in whole.bytes.decode()
+        wait_until(lambda: all_sent(bot.ctx.engine), 30, "the outbox to drain")
+        assert count(bot, OutboxItem, OutboxItem.status == "dead") == 0
+
+
+def test_a_report_slack_refuses_is_posted_again_as_plain_text(tmp_path: Path, slack: SlackStandIn,
+                                                               sqlite_url: str) -> None:
+    with start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        am.post_alerts([firing(datetime.now(UTC))])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1 and all_sent(bot.ctx.engine), 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        # Slack refuses the next post's content (a report's blocks): the plain retry goes through.
+        slack.set_faults([SlackFault("chat.postMessage", error="msg_blocks_too_long", times=1)])
+        bot.ctx.jobs.submit(_request(bot, root.ts))  # the group re-triaged: its report replies in the thread
+        wait_until(lambda: any("Triage" in m.text or "triage" in m.text for m in replies(slack, root)
+                               if not m.blocks), 30, "the report as plain text")
+        wait_until(lambda: all_sent(bot.ctx.engine), 30, "the outbox to drain")
+        refused = [c for c in slack.calls_to("chat.postMessage") if c.response.get("error") == "msg_blocks_too_long"]
+        assert len(refused) == 1
+        assert count(bot, OutboxItem, OutboxItem.status == "dead") == 0
+        assert any(f.name == "message.txt" for f in slack.files)  # the whole report, as a file
+
+
+def _request(bot: RunningBot, root_ts: str) -> Any:
+    from bot.jobs import TriageRequest
+    from bot.keys import alert_root_key
+    from collectors.models import Target
+
+    with bot.ctx.engine.connect() as conn:
+        group_key = conn.scalar(select(AlertGroup.group_key))
+    assert group_key is not None
+    return TriageRequest(target=Target(namespace="shop", pod="checkout-0"), since=timedelta(minutes=30),
+                         trigger="rerun", channel="C0OPS", key=f"manual:{root_ts}",
+                         parent_key=alert_root_key(group_key, 1))
