@@ -76,6 +76,8 @@ class Settings(BaseSettings):
         "INFO", description="log level of the JSON logs")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default a SQLite file in the state dir")
     max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
+    outbox_lease: float = Field(30.0, ge=11, le=600, description="seconds a Slack call may take before another "
+                                "poster takes it over (longer than the 10 s HTTP timeout)")
     # Chat and alerts.
     routes: list[Route] = Field(default_factory=list, description="alert label matchers -> Slack channel")
     default_channel: str | None = Field(None, description="channel for alerts no route matches")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk import WebClient
@@ -97,7 +98,8 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     factory = session_factory(engine)
     metrics = metrics or Metrics()
     slack = slack_client(settings)
-    poster = Poster(factory, slack, metrics) if slack is not None else None
+    poster = Poster(factory, slack, metrics, lease=timedelta(seconds=settings.outbox_lease)) \
+        if slack is not None else None
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
                       assistant=assistant, capture_dir=drills_dir(settings))

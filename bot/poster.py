@@ -54,8 +54,10 @@ def _now() -> datetime:
 
 class Poster:
     def __init__(self, factory: sessionmaker[Session], client: WebClient, metrics: Metrics | None = None,
-                 worker_id: str | None = None, clock: Callable[[], datetime] = _now) -> None:
+                 worker_id: str | None = None, clock: Callable[[], datetime] = _now,
+                 lease: timedelta = outbox.DEFAULT_LEASE) -> None:
         self.factory = factory
+        self.lease = lease
         self.client = client
         self.metrics = metrics or Metrics()
         self.worker_id = worker_id or f"poster-{uuid.uuid4().hex[:8]}"
@@ -66,7 +68,7 @@ class Poster:
 
     def run_once(self) -> int:
         """Claim and send what is due now; returns how many items were attempted."""
-        items = outbox.claim(self.factory, self.worker_id, self.clock())
+        items = outbox.claim(self.factory, self.worker_id, self.clock(), lease=self.lease)
         for item in items:
             self._send(item)
         with self.factory() as session:

@@ -215,6 +215,20 @@ def _shut_down(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def start_bot_process(values: Mapping[str, Any], workdir: Path, name: str, slack: bool = False) -> BotProcess:
+    """One replica, started and answering; stop it with `stop_bot_process` (or kill it: `bot.process.kill()`)."""
+    process, port_file, log = _spawn(values, workdir, name, slack)
+    try:
+        return _await_ready(process, port_file, log, name)
+    except BaseException:
+        _shut_down(process)
+        raise
+
+
+def stop_bot_process(bot: BotProcess) -> None:
+    _shut_down(bot.process)
+
+
 @contextmanager
 def bot_processes(values: Mapping[str, Any], workdir: Path, names: Sequence[str],
                   slack: bool = False) -> Iterator[list[BotProcess]]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import email.parser
 import email.policy
 import hmac
@@ -131,7 +132,8 @@ class SlackFault:
     upload URL, or ``"response_url"``. ``error="ratelimited"`` answers HTTP 429 with ``Retry-After``
     (``retry_after``, default 1). ``error=None`` with ``status`` 200 only adds ``delay``; with another status it
     answers that status with a non-JSON body, like a load balancer in front of a failing Slack.
-    ``times=None`` fires forever.
+    ``times=None`` fires forever. ``delay_after`` holds a successful answer back after the call took effect (the
+    message is stored, the caller does not know yet): the window in which a crashing caller posts twice.
     """
 
     method: str
@@ -140,6 +142,7 @@ class SlackFault:
     retry_after: int | None = None
     times: int | None = None
     delay: float = 0.0
+    delay_after: float = 0.0
 
 
 @dataclass
@@ -340,6 +343,7 @@ class SlackStandIn:
         self.method_limits = dict(METHOD_LIMITS if method_limits is None else method_limits)
 
         self.calls: list[Call] = []
+        self.answering = 0  # calls that took effect and whose answer is held back (SlackFault.delay_after)
         self.messages: dict[str, list[Message]] = {c: [] for c in self.channels}
         self.ephemerals: list[Message] = []
         self.files: list[UploadedFile] = []
@@ -495,6 +499,14 @@ class SlackStandIn:
             reply = self._fault_reply(fault)
         else:
             reply, params = run()
+            if fault is not None and fault.delay_after > 0:
+                with self._lock:
+                    self.answering += 1
+                try:
+                    time.sleep(fault.delay_after)
+                finally:
+                    with self._lock:
+                        self.answering -= 1
         with self._lock:
             body = reply.body if isinstance(reply.body, dict) else {"body": reply.body}
             self.calls.append(Call(method, params, body, reply.status, time.time()))
@@ -531,6 +543,12 @@ class SlackStandIn:
 
     @staticmethod
     def _write(h: _Handler, reply: _Reply) -> None:
+        # The caller may have gone away (a test killed it) after the call took effect.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            SlackStandIn._write_reply(h, reply)
+
+    @staticmethod
+    def _write_reply(h: _Handler, reply: _Reply) -> None:
         if isinstance(reply.body, dict):
             payload = json.dumps(reply.body).encode()
             content_type = "application/json; charset=utf-8"
