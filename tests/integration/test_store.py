@@ -465,3 +465,58 @@ def test_two_bot_processes_post_every_alert_exactly_once(db_url: str, tmp_path: 
         assert len(session.scalars(select(Incident)).all()) == 2
         assert outbox.counts(session) == {"sent": len(expected_keys)}
     engine.dispose()
+
+
+# --- collapsing a message's state, priorities, the update lane, maybe-sent ------------------------------------
+
+
+def test_set_latest_rewrites_a_queued_post_then_collapses_edits(store: MigratedStore) -> None:
+    with store.factory.begin() as session:
+        root = outbox.enqueue(session, "root", "C1", "chat.postMessage", {"text": "v1", "kind": "alert"}, now=T0)
+        assert outbox.set_latest(session, root, {"text": "v2"}).id == root.id  # not posted yet: rewritten
+    (item,) = outbox.claim(store.factory, "w1", T0)
+    assert item.payload["text"] == "v2"
+    with store.factory.begin() as session:
+        root = outbox.find(session, "root")
+        assert root is not None
+        # In flight: the new state waits behind it as an edit; later states rewrite that edit.
+        first = outbox.set_latest(session, root, {"text": "v3"})
+        second = outbox.set_latest(session, root, {"text": "v4"}, priority=outbox.PRIORITY_ROOT)
+        assert first.id == second.id and first.method == "chat.update"
+        assert outbox.mark_sent(session, item.id, "w1", {"ts": "1.0", "channel": "C1"})
+    (edit,) = outbox.claim(store.factory, "w1", T0 + timedelta(seconds=2))
+    assert edit.method == "chat.update" and edit.payload["text"] == "v4" and edit.parent_result == {"ts": "1.0",
+                                                                                                    "channel": "C1"}
+    with store.factory() as session:
+        assert outbox.counts(session) == {"sent": 1, "sending": 1}
+
+
+def test_roots_go_before_reports_and_edits_share_a_workspace_budget(store: MigratedStore) -> None:
+    with store.factory.begin() as session:
+        outbox.enqueue(session, "report", "C1", "chat.postMessage", {}, now=T0)
+        outbox.enqueue(session, "root", "C1", "chat.postMessage", {}, now=T0, priority=outbox.PRIORITY_ROOT)
+        for n in range(12):  # edits in twelve channels: the workspace lane lets a burst through, then paces
+            outbox.enqueue(session, f"edit{n}", f"E{n}", "chat.update", {"ts": "1.0"}, now=T0)
+    first = outbox.claim(store.factory, "w1", T0)
+    assert [i.idempotency_key for i in first if i.channel == "C1"] == ["root"]
+    edits = [i for i in first if i.method == "chat.update"]
+    assert len(edits) == 1  # one per claim
+    got = len(edits)
+    for n in range(1, 20):
+        got += sum(i.method == "chat.update" for i in outbox.claim(store.factory, "w1", T0 + timedelta(
+            milliseconds=n)))
+    assert got == outbox.UPDATE_BURST  # the burst, within a few milliseconds
+    later = outbox.claim(store.factory, "w1", T0 + outbox.UPDATE_INTERVAL)
+    assert sum(i.method == "chat.update" for i in later) == 1
+
+
+def test_a_lease_that_runs_out_marks_the_post_maybe_sent(store: MigratedStore) -> None:
+    with store.factory.begin() as session:
+        outbox.enqueue(session, "k", "C1", "chat.postMessage", {}, now=T0)
+        outbox.enqueue(session, "t", "C2", "chat.postMessage", {}, now=T0)
+    items = {i.idempotency_key: i for i in outbox.claim(store.factory, "dies", T0)}
+    assert not any(i.maybe_sent for i in items.values())
+    with store.factory.begin() as session:  # a 429 is a clear "no"; a timeout is not
+        assert outbox.mark_failed(session, items["t"].id, "dies", "ReadTimeout", now=T0, uncertain=True) == "failed"
+    again = {i.idempotency_key: i for i in outbox.claim(store.factory, "w2", T0 + timedelta(seconds=31))}
+    assert again["k"].maybe_sent and again["t"].maybe_sent and again["k"].created_at == T0
