@@ -3,13 +3,14 @@
 The bot runs as its own process (tests/harness/bot_launcher.py: the real server, triage pool and outbox poster)
 so its RSS is its own. Alerts arrive the way Alertmanager sends them: ~50 groups routed by a label to 3 Slack
 channels, each webhook carrying all of its group's alerts so far plus one new one, open loop on a fixed schedule
-(a slow answer does not slow the sender down). Every new alert is a thread reply and asks for a triage (no cluster
-here, so each triage reports its sources missing and posts a short report).
+(a slow answer does not slow the sender down). Each group's first webhook posts its root (threaded under a
+storm roll-up: 50 groups in a minute are a storm) and asks for a triage (no cluster here, so each triage reports
+its sources missing and posts a short report); later webhooks edit the root, collapsed to the latest state.
 
 Measured: every alert stored (rows counted), webhook latency at the client, Slack posts per second per channel as
 the Slack stand-in saw them (it enforces Slack's ~1/s/channel with 429s), and the bot's RSS. The run stops a fixed
-`--tail` seconds after the last webhook; posts still queued then are reported, not waited for (at 1 post/s per
-channel, thousands of thread replies take many minutes to drain, which is the pacing working).
+`--tail` seconds after the last webhook; posts still queued then are reported, not waited for.
+bench_alert_storm measures how soon each root and each resolution reaches Slack.
 Prints a markdown block and writes it into docs/benchmarks.md, section "Slack and webhooks".
 """
 
@@ -247,8 +248,8 @@ def report(results: list[Result]) -> str:
             f"{r.queued_left} still queued at the end | "
             f"peak {r.peak_rss / mb:.0f} MB (samples max {max(r.rss_samples, default=0) / mb:.0f} MB) |")
     lines += ["", "Stored rows count every alert of every webhook (repeats included), so a group's k-th webhook "
-              "adds k rows. The queue left at the end is thread replies and triage reports waiting their turn "
-              "at one post per second per channel: pacing, not loss (the exactly-once test drains it)."]
+              "adds k rows. Whatever is left queued at the end is waiting its turn under Slack's limits "
+              "(one post per second per channel, 50 edits a minute): pacing, not loss."]
     return "\n".join(lines)
 
 

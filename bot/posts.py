@@ -75,10 +75,11 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
 
 
 def queue_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem | None = None,
-               incident_id: int | None = None, kind: str = "note") -> OutboxItem:
+               incident_id: int | None = None, kind: str = "note", priority: int = outbox.PRIORITY_REPORT,
+               ) -> OutboxItem:
     return outbox.enqueue(session, key, channel, "chat.postMessage",
                           {"kind": kind, "text": text, "incident_id": incident_id, "in_thread": parent is not None},
-                          depends_on=parent)
+                          depends_on=parent, priority=priority)
 
 
 def alert_summary(payload: dict[str, Any]) -> str:

@@ -69,6 +69,9 @@ _SWEEP_ROUNDS = 10  # dependency chains longer than this are finished off by lat
 UPDATE_LANE = "~chat.update"
 UPDATE_INTERVAL = timedelta(seconds=1.2)
 UPDATE_BURST = 10
+# Edits that only refresh content wait while fewer than this many edits are left in the burst, so a status change
+# (a resolution) finds room at once after a storm of refreshes.
+UPDATE_RESERVE = 4
 PRIORITY_ROOT = 0  # a root or roll-up post, a status change: what on-call looks at first
 PRIORITY_REPORT = 1  # reports, notes, files
 PRIORITY_REFRESH = 2  # a root's content while its status is unchanged
@@ -214,7 +217,7 @@ def claim(
     claimed: list[ClaimedItem] = []
     with factory.begin() as session:
         _sweep_dead(session, now, max_attempts)
-        updates_open = _update_lane_open(session, now)
+        updates_open, refresh_open = _update_lane_open(session, now)
         in_channel = OutboxItem.channel == ChannelPace.channel
         in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
         channels = session.scalars(
@@ -229,6 +232,8 @@ def claim(
         ).all()
         for channel in channels:
             lane = [] if updates_open else [OutboxItem.method != "chat.update"]
+            if updates_open and not refresh_open:
+                lane = [or_(OutboxItem.method != "chat.update", OutboxItem.priority < PRIORITY_REFRESH)]
             item = session.scalars(
                 select(OutboxItem)
                 .where(OutboxItem.channel == channel, _due(now), _dependency_sent(), *lane)
@@ -261,13 +266,17 @@ def claim(
     return claimed
 
 
-def _update_lane_open(session: Session, now: datetime) -> bool:
-    """Whether a chat.update may start now (GCRA: `next_at` is the theoretical time of the next one)."""
+def _update_lane_open(session: Session, now: datetime) -> tuple[bool, bool]:
+    """Whether a chat.update may start now, and one that only refreshes content (GCRA: `next_at` is the theoretical
+    time of the next edit; it may run `UPDATE_BURST - 1` intervals ahead of now)."""
     session.execute(insert_ignoring_conflicts(session, ChannelPace, ["channel"])
                     .values(channel=UPDATE_LANE, next_at=now))
     next_at = session.scalars(select(ChannelPace.next_at).where(ChannelPace.channel == UPDATE_LANE)
                               .with_for_update(skip_locked=True)).first()
-    return next_at is not None and next_at - UPDATE_INTERVAL * (UPDATE_BURST - 1) <= now
+    if next_at is None:
+        return False, False
+    return (next_at - UPDATE_INTERVAL * (UPDATE_BURST - 1) <= now,
+            next_at - UPDATE_INTERVAL * (UPDATE_BURST - 1 - UPDATE_RESERVE) <= now)
 
 
 def _take_update_slot(session: Session, now: datetime) -> None:

@@ -139,8 +139,10 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
         priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
         outbox.set_latest(session, root, {"text": text}, priority=priority)
         if episode.status_changed and view["status"] == "resolved":
+            # Named, as under a storm's roll-up several groups share one thread.
             queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,
-                       text=":white_check_mark: Resolved: every alert of this episode has ended.", kind="status")
+                       text=f"Resolved: {fitted_text(summary.split(chr(10))[0], 300)[0]}", kind="status",
+                       priority=outbox.PRIORITY_ROOT)
     if cut:
         queue_full_text(session, key=f"{key}:full", channel=channel, text=summary, parent=root,
                         incident_id=group.incident_id)

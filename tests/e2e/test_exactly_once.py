@@ -143,7 +143,8 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
         reports = [m for m in thread if m.blocks]
         notes = [m for m in thread if not m.blocks]
         assert len(reports) == 1, [m.text for m in thread]  # one triage report
-        assert [m.text.split()[1] for m in notes] == ["Resolved:"], [m.text for m in notes]
+        assert [m.text.split()[0] for m in notes] == ["Resolved:"], [m.text for m in notes]
+        assert name in notes[0].text and "RESOLVED" in notes[0].text
         posts = ok_calls(slack, "chat.postMessage", channel)
         assert len(posts) == 3  # root, report, resolved reply: nothing twice
         assert len(ok_calls(slack, "chat.update", channel)) == 1
