@@ -201,7 +201,9 @@ def report(results: list[StormResult], alerts: int, seconds: float, groups: int)
     lines += ["", "The roots of a channel's groups are threaded under one roll-up message once 5 groups start there "
               "within a minute, so a channel shows a handful of top-level messages, not one per group. Roots and "
               "status changes go before reports; a root's edits collapse to its latest state and share the "
-              "workspace's chat.update budget (50 a minute, a burst of 10)."]
+              "workspace's chat.update budget (50 a minute, a burst of 10; content refreshes leave 4 of the burst "
+              "for status changes). That budget is the floor for the resolutions: 50 edits of 50 roots take at "
+              "least (50 - 10) x 1.2 s = 48 s after the burst, wherever they are queued."]
     return "\n".join(lines)
 
 
