@@ -148,9 +148,10 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
         posts = ok_calls(slack, "chat.postMessage", channel)
         assert len(posts) == 3  # root, report, resolved reply: nothing twice
         assert len(ok_calls(slack, "chat.update", channel)) == 1
-        times = sorted(c.time for c in posts + ok_calls(slack, "chat.update", channel))
+        # Posts are paced per channel across both replicas (edits are not posts: their budget is the workspace's).
+        times = sorted(c.time for c in posts)
         gaps = [b - a for a, b in itertools.pairwise(times)]
-        assert min(gaps) >= MIN_GAP, gaps  # paced per channel across both replicas
+        assert min(gaps) >= MIN_GAP, gaps
 
     assert sum(c.status == 429 for c in slack.calls) == 2  # only the injected ones: pacing never tripped Slack
     assert sum(c.status == 500 for c in slack.calls) == 1
