@@ -678,3 +678,62 @@ def test_bolt_over_real_http_with_starlette_adapter(standin: SlackStandIn) -> No
         server.should_exit = True
         thread.join(timeout=5)
         sock.close()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Message metadata, channel history, tiered limits, answers held back
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_metadata_is_checked_and_returned_only_when_asked(standin: SlackStandIn, client: WebClient) -> None:
+    meta = {"event_type": "triagebot_post", "event_payload": {"outbox_key": "alert:abc:root", "episode": 2}}
+    posted = client.chat_postMessage(channel="C0OPS", text="root", metadata=meta)
+    client.chat_postMessage(channel="C0OPS", text="reply", thread_ts=posted["ts"], metadata=meta)
+    plain = client.conversations_history(channel="C0OPS")
+    assert [m["text"] for m in plain["messages"]] == ["root"] and "metadata" not in plain["messages"][0]
+    full = client.conversations_history(channel="C0OPS", include_all_metadata=True)
+    assert full["messages"][0]["metadata"] == meta and full["messages"][0]["reply_count"] == 1
+    replies = client.conversations_replies(channel="C0OPS", ts=posted["ts"], include_all_metadata=True)
+    assert [m.get("metadata") for m in replies["messages"]] == [meta, meta]
+    for bad, error in (({"event_type": "no spaces allowed", "event_payload": {}}, "invalid_metadata_schema"),
+                       ({"event_type": "x"}, "invalid_metadata_schema"),
+                       ({"event_type": "x", "event_payload": {"big": "y" * 9000}}, "metadata_too_large")):
+        assert api_error(lambda bad=bad: client.chat_postMessage(channel="C0OPS", text="t", metadata=bad)
+                         ).response["error"] == error
+    raw = httpx.post(f"{standin.api_url}chat.postMessage", headers={"Authorization": f"Bearer {TOKEN}"},
+                     data={"channel": "C0OPS", "text": "t", "metadata": "{not json"})
+    assert raw.json() == {"ok": False, "error": "invalid_metadata_format"}
+
+
+def test_history_pages_newest_first_within_oldest(client: WebClient) -> None:
+    stamps = [client.chat_postMessage(channel="C0OPS", text=f"m{n}")["ts"] for n in range(5)]
+    first = client.conversations_history(channel="C0OPS", limit=2, oldest=stamps[0])
+    assert [m["text"] for m in first["messages"]] == ["m4", "m3"] and first["has_more"]
+    rest = client.conversations_history(channel="C0OPS", limit=10, oldest=stamps[0],
+                                        cursor=first["response_metadata"]["next_cursor"])
+    assert [m["text"] for m in rest["messages"]] == ["m2", "m1"] and not rest["has_more"]  # oldest is exclusive
+    assert api_error(lambda: client.conversations_history(channel="C0NOPE")).response["error"] == "channel_not_found"
+
+
+def test_tiered_methods_are_limited_per_workspace() -> None:
+    with SlackStandIn(burst=50) as s:
+        client = WebClient(token=TOKEN, base_url=s.api_url)
+        ts = client.chat_postMessage(channel="C0OPS", text="root")["ts"]
+        for n in range(10):  # Tier 3's burst
+            client.chat_update(channel="C0OPS", ts=ts, text=f"v{n}")
+        err = api_error(lambda: client.chat_update(channel="C0OPS", ts=ts, text="one too many"))
+        assert err.response.status_code == 429 and err.response["error"] == "ratelimited"
+        assert int(err.response.headers["Retry-After"]) >= 1
+        assert s.messages["C0OPS"][0].text == "v9"
+        client.chat_postMessage(channel="C0ALERTS", text="posts have their own limit")
+
+
+def test_an_answer_held_back_after_the_post_took_effect(standin: SlackStandIn, client: WebClient) -> None:
+    standin.set_faults([SlackFault("chat.postMessage", delay_after=0.5, times=1)])
+    seen: list[int] = []
+    worker = threading.Thread(target=lambda: client.chat_postMessage(channel="C0OPS", text="slow answer"))
+    worker.start()
+    standin.wait_for(lambda: standin.answering == 1, timeout=5)
+    seen.append(len(standin.messages["C0OPS"]))  # stored before the caller has its answer
+    worker.join(5)
+    assert seen == [1] and standin.answering == 0
