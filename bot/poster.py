@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
-from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text
+from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text, rollup_text
 from bot.store import outbox, repo
 from bot.store.outbox import ClaimedItem
 
@@ -194,6 +194,9 @@ class Poster:
     def _call(self, item: ClaimedItem) -> dict[str, Any]:
         payload = dict(item.payload)
         parent_ts = _parent_ts(item)
+        if payload.get("rollup_key"):  # a storm's roll-up shows its totals as of sending
+            with self.factory() as session:
+                payload["text"] = rollup_text(session, str(payload["rollup_key"]))
         if item.method == "chat.postMessage":
             thread_ts = payload.get("thread_ts") or (_thread_root(item) if payload.get("in_thread") else None)
             link = self._episode_link(item)

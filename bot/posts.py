@@ -11,12 +11,13 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.render.chart import render_chart
 from bot.render.slack import SlackRenderer, mrkdwn_escape
 from bot.store import outbox
-from bot.store.models import OutboxItem
+from bot.store.models import AlertGroup, OutboxItem
 from collectors.models import Artifact
 from playbooks.report import Report
 
@@ -123,6 +124,22 @@ def queue_full_text(session: Session, *, key: str, channel: str, text: str, pare
     return outbox.enqueue(session, key, channel, "files.upload_v2",
                           {"kind": "full-text", "in_thread": True, "incident_id": incident_id, "filename": filename,
                            "title": "The full text of the message above", "content": text}, depends_on=parent)
+
+
+def counted(status: str, states: dict[str, Any] | None) -> dict[str, Any]:
+    """A group as rollup_summary counts it: its status and its alerts' newest states (bot.webhook.ordering)."""
+    return {"status": status, "alerts": [
+        {"status": s.get("status"), "labels": {"alertname": s.get("alertname") or "alert",
+                                               "namespace": s.get("namespace") or ""}}
+        for s in (states or {}).values()]}
+
+
+def rollup_text(session: Session, key: str) -> str:
+    """The roll-up `key`'s line as of now, from two small columns of its groups (the poster calls it at send time,
+    so a storm's many changes cost one count per edit, not one per webhook)."""
+    members = session.execute(select(AlertGroup.status, AlertGroup.alert_states)
+                              .where(AlertGroup.rollup_key == key)).all()
+    return rollup_summary([counted(status, states) for status, states in members])
 
 
 def rollup_summary(groups: list[dict[str, Any]]) -> str:

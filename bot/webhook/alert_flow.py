@@ -63,11 +63,13 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
             group.episode, group.episode_started_at, group.channel, group.rollup_key = \
                 episode.number, received, channel, None
         found = target_for(labels)
-        if channel is not None and not episode.absorbed:
+        if channel is not None and (episode.started or group.incident_id is None):
             repo.open_incident_for_group(
                 session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
                 namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
-        repo.record_alert_payload(session, group, raw, receiver_instance, status=merged.status, now=received,
+        # A notification that changed nothing leaves the group's status as it was, whatever it says.
+        status = previous if episode.absorbed and previous is not None else merged.status
+        repo.record_alert_payload(session, group, raw, receiver_instance, status=status, now=received,
                                   current=not episode.absorbed)
         if channel is None:
             repo.audit(session, actor="alertmanager", action="alert.unrouted", target=payload.groupKey,
@@ -75,7 +77,7 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
             return []
         repo.audit(session, actor="alertmanager", action="alert.duplicate" if episode.absorbed else "alert.received",
                    channel=channel, target=found.target.service,
-                   detail={"group": group_id(payload.groupKey), "status": merged.status,
+                   detail={"group": group_id(payload.groupKey), "status": status,
                            "episode": episode.number, "alerts": len(payload.alerts)})
         if episode.absorbed:
             return []

@@ -80,7 +80,9 @@ def merge(known: Mapping[str, Any], alerts: Iterable[Alert], received: datetime)
         new = state_of(alert, received)
         old = AlertState.from_json(states[key]) if key in states else None
         if old is None or new.order() > old.order():
-            states[key] = new.to_json()
+            # The name and namespace ride along for a storm's roll-up line, which counts alerts from these states.
+            states[key] = {**new.to_json(), "alertname": alert.labels.get("alertname", ""),
+                           "namespace": alert.labels.get("namespace", "")}
             changed.append(key)
             statuses.append(new.status)
         else:

@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot.keys import alert_root_key
-from bot.posts import rollup_summary
+from bot.posts import counted, rollup_summary
 from bot.store import outbox
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import AlertGroup, ChannelPace, OutboxItem
@@ -53,7 +53,8 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
     key = f"rollup:{channel}:{now.strftime('%Y%m%dT%H%M%S.%f')}"
     members = [*recent, group]
     rollup = outbox.enqueue(session, key, channel, "chat.postMessage", {
-        "kind": "rollup", "text": rollup_summary([_shown(g) for g in members]),
+        "kind": "rollup", "text": rollup_summary([counted(g.status, g.alert_states) for g in members]),
+        "rollup_key": key,
         "metadata": {"event_type": ROLLUP_EVENT, "event_payload": {"channel": channel, "outbox_key": key}},
     }, priority=outbox.PRIORITY_ROOT, now=now)
     session.flush()
@@ -71,16 +72,15 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
 
 
 def refresh_rollup(session: Session, key: str) -> None:
-    """Show the storm's current totals on its roll-up message (collapsed with any queued refresh)."""
+    """Have the roll-up show the storm's current totals. The poster counts them when it sends (`rollup_key`), so
+    this only makes sure an edit is queued: nothing to do while the roll-up or an edit of it is still waiting."""
     rollup = outbox.find(session, key)
-    if rollup is None:
+    if rollup is None or (rollup.status in ("pending", "failed") and not rollup.maybe_sent):
         return
-    members = session.scalars(select(AlertGroup).where(AlertGroup.rollup_key == key)).all()
-    outbox.set_latest(session, rollup, {"text": rollup_summary([_shown(g) for g in members])})
-
-
-def _shown(group: AlertGroup) -> dict[str, Any]:
-    return {**(group.last_payload or {}), "status": group.status}
+    queued = session.scalar(select(OutboxItem.id).where(OutboxItem.collapse_key == f"{key}:state",
+                                                        OutboxItem.status.in_(("pending", "failed"))).limit(1))
+    if queued is None:
+        outbox.set_latest(session, rollup, {"rollup_key": key})
 
 
 def _in_thread(session: Session, member: AlertGroup) -> dict[str, Any]:

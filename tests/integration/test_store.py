@@ -520,3 +520,30 @@ def test_a_lease_that_runs_out_marks_the_post_maybe_sent(store: MigratedStore) -
         assert outbox.mark_failed(session, items["t"].id, "dies", "ReadTimeout", now=T0, uncertain=True) == "failed"
     again = {i.idempotency_key: i for i in outbox.claim(store.factory, "w2", T0 + timedelta(seconds=31))}
     assert again["k"].maybe_sent and again["t"].maybe_sent and again["k"].created_at == T0
+
+
+def test_a_stale_notification_leaves_the_group_as_it_was(store: MigratedStore) -> None:
+    """Alert a resolved while b fires; a's old firing, delivered late, neither reopens nor resolves anything."""
+    from bot.webhook.alert_flow import accept_alerts
+    from bot.webhook.payload import AlertmanagerPayload
+
+    def deliver(body: dict[str, Any], at: datetime) -> None:
+        accept_alerts(store.factory, AlertmanagerPayload.model_validate(body), body, routes=[],
+                      default_channel="C1", receiver_instance="r", now=at)
+
+    both = webhook("GpuXid", fingerprints=("a", "b"))
+    one_resolved = webhook("GpuXid", fingerprints=("a", "b"))
+    one_resolved["alerts"][0].update(status="resolved", endsAt="2030-01-01T11:58:00Z")
+    stale = webhook("GpuXid", fingerprints=("a",))
+    deliver(both, T0)
+    deliver(one_resolved, T0 + timedelta(seconds=10))
+    with store.factory() as session:
+        before = outbox.counts(session)
+    deliver(stale, T0 + timedelta(seconds=20))
+    with store.factory() as session:
+        group = session.scalars(select(AlertGroup)).one()
+        assert (group.status, group.episode) == ("firing", 1)
+        assert group.last_payload == one_resolved  # the stale body is stored as an alert row, not as the state
+        assert group.alert_states["a"]["status"] == "resolved"
+        assert outbox.counts(session) == before
+        assert len(session.scalars(select(Alert)).all()) == 5
