@@ -38,18 +38,26 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
     """The roll-up the group's new root goes under, or None outside a storm. Sets `group.rollup_key`."""
     if policy.groups <= 0:
         return None
-    _lock_channel(session, channel, now)
     since = now - policy.window
-    recent = list(session.scalars(
-        select(AlertGroup).where(AlertGroup.channel == channel, AlertGroup.episode_started_at >= since,
-                                 AlertGroup.id != group.id)
-        .order_by(AlertGroup.episode_started_at)))
-    active = next((g.rollup_key for g in reversed(recent) if g.rollup_key), None)
-    if active is not None:
-        group.rollup_key = active
-        return outbox.find(session, active)
-    if len(recent) + 1 < policy.groups:
-        return None
+
+    def recent_groups() -> list[AlertGroup]:
+        return list(session.scalars(
+            select(AlertGroup).where(AlertGroup.channel == channel, AlertGroup.episode_started_at >= since,
+                                     AlertGroup.id != group.id)
+            .order_by(AlertGroup.episode_started_at)))
+
+    # Joining a storm, or staying out of one, needs no lock; creating the roll-up does (one per storm), and
+    # then looks again in case another webhook created it meanwhile.
+    for locked in (False, True):
+        recent = recent_groups()
+        active = next((g.rollup_key for g in reversed(recent) if g.rollup_key), None)
+        if active is not None:
+            group.rollup_key = active
+            return outbox.find(session, active)
+        if len(recent) + 1 < policy.groups:
+            return None
+        if not locked:
+            _lock_channel(session, channel, now)
     key = f"rollup:{channel}:{now.strftime('%Y%m%dT%H%M%S.%f')}"
     members = [*recent, group]
     rollup = outbox.enqueue(session, key, channel, "chat.postMessage", {
