@@ -15,6 +15,7 @@ Writes its part of docs/benchmarks.md ("Slack and webhooks").
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -38,6 +39,8 @@ from tests.harness.bot_server import bearer, bot_process, bot_values
 from tests.standins.slack_api import Call, SlackStandIn
 
 RESOLVE_SPREAD = 5.0  # seconds over which the 50 resolutions arrive
+
+LOAD = [0.0]  # the 1-minute load average before the run (set by main)
 
 
 @dataclass
@@ -179,7 +182,8 @@ def run(backend: str, alerts: int, seconds: float, groups: int, tail: float, wor
 
 def report(results: list[StormResult], alerts: int, seconds: float, groups: int) -> str:
     lines = ["### Alert storm against Slack's rate limits (`python -m benchmarks.bench_alert_storm`)", "",
-             f"Machine: {doc.machine()}. Load: {alerts} alerts in {seconds:.0f} s over {groups} groups and "
+             f"Machine: {doc.machine()}, load average {LOAD[0]:.1f} from other work "
+             f"when it started. Load: {alerts} alerts in {seconds:.0f} s over {groups} groups and "
              f"{len(CHANNELS)} channels (each webhook carries its group's alerts so far), then every group resolves "
              f"within {RESOLVE_SPREAD:.0f} s; the Slack stand-in enforces 1 post/s/channel, chat.update 50/min, "
              "files 100/min, with 429 + Retry-After. No time is compressed; the bot is one process.", "",
@@ -217,6 +221,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=16)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
+    LOAD[0] = os.getloadavg()[0]  # a shared machine: say how busy it was
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers) for b in backends]
     text = report(results, args.alerts, args.seconds, args.groups)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import statistics
 import sys
 import tempfile
@@ -80,6 +81,8 @@ def quantile(values: list[float], q: float) -> float:
 # --------------------------------------------------------------------------------------------------------------
 # The load
 # --------------------------------------------------------------------------------------------------------------
+
+LOAD = [0.0]  # the 1-minute load average before the run (set by main)
 
 
 @dataclass
@@ -229,7 +232,8 @@ def post_rates(times: list[float]) -> tuple[float, float, float]:
 def report(results: list[Result]) -> str:
     mb = 1024 * 1024
     lines = ["### Alertmanager webhooks (`python -m benchmarks.bench_webhook`)", "",
-             f"Machine: {doc.machine()}. Load: {results[0].alerts} alerts in {results[0].seconds:.0f} s over "
+             f"Machine: {doc.machine()}, load average {LOAD[0]:.1f} from other work "
+             f"when it started. Load: {results[0].alerts} alerts in {results[0].seconds:.0f} s over "
              f"{results[0].groups} alert groups and {len(CHANNELS)} channels, open loop; each webhook carries its "
              "group's alerts so far plus a new one (as Alertmanager sends them); the bot is one process.", "",
              "| backend | budget | stored | webhook latency | Slack posts per channel | bot RSS |",
@@ -264,6 +268,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=16, help="concurrent senders")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args()
+    LOAD[0] = os.getloadavg()[0]  # a shared machine: say how busy it was
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers) for b in backends]
     text = report(results)
