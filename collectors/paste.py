@@ -36,26 +36,33 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
     if any(word in clean.text for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(clean.text):
         segments = _one_training_log(clean, segments)
     owner = _owners(clean, segments)
-    rest = {n for n, line in enumerate(clean.lines, 1) if owner.get(n) is None and line.strip()}
+    lines = clean.lines
+    rest = set() if -1 not in owner[1:] else {
+        n for n, line in enumerate(lines, 1) if owner[n] == -1 and line.strip()}
     if len(segments) == 1 and segments[0].start <= 1 and not rest:
         return [Artifact(id=name, kind=segments[0].kind, source=source, content=clean.text,
                          captured_at=captured_at)]
-    artifacts = [_segment_artifact(clean, name, i, seg, {n for n, o in owner.items() if o == i - 1}, source,
-                                   captured_at) for i, seg in enumerate(segments, 1)]
+    artifacts = [_segment_artifact(clean, name, i, seg, owner, source, captured_at)
+                 for i, seg in enumerate(segments, 1)]
     if rest:
-        content = "\n".join(line if n in rest else "" for n, line in enumerate(clean.lines, 1))
+        content = "\n".join(line if n in rest else "" for n, line in enumerate(lines, 1))
         text_id = name if not artifacts else f"{name}#{len(artifacts) + 1}"
         artifacts.append(Artifact(id=text_id, kind=ArtifactKind.TEXT, source=source, content=content,
                                   command=f"lines of {name} no structured kind claimed", captured_at=captured_at))
     return artifacts
 
 
-def _owners(clean: Unwrapped, segments: list[Segment]) -> dict[int, int]:
-    """1-based line -> index of the segment that reads it; the first segment to claim a line keeps it."""
-    owner: dict[int, int] = {}
-    for i, seg in enumerate(segments):
-        for n in range(seg.start, min(seg.end, len(clean.lines)) + 1):
-            owner.setdefault(n, i)
+def _owners(clean: Unwrapped, segments: list[Segment]) -> list[int]:
+    """For each 1-based line, the index of the segment that reads it (-1: none; index 0 is unused).
+
+    The first segment to claim a line keeps it: segments are written last to first, as C-speed slices.
+    """
+    total = len(clean.lines)
+    owner = [-1] * (total + 1)
+    for i in range(len(segments) - 1, -1, -1):
+        lo, hi = segments[i].start, min(segments[i].end, total)
+        if lo <= hi:
+            owner[lo:hi + 1] = [i] * (hi - lo + 1)
     return owner
 
 
@@ -91,8 +98,12 @@ def _one_training_log(clean: Unwrapped, segments: list[Segment]) -> list[Segment
     return [*kept, Segment(ArtifactKind.CONTAINER_LOG, rest[0], rest[-1])]
 
 
-def _segment_artifact(clean: Unwrapped, name: str, index: int, seg: Segment, mine: set[int], source: str,
+def _segment_artifact(clean: Unwrapped, name: str, index: int, seg: Segment, owner: list[int], source: str,
                       captured_at: datetime | None) -> Artifact:
-    content = "\n".join(line if n in mine else "" for n, line in enumerate(clean.lines, 1))
+    """The paste with every line this segment does not read blanked, so citations keep the paste's numbering."""
+    lines, total = clean.lines, len(clean.lines)
+    lo, hi = max(seg.start, 1), min(seg.end, total)
+    middle = "\n".join(lines[n - 1] if owner[n] == index - 1 else "" for n in range(lo, hi + 1))
+    content = "\n" * (lo - 1) + middle + "\n" * (total - hi) if lo <= hi else "\n" * (total - 1)
     return Artifact(id=f"{name}#{index}", kind=seg.kind, source=source, content=content,
                     command=f"lines {seg.start}-{seg.end} of {name}", captured_at=captured_at)

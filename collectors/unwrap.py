@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+import re2
 
 from collectors.text import normalise
 
@@ -45,6 +48,10 @@ _ANNOTATION = re.compile(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{
 _DIFF_LINE = re.compile(r"^[+\- ]")
 # A "<" that can start markup or a note ("<details>", "</pre>", "<-- here"), unlike NCCL's "eth0:10.0.0.1<0>".
 _MARKUP_LT = re.compile(r"<[-=/a-zA-Z]")
+# The same two tests over a whole paste, in RE2 (one linear pass): a line that may wear a wrapper starts (after the
+# spaces str.lstrip takes off) with one of _SPECIAL_STARTS, or holds markup.
+_WRAPPER_START: Any = re2.compile(r"(?m)^[\t\x0b\x0c\r \x1c-\x1f\x85\pZ]*[`~>$#%(\[P+\-\x{276f}]")
+_MARKUP_ANYWHERE: Any = re2.compile(r"<[-=/a-zA-Z]")
 
 
 @dataclass
@@ -61,7 +68,15 @@ class Unwrapped:
 
 def unwrap(text: str) -> Unwrapped:
     """Remove fences, quotes, emphasis, prompts, launcher prefixes and trailing notes; keep one line per line."""
-    lines = normalise(text).split("\n")
+    text = normalise(text)
+    lines = text.split("\n")
+    if _wears_nothing(text):  # most big logs: no line needs looking at
+        return Unwrapped([line if len(line) > MAX_LINE else line.rstrip() for line in lines], [""] * len(lines))
+    return unwrap_lines(lines)
+
+
+def unwrap_lines(lines: list[str]) -> Unwrapped:
+    """The line-by-line reading behind unwrap()."""
     out: list[str] = []
     commands: list[str] = []
     command = ""
@@ -115,6 +130,12 @@ def _unwrapped(line: str) -> bool:
             return _plain(line)
         return False
     return first not in _SPECIAL_STARTS and _plain(line)
+
+
+def _wears_nothing(text: str) -> bool:
+    """Cheaply, for the whole paste: every line would pass _unwrapped, so the loop below can be skipped."""
+    return ("`" not in text and "@" not in text and "**" not in text and "__" not in text and "\u2190" not in text
+            and "\u2b05" not in text and _MARKUP_ANYWHERE.search(text) is None and _WRAPPER_START.search(text) is None)
 
 
 def _plain(line: str) -> bool:

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import PasteError, artifacts_from_text
-from collectors.unwrap import unwrap
+from collectors.text import normalise
+from collectors.unwrap import unwrap, unwrap_lines
 from tests.unit.parsers.test_never_raises import FRAGMENTS
 
 WRAPPERS = ["```", "```diff", "> ", "$ kubectl get pods", "root@node:~# dmesg -T", "[1,0]<stdout>:", "[rank3]:",
@@ -50,6 +51,14 @@ def test_unwrapping_keeps_one_line_for_one_line(text: str) -> None:
     clean = unwrap(text)
     expected = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
     assert len(clean.lines) == len(clean.commands) == expected
+
+
+@SETTINGS
+@given(text=st.lists(st.one_of(line, long_line, st.text(max_size=40)), max_size=40).map("\n".join))
+def test_the_whole_paste_shortcut_reads_like_the_line_by_line_path(text: str) -> None:
+    # unwrap() skips the per-line loop when no line can wear a wrapper; both must agree on every paste.
+    fast, slow = unwrap(text), unwrap_lines(normalise(text).split("\n"))
+    assert (fast.lines, fast.commands) == (slow.lines, slow.commands)
 
 
 def test_unwrapping_takes_off_what_people_paste_around_evidence() -> None:
