@@ -2,8 +2,9 @@
 
 It serves recorded objects over plain HTTP on 127.0.0.1 to the official `kubernetes` client and to `kubectl`, and
 answers the way a real API server does for everything triagebot reads: discovery, get and list with label and field
-selectors, pagination with continue tokens, pod logs, the node log API behind the kubelet proxy, and error `Status`
-objects (401, 403, 404, 405, 410, 422, 429 with Retry-After, 500, 503, 504). It never accepts a write.
+selectors, pagination with continue tokens, watches (chunked event streams with bookmarks, timeouts and 410
+Gone for a compacted resourceVersion: kube_watch), pod logs, the node log API behind the kubelet proxy, and error
+`Status` objects (401, 403, 404, 405, 410, 422, 429 with Retry-After, 500, 503, 504). It never accepts a write.
 
     with KubeStandIn([pod, node], pod_logs={("ml", "trainer-0", "trainer"): "..."}) as kube:
         api = kubernetes.client.CoreV1Api(kube.api_client())
@@ -46,6 +47,8 @@ from tests.standins.kube_select import SelectorError, field_matcher, parse_field
 from tests.standins.kube_store import BUILTIN_NAMESPACES, MATCH_ALL, ContinueError, ObjectStore, Page, Stored, loads
 from tests.standins.kube_tables import table_for, wants_table
 from tests.standins.kube_tls import tls_material
+from tests.standins.kube_watch import DEFAULT_TIMEOUT, WatchRequest
+from tests.standins.kube_watch import stream as watch_stream
 
 DEFAULT_USER = "system:serviceaccount:triagebot:triagebot"
 _GZIP_MIN = 128 * 1024  # the API server compresses responses above 128 KiB when the client accepts gzip
@@ -82,6 +85,7 @@ class _Response:
     content_type: str = "application/json"
     code: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None  # a watch: sent chunk by chunk instead of `body`
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,8 @@ class KubeStandIn:
                  node_logs: Mapping[tuple[str, str], str | bytes] | None = None,
                  node_log_query: bool = True, latency: float = 0.0, faults: Iterable[Fault] = (),
                  page_limit_max: int = 500, token: str = "t0ken", user: str = DEFAULT_USER,
-                 now: datetime | None = None, max_inflight: int | None = None) -> None:
+                 now: datetime | None = None, max_inflight: int | None = None,
+                 bookmark_interval: float = 60.0) -> None:
         self._clock: Callable[[], datetime] = (lambda: now) if now is not None else (lambda: datetime.now(UTC))
         self._store = ObjectStore(self._clock)
         for ns in BUILTIN_NAMESPACES:
@@ -126,6 +131,8 @@ class KubeStandIn:
         self.node_log_query = node_log_query
         self.latency = latency
         self.page_limit_max = page_limit_max
+        self.bookmark_interval = bookmark_interval  # the real server sends one about every minute
+        self._stopping = threading.Event()  # ends open watches when the server stops
         self.token = token
         self.user = user
         self.requests: list[RequestLog] = []
@@ -146,6 +153,7 @@ class KubeStandIn:
     # --- lifecycle -------------------------------------------------------------------------------------------------
 
     def __enter__(self) -> KubeStandIn:
+        self._stopping.clear()
         server = _Server(("127.0.0.1", 0), _Handler)
         server.app = self
         tls = tls_material()
@@ -161,6 +169,7 @@ class KubeStandIn:
         server, self._server = self._server, None
         if server is None:
             return
+        self._stopping.set()
         server.shutdown()
         server.close_connections()
         server.server_close()
@@ -222,6 +231,23 @@ class KubeStandIn:
             self._faults = list(faults)
             self._fault_left = [f.times for f in faults]
 
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        """Remove an object; open watches see DELETED. False when there was no such object."""
+        return self._store.delete(api_version, kind, namespace, name)
+
+    def compact(self) -> None:
+        """An etcd compaction: watches from any resourceVersion handed out so far get 410 Gone and must relist."""
+        self._store.compact()
+
+    def end_watches(self) -> None:
+        """Close every open watch stream, as an API server restart does; clients resume from their resourceVersion."""
+        self._store.end_watches()
+
+    @property
+    def resource_version(self) -> str:
+        """The store's current revision (what a list made now would carry)."""
+        return self._store.resource_version
+
     def expire_continue_tokens(self) -> None:
         """Every continue token handed out so far answers 410 Expired from now on (an etcd compaction)."""
         self._store.expire_continue_tokens()
@@ -281,7 +307,9 @@ class KubeStandIn:
         if target.resource.forbidden:
             raise errors.forbidden(_attributes("GET", path, target, flat), self.user)
         if flat.get("watch", "") in ("1", "true", "True"):
-            raise errors.method_not_supported("watch", target.resource)
+            if target.sub or target.name:
+                raise errors.method_not_supported("watch", target.resource)
+            return self._watch(target, flat)
         if target.sub:
             return self._subresource(target, query, flat)
         if target.name:
@@ -364,6 +392,26 @@ class KubeStandIn:
             if table is not None:
                 return _Response(dumps(table))
         return _Response(self._list_body(res, page))
+
+    def _watch(self, target: _Target, flat: dict[str, str]) -> _Response:
+        res = target.resource
+        try:
+            labels = parse_labels(flat.get("labelSelector", ""))
+            fields = parse_fields(flat.get("fieldSelector", ""), res)
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from None
+        raw_rv = flat.get("resourceVersion", "")
+        if raw_rv and not raw_rv.isdigit():
+            raise errors.bad_request(f'resourceVersion: Invalid value: "{raw_rv}": must be a non-negative integer')
+        raw_timeout = flat.get("timeoutSeconds", "")
+        timeout = float(_limit(raw_timeout) or 0) if raw_timeout else DEFAULT_TIMEOUT
+        request = WatchRequest(res, target.namespace or None, labels,
+                               field_matcher(fields, res) if fields else MATCH_ALL,
+                               int(raw_rv) if raw_rv and raw_rv != "0" else None,
+                               flat.get("allowWatchBookmarks", "") in ("1", "true", "True"), max(timeout, 0.0))
+        lines = watch_stream(self._store, request, lambda stored: self._full(res, stored), self._stopping,
+                             self.bookmark_interval)
+        return _Response(b"", headers={"Transfer-Encoding": "chunked"}, stream=lines)
 
     def _list_body(self, res: Resource, page: Page) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": page.resource_version}
@@ -579,10 +627,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", response.content_type)
         for name, value in extra.items():
             self.send_header(name, value)
+        if response.stream is not None:
+            self.end_headers()
+            self._stream(response.stream)
+            return
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _stream(self, lines: Iterator[bytes]) -> None:
+        """A watch: each event line is one chunk, flushed at once; a client that hangs up ends it."""
+        try:
+            for line in lines:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

@@ -3,12 +3,15 @@
 Objects are kept as the JSON bytes the server will send plus the few values selectors need (labels, selectable
 fields), not as live dicts: 50,000 events stay cheap to hold, and a list response is a join of byte strings.
 Lists are ordered by etcd key ("namespace/name"), paginated with continue tokens shaped like the real ones.
+Every write is also kept in a change history (like etcd's revisions) that watches replay from a resourceVersion;
+`compact` drops that history, after which a watch from an older resourceVersion is 410 Gone.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 import threading
 import uuid
@@ -37,6 +40,22 @@ class Stored:
     fields: dict[str, str]
     item: bytes  # JSON as a list item (built-in kinds omit apiVersion/kind there, as the real server does)
     full: bytes  # JSON as a single GET returns it
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One write as a watch reports it: the revision, ADDED/MODIFIED/DELETED, and the object before and after."""
+
+    seq: int
+    type: str
+    store_key: tuple[str, str]
+    namespace: str
+    stored: Stored  # the object after the write (for DELETED: as it was, with the deletion's resourceVersion)
+    before: Stored | None  # the object before a MODIFIED, to tell a watch with a selector that it left
+
+
+class Gone(Exception):
+    """A watch asked for a resourceVersion older than the history kept (etcd compacted it)."""
 
 
 class ContinueError(Exception):
@@ -78,6 +97,10 @@ class ObjectStore:
         self._buckets: dict[tuple[str, str], dict[str, _Bucket]] = {}
         self._seq = 1000  # resourceVersion counter, like etcd's revision
         self._compacted = 0  # continue tokens older than this are expired (410)
+        self._history: list[Change] = []
+        self._history_floor = 0  # watches from a resourceVersion below this are 410 Gone
+        self.changed = threading.Condition(self._lock)  # notified on every write, for open watches
+        self.watch_generation = 0  # bumped by end_watches; a watch opened in an older generation ends
 
     @property
     def resource_version(self) -> str:
@@ -135,13 +158,67 @@ class ObjectStore:
         key = f"{ns}/{name}" if ns else name
         bucket = self._buckets.setdefault(res.store_key, {}).setdefault(ns, _Bucket())
         previous = bucket.by_key.get(key)
-        full = dumps(filled)
-        bucket.by_key[key] = Stored(
-            key=key, namespace=ns, name=name, uid=str(meta["uid"]), seq=previous.seq if previous else self._seq,
-            labels=dict(meta.get("labels") or {}), fields=selectable_fields(filled, res),
-            item=full if res.custom else _without_type(full, res), full=full)
+        if previous is not None:
+            meta["resourceVersion"] = str(self._seq)  # an update always gets the new revision, as in etcd
+        stored = self._stored(res, filled, key, previous.seq if previous else self._seq)
+        bucket.by_key[key] = stored
         if previous is None:
             bucket.sorted_keys = None
+        self._record("MODIFIED" if previous else "ADDED", res, stored, previous)
+
+    def _stored(self, res: Resource, filled: dict[str, Any], key: str, seq: int) -> Stored:
+        meta = filled["metadata"]
+        full = dumps(filled)
+        return Stored(key=key, namespace=str(meta.get("namespace", "")), name=str(meta["name"]),
+                      uid=str(meta["uid"]), seq=seq, labels=dict(meta.get("labels") or {}),
+                      fields=selectable_fields(filled, res), item=full if res.custom else _without_type(full, res),
+                      full=full)
+
+    def _record(self, kind: str, res: Resource, stored: Stored, before: Stored | None) -> None:
+        self._history.append(Change(self._seq, kind, res.store_key, stored.namespace, stored, before))
+        self.changed.notify_all()
+
+    def delete(self, api_version: str, kind: str, namespace: str, name: str) -> bool:
+        """Remove an object (a test's write); watches see DELETED with the deletion's resourceVersion."""
+        res = resource_for_object(api_version, kind)
+        ns = (namespace or "default") if res.namespaced else ""
+        with self._lock:
+            bucket = self._buckets.get(res.store_key, {}).get(ns)
+            key = f"{ns}/{name}" if ns else name
+            gone = bucket.by_key.pop(key, None) if bucket else None
+            if gone is None or bucket is None:
+                return False
+            bucket.sorted_keys = None
+            self._seq += 1
+            last = json.loads(gone.full)
+            last["metadata"]["resourceVersion"] = str(self._seq)
+            self._record("DELETED", res, self._stored(res, last, key, gone.seq), None)
+            return True
+
+    def compact(self) -> None:
+        """Like an etcd compaction: the change history so far is gone, and so are continue tokens. Open watches
+        are behind the new floor too, so each gets 410 Gone and must relist."""
+        with self._lock:
+            self._seq += 1
+            self._compacted = self._history_floor = self._seq
+            self._history.clear()
+            self.changed.notify_all()
+
+    def end_watches(self) -> None:
+        """Every open watch ends, as when an API server restarts; clients resume from their resourceVersion."""
+        with self._lock:
+            self.watch_generation += 1
+            self.changed.notify_all()
+
+    def changes_since(self, store_key: tuple[str, str], namespace: str | None, rv: int) -> tuple[list[Change], int]:
+        """Changes to one resource after revision rv (in one namespace, or all), and the revision read up to.
+        Raises Gone when rv is older than the history kept. Call with the lock held (see `changed`)."""
+        if rv < self._history_floor:  # the real message: "too old resource version: 1000 (1234)"
+            raise Gone(f"too old resource version: {rv} ({self._history_floor})")
+        start = bisect.bisect_right(self._history, rv, key=lambda c: c.seq)
+        found = [c for c in self._history[start:] if c.store_key == store_key
+                 and (namespace is None or c.namespace == namespace)]
+        return found, self._seq
 
     def _filled(self, res: Resource, obj: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(obj)
