@@ -13,7 +13,7 @@ from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
 from collectors.models import Target
 from playbooks.pipeline import analyse
-from playbooks.report import Report
+from playbooks.report import CacheState, Report
 
 
 def kube_client(settings: Settings) -> Any:
@@ -76,4 +76,7 @@ def run_triage(target: Target, since: timedelta, access: LiveAccess, now: dateti
     now = now or datetime.now(UTC)
     collected = collect_live(target, Window.last(since, now), access)
     report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms)
+    if collected.result.cache_age is not None and access.cache is not None:
+        report.cache = CacheState(age_seconds=round(collected.result.cache_age, 1),
+                                  namespaces=access.cache.namespaces or [])
     return Triage(report=report, collected=collected, target=target, captured_at=now)

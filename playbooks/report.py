@@ -95,6 +95,13 @@ class Scope(BaseModel):
     answers: list[ScopeAnswer] = Field(default_factory=list)
 
 
+class CacheState(BaseModel):
+    """Where the cluster's objects came from when `serve` answered from its watch cache."""
+
+    age_seconds: float  # since the API server last spoke on the watches read (an event, a bookmark, a list)
+    namespaces: list[str] = Field(default_factory=list)  # the cache's scope; empty: every namespace
+
+
 class Report(BaseModel):
     target: Target
     symptoms: list[str]
@@ -105,6 +112,7 @@ class Report(BaseModel):
     problems: list[str] = Field(default_factory=list)  # what parsers could not read
     notes: list[str] = Field(default_factory=list)  # what the reader should know, e.g. that nothing was recognised
     scope: Scope = Field(default_factory=Scope)  # the layer-narrowing questions (docs/report-json.md)
+    cache: CacheState | None = None  # set when pods, events and nodes came from serve's watch cache
 
     def leading(self) -> tuple[Finding, HypothesisResult] | None:
         """The best hypothesis evidence supports (confirmed or likely) in the first finding that has one.

@@ -53,3 +53,11 @@ def scope_line(report: Report) -> str:
 def scope_answered(report: Report) -> list[ScopeAnswer]:
     """The questions the evidence answered, yes or no, narrowest first."""
     return [a for a in report.scope.answers if a.answer != "unknown"]
+
+
+def cache_line(report: Report) -> str | None:
+    """How old the cached cluster state was, when the report was served from the watch cache."""
+    if report.cache is None:
+        return None
+    scope = ", ".join(report.cache.namespaces) if report.cache.namespaces else "all namespaces"
+    return f"Cluster objects from the watch cache ({scope}), {report.cache.age_seconds:.0f}s old"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.render.common import ANSWER_MARK, STATUS_MARK, headline, others, scope_line, target_line
+from bot.render.common import ANSWER_MARK, STATUS_MARK, cache_line, headline, others, scope_line, target_line
 from playbooks.report import Report
 
 
@@ -40,6 +40,8 @@ def render_markdown(report: Report) -> str:
     if report.missing:
         out += ["## Missing evidence", ""] + [f"- {m.source}: {m.reason}" for m in report.missing] + [""]
     out += [f"_{_esc(note)}_" for note in report.notes] + ([""] if report.notes else [])
+    if (cached := cache_line(report)) is not None:
+        out += [f"_{_esc(cached)}_", ""]
     if report.problems:
         out += ["## Could not read", ""] + [f"- {_esc(p)}" for p in report.problems[:20]] + [""]
     out += ["## Artifacts", ""] + [f"- `{a.id}` ({a.kind}) {a.command}".rstrip() for a in report.artifacts]

@@ -22,7 +22,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.render.common import headline, others, scope_answered, scope_line, target_line
+from bot.render.common import cache_line, headline, others, scope_answered, scope_line, target_line
 from playbooks.report import Report
 
 STATUS_EMOJI = {"confirmed": ":large_green_circle:", "likely": ":large_yellow_circle:",
@@ -93,6 +93,8 @@ class SlackRenderer:
         if report.missing:
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text("missing",
                                                                                     missing=report.missing))]))
+        if (cached := cache_line(report)) is not None:
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(cached))]))
         blocks.append(ActionsBlock(block_id="triage_actions", elements=[
             ButtonElement(text=label, action_id=action_id, value=run_id or "none", style=style)
             for action_id, label, style in ACTIONS]))

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.common import STATUS_MARK, headline, others, scope_answered, scope_line, target_line
+from bot.render.common import STATUS_MARK, cache_line, headline, others, scope_answered, scope_line, target_line
 from playbooks.report import Report
 
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
@@ -79,6 +79,8 @@ def build(report: Report, explain: bool = False) -> Group:
         parts.append(table)
     for note in report.notes:
         parts.append(Text(note, style="yellow"))
+    if (cached := cache_line(report)) is not None:
+        parts.append(Text(cached, style="dim"))
     if report.missing:
         parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),
                           style="yellow"))

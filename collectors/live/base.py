@@ -72,6 +72,7 @@ class Scope(BaseModel):
 class SourceResult(BaseModel):
     artifacts: list[Artifact] = Field(default_factory=list)
     missing: list[Missing] = Field(default_factory=list)
+    cache_age: float | None = None  # seconds: the objects came from serve's watch cache, this stale at most
 
     def extend(self, other: SourceResult) -> None:
         self.artifacts.extend(other.artifacts)

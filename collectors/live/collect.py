@@ -19,6 +19,7 @@ from collectors.live.agent import collect_agent
 from collectors.live.base import NodeRef, Scope, SourceResult, TargetNotFound, Window
 from collectors.live.kubernetes import collect_kubernetes
 from collectors.live.prometheus import collect_prometheus
+from collectors.live.watch_cache import WatchCache
 from collectors.models import Missing, Target
 from collectors.redact import redact
 
@@ -35,6 +36,7 @@ class LiveAccess:
     call_timeout: float = 5.0
     deadline: float = 20.0
     flight_recorder_dir: str | None = None  # under the nodes' /var/log, where jobs write their dumps
+    cache: WatchCache | None = None  # serve's watch cache: objects it holds are not asked of the API
 
 
 @dataclass
@@ -54,11 +56,13 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
             result.missing.append(Missing(source="kubernetes", reason="no cluster access configured"))
         else:
             future = pool.submit(collect_kubernetes, access.kube, target, window, call_timeout=access.call_timeout,
-                                 flight_recorder_dir=access.flight_recorder_dir)
+                                 flight_recorder_dir=access.flight_recorder_dir,
+                                 cache=access.cache)
             outcome = _wait(future, "kubernetes", started, access.deadline, result)
             if outcome is not None:
                 scope, found = outcome
                 result.extend(found)
+                result.cache_age = found.cache_age
         later: dict[str, Future[SourceResult]] = {}
         if access.prometheus_url:
             later["prometheus"] = pool.submit(collect_prometheus, access.prometheus_url, scope, window,

@@ -233,12 +233,27 @@ def triage_order(pods: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 # ---- output ------------------------------------------------------------------------------------------
 
 
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def trim(obj: dict[str, Any]) -> dict[str, Any]:
+    """Without what no parser reads and what doubles an object's size: managedFields and the last-applied
+    annotation (a copy of the spec as JSON text). The watch cache keeps objects trimmed the same way."""
+    metadata = meta(obj)
+    metadata.pop("managedFields", None)
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, dict) and _LAST_APPLIED in annotations:
+        del annotations[_LAST_APPLIED]
+        if not annotations:
+            del metadata["annotations"]
+    return obj
+
+
 def tidy(obj: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
-    """An object as `kubectl get -o json` prints it: kind and apiVersion set, managedFields left out."""
+    """An object as `kubectl get -o json` prints it (kind and apiVersion set), trimmed."""
     obj.setdefault("apiVersion", api_version)
     obj.setdefault("kind", kind)
-    meta(obj).pop("managedFields", None)
-    return obj
+    return trim(obj)
 
 
 def list_doc(api_version: str, kind: str, items: list[dict[str, Any]],

@@ -19,6 +19,7 @@ from kubernetes import client
 
 from collectors.k8s_values import as_dict, as_list, as_str
 from collectors.live.base import NodeRef, Scope, SourceResult, Window, artifact_id
+from collectors.live.k8s_cached import CachedCalls
 from collectors.live.k8s_calls import Failure, KubeCalls, Runner, bounded_client
 from collectors.live.k8s_dumps import read_rank_dumps
 from collectors.live.k8s_gpu import candidate_gpu_nodes, describe_node, non_terminated
@@ -51,6 +52,7 @@ from collectors.live.k8s_util import (
     troubled,
     wants_gpu,
 )
+from collectors.live.watch_cache import WatchCache
 from collectors.models import Artifact, ArtifactKind, Missing, Target
 
 __all__ = ["collect_kubernetes"]
@@ -74,21 +76,26 @@ _LABEL_VALUE = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?")  # node names
 
 def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *, call_timeout: float = 5.0,
                        log_tail_lines: int = 2000, log_limit_bytes: int = 512_000,
-                       max_workers: int = 8, rank_limits: RankLimits | None = None,
-                       flight_recorder_dir: str | None = None) -> tuple[Scope, SourceResult]:
+                       max_workers: int = 16, rank_limits: RankLimits | None = None,
+                       flight_recorder_dir: str | None = None,
+                       cache: WatchCache | None = None) -> tuple[Scope, SourceResult]:
     """Resolve the target to its pods and nodes and read the evidence around them.
 
-    Raises TargetNotFound (naming near matches) when nothing of that name exists; every other failure is a
-    `missing` entry in the result. `flight_recorder_dir` (a folder under the nodes' /var/log) turns on reading
-    a training job's Flight Recorder dumps (collectors/live/k8s_dumps.py).
+    With a watch cache, the objects it holds are read from it and only the rest (logs, the node log API,
+    custom resources) from the API. Raises TargetNotFound (naming near matches) when nothing of that name
+    exists; every other failure is a `missing` entry in the result. `flight_recorder_dir` (a folder under the
+    nodes' /var/log) turns on reading a training job's Flight Recorder dumps (collectors/live/k8s_dumps.py).
     """
     bounded = bounded_client(api, max_workers)
+    calls = CachedCalls(bounded, call_timeout, cache) if cache is not None else KubeCalls(bounded, call_timeout)
     try:
         with ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="triage-k8s") as pool:
-            run = _Collection(KubeCalls(bounded, call_timeout), Runner(pool), target, window,
-                              Limits(log_tail_lines, log_limit_bytes), rank_limits or RankLimits(),
-                              flight_recorder_dir)
-            return run.collect()
+            run = _Collection(calls, Runner(pool), target, window, Limits(log_tail_lines, log_limit_bytes),
+                              rank_limits or RankLimits(), flight_recorder_dir)
+            scope, result = run.collect()
+            if isinstance(calls, CachedCalls):
+                result.cache_age = calls.age()
+            return scope, result
     finally:
         closable: Any = bounded  # the generated client is untyped
         closable.close()
