@@ -78,6 +78,14 @@ class Settings(BaseSettings):
     max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
     outbox_lease: float = Field(30.0, ge=11, le=600, description="seconds a Slack call may take before another "
                                 "poster takes it over (longer than the 10 s HTTP timeout)")
+    triage_workers: int = Field(1, ge=0, le=32, description="worker processes that run live triages beside the "
+                                "serving process; 0 runs them on threads of the serving process")
+    triage_lease: float = Field(30.0, ge=1, le=3600, description="seconds a worker holds a triage job between "
+                                "heartbeats; a killed worker's job is run again after it")
+    watch_cache: bool = Field(True, description="workers keep a watch cache of pods, events, nodes and workloads "
+                              "(docs/watch-cache.md)")
+    watch_namespaces: list[str] = Field(default_factory=list, description="namespaces the watch cache holds; "
+                                        "empty: every namespace")
     # Chat and alerts.
     routes: list[Route] = Field(default_factory=list, description="alert label matchers -> Slack channel")
     default_channel: str | None = Field(None, description="channel for alerts no route matches")

@@ -20,6 +20,7 @@ from bot.jobs import TriageJobs
 from bot.metrics import Metrics
 from bot.poster import Poster
 from bot.store.db import make_engine, migrate, session_factory
+from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
 from playbooks.pipeline import default_playbooks
 
@@ -39,6 +40,7 @@ class BotContext:
     instance: str = field(default_factory=socket.gethostname)
     # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
+    workers: TriageWorkers | None = None  # the processes that run live triages (None: threads of this one)
 
     def search_index(self) -> Index:
         """The runbook search index /ask reads: built on first use, then shared by the whole process."""
@@ -49,6 +51,8 @@ class BotContext:
     def close(self) -> None:
         if self.poster is not None:
             self.poster.stop()
+        if self.workers is not None:
+            self.workers.stop()
         self.jobs.shutdown(wait=False)
         self.engine.dispose()
 
@@ -84,7 +88,10 @@ def _lazy_access(settings: Settings) -> Any:
 
 def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None,
                   assistant: Assistant | None = None) -> BotContext:
-    """Connect the database (migrating it), and wire the pool, the poster and the Slack client.
+    """Connect the database (migrating it), and wire the triage workers, the poster and the Slack client.
+
+    With `triage_workers` > 0 live triages are queued in the database and run by that many worker processes
+    (each with its watch cache); with 0 they run on a thread pool of this process.
 
     `assistant` defaults to the model the settings name (a ConfigError if it cannot be built); tests pass a fake.
     """
@@ -100,10 +107,12 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     slack = slack_client(settings)
     poster = Poster(factory, slack, metrics, lease=timedelta(seconds=settings.outbox_lease)) \
         if slack is not None else None
+    workers = TriageWorkers(settings, factory, metrics).start() if settings.triage_workers > 0 else None
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
-                      assistant=assistant, capture_dir=drills_dir(settings))
+                      assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,
+                      on_enqueued=workers.notify if workers is not None else lambda: None)
     if poster is not None and start_poster:
         poster.start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
-                      slack=slack, assistant=assistant)
+                      slack=slack, assistant=assistant, workers=workers)

@@ -1,7 +1,10 @@
 """Running triages in the background for Slack commands and alerts, and queueing their reports.
 
 Slack must be acknowledged within 3 s and the webhook answered within Alertmanager's timeout, so the
-triage itself runs here, in a bounded pool, after the request has been answered.
+triage itself runs after the request has been answered. `serve` runs it in worker processes (bot/workers.py):
+`submit` only queues a job in the database (bot/store/triage_queue.py), and a worker claims it and calls
+`run_job`, which finishes the job in the transaction that queues its report. Without workers (`queue=False`,
+tests that reach into one process) triages run on a bounded thread pool here.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,7 +26,7 @@ from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
 from bot.posts import queue_report, queue_text
 from bot.render.slack_assist import narrative_payload
-from bot.store import outbox, repo
+from bot.store import outbox, repo, triage_queue
 from collectors.live.base import TargetNotFound
 from collectors.live.collect import LiveAccess
 from collectors.models import Artifact, Target
@@ -34,6 +37,10 @@ if TYPE_CHECKING:
     from bot.triage import Triage
 
 log = logging.getLogger("triagebot.jobs")
+
+
+class LostLease(Exception):
+    """The job's lease passed to another worker while this one ran it."""
 
 NARRATORS = 2  # model calls in flight at once for report narratives; each may take up to llm_timeout
 
@@ -51,6 +58,23 @@ class TriageRequest:
     symptoms: list[str] = field(default_factory=list)
     capture: str = ""  # the alert as on-call saw it, when its evidence is to be captured (bot/capture.py)
 
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target.model_dump(mode="json"), "since": self.since.total_seconds(),
+                "trigger": self.trigger, "channel": self.channel, "key": self.key, "parent_key": self.parent_key,
+                "requested_by": self.requested_by, "incident_id": self.incident_id, "symptoms": list(self.symptoms),
+                "capture": self.capture}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> TriageRequest:
+        return cls(target=Target.model_validate(doc["target"]), since=timedelta(seconds=float(doc["since"])),
+                   trigger=str(doc["trigger"]), channel=str(doc["channel"]), key=str(doc["key"]),
+                   parent_key=doc.get("parent_key"), requested_by=doc.get("requested_by"),
+                   incident_id=doc.get("incident_id"), symptoms=list(doc.get("symptoms") or []),
+                   capture=str(doc.get("capture") or ""))
+
+
+Finish = Callable[[Session, str], None]  # marks the job done (with its outcome) inside the report's transaction
+
 
 class TriageJobs:
     """A bounded pool of live triages whose reports go to the outbox."""
@@ -58,9 +82,12 @@ class TriageJobs:
     def __init__(self, factory: sessionmaker[Session], access: Callable[[], LiveAccess], metrics: Metrics,
                  max_workers: int = 4, templates_dir: Path | None = None,
                  on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL,
-                 capture_dir: Path | None = None) -> None:
+                 capture_dir: Path | None = None, queue: bool = False,
+                 on_enqueued: Callable[[], None] = lambda: None) -> None:
         self.factory = factory
         self.capture_dir = capture_dir
+        self.queue = queue  # submit queues a job for the worker processes instead of running it here
+        self.on_enqueued = on_enqueued
         self.access = access
         self.metrics = metrics
         self.templates_dir = templates_dir
@@ -73,14 +100,36 @@ class TriageJobs:
         self._lock = threading.Lock()
 
     def submit(self, request: TriageRequest) -> Future[None] | None:
-        """Start a triage unless one with the same key is already running in this process."""
+        """Queue the triage for a worker process, or start it here unless one with the same key is running."""
+        if self.queue:
+            with self.factory.begin() as session:
+                triage_queue.enqueue(session, request.key, request.to_json())
+            self.on_enqueued()
+            return None
         with self._lock:
             if request.key in self._running:
                 return None
             self._running.add(request.key)
         return self.pool.submit(self._run, request)
 
-    def _run(self, request: TriageRequest) -> None:
+    def run_job(self, job: triage_queue.ClaimedJob, worker_id: str) -> None:
+        """Run a claimed job (in a worker process) and finish it with its report, in one transaction."""
+        request = TriageRequest.from_json(job.request)
+        clock = time.monotonic()
+
+        def finish(session: Session, outcome: str, missing: list[str] | None = None) -> None:
+            if not triage_queue.finish(session, job.id, worker_id, request.trigger, outcome,
+                                       time.monotonic() - clock, missing or []):
+                # Another worker took the job over (this one stalled past its lease): its report wins.
+                raise LostLease(f"job {job.key} is no longer held by {worker_id}")
+
+        if job.exhausted:
+            self._note(request, f":x: The triage failed: its worker stopped {job.attempts - 1} times while "
+                                f"running it", finish=lambda s: finish(s, "failed"))
+            return
+        self._run(request, finish)
+
+    def _run(self, request: TriageRequest, finish: Callable[..., None] | None = None) -> None:
         started = datetime.now(UTC)
         clock = time.monotonic()
         try:
@@ -90,14 +139,20 @@ class TriageJobs:
                                 symptoms=request.symptoms)
             if request.capture and self.capture_dir is not None:
                 self._capture(request, triage)
-            self.publish(request, triage.report, triage.collected.result.artifacts, started)
+            missing = [m.source.split(":")[0] for m in triage.report.missing]
+            self.publish(request, triage.report, triage.collected.result.artifacts, started,
+                         finish=(lambda s: finish(s, "ok", missing)) if finish else None)
             outcome = "ok"
+        except LostLease:
+            log.warning("triage %s was taken over by another worker; its result is dropped here", request.key)
+            return
         except TargetNotFound as err:
-            self._note(request, f":mag: {err}")
+            self._note(request, f":mag: {err}", finish=(lambda s: finish(s, "not-found")) if finish else None)
             outcome = "not-found"
         except Exception as err:
             log.exception("triage %s failed", request.key)
-            self._note(request, f":x: The triage failed: {type(err).__name__}: {err}")
+            self._note(request, f":x: The triage failed: {type(err).__name__}: {err}",
+                       finish=(lambda s: finish(s, "failed")) if finish else None)
             outcome = "failed"
         finally:
             with self._lock:
@@ -106,8 +161,8 @@ class TriageJobs:
         self.metrics.triage_seconds.labels(request.trigger).observe(time.monotonic() - clock)
 
     def publish(self, request: TriageRequest, report: Report, artifacts: list[Artifact],
-                started: datetime) -> int:
-        """Store the run and queue its report in one transaction; returns the run id."""
+                started: datetime, finish: Callable[[Session], None] | None = None) -> int:
+        """Store the run and queue its report in one transaction (with the job's finish); returns the run id."""
         for missing in report.missing:
             self.metrics.missing_sources.labels(missing.source.split(":")[0]).inc()
         with self.factory.begin() as session:
@@ -122,6 +177,8 @@ class TriageJobs:
                          run_id=run.id, incident_id=request.incident_id, parent=parent,
                          templates_dir=self.templates_dir)
             run_id = run.id
+            if finish is not None:
+                finish(session)
         self.on_queued()
         # After the commit and on another thread: the report is out of the door before any model is asked.
         if self.assistant.enabled and self.assistant.summaries:
@@ -171,11 +228,14 @@ class TriageJobs:
         self._note(request, f":floppy_disk: Evidence captured to `{folder}` "
                             f"(`triagebot replay {folder}`).", suffix="capture")
 
-    def _note(self, request: TriageRequest, text: str, suffix: str = "note") -> None:
+    def _note(self, request: TriageRequest, text: str, suffix: str = "note",
+              finish: Callable[[Session], None] | None = None) -> None:
         with self.factory.begin() as session:
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
             queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text, parent=parent,
                        incident_id=request.incident_id)
+            if finish is not None:
+                finish(session)
         self.on_queued()
 
     def shutdown(self, wait: bool = True) -> None:

@@ -10,7 +10,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from bot.store.types import JSONType, UTCDateTime, utcnow
@@ -31,6 +42,7 @@ RUN_STATUSES = ("ok", "failed")
 VERDICTS = ("correct", "wrong")
 OUTBOX_METHODS = ("chat.postMessage", "chat.update", "files.upload_v2", "views.publish")
 OUTBOX_STATUSES = ("pending", "sending", "sent", "failed", "dead")
+JOB_STATUSES = ("pending", "running", "done")
 
 
 def _one_of(column: str, values: tuple[str, ...], name: str) -> CheckConstraint:
@@ -221,3 +233,28 @@ class ChannelPace(Base):
     channel: Mapped[str] = mapped_column(String(64), primary_key=True)
     next_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # when the latest post was handed out
+
+
+class TriageJob(Base):
+    """A live triage waiting for, or run by, a worker process; see bot.store.triage_queue for the life cycle."""
+
+    __tablename__ = "triage_jobs"
+    __table_args__ = (
+        _one_of("status", JOB_STATUSES, "status"),
+        Index("ix_triage_jobs_status_locked_until", "status", "locked_until"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(300), unique=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    locked_by: Mapped[str | None] = mapped_column(String(200))
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Filled by the worker, read by the serving process for its /metrics (then `counted`).
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    seconds: Mapped[float | None] = mapped_column(Float)
+    missing_sources: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    counted: Mapped[bool] = mapped_column(Boolean, default=False)
