@@ -25,6 +25,9 @@ class ConfigError(ValueError):
     """A missing or malformed setting; the message names it."""
 
 
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
 class Settings(BaseSettings):
     """Everything triagebot can be told. Environment variables win over the YAML file (TRIAGEBOT_CONFIG)."""
 
@@ -119,6 +122,14 @@ class Settings(BaseSettings):
     @classmethod
     def _upper_level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("watch_namespaces")
+    @classmethod
+    def _namespaces_are_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _NAMESPACE.fullmatch(name):
+                raise ValueError(f'"{name}" is not a namespace name (lower-case DNS-1123 label)')
+        return value
 
     @field_validator("agent_url_template")
     @classmethod

@@ -87,11 +87,12 @@ def _lazy_access(settings: Settings) -> Any:
 
 
 def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None,
-                  assistant: Assistant | None = None) -> BotContext:
+                  assistant: Assistant | None = None, start_workers: bool = False) -> BotContext:
     """Connect the database (migrating it), and wire the triage workers, the poster and the Slack client.
 
-    With `triage_workers` > 0 live triages are queued in the database and run by that many worker processes
-    (each with its watch cache); with 0 they run on a thread pool of this process.
+    With `start_workers` (what `serve` does) and `triage_workers` > 0, live triages are queued in the database
+    and run by that many worker processes, each with its watch cache; otherwise they run on a thread pool of
+    this process (tests that reach into one process, e.g. to swap `jobs.access`).
 
     `assistant` defaults to the model the settings name (a ConfigError if it cannot be built); tests pass a fake.
     """
@@ -107,7 +108,8 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     slack = slack_client(settings)
     poster = Poster(factory, slack, metrics, lease=timedelta(seconds=settings.outbox_lease)) \
         if slack is not None else None
-    workers = TriageWorkers(settings, factory, metrics).start() if settings.triage_workers > 0 else None
+    workers = TriageWorkers(settings, factory, metrics).start() \
+        if start_workers and settings.triage_workers > 0 else None
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
                       assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,

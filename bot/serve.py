@@ -52,10 +52,12 @@ def serve(settings: Settings, host: str, port: int) -> None:
     from bot.server import create_app
     from bot.slack.app import build_slack_app
 
-    # Acks share the interpreter with triage threads; a shorter switch interval lets an ack's thread run
-    # sooner when triages are busy parsing (measured: slash-ack p99 ~330 ms -> ~200 ms with 20 triages).
-    sys.setswitchinterval(0.001)
-    ctx = build_context(settings)
+    # Live triages run in worker processes (bot/workers.py), so this interpreter only acks, stores and posts.
+    # With triage_workers=0 they share it as threads; a shorter switch interval then lets an ack's thread run
+    # sooner while triages parse (measured: slash-ack p99 ~330 ms -> ~200 ms with 20 triages).
+    if settings.triage_workers == 0:
+        sys.setswitchinterval(0.001)
+    ctx = build_context(settings, start_workers=True)
     app = build_slack_app(ctx)
     handler = None
     socket_mode = None

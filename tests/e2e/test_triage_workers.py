@@ -109,3 +109,9 @@ def test_the_same_key_queued_twice_is_one_job(tmp_path: Path) -> None:
 def test_worker_count_is_bounded(bad: int) -> None:
     with pytest.raises(ValueError, match="triage_workers"):
         Settings(triage_workers=bad)
+
+
+def test_watch_namespaces_must_be_namespace_names() -> None:
+    assert Settings(watch_namespaces=["ml", "shop"]).watch_namespaces == ["ml", "shop"]
+    with pytest.raises(ValueError, match="not a namespace name"):
+        Settings(watch_namespaces=["ml", "Bad_NS"])

@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     settings = settings_from(json.loads(args.settings.read_text()))
     configure("WARNING")
-    ctx = build_context(settings)
+    ctx = build_context(settings, start_workers=True)  # as `triagebot serve` runs it
     if args.instance:
         ctx.instance = args.instance  # replicas on one host would otherwise all record the same hostname
     handler = None
