@@ -43,8 +43,17 @@ from tests.standins.kube_catalog import Resource, dumps
 from tests.standins.kube_errors import ApiError, Attributes
 from tests.standins.kube_events import to_events_v1
 from tests.standins.kube_logs import node_log, parse_pod_log_options, pod_log
-from tests.standins.kube_select import SelectorError, field_matcher, parse_fields, parse_labels
-from tests.standins.kube_store import BUILTIN_NAMESPACES, MATCH_ALL, ContinueError, ObjectStore, Page, Stored, loads
+from tests.standins.kube_select import SelectorError, field_matcher, parse_fields, parse_labels, pinned_field
+from tests.standins.kube_store import (
+    BUILTIN_NAMESPACES,
+    INDEXED,
+    MATCH_ALL,
+    ContinueError,
+    ObjectStore,
+    Page,
+    Stored,
+    loads,
+)
 from tests.standins.kube_tables import table_for, wants_table
 from tests.standins.kube_tls import tls_material
 from tests.standins.kube_watch import DEFAULT_TIMEOUT, WatchRequest
@@ -381,7 +390,8 @@ class KubeStandIn:
             limit = min(limit, self.page_limit_max)
         try:
             page = self._store.list_page(res, target.namespace or None, labels,
-                                         field_matcher(fields, res) if fields else MATCH_ALL, limit, token)
+                                         field_matcher(fields, res) if fields else MATCH_ALL, limit, token,
+                                         pinned_field(fields, res, INDEXED))
         except ContinueError as exc:
             if exc.expired:
                 raise errors.expired(str(exc), exc.fresh_token) from None

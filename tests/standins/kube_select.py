@@ -272,6 +272,14 @@ def field_matcher(reqs: list[FieldRequirement], resource: Resource) -> Callable[
     return matches
 
 
+def pinned_field(reqs: list[FieldRequirement], resource: Resource, indexed: tuple[str, ...]) -> tuple[str, str] | None:
+    """The first `path=value` requirement on an indexed path: the list can start from that index."""
+    for r in reqs:
+        if r.equal and (path := _canonical(r.label, resource)) in indexed:
+            return path, r.value
+    return None
+
+
 def _canonical(label: str, resource: Resource) -> str:
     # Selectable fields are stored under their dotted path, so aliases (spec.host, regarding.name) line up.
     return ".".join(resource.field_labels[label].path)
