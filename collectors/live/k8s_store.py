@@ -57,7 +57,9 @@ class ObjectStore:
         labels = {k: as_str(v) for k, v in as_dict(meta.get("labels")).items()} or _NO_LABELS
         # Interned: the same few kinds, reasons and node names repeat across thousands of objects.
         fields = {f: sys.intern(field_value(obj, f)) for f in self.fields}
-        return fields["metadata.namespace"], fields["metadata.name"], Entry(labels, fields, orjson.dumps(obj))
+        # Copied to a bytes object of its own size: orjson's result keeps its whole (4 KB) write buffer.
+        raw = bytes(memoryview(orjson.dumps(obj)))
+        return fields["metadata.namespace"], fields["metadata.name"], Entry(labels, fields, raw)
 
     def replace(self, objects: Iterable[dict[str, Any]]) -> None:
         """A relist: the store becomes exactly these objects."""

@@ -75,6 +75,10 @@ class Relist(Exception):
     """The resourceVersion is too old (410 Gone / Expired): the state must be listed again."""
 
 
+class _ContinueExpired(Exception):
+    """The list's continue token expired mid-list (410): list again from the start."""
+
+
 class WatchFailed(Exception):
     """A list or watch failed in a way worth a backoff."""
 
@@ -168,8 +172,21 @@ class Informer:
         return lambda **kwargs: method(namespace, **kwargs)
 
     def _list(self) -> None:
-        """Every object, page by page; a continue token that expired mid-list starts the list over."""
-        items: list[dict[str, Any]] = []
+        """Every object, page by page, each page stored compactly before the next is read (50,000 events as
+        dicts would take hundreds of MB at once); a continue token that expired mid-list starts it over."""
+        while True:
+            meta: dict[str, Any] = {}
+            try:
+                self.store.replace(self._pages(meta))
+            except _ContinueExpired:
+                continue
+            break
+        self.resource_version = as_str(meta.get("resourceVersion"))
+        self.last_heard = time.monotonic()
+        self.relists += 1
+        self.synced.set()
+
+    def _pages(self, meta: dict[str, Any]) -> Iterator[dict[str, Any]]:
         token = ""
         while True:
             try:
@@ -177,23 +194,18 @@ class Informer:
                                           _preload_content=False, _request_timeout=self._call_timeout)
             except ApiException as err:
                 if err.status == 410 and token:
-                    items, token = [], ""
-                    continue
+                    raise _ContinueExpired() from err
                 raise WatchFailed(f"list: {err.status} {err.reason}") from err
             try:
                 page = orjson.loads(response.data)
             finally:
                 response.release_conn()
-            items += [i for i in as_list(page.get("items")) if isinstance(i, dict)]
-            meta = as_dict(page.get("metadata"))
+            meta.clear()
+            meta.update(as_dict(page.get("metadata")))
+            yield from (i for i in as_list(page.get("items")) if isinstance(i, dict))
             token = as_str(meta.get("continue"))
             if not token:
-                break
-        self.store.replace(items)
-        self.resource_version = as_str(meta.get("resourceVersion"))
-        self.last_heard = time.monotonic()
-        self.relists += 1
-        self.synced.set()
+                return
 
     def _watch(self) -> None:
         try:

@@ -82,8 +82,9 @@ def test_the_initial_list_fills_the_cache_and_events_keep_it_current(kube: KubeS
 
 def test_watches_ask_for_bookmarks_and_bookmarks_move_the_resource_version(kube: KubeStandIn,
                                                                           cache: WatchCache) -> None:
+    eventually(lambda: requests_of(kube, "/api/v1/namespaces/ml/pods", watch=True), "the first watch")
     watches = requests_of(kube, "/api/v1/namespaces/ml/pods", watch=True)
-    assert watches and watches[0].query["allowWatchBookmarks"] == "true"
+    assert watches[0].query["allowWatchBookmarks"] == "true"
     assert watches[0].query["resourceVersion"]  # from the list, never a watch from "now"
     kube.add(pod("api-0", ns="shop", labels={"app": "api"}))  # not watched: only a bookmark tells the cache
     informer = cache.informer("pod", "ml")
