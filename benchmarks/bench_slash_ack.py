@@ -2,7 +2,8 @@
 
 The bot runs as `serve` runs it (tests/harness/bot_launcher.py --slack: the real server with the bolt app on
 /slack/events, a SQLite file, one triage worker process running 20 triages at once). Its cluster is the
-Kubernetes stand-in answering every call after 50 ms, with 20 services in `shop`. Requests are signed `/triage` bodies built by the Slack stand-in helpers.
+Kubernetes stand-in answering every call after 50 ms, with 20 services in `shop`. Requests are signed `/triage`
+bodies built by the Slack stand-in helpers.
 
 A load thread keeps 20 live triages in flight for the whole run: it counts the triages it started (acked
 `/triage svc-NN -n shop` commands) against those the bot reports finished on /metrics, and tops up. A probe

@@ -48,3 +48,20 @@ def test_no_findings_headline() -> None:
     text = render_text(nothing)
     assert "Nothing in this evidence was recognised." in text
     assert "Looked for X." in text
+
+
+def test_a_report_from_the_watch_cache_says_how_old_it_was_everywhere() -> None:
+    from bot.render.slack import blocks_json
+    from playbooks.report import CacheState
+
+    plain = report()
+    cached = report().model_copy(update={"cache": CacheState(age_seconds=12.4, namespaces=["ml", "shop"])})
+    line = "Cluster objects from the watch cache (ml, shop), 12s old"
+    assert line in render_text(cached, width=160) and line not in render_text(plain, width=160)
+    assert f"_{line}_" in render_markdown(cached) and "watch cache" not in render_markdown(plain)
+    assert line in str(blocks_json(cached)) and "watch cache" not in str(blocks_json(plain))
+    doc = cached.model_dump(mode="json")
+    assert doc["cache"] == {"age_seconds": 12.4, "namespaces": ["ml", "shop"]}
+    assert plain.model_dump(mode="json")["cache"] is None
+    every_namespace = report().model_copy(update={"cache": CacheState(age_seconds=0.0)})
+    assert "(all namespaces), 0s old" in render_markdown(every_namespace)
