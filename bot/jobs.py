@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
-from bot.posts import queue_report, queue_text
+from bot.posts import queue_report, queue_text, render_report_chart
 from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo, triage_queue
 from collectors.live.base import TargetNotFound
@@ -165,6 +165,8 @@ class TriageJobs:
         """Store the run and queue its report in one transaction (with the job's finish); returns the run id."""
         for missing in report.missing:
             self.metrics.missing_sources.labels(missing.source.split(":")[0]).inc()
+        # Drawn before the transaction: on SQLite its write lock would otherwise stall every webhook meanwhile.
+        chart = render_report_chart(report, artifacts)
         with self.factory.begin() as session:
             run = repo.record_triage_run(
                 session, incident_id=request.incident_id, target=request.target.model_dump(),
@@ -175,7 +177,7 @@ class TriageJobs:
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
             queue_report(session, key=request.key, channel=request.channel, report=report, artifacts=artifacts,
                          run_id=run.id, incident_id=request.incident_id, parent=parent,
-                         templates_dir=self.templates_dir)
+                         templates_dir=self.templates_dir, chart=chart)
             run_id = run.id
             if finish is not None:
                 finish(session)

@@ -50,8 +50,12 @@ def _renderer(templates_dir: Path | None) -> SlackRenderer:
 
 def queue_report(session: Session, *, key: str, channel: str, report: Report, artifacts: list[Artifact],
                  run_id: int | str, incident_id: int | None, parent: OutboxItem | None,
-                 templates_dir: Path | None = None, with_chart: bool = True) -> OutboxItem:
-    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file."""
+                 templates_dir: Path | None = None, with_chart: bool = True,
+                 chart: bytes | None = None) -> OutboxItem:
+    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file.
+
+    `chart` is the chart already rendered (render_report_chart), so a caller can draw it before its transaction
+    takes the database's write lock."""
     renderer = _renderer(templates_dir)
     blocks = [b.to_dict() for b in renderer.blocks(report, run_id=str(run_id))]
     common: dict[str, Any] = {"incident_id": incident_id, "in_thread": parent is not None}
@@ -61,7 +65,7 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
     lead = report.leading()
     anchor = parent or post
     if with_chart:
-        png = render_chart(artifacts, lead[0].playbook if lead else None)
+        png = chart if chart is not None else render_chart(artifacts, lead[0].playbook if lead else None)
         if png is not None:
             outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
                            {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
@@ -73,6 +77,12 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
                         "title": "Raw evidence (redacted)", "content": evidence_text(artifacts)},
                        depends_on=anchor)
     return post
+
+
+def render_report_chart(report: Report, artifacts: list[Artifact]) -> bytes | None:
+    """The chart queue_report would attach, drawn now (matplotlib takes a while)."""
+    lead = report.leading()
+    return render_chart(artifacts, lead[0].playbook if lead else None)
 
 
 def queue_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem | None = None,
