@@ -106,7 +106,7 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             ctx.metrics.alerts.labels(alert.status).inc()
         # Stored and committed: only now start work that may take a while.
         for triage in requests:
-            ctx.jobs.submit(triage)
+            await run_in_threadpool(ctx.jobs.submit, triage)  # a database write under serve: off the event loop
         if ctx.poster is not None:
             ctx.poster.wake()
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
