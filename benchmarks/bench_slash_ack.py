@@ -210,7 +210,11 @@ def report(runs: list[dict[str, Any]]) -> str:
         "which the worker takes for each report it stores (about 15 a second here), and SQLite's busy handler "
         "sleeps in growing steps while it waits, so webhooks queue behind reports; on PostgreSQL writes do not "
         "exclude each other. The load keeps 20 in flight as counted from /metrics, which the serving process "
-        "updates from finished jobs once a second.")])
+        "updates from finished jobs once a second. The webhook budget does not hold on either database: its "
+        "median is near the idle benchmark's, its tail is the serving process waiting for CPU and, on SQLite, "
+        "for the write lock. What would close it: the serving process on a core of its own (its own pod, or a "
+        "cpuset), fewer write transactions per webhook (a re-notification stores every alert of the group "
+        "again, in several transactions), and PostgreSQL in production.")])
 
 
 def _rows(r: dict[str, Any]) -> list[str]:
