@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.alert_message import queue_verdict
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
@@ -121,6 +122,9 @@ class TriageJobs:
             queue_report(session, key=request.key, channel=request.channel, report=report, artifacts=artifacts,
                          run_id=run.id, incident_id=request.incident_id, parent=parent,
                          templates_dir=self.templates_dir)
+            if parent is not None:
+                # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
+                queue_verdict(session, parent, request.key, report)
             run_id = run.id
         self.on_queued()
         # After the commit and on another thread: the report is out of the door before any model is asked.

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.render.chart import render_chart
+from bot.render.chart import render_report_chart
 from bot.render.slack import SlackRenderer, mrkdwn_escape
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
@@ -58,10 +58,9 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
     post = outbox.enqueue(session, f"{key}:report", channel, "chat.postMessage",
                           {**common, "kind": "report", "text": renderer.fallback_text(report), "blocks": blocks},
                           depends_on=parent)
-    lead = report.leading()
     anchor = parent or post
     if with_chart:
-        png = render_chart(artifacts, lead[0].playbook if lead else None)
+        png = render_report_chart(report, artifacts)  # the leading hypothesis's declared series (bot/render/chart.py)
         if png is not None:
             outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
                            {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
