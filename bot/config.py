@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     flight_recorder_dir: str | None = Field(
         None, description="folder under the nodes' /var/log where training jobs write their Flight Recorder dumps "
         "(docs/nccl.md); read through nodes/proxy when set")
+    kubelet_logs: bool = Field(True, description="read the kubelet's journal of the target's nodes through "
+                               "nodes/proxy (the kubelet-logs RBAC component); false where that is not granted")
     # Budgets.
     call_timeout: float = Field(5.0, gt=0, le=60, description="seconds per API call")
     deadline: float = Field(20.0, gt=0, le=300, description="seconds for all sources of one triage")
@@ -98,6 +100,14 @@ class Settings(BaseSettings):
                                 "storm")
     permissions: Permissions = Field(default_factory=Permissions,
                                      description="channels and users -> namespaces they may triage")
+    # Links and actions on an alert's root message.
+    grafana_url_template: str | None = Field(
+        None, description="dashboard link on alert messages, e.g. https://grafana/d/abc/pods?var-namespace="
+        "{namespace}&var-pod={pod}; {alertname}, {namespace}, {service}, {pod}, {node}, {cluster} are filled in")
+    alertmanager_url: str | None = Field(None, description="Alertmanager's URL, for silence links (default: "
+                                         "the externalURL the webhook carries) and the Silence button")
+    silence_button: bool = Field(False, description="a 'Silence 1h' button on alert messages that creates the "
+                                 "silence through alertmanager_url's v2 API (needs alertmanager_url)")
     # The optional language model (off unless llm_provider is set): narratives, interview grading, /ask answers.
     llm_provider: str | None = Field(None, description="openai (any OpenAI-compatible endpoint, vLLM included), "
                                      "ollama, llamacpp (a local GGUF file), or another init_chat_model provider")
@@ -147,6 +157,19 @@ class Settings(BaseSettings):
             raise ValueError("must be a plain folder under /var/log, e.g. pytorch-fr")
         return value or None
 
+    @field_validator("grafana_url_template", "alertmanager_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _silence_needs_alertmanager(self) -> Settings:
+        if self.silence_button and not self.alertmanager_url:
+            raise ValueError("silence_button needs alertmanager_url: the button creates silences through its API")
+        return self
+
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
                                    env_settings: PydanticBaseSettingsSource,
@@ -169,6 +192,8 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as err:
         first = err.errors()[0]
+        if not first["loc"]:  # a rule across settings (a model validator) names its settings in its message
+            raise ConfigError(f"settings: {first['msg'].removeprefix('Value error, ')}") from None
         name = ".".join(str(p) for p in first["loc"])
         env = name.upper() if name.upper().startswith("SLACK_") else f"TRIAGEBOT_{name.upper()}"
         raise ConfigError(f"setting {name} ({env}): {first['msg']}") from None

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.alert_message import queue_verdict
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
-from bot.posts import queue_report, queue_text, render_report_chart
+from bot.posts import queue_report, queue_text
+from bot.render.chart import render_report_chart
 from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo, triage_queue
 from collectors.live.base import TargetNotFound
@@ -178,6 +180,9 @@ class TriageJobs:
             queue_report(session, key=request.key, channel=request.channel, report=report, artifacts=artifacts,
                          run_id=run.id, incident_id=request.incident_id, parent=parent,
                          templates_dir=self.templates_dir, chart=chart)
+            if parent is not None:
+                # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
+                queue_verdict(session, parent, request.key, report)
             run_id = run.id
             if finish is not None:
                 finish(session)

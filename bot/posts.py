@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.render.chart import render_chart
+from bot.render.chart import render_report_chart
 from bot.render.slack import SlackRenderer, mrkdwn_escape
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
@@ -62,10 +62,10 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
     post = outbox.enqueue(session, f"{key}:report", channel, "chat.postMessage",
                           {**common, "kind": "report", "text": renderer.fallback_text(report), "blocks": blocks},
                           depends_on=parent)
-    lead = report.leading()
     anchor = parent or post
     if with_chart:
-        png = chart if chart is not None else render_chart(artifacts, lead[0].playbook if lead else None)
+        # The leading hypothesis's declared series (bot/render/chart.py), unless the caller drew it already.
+        png = chart if chart is not None else render_report_chart(report, artifacts)
         if png is not None:
             outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
                            {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
@@ -77,12 +77,6 @@ def queue_report(session: Session, *, key: str, channel: str, report: Report, ar
                         "title": "Raw evidence (redacted)", "content": evidence_text(artifacts)},
                        depends_on=anchor)
     return post
-
-
-def render_report_chart(report: Report, artifacts: list[Artifact]) -> bytes | None:
-    """The chart queue_report would attach, drawn now (matplotlib takes a while)."""
-    lead = report.leading()
-    return render_chart(artifacts, lead[0].playbook if lead else None)
 
 
 def queue_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem | None = None,

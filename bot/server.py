@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.alert_message import alert_links
 from bot.context import BotContext
 from bot.slack.gate import SlackGate, payload_problem
 from bot.webhook.alert_flow import accept_alerts
@@ -100,7 +101,7 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
             default_channel=settings.default_channel, receiver_instance=ctx.instance,
             since=duration(settings.default_since), permissions=settings.permissions,
-            capture_alerts=settings.capture_alerts,
+            capture_alerts=settings.capture_alerts, links=alert_links(settings),
             storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()

@@ -56,6 +56,7 @@ def access_from(settings: Settings, kube: Any) -> LiveAccess:
         call_timeout=settings.call_timeout,
         deadline=settings.deadline,
         flight_recorder_dir=settings.flight_recorder_dir,
+        kubelet_logs=settings.kubelet_logs,
     )
 
 

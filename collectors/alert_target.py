@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
@@ -14,8 +15,13 @@ from collectors.validate import InvalidInput, namespace, object_name
 # Labels that name a workload, best first. The plain `service` and `job` labels usually name the exporter
 # that was scraped (kube-state-metrics, node-exporter), so they come last and exporters are skipped.
 _WORKLOAD_LABELS = (("deployment", "deployment"), ("statefulset", "statefulset"), ("job_name", "job"),
+                    # kube-state-metrics' HPA series: an HPA is named after the workload it scales, as a rule.
+                    ("horizontalpodautoscaler", "service"),
                     ("exported_service", "service"), ("app_kubernetes_io_name", "service"), ("app", "service"),
                     ("service", "service"))
+# A pod label that names the exporter Prometheus scraped (node-exporter's or dcgm-exporter's own pod), not the
+# workload the alert is about: node-level alerts from these carry it, and triaging the exporter helps nobody.
+_EXPORTER_POD = re.compile(r"(^|-)(node-exporter|dcgm-exporter|kube-state-metrics)(-|$)")
 _EXPORTERS = ("kube-state-metrics", "node-exporter", "dcgm-exporter", "kubelet", "prometheus", "alertmanager",
               "coredns", "kube-dns", "cadvisor")
 
@@ -50,6 +56,8 @@ def target_for(labels: Mapping[str, str]) -> AlertTarget:
         ns = None
     pod_hit = target_value("pod.name", labels)
     pod = _valid(pod_hit[1]) if pod_hit else None
+    if pod and _EXPORTER_POD.search(pod):
+        pod, ns = None, None  # the exporter's pod and namespace; the node labels say what the alert is about
     node_hit = target_value("node.name", labels)
     node = _valid(node_from(*node_hit)) if node_hit else None
     service = _workload(labels) or (f"pod/{pod}" if pod else None) or (f"node/{node}" if node else None)

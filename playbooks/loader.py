@@ -9,6 +9,7 @@ import jinja2
 import yaml
 from pydantic import ValidationError
 
+from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names
 from playbooks.model import SYMPTOMS, Hypothesis, Playbook
@@ -112,6 +113,8 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
         for fact in h.cite:
             if fact not in VOCABULARY:
                 problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))
+        if h.chart is not None:
+            problems += _chart_problems(h, name, lines.line((*path_, "chart")))
         for i, template in enumerate([h.claim, h.falsified_by, *h.next_checks, *h.mitigations]):
             if "{" not in template:
                 continue  # no template syntax, nothing that can fail to parse
@@ -119,6 +122,28 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
                 check_template(template)
             except jinja2.TemplateSyntaxError as err:
                 problems.append(Problem(name, where, f"template error in {h.id!r} text #{i}: {err.message}"))
+    return problems
+
+
+def _chart_problems(h: Hypothesis, name: str, where: int) -> list[Problem]:
+    """A chart live triage cannot draw, or whose threshold means nothing, is an error."""
+    chart = h.chart
+    assert chart is not None
+    problems: list[Problem] = []
+    if chart.metric not in RANGE_METRICS:
+        problems.append(Problem(name, where, f"chart of {h.id!r}: {chart.metric} is not fetched as a range query; "
+                                f"expected one of {', '.join(sorted(RANGE_METRICS))} "
+                                "(collectors/catalogs/range_series.py)"))
+    if chart.threshold_fact is not None and chart.threshold_fact not in VOCABULARY:
+        problems.append(Problem(name, where, f"chart of {h.id!r}: unknown fact {chart.threshold_fact!r} as threshold"))
+    if chart.threshold is not None and chart.threshold_fact is not None:
+        problems.append(Problem(name, where, f"chart of {h.id!r}: give threshold or threshold_fact, not both"))
+    if chart.unit in ("ratio",) and chart.threshold is not None and not 0 <= chart.threshold <= 1:
+        problems.append(Problem(name, where, f"chart of {h.id!r}: a ratio threshold lies in [0, 1], "
+                                f"got {chart.threshold}"))
+    if (chart.threshold is not None or chart.threshold_fact) and not chart.threshold_label:
+        problems.append(Problem(name, where, f"chart of {h.id!r}: a threshold needs threshold_label (what the "
+                                "line is)"))
     return problems
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,6 +11,25 @@ from pydantic import BaseModel, ConfigDict, Field
 SYMPTOMS: tuple[str, ...] = tuple(sorted(p.stem for p in Path(__file__).parent.glob("*.yaml")
                                          if not p.name.startswith("_")))
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+ChartUnit = Literal["ratio", "percent", "bytes", "seconds", "count", "per-second", "celsius"]
+METRIC_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+
+
+class Chart(BaseModel):
+    """The series that illustrates a hypothesis: drawn under the report when the hypothesis leads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(pattern=METRIC_NAME, description="A metric the range query's PromQL reads; the chart "
+                        "plots the recorded or live range query that names it.")
+    title: str = Field(min_length=1, description="What the series shows, in words (the chart's title).")
+    unit: ChartUnit = Field(description="How values read on the axis.")
+    threshold: float | None = Field(None, description="The line the rule compares against, in the series' unit.")
+    threshold_fact: str | None = Field(None, description="A fact whose value is the line instead (e.g. the memory "
+                                       "limit in bytes).")
+    threshold_label: str = Field("", description="What the line is, e.g. 'confirm: throttled >= 25%'.")
 
 
 class Hypothesis(BaseModel):
@@ -34,6 +54,7 @@ class Hypothesis(BaseModel):
     same_node: bool = Field(False, description="Node evidence (kernel, Xid, ECC) confirms this only when it is "
                                                "about the pod's own node; evidence from an unnamed node makes "
                                                "it likely at most.")
+    chart: Chart | None = Field(None, description="The series that illustrates this hypothesis when it leads.")
     children: list[Hypothesis] = Field(default_factory=list, description="Explored when this one holds.")
 
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from collectors.models import Missing, Target
 
-__all__ = ["ArtifactRef", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule", "Scope",
-           "ScopeAnswer", "Status", "Target"]
+__all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule",
+           "Scope", "ScopeAnswer", "Status", "Target"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
 
@@ -25,6 +25,16 @@ class Evidence(BaseModel):
     excerpt: str = ""
     kind: str = ""  # the artifact's kind, e.g. kernel-log
     parser: str = ""  # what read it: a parser module (kernel) or a line signal (signal:nvrm-line)
+
+
+class ChartSpec(BaseModel):
+    """The playbook's chart declaration for a hypothesis, with a fact-valued threshold already resolved."""
+
+    metric: str
+    title: str
+    unit: str
+    threshold: float | None = None
+    threshold_label: str = ""
 
 
 class Rule(BaseModel):
@@ -52,6 +62,7 @@ class HypothesisResult(BaseModel):
     decided_by: Literal["confirm", "likely", "rule_out"] | None = None  # None: no predicate held (unknown)
     rule: Rule | None = None
     note: str | None = None  # why the status is not what the rule alone gives (docs/playbooks.md, "Ranking")
+    chart: ChartSpec | None = None  # the series that illustrates it, as the playbook declares
 
     @property
     def supported(self) -> bool:

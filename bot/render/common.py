@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from bot.render.evidence import plain, unknown_line
+from collectors.rbac import forbidden_reason
 from playbooks.report import HypothesisResult, Report, ScopeAnswer
 
+# Between a playbook and its hypothesis, as in "gpu-xid \u203a gpu-fallen-off-bus" (a single right angle quote).
+SEP = "\u203a"
 STATUS_MARK = {"confirmed": "✔ confirmed", "likely": "● likely", "unknown": "? unknown", "ruled-out": "✘ ruled out"}
 
 
@@ -34,6 +38,23 @@ def others(report: Report, lead: HypothesisResult | None) -> list[tuple[str, Hyp
     return [(f.playbook, h) for f in report.findings for h in f.hypotheses if h is not lead]
 
 
+def folded_others(report: Report, lead: HypothesisResult | None
+                  ) -> tuple[list[tuple[str, HypothesisResult]], list[str], str]:
+    """The other hypotheses as a reader wants them: those with support one per line, the ruled-out ones named
+    on one line, and the open ones folded into one line that says what evidence would settle them."""
+    rest = [(p, h) for p, h in others(report, lead) if h.merged_into is None]
+    supported = [(p, h) for p, h in rest if h.status in ("confirmed", "likely")]
+    own = _lead_playbook(report)
+    ruled_out = [h.id if p == own else f"{p} {SEP} {h.id}" for p, h in rest if h.status == "ruled-out"]
+    unknown = [h for _, h in rest if h.status == "unknown"]
+    return supported, ruled_out, unknown_line(unknown) if unknown else ""
+
+
+def _lead_playbook(report: Report) -> str | None:
+    lead = report.leading()
+    return lead[0].playbook if lead else (report.findings[0].playbook if report.findings else None)
+
+
 # The answer to seed 000's "request-, pod-, node-, pool-specific, or global?", as people say it.
 SCOPE_WORDS = {"request": "request-specific", "pod": "pod-specific", "node": "node-specific", "pool": "pool-wide",
                "cluster": "global (cluster-wide)"}
@@ -50,14 +71,39 @@ def scope_line(report: Report) -> str:
     return f"Scope: {SCOPE_WORDS[report.scope.level]} ({answers})."
 
 
-def scope_answered(report: Report) -> list[ScopeAnswer]:
-    """The questions the evidence answered, yes or no, narrowest first."""
-    return [a for a in report.scope.answers if a.answer != "unknown"]
-
-
 def cache_line(report: Report) -> str | None:
     """How old the cached cluster state was, when the report was served from the watch cache."""
     if report.cache is None:
         return None
     scope = ", ".join(report.cache.namespaces) if report.cache.namespaces else "all namespaces"
     return f"Cluster objects from the watch cache ({scope}), {report.cache.age_seconds:.0f}s old"
+
+
+def scope_answered(report: Report) -> list[ScopeAnswer]:
+    """The questions the evidence answered, yes or no, narrowest first."""
+    return [a for a in report.scope.answers if a.answer != "unknown"]
+
+
+def scope_evidence(report: Report) -> list[tuple[ScopeAnswer, list[str]]]:
+    """Each answered question with its evidence said in words (fact names stay in the JSON)."""
+    return [(a, [plain(b, report.facts) for b in a.because]) for a in scope_answered(report)]
+
+def verdict_line(report: Report, limit: int = 200) -> str:
+    """The verdict in one line, for a root message: the leading hypothesis, its status, and its claim."""
+    lead = report.leading()
+    if lead is None:
+        return headline(report)[:limit]
+    finding, h = lead
+    claim = " ".join(h.claim.split())
+    text = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id}: {claim}"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def missing_lines(report: Report) -> list[str]:
+    """What could not be read, one line per reason: the same Forbidden on three nodes is one line naming them.
+    A raw Forbidden (as recorded before the collector said it in words) becomes the permission and its grant."""
+    by_reason: dict[str, list[str]] = {}
+    for m in report.missing:
+        reason = forbidden_reason(m.reason) or m.reason
+        by_reason.setdefault(reason, []).append(m.source)
+    return [f"{', '.join(dict.fromkeys(sources))}: {reason}" for reason, sources in by_reason.items()]

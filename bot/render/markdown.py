@@ -1,8 +1,18 @@
-"""The report as GitHub-flavoured markdown, for tickets and post-mortems."""
+"""The report as GitHub-flavoured markdown, for tickets and post-mortems: the same note as the terminal's."""
 
 from __future__ import annotations
 
-from bot.render.common import ANSWER_MARK, STATUS_MARK, cache_line, headline, others, scope_line, target_line
+from bot.render.common import (
+    ANSWER_MARK,
+    SEP,
+    STATUS_MARK,
+    cache_line,
+    folded_others,
+    headline,
+    missing_lines,
+    scope_line,
+)
+from bot.render.evidence import plain, target_words, why
 from playbooks.report import Report
 
 
@@ -10,35 +20,52 @@ def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _code(text: str) -> str:
+    """Inline code that survives backticks in the quoted line."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
 def render_markdown(report: Report) -> str:
     lead = report.leading()
-    out = [f"# Triage: {target_line(report)}", "", f"**{_esc(headline(report))}**", ""]
+    out = [f"# Triage of {target_words(report)}", ""]
     if report.symptoms:
         out += [f"Symptoms: {', '.join(report.symptoms)}", ""]
     if lead is not None:
-        _, h = lead
-        out += ["## Why", ""] + [f"- `{b}`" for b in h.because] + [""]
+        finding, h = lead
+        title = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id} ({h.score:.2f})"
+        out += [f"**{title}**", "", _esc(h.claim), ""]
+        out += ["## Why", ""]
+        said_all = why(h, report.facts)
+        for said in said_all:
+            out.append(f"- {_esc(said.sentence)}")
+            out += [f"  > {_code(q.line)} ({q.place})" for q in said.quotes]
+        if not said_all:
+            out.append("_No direct evidence yet._")
+        out.append("")
         out += ["## What would falsify it", "", h.falsified_by, ""]
         if h.next_checks:
-            out += ["## Next checks", ""] + [f"- `{c}`" for c in h.next_checks] + [""]
+            out += ["## Next checks", "", "```", *h.next_checks, "```", ""]
         if h.mitigations:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
+    else:
+        out += [f"**{_esc(headline(report))}**", ""]
     out += ["## Scope", "", _esc(scope_line(report)), "", "| layer | question | answer | evidence |",
             "|---|---|---|---|"]
     for a in report.scope.answers:
-        evidence = "; ".join(a.because) or ("needs " + ", ".join(a.needs) if a.needs else "")
+        evidence = "; ".join(plain(b, report.facts) for b in a.because) or (
+            "needs " + ", ".join(a.needs) if a.needs else "")
         out.append(f"| {a.level} | {_esc(a.question)} | {ANSWER_MARK[a.answer]} | {_esc(evidence)} |")
     out.append("")
-    rest = others(report, lead[1] if lead else None)
-    if rest:
-        out += ["## All hypotheses", "", "| playbook | hypothesis | status | score | evidence |",
-                "|---|---|---|---|---|"]
-        for playbook, h in rest:
-            evidence = "; ".join(h.because) or ("needs " + ", ".join(h.needs) if h.needs else "")
-            out.append(f"| {playbook} | {h.id} | {STATUS_MARK[h.status]} | {h.score:.2f} | {_esc(evidence)} |")
+    supported, ruled_out, unknown = folded_others(report, lead[1] if lead else None)
+    if supported or ruled_out or unknown:
+        out += ["## Other hypotheses", ""]
+        out += [f"- {STATUS_MARK[h.status]}: {p} {SEP} {h.id} ({h.score:.2f}): {_esc(h.claim)}" for p, h in supported]
+        out += [f"- Ruled out: {', '.join(ruled_out)}."] if ruled_out else []
+        out += [f"- {unknown}"] if unknown else []
         out.append("")
     if report.missing:
-        out += ["## Missing evidence", ""] + [f"- {m.source}: {m.reason}" for m in report.missing] + [""]
+        out += ["## Missing evidence", "", *[f"- {line}" for line in missing_lines(report)], ""]
     out += [f"_{_esc(note)}_" for note in report.notes] + ([""] if report.notes else [])
     if (cached := cache_line(report)) is not None:
         out += [f"_{_esc(cached)}_", ""]

@@ -22,7 +22,16 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.render.common import cache_line, headline, others, scope_answered, scope_line, target_line
+from bot.render.common import (
+    cache_line,
+    folded_others,
+    headline,
+    missing_lines,
+    scope_answered,
+    scope_evidence,
+    scope_line,
+)
+from bot.render.evidence import target_words, why
 from playbooks.report import Report
 
 STATUS_EMOJI = {"confirmed": ":large_green_circle:", "likely": ":large_yellow_circle:",
@@ -72,27 +81,29 @@ class SlackRenderer:
         """The thread reply for one report: leader, why, falsifier, checks, mitigations, the rest, buttons."""
         lead = report.leading()
         finding, hypothesis = lead if lead else (None, None)
-        title = f"Triage: {target_line(report)}"
+        title = f"Triage of {target_words(report)}"
         blocks: list[Block] = [HeaderBlock(text=title[:HEADER_LIMIT])]
         blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
             "leader", lead=hypothesis, finding=finding, headline=headline(report)))))
         if hypothesis is not None:
-            for name in ("why", "falsify"):
-                blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(name, lead=hypothesis))))
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
+                "why", lead=hypothesis, why=why(hypothesis, report.facts)))))
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("falsify", lead=hypothesis))))
             if hypothesis.next_checks:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("checks", lead=hypothesis))))
             if hypothesis.mitigations:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("mitigations", lead=hypothesis))))
         if scope_answered(report):  # a line that says nothing is not worth a block of the 50
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
-                "scope", line=scope_line(report), answered=scope_answered(report)))]))
-        rest = others(report, hypothesis)
-        if rest:
+                "scope", line=scope_line(report), answered=scope_evidence(report)))]))
+        supported, ruled_out, unknown = folded_others(report, hypothesis)
+        if supported or ruled_out or unknown:
             blocks.append(DividerBlock())
-            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text("others", others=rest))]))
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
+                "others", supported=supported, ruled_out=ruled_out, unknown=unknown))]))
         if report.missing:
-            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text("missing",
-                                                                                    missing=report.missing))]))
+            blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
+                "missing", missing=report.missing, lines=missing_lines(report)))]))
         if (cached := cache_line(report)) is not None:
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(cached))]))
         blocks.append(ActionsBlock(block_id="triage_actions", elements=[

@@ -1,16 +1,32 @@
-"""The report for a terminal, with rich: the leader first, then everything else in a table."""
+"""The report for a terminal, with rich: a note a person reads top to bottom, readable at 80 columns.
+
+No panels or tables: a box border wrapped through a command breaks copy and paste, and a table of every
+hypothesis buries the diagnosis. Commands are printed one per line, never wrapped, so they copy whole.
+"""
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
+from rich.console import Console
+from rich.padding import Padding
 from rich.text import Text
 
-from bot.render.common import STATUS_MARK, cache_line, headline, others, scope_answered, scope_line, target_line
+from bot.render.common import (
+    SEP,
+    STATUS_MARK,
+    cache_line,
+    folded_others,
+    headline,
+    missing_lines,
+    scope_evidence,
+    scope_line,
+)
+from bot.render.evidence import target_words, why
 from playbooks.report import Report
 
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
+
+# A line of the report and its indent; prose wraps inside that indent, a command (indent None) never wraps.
+Line = tuple[Text, int | None]
 
 
 def _trace(report: Report) -> Text:
@@ -33,73 +49,94 @@ def _trace(report: Report) -> Text:
     return out
 
 
-def _scope(report: Report) -> Text:
-    """The layer-narrowing line, and under it the evidence behind each answered question."""
-    out = Text(scope_line(report), style="bold" if report.scope.level else "dim")
-    for a in scope_answered(report):
-        out.append(f"\n  {a.level} {a.answer}: ", style="bold")
-        out.append("; ".join(a.because))
+def _prose(text: str, style: str = "") -> Line:
+    body = text.lstrip(" ")
+    return Text(body, style=style), len(text) - len(body)
+
+
+def _section(title: str) -> list[Line]:
+    return [_prose(""), _prose(title, "bold")]
+
+
+def lines(report: Report, explain: bool = False) -> list[Line]:
+    lead = report.leading()
+    out: list[Line] = [_prose(f"Triage of {target_words(report)}", "bold")]
+    if report.symptoms:
+        out.append(_prose(f"Symptoms: {', '.join(report.symptoms)}"))
+    # The layer the evidence confines the failure to, and the evidence behind each answered question.
+    out.append(_prose(scope_line(report), "bold" if report.scope.level else "dim"))
+    out += [_prose(f"  {a.level} {a.answer}: {'; '.join(said)}") for a, said in scope_evidence(report)]
+    out.append(_prose(""))
+    if lead is not None:
+        finding, h = lead
+        title = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id} ({h.score:.2f})"
+        out.append(_prose(title, _STYLE[h.status]))
+        out.append(_prose(h.claim))
+        out += _section("Why")
+        said_all = why(h, report.facts)
+        for said in said_all:
+            out.append(_prose(f"  • {said.sentence}"))
+            for quote in said.quotes:
+                out.append(_prose(f"      “{quote.line}”  ({quote.place})", "dim"))
+        if not said_all:
+            out.append(_prose("  No direct evidence yet."))
+        out += _section("Would be falsified by")
+        out.append(_prose(f"  {h.falsified_by}"))
+        if h.next_checks:
+            out += _section("Next checks")
+            out += [(Text(f"  {check}", style="cyan"), None) for check in h.next_checks]
+        if h.mitigations:
+            out += _section("Mitigations")
+            out += [_prose(f"  - {m}") for m in h.mitigations]
+    else:
+        out.append(_prose(headline(report), "bold"))
+    supported, ruled_out, unknown = folded_others(report, lead[1] if lead else None)
+    if supported or ruled_out or unknown:
+        out += _section("Other hypotheses")
+        for playbook, other in supported:
+            out.append(_prose(f"  {STATUS_MARK[other.status]}: {playbook} {SEP} {other.id} ({other.score:.2f}): "
+                              f"{other.claim}", _STYLE[other.status]))
+        if ruled_out:
+            out.append(_prose(f"  Ruled out: {', '.join(ruled_out)}.", _STYLE["ruled-out"]))
+        if unknown:
+            out.append(_prose(f"  {unknown}", _STYLE["unknown"]))
+    for note in report.notes:
+        out += [_prose(""), _prose(note, "yellow")]
+    if (cached := cache_line(report)) is not None:
+        out += [_prose(""), _prose(cached, "dim")]
+    if report.missing:
+        out += _section("Missing evidence")
+        out += [_prose(f"  - {line}", "yellow") for line in missing_lines(report)]
+    if explain:
+        out += [_prose(""), (_trace(report), 0)]
+    if report.problems:
+        shown = report.problems[:10]
+        out += _section("Could not read")
+        out += [_prose(f"  - {p}", "dim") for p in shown]
+        if len(report.problems) > len(shown):
+            out.append(_prose(f"  … {len(report.problems) - len(shown)} more", "dim"))
     return out
 
 
-def build(report: Report, explain: bool = False) -> Group:
-    lead = report.leading()
-    parts: list[Table | Panel | Text] = [Text(f"Triage: {target_line(report)}", style="bold")]
-    if report.symptoms:
-        parts.append(Text(f"Symptoms: {', '.join(report.symptoms)}"))
-    parts.append(_scope(report))
-    body = Text()
-    body.append(headline(report) + "\n", style=_STYLE[lead[1].status] if lead else "bold")
-    if lead is not None:
-        _, h = lead
-        body.append("\nWhy:\n", style="bold")
-        for b in h.because or ["(no direct evidence yet)"]:
-            body.append(f"  • {b}\n")
-        body.append("\nWould be falsified by:\n", style="bold")
-        body.append(f"  {h.falsified_by}\n")
-        if h.next_checks:
-            body.append("\nNext checks:\n", style="bold")
-            for c in h.next_checks:
-                body.append(f"  > {c}\n")
-        if h.mitigations:
-            body.append("\nMitigations:\n", style="bold")
-            for m in h.mitigations:
-                body.append(f"  - {m}\n")
-    parts.append(Panel(body, title="Leading hypothesis", expand=True))
-    rest = others(report, lead[1] if lead else None)
-    if rest:
-        table = Table(title="Other hypotheses", expand=True)
-        for col in ("playbook", "hypothesis", "status", "score", "evidence / needs"):
-            table.add_column(col, overflow="fold")
-        for playbook, h in rest:
-            evidence = "; ".join(h.because) or ("needs " + ", ".join(h.needs) if h.needs else "")
-            # Text, not str: evidence such as "[79, 45]" must not be read as rich markup.
-            table.add_row(Text(playbook), Text(h.id), Text(STATUS_MARK[h.status], style=_STYLE[h.status]),
-                          f"{h.score:.2f}", Text(evidence))
-        parts.append(table)
-    for note in report.notes:
-        parts.append(Text(note, style="yellow"))
-    if (cached := cache_line(report)) is not None:
-        parts.append(Text(cached, style="dim"))
-    if report.missing:
-        parts.append(Text("Missing evidence:\n" + "\n".join(f"  - {m.source}: {m.reason}" for m in report.missing),
-                          style="yellow"))
-    if explain:
-        parts.append(_trace(report))
-    if report.problems:
-        shown = report.problems[:10]
-        more = f"\n  … {len(report.problems) - len(shown)} more" if len(report.problems) > len(shown) else ""
-        parts.append(Text("Could not read:\n" + "\n".join(f"  - {p}" for p in shown) + more, style="dim"))
-    return Group(*parts)
+def _print(console: Console, report: Report, explain: bool) -> None:
+    for text, indent in lines(report, explain):
+        if not text.plain:
+            console.print()
+        elif indent is None:
+            # soft_wrap: the line goes out whole, for the terminal to fold; a copied command stays one line.
+            console.print(text, soft_wrap=True, highlight=False)
+        else:
+            console.print(Padding(text, (0, 0, 0, indent), expand=False), highlight=False)
 
 
 def render_terminal(report: Report, console: Console | None = None, explain: bool = False) -> None:
-    (console or Console()).print(build(report, explain))
+    _print(console or Console(), report, explain)
 
 
 def render_text(report: Report, width: int = 100, explain: bool = False) -> str:
     """Plain text (no colour codes), for tests and pipes."""
     console = Console(width=width, record=True, color_system=None, force_terminal=False)
     with console.capture() as capture:
-        console.print(build(report, explain))
-    return capture.get()
+        _print(console, report, explain)
+    # rich pads wrapped lines to the width; a pipe or a test wants the text itself.
+    return "\n".join(line.rstrip() for line in capture.get().splitlines()) + "\n"

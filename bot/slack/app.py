@@ -27,6 +27,7 @@ from bot.render.slack_triage import WRONG_CALLBACK
 from bot.slack import flows
 from bot.slack.ask import register_ask
 from bot.slack.drills import register_drills
+from bot.slack.silence import register_silence
 
 log = logging.getLogger("triagebot.slack")
 # bolt's own logger: it logs request bodies (a failed signature check, an unhandled request); NoBodies cuts them.
@@ -84,6 +85,7 @@ def build_slack_app(ctx: BotContext) -> App:
     _register_home(app, ctx, later)
     register_drills(app, ctx, later)  # /drill: drills and interviews
     register_ask(app, ctx, later)  # /ask: answers from the runbooks
+    register_silence(app, ctx, later)  # the Silence 1h button on alert messages
     return app
 
 

@@ -28,7 +28,6 @@ from bot.context import BotContext
 from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_run_as_drill
 from bot.jobs import TriageRequest
 from bot.keys import incident_root_key
-from bot.posts import queue_text
 from bot.render.slack import mrkdwn_escape
 from bot.render.slack_triage import (
     NOTE_BLOCK,
@@ -80,9 +79,14 @@ evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
 {% else %}Nothing is granted to this channel or to you yet: ask an admin to add it under `permissions`.{% endif %}""",
     "triaging.md.j2": ":hourglass_flowing_sand: Triaging *{{ label|mrkdwn }}* in `{{ namespace }}` (last "
                       "{{ since }}) for <@{{ user }}>. The report follows in this thread.",
+    "triaged.md.j2": ":mag: Triaged *{{ label|mrkdwn }}* in `{{ namespace }}` (last {{ since }}) for <@{{ user }}>. "
+                     "The report is in this thread.",
     "pasted.md.j2": ":hourglass_flowing_sand: Analysing evidence {% if link %}from <{{ link }}|a message>, for"
                     "{% else %}pasted by{% endif %} <@{{ user }}> ({{ kinds|join(', ') }}). The report follows in "
                     "this thread.",
+    "analysed.md.j2": ":mag: Analysed evidence {% if link %}from <{{ link }}|a message>, for"
+                      "{% else %}pasted by{% endif %} <@{{ user }}> ({{ kinds|join(', ') }}). The report is in "
+                      "this thread.",
     "rerun.md.j2": ":repeat: <@{{ user }}> asked for a re-run of triage run {{ run_id }}{% if live %} (live, "
                    "last {{ since }}){% else %} (the same evidence, current playbooks){% endif %}.",
     "resolved.md.j2": ":white_check_mark: Marked resolved by <@{{ user }}>.",
@@ -301,8 +305,12 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
                                          namespace=cmd.namespace, target=target, channel=channel)
         repo.audit(session, actor=user, channel=channel, action="slash.triage", target=cmd.label,
                    detail={"namespace": cmd.namespace, "since": cmd.since_text, "incident": key})
-        queue_text(session, key=f"{key}:root", channel=channel, text=text, incident_id=incident.id,
-                   kind="triage-root")
+        # done_text: what the placeholder says once the verdict is in (bot/alert_message.queue_verdict edits it).
+        done = Wording(ctx.settings.templates_dir).render("triaged", label=cmd.label, namespace=cmd.namespace,
+                                                          since=cmd.since_text, user=user)
+        outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
+                       {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
+                        "done_text": done})
         request = TriageRequest(target=target, since=cmd.since, trigger="slash", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
     # Committed: the root post exists before the triage that replies under it starts.
@@ -327,8 +335,10 @@ def start_paste(ctx: BotContext, cmd: PasteCommand, *, channel: str, user: str, 
         repo.audit(session, actor=user, channel=channel, action=f"{origin}.paste", target=", ".join(kinds),
                    detail={"artifacts": len(cmd.artifacts), "bytes": sum(len(a.content) for a in cmd.artifacts),
                            "incident": key})
-        queue_text(session, key=f"{key}:root", channel=channel, text=text, incident_id=incident.id,
-                   kind="triage-root")
+        done = Wording(ctx.settings.templates_dir).render("analysed", link=link, user=user, kinds=kinds)
+        outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
+                       {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
+                        "done_text": done})
         request = TriageRequest(target=Target(), since=timedelta(0), trigger="paste", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
     _wake(ctx)

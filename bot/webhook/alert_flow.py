@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.alert_message import AlertLinks, root_fields
 from bot.capture import wants_capture
 from bot.jobs import TriageRequest
 from bot.keys import alert_root_key, group_id
@@ -47,7 +48,7 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                   routes: list[Route], default_channel: str | None, receiver_instance: str,
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
                   storm: StormPolicy | None = None, now: datetime | None = None,
-                  capture_alerts: Collection[str] = ()) -> list[TriageRequest]:
+                  capture_alerts: Collection[str] = (), links: AlertLinks | None = None) -> list[TriageRequest]:
     """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
     received = now or utcnow()
     with factory.begin() as session:
@@ -82,10 +83,12 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         if episode.absorbed:
             return []
         view = {**raw, "status": merged.status}
-        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received)
+        allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
+        # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
+        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id)
+        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown)
         if not episode.started or merged.status != "firing" or found.target.service is None:
             return []
-        allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
         if not allowed:
             return []
         # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
@@ -116,7 +119,7 @@ def _episode(group: AlertGroup, previous: str | None, status: str, absorbed: boo
 
 
 def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Episode, channel: str,
-          storm: StormPolicy, received: datetime) -> OutboxItem:
+          storm: StormPolicy, received: datetime, shown: dict[str, Any] | None = None) -> OutboxItem:
     """Queue what Slack should show for this change; returns the episode's root item."""
     summary = alert_summary(view)
     text, cut = fitted_text(summary)
@@ -124,7 +127,8 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
     if episode.started:
         rollup = join_storm(session, group, channel, received, storm)
         payload: dict[str, Any] = {
-            "kind": "alert", "text": text, "incident_id": group.incident_id, "in_thread": rollup is not None,
+            "kind": "alert", "text": text, **(shown or {}), "incident_id": group.incident_id,
+            "in_thread": rollup is not None,
             "metadata": {"event_type": ROOT_EVENT, "event_payload": {
                 "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}}
         if episode.number > 1:
@@ -139,7 +143,7 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
                                    priority=outbox.PRIORITY_ROOT)
         root = found
         priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
-        outbox.set_latest(session, root, {"text": text}, priority=priority)
+        outbox.set_latest(session, root, {"text": text, **(shown or {})}, priority=priority)
         if episode.status_changed and view["status"] == "resolved":
             # Named, as under a storm's roll-up several groups share one thread.
             queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,

@@ -37,6 +37,7 @@ class LiveAccess:
     deadline: float = 20.0
     flight_recorder_dir: str | None = None  # under the nodes' /var/log, where jobs write their dumps
     cache: WatchCache | None = None  # serve's watch cache: objects it holds are not asked of the API
+    kubelet_logs: bool = True  # read kubelet journals through nodes/proxy
 
 
 @dataclass
@@ -56,7 +57,7 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
             result.missing.append(Missing(source="kubernetes", reason="no cluster access configured"))
         else:
             future = pool.submit(collect_kubernetes, access.kube, target, window, call_timeout=access.call_timeout,
-                                 flight_recorder_dir=access.flight_recorder_dir,
+                                 flight_recorder_dir=access.flight_recorder_dir, kubelet_logs=access.kubelet_logs,
                                  cache=access.cache)
             outcome = _wait(future, "kubernetes", started, access.deadline, result)
             if outcome is not None:

@@ -28,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from collectors.k8s_values import as_dict, as_list, as_str
+from collectors.rbac import forbidden_reason
 
 T = TypeVar("T")
 
@@ -98,6 +99,10 @@ def describe_error(exc: BaseException, budget: float) -> Failure:
                                 else "")
         message = _status_message(exc.body)
         head = f"{status} {phrase}".strip() if status else f"request failed: {phrase}"
+        # A 403 is evidence too: say which permission was missing and what grants it, not the raw Forbidden.
+        granted = forbidden_reason(message) if status == 403 else None
+        if granted is not None:
+            return Failure(status, granted)
         return Failure(status, f"{head}: {message}" if message else head)
     if _is_timeout(exc):
         return Failure(None, f"timeout after {budget:g}s")

@@ -22,6 +22,7 @@ KUBELET_NODE_CAP = 5  # nodes whose kubelet journal is read
 class Limits:
     tail_lines: int
     limit_bytes: int
+    kubelet_logs: bool = True  # read the kubelet's journal through nodes/proxy (the kubelet_logs setting)
 
 
 class Out(Protocol):
@@ -118,8 +119,10 @@ def read_kubelet_log(out: Out, calls: KubeCalls, node: str, since: datetime, lim
 def _node_log_reason(failure: Failure) -> str:
     if failure.status == 404:
         return f"node log API not served (NodeLogQuery feature gate off?): {failure.reason}"
-    if failure.status == 403:
-        return f"{failure.reason} (reading node logs needs get on nodes/proxy)"
+    if failure.status == 403 and "nodes/proxy" not in failure.reason:
+        # Forbidden without the API server's usual message: still say what reading node logs needs.
+        return (f"{failure.reason} (reading node logs needs get on nodes/proxy, which the kubelet-logs component "
+                "grants; or set kubelet_logs: false)")
     return failure.reason
 
 

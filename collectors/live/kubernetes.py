@@ -77,7 +77,7 @@ _LABEL_VALUE = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?")  # node names
 def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *, call_timeout: float = 5.0,
                        log_tail_lines: int = 2000, log_limit_bytes: int = 512_000,
                        max_workers: int = 16, rank_limits: RankLimits | None = None,
-                       flight_recorder_dir: str | None = None,
+                       flight_recorder_dir: str | None = None, kubelet_logs: bool = True,
                        cache: WatchCache | None = None) -> tuple[Scope, SourceResult]:
     """Resolve the target to its pods and nodes and read the evidence around them.
 
@@ -90,8 +90,9 @@ def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *,
     calls = CachedCalls(bounded, call_timeout, cache) if cache is not None else KubeCalls(bounded, call_timeout)
     try:
         with ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="triage-k8s") as pool:
-            run = _Collection(calls, Runner(pool), target, window, Limits(log_tail_lines, log_limit_bytes),
-                              rank_limits or RankLimits(), flight_recorder_dir)
+            run = _Collection(calls, Runner(pool), target, window,
+                              Limits(log_tail_lines, log_limit_bytes, kubelet_logs), rank_limits or RankLimits(),
+                              flight_recorder_dir)
             scope, result = run.collect()
             if isinstance(calls, CachedCalls):
                 result.cache_age = calls.age()
@@ -432,15 +433,24 @@ class _Collection:
 
     # ---- nodes -------------------------------------------------------------------------------------------
 
+    def _kubelet_logs(self, nodes: list[str]) -> None:
+        if not nodes:
+            return
+        if not self.limits.kubelet_logs:
+            # Said once, so the reader knows the kubelet's side was not looked at, and why.
+            self.missing(self.out.slot(), "kubelet-log", "not read: kubelet_logs is off (it needs get on nodes/proxy)")
+            return
+        for node in nodes:
+            read_kubelet_log(self, self.calls, node, self._since(), self.limits)
+
     def _nodes(self, r: Resolved) -> None:
         if r.node is not None:
             self.nodes[r.name] = r.node
             self._describe(r.node, non_terminated(r.pods), self.out.slot())
-            read_kubelet_log(self, self.calls, r.name, self._since(), self.limits)
+            self._kubelet_logs([r.name])
             return
         names = list(dict.fromkeys(node_of(p) for p in triage_order(r.pods) if node_of(p)))
-        for node in kubelet_nodes(r.pods):
-            read_kubelet_log(self, self.calls, node, self._since(), self.limits)
+        self._kubelet_logs(kubelet_nodes(r.pods))
         pending_gpu = [p for p in r.pods if phase(p) == "Pending" and not node_of(p) and wants_gpu(p)]
         if pending_gpu:
             self._gpu_allocation(pending_gpu, names, self._event_nodes(r))

@@ -137,6 +137,10 @@ def pod_queries(scope: Scope, window: Window) -> list[Query]:
         Query("memory-working-set-range", f"max by (namespace, pod, container) ({working_set})", subject, step),
         Query("cpu-throttled-ratio",
               f"{by_container} (rate({throttled}[{RATE}])) / {by_container} (rate({periods}[{RATE}]))", subject),
+        # The same ratio over the window: what the cpu-throttling chart plots (collectors/catalogs/range_series.py).
+        Query("cpu-throttled-ratio-range",
+              f"{by_container} (rate({throttled}[{RATE}])) / {by_container} (rate({periods}[{RATE}]))", subject,
+              step),
         Query("last-terminated-reason",
               f"last_over_time({selector('kube_pod_container_status_last_terminated_reason', *pods)}[{span}])",
               subject),
@@ -259,6 +263,7 @@ def gpu_queries(scope: Scope, window: Window) -> list[Query]:
 
     return [
         Query("gpu-util", dcgm("DCGM_FI_DEV_GPU_UTIL"), subject),
+        Query("gpu-util-range", dcgm("DCGM_FI_DEV_GPU_UTIL"), subject, range_step(window.seconds)),
         # Used and free in one result: the parser needs both to compute the used share.
         Query("gpu-fb", named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"), subject),
         Query("gpu-sm-active", dcgm("DCGM_FI_PROF_SM_ACTIVE"), subject),

@@ -390,7 +390,8 @@ def _read(sink: FactSink, text: str, command: str) -> None:
         series = [] if value is None else [_Series({}, [value], 0, 0)]
     else:
         series = _series(result if isinstance(result, list) else [], sink.lines)
-    known = _query_fact(query)
+    # A range query is for charts and trends: its instant twin (the same PromQL) gives the fact, once.
+    known = _query_fact(query) if data.get("resultType") != "matrix" else None
     if known:
         _emit_query_fact(sink, known[0], known[1], series, query)
     else:

@@ -153,6 +153,15 @@ def test_a_firing_rule_is_triaged_in_one_thread_and_its_resolution_updates_the_r
             assert "gpu-node-2" in xid["content"] and "79" in xid["content"]
             assert any(r.path == "/api/v1/nodes/gpu-node-2" for r in kube.requests)  # labels -> target -> kube
             wait_until(lambda: all_sent(engine), 15, "the outbox to drain")
+            # The chart the leading hypothesis declares (gpu-fallen-off-bus: the Xid series), from real Prometheus.
+            wait_until(lambda: any(f.thread_ts == root.ts and f.name == "chart.png" for f in slack.files), 15,
+                       "the chart in the thread")
+            chart = next(f for f in slack.files if f.thread_ts == root.ts and f.name == "chart.png")
+            assert chart.bytes[:8] == b"\x89PNG\r\n\x1a\n"
+            # The root carries the verdict now (a chat.update of the root, the report's own run).
+            assert "Verdict: ✔ confirmed: gpu-xid \u203a gpu-fallen-off-bus" in root.text
+            assert root.blocks[0]["text"]["text"].startswith(":rotating_light: *[FIRING:1 CRITICAL] GPUXidError* "
+                                                             "on node gpu-node-2")
 
             # A second alert joins the group (same node): the root is edited to show it; no reply per webhook, no
             # new root, no new triage.

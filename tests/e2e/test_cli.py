@@ -66,14 +66,15 @@ def test_analyze_text_shows_leader_falsifier_and_checks(tmp_path: Path) -> None:
     path.write_text(DESCRIBE.replace("\n", "\r\n"), encoding="utf-8")
     proc = run(["analyze", str(path)])
     assert proc.returncode == 0, proc.stderr
-    for needle in ("Leading hypothesis", "oom-killed", "Would be falsified by", "Next checks"):
+    for needle in ("Triage of pasted evidence about pod", "oom-killed \u203a limit-too-low", "\nWhy\n",
+                   "Would be falsified by", "Next checks"):
         assert needle in proc.stdout
 
 
 def test_analyze_markdown() -> None:
     proc = run(["analyze", "-", "--format", "markdown"], stdin=DESCRIBE)
     assert proc.returncode == 0
-    assert proc.stdout.startswith("# Triage:") and "## What would falsify it" in proc.stdout
+    assert proc.stdout.startswith("# Triage of ") and "## What would falsify it" in proc.stdout
 
 
 @pytest.mark.parametrize(

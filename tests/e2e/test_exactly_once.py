@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import random
 import threading
 import time
@@ -126,7 +127,8 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
                 slack.set_faults([SlackFault("chat.update", status=500, times=1)])
                 for name in GROUPS:
                     deliver(bots, payload(name, "resolved"))
-                wait_until(lambda: len(slack.calls_to("chat.update")) >= 3, 20, "both updates (one failed)")
+                wait_until(lambda: len(slack.calls_to("chat.update")) >= 5, 20,
+                           "both verdicts and both resolutions (one failed once)")
                 wait_until(lambda: all_sent(engine), 15, "the outbox to drain after the resolution")
             except AssertionError:
                 for bot in bots:
@@ -138,7 +140,9 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
         assert len(top) == 1, [m.text for m in top]  # one root per group
         root = top[0]
         assert name in root.text and "RESOLVED" in root.text
-        assert len(root.edits) == 1 and "FIRING" in root.edits[0]["text"]  # one update, of that root
+        # Two updates, of that root: the triage's verdict, then the resolution (which keeps the verdict).
+        assert len(root.edits) == 2 and all("FIRING" in e["text"] for e in root.edits)
+        assert "Verdict:" in root.edits[1]["text"] and "*Verdict:*" in json.dumps(root.blocks)
         thread = [m for m in slack.thread(channel, root.ts) if m.ts != root.ts]
         reports = [m for m in thread if m.blocks]
         notes = [m for m in thread if not m.blocks]
@@ -147,7 +151,7 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
         assert name in notes[0].text and "RESOLVED" in notes[0].text
         posts = ok_calls(slack, "chat.postMessage", channel)
         assert len(posts) == 3  # root, report, resolved reply: nothing twice
-        assert len(ok_calls(slack, "chat.update", channel)) == 1
+        assert len(ok_calls(slack, "chat.update", channel)) == 2  # the verdict, then the resolution
         # Posts are paced per channel across both replicas (edits are not posts: their budget is the workspace's).
         times = sorted(c.time for c in posts)
         gaps = [b - a for a, b in itertools.pairwise(times)]
@@ -164,7 +168,8 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
         # A triage per group, maybe one per replica when both received the first payload at once; never more.
         assert 2 <= (conn.scalar(select(func.count()).select_from(TriageRun)) or 0) <= 4
     rows = outbox(engine)
-    assert len(rows) == 8 and {status for _, status, _ in rows} == {"sent"}
+    # Per group: root, report, verdict, status update, resolved note.
+    assert len(rows) == 10 and {status for _, status, _ in rows} == {"sent"}
     roots = [attempts for key, _, attempts in rows if key.endswith(":root")]
     assert all(a >= 2 for a in roots), rows  # the 503s were retried, not dropped
     engine.dispose()

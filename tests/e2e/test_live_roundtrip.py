@@ -29,7 +29,7 @@ from drills.record import write_incident
 from drills.replay import replay
 from tests.harness.openmetrics import History, per_second
 from tests.harness.prometheus import PromServer, free_port, start_prometheus
-from tests.standins.kube_api import KubeStandIn
+from tests.standins.kube_api import Fault, KubeStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "tests" / "fixtures" / "live" / "k8s"
@@ -96,9 +96,33 @@ def test_live_record_replay_gives_the_same_report(tmp_path: Path, prom: PromServ
     assert replayed.model_dump(mode="json") == live.report.model_dump(mode="json")
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "COLUMNS": "80"}
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120, check=False, env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)})
+                          timeout=120, check=False, env={**base, **(env or {})})
+
+
+def test_missing_permissions_are_one_line_of_missing_evidence(tmp_path: Path) -> None:
+    """A default install has no nodes/proxy: the report says which grant is missing, not a raw 403; and with
+    kubelet_logs off it never asks (issue #13, point 10)."""
+    forbidden = [Fault(r"/api/v1/nodes/[^/]+/proxy", 403)]
+    with KubeStandIn(objects("shop.yaml"), faults=forbidden) as kube:
+        kubeconfig = str(kube.kubeconfig(tmp_path / "kubeconfig"))
+        asked = cli("triage", "checkout", "-n", "shop", "--kubeconfig", kubeconfig)
+        proxied = [r for r in kube.requests if "/proxy/" in r.path]
+        off = cli("triage", "checkout", "-n", "shop", "--kubeconfig", kubeconfig,
+                  env={"TRIAGEBOT_KUBELET_LOGS": "false"})
+        assert [r for r in kube.requests if "/proxy/" in r.path] == proxied  # the second triage never asked
+    assert asked.returncode == 0, asked.stderr
+    assert proxied and all(r.status == 403 for r in proxied)
+    lines = asked.stdout.splitlines()
+    block = lines[lines.index("Missing evidence") + 1:]
+    said = " ".join(line.strip() for line in block)
+    assert "not granted: get nodes/proxy (the kubelet-logs component grants it, or set kubelet_logs: false)" in said
+    assert said.count("nodes/proxy") == 1  # one line, however many nodes were asked
+    assert "403" not in asked.stdout and "system:serviceaccount" not in asked.stdout
+    assert off.returncode == 0, off.stderr
+    assert "kubernetes:kubelet-log: not read: kubelet_logs is off" in " ".join(off.stdout.split())
 
 
 def test_cli_triage_record_replay(tmp_path: Path) -> None:

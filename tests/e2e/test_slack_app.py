@@ -246,6 +246,16 @@ def test_slash_acks_at_once_then_threads_the_report_chart_and_evidence(bot: Bot)
     assert hypothesis_label("oom-killed", "limit-too-low") in text
     assert "Would be falsified by" in text and "working set stayed well under its limit" in text
     assert "prometheus" in text and "missing" in text.lower()  # Prometheus and the agent were not configured
+    # Why reads as prose with the raw line quoted from its place, not `fact = value (file:line)`.
+    assert "The container's last run ended with OOMKilled." in text
+    assert "container.last_terminated.reason =" not in text
+    # The placeholder said "Triaging…"; now, edited in place, it carries the verdict (issue #13, point 5).
+    bot.slack.wait_for(lambda: "*Verdict:*" in bot.roots("C0OPS")[0].text, timeout=SLOW_POSTS)
+    edited = bot.roots("C0OPS")[0]
+    assert edited.ts == root.ts and len(bot.roots("C0OPS")) == 1
+    assert edited.text.startswith(":mag: Triaged *checkout* in `shop` (last 1h) for <@U0ALICE>.")
+    assert "*Verdict:* ● likely: oom-killed \u203a limit-too-low: " in edited.text
+    assert "Triaging" not in edited.text
     assert {e["action_id"] for e in actions(report)} == {
         "triage_show_evidence", "triage_rerun", "triage_resolve", "triage_wrong", "triage_save_drill"}
     bot.slack.wait_for(lambda: any(f.thread_ts == root.ts and f.name == "evidence.txt" for f in bot.slack.files),
@@ -420,8 +430,9 @@ def test_rerun_is_refused_outside_the_granted_channels(bot: Bot, triaged: Triage
 
 def test_mark_resolved_updates_the_root_and_the_incident(bot: Bot, triaged: Triaged) -> None:
     assert bot.click("triage_resolve", triaged.run_id, triaged.report, triaged.root).status_code == 200
-    bot.slack.wait_for(lambda: bool(triaged.root.edits), timeout=SLOW_POSTS)
-    assert "Marked resolved by <@U0ALICE>" in triaged.root.text and "Triaging" in triaged.root.text
+    bot.slack.wait_for(lambda: "Marked resolved by <@U0ALICE>" in triaged.root.text, timeout=SLOW_POSTS)
+    # The note joins the root as it was last edited: the verdict stays.
+    assert "Triaged *checkout*" in triaged.root.text and "*Verdict:*" in triaged.root.text
     bot.slack.wait_for(lambda: any("Marked resolved" in m.text for m in bot.replies("C0BTN", triaged.root)),
                        timeout=SLOW_POSTS)
     with bot.ctx.factory() as session:

@@ -412,8 +412,9 @@ def test_forbidden_events_become_missing_and_the_rest_stays() -> None:
         scope, result = collect(kube, Target(service="checkout", namespace="shop"))
     assert len(scope.pods) == 2 and not of_kind(result, ArtifactKind.EVENTS)
     reasons = missing_for(result, f"kubernetes:events pod/shop/{CRASH_POD}")
-    assert reasons == ['403 Forbidden: events is forbidden: User "system:serviceaccount:triagebot:triagebot" '
-                       'cannot list resource "events" in API group "" in the namespace "shop"']
+    # The API server's Forbidden, said as the permission that was missing and the rule that grants it.
+    assert reasons == ['not granted: list events in namespace shop (a Role rule {apiGroups: [""], '
+                       'resources: ["events"], verbs: ["list"]} grants it)']
     assert missing_for(result, "kubernetes:events node/node-b")
     assert of_kind(result, ArtifactKind.POD) and of_kind(result, ArtifactKind.NODE)
 
@@ -471,7 +472,7 @@ def test_forbidden_pods_still_report_the_service() -> None:
     with standin(load("shop"), faults=[Fault(r"/api/v1/namespaces/shop/pods$", 403)]) as kube:
         scope, result = collect(kube, Target(service="checkout", namespace="shop"))
     assert scope.pods == [] and not of_kind(result, ArtifactKind.POD)  # unreadable is not "no pods"
-    assert missing_for(result, "kubernetes:pods")[0].startswith("403 Forbidden: pods is forbidden")
+    assert missing_for(result, "kubernetes:pods")[0].startswith("not granted: list pods in namespace shop")
     assert one(result, "k8s-service-shop-checkout.json")
     # With no pods to name their controller, the Deployment named like the Service stands in.
     assert scope.workload == "deployment/checkout" and one(result, "k8s-deployment-shop-checkout.json")
@@ -490,11 +491,20 @@ def test_node_proxy_forbidden_or_absent() -> None:
     with standin(load("shop"), faults=faults) as kube:
         _, result = collect(kube, Target(service="checkout", namespace="shop"))
     [reason] = missing_for(result, "kubernetes:kubelet-log node/node-b")
-    assert reason.startswith('403 Forbidden: nodes "node-b" is forbidden') and "nodes/proxy" in reason
+    assert reason == "not granted: get nodes/proxy (the kubelet-logs component grants it, or set kubelet_logs: false)"
     with standin(load("shop"), faults=[Fault(r"/api/v1/nodes/node-b/proxy", 404)]) as kube:
         _, result = collect(kube, Target(service="checkout", namespace="shop"))
     [reason] = missing_for(result, "kubernetes:kubelet-log node/node-b")
     assert reason.startswith("node log API not served (NodeLogQuery feature gate off?): 404 Not Found")
+
+
+def test_kubelet_logs_off_asks_nothing_of_nodes_proxy_and_says_so_once() -> None:
+    with standin(load("shop")) as kube:
+        _, result = collect(kube, Target(service="checkout", namespace="shop"), kubelet_logs=False)
+        assert not [r for r in kube.requests if "/proxy/" in r.path]
+    assert not of_kind(result, ArtifactKind.KUBELET_LOG)
+    assert [(m.source, m.reason) for m in result.missing if "kubelet" in m.source] == [
+        ("kubernetes:kubelet-log", "not read: kubelet_logs is off (it needs get on nodes/proxy)")]
 
 
 def test_same_cluster_same_artifacts_in_the_same_order(shop: KubeStandIn) -> None:

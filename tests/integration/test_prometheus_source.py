@@ -20,11 +20,15 @@ from typing import Any
 
 import pytest
 
+from bot.render.chart import pick_declared, render_report_chart
+from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
-from collectors.live.prometheus import PromClient, Query, collect_prometheus, run_queries
+from collectors.live.prometheus import PromClient, Query, build_plan, collect_prometheus, run_queries
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact
+from playbooks.loader import load_playbooks
+from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
 from tests.harness.openmetrics import History, per_second, ramp, step_at
 from tests.harness.prometheus import PromServer, free_port, require_binary, start_prometheus
 
@@ -316,3 +320,30 @@ def test_missing_binary_skips_on_a_laptop_and_fails_in_ci(monkeypatch: pytest.Mo
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI must provide it"):
         require_binary("no-such-prometheus")
+
+
+def test_live_triage_fetches_the_series_each_chart_declares(prom: PromServer, history: History) -> None:
+    """Issue #13, point 8, against real Prometheus: the cpu-throttling chart plots the throttled ratio over the
+    window (not request rate), and every metric a playbook may chart is fetched as a range query."""
+    planned = build_plan(TRAINER, history.window) + build_plan(CHECKOUT, history.window)
+    assert {m for m in RANGE_METRICS if any(m in q.promql for q in planned if q.is_range)} == RANGE_METRICS
+    result = collect_prometheus(prom.url, CHECKOUT, history.window)
+    artifacts = list(result.artifacts)
+    chart = next(h.chart for p in load_playbooks() if p.spec.id == "latency" for h, _ in p.spec.walk()
+                 if h.id == "cpu-throttling")
+    assert chart is not None
+    spec = ChartSpec(metric=chart.metric, title=chart.title, unit=chart.unit, threshold=chart.threshold,
+                     threshold_label=chart.threshold_label)
+    picked = pick_declared(artifacts, spec)
+    assert picked is not None
+    artifact, lines = picked
+    assert artifact.id == "prom-cpu-throttled-ratio-range.json"
+    assert "http" not in artifact.command and "request" not in artifact.command
+    values = [float(v) for s in lines for _, v in s["values"]]
+    assert len(values) >= 10 and max(values) == pytest.approx(0.42, abs=0.01)
+    lead = HypothesisResult(id="cpu-throttling", status="confirmed", score=0.97, claim="c", falsified_by="f",
+                            chart=spec)
+    report = Report(target=Target(service="checkout", namespace="shop"), symptoms=["latency"],
+                    findings=[Finding(playbook="latency", title="t", hypotheses=[lead])], facts={}, artifacts=[])
+    png = render_report_chart(report, artifacts)
+    assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -23,6 +23,16 @@ from collectors.alert_target import target_for
          "shop", "pod/web-1", "web-1", None, ["latency"]),
         ({"alertname": "Whatever", "namespace": "Bad NS", "pod": "../etc/passwd"},
          "default", None, None, None, []),
+        # node-exporter's own pod and namespace are the scrape's, not the alert's: the node is the target.
+        ({"alertname": "NodeFilesystemAlmostOutOfSpace", "instance": "gpu-node-2", "job": "node-exporter",
+          "namespace": "monitoring", "pod": "node-exporter-7xk2p", "mountpoint": "/var/lib/kubelet"},
+         "default", "node/gpu-node-2", None, "gpu-node-2", ["evicted"]),
+        ({"alertname": "KubeHpaMaxedOut", "namespace": "shop", "horizontalpodautoscaler": "checkout",
+          "job": "kube-state-metrics"},
+         "shop", "checkout", None, None, ["latency"]),
+        ({"alertname": "KubeNodePressure", "node": "gpu-node-3", "condition": "DiskPressure",
+          "namespace": "monitoring", "pod": "kube-state-metrics-6d8f9c7b5-q2w3e", "job": "kube-state-metrics"},
+         "default", "node/gpu-node-3", None, "gpu-node-3", ["evicted"]),
     ],
 )
 def test_target_for(labels: dict[str, str], namespace: str, service: str | None, pod: str | None,

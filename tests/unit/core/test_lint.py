@@ -42,6 +42,17 @@ def header(trigger: str = "kernel.oom_kill") -> str:
         (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod "), 7, "template error"),
         (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod | shellquote }}"), 7, "no filter named 'shellquote'"),
         ("id: oom-killed\ntitle: [unclosed\n", 3, "YAML syntax"),
+        # Charts (issue #13, point 8): a series live triage fetches, a known threshold fact, a labelled line.
+        (header() + GOOD_HYPOTHESIS + "    chart: {metric: http_requests_total, title: t, unit: count}\n", 12,
+         "http_requests_total is not fetched as a range query"),
+        (header() + GOOD_HYPOTHESIS + "    chart: {metric: container_memory_working_set_bytes, title: t, unit: bytes,"
+         " threshold_fact: container.nope, threshold_label: limit}\n", 12, "unknown fact 'container.nope'"),
+        (header() + GOOD_HYPOTHESIS + "    chart: {metric: container_cpu_cfs_throttled_periods_total, title: t,"
+         " unit: ratio, threshold: 25}\n", 12, "a ratio threshold lies in [0, 1]"),
+        (header() + GOOD_HYPOTHESIS + "    chart: {metric: container_cpu_cfs_throttled_periods_total, title: t,"
+         " unit: ratio, threshold: 0.25}\n", 12, "a threshold needs threshold_label"),
+        (header() + GOOD_HYPOTHESIS + "    chart: {metric: DCGM_FI_DEV_XID_ERRORS, title: t, unit: furlongs}\n", 12,
+         "unit"),
     ],
 )
 def test_lint_reports_file_and_line(tmp_path: Path, body: str, line: int, needle: str) -> None:

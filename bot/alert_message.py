@@ -1,0 +1,171 @@
+"""The root message of an alert group: its data (links, target, verdict) from a webhook payload and a report.
+
+A shared service: the webhook builds the root from the payload, the triage fills in the verdict, and the Slack
+app's Silence button reads the matchers back. Rendering is bot/render/alert_root.py's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot.config import Settings
+from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text
+from bot.render.common import verdict_line
+from bot.render.slack import mrkdwn_escape
+from bot.store import outbox
+from bot.store.models import OutboxItem, TriageRun
+from collectors.alert_target import target_for
+from playbooks.report import Report
+
+# A button's value is at most 2,000 characters (Slack); matchers beyond that get no button, only the form link.
+BUTTON_VALUE_LIMIT = 2000
+# Labels Prometheus or Alertmanager add that identify the sender rather than the alert; a silence on them would
+# miss the same alert from a second Prometheus replica.
+_NOT_MATCHERS = frozenset({"prometheus", "prometheus_replica", "receive", "tenant_id"})
+
+
+@dataclass(frozen=True)
+class AlertLinks:
+    """Where the links on an alert message point, from the settings."""
+
+    alertmanager_url: str | None = None  # default: the externalURL in the webhook
+    dashboard_template: str | None = None  # e.g. https://grafana/d/x?var-namespace={namespace}&var-pod={pod}
+    silence_button: bool = False
+
+
+def matchers(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels a silence of this group matches on: the group's common labels, minus the sender's."""
+    return {k: v for k, v in sorted(labels.items()) if k not in _NOT_MATCHERS}
+
+
+def silence_form_url(base: str, labels: Mapping[str, str]) -> str:
+    """Alertmanager's "new silence" form with the matchers filled in (its UI reads them from `filter`)."""
+    text = "{" + ",".join(f'{k}="{_quote_value(v)}"' for k, v in matchers(labels).items()) + "}"
+    return f"{base.rstrip('/')}/#/silences/new?filter={quote(text, safe='')}"
+
+
+def _quote_value(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def dashboard_url(template: str, labels: Mapping[str, str], target: Mapping[str, Any]) -> str:
+    """The dashboard template with the target's names filled in, each URL-encoded; unknown names become empty."""
+    values = {"alertname": labels.get("alertname", ""), "namespace": target.get("namespace") or "",
+              "service": (target.get("service") or "").split("/")[-1], "pod": target.get("pod") or "",
+              "node": target.get("node") or "", "cluster": labels.get("cluster", "")}
+    out = template
+    for name, value in values.items():
+        out = out.replace("{" + name + "}", quote(str(value), safe=""))
+    return out
+
+
+def _target_words(target: Mapping[str, Any]) -> str:
+    service, namespace, node = target.get("service"), target.get("namespace"), target.get("node")
+    if not service:
+        return ""
+    words = service.replace("/", " ", 1) if "/" in service else f"service {service}"
+    if namespace and not service.startswith("node/"):
+        words += f" in namespace {namespace}"
+    if node and not service.startswith("node/"):
+        words += f" on node {node}"
+    return words
+
+
+def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None = None,
+               allowed: bool = True) -> AlertRoot:
+    """The root message's data from a (redacted) webhook payload."""
+    alerts: list[Mapping[str, Any]] = list(raw.get("alerts") or [])
+    first: Mapping[str, Any] = alerts[0] if alerts else {}
+    labels: dict[str, str] = dict(raw.get("commonLabels") or first.get("labels") or {})
+    annotations: Mapping[str, str] = raw.get("commonAnnotations") or first.get("annotations") or {}
+    found = target_for(labels)
+    target = found.target.model_dump()
+    names = sorted({str((a.get("labels") or {}).get("alertname", "")) for a in alerts} - {""})
+    shown: list[Link] = []
+    graph = str(first.get("generatorURL") or "")
+    if graph.startswith(("http://", "https://")):
+        shown.append(Link(label="Graph", url=graph))
+    runbook = str(annotations.get("runbook_url") or "")
+    if runbook.startswith(("http://", "https://")):
+        shown.append(Link(label="Runbook", url=runbook))
+    if links.dashboard_template:
+        shown.append(Link(label="Dashboard", url=dashboard_url(links.dashboard_template, labels, target)))
+    base = links.alertmanager_url or str(raw.get("externalURL") or "")
+    if base.startswith(("http://", "https://")):
+        shown.append(Link(label="Silence…", url=silence_form_url(base, labels)))
+    value = json.dumps(matchers(labels), separators=(",", ":"), sort_keys=True)
+    button = links.silence_button and links.alertmanager_url and len(value) <= BUTTON_VALUE_LIMIT
+    triaged = found.target.service is not None and allowed
+    if not allowed and found.target.service is not None:
+        note = (f"Not triaged: namespace {found.target.namespace or 'default'} is not granted to this channel "
+                "(permissions).")
+    else:
+        note = "" if triaged and found.symptoms else _untriaged_note(found.alertname or "this alert",
+                                                                      found.target.service)
+    return AlertRoot(status=str(raw.get("status", "firing")), count=len(alerts), alertnames=names,
+                     severity=str(labels.get("severity", "")), target=_target_words(target),
+                     summary=str(annotations.get("summary") or annotations.get("description") or ""),
+                     links=shown, verdict=verdict, triaged=triaged, note=note,
+                     silence_value=value if button else None)
+
+
+def _untriaged_note(alertname: str, service: str | None) -> str:
+    if service is None:
+        return f"Not triaged: the labels of {alertname} name no pod, workload or node."
+    return f"No playbook for {alertname} yet; the triage runs every playbook on its target."
+
+
+def root_payload(root: AlertRoot) -> dict[str, Any]:
+    """What the outbox posts for the root (chat.postMessage or chat.update): text, blocks, and the data."""
+    return {"text": root_text(root), "blocks": root_blocks(root), "root": root.model_dump(mode="json")}
+
+
+def latest_verdict(session: Session, incident_id: int) -> str | None:
+    """The verdict of the incident's latest triage, so a status change keeps it on the root."""
+    report = session.scalars(select(TriageRun.report).where(TriageRun.incident_id == incident_id)
+                             .order_by(TriageRun.id.desc()).limit(1)).first()
+    if not report:
+        return None
+    return verdict_line(Report.model_validate(report))
+
+
+def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report,
+                  done_text: str | None = None) -> OutboxItem | None:
+    """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
+    a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
+    line = verdict_line(report)
+    shown = parent.payload
+    if isinstance(shown.get("root"), dict):
+        root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": line})
+        # The notification text keeps what the webhook flow wrote, with the verdict under it.
+        text = str(shown.get("text", "")).split("\nVerdict: ", 1)[0]
+        fields: dict[str, Any] = {"text": f"{text}\nVerdict: {mrkdwn_escape(line)}", "blocks": root_blocks(root),
+                                  "root": root.model_dump(mode="json")}
+    elif shown.get("kind") == "triage-root":
+        head = str(shown.get("done_text") or done_text or shown.get("text", ""))
+        fields = {"text": f"{head}\n*Verdict:* {mrkdwn_escape(line)}"}
+    else:
+        return None
+    # Through the outbox's latest-state lane: one edit of the root, collapsed with any other change queued.
+    return outbox.set_latest(session, parent, fields, priority=outbox.PRIORITY_ROOT)
+
+
+def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, allowed: bool,
+                incident_id: int | None) -> dict[str, Any]:
+    """The root's blocks and data for the webhook flow, with the incident's latest verdict if it has one."""
+    verdict = latest_verdict(session, incident_id) if incident_id is not None else None
+    root = alert_root(raw, links, verdict=verdict, allowed=allowed)
+    return {"blocks": root_blocks(root), "root": root.model_dump(mode="json")}
+
+
+def alert_links(settings: Settings) -> AlertLinks:
+    """The link settings from the bot's settings (bot/config.py)."""
+    return AlertLinks(alertmanager_url=settings.alertmanager_url, dashboard_template=settings.grafana_url_template,
+                      silence_button=settings.silence_button)

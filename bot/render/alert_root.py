@@ -1,0 +1,96 @@
+"""The root message of an alert group as Block Kit: what fired, how bad, on what, the verdict once triage
+finishes, and where to act (graph, runbook, dashboard, silence).
+
+Built from an `AlertRoot` (plain data the webhook and the triage both fill), so a status change and a verdict
+re-render the same message instead of each writing its own text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from bot.render.slack import mrkdwn_escape
+
+SILENCE_ACTION = "alert_silence_1h"
+SEVERITY_ICON = {"critical": ":red_circle:", "error": ":red_circle:", "warning": ":large_orange_circle:",
+                 "info": ":large_blue_circle:", "none": ":white_circle:"}
+SUMMARY_LIMIT = 1500  # characters of the summary annotation in the root; the thread has every alert's own
+PENDING_VERDICT = "_Triage running; the verdict lands here._"
+
+
+class Link(BaseModel):
+    label: str
+    url: str
+
+
+class AlertRoot(BaseModel):
+    """What the root message shows; stored with the outbox item so later updates can re-render it."""
+
+    status: str  # firing | resolved
+    count: int
+    alertnames: list[str]
+    severity: str = ""
+    target: str = ""  # the target in words
+    summary: str = ""
+    links: list[Link] = Field(default_factory=list)
+    verdict: str | None = None  # one line: the leading hypothesis and its status; None while triage runs
+    triaged: bool = True  # false: this alert is not triaged (no target, or no playbook); verdict stays None
+    note: str = ""  # e.g. "No playbook for KubeJobFailed yet."
+    silence_value: str | None = None  # the button's value (matchers); None: no button
+
+
+def _url(url: str) -> str:
+    """A URL inside Slack's <url|label> link syntax: its own '|' and '>' would end the link early."""
+    return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C").replace(" ", "%20")
+
+
+def headline(root: AlertRoot) -> str:
+    icon = ":rotating_light:" if root.status == "firing" else ":white_check_mark:"
+    severity = f" {root.severity}" if root.severity else ""
+    names = ", ".join(root.alertnames)
+    on = f" on {root.target}" if root.target else ""
+    return f"{icon} *[{root.status.upper()}:{root.count}{severity.upper()}] {names}*{on}"
+
+
+def root_text(root: AlertRoot) -> str:
+    """The notification text (and what a client without blocks shows)."""
+    lines = [headline(root)]
+    if root.verdict:
+        lines.append(f"Verdict: {root.verdict}")
+    lines.append(root.summary[:SUMMARY_LIMIT])
+    return mrkdwn_escape("\n".join(line for line in lines if line).strip())
+
+
+def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
+    icon = SEVERITY_ICON.get(root.severity.lower(), "") if root.severity else ""
+    first = mrkdwn_escape(headline(root)) + (f"  {icon}" if icon and root.status == "firing" else "")
+    if root.summary:
+        first += "\n" + mrkdwn_escape(root.summary[:SUMMARY_LIMIT])
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=first))]
+    if root.verdict:
+        verdict = f"*Verdict:* {mrkdwn_escape(root.verdict)}"
+    elif root.note:
+        verdict = f"_{mrkdwn_escape(root.note)}_"
+    else:
+        verdict = PENDING_VERDICT if root.triaged and root.status == "firing" else ""
+    if verdict:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=verdict)))
+    if root.links:
+        shown = "  ·  ".join(f"<{_url(link.url)}|{mrkdwn_escape(link.label)}>" for link in root.links)
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=shown)]))
+    if root.silence_value and root.status == "firing":
+        blocks.append(ActionsBlock(block_id="alert_actions", elements=[
+            ButtonElement(text="Silence 1h", action_id=SILENCE_ACTION, value=root.silence_value)]))
+    for block in blocks:
+        block.validate_json()
+    return [block.to_dict() for block in blocks]

@@ -1,0 +1,179 @@
+"""Evidence as a person reads it: a plain sentence per fact, the raw line it came from, and where.
+
+Shared by the Slack, terminal and markdown reports so they say the same thing. Fact names stay out of the prose:
+the JSON report and `--explain` keep them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from collectors.vocabulary import spec
+from drills.sources import label, sources_for_fact
+from playbooks.report import Evidence, HypothesisResult, Report
+
+_SENTENCES = Path(__file__).with_name("sentences.yaml")
+MAX_FACTS = 8
+MAX_QUOTES = 2  # raw lines per fact; the evidence file has the rest
+QUOTE_LIMIT = 160
+
+
+@dataclass(frozen=True)
+class Quote:
+    line: str  # the raw line as the source shows it
+    place: str  # artifact:lines
+
+
+@dataclass(frozen=True)
+class Said:
+    fact: str
+    sentence: str
+    quotes: tuple[Quote, ...]
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    loaded = yaml.safe_load(_SENTENCES.read_text(encoding="utf-8")) or {}
+    return dict(loaded)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, list):
+        return ", ".join(_value_text(v) for v in value) or "none"
+    return str(value)
+
+
+def _bytes(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return str(value)
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if size == int(size) else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(value)
+
+
+def sentence(fact: str, value: Any) -> str:
+    """One sentence for a fact and its value, from sentences.yaml or, failing that, the vocabulary's meaning."""
+    form = _table().get(fact)
+    if isinstance(form, dict):
+        form = form.get(bool(value)) if isinstance(value, bool) else None
+    if isinstance(form, str):
+        pct = f"{value * 100:.0f}%" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+        return form.format(v=_value_text(value), pct=pct, bytes=_bytes(value))
+    found = spec(fact)
+    meaning = found.meaning if found else fact
+    first = meaning.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # not a name such as nvidia.com/gpu or DCGM_FI_DEV_XID_ERRORS
+        meaning = meaning[:1].upper() + meaning[1:]
+    if isinstance(value, bool):
+        return f"{meaning}." if value else f"Not so: {meaning}."
+    return f"{meaning}: {_value_text(value)}."
+
+
+def _used_by_rule(h: HypothesisResult) -> set[str]:
+    """The facts the deciding predicate reads: evidence beyond those supports nothing the status rests on."""
+    if h.rule is None:
+        return set()
+    return {e.fact for e in h.evidence if re.search(rf"(?<![\w.]){re.escape(e.fact)}(?![\w])", h.rule.cel)}
+
+
+def _place(e: Evidence) -> str:
+    return f"{e.artifact}:{e.lines}" if e.lines else e.artifact
+
+
+def _one_line(text: str) -> str:
+    # The line as the source shows it (inner spacing kept), on one line and bounded.
+    flat = " ".join(part.strip() for part in text.strip().splitlines())
+    return flat if len(flat) <= QUOTE_LIMIT else flat[: QUOTE_LIMIT - 1].rstrip() + "…"
+
+
+def _quoted(e: Evidence) -> str:
+    """A query's cited text is the query; the sample it returned is what a reader needs beside it."""
+    line = _one_line(e.excerpt)
+    if e.kind == "prometheus-query":
+        return f"{line} → {_value_text(e.value)}"
+    return line
+
+
+def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
+    """The evidence behind a hypothesis, one entry per fact the deciding rule used, strongest first."""
+    if not h.evidence:
+        # A report stored before evidence was structured has only its `because` lines; show them as they are.
+        return [Said("", line, ()) for line in h.because[:MAX_FACTS]]
+    used = _used_by_rule(h)
+    chosen = [e for e in h.evidence if e.fact in used] or list(h.evidence)
+    grouped: dict[str, list[Evidence]] = {}
+    for e in chosen:
+        grouped.setdefault(e.fact, []).append(e)
+    out: list[Said] = []
+    shown: set[Quote] = set()  # one line often shows two facts (an Xid line: the code and the bus); quote it once
+    for fact, items in list(grouped.items())[:MAX_FACTS]:
+        value = facts.get(fact, items[0].value)
+        quotes = [q for q in dict.fromkeys(Quote(_quoted(e), _place(e)) for e in items if e.excerpt)
+                  if q not in shown][:MAX_QUOTES]
+        shown.update(quotes)
+        out.append(Said(fact, sentence(fact, value), tuple(quotes)))
+    return out
+
+
+def target_words(report: Report) -> str:
+    """The target in words, on one line: "checkout in namespace shop, pod checkout-7d, on node gpu-2 (cluster c)"."""
+    t = report.target
+    main = (f"service {t.service}" if t.service and t.service != t.pod else f"pod {t.pod}" if t.pod
+            else f"node {t.node}" if t.node else "")
+    if not main:
+        if t.namespace:
+            return f"namespace {t.namespace}"
+        pod, namespace = report.facts.get("pod.name"), report.facts.get("pod.namespace")
+        about = f" about pod {pod}" + (f" in namespace {namespace}" if namespace else "") if pod else ""
+        return "pasted evidence" + about
+    words = main + (f" in namespace {t.namespace}" if t.namespace else "")
+    if t.pod and not main.startswith("pod "):
+        words += f", pod {t.pod}"
+    if t.node and not main.startswith("node "):
+        words += f", on node {t.node}"
+    if t.cluster:
+        words += f" (cluster {t.cluster})"
+    return words
+
+
+def settled_by(hypotheses: list[HypothesisResult]) -> list[str]:
+    """The sources whose evidence would settle these unknown hypotheses, named as a person asks for them."""
+    needed = dict.fromkeys(n for h in hypotheses for n in h.needs)
+    sources: dict[str, None] = {}
+    for name in needed:
+        found = sources_for_fact(name)
+        if found:
+            sources[label(found[0])] = None
+    return list(sources)
+
+
+def unknown_line(hypotheses: list[HypothesisResult]) -> str:
+    """The open hypotheses folded into one line, with the evidence that would settle them."""
+    ids = ", ".join(h.id for h in hypotheses)
+    sources = settled_by(hypotheses)
+    tail = f"; {', '.join(sources)} would settle them" if sources else ""
+    return f"Not settled ({len(hypotheses)}): {ids}{tail}."
+
+
+_CITED = re.compile(r"^(?P<fact>[a-z_][\w.]*) = (?P<value>.*) \((?P<place>[^()]*)\)$")
+
+
+def plain(line: str, facts: dict[str, Any]) -> str:
+    """A `fact = value (file:line)` citation said as a sentence with its place; other text as it is."""
+    found = _CITED.match(line)
+    if found is None or found["fact"] not in facts:
+        return line
+    return f"{sentence(found['fact'], facts[found['fact']])} ({found['place']})"

@@ -1,0 +1,110 @@
+"""The "Silence 1h" button on an alert's root message: a silence in Alertmanager, authored by whoever clicked.
+
+Off unless `silence_button` and `alertmanager_url` are set (bot/config.py); the button only appears then
+(bot/alert_message.py). The clicker needs the alert's namespace granted, like /triage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, Protocol
+
+from slack_bolt import Ack, App, Respond
+
+from bot.alertmanager_api import SilenceError, create_silence
+from bot.context import BotContext
+from bot.render.alert_root import SILENCE_ACTION
+from bot.render.slack import mrkdwn_escape
+from bot.slack import flows
+from bot.store import outbox, repo
+from collectors.alert_target import target_for
+
+log = logging.getLogger("triagebot.slack.silence")
+
+DURATION = timedelta(hours=1)
+ACTION = "button.silence"
+
+
+class Pool(Protocol):
+    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
+
+    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
+
+
+def _matchers(value: str) -> dict[str, str] | None:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in parsed.items()):
+        return None
+    return parsed
+
+
+def author(body: dict[str, Any]) -> str:
+    """createdBy: the Slack name people know, with the id that cannot be renamed."""
+    user = body.get("user") or {}
+    name = str(user.get("username") or user.get("name") or "").strip()
+    uid = str(user.get("id", ""))
+    return f"{name} (Slack {uid})" if name else f"Slack {uid}"
+
+
+def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) -> str | None:
+    """Create the silence and say so in the alert's thread; returns a message only the clicker sees, if any."""
+    settings = ctx.settings
+    labels = _matchers(value)
+    if labels is None:
+        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, outcome="invalid")
+        return ":warning: This button carries no alert labels; silence it in Alertmanager instead."
+    if not (settings.silence_button and settings.alertmanager_url):
+        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, detail={"matchers": labels},
+                    outcome="refused")
+        return ":no_entry: Silencing from Slack is off (`silence_button`); use the Silence link instead."
+    namespace = target_for(labels).target.namespace or "default"
+    if not settings.permissions.allowed(namespace, channel=click.channel, user=click.user):
+        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
+                    detail={"matchers": labels}, outcome="refused")
+        return f":no_entry: {settings.permissions.refusal(namespace, channel=click.channel, user=click.user)}"
+    comment = f"Silenced for 1h from Slack by {created_by}, with triagebot's Silence button."
+    try:
+        made = create_silence(settings.alertmanager_url, labels, created_by=created_by, comment=comment,
+                              duration=DURATION)
+    except SilenceError as err:
+        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
+                    detail={"matchers": labels, "error": str(err)}, outcome="error")
+        return f":x: {err}"
+    until = made.ends_at.strftime("%H:%M UTC")
+    text = (f":no_bell: Silenced for 1h by <@{click.user}>, until {until} (silence `{mrkdwn_escape(made.id)}`, "
+            f"matching {mrkdwn_escape(', '.join(f'{k}={v}' for k, v in sorted(labels.items())))}).")
+    with ctx.factory.begin() as session:
+        repo.audit(session, actor=click.user, channel=click.channel, action=ACTION, target=namespace,
+                   detail={"silence": made.id, "matchers": labels, "created_by": created_by})
+        outbox.enqueue(session, f"silence:{made.id or uuid.uuid4().hex}", click.channel, "chat.postMessage",
+                       {"kind": "silence", "text": text, "thread_ts": click.thread_ts, "in_thread": True})
+    if ctx.poster is not None:
+        ctx.poster.wake()
+    return None
+
+
+def register_silence(app: App, ctx: BotContext, later: Pool) -> None:
+    @app.action(SILENCE_ACTION)
+    def clicked(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        ctx.metrics.commands.labels("silence").inc()
+        actions = body.get("actions") or [{}]
+        value = str(actions[0].get("value") or "")
+        click, created_by = flows.click_from(body), author(body)
+
+        def run() -> None:
+            message = silence(ctx, value, click, created_by)
+            if message:
+                try:
+                    respond(text=message, response_type="ephemeral", replace_original=False)
+                except Exception:
+                    log.exception("could not answer through response_url")
+
+        later("Silencing the alert", respond, run)
