@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.config import Settings
+from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text
 from bot.render.common import verdict_line
 from bot.render.slack import mrkdwn_escape
@@ -146,7 +147,16 @@ def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report
         root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": line})
         # The notification text keeps what the webhook flow wrote, with the verdict under it.
         text = str(shown.get("text", "")).split("\nVerdict: ", 1)[0]
-        fields: dict[str, Any] = {"text": f"{text}\nVerdict: {mrkdwn_escape(line)}", "blocks": root_blocks(root),
+        verdict = f"\nVerdict: {mrkdwn_escape(line)}"
+        # The verdict must fit under Slack's limit too. A root already cut (its full text went into the thread as
+        # a file) keeps its one cut mark.
+        body = text.removesuffix(CUT_MARK)
+        room = TEXT_LIMIT - len(verdict)
+        if body != text:
+            body = fitted_text(body, room - len(CUT_MARK))[0].removesuffix(CUT_MARK) + CUT_MARK
+        else:
+            body = fitted_text(body, room)[0]
+        fields: dict[str, Any] = {"text": body + verdict, "blocks": root_blocks(root),
                                   "root": root.model_dump(mode="json")}
     elif shown.get("kind") == "triage-root":
         head = str(shown.get("done_text") or done_text or shown.get("text", ""))
