@@ -122,19 +122,8 @@ def _conntrack(session: _Node) -> None:
 
 
 def _net_links(session: _Node) -> None:
-    response = session.get("/v1/net-links", {})
-    if response is None:
-        return
-    name = session.node.name
-    session.add(ArtifactKind.NET_LINKS, artifact_id(SOURCE, name, "net-links") + ".json", f"node/{name}",
-                f"ip -d link  # on node {name}", response.text)
-    try:
-        doc = json.loads(response.text)
-    except ValueError:
-        session.miss("network interfaces answer is not JSON")
-        return
-    if isinstance(doc, dict) and doc.get("available") is not True:
-        session.miss(f"network interfaces unreadable on node {name}: {doc.get('error') or 'no reason given'}")
+    _json_snapshot(session, "/v1/net-links", {}, ArtifactKind.NET_LINKS, "net-links", "ip -d link",
+                   "network interfaces")
 
 
 def _cpu_stats(session: _Node, pods: list[PodRef], namespace: str, pod_uids: Mapping[str, str]) -> None:
@@ -164,24 +153,27 @@ def _cpu_stat(session: _Node, pod: PodRef, namespace: str, uid: str, container: 
 
 
 def _nvml(session: _Node) -> None:
-    response = session.get("/v1/nvml", {"since": _rfc3339(_since(session.window))})
+    _json_snapshot(session, "/v1/nvml", {"since": _rfc3339(_since(session.window))}, ArtifactKind.NVML, "nvml",
+                   "nvidia-smi -q", "NVML")
+
+
+def _json_snapshot(session: _Node, path: str, params: dict[str, str], kind: ArtifactKind, part: str, command: str,
+                   what: str) -> None:
+    """An agent answer that is a JSON snapshot with an `available` flag, kept as an artifact."""
+    response = session.get(path, params)
     if response is None:
         return
     name = session.node.name
-    session.add(ArtifactKind.NVML, artifact_id(SOURCE, name, "nvml") + ".json", f"node/{name}",
-                f"nvidia-smi -q  # on node {name}", response.text)
+    session.add(kind, artifact_id(SOURCE, name, part) + ".json", f"node/{name}", f"{command}  # on node {name}",
+                response.text)
     try:
         doc = json.loads(response.text)
     except ValueError:
-        session.miss("NVML answer is not JSON")
+        session.miss(f"{what} answer is not JSON")
         return
     if isinstance(doc, dict) and doc.get("available") is not True:
-        # Said here as well as in the artifact so the report lists which GPU evidence stays unknown.
-        session.miss(f"NVML unavailable on node {name}: {doc.get('error') or 'no reason given'}")
-
-
-# ---- per node -----------------------------------------------------------------------------------------
-
+        # Said here as well as in the artifact so the report lists which evidence stays unknown.
+        session.miss(f"{what} unavailable on node {name}: {doc.get('error') or 'no reason given'}")
 
 def _has_gpus(node: NodeRef, pods: list[PodRef]) -> bool:
     return node.gpu_capacity > 0 or any(p.gpu_request > 0 for p in pods)

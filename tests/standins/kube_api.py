@@ -43,7 +43,15 @@ from tests.standins.kube_catalog import Resource, dumps
 from tests.standins.kube_errors import ApiError, Attributes
 from tests.standins.kube_events import to_events_v1
 from tests.standins.kube_logs import node_log, parse_pod_log_options, pod_log
-from tests.standins.kube_select import SelectorError, field_matcher, parse_fields, parse_labels, pinned_field
+from tests.standins.kube_select import (
+    FieldRequirement,
+    LabelRequirement,
+    SelectorError,
+    field_matcher,
+    parse_fields,
+    parse_labels,
+    pinned_field,
+)
 from tests.standins.kube_store import (
     BUILTIN_NAMESPACES,
     INDEXED,
@@ -377,11 +385,7 @@ class KubeStandIn:
 
     def _list(self, target: _Target, flat: dict[str, str], accept: str) -> _Response:
         res = target.resource
-        try:
-            labels = parse_labels(flat.get("labelSelector", ""))
-            fields = parse_fields(flat.get("fieldSelector", ""), res)
-        except SelectorError as exc:
-            raise errors.bad_request(str(exc)) from None
+        labels, fields = _selectors(flat, res)
         token = flat.get("continue", "")
         if token and flat.get("resourceVersion"):
             raise errors.bad_request("specifying resource version is not allowed when using continue")
@@ -405,11 +409,7 @@ class KubeStandIn:
 
     def _watch(self, target: _Target, flat: dict[str, str]) -> _Response:
         res = target.resource
-        try:
-            labels = parse_labels(flat.get("labelSelector", ""))
-            fields = parse_fields(flat.get("fieldSelector", ""), res)
-        except SelectorError as exc:
-            raise errors.bad_request(str(exc)) from None
+        labels, fields = _selectors(flat, res)
         raw_rv = flat.get("resourceVersion", "")
         if raw_rv and not raw_rv.isdigit():
             raise errors.bad_request(f'resourceVersion: Invalid value: "{raw_rv}": must be a non-negative integer')
@@ -661,3 +661,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log is `KubeStandIn.requests`
+
+
+def _selectors(flat: dict[str, str], res: Resource) -> tuple[list[LabelRequirement], list[FieldRequirement]]:
+    """The label and field selectors of a list or watch, or the API server's 400 for a malformed one."""
+    try:
+        return parse_labels(flat.get("labelSelector", "")), parse_fields(flat.get("fieldSelector", ""), res)
+    except SelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
