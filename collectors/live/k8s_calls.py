@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -34,6 +35,11 @@ T = TypeVar("T")
 
 _MAX_ATTEMPTS = 3  # the first try and two retries after a 429
 _PAGE = 500  # list page size: bounds the memory one response can take
+# Calls in flight from this process, all triages together. One triage may send dozens at once (the cold path
+# is a few waves of independent calls), but twenty triages doing so would pass the API server's default limit
+# of 400 concurrent reads (--max-requests-inflight) and slow the cluster the bot is meant to help.
+PROCESS_IN_FLIGHT = 64
+_in_flight = threading.BoundedSemaphore(PROCESS_IN_FLIGHT)
 
 
 @dataclass(frozen=True)
@@ -166,15 +172,17 @@ class KubeCalls:
 
         def once() -> T:
             remaining = deadline - time.monotonic()
-            if remaining <= 0.05:
+            if remaining <= 0.05 or not _in_flight.acquire(timeout=remaining - 0.05):
                 raise TimeoutError("budget spent")
             try:
-                return attempt(remaining)
+                return attempt(deadline - time.monotonic())
             except ApiException as exc:
                 wait_for = _retry_after_seconds(exc)
                 if exc.status == 429 or (exc.status == 503 and wait_for is not None):
                     raise _RetryAfter(exc, 1.0 if wait_for is None else wait_for) from exc
                 raise
+            finally:
+                _in_flight.release()
 
         def stop(state: RetryCallState) -> bool:
             exc = state.outcome.exception() if state.outcome else None

@@ -61,6 +61,10 @@ POD_CAP = 500  # full Pod objects kept in the pods artifact (troubled first); ev
 EVENT_TROUBLED_CAP = 25  # troubled pods whose events are read
 EVENT_HEALTHY_CAP = 5  # healthy pods whose events are read too: a sample, their events are mostly routine
 EVENT_NODE_CAP = 10  # nodes (of troubled pods) whose events are read beside the NodeList
+# Calls one triage sends at once. The widest wave of a cold triage (events, logs, nodes and quotas once the pods
+# are known) is about 40 calls: at 16 it cost three round trips, at 48 one (docs/benchmarks.md, live triage).
+# All triages of a process together stay under k8s_calls.PROCESS_IN_FLIGHT.
+CALLS_PER_TRIAGE = 48
 NODE_CAP = 30  # pods' nodes read as objects (nodes of troubled pods first)
 GPU_NODE_CAP = 40  # GPU nodes whose allocation is rendered for a pending GPU pod
 EVENT_LIMIT = 500  # events kept per object
@@ -76,7 +80,7 @@ _LABEL_VALUE = re.compile(r"[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?")  # node names
 
 def collect_kubernetes(api: client.ApiClient, target: Target, window: Window, *, call_timeout: float = 5.0,
                        log_tail_lines: int = 2000, log_limit_bytes: int = 512_000,
-                       max_workers: int = 16, rank_limits: RankLimits | None = None,
+                       max_workers: int = CALLS_PER_TRIAGE, rank_limits: RankLimits | None = None,
                        flight_recorder_dir: str | None = None, kubelet_logs: bool = True,
                        cache: WatchCache | None = None) -> tuple[Scope, SourceResult]:
     """Resolve the target to its pods and nodes and read the evidence around them.

@@ -510,3 +510,20 @@ def test_kubelet_logs_off_asks_nothing_of_nodes_proxy_and_says_so_once() -> None
 def test_same_cluster_same_artifacts_in_the_same_order(shop: KubeStandIn) -> None:
     runs = [collect(shop, Target(service="checkout", namespace="shop"), max_workers=n)[1] for n in (1, 8)]
     assert [(a.id, a.content) for a in runs[0].artifacts] == [(a.id, a.content) for a in runs[1].artifacts]
+
+
+def test_all_triages_of_a_process_together_keep_under_the_in_flight_cap() -> None:
+    """Many triages at once must not flood the API server: the process holds PROCESS_IN_FLIGHT calls at most."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from collectors.live.k8s_calls import PROCESS_IN_FLIGHT, KubeCalls, bounded_client
+
+    wanted = PROCESS_IN_FLIGHT + 36
+    with standin(load("shop"), latency=1.0) as kube:
+        api = bounded_client(kube.api_client(), wanted)
+        calls = KubeCalls(api, call_timeout=10.0)
+        with ThreadPoolExecutor(max_workers=wanted) as pool:
+            answers = list(pool.map(lambda _: calls.get(calls.core.read_namespace, "shop"), range(wanted)))
+        assert kube.peak_inflight == PROCESS_IN_FLIGHT
+        assert kube.inflight == 0
+    assert all(isinstance(a, dict) and a["metadata"]["name"] == "shop" for a in answers)

@@ -563,6 +563,9 @@ _REASONS = {405: "MethodNotAllowed", 406: "NotAcceptable", 409: "Conflict", 413:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # A real API server listens with the kernel's backlog (somaxconn); socketserver's default of 5 would make a
+    # burst of new connections wait out SYN retries, a limit the real server does not have.
+    request_queue_size = 512
     app: KubeStandIn
     tls_context: ssl.SSLContext | None = None
 
