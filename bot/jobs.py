@@ -101,6 +101,21 @@ class TriageJobs:
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
+    def queue_in(self, session: Session, request: TriageRequest) -> bool:
+        """Queue the triage in the caller's transaction when worker processes run triages; False when they run
+        in this process (then `started(request, False)` after commit starts it)."""
+        if not self.queue:
+            return False
+        triage_queue.enqueue(session, request.key, request.to_json())
+        return True
+
+    def started(self, request: TriageRequest, queued: bool) -> None:
+        """After the caller's commit: wake the workers for a queued triage, or start it here."""
+        if queued:
+            self.on_enqueued()
+        else:
+            self.submit(request)
+
     def submit(self, request: TriageRequest) -> Future[None] | None:
         """Queue the triage for a worker process, or start it here unless one with the same key is running."""
         if self.queue:

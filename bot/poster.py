@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text, rollup_text
 from bot.store import outbox, repo
+from bot.store.db import read_session
 from bot.store.outbox import ClaimedItem
 
 log = logging.getLogger("triagebot.poster")
@@ -71,7 +72,7 @@ class Poster:
         items = outbox.claim(self.factory, self.worker_id, self.clock(), lease=self.lease)
         for item in items:
             self._send(item)
-        with self.factory() as session:
+        with read_session(self.factory) as session:
             depth = sum(n for status, n in outbox.counts(session).items() if status in ("pending", "failed",
                                                                                         "sending"))
         self.metrics.outbox_depth.set(depth)

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from bot.config import ConfigError, Settings
 from bot.metrics import Metrics
 from bot.store import triage_queue
+from bot.store.sqlite_writer import yield_writes
 from bot.store.types import utcnow
 
 log = logging.getLogger("triagebot.workers")
@@ -116,6 +117,7 @@ def worker_main(settings: Settings, wake: Event) -> None:
     # the CPU first (measured: webhook p99 over 200 ms with 20 triages at the same priority on two cores).
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICE)
+    yield_writes()  # the same on SQLite's write lock (bot/store/sqlite_writer.py)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())

@@ -15,9 +15,11 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.state import state_dir
+from bot.store.sqlite_writer import WriterLock
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+READ_ONLY = "triagebot_read_only"  # execution option of read_session's connections
 # Any constant will do; it only has to be the same in every replica so their migrations run one at a time.
 _MIGRATION_LOCK_ID = 0x7472_6961_6765  # "triage"
 
@@ -45,7 +47,8 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, **kwargs)
-        _configure_sqlite(engine)
+        database = parsed.database or ""
+        _configure_sqlite(engine, WriterLock(Path(database)) if database not in ("", ":memory:") else None)
         return engine
     # Aware datetimes come back in the session time zone; pin it to UTC so logs and psql agree with the bot.
     connect_args = {"options": "-c timezone=UTC", **kwargs.pop("connect_args", {})}
@@ -70,7 +73,7 @@ def _enable_wal(cursor: Any) -> None:
             time.sleep(0.05)
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, writer: WriterLock | None) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Take transaction control away from the sqlite3 module, which starts transactions late and never
@@ -87,10 +90,53 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
+        read_only = bool(connection.get_execution_options().get(READ_ONLY))
+        if connection.info.get(READ_ONLY, False) != read_only:  # pooled connections serve both kinds
+            connection.exec_driver_sql(f"PRAGMA query_only={int(read_only)}")
+            connection.info[READ_ONLY] = read_only
+        if read_only:
+            # A reader (read_session): WAL lets it read beside the writer, so it takes no write lock at all.
+            connection.exec_driver_sql("BEGIN")
+            return
         # IMMEDIATE takes the write lock up front (waiting up to busy_timeout). A deferred transaction that reads
         # and then writes fails at once with SQLITE_BUSY when another process wrote in between; the bot writes
         # in nearly every transaction, so serialising them is both simpler and safe (the outbox claim relies on it).
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        if writer is not None:
+            writer.acquire(connection.info)
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            if writer is not None:
+                writer.release(connection.info)
+            raise
+
+    if writer is None:
+        return
+
+    # Released as the transaction ends: the events fire just before COMMIT/ROLLBACK, and a writer that gets in
+    # during those few milliseconds meets SQLite's own busy handling, whose first waits are 1 and 2 ms.
+    @event.listens_for(engine, "commit")
+    def _on_commit(connection: Any) -> None:
+        writer.release(connection.info)
+
+    @event.listens_for(engine, "rollback")
+    def _on_rollback(connection: Any) -> None:
+        writer.release(connection.info)
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        writer.release(record.info)
+
+    @event.listens_for(engine, "close")
+    def _on_close(_dbapi_connection: Any, record: Any) -> None:
+        writer.close(record.info)
+
+
+def read_session(factory: sessionmaker[Session]) -> Session:
+    """A session for reads only. On SQLite it neither waits for nor holds the write lock, and a write through it
+    fails ("attempt to write a readonly database"); on PostgreSQL it is an ordinary session."""
+    engine: Engine = factory.kw["bind"]
+    return factory(bind=engine.execution_options(**{READ_ONLY: True}))
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

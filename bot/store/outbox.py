@@ -53,6 +53,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
+from bot.store.db import read_session
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import OUTBOX_METHODS, ChannelPace, OutboxItem
 from bot.store.types import UTCDateTime, utcnow
@@ -204,6 +205,21 @@ def _sweep_dead(session: Session, now: datetime, max_attempts: int) -> None:
             break
 
 
+def _claimable(session: Session, now: datetime, max_attempts: int) -> bool:
+    """Whether a claim could hand out or dead-letter anything (a superset: the claim itself decides)."""
+    in_channel = OutboxItem.channel == ChannelPace.channel
+    in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
+    open_channel = exists().where(ChannelPace.next_at <= now, ChannelPace.channel != UPDATE_LANE,
+                                  exists().where(in_channel, _due(now), _dependency_sent()),
+                                  ~exists().where(in_flight))
+    parent = aliased(OutboxItem)
+    crashed = exists().where(OutboxItem.status == "sending", OutboxItem.locked_until <= now,
+                             OutboxItem.attempts >= max_attempts)
+    orphaned = exists().where(OutboxItem.status.in_(("pending", "failed")),
+                              exists().where(parent.id == OutboxItem.depends_on, parent.status == "dead"))
+    return bool(session.scalar(select(or_(open_channel, crashed, orphaned))))
+
+
 def claim(
     factory: sessionmaker[Session], worker_id: str, now: datetime, limit: int = 10,
     lease: timedelta = DEFAULT_LEASE, pace: timedelta = DEFAULT_PACE, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -214,6 +230,9 @@ def claim(
     items is in flight, or while another worker is claiming in it. An item waits until the item it depends on is
     sent, and then carries that item's result.
     """
+    with read_session(factory) as session:
+        if not _claimable(session, now, max_attempts):
+            return []  # most polls find every channel paced: no need to queue for the write lock to learn that
     claimed: list[ClaimedItem] = []
     with factory.begin() as session:
         _sweep_dead(session, now, max_attempts)
