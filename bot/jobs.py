@@ -25,7 +25,7 @@ from bot.alert_message import queue_verdict
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
-from bot.posts import queue_report, queue_text
+from bot.posts import prepare_report, queue_report, queue_text
 from bot.render.chart import render_report_chart
 from bot.render.slack_assist import narrative_payload
 from bot.store import outbox, repo, triage_queue
@@ -182,19 +182,20 @@ class TriageJobs:
         """Store the run and queue its report in one transaction (with the job's finish); returns the run id."""
         for missing in report.missing:
             self.metrics.missing_sources.labels(missing.source.split(":")[0]).inc()
-        # Drawn before the transaction: on SQLite its write lock would otherwise stall every webhook meanwhile.
-        chart = render_report_chart(report, artifacts)
+        # Rendered and dumped before the transaction: on SQLite its write lock stalls every webhook meanwhile,
+        # and in a worker running 20 triages the thread holding it gets a 20th of the interpreter.
+        prepared = prepare_report(report, artifacts, self.templates_dir, render_report_chart(report, artifacts))
+        dumped = report.model_dump(mode="json")
+        dumped_artifacts = [a.model_dump(mode="json") for a in artifacts]
         with self.factory.begin() as session:
             run = repo.record_triage_run(
                 session, incident_id=request.incident_id, target=request.target.model_dump(),
                 trigger=request.trigger, status="ok", started_at=started, finished_at=datetime.now(UTC),
-                requested_by=request.requested_by, report=report.model_dump(mode="json"),
-                artifacts=[a.model_dump(mode="json") for a in artifacts],
+                requested_by=request.requested_by, report=dumped, artifacts=dumped_artifacts,
                 missing=[m.model_dump() for m in report.missing])
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
-            queue_report(session, key=request.key, channel=request.channel, report=report, artifacts=artifacts,
-                         run_id=run.id, incident_id=request.incident_id, parent=parent,
-                         templates_dir=self.templates_dir, chart=chart)
+            queue_report(session, key=request.key, channel=request.channel, prepared=prepared, run_id=run.id,
+                         incident_id=request.incident_id, parent=parent)
             if parent is not None:
                 # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
                 queue_verdict(session, parent, request.key, report)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import base64
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.render.chart import render_report_chart
-from bot.render.slack import SlackRenderer, mrkdwn_escape
+from bot.render.slack import SlackRenderer, actions_block, mrkdwn_escape
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
 from collectors.models import Artifact
@@ -48,33 +48,46 @@ def _renderer(templates_dir: Path | None) -> SlackRenderer:
     return SlackRenderer(templates_dir)
 
 
-def queue_report(session: Session, *, key: str, channel: str, report: Report, artifacts: list[Artifact],
-                 run_id: int | str, incident_id: int | None, parent: OutboxItem | None,
-                 templates_dir: Path | None = None, with_chart: bool = True,
-                 chart: bytes | None = None) -> OutboxItem:
-    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file.
+@dataclass(frozen=True)
+class PreparedReport:
+    """A report's posts rendered and encoded ahead of the transaction that queues them (on SQLite that
+    transaction holds the one write lock every webhook waits for), all but the run id its buttons carry."""
 
-    `chart` is the chart already rendered (render_report_chart), so a caller can draw it before its transaction
-    takes the database's write lock."""
+    text: str
+    body: list[dict[str, Any]]
+    chart_b64: str | None
+    evidence: str | None
+
+
+def prepare_report(report: Report, artifacts: list[Artifact], templates_dir: Path | None = None,
+                   chart: bytes | None = None) -> PreparedReport:
+    """Render the report's blocks and fallback text, encode its chart and write its evidence file."""
     renderer = _renderer(templates_dir)
-    blocks = [b.to_dict() for b in renderer.blocks(report, run_id=str(run_id))]
+    return PreparedReport(text=renderer.fallback_text(report),
+                          body=[b.to_dict() for b in renderer.body_blocks(report)],
+                          chart_b64=base64.b64encode(chart).decode("ascii") if chart is not None else None,
+                          evidence=evidence_text(artifacts) if artifacts else None)
+
+
+def queue_report(session: Session, *, key: str, channel: str, prepared: PreparedReport, run_id: int | str,
+                 incident_id: int | None, parent: OutboxItem | None) -> OutboxItem:
+    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file."""
     common: dict[str, Any] = {"incident_id": incident_id, "in_thread": parent is not None}
+    blocks = [*prepared.body, actions_block(str(run_id)).to_dict()]
     post = outbox.enqueue(session, f"{key}:report", channel, "chat.postMessage",
-                          {**common, "kind": "report", "text": renderer.fallback_text(report), "blocks": blocks},
+                          {**common, "kind": "report", "text": prepared.text, "blocks": blocks},
                           depends_on=parent)
     anchor = parent or post
-    if with_chart:
-        # The leading hypothesis's declared series (bot/render/chart.py), unless the caller drew it already.
-        png = chart if chart is not None else render_report_chart(report, artifacts)
-        if png is not None:
-            outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
-                           {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
-                            "title": "The series behind the leading hypothesis",
-                            "content_b64": base64.b64encode(png).decode("ascii")}, depends_on=anchor)
-    if artifacts:
+    if prepared.chart_b64 is not None:
+        # The leading hypothesis's declared series (bot/render/chart.py).
+        outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
+                       {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
+                        "title": "The series behind the leading hypothesis",
+                        "content_b64": prepared.chart_b64}, depends_on=anchor)
+    if prepared.evidence is not None:
         outbox.enqueue(session, f"{key}:evidence", channel, "files.upload_v2",
                        {**common, "in_thread": True, "kind": "evidence", "filename": "evidence.txt",
-                        "title": "Raw evidence (redacted)", "content": evidence_text(artifacts)},
+                        "title": "Raw evidence (redacted)", "content": prepared.evidence},
                        depends_on=anchor)
     return post
 

@@ -79,6 +79,10 @@ class SlackRenderer:
 
     def blocks(self, report: Report, run_id: str = "") -> list[Block]:
         """The thread reply for one report: leader, why, falsifier, checks, mitigations, the rest, buttons."""
+        return [*self.body_blocks(report), actions_block(run_id)]
+
+    def body_blocks(self, report: Report) -> list[Block]:
+        """The report's blocks without the buttons, which need the stored run's id."""
         lead = report.leading()
         finding, hypothesis = lead if lead else (None, None)
         title = f"Triage of {target_words(report)}"
@@ -106,9 +110,6 @@ class SlackRenderer:
                 "missing", missing=report.missing, lines=missing_lines(report)))]))
         if (cached := cache_line(report)) is not None:
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_clip(cached))]))
-        blocks.append(ActionsBlock(block_id="triage_actions", elements=[
-            ButtonElement(text=label, action_id=action_id, value=run_id or "none", style=style)
-            for action_id, label, style in ACTIONS]))
         for block in blocks:
             block.validate_json()
         return blocks
@@ -116,6 +117,13 @@ class SlackRenderer:
     def fallback_text(self, report: Report) -> str:
         """The notification text: what a phone lock screen shows."""
         return headline(report)[:300]
+
+
+def actions_block(run_id: str = "") -> ActionsBlock:
+    """The feedback buttons under a report; their value is the run they judge."""
+    return ActionsBlock(block_id="triage_actions", elements=[
+        ButtonElement(text=label, action_id=action_id, value=run_id or "none", style=style)
+        for action_id, label, style in ACTIONS])
 
 
 def blocks_json(report: Report, run_id: str = "", templates_dir: Path | None = None) -> list[dict[str, Any]]:
