@@ -95,11 +95,11 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         decided_by=decided_by,
         note=note,
         rule=_rule(node, decided_by),
-        chart=_chart(spec.chart, facts),
+        chart=chart_spec(spec.chart, facts),
     )
 
 
-def _chart(chart: Chart | NoChart, facts: FactSet) -> ChartSpec | None:
+def chart_spec(chart: Chart | NoChart, facts: FactSet) -> ChartSpec | None:
     """The declaration as the report carries it: a fact-valued threshold becomes its value; `none`, no chart."""
     if isinstance(chart, NoChart):
         return None

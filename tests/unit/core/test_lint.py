@@ -16,7 +16,7 @@ CHARTLESS = """
     falsified_by: working set below the limit
     source: ["seed 004:1371"]
 """
-GOOD_HYPOTHESIS = CHARTLESS + "    chart: {metric: container_memory_working_set_bytes, title: working set, unit: bytes}\n"
+GOOD_HYPOTHESIS = CHARTLESS + "    chart: {metric: container_memory_working_set_bytes, title: ws, unit: bytes}\n"
 
 
 def write(tmp_path: Path, body: str, name: str = "oom-killed") -> Path:
@@ -58,13 +58,13 @@ def header(trigger: str = "kernel.oom_kill") -> str:
         # Every hypothesis declares its chart, a series or why there is none.
         (header() + CHARTLESS, 7, "hypothesis 'limit-too-low' declares no chart: add `chart:`"),
         (header() + CHARTLESS + "    chart: {none: too short}\n", 12, "chart.none: String should have at least"),
-        (header() + CHARTLESS + "    chart: {none: 'no series shows a typo in a tag', metric: DCGM_FI_DEV_XID_ERRORS}\n",
+        (header() + CHARTLESS + "    chart: {none: 'no series shows a typo in a tag', metric: DCGM_FI_DEV_GPU_UTIL}\n",
          12, "chart.metric: Extra inputs are not permitted"),
         # The unit is the one the series' range query returns: a counter's rate is not a count, a ratio not bytes.
         (header() + CHARTLESS + "    chart: {metric: container_memory_working_set_bytes, title: t, unit: ratio}\n",
          12, "unit 'ratio', but the range query memory-working-set-range returns 'bytes'"),
-        (header() + CHARTLESS + "    chart: {metric: kube_pod_container_status_restarts_total, title: t, unit: count}\n",
-         12, "unit 'count', but the range query restarts-range returns 'per-hour'"),
+        (header() + CHARTLESS + "    chart: {metric: kube_pod_container_status_restarts_total, title: t,"
+         " unit: count}\n", 12, "unit 'count', but the range query restarts-range returns 'per-hour'"),
         # A matcher names one of a metric's charts; one the catalog does not hold is not fetched.
         (header() + CHARTLESS + "    chart: {metric: 'node_cpu_seconds_total{mode=\"idle\"}', title: t, unit: ratio}\n",
          12, 'node_cpu_seconds_total{mode="idle"} is not fetched as a range query'),
