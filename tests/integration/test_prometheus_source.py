@@ -21,13 +21,22 @@ from typing import Any
 import pytest
 
 from bot.render.chart import pick_declared, render_report_chart
-from collectors.catalogs.range_series import RANGE_METRICS
+from collectors.catalogs.range_series import RANGE_METRICS, split_key
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
-from collectors.live.prometheus import PromClient, Query, build_plan, collect_prometheus, run_queries
+from collectors.live.prometheus import (
+    PromClient,
+    Query,
+    build_plan,
+    chart_queries,
+    collect_prometheus,
+    run_queries,
+    series_query,
+)
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact
 from playbooks.loader import load_playbooks
+from playbooks.model import Chart
 from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
 from tests.harness.openmetrics import History, per_second, ramp, step_at
 from tests.harness.prometheus import PromServer, free_port, require_binary, start_prometheus
@@ -324,14 +333,20 @@ def test_missing_binary_skips_on_a_laptop_and_fails_in_ci(monkeypatch: pytest.Mo
 
 def test_live_triage_fetches_the_series_each_chart_declares(prom: PromServer, history: History) -> None:
     """Issue #13, point 8, against real Prometheus: the cpu-throttling chart plots the throttled ratio over the
-    window (not request rate), and every metric a playbook may chart is fetched as a range query."""
-    planned = build_plan(TRAINER, history.window) + build_plan(CHECKOUT, history.window)
-    assert {m for m in RANGE_METRICS if any(m in q.promql for q in planned if q.is_range)} == RANGE_METRICS
+    window (not request rate), and every series a playbook may chart is planned as a range query."""
+    pending = Scope(namespace="ml", workload="job/trainer", pods=[PodRef(name="trainer-9", phase="Pending")])
+    deployment = CHECKOUT.model_copy(update={"workload": "deployment/checkout"})
+    planned = [q for scope in (TRAINER, deployment, pending) for key in RANGE_METRICS
+               for q in chart_queries(scope, history.window, [key], build_plan(scope, history.window))]
+    planned += [q for scope in (TRAINER, CHECKOUT) for q in build_plan(scope, history.window) if q.is_range]
+    assert {RANGE_METRICS[key].query for key in RANGE_METRICS} <= {q.name for q in planned}
+    assert {m for m in RANGE_METRICS if any(split_key(m)[0] in q.promql for q in planned if q.is_range)} == set(
+        RANGE_METRICS)
     result = collect_prometheus(prom.url, CHECKOUT, history.window)
     artifacts = list(result.artifacts)
     chart = next(h.chart for p in load_playbooks() if p.spec.id == "latency" for h, _ in p.spec.walk()
                  if h.id == "cpu-throttling")
-    assert chart is not None
+    assert isinstance(chart, Chart)
     spec = ChartSpec(metric=chart.metric, title=chart.title, unit=chart.unit, threshold=chart.threshold,
                      threshold_label=chart.threshold_label)
     picked = pick_declared(artifacts, spec)
@@ -347,3 +362,72 @@ def test_live_triage_fetches_the_series_each_chart_declares(prom: PromServer, hi
                     findings=[Finding(playbook="latency", title="t", hypotheses=[lead])], facts={}, artifacts=[])
     png = render_report_chart(report, artifacts)
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _catalog_queries(scope: Scope, window: Window) -> list[Query]:
+    return [q for key in RANGE_METRICS if (q := series_query(RANGE_METRICS[key], scope, window)) is not None]
+
+
+def test_every_catalog_query_is_promql_the_real_server_accepts(prom: PromServer, history: History) -> None:
+    """Each template, filled in for targets with odd names, is a range query Prometheus runs (no 400)."""
+    odd = Scope(namespace="weird", service='svc"q', workload="deployment/svc.v1",
+                pods=[PodRef(name=ODD_POD, node="gpu-node-2", gpu_request=1)],
+                nodes=[NodeRef(name="gpu-node-2", internal_ip="10.0.0.2", gpu_capacity=8)])
+    queries = _catalog_queries(odd, history.window)
+    assert {q.name for q in queries} == {s.query for s in RANGE_METRICS.values()}  # this target has them all
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, queries, history.window)
+    assert result.missing == []
+    assert len(result.artifacts) == len(RANGE_METRICS)
+
+
+def test_chart_series_read_the_targets_own_values(prom: PromServer, history: History) -> None:
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, _catalog_queries(TRAINER, history.window) + _catalog_queries(CHECKOUT,
+                             history.window), history.window)
+    assert result.missing == []
+    got = by_id(result)
+    # The trainer's GPUs: framebuffer 79 of 80 GiB used, temperature rising to 91 °C; gpu-node-3 is not in scope.
+    fb = series(got["prom-gpu-fb-used-ratio-range.json"])
+    assert {s["metric"]["gpu"] for s in fb} == {"0", "1"} and {s["metric"]["Hostname"] for s in fb} == {"gpu-node-2"}
+    assert float(fb[0]["values"][-1][1]) == pytest.approx(79 / 80)
+    temps = [float(v) for s in series(got["prom-gpu-temp-range.json"]) for _, v in s["values"]]
+    assert min(temps) < 65 and max(temps) == pytest.approx(91, abs=0.6)
+    # The checkout pod's node (matched by its address): conntrack filling towards 261,000 of 262,144.
+    conntrack = series(got["prom-conntrack-usage-ratio-range.json"])
+    assert [s["metric"]["instance"] for s in conntrack] == ["10.0.0.7:9100"]
+    ratios = [float(v) for _, v in conntrack[0]["values"]]
+    assert ratios[0] < 0.5 and ratios[-1] == pytest.approx(261_000 / 262_144, abs=0.002)
+    # CoreDNS: 5% of answers SERVFAIL, cluster-wide.
+    dns = series(got["prom-dns-error-ratio-range.json"])
+    assert float(dns[0]["values"][-1][1]) == pytest.approx(0.05, abs=0.001)
+
+
+def test_a_chart_picker_sees_the_evidence_and_its_series_are_fetched(prom: PromServer, history: History) -> None:
+    seen: list[str] = []
+
+    def picker(artifacts: list[Artifact]) -> list[str]:
+        seen.extend(a.id for a in artifacts)
+        return ["DCGM_FI_DEV_GPU_TEMP", "node_nf_conntrack_entries", "DCGM_FI_DEV_XID_ERRORS", "no_such_series"]
+
+    result = collect_prometheus(prom.url, TRAINER, history.window, charts=picker)
+    assert result.missing == []
+    assert "prom-gpu-xid-max.json" in seen and "prom-memory-working-set-ratio.json" in seen  # the first wave
+    ids = [a.id for a in result.artifacts]
+    assert ids.count("prom-gpu-xid-range.json") == 1  # already fetched by the first wave: not asked twice
+    assert "prom-gpu-temp-range.json" in ids and "prom-conntrack-usage-ratio-range.json" in ids
+    assert sum(1 for a in result.artifacts if json.loads(a.content)["data"]["resultType"] == "matrix") <= 20
+    # The second wave adds no fact: the verdict is the first wave's.
+    chart_only = [a for a in result.artifacts if a.id in ("prom-gpu-temp-range.json",
+                                                          "prom-conntrack-usage-ratio-range.json")]
+    assert [f.name for a in chart_only for f in parse_artifact(a).facts] == []
+
+
+def test_a_picker_that_fails_costs_the_charts_not_the_evidence(prom: PromServer, history: History) -> None:
+    def broken(artifacts: list[Artifact]) -> list[str]:
+        raise RuntimeError("no playbooks today")
+
+    result = collect_prometheus(prom.url, CHECKOUT, history.window, charts=broken)
+    assert "prom-cpu-throttled-ratio.json" in {a.id for a in result.artifacts}
+    assert [(m.source, m.reason) for m in result.missing] == [
+        ("prometheus:charts", "could not choose the chart series: RuntimeError: no playbooks today")]
