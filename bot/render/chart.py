@@ -114,6 +114,13 @@ def _bytes(value: float) -> str:
     return str(value)
 
 
+def _number(value: float) -> str:
+    """Whole numbers as they are (Xid 119, 3600 s), small rates to three significant digits (0.0333)."""
+    if math.isfinite(value) and (value == int(value) or abs(value) >= 100):
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
 def formatter(unit: str) -> Callable[[float, object], str]:
     """How a value of the unit reads on the axis."""
     if unit == "ratio":
@@ -125,7 +132,7 @@ def formatter(unit: str) -> Callable[[float, object], str]:
     if unit == "bytes-per-second":
         return lambda v, _pos: f"{_bytes(v)}/s"
     suffix = {"seconds": " s", "per-second": "/s", "per-hour": "/h", "celsius": " °C"}.get(unit, "")
-    return lambda v, _pos: f"{v:.3g}{suffix}"
+    return lambda v, _pos: f"{_number(v)}{suffix}"
 
 
 def _breaches(value: float, threshold: float, breach: str) -> bool:

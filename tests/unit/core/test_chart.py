@@ -224,6 +224,8 @@ def test_units_read_as_people_read_them() -> None:
     assert formatter("bytes-per-second")(3 * 2**30, 0) == "3.0 GiB/s"
     assert formatter("per-second")(0.0333333, 0) == "0.0333/s"
     assert formatter("celsius")(85, 0) == "85 °C"
+    assert formatter("seconds")(3600, 0) == "3600 s" and formatter("count")(119, 0) == "119"
+    assert formatter("per-hour")(1500.4, 0) == "1500/h" and formatter("ratio")(0.999, 0) == "100%"
 
 
 def test_the_png_says_what_it_plots() -> None:
