@@ -23,6 +23,8 @@ from collectors.live.watch_cache import WatchCache
 from collectors.models import Artifact, Missing, Target
 from collectors.redact import redact
 
+_CHART_MARGIN = 1.0  # seconds the chart wave leaves the Prometheus source to hand its result back
+
 
 @dataclass(frozen=True)
 class LiveAccess:
@@ -70,9 +72,11 @@ def collect_live(target: Target, window: Window, access: LiveAccess, charts: Cha
                 result.cache_age = found.cache_age
         later: dict[str, Future[SourceResult]] = {}
         if access.prometheus_url:
+            # The chart wave ends a little before the deadline, so a slow picture never costs the evidence.
             later["prometheus"] = pool.submit(collect_prometheus, access.prometheus_url, scope, window,
                                               timeout=access.call_timeout, headers=access.prometheus_headers,
-                                              charts=_with_cluster_evidence(charts, list(result.artifacts)))
+                                              charts=_with_cluster_evidence(charts, list(result.artifacts)),
+                                              finish_by=started + access.deadline - _CHART_MARGIN)
         else:
             result.missing.append(Missing(source="prometheus", reason="no Prometheus URL configured"))
         if access.agent_url is not None and access.agent_token and scope.nodes:

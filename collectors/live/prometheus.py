@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -548,15 +549,25 @@ def _record(result: SourceResult, outcome: Artifact | Missing) -> None:
         result.missing.append(outcome)
 
 
-def run_queries(client: PromClient, queries: Sequence[Query], window: Window, max_workers: int = 6) -> SourceResult:
-    """Run queries concurrently (at most `max_workers` at once); results keep the plan's order."""
+def run_queries(client: PromClient, queries: Sequence[Query], window: Window, max_workers: int = 6,
+                budget: float | None = None) -> SourceResult:
+    """Run queries concurrently (at most `max_workers` at once); results keep the plan's order.
+
+    With a `budget` (seconds), a query still running when it is spent becomes a `missing` entry instead of
+    holding the triage past its deadline (its thread ends on its own timeout, unread).
+    """
     result = SourceResult()
     if not queries:
         return result
-    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(queries))),
-                            thread_name_prefix="prometheus") as pool:
-        for outcome in pool.map(lambda q: _run(client, q, window), queries):
-            _record(result, outcome)
+    pool = ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(queries))), thread_name_prefix="prometheus")
+    try:
+        futures = [pool.submit(_run, client, q, window) for q in queries]
+        done, _ = wait(futures, timeout=None if budget is None else max(0.0, budget))
+        for query, future in zip(queries, futures, strict=True):
+            _record(result, future.result() if future in done
+                    else _missing(query, f"not answered within the {budget:g}s left before the triage's deadline"))
+    finally:
+        pool.shutdown(wait=budget is None, cancel_futures=True)
     return result
 
 
@@ -571,12 +582,27 @@ def _chart_series(charts: ChartPicker, artifacts: list[Artifact], result: Source
         return ()
 
 
+def _chart_wave(client: PromClient, scope: Scope, window: Window, charts: ChartPicker, plan: Sequence[Query],
+                result: SourceResult, max_workers: int, finish_by: float | None) -> SourceResult:
+    """The chart series' range queries, within what is left of the triage's deadline: a picture that comes too
+    late is dropped, never the evidence the first wave read."""
+    series = _chart_series(charts, list(result.artifacts), result)
+    queries = chart_queries(scope, window, series, plan)
+    budget = None if finish_by is None else round(finish_by - time.monotonic(), 1)
+    if queries and budget is not None and budget <= 0:
+        return SourceResult(missing=[Missing(source=f"{SOURCE}:charts", reason=f"{len(queries)} chart series not "
+                                             "fetched: the triage's deadline was reached")])
+    return run_queries(client, queries, window, max_workers, budget)
+
+
 def collect_prometheus(url: str, scope: Scope, window: Window, *, timeout: float = 5.0, max_workers: int = 6,
-                       headers: dict[str, str] | None = None, charts: ChartPicker | None = None) -> SourceResult:
+                       headers: dict[str, str] | None = None, charts: ChartPicker | None = None,
+                       finish_by: float | None = None) -> SourceResult:
     """Run the plan for the scope against Prometheus at `url`; never raises for a failing backend.
 
     With `charts`, a second wave follows: the picker reads the evidence so far and names the series the report's
-    hypotheses chart (the leader's first), fetched concurrently as range queries within MAX_RANGE_QUERIES.
+    hypotheses chart (the leader's first), fetched concurrently as range queries within MAX_RANGE_QUERIES and,
+    given `finish_by` (a time.monotonic() instant), before then.
     """
     client = PromClient(url, timeout, headers)
     try:
@@ -587,8 +613,7 @@ def collect_prometheus(url: str, scope: Scope, window: Window, *, timeout: float
         plan = build_plan(scope, window, _discover(client, scope, window, result))
         result.extend(run_queries(client, plan, window, max_workers))
         if charts is not None:
-            series = _chart_series(charts, list(result.artifacts), result)
-            result.extend(run_queries(client, chart_queries(scope, window, series, plan), window, max_workers))
+            result.extend(_chart_wave(client, scope, window, charts, plan, result, max_workers, finish_by))
         return result
     finally:
         client.close()

@@ -2,7 +2,7 @@
 triage against the Kubernetes stand-in and a real Prometheus (Debian's, backfilled with an hour of history), and
 the report's chart in the Slack stand-in's thread.
 
-The pod was evicted for memory, so the leader is evicted › memory-pressure: not one of the three hypotheses that
+The pod was evicted for memory, so the leader is evicted/memory-pressure: not one of the three hypotheses that
 declared a chart before every hypothesis did. Its chart is the node's available memory, a share of its total,
 with the rule's line at 10% and the incident shaded from the first sample under it. The PNG carries what it
 plots in its text chunks, so the test reads the chart's series and line from the upload itself.
@@ -72,8 +72,8 @@ def evicted_objects() -> list[dict[str, Any]]:
          "status": {"capacity": {"cpu": "16", "memory": "32Gi"}, "allocatable": {"cpu": "16", "memory": "31Gi"},
                     "addresses": [{"type": "InternalIP", "address": NODE_IP}],
                     "conditions": [{"type": "Ready", "status": "True"},
-                                   {"type": "MemoryPressure", "status": "True", "reason": "KubeletHasInsufficientMemory",
-                                    "lastTransitionTime": _ago(8)}]}},
+                                   {"type": "MemoryPressure", "status": "True",
+                                    "reason": "KubeletHasInsufficientMemory", "lastTransitionTime": _ago(8)}]}},
     ]
 
 

@@ -431,3 +431,27 @@ def test_a_picker_that_fails_costs_the_charts_not_the_evidence(prom: PromServer,
     assert "prom-cpu-throttled-ratio.json" in {a.id for a in result.artifacts}
     assert [(m.source, m.reason) for m in result.missing] == [
         ("prometheus:charts", "could not choose the chart series: RuntimeError: no playbooks today")]
+
+
+def test_a_chart_wave_past_the_deadline_is_dropped_not_the_evidence(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, TRAINER, history.window, charts=lambda _: ["DCGM_FI_DEV_GPU_TEMP"],
+                                finish_by=time.monotonic() - 1)
+    ids = {a.id for a in result.artifacts}
+    assert "prom-gpu-xid-max.json" in ids and "prom-gpu-temp-range.json" not in ids
+    assert [(m.source, m.reason) for m in result.missing] == [
+        ("prometheus:charts", "1 chart series not fetched: the triage's deadline was reached")]
+
+
+def test_queries_still_running_when_the_budget_is_spent_become_missing() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # accepts connections into the backlog, never answers
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        query = Query("gpu-temp-range", "DCGM_FI_DEV_GPU_TEMP", "cluster", 15)
+        started = time.monotonic()
+        with closing(PromClient(url, 5.0, None)) as client:
+            result = run_queries(client, [query], HOUR, budget=0.3)
+    assert time.monotonic() - started < 2.0  # not the client's 5 s timeout
+    assert result.artifacts == []
+    assert [m.source for m in result.missing] == ["prometheus:gpu-temp-range"]
+    assert result.missing[0].reason.startswith("not answered within the 0.3s left before the triage's deadline")
