@@ -113,6 +113,32 @@ def _coredns(h: History) -> None:
                 {0.001: per_second(50), 0.01: per_second(98), 0.1: per_second(100)})
 
 
+def _cluster_state(h: History) -> None:
+    """kube-state-metrics for the joined and cluster-wide chart series: GPUs free per node, restarts with their
+    node, the checkout HPA reaching its ceiling, and a Service whose Endpoints object has no address."""
+    gpu = {"resource": "nvidia_com_gpu", "unit": "integer"}
+    h.gauge("kube_node_status_allocatable", {**gpu, "node": "gpu-node-2"}, 8)
+    h.gauge("kube_node_status_capacity", {**gpu, "node": "gpu-node-2"}, 8)
+    h.gauge("kube_node_status_allocatable", {**gpu, "node": "gpu-node-4"}, 7)  # one GPU withheld as unhealthy
+    h.gauge("kube_node_status_capacity", {**gpu, "node": "gpu-node-4"}, 8)
+    running = {"namespace": "ml", "pod": "trainer-0"}
+    h.gauge("kube_pod_container_resource_requests", {**running, **gpu, "container": "main", "node": "gpu-node-2"}, 6)
+    h.gauge("kube_pod_status_phase", {**running, "phase": "Running"}, 1)
+    h.gauge("kube_pod_status_phase", {**running, "phase": "Pending"}, 0)
+    done = {"namespace": "ml", "pod": "done-0"}  # finished: its request holds no GPU
+    h.gauge("kube_pod_container_resource_requests", {**done, **gpu, "container": "main", "node": "gpu-node-4"}, 8)
+    h.gauge("kube_pod_status_phase", {**done, "phase": "Succeeded"}, 1)
+    checkout = {"namespace": "shop", "pod": "checkout-7d9f-abcde"}
+    h.counter("kube_pod_container_status_restarts", {**checkout, "container": "app"}, per_second(12 / 3600))
+    h.gauge("kube_pod_info", {**checkout, "node": "cpu-node-1", "host_ip": "10.0.0.7"}, 1)
+    hpa = {"namespace": "shop", "horizontalpodautoscaler": "checkout"}
+    h.gauge("kube_horizontalpodautoscaler_status_current_replicas", hpa, step_at(4, 10, SPAN / 2))
+    h.gauge("kube_horizontalpodautoscaler_spec_max_replicas", hpa, 10)
+    h.gauge("kube_horizontalpodautoscaler_info", {**hpa, "scaletargetref_kind": "Deployment",
+                                                  "scaletargetref_name": "checkout"}, 1)
+    h.gauge("kube_endpoint_info", {"namespace": "shop", "endpoint": "checkout"}, 1)
+
+
 def _odd_names(h: History) -> None:
     for name, size in ((ODD_POD, 1.0), (BACKSLASH_POD, 2.0), (DECOY_POD, 3.0), ("plain-0", 4.0), (CONTROL_POD, 5.0)):
         h.gauge("container_memory_working_set_bytes", {"namespace": "weird", "pod": name, "container": "c"},
@@ -122,7 +148,7 @@ def _odd_names(h: History) -> None:
 def _history() -> History:
     # The history ends now: instant queries at its end see every series (Prometheus' 5-minute lookback).
     h = History(end=int(time.time()) // 30 * 30, span=SPAN, step=30)
-    for add in (_trainer, _gpus, _web, _conntrack, _coredns, _odd_names):
+    for add in (_trainer, _gpus, _web, _conntrack, _coredns, _cluster_state, _odd_names):
         add(h)
     return h
 
@@ -455,3 +481,28 @@ def test_queries_still_running_when_the_budget_is_spent_become_missing() -> None
     assert result.artifacts == []
     assert [m.source for m in result.missing] == ["prometheus:gpu-temp-range"]
     assert result.missing[0].reason.startswith("not answered within the 0.3s left before the triage's deadline")
+
+
+def test_joined_and_cluster_wide_series_compute_what_their_titles_say(prom: PromServer, history: History) -> None:
+    pending = Scope(namespace="ml", workload="job/trainer", pods=[PodRef(name="trainer-9", phase="Pending")])
+    queries = [q for scope in (pending, CHECKOUT) for q in _catalog_queries(scope, history.window)]
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        got = by_id(run_queries(client, list({q.name: q for q in queries}.values()), history.window))
+
+    def last(artifact: str) -> dict[str, float]:
+        return {json.dumps(s["metric"], sort_keys=True): float(s["values"][-1][1]) for s in series(got[artifact])}
+
+    # Free GPUs: gpu-node-2 has 8 - 6 = 2, gpu-node-4 has 7 (the finished pod's request holds nothing).
+    assert last("prom-gpu-free-range.json") == {'{"series": "most on one node"}': 7.0,
+                                                '{"series": "whole cluster"}': 9.0}
+    assert last("prom-gpu-unhealthy-range.json") == {"{}": 1.0}
+    # Restarts per hour, labelled with the node the pod runs on.
+    restarts = series(got["prom-restarts-range.json"])
+    assert [s["metric"] for s in restarts] == [{"namespace": "shop", "pod": "checkout-7d9f-abcde",
+                                                "node": "cpu-node-1"}]
+    assert float(restarts[0]["values"][-1][1]) == pytest.approx(12, rel=0.05)
+    # The checkout HPA went from 4 to 10 of its 10 replicas halfway through.
+    hpa = [float(v) for _, v in series(got["prom-hpa-replicas-ratio-range.json"])[0]["values"]]
+    assert hpa[0] == pytest.approx(0.4) and hpa[-1] == pytest.approx(1.0)
+    # The Endpoints object exists with no address: zero ready, not an empty chart.
+    assert last("prom-ready-endpoints-range.json") == {"{}": 0.0}
