@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 from bot.config import ConfigError, Settings
 from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
-from collectors.models import Target
+from collectors.models import Artifact, Target
+from playbooks.charts import chart_series
 from playbooks.pipeline import analyse
 from playbooks.report import CacheState, Report
 
@@ -60,6 +62,14 @@ def access_from(settings: Settings, kube: Any) -> LiveAccess:
     )
 
 
+def chart_picker(target: Target, symptoms: list[str] | None) -> Callable[[list[Artifact]], list[str]]:
+    """Which chart series live triage fetches: those of the report the evidence so far gives, leader first."""
+    def pick(artifacts: list[Artifact]) -> list[str]:
+        return chart_series(analyse(artifacts, target, symptoms=symptoms))
+
+    return pick
+
+
 @dataclass
 class Triage:
     report: Report
@@ -75,7 +85,7 @@ def run_triage(target: Target, since: timedelta, access: LiveAccess, now: dateti
     `symptoms` (e.g. from an alert's name) run those playbooks even when their triggers do not fire.
     """
     now = now or datetime.now(UTC)
-    collected = collect_live(target, Window.last(since, now), access)
+    collected = collect_live(target, Window.last(since, now), access, charts=chart_picker(target, symptoms))
     report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms)
     if collected.result.cache_age is not None and access.cache is not None:
         report.cache = CacheState(age_seconds=round(collected.result.cache_age, 1),

@@ -8,7 +8,7 @@ from typing import Any
 from collectors.factset import FactSet
 from playbooks.cel_expr import activation
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook
-from playbooks.model import Chart
+from playbooks.model import Chart, NoChart
 from playbooks.report import ChartSpec, Evidence, Finding, HypothesisResult, Rule, Status, Target
 from playbooks.templates import render
 
@@ -95,20 +95,20 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         decided_by=decided_by,
         note=note,
         rule=_rule(node, decided_by),
-        chart=_chart(spec.chart, facts),
+        chart=chart_spec(spec.chart, facts),
     )
 
 
-def _chart(chart: Chart | None, facts: FactSet) -> ChartSpec | None:
-    """The declaration as the report carries it: a fact-valued threshold becomes its value."""
-    if chart is None:
+def chart_spec(chart: Chart | NoChart, facts: FactSet) -> ChartSpec | None:
+    """The declaration as the report carries it: a fact-valued threshold becomes its value; `none`, no chart."""
+    if isinstance(chart, NoChart):
         return None
     threshold = chart.threshold
     if chart.threshold_fact is not None:
         value = facts.value(chart.threshold_fact)
         threshold = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
     return ChartSpec(metric=chart.metric, title=chart.title, unit=chart.unit, threshold=threshold,
-                     threshold_label=chart.threshold_label)
+                     threshold_label=chart.threshold_label, breach=chart.breach)
 
 
 def _rule(node: CompiledHypothesis, key: str | None) -> Rule | None:

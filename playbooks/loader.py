@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import yaml
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names
-from playbooks.model import SYMPTOMS, Hypothesis, Playbook
+from playbooks.model import SYMPTOMS, Chart, Hypothesis, Playbook
 from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
@@ -76,15 +77,35 @@ def check_file(path: Path) -> tuple[CompiledPlaybook | None, list[Problem]]:
     try:
         spec = Playbook.model_validate(data)
     except ValidationError as err:
-        return None, [
-            Problem(name, lines.line(tuple(e["loc"])), f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}")
-            for e in err.errors()
-        ]
+        return None, [_schema_problem(name, lines, data, dict(e)) for e in err.errors()]
     problems = _semantic_problems(spec, path, lines)
     compiled = _compile(spec, name, lines, problems)
     if any(p.severity == "error" for p in problems):
         return None, problems
     return compiled, problems
+
+
+def _schema_problem(name: str, lines: LineMap, data: Any, error: dict[str, Any]) -> Problem:
+    """A schema error at its line; a hypothesis without `chart:` is told what to declare."""
+    # The chart union's tag (`series` or `none`) is pydantic's, not a key in the file.
+    loc = tuple(part for i, part in enumerate(error["loc"])
+                if not (i and error["loc"][i - 1] == "chart" and part in ("series", "none")))
+    if error["type"] == "missing" and loc[-1:] == ("chart",):
+        return Problem(name, lines.line(loc), f"hypothesis {_id_at(data, loc[:-1])!r} declares no chart: add "
+                       "`chart:` with the series that shows it (metric, title, unit; the metrics are in "
+                       "collectors/catalogs/range_series.py), or `chart: {none: <why no series can show it>}`")
+    return Problem(name, lines.line(loc), f"{'.'.join(map(str, loc)) or 'file'}: {error['msg']}")
+
+
+def _id_at(data: Any, path: tuple[str | int, ...]) -> str:
+    """The `id` of the mapping at path in the raw YAML, or '?' when there is none."""
+    node = data
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return "?"
+    return str(node.get("id", "?")) if isinstance(node, dict) else "?"
 
 
 def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Problem]:
@@ -113,8 +134,8 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
         for fact in h.cite:
             if fact not in VOCABULARY:
                 problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))
-        if h.chart is not None:
-            problems += _chart_problems(h, name, lines.line((*path_, "chart")))
+        if isinstance(h.chart, Chart):
+            problems += _chart_problems(h.id, h.chart, name, lines.line((*path_, "chart")))
         for i, template in enumerate([h.claim, h.falsified_by, *h.next_checks, *h.mitigations]):
             if "{" not in template:
                 continue  # no template syntax, nothing that can fail to parse
@@ -125,25 +146,30 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
     return problems
 
 
-def _chart_problems(h: Hypothesis, name: str, where: int) -> list[Problem]:
-    """A chart live triage cannot draw, or whose threshold means nothing, is an error."""
-    chart = h.chart
-    assert chart is not None
+def _chart_problems(hid: str, chart: Chart, name: str, where: int) -> list[Problem]:
+    """A chart live triage cannot fetch, in another unit than its query returns, or with a meaningless line."""
+    def problem(message: str) -> Problem:
+        return Problem(name, where, f"chart of {hid!r}: {message}")
+
     problems: list[Problem] = []
-    if chart.metric not in RANGE_METRICS:
-        problems.append(Problem(name, where, f"chart of {h.id!r}: {chart.metric} is not fetched as a range query; "
-                                f"expected one of {', '.join(sorted(RANGE_METRICS))} "
-                                "(collectors/catalogs/range_series.py)"))
+    series = RANGE_METRICS.get(chart.metric)
+    if series is None:
+        problems.append(problem(f"{chart.metric} is not fetched as a range query; expected one of "
+                                f"{', '.join(sorted(RANGE_METRICS))} (collectors/catalogs/range_series.py)"))
+    elif chart.unit != series.unit:
+        problems.append(problem(f"unit {chart.unit!r}, but the range query {series.query} returns {series.unit!r}"))
     if chart.threshold_fact is not None and chart.threshold_fact not in VOCABULARY:
-        problems.append(Problem(name, where, f"chart of {h.id!r}: unknown fact {chart.threshold_fact!r} as threshold"))
+        problems.append(problem(f"unknown fact {chart.threshold_fact!r} as threshold"))
     if chart.threshold is not None and chart.threshold_fact is not None:
-        problems.append(Problem(name, where, f"chart of {h.id!r}: give threshold or threshold_fact, not both"))
-    if chart.unit in ("ratio",) and chart.threshold is not None and not 0 <= chart.threshold <= 1:
-        problems.append(Problem(name, where, f"chart of {h.id!r}: a ratio threshold lies in [0, 1], "
-                                f"got {chart.threshold}"))
-    if (chart.threshold is not None or chart.threshold_fact) and not chart.threshold_label:
-        problems.append(Problem(name, where, f"chart of {h.id!r}: a threshold needs threshold_label (what the "
-                                "line is)"))
+        problems.append(problem("give threshold or threshold_fact, not both"))
+    limit = {"ratio": 1.0, "percent": 100.0}.get(chart.unit)
+    if limit is not None and chart.threshold is not None and not 0 <= chart.threshold <= limit:
+        problems.append(problem(f"a {chart.unit} threshold lies in [0, {limit:g}], got {chart.threshold}"))
+    lined = chart.threshold is not None or chart.threshold_fact is not None
+    if lined and not chart.threshold_label:
+        problems.append(problem("a threshold needs threshold_label (what the line is)"))
+    if chart.breach == "below" and not lined:
+        problems.append(problem("breach: below needs a threshold or threshold_fact to be below"))
     return problems
 
 

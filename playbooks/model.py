@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from collectors.catalogs.range_series import SERIES_KEY, Unit
 
 # The symptom ids are the bundled playbook files: adding a playbook is adding its YAML, nothing else to list.
 SYMPTOMS: tuple[str, ...] = tuple(sorted(p.stem for p in Path(__file__).parent.glob("*.yaml")
@@ -13,23 +15,40 @@ SYMPTOMS: tuple[str, ...] = tuple(sorted(p.stem for p in Path(__file__).parent.g
 KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 
 
-ChartUnit = Literal["ratio", "percent", "bytes", "seconds", "count", "per-second", "celsius"]
-METRIC_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
-
-
 class Chart(BaseModel):
-    """The series that illustrates a hypothesis: drawn under the report when the hypothesis leads."""
+    """The series that shows a hypothesis: drawn under the report when the hypothesis leads."""
 
     model_config = ConfigDict(extra="forbid")
 
-    metric: str = Field(pattern=METRIC_NAME, description="A metric the range query's PromQL reads; the chart "
-                        "plots the recorded or live range query that names it.")
+    metric: str = Field(pattern=SERIES_KEY, description="The series live triage fetches for it: a key of "
+                        "collectors/catalogs/range_series.py (a metric name, or a metric with one label matcher).")
     title: str = Field(min_length=1, description="What the series shows, in words (the chart's title).")
-    unit: ChartUnit = Field(description="How values read on the axis.")
+    unit: Unit = Field(description="How values read on the axis; the unit the series' range query returns.")
     threshold: float | None = Field(None, description="The line the rule compares against, in the series' unit.")
     threshold_fact: str | None = Field(None, description="A fact whose value is the line instead (e.g. the memory "
                                        "limit in bytes).")
     threshold_label: str = Field("", description="What the line is, e.g. 'confirm: throttled >= 25%'.")
+    breach: Literal["above", "below"] = Field("above", description="The side of the line the rule fires on; the "
+                                              "incident window is shaded from the first sample on that side.")
+
+
+class NoChart(BaseModel):
+    """A hypothesis no metric can show (a typo in an image tag), and why: the report then has no chart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    none: str = Field(min_length=20, description="Why no series shows this hypothesis, in a sentence.")
+
+
+def _chart_form(value: Any) -> str:
+    """`{none: ...}` is the no-chart form; anything else is read as a series (and its errors say so)."""
+    return "none" if isinstance(value, dict) and "none" in value else "series"
+
+
+# Every hypothesis declares its chart: a series, or the reason there is none (`playbooks lint` says which is
+# missing). A tagged union, so a broken series declaration is reported against the series form alone.
+ChartDeclaration = Annotated[Annotated[Chart, Tag("series")] | Annotated[NoChart, Tag("none")],
+                             Discriminator(_chart_form)]
 
 
 class Hypothesis(BaseModel):
@@ -54,7 +73,8 @@ class Hypothesis(BaseModel):
     same_node: bool = Field(False, description="Node evidence (kernel, Xid, ECC) confirms this only when it is "
                                                "about the pod's own node; evidence from an unnamed node makes "
                                                "it likely at most.")
-    chart: Chart | None = Field(None, description="The series that illustrates this hypothesis when it leads.")
+    chart: ChartDeclaration = Field(description="The series that shows this hypothesis when it leads, or "
+                                    "`{none: <why>}` when no metric can.")
     children: list[Hypothesis] = Field(default_factory=list, description="Explored when this one holds.")
 
 

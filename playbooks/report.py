@@ -35,6 +35,7 @@ class ChartSpec(BaseModel):
     unit: str
     threshold: float | None = None
     threshold_label: str = ""
+    breach: Literal["above", "below"] = "above"  # the side of the line the rule fires on
 
 
 class Rule(BaseModel):

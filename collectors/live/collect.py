@@ -18,10 +18,12 @@ from typing import Any
 from collectors.live.agent import collect_agent
 from collectors.live.base import NodeRef, Scope, SourceResult, TargetNotFound, Window
 from collectors.live.kubernetes import collect_kubernetes
-from collectors.live.prometheus import collect_prometheus
+from collectors.live.prometheus import ChartPicker, collect_prometheus
 from collectors.live.watch_cache import WatchCache
-from collectors.models import Missing, Target
+from collectors.models import Artifact, Missing, Target
 from collectors.redact import redact
+
+_CHART_MARGIN = 1.0  # seconds the chart wave leaves the Prometheus source to hand its result back
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,12 @@ class Collected:
     result: SourceResult
 
 
-def collect_live(target: Target, window: Window, access: LiveAccess) -> Collected:
-    """Every artifact the live sources can give for the target; raises TargetNotFound."""
+def collect_live(target: Target, window: Window, access: LiveAccess, charts: ChartPicker | None = None) -> Collected:
+    """Every artifact the live sources can give for the target; raises TargetNotFound.
+
+    `charts` names the chart series to fetch from Prometheus once the Kubernetes and Prometheus evidence is in
+    (collectors/live/prometheus.py); it sees the artifacts of both.
+    """
     started = time.monotonic()
     result = SourceResult()
     scope = Scope(namespace=target.namespace or "default", service=target.service)
@@ -66,8 +72,11 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
                 result.cache_age = found.cache_age
         later: dict[str, Future[SourceResult]] = {}
         if access.prometheus_url:
+            # The chart wave ends a little before the deadline, so a slow picture never costs the evidence.
             later["prometheus"] = pool.submit(collect_prometheus, access.prometheus_url, scope, window,
-                                              timeout=access.call_timeout, headers=access.prometheus_headers)
+                                              timeout=access.call_timeout, headers=access.prometheus_headers,
+                                              charts=_with_cluster_evidence(charts, list(result.artifacts)),
+                                              finish_by=started + access.deadline - _CHART_MARGIN)
         else:
             result.missing.append(Missing(source="prometheus", reason="no Prometheus URL configured"))
         if access.agent_url is not None and access.agent_token and scope.nodes:
@@ -84,6 +93,13 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
         pool.shutdown(wait=False, cancel_futures=True)
     result.artifacts = [redact(a) for a in result.artifacts]
     return Collected(scope=scope, result=result)
+
+
+def _with_cluster_evidence(charts: ChartPicker | None, cluster: list[Artifact]) -> ChartPicker | None:
+    """The picker, shown the Kubernetes artifacts beside Prometheus' own (pod states decide most verdicts)."""
+    if charts is None:
+        return None
+    return lambda found: charts([*cluster, *found])
 
 
 def _wait(future: Future[Any], name: str, started: float, deadline: float, result: SourceResult) -> Any:

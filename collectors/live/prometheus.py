@@ -13,9 +13,11 @@ Prometheus that cannot be reached at all becomes one entry, found by a single pr
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,12 +29,23 @@ from urllib3.exceptions import MaxRetryError, NewConnectionError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util.retry import Retry
 
+from collectors.catalogs.range_series import RANGE_METRICS, RangeSeries
 from collectors.live.base import Scope, SourceResult, Window, artifact_id
 from collectors.live.promql import any_of, duration, equals, escape_regex, matches, range_step, selector
 from collectors.models import Artifact, ArtifactKind, Missing
 
+log = logging.getLogger(__name__)
+
 SOURCE = "prometheus"
 RATE = "5m"  # the rate window dashboards and the playbooks' next checks use
+# At most this many range queries per triage, the trend queries every triage makes included. Each returns up to
+# TARGET_POINTS (300) points per series, so 20 of them keep a triage's artifacts, and the recording a drill is made
+# from, to a few MB, and cost Prometheus about one dashboard refresh. The chart series come in the order the
+# verdict needs them (the leader's first), so the bound only drops pictures of hypotheses far down the report.
+MAX_RANGE_QUERIES = 20
+# Given the evidence so far, the chart series to fetch, most needed first (bot/triage.py builds it from the
+# playbooks: collectors cannot import them).
+ChartPicker = Callable[[list[Artifact]], Sequence[str]]
 # Longer queries go as a POST form: a scope of many pods makes a long regex, and proxies cap URL length.
 _LONG_QUERY = 3000
 _MAX_DISCOVERED = 50  # metric names read back from discovery; more means the regex matched too much
@@ -127,20 +140,14 @@ def pod_queries(scope: Scope, window: Window) -> list[Query]:
     periods = selector("container_cpu_cfs_periods_total", *containers)
     cpu_used = selector("container_cpu_usage_seconds_total", *containers)
     cpu_limit = selector("kube_pod_container_resource_limits", *pods, 'resource="cpu"')
-    step = range_step(window.seconds)
     return [
         # The peak over the window: after an OOM kill the restarted container is small again.
         Query("memory-working-set-ratio",
               f"max_over_time({working_set}[{span}]) / on (namespace, pod, container) group_left "
               f"max by (namespace, pod, container) ({memory_limit})", subject),
         Query("memory-limit", f"last_over_time({memory_limit}[{span}])", subject),
-        Query("memory-working-set-range", f"max by (namespace, pod, container) ({working_set})", subject, step),
         Query("cpu-throttled-ratio",
               f"{by_container} (rate({throttled}[{RATE}])) / {by_container} (rate({periods}[{RATE}]))", subject),
-        # The same ratio over the window: what the cpu-throttling chart plots (collectors/catalogs/range_series.py).
-        Query("cpu-throttled-ratio-range",
-              f"{by_container} (rate({throttled}[{RATE}])) / {by_container} (rate({periods}[{RATE}]))", subject,
-              step),
         Query("last-terminated-reason",
               f"last_over_time({selector('kube_pod_container_status_last_terminated_reason', *pods)}[{span}])",
               subject),
@@ -152,6 +159,9 @@ def pod_queries(scope: Scope, window: Window) -> list[Query]:
         Query("waiting-reason", f"{selector('kube_pod_container_status_waiting_reason', *pods)} == 1", subject),
         # CPU in use against the limit: a saturated pod starves the GPU it feeds (gpu-underutilized).
         Query("cpu-busy-ratio", f"{by_container} (rate({cpu_used}[{RATE}])) / {by_container} ({cpu_limit})", subject),
+        # The working set over the window (its shape gives memory.growing) and the throttled ratio: both trends are
+        # evidence as well as charts (collectors/catalogs/range_series.py).
+        *_always(scope, window, "container_memory_working_set_bytes", "container_cpu_cfs_throttled_periods_total"),
     ]
 
 
@@ -263,7 +273,7 @@ def gpu_queries(scope: Scope, window: Window) -> list[Query]:
 
     return [
         Query("gpu-util", dcgm("DCGM_FI_DEV_GPU_UTIL"), subject),
-        Query("gpu-util-range", dcgm("DCGM_FI_DEV_GPU_UTIL"), subject, range_step(window.seconds)),
+        *_always(scope, window, "DCGM_FI_DEV_GPU_UTIL"),
         # Used and free in one result: the parser needs both to compute the used share.
         Query("gpu-fb", named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"), subject),
         Query("gpu-sm-active", dcgm("DCGM_FI_PROF_SM_ACTIVE"), subject),
@@ -273,7 +283,7 @@ def gpu_queries(scope: Scope, window: Window) -> list[Query]:
         Query("gpu-pcie", named("DCGM_FI_PROF_PCIE_RX_BYTES|DCGM_FI_DEV_PCIE_(MAX_)?LINK_(GEN|WIDTH)"), subject),
         Query("gpu-xid-max", f"max_over_time({dcgm('DCGM_FI_DEV_XID_ERRORS')}[{span}])", subject),
         # The gauge holds the last Xid; its history gives every code of the window, not just the highest.
-        Query("gpu-xid-range", dcgm("DCGM_FI_DEV_XID_ERRORS"), subject, range_step(window.seconds)),
+        *_always(scope, window, "DCGM_FI_DEV_XID_ERRORS"),
         Query("gpu-temp-max", f"max_over_time({dcgm('DCGM_FI_DEV_GPU_TEMP')}[{span}])", subject),
         Query("gpu-power-max", f"max_over_time({dcgm('DCGM_FI_DEV_POWER_USAGE')}[{span}])", subject),
         # Renamed to CLOCKS_EVENT_REASONS in DCGM 3.3; exporters report one or the other.
@@ -295,6 +305,99 @@ def dns_queries() -> list[Query]:
               f"histogram_quantile(0.99, sum by (le) (rate(coredns_dns_request_duration_seconds_bucket[{RATE}])))",
               "cluster/coredns"),
     ]
+
+
+# ---- chart series: the catalog's templates, scoped to the target ------------------------------------------------
+
+_MARKER = re.compile(r"<([a-z]+)>")
+
+
+def _scaled_name(scope: Scope) -> str | None:
+    """The name an HPA's scaleTargetRef carries: the workload's, else the service's (they usually agree)."""
+    return scope.workload.rsplit("/", 1)[-1] if scope.workload else scope.service
+
+
+def _joined(*matchers: str | None) -> str | None:
+    return None if any(m is None for m in matchers) else ",".join(m for m in matchers if m is not None)
+
+
+def _markers(scope: Scope, window: Window) -> dict[str, str | None]:
+    """What each template marker becomes for this target; None where the target has nothing it could name."""
+    pods = _pod_matchers(scope)
+    nodes, gpu_nodes = _node_names(scope), _gpu_node_names(scope)
+    namespace = equals("namespace", scope.namespace) if scope.namespace else None
+    service = scope.service
+    kind, _, name = (scope.workload or "").partition("/")
+    deployment = name if kind == "deployment" and name else None
+    scaled = _scaled_name(scope)
+    return {
+        "pods": ",".join(pods) if pods else None,
+        "containers": ",".join([*pods, 'container!=""', 'container!="POD"']) if pods else None,
+        "namespace": namespace,
+        "service": _joined(namespace, equals("service", service)) if service else None,
+        "endpoint": _joined(namespace, equals("endpoint", service)) if service else None,
+        "deployment": _joined(namespace, equals("deployment", deployment)) if deployment else None,
+        "scaled": _joined(namespace, equals("scaletargetref_name", scaled)) if scaled else None,
+        "instance": _instance_matcher(scope, nodes) if nodes else None,
+        "node": any_of("node", nodes) if nodes else None,
+        "gpus": any_of("Hostname", gpu_nodes) if gpu_nodes else None,
+        # No shorter than the step, so no sample falls between two points of a long window.
+        "window": duration(max(300, range_step(window.seconds))),
+    }
+
+
+def _series_subject(scope: Scope, used: set[str]) -> str:
+    if used & {"pods", "containers"}:
+        return _pods_subject(scope)
+    if used & {"service", "endpoint", "scaled", "deployment"}:
+        return f"service/{scope.namespace}/{_workload_name(scope)}"
+    if "gpus" in used:
+        return _nodes_subject(_gpu_node_names(scope))
+    if used & {"instance", "node"}:
+        return _nodes_subject(_node_names(scope))
+    return f"namespace/{scope.namespace}" if "namespace" in used else "cluster"
+
+
+def series_query(series: RangeSeries, scope: Scope, window: Window,
+                 markers: dict[str, str | None] | None = None) -> Query | None:
+    """The catalog entry as a range query for the target, or None when the target has nothing it reads."""
+    values = markers if markers is not None else _markers(scope, window)
+    used = set(_MARKER.findall(series.promql))
+    unknown = used - values.keys()
+    if unknown:
+        raise ValueError(f"{series.query}: unknown template markers {sorted(unknown)}")
+    if any(values[name] is None for name in used):
+        return None
+    promql = _MARKER.sub(lambda m: values[m.group(1)] or "", series.promql)
+    return Query(series.query, promql, _series_subject(scope, used), range_step(window.seconds))
+
+
+def _always(scope: Scope, window: Window, *keys: str) -> list[Query]:
+    """The catalog's always-fetched series (their trends are evidence too) that the target has."""
+    markers = _markers(scope, window)
+    return [q for key in keys if (q := series_query(RANGE_METRICS[key], scope, window, markers)) is not None]
+
+
+def chart_queries(scope: Scope, window: Window, series: Sequence[str], planned: Sequence[Query] = ()) -> list[Query]:
+    """Range queries for the chart series, in the order given, skipping those already planned and those the target
+    has nothing for, until the triage has MAX_RANGE_QUERIES range queries."""
+    names = {q.name for q in planned}
+    room = MAX_RANGE_QUERIES - sum(1 for q in planned if q.is_range)
+    markers = _markers(scope, window)
+    out: list[Query] = []
+    for key in dict.fromkeys(series):
+        entry = RANGE_METRICS.get(key)
+        if entry is None or entry.query in names:
+            continue
+        query = series_query(entry, scope, window, markers)
+        if query is None:
+            continue
+        if len(out) >= room:
+            log.info("chart series %s not fetched: the triage has its %d range queries", key, MAX_RANGE_QUERIES)
+            continue
+        out.append(query)
+        names.add(query.name)
+    return out
 
 
 def build_plan(scope: Scope, window: Window, discovered: Sequence[str] = ()) -> list[Query]:
@@ -446,21 +549,61 @@ def _record(result: SourceResult, outcome: Artifact | Missing) -> None:
         result.missing.append(outcome)
 
 
-def run_queries(client: PromClient, queries: Sequence[Query], window: Window, max_workers: int = 6) -> SourceResult:
-    """Run queries concurrently (at most `max_workers` at once); results keep the plan's order."""
+def run_queries(client: PromClient, queries: Sequence[Query], window: Window, max_workers: int = 6,
+                budget: float | None = None) -> SourceResult:
+    """Run queries concurrently (at most `max_workers` at once); results keep the plan's order.
+
+    With a `budget` (seconds), a query still running when it is spent becomes a `missing` entry instead of
+    holding the triage past its deadline (its thread ends on its own timeout, unread).
+    """
     result = SourceResult()
     if not queries:
         return result
-    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(queries))),
-                            thread_name_prefix="prometheus") as pool:
-        for outcome in pool.map(lambda q: _run(client, q, window), queries):
-            _record(result, outcome)
+    pool = ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(queries))), thread_name_prefix="prometheus")
+    try:
+        futures = [pool.submit(_run, client, q, window) for q in queries]
+        done, _ = wait(futures, timeout=None if budget is None else max(0.0, budget))
+        for query, future in zip(queries, futures, strict=True):
+            _record(result, future.result() if future in done
+                    else _missing(query, f"not answered within the {budget:g}s left before the triage's deadline"))
+    finally:
+        pool.shutdown(wait=budget is None, cancel_futures=True)
     return result
 
 
+def _chart_series(charts: ChartPicker, artifacts: list[Artifact], result: SourceResult) -> Sequence[str]:
+    """The series the picker asks for; a picker that fails costs the charts, never the evidence already read."""
+    try:
+        return charts(artifacts)
+    except Exception as err:
+        log.exception("choosing the chart series failed")
+        result.missing.append(Missing(source=f"{SOURCE}:charts",
+                                      reason=f"could not choose the chart series: {type(err).__name__}: {err}"))
+        return ()
+
+
+def _chart_wave(client: PromClient, scope: Scope, window: Window, charts: ChartPicker, plan: Sequence[Query],
+                result: SourceResult, max_workers: int, finish_by: float | None) -> SourceResult:
+    """The chart series' range queries, within what is left of the triage's deadline: a picture that comes too
+    late is dropped, never the evidence the first wave read."""
+    series = _chart_series(charts, list(result.artifacts), result)
+    queries = chart_queries(scope, window, series, plan)
+    budget = None if finish_by is None else round(finish_by - time.monotonic(), 1)
+    if queries and budget is not None and budget <= 0:
+        return SourceResult(missing=[Missing(source=f"{SOURCE}:charts", reason=f"{len(queries)} chart series not "
+                                             "fetched: the triage's deadline was reached")])
+    return run_queries(client, queries, window, max_workers, budget)
+
+
 def collect_prometheus(url: str, scope: Scope, window: Window, *, timeout: float = 5.0, max_workers: int = 6,
-                       headers: dict[str, str] | None = None) -> SourceResult:
-    """Run the plan for the scope against Prometheus at `url`; never raises for a failing backend."""
+                       headers: dict[str, str] | None = None, charts: ChartPicker | None = None,
+                       finish_by: float | None = None) -> SourceResult:
+    """Run the plan for the scope against Prometheus at `url`; never raises for a failing backend.
+
+    With `charts`, a second wave follows: the picker reads the evidence so far and names the series the report's
+    hypotheses chart (the leader's first), fetched concurrently as range queries within MAX_RANGE_QUERIES and,
+    given `finish_by` (a time.monotonic() instant), before then.
+    """
     client = PromClient(url, timeout, headers)
     try:
         down = client.probe(window.until)
@@ -469,6 +612,8 @@ def collect_prometheus(url: str, scope: Scope, window: Window, *, timeout: float
         result = SourceResult()
         plan = build_plan(scope, window, _discover(client, scope, window, result))
         result.extend(run_queries(client, plan, window, max_workers))
+        if charts is not None:
+            result.extend(_chart_wave(client, scope, window, charts, plan, result, max_workers, finish_by))
         return result
     finally:
         client.close()

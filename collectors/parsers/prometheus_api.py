@@ -336,6 +336,11 @@ def increase_ratio(points: Sequence[float]) -> float | None:
     return points[-1] / baseline if baseline > 0 else None
 
 
+def _divides(query: str) -> bool:
+    """A division outside label values and ranges: a share of requests (5xx over all) is not traffic."""
+    return "/" in _BRACES.sub("", _STRING.sub('""', query))
+
+
 def _trends(sink: FactSink, series: list[_Series], query: str) -> None:
     working_set = [s for s in series if "container_memory_working_set_bytes" in query
                    or s.labels.get("__name__") == "container_memory_working_set_bytes"]
@@ -346,7 +351,8 @@ def _trends(sink: FactSink, series: list[_Series], query: str) -> None:
         text = f"{query or 'working set'}: {format_number(shown.points[0])} -> {format_number(shown.points[-1])} " \
                f"over {len(shown.points)} points"
         sink.add("memory.growing", grown is not None, shown.start, shown.end, text=text)
-    if query and _RATE.search(query) and _REQUESTS.search(query) and not _NOT_REQUESTS.search(query):
+    if query and _RATE.search(query) and _REQUESTS.search(query) and not _NOT_REQUESTS.search(query) \
+            and not _divides(query):
         ratios = [(r, s) for s in series if (r := increase_ratio(s.points)) is not None]
         if ratios:
             ratio, s = max(ratios, key=lambda pair: pair[0])

@@ -21,13 +21,22 @@ from typing import Any
 import pytest
 
 from bot.render.chart import pick_declared, render_report_chart
-from collectors.catalogs.range_series import RANGE_METRICS
+from collectors.catalogs.range_series import RANGE_METRICS, split_key
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
-from collectors.live.prometheus import PromClient, Query, build_plan, collect_prometheus, run_queries
+from collectors.live.prometheus import (
+    PromClient,
+    Query,
+    build_plan,
+    chart_queries,
+    collect_prometheus,
+    run_queries,
+    series_query,
+)
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact
 from playbooks.loader import load_playbooks
+from playbooks.model import Chart
 from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
 from tests.harness.openmetrics import History, per_second, ramp, step_at
 from tests.harness.prometheus import PromServer, free_port, require_binary, start_prometheus
@@ -104,6 +113,32 @@ def _coredns(h: History) -> None:
                 {0.001: per_second(50), 0.01: per_second(98), 0.1: per_second(100)})
 
 
+def _cluster_state(h: History) -> None:
+    """kube-state-metrics for the joined and cluster-wide chart series: GPUs free per node, restarts with their
+    node, the checkout HPA reaching its ceiling, and a Service whose Endpoints object has no address."""
+    gpu = {"resource": "nvidia_com_gpu", "unit": "integer"}
+    h.gauge("kube_node_status_allocatable", {**gpu, "node": "gpu-node-2"}, 8)
+    h.gauge("kube_node_status_capacity", {**gpu, "node": "gpu-node-2"}, 8)
+    h.gauge("kube_node_status_allocatable", {**gpu, "node": "gpu-node-4"}, 7)  # one GPU withheld as unhealthy
+    h.gauge("kube_node_status_capacity", {**gpu, "node": "gpu-node-4"}, 8)
+    running = {"namespace": "ml", "pod": "trainer-0"}
+    h.gauge("kube_pod_container_resource_requests", {**running, **gpu, "container": "main", "node": "gpu-node-2"}, 6)
+    h.gauge("kube_pod_status_phase", {**running, "phase": "Running"}, 1)
+    h.gauge("kube_pod_status_phase", {**running, "phase": "Pending"}, 0)
+    done = {"namespace": "ml", "pod": "done-0"}  # finished: its request holds no GPU
+    h.gauge("kube_pod_container_resource_requests", {**done, **gpu, "container": "main", "node": "gpu-node-4"}, 8)
+    h.gauge("kube_pod_status_phase", {**done, "phase": "Succeeded"}, 1)
+    checkout = {"namespace": "shop", "pod": "checkout-7d9f-abcde"}
+    h.counter("kube_pod_container_status_restarts", {**checkout, "container": "app"}, per_second(12 / 3600))
+    h.gauge("kube_pod_info", {**checkout, "node": "cpu-node-1", "host_ip": "10.0.0.7"}, 1)
+    hpa = {"namespace": "shop", "horizontalpodautoscaler": "checkout"}
+    h.gauge("kube_horizontalpodautoscaler_status_current_replicas", hpa, step_at(4, 10, SPAN / 2))
+    h.gauge("kube_horizontalpodautoscaler_spec_max_replicas", hpa, 10)
+    h.gauge("kube_horizontalpodautoscaler_info", {**hpa, "scaletargetref_kind": "Deployment",
+                                                  "scaletargetref_name": "checkout"}, 1)
+    h.gauge("kube_endpoint_info", {"namespace": "shop", "endpoint": "checkout"}, 1)
+
+
 def _odd_names(h: History) -> None:
     for name, size in ((ODD_POD, 1.0), (BACKSLASH_POD, 2.0), (DECOY_POD, 3.0), ("plain-0", 4.0), (CONTROL_POD, 5.0)):
         h.gauge("container_memory_working_set_bytes", {"namespace": "weird", "pod": name, "container": "c"},
@@ -113,7 +148,7 @@ def _odd_names(h: History) -> None:
 def _history() -> History:
     # The history ends now: instant queries at its end see every series (Prometheus' 5-minute lookback).
     h = History(end=int(time.time()) // 30 * 30, span=SPAN, step=30)
-    for add in (_trainer, _gpus, _web, _conntrack, _coredns, _odd_names):
+    for add in (_trainer, _gpus, _web, _conntrack, _coredns, _cluster_state, _odd_names):
         add(h)
     return h
 
@@ -324,14 +359,20 @@ def test_missing_binary_skips_on_a_laptop_and_fails_in_ci(monkeypatch: pytest.Mo
 
 def test_live_triage_fetches_the_series_each_chart_declares(prom: PromServer, history: History) -> None:
     """Issue #13, point 8, against real Prometheus: the cpu-throttling chart plots the throttled ratio over the
-    window (not request rate), and every metric a playbook may chart is fetched as a range query."""
-    planned = build_plan(TRAINER, history.window) + build_plan(CHECKOUT, history.window)
-    assert {m for m in RANGE_METRICS if any(m in q.promql for q in planned if q.is_range)} == RANGE_METRICS
+    window (not request rate), and every series a playbook may chart is planned as a range query."""
+    pending = Scope(namespace="ml", workload="job/trainer", pods=[PodRef(name="trainer-9", phase="Pending")])
+    deployment = CHECKOUT.model_copy(update={"workload": "deployment/checkout"})
+    planned = [q for scope in (TRAINER, deployment, pending) for key in RANGE_METRICS
+               for q in chart_queries(scope, history.window, [key], build_plan(scope, history.window))]
+    planned += [q for scope in (TRAINER, CHECKOUT) for q in build_plan(scope, history.window) if q.is_range]
+    assert {RANGE_METRICS[key].query for key in RANGE_METRICS} <= {q.name for q in planned}
+    assert {m for m in RANGE_METRICS if any(split_key(m)[0] in q.promql for q in planned if q.is_range)} == set(
+        RANGE_METRICS)
     result = collect_prometheus(prom.url, CHECKOUT, history.window)
     artifacts = list(result.artifacts)
     chart = next(h.chart for p in load_playbooks() if p.spec.id == "latency" for h, _ in p.spec.walk()
                  if h.id == "cpu-throttling")
-    assert chart is not None
+    assert isinstance(chart, Chart)
     spec = ChartSpec(metric=chart.metric, title=chart.title, unit=chart.unit, threshold=chart.threshold,
                      threshold_label=chart.threshold_label)
     picked = pick_declared(artifacts, spec)
@@ -347,3 +388,121 @@ def test_live_triage_fetches_the_series_each_chart_declares(prom: PromServer, hi
                     findings=[Finding(playbook="latency", title="t", hypotheses=[lead])], facts={}, artifacts=[])
     png = render_report_chart(report, artifacts)
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _catalog_queries(scope: Scope, window: Window) -> list[Query]:
+    return [q for key in RANGE_METRICS if (q := series_query(RANGE_METRICS[key], scope, window)) is not None]
+
+
+def test_every_catalog_query_is_promql_the_real_server_accepts(prom: PromServer, history: History) -> None:
+    """Each template, filled in for targets with odd names, is a range query Prometheus runs (no 400)."""
+    odd = Scope(namespace="weird", service='svc"q', workload="deployment/svc.v1",
+                pods=[PodRef(name=ODD_POD, node="gpu-node-2", gpu_request=1)],
+                nodes=[NodeRef(name="gpu-node-2", internal_ip="10.0.0.2", gpu_capacity=8)])
+    queries = _catalog_queries(odd, history.window)
+    assert {q.name for q in queries} == {s.query for s in RANGE_METRICS.values()}  # this target has them all
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, queries, history.window)
+    assert result.missing == []
+    assert len(result.artifacts) == len(RANGE_METRICS)
+
+
+def test_chart_series_read_the_targets_own_values(prom: PromServer, history: History) -> None:
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        result = run_queries(client, _catalog_queries(TRAINER, history.window) + _catalog_queries(CHECKOUT,
+                             history.window), history.window)
+    assert result.missing == []
+    got = by_id(result)
+    # The trainer's GPUs: framebuffer 79 of 80 GiB used, temperature rising to 91 °C; gpu-node-3 is not in scope.
+    fb = series(got["prom-gpu-fb-used-ratio-range.json"])
+    assert {s["metric"]["gpu"] for s in fb} == {"0", "1"} and {s["metric"]["Hostname"] for s in fb} == {"gpu-node-2"}
+    assert float(fb[0]["values"][-1][1]) == pytest.approx(79 / 80)
+    temps = [float(v) for s in series(got["prom-gpu-temp-range.json"]) for _, v in s["values"]]
+    assert min(temps) < 65 and max(temps) == pytest.approx(91, abs=0.6)
+    # The checkout pod's node (matched by its address): conntrack filling towards 261,000 of 262,144.
+    conntrack = series(got["prom-conntrack-usage-ratio-range.json"])
+    assert [s["metric"]["instance"] for s in conntrack] == ["10.0.0.7:9100"]
+    ratios = [float(v) for _, v in conntrack[0]["values"]]
+    assert ratios[0] < 0.5 and ratios[-1] == pytest.approx(261_000 / 262_144, abs=0.002)
+    # CoreDNS: 5% of answers SERVFAIL, cluster-wide.
+    dns = series(got["prom-dns-error-ratio-range.json"])
+    assert float(dns[0]["values"][-1][1]) == pytest.approx(0.05, abs=0.001)
+
+
+def test_a_chart_picker_sees_the_evidence_and_its_series_are_fetched(prom: PromServer, history: History) -> None:
+    seen: list[str] = []
+
+    def picker(artifacts: list[Artifact]) -> list[str]:
+        seen.extend(a.id for a in artifacts)
+        return ["DCGM_FI_DEV_GPU_TEMP", "node_nf_conntrack_entries", "DCGM_FI_DEV_XID_ERRORS", "no_such_series"]
+
+    result = collect_prometheus(prom.url, TRAINER, history.window, charts=picker)
+    assert result.missing == []
+    assert "prom-gpu-xid-max.json" in seen and "prom-memory-working-set-ratio.json" in seen  # the first wave
+    ids = [a.id for a in result.artifacts]
+    assert ids.count("prom-gpu-xid-range.json") == 1  # already fetched by the first wave: not asked twice
+    assert "prom-gpu-temp-range.json" in ids and "prom-conntrack-usage-ratio-range.json" in ids
+    assert sum(1 for a in result.artifacts if json.loads(a.content)["data"]["resultType"] == "matrix") <= 20
+    # The second wave adds no fact: the verdict is the first wave's.
+    chart_only = [a for a in result.artifacts if a.id in ("prom-gpu-temp-range.json",
+                                                          "prom-conntrack-usage-ratio-range.json")]
+    assert [f.name for a in chart_only for f in parse_artifact(a).facts] == []
+
+
+def test_a_picker_that_fails_costs_the_charts_not_the_evidence(prom: PromServer, history: History) -> None:
+    def broken(artifacts: list[Artifact]) -> list[str]:
+        raise RuntimeError("no playbooks today")
+
+    result = collect_prometheus(prom.url, CHECKOUT, history.window, charts=broken)
+    assert "prom-cpu-throttled-ratio.json" in {a.id for a in result.artifacts}
+    assert [(m.source, m.reason) for m in result.missing] == [
+        ("prometheus:charts", "could not choose the chart series: RuntimeError: no playbooks today")]
+
+
+def test_a_chart_wave_past_the_deadline_is_dropped_not_the_evidence(prom: PromServer, history: History) -> None:
+    result = collect_prometheus(prom.url, TRAINER, history.window, charts=lambda _: ["DCGM_FI_DEV_GPU_TEMP"],
+                                finish_by=time.monotonic() - 1)
+    ids = {a.id for a in result.artifacts}
+    assert "prom-gpu-xid-max.json" in ids and "prom-gpu-temp-range.json" not in ids
+    assert [(m.source, m.reason) for m in result.missing] == [
+        ("prometheus:charts", "1 chart series not fetched: the triage's deadline was reached")]
+
+
+def test_queries_still_running_when_the_budget_is_spent_become_missing() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # accepts connections into the backlog, never answers
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        query = Query("gpu-temp-range", "DCGM_FI_DEV_GPU_TEMP", "cluster", 15)
+        started = time.monotonic()
+        with closing(PromClient(url, 5.0, None)) as client:
+            result = run_queries(client, [query], HOUR, budget=0.3)
+    assert time.monotonic() - started < 2.0  # not the client's 5 s timeout
+    assert result.artifacts == []
+    assert [m.source for m in result.missing] == ["prometheus:gpu-temp-range"]
+    assert result.missing[0].reason.startswith("not answered within the 0.3s left before the triage's deadline")
+
+
+def test_joined_and_cluster_wide_series_compute_what_their_titles_say(prom: PromServer, history: History) -> None:
+    pending = Scope(namespace="ml", workload="job/trainer", pods=[PodRef(name="trainer-9", phase="Pending")])
+    queries = [q for scope in (pending, CHECKOUT) for q in _catalog_queries(scope, history.window)]
+    with closing(PromClient(prom.url, 5.0, None)) as client:
+        got = by_id(run_queries(client, list({q.name: q for q in queries}.values()), history.window))
+
+    def last(artifact: str) -> dict[str, float]:
+        return {json.dumps(s["metric"], sort_keys=True): float(s["values"][-1][1]) for s in series(got[artifact])}
+
+    # Free GPUs: gpu-node-2 has 8 - 6 = 2, gpu-node-4 has 7 (the finished pod's request holds nothing).
+    assert last("prom-gpu-free-range.json") == {'{"series": "most on one node"}': 7.0,
+                                                '{"series": "whole cluster"}': 9.0}
+    assert last("prom-gpu-unhealthy-range.json") == {"{}": 1.0}
+    # Restarts per hour, labelled with the node the pod runs on.
+    restarts = series(got["prom-restarts-range.json"])
+    assert [s["metric"] for s in restarts] == [{"namespace": "shop", "pod": "checkout-7d9f-abcde",
+                                                "node": "cpu-node-1"}]
+    assert float(restarts[0]["values"][-1][1]) == pytest.approx(12, rel=0.05)
+    # The checkout HPA went from 4 to 10 of its 10 replicas halfway through.
+    hpa = [float(v) for _, v in series(got["prom-hpa-replicas-ratio-range.json"])[0]["values"]]
+    assert hpa[0] == pytest.approx(0.4) and hpa[-1] == pytest.approx(1.0)
+    # The Endpoints object exists with no address: zero ready, not an empty chart.
+    assert last("prom-ready-endpoints-range.json") == {"{}": 0.0}

@@ -28,12 +28,14 @@ hypotheses:
     falsified_by: "throttled periods stay at zero during the spike"
     next_checks: ['rate(container_cpu_cfs_throttled_periods_total{pod="{{ pod|promql }}"}[5m])']
     source: [s]
+    chart: {none: an inline test playbook draws no chart}
     children:
       - id: limit-below-burst
         claim: c
         likely: 'true'
         falsified_by: f
         source: [s]
+        chart: {none: an inline test playbook draws no chart}
   - id: conntrack-exhaustion
     claim: "conntrack is full"
     confirm: 'conntrack.table_full || conntrack.drops > 0'
@@ -41,6 +43,7 @@ hypotheses:
     prior: 0.4
     falsified_by: "drop counters stay flat"
     source: [s]
+    chart: {none: an inline test playbook draws no chart}
 """
 
 
