@@ -59,8 +59,8 @@ class TriageWorkers:
         return self
 
     def _spawn(self, index: int) -> SpawnProcess:
-        process = self._mp.Process(target=worker_main, args=(self.settings, self.wake), name=f"triage-worker-{index}",
-                                   daemon=True)
+        process = self._mp.Process(target=worker_main, args=(self.settings, self.wake, os.getpid()),
+                                   name=f"triage-worker-{index}", daemon=True)
         process.start()
         log.info("triage worker started", extra={"pid": process.pid, "worker": index})
         return process
@@ -108,7 +108,7 @@ class TriageWorkers:
 # ---- the worker process ------------------------------------------------------------------------------------
 
 
-def worker_main(settings: Settings, wake: Event) -> None:
+def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> None:
     """Entry point of one worker process: claim jobs and run them until SIGTERM."""
     from bot.logs import configure
 
@@ -121,11 +121,24 @@ def worker_main(settings: Settings, wake: Event) -> None:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    # The parent's pid as it spawned us: one that died while we started must not pass for alive.
+    threading.Thread(target=_stop_when_orphaned, args=(parent or os.getppid(), stopping), name="orphan-watch",
+                     daemon=True).start()
     worker = _Worker(settings)
     try:
         worker.run(wake, stopping)
     finally:
         worker.close()
+
+
+def _stop_when_orphaned(parent: int, stopping: threading.Event) -> None:
+    """Stop once the serving process is gone. Killed with -9 it cannot stop its workers, and a worker left
+    behind would go on claiming jobs (and holding memory) for a bot that no longer exists; its running
+    jobs' leases run out and the next bot's workers take them."""
+    while not stopping.wait(POLL):
+        if os.getppid() != parent:
+            log.warning("the serving process %d is gone; this worker stops", parent)
+            stopping.set()
 
 
 class _Worker:

@@ -115,3 +115,44 @@ def test_watch_namespaces_must_be_namespace_names() -> None:
     assert Settings(watch_namespaces=["ml", "shop"]).watch_namespaces == ["ml", "shop"]
     with pytest.raises(ValueError, match="not a namespace name"):
         Settings(watch_namespaces=["ml", "Bad_NS"])
+
+
+SERVING = """
+import sys, time
+from bot.config import Settings
+from bot.metrics import Metrics
+from bot.store.db import make_engine, migrate, session_factory
+from bot.workers import TriageWorkers
+url = sys.argv[1]
+engine = make_engine(url)
+migrate(engine)
+workers = TriageWorkers(Settings(database_url=url, triage_workers=1), session_factory(engine), Metrics()).start()
+print(" ".join(str(p.pid) for p in workers.processes), flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited already
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_stop_when_the_serving_process_is_killed_with_minus_nine(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    serving = subprocess.Popen([sys.executable, "-c", SERVING, f"sqlite:///{tmp_path / 'bot.db'}"],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert serving.stdout is not None
+        pids = [int(p) for p in serving.stdout.readline().split()]
+        assert len(pids) == 1 and all(_alive(p) for p in pids)
+        serving.kill()
+        serving.wait(DEADLINE)
+        eventually(lambda: not any(_alive(p) for p in pids), "the orphaned workers to stop", deadline=60)
+    finally:
+        if serving.poll() is None:
+            serving.kill()
