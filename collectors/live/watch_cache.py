@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -116,9 +117,16 @@ class Informer:
     def interrupt(self) -> None:
         """Close the open watch so the thread notices `stopping` at once."""
         response = self._response
-        if response is not None:
-            with contextlib.suppress(Exception):  # closing a socket another thread reads may fail either way
-                response.close()
+        if response is None:
+            return
+        # close() alone waits for the reader thread, which holds the stream's lock while it blocks in recv until
+        # the API next says something (up to the watch timeout); shutting the socket down wakes it at once.
+        sock = getattr(getattr(response, "connection", None), "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):  # closing a socket another thread reads may fail either way
+            response.close()
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
