@@ -17,6 +17,7 @@ Prints a markdown block and writes it into docs/benchmarks.md, section "Slack an
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -127,6 +128,7 @@ def finished(client: httpx.Client) -> tuple[int, float, dict[str, float]]:
 
 
 def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
+    load_average = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-slash-") as tmp, database(backend, Path(tmp)) as url, \
             KubeStandIn(cluster(SERVICES), latency=LATENCY) as kube, \
             SlackStandIn(channels=(CHANNEL,), burst=5) as slack:
@@ -191,7 +193,7 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
     return {"acks": driver.acks_ms, "probes": driver.probe_ms, "started": driver.started, "done": done,
             "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes, "kube_calls": kube_calls,
             "in_flight_median": statistics.median(steady) if steady else 0, "rss": rss, "seconds": seconds,
-            "webhooks": webhooks_ms, "backend": backend}
+            "webhooks": webhooks_ms, "backend": backend, "load": load_average}
 
 
 def report(runs: list[dict[str, Any]]) -> str:
@@ -203,18 +205,20 @@ def report(runs: list[dict[str, Any]]) -> str:
         "| database | work | budget | measured |", "|---|---|---|---|"]
     rows = [row for r in runs for row in _rows(r)]
     return "\n".join([*head, *rows, "", (
-        "Triages run in the worker process, so an ack does not compete with them for the serving interpreter's "
-        "lock; it still shares two cores with them (and with the stand-ins). The ack itself is short (parse the "
-        "command, check the permission, queue the job, ack), and bolt waits for it by polling every 10 ms. A "
-        "webhook must store its alert before it answers: on SQLite every write takes the one database write lock, "
-        "which the worker takes for each report it stores (about 15 a second here), and SQLite's busy handler "
-        "sleeps in growing steps while it waits, so webhooks queue behind reports; on PostgreSQL writes do not "
-        "exclude each other. The load keeps 20 in flight as counted from /metrics, which the serving process "
-        "updates from finished jobs once a second. The webhook budget does not hold on either database: its "
-        "median is near the idle benchmark's, its tail is the serving process waiting for CPU and, on SQLite, "
-        "for the write lock. What would close it: the serving process on a core of its own (its own pod, or a "
-        "cpuset), fewer write transactions per webhook (a re-notification stores every alert of the group "
-        "again, in several transactions), and PostgreSQL in production.")])
+        "Triages run in the worker process, at a lower CPU priority, so an ack does not compete with them for "
+        "the serving interpreter's lock; it still shares two cores with them (and with the stand-ins). The ack "
+        "itself is short (parse the command, check the permission, open the incident and queue the job in one "
+        "transaction, ack), and bolt waits for it by polling every 10 ms. A webhook must store its alert before "
+        "it answers, in one transaction. On PostgreSQL writes do not exclude each other, and the webhook's tail "
+        "is the serving process waiting for CPU. On SQLite every write of every process takes turns on the one "
+        "database write lock: writers queue on a file lock (bot/store/sqlite_writer.py) instead of SQLite's "
+        "sleep-and-retry, the worker's writers queue behind a gate so at most one of them is ahead of a webhook, "
+        "readers take no lock, the poster reads before it claims, and a report is rendered before its "
+        "transaction; what remains is the transaction in progress, whose thread in the worker shares the "
+        "interpreter with 20 triages. SQLite is the database for trying triagebot out (docs/install.md, "
+        "Database choices); the budget is for PostgreSQL, which a production install runs. The load keeps 20 "
+        "in flight as counted from /metrics, which the serving process updates from finished jobs once a "
+        f"second. Load average when the run started: {runs[0]['load']:.1f}.")])
 
 
 def _rows(r: dict[str, Any]) -> list[str]:
