@@ -85,8 +85,10 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         view = {**raw, "status": merged.status}
         allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
         # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
-        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id)
-        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown)
+        text, cut = fitted_text(alert_summary(view))
+        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
+                            text=text)
+        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
         if not episode.started or merged.status != "firing" or found.target.service is None:
             return []
         if not allowed:
@@ -119,15 +121,16 @@ def _episode(group: AlertGroup, previous: str | None, status: str, absorbed: boo
 
 
 def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Episode, channel: str,
-          storm: StormPolicy, received: datetime, shown: dict[str, Any] | None = None) -> OutboxItem:
-    """Queue what Slack should show for this change; returns the episode's root item."""
+          storm: StormPolicy, received: datetime, shown: dict[str, Any], cut: bool) -> OutboxItem:
+    """Queue what Slack should show for this change (`shown`: the root's text, blocks and data, from root_fields);
+    returns the episode's root item."""
     summary = alert_summary(view)
-    text, cut = fitted_text(summary)
+    text = str(shown["text"])
     key = alert_root_key(group.group_key, episode.number)
     if episode.started:
         rollup = join_storm(session, group, channel, received, storm)
         payload: dict[str, Any] = {
-            "kind": "alert", "text": text, **(shown or {}), "incident_id": group.incident_id,
+            "kind": "alert", **shown, "incident_id": group.incident_id,
             "in_thread": rollup is not None,
             "metadata": {"event_type": ROOT_EVENT, "event_payload": {
                 "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}}
@@ -143,7 +146,7 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
                                    priority=outbox.PRIORITY_ROOT)
         root = found
         priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
-        outbox.set_latest(session, root, {"text": text, **(shown or {})}, priority=priority)
+        outbox.set_latest(session, root, shown, priority=priority)
         if episode.status_changed and view["status"] == "resolved":
             # Named, as under a storm's roll-up several groups share one thread.
             queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,

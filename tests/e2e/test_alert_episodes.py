@@ -7,6 +7,8 @@ webhooks to the bot's real HTTP server; Slack is the stand-in with Slack's limit
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,11 +19,12 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.store.models import Alert, AlertGroup, AuditEntry, Incident, OutboxItem, TriageRun
+from collectors.live.collect import LiveAccess
 from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
 from tests.harness.alertmanager import AlertmanagerServer, start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
-from tests.standins.slack_api import SlackFault, SlackStandIn
+from tests.standins.slack_api import Message, SlackFault, SlackStandIn
 
 __all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
@@ -189,3 +192,75 @@ def _request(bot: RunningBot, root_ts: str) -> Any:
     return TriageRequest(target=Target(namespace="shop", pod="checkout-0"), since=timedelta(minutes=30),
                          trigger="rerun", channel="C0OPS", key=f"manual:{root_ts}",
                          parent_key=alert_root_key(group_key, 1))
+
+
+def verdict_in_blocks(message: Message) -> str | None:
+    """The verdict line the root's blocks show, or None."""
+    for block in message.blocks:
+        text = (block.get("text") or {}).get("text", "")
+        if text.startswith("*Verdict:* "):
+            return str(text.removeprefix("*Verdict:* "))
+    return None
+
+
+def verdict_in_text(message: Message) -> str | None:
+    """The verdict line the root's notification text carries, or None."""
+    for line in message.text.splitlines():
+        if line.startswith("Verdict: "):
+            return line.removeprefix("Verdict: ")
+    return None
+
+
+def test_a_resolved_root_keeps_its_verdict_in_the_notification_text(
+        tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
+    """Issue #13: text and blocks say the same thing after a status change (the verdict came first)."""
+    with start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        started = datetime.now(UTC) - timedelta(minutes=1)
+        am.post_alerts([firing(started)])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        wait_until(lambda: verdict_in_blocks(root) is not None, 30, "the verdict on the root")
+        assert verdict_in_text(root) is not None
+        am.post_alerts([resolved(started, datetime.now(UTC))])
+        wait_until(lambda: "RESOLVED" in root.text and all_sent(bot.ctx.engine), 30, "the root edited to RESOLVED")
+        assert "RESOLVED" in json.dumps(root.blocks)
+        assert verdict_in_text(root) == verdict_in_blocks(root) is not None, (root.text, root.blocks)
+
+
+def test_a_verdict_that_lands_after_the_resolution_keeps_the_root_resolved(
+        slack: SlackStandIn, sqlite_url: str) -> None:
+    """The triage finishes after the group resolved: the verdict is added to the resolved root, which must not
+    go back to FIRING in its text or its blocks."""
+    gate = threading.Event()
+
+    def held_access() -> LiveAccess:
+        assert gate.wait(60), "the test never released the triage"
+        return LiveAccess(kube=None)
+
+    with start_bot(slack, sqlite_url) as bot, httpx.Client(base_url=bot.url, timeout=10) as client:
+        bot.ctx.jobs.access = held_access  # the triage waits until the resolution is shown
+        started = datetime.now(UTC) - timedelta(minutes=1)
+        body = webhook_body("firing", started)
+        assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        body = webhook_body("resolved", started, datetime.now(UTC))
+        assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
+        wait_until(lambda: "RESOLVED" in root.text and all_sent(bot.ctx.engine), 30, "the root edited to RESOLVED")
+        gate.set()
+        wait_until(lambda: verdict_in_blocks(root) is not None and all_sent(bot.ctx.engine), 30,
+                   "the verdict on the resolved root")
+        assert "RESOLVED" in root.text and "FIRING" not in root.text, root.text
+        assert "RESOLVED" in json.dumps(root.blocks) and "FIRING" not in json.dumps(root.blocks)
+        assert verdict_in_text(root) == verdict_in_blocks(root), (root.text, root.blocks)
+
+
+def webhook_body(status: str, starts: datetime, ends: datetime | None = None) -> dict[str, Any]:
+    """One alert of the LABELS group as Alertmanager posts it, for tests that need no Alertmanager's timing."""
+    alert = {"status": status, "labels": LABELS, "annotations": {"summary": "checkout-0 is crash looping"},
+             "startsAt": iso(starts), "endsAt": iso(ends) if ends else "0001-01-01T00:00:00Z",
+             "generatorURL": "http://127.0.0.1:9090/graph", "fingerprint": "c0ffee"}
+    return {"receiver": "bot", "status": status, "alerts": [alert], "groupLabels": {"alertname": LABELS["alertname"]},
+            "commonLabels": LABELS, "commonAnnotations": alert["annotations"], "externalURL": "http://am:9093",
+            "version": "4", "groupKey": '{}:{alertname="KubePodCrashLooping"}', "truncatedAlerts": 0}
