@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
-from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text, rollup_text
+from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
 from bot.store import outbox, repo
 from bot.store.outbox import ClaimedItem
 
@@ -50,6 +50,14 @@ CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead 
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class NotYet(Exception):
+    """The item needs a message that is not in Slack yet (its thread's root): tried again later, not dead."""
+
+
+class NothingToDo(Exception):
+    """The item can never be sent and need not be (the thread it belongs in was never posted): recorded as done."""
 
 
 class Poster:
@@ -83,6 +91,16 @@ class Poster:
             result = self._already_posted(item) if item.maybe_sent and item.method == "chat.postMessage" else None
             if result is None:
                 result, full_text = self._call_fitting(item)
+        except NothingToDo as why:
+            log.warning("%s is not sent: %s", item.idempotency_key, why)
+            with self.factory.begin() as session:
+                outbox.mark_sent(session, item.id, self.worker_id, {"skipped": str(why), "channel": item.channel},
+                                 now=self.clock())
+            return
+        except NotYet as why:
+            with self.factory.begin() as session:
+                outbox.mark_failed(session, item.id, self.worker_id, str(why), now=self.clock())
+            return
         except SlackApiError as err:
             error = str(err.response.get("error") or f"http_{err.response.status_code}")
             retry_after = err.response.headers.get("Retry-After") if err.response.headers else None
@@ -145,7 +163,7 @@ class Poster:
 
     def _already_posted(self, item: ClaimedItem) -> dict[str, Any] | None:
         """The message this item posted before a crash, found by its metadata; None if it is not in Slack."""
-        thread_ts = item.payload.get("thread_ts") or (_thread_root(item) if item.payload.get("in_thread") else None)
+        thread_ts = self._thread_ts(item)
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
             if thread_ts:
@@ -191,6 +209,32 @@ class Poster:
         episode = int((item.payload.get("metadata") or {}).get("event_payload", {}).get("episode", 2))
         return episode_link_line(str(response["permalink"]), episode)
 
+    def _thread_ts(self, item: ClaimedItem) -> str | None:
+        """The thread a post replies in: its own `thread_ts`, the thread of the message named by `thread_of` (an
+        outbox key), or the thread of the item it depends on (`in_thread`); None for a top-level post."""
+        payload = item.payload
+        if payload.get("thread_ts"):
+            return str(payload["thread_ts"])
+        if payload.get("thread_of"):
+            with self.factory() as session:
+                row = outbox.find(session, str(payload["thread_of"]))
+                status, result = (row.status, row.result) if row is not None else ("dead", None)
+            if status == "dead" or (status == "sent" and not (result or {}).get("ts")):
+                raise NothingToDo(f"the message whose thread it belongs in ({payload['thread_of']}) was never posted")
+            if status != "sent" or not result:
+                raise NotYet(f"waiting for {payload['thread_of']} to be posted")
+            return str(result.get("thread_ts") or result["ts"])
+        return _thread_root(item) if payload.get("in_thread") else None
+
+    def _fired_again(self, item: ClaimedItem) -> str:
+        """The note in an old episode's thread, linking the new episode's root (the item it depends on)."""
+        parent = item.parent_result or {}
+        if not parent.get("ts"):
+            raise NothingToDo("the new episode's root was not posted")
+        response = self.client.chat_getPermalink(channel=str(parent.get("channel") or item.channel),
+                                                 message_ts=str(parent["ts"]))
+        return fired_again_line(str(response["permalink"]), int(item.payload.get("episode") or 2))
+
     def _call(self, item: ClaimedItem) -> dict[str, Any]:
         payload = dict(item.payload)
         parent_ts = _parent_ts(item)
@@ -198,7 +242,9 @@ class Poster:
             with self.factory() as session:
                 payload["text"] = rollup_text(session, str(payload["rollup_key"]))
         if item.method == "chat.postMessage":
-            thread_ts = payload.get("thread_ts") or (_thread_root(item) if payload.get("in_thread") else None)
+            thread_ts = self._thread_ts(item)
+            if payload.get("kind") == "fired-again":
+                payload["text"] = self._fired_again(item)
             link = self._episode_link(item)
             text, blocks = _with_line(payload.get("text", ""), payload.get("blocks"), link)
             metadata = payload.get("metadata") or {"event_type": POST_EVENT, "event_payload": {}}

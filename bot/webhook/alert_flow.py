@@ -138,6 +138,8 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
             payload["previous"] = alert_root_key(group.group_key, episode.number - 1)
         root = outbox.enqueue(session, key, channel, "chat.postMessage", payload, depends_on=rollup,
                               priority=outbox.PRIORITY_ROOT)
+        if episode.number > 1:
+            _queue_fired_again(session, str(payload["previous"]), root, episode.number)
     else:
         found = outbox.find(session, key)
         if found is None:  # queued by a bot from before episodes, under another key: start from here
@@ -158,3 +160,15 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
     if group.rollup_key:
         refresh_rollup(session, group.rollup_key)
     return root
+
+
+def _queue_fired_again(session: Session, previous_key: str, root: OutboxItem, number: int) -> None:
+    """One note in the previous episode's thread linking the new root. It waits for the new root (its link is made
+    when it is sent) and goes to the old root's thread, in the old root's channel: routes may have changed."""
+    previous = outbox.find(session, previous_key)
+    if previous is None:
+        return
+    outbox.enqueue(session, f"{root.idempotency_key}:fired-again", previous.channel, "chat.postMessage",
+                   {"kind": "fired-again", "text": f"Fired again (episode {number}).", "in_thread": True,
+                    "thread_of": previous_key, "episode": number,
+                    "incident_id": previous.payload.get("incident_id")}, depends_on=root)

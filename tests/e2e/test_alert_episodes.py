@@ -131,17 +131,32 @@ def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
         wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
         assert (old.text, len(old.edits)) == (old_text, old_edits)
         assert sum(1 for m in replies(slack, old) if m.blocks) == 1  # the old report stays in the old thread
+        # The old thread says, once, that the group fired again, and links the new root.
+        assert [m.text for m in fired_again(slack, old)] == [
+            m.text for m in fired_again(slack, old) if permalink_of(new) in m.text], replies(slack, old)
+        assert len(fired_again(slack, old)) == 1, [m.text for m in replies(slack, old)]
 
         am.post_alerts([resolved(again, datetime.now(UTC))])
         wait_until(lambda: "RESOLVED" in new.text, 20, "the second episode resolved")
         wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
         assert "previous episode" in new.text  # the link survives the edit
         assert (old.text, len(old.edits)) == (old_text, old_edits)
+        assert len(fired_again(slack, old)) == 1
         with bot.ctx.engine.connect() as conn:
             assert conn.execute(select(AlertGroup.status, AlertGroup.episode)).one() == ("resolved", 2)
             incidents = conn.execute(select(Incident.key, Incident.status).order_by(Incident.id)).all()
         assert [status for _, status in incidents] == ["resolved", "resolved"] and len({k for k, _ in incidents}) == 2
         assert count(bot, TriageRun) == 2  # one triage per episode
+
+
+def fired_again(slack: SlackStandIn, root: Message) -> list[Message]:
+    """The notes in a root's thread saying that its group fired again."""
+    return [m for m in replies(slack, root) if "Fired again" in m.text]
+
+
+def permalink_of(message: Message) -> str:
+    """The part of a message's permalink the stand-in and Slack share: archives/<channel>/p<ts digits>."""
+    return f"archives/{message.channel}/p{message.ts.replace('.', '')}"
 
 
 def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
