@@ -8,7 +8,8 @@ post the same item twice.
 Every post carries Slack message metadata naming its outbox key. An item that may already have been posted (its
 worker died between Slack's answer and `mark_sent`, or the call timed out) is first looked for in the channel's
 history (`conversations.history`, or `conversations.replies` for a thread reply) and only posted if it is not
-there. A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
+there. A file upload is looked for the same way, by the file id recorded before Slack was asked to share it
+(bot/uploads.py). A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
 `invalid_blocks`) is sent again at once as plain, cut text, with the whole text queued as a file in the thread:
 nothing is dead for its size.
 """
@@ -32,6 +33,7 @@ from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
 from bot.store import outbox, repo
 from bot.store.outbox import ClaimedItem
+from bot.uploads import shared_in, upload_file
 
 log = logging.getLogger("triagebot.poster")
 
@@ -58,6 +60,10 @@ class NotYet(Exception):
 
 class NothingToDo(Exception):
     """The item can never be sent and need not be (the thread it belongs in was never posted): recorded as done."""
+
+
+class LeaseLost(Exception):
+    """Another poster took the item over while this one worked on it: that one records the outcome."""
 
 
 class Poster:
@@ -88,9 +94,12 @@ class Poster:
     def _send(self, item: ClaimedItem) -> None:
         full_text: str | None = None
         try:
-            result = self._already_posted(item) if item.maybe_sent and item.method == "chat.postMessage" else None
+            result = self._already_done(item) if item.maybe_sent else None
             if result is None:
                 result, full_text = self._call_fitting(item)
+        except LeaseLost:
+            log.warning("%s was taken over by another poster mid-call", item.idempotency_key)
+            return
         except NothingToDo as why:
             log.warning("%s is not sent: %s", item.idempotency_key, why)
             with self.factory.begin() as session:
@@ -161,9 +170,52 @@ class Poster:
                     raise
         raise AssertionError("unreachable")  # the loop returns or raises on its last limit
 
+    def _already_done(self, item: ClaimedItem) -> dict[str, Any] | None:
+        """What an earlier attempt of this item did in Slack before a crash or an unclear failure, if anything:
+        the post (found by the outbox key in its metadata) or the file (by the id recorded before it was shared)."""
+        if item.method == "chat.postMessage":
+            return self._already_posted(item)
+        if item.method == "files.upload_v2":
+            return self._already_uploaded(item)
+        return None  # edits and Home views are idempotent: doing them again is harmless
+
     def _already_posted(self, item: ClaimedItem) -> dict[str, Any] | None:
         """The message this item posted before a crash, found by its metadata; None if it is not in Slack."""
         thread_ts = self._thread_ts(item)
+
+        def mine(message: dict[str, Any]) -> bool:
+            meta = (message.get("metadata") or {}).get("event_payload") or {}
+            return bool(meta.get("outbox_key") == item.idempotency_key)
+
+        message = self._find_message(item, thread_ts, mine)
+        if message is None:
+            return None
+        log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key, message.get("ts"))
+        self.metrics.slack_errors.labels(item.method, "recovered").inc()
+        result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
+                                  "thread_ts": thread_ts or message["ts"], "recovered": True}
+        link = self._episode_link(item)
+        if link:
+            result["episode_link"] = link
+        return result
+
+    def _already_uploaded(self, item: ClaimedItem) -> dict[str, Any] | None:
+        """The file this item shared before a crash (its id was checkpointed just before the share), found among
+        the thread's messages; None when it was never shared, so uploading again from the start is safe."""
+        file_id = str((item.progress or {}).get("file_id") or "")
+        if not file_id:
+            return None  # the crash came before the share was asked for: nothing of it is visible in Slack
+        message = self._find_message(item, self._file_thread(item), lambda m: shared_in(m, file_id))
+        if message is None:
+            return None
+        log.info("%s: file %s was already shared (%s): not uploading it again", item.idempotency_key, file_id,
+                 message.get("ts"))
+        self.metrics.slack_errors.labels(item.method, "recovered").inc()
+        return {"file_id": file_id, "channel": item.channel, "recovered": True}
+
+    def _find_message(self, item: ClaimedItem, thread_ts: str | None,
+                      match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        """The first message of the item's thread (or of the channel since the item was queued) that `match`es."""
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
             if thread_ts:
@@ -174,21 +226,21 @@ class Poster:
                 page = self.client.conversations_history(channel=item.channel, oldest=f"{oldest:.6f}", limit=200,
                                                          include_all_metadata=True, cursor=cursor)
             for message in page.get("messages") or []:
-                meta = (message.get("metadata") or {}).get("event_payload") or {}
-                if meta.get("outbox_key") == item.idempotency_key:
-                    log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key,
-                             message.get("ts"))
-                    self.metrics.slack_errors.labels(item.method, "recovered").inc()
-                    result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
-                                              "thread_ts": thread_ts or message["ts"], "recovered": True}
-                    link = self._episode_link(item)
-                    if link:
-                        result["episode_link"] = link
-                    return result
+                if match(message):
+                    return dict(message)
             cursor = ((page.get("response_metadata") or {}).get("next_cursor")) or None
             if not page.get("has_more") or not cursor:
                 return None
         return None
+
+    def _file_thread(self, item: ClaimedItem) -> str | None:
+        """Where a file goes: its own thread_ts, else the thread of the post it depends on."""
+        return self._thread_ts(item) or _thread_root(item)
+
+    def _checkpoint(self, item: ClaimedItem, progress: dict[str, Any]) -> None:
+        with self.factory.begin() as session:
+            if not outbox.checkpoint(session, item.id, self.worker_id, progress):
+                raise LeaseLost(item.idempotency_key)
 
     def _episode_link(self, item: ClaimedItem) -> str | None:
         """The line linking a new episode's root to the previous episode's, once that one is in Slack."""
@@ -269,12 +321,12 @@ class Poster:
         if item.method == "files.upload_v2":
             content = base64.b64decode(payload["content_b64"]) if "content_b64" in payload \
                 else str(payload.get("content", "")).encode("utf-8")
-            response = self.client.files_upload_v2(channel=item.channel, thread_ts=payload.get("thread_ts")
-                                                   or _thread_root(item), filename=payload["filename"],
-                                                   title=payload.get("title", payload["filename"]), content=content,
-                                                   initial_comment=payload.get("initial_comment"))
-            files = response.get("files") or [response.get("file") or {}]
-            return {"file_id": str(files[0].get("id", "")), "channel": item.channel}
+            # Slack's three steps, with the file's id recorded before the share (bot/uploads.py).
+            file_id = upload_file(self.client, channel=item.channel, thread_ts=self._file_thread(item),
+                                  filename=payload["filename"], title=payload.get("title", payload["filename"]),
+                                  content=content, initial_comment=payload.get("initial_comment"),
+                                  before_share=lambda shared: self._checkpoint(item, {"file_id": shared}))
+            return {"file_id": file_id, "channel": item.channel}
         if item.method == "views.publish":
             self.client.views_publish(user_id=payload["user_id"], view=payload["view"])
             return {"user_id": payload["user_id"]}

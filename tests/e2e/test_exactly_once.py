@@ -362,3 +362,47 @@ def test_kill_9_while_the_fired_again_note_is_in_flight_posts_it_once(tmp_path: 
         results = [r for (r,) in row]
     assert len(results) == 1 and results[0].get("recovered"), results  # found in the thread, not posted again
     engine.dispose()
+
+
+def test_kill_9_while_a_file_upload_is_in_flight_uploads_it_once(tmp_path: Path, sqlite_url: str) -> None:
+    """A root too long for Slack is cut and its whole text goes into the thread as alert.txt; the bot is killed
+    after Slack shared the file and before the outbox recorded it. After the restart the file is found in the
+    thread, not uploaded again."""
+    engine = make_engine(sqlite_url)
+    body = payload("CheckoutDown", "firing")
+    summary = "".join(f"line {n:05d}: checkout restarted; " for n in range(400))
+    body["commonAnnotations"] = body["alerts"][0]["annotations"] = {"summary": summary}
+    # Sharing the file is answered late: the window to die in.
+    with SlackStandIn(channels=("C0OPS",), faults=[SlackFault("files.completeUploadExternal", delay_after=5.0)]) \
+            as slack, httpx.Client(timeout=10.0) as client:
+        values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, outbox_lease=LEASE,
+                            permissions={"channels": {"C0OPS": ["*"]}}, triage_workers=0)
+        bot = start_bot_process(values, tmp_path, "bot-0")
+        try:
+            assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
+
+            def shared_not_answered() -> bool:
+                return any(f.name == "alert.txt" for f in slack.files) and slack.answering > 0
+
+            wait_until(shared_not_answered, 60, "alert.txt shared by Slack, its answer held back")
+            bot.process.kill()
+            bot.process.wait()
+            slack.set_faults([])
+            bot = start_bot_process(values, tmp_path, "bot-1")
+            wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+        except AssertionError:
+            print(f"--- {bot.log}\n{bot.log_text()}")
+            raise
+        finally:
+            stop_bot_process(bot)
+
+    (root,) = slack.top_level("C0OPS")
+    files = [f for f in slack.files if f.name == "alert.txt"]
+    assert len(files) == 1, [(f.id, f.thread_ts) for f in files]  # shared once
+    assert files[0].thread_ts == root.ts and summary.strip() in files[0].bytes.decode()
+    shares = [m for m in slack.thread("C0OPS", root.ts) if m.file_ids]
+    assert [m.file_ids for m in shares].count([files[0].id]) == 1
+    with engine.connect() as conn:
+        result = conn.scalar(select(OutboxItem.result).where(OutboxItem.idempotency_key.endswith(":root:full")))
+    assert result is not None and result.get("recovered") and result["file_id"] == files[0].id, result
+    engine.dispose()
