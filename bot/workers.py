@@ -58,8 +58,8 @@ class TriageWorkers:
         return self
 
     def _spawn(self, index: int) -> SpawnProcess:
-        process = self._mp.Process(target=worker_main, args=(self.settings, self.wake), name=f"triage-worker-{index}",
-                                   daemon=True)
+        process = self._mp.Process(target=worker_main, args=(self.settings, self.wake, os.getpid()),
+                                   name=f"triage-worker-{index}", daemon=True)
         process.start()
         log.info("triage worker started", extra={"pid": process.pid, "worker": index})
         return process
@@ -107,8 +107,9 @@ class TriageWorkers:
 # ---- the worker process ------------------------------------------------------------------------------------
 
 
-def worker_main(settings: Settings, wake: Event) -> None:
-    """Entry point of one worker process: claim jobs and run them until SIGTERM."""
+def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> None:
+    """Entry point of one worker process: claim jobs and run them until SIGTERM, or until the serving process
+    (`parent`, its pid) is gone."""
     from bot.logs import configure
 
     configure(settings.log_level)
@@ -121,7 +122,7 @@ def worker_main(settings: Settings, wake: Event) -> None:
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     worker = _Worker(settings)
     try:
-        worker.run(wake, stopping)
+        worker.run(wake, stopping, parent=parent)
     finally:
         worker.close()
 
@@ -157,11 +158,16 @@ class _Worker:
         self.slots = threading.BoundedSemaphore(settings.max_concurrent_triages)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent_triages, thread_name_prefix="job")
 
-    def run(self, wake: Event, stopping: threading.Event) -> None:
+    def run(self, wake: Event, stopping: threading.Event, parent: int | None = None) -> None:
         heartbeat = threading.Thread(target=self._heartbeat, args=(stopping,), name="lease", daemon=True)
         heartbeat.start()
         log.info("triage worker ready", extra={"worker": self.id})
         while not stopping.is_set():
+            if parent is not None and os.getppid() != parent:
+                # The serving process was killed (SIGKILL skips its clean-up): nobody supervises this worker, and
+                # the server's next start spawns its own. Stop; a job in hand is taken over once its lease runs out.
+                log.warning("triage worker %s: its serving process is gone; stopping", self.id)
+                break
             if not self.slots.acquire(timeout=POLL):
                 continue
             try:

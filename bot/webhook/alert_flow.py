@@ -23,7 +23,7 @@ from bot.jobs import TriageRequest
 from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
 from bot.posts import alert_summary, fitted_text, queue_full_text, queue_text
-from bot.store import outbox, repo
+from bot.store import outbox, repo, triage_queue
 from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
 from bot.webhook.ordering import merge
@@ -49,7 +49,8 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
                   storm: StormPolicy | None = None, now: datetime | None = None,
                   capture_alerts: Collection[str] = (), links: AlertLinks | None = None) -> list[TriageRequest]:
-    """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
+    """Store the payload and queue its posts and its triage job in one transaction; return the triages to hand to
+    the triage runner after the commit (`TriageJobs.submit`, which finds their jobs queued already)."""
     received = now or utcnow()
     with factory.begin() as session:
         group, created = repo.lock_alert_group(session, raw, received)
@@ -94,11 +95,14 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         if not allowed:
             return []
         # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
-        return [TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
-                              key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
-                              requested_by="alertmanager", incident_id=group.incident_id,
-                              symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
-                                                                             capture_alerts))]
+        request = TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
+                                key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
+                                requested_by="alertmanager", incident_id=group.incident_id,
+                                symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
+                                                                               capture_alerts))
+        # The job is committed with the episode: a process that dies after this commit leaves it to the next.
+        triage_queue.enqueue(session, request.key, request.to_json(), now=received)
+        return [request]
 
 
 def _capture_page(payload: AlertmanagerPayload, alertname: str, capture_alerts: Collection[str]) -> str:
