@@ -28,7 +28,7 @@ from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
 from bot.webhook.ordering import merge
 from bot.webhook.payload import AlertmanagerPayload
-from bot.webhook.storm import StormPolicy, join_storm, refresh_rollup
+from bot.webhook.storm import StormPolicy, adopt_storm, join_storm, refresh_rollup
 from collectors.alert_target import target_for
 
 ROOT_EVENT = "triagebot_alert_episode"  # Slack message metadata event type of every alert root
@@ -161,6 +161,8 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
     if cut:
         queue_full_text(session, key=f"{key}:full", channel=channel, text=summary, parent=root,
                         incident_id=group.incident_id)
+    if not episode.started:
+        adopt_storm(session, group, channel, storm)
     if group.rollup_key:
         refresh_rollup(session, group.rollup_key)
     return root
