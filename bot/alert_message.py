@@ -71,10 +71,15 @@ def _target_words(target: Mapping[str, Any]) -> str:
     service, namespace, node = target.get("service"), target.get("namespace"), target.get("node")
     if not service:
         return ""
+    if service.startswith("node/"):  # cluster-scoped: no namespace; say where an address-only node came from
+        named, instance = service.removeprefix("node/"), target.get("instance")
+        return f"node {named}" + (f" (instance {instance})" if instance and instance != named else "")
+    if service.startswith("namespace/"):
+        return f"namespace {service.removeprefix('namespace/')}"
     words = service.replace("/", " ", 1) if "/" in service else f"service {service}"
-    if namespace and not service.startswith("node/"):
+    if namespace:
         words += f" in namespace {namespace}"
-    if node and not service.startswith("node/"):
+    if node:
         words += f" on node {node}"
     return words
 
@@ -103,10 +108,9 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
         shown.append(Link(label="Silence…", url=silence_form_url(base, labels)))
     value = json.dumps(matchers(labels), separators=(",", ":"), sort_keys=True)
     button = links.silence_button and links.alertmanager_url and len(value) <= BUTTON_VALUE_LIMIT
-    triaged = found.target.service is not None and allowed
-    if not allowed and found.target.service is not None:
-        note = (f"Not triaged: namespace {found.target.namespace or 'default'} is not granted to this channel "
-                "(permissions).")
+    triaged = found.triageable and allowed
+    if not allowed and found.triageable:
+        note = _refused_note(found.target.namespace, found.target.node)
     else:
         note = "" if triaged and found.symptoms else _untriaged_note(found.alertname or "this alert",
                                                                       found.target.service)
@@ -115,6 +119,13 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
                      summary=str(annotations.get("summary") or annotations.get("description") or ""),
                      links=shown, verdict=verdict, triaged=triaged, note=note,
                      silence_value=value if button else None)
+
+
+def _refused_note(namespace: str | None, node: str | None) -> str:
+    if namespace is None:  # bot.policy.Permissions.allowed_scope
+        return (f"Not triaged: node {node} is cluster-scoped; its triage reads every namespace on it, which needs "
+                '"*" granted to this channel (permissions).')
+    return f"Not triaged: namespace {namespace} is not granted to this channel (permissions)."
 
 
 def _untriaged_note(alertname: str, service: str | None) -> str:

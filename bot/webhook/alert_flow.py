@@ -84,13 +84,13 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         if episode.absorbed:
             return []
         view = {**raw, "status": merged.status}
-        allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
+        allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
         # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
         text, cut = fitted_text(alert_summary(view))
         shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
                             text=text)
         root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
-        if not episode.started or merged.status != "firing" or found.target.service is None:
+        if not episode.started or merged.status != "firing" or not found.triageable:
             return []
         if not allowed:
             return []

@@ -50,7 +50,7 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
     """Every artifact the live sources can give for the target; raises TargetNotFound."""
     started = time.monotonic()
     result = SourceResult()
-    scope = Scope(namespace=target.namespace or "default", service=target.service)
+    scope = initial_scope(target)
     pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="triage-source")
     try:
         if access.kube is None:
@@ -84,6 +84,15 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
         pool.shutdown(wait=False, cancel_futures=True)
     result.artifacts = [redact(a) for a in result.artifacts]
     return Collected(scope=scope, result=result)
+
+
+def initial_scope(target: Target) -> Scope:
+    """The scope before (or without) Kubernetes: a Service's name and namespace; a node or a namespace target
+    names no Service, and a node no namespace."""
+    service = target.service
+    if service and service.split("/", 1)[0] in ("node", "namespace"):
+        return Scope(namespace=target.namespace or "")
+    return Scope(namespace=target.namespace or "default", service=service)
 
 
 def _wait(future: Future[Any], name: str, started: float, deadline: float, result: SourceResult) -> Any:
