@@ -89,10 +89,12 @@ def collect_live(target: Target, window: Window, access: LiveAccess) -> Collecte
 def initial_scope(target: Target) -> Scope:
     """The scope before (or without) Kubernetes: a Service's name and namespace; a node or a namespace target
     names no Service, and a node no namespace."""
-    service = target.service
-    if service and service.split("/", 1)[0] in ("node", "namespace"):
-        return Scope(namespace=target.namespace or "")
-    return Scope(namespace=target.namespace or "default", service=service)
+    kind, slash, name = (target.service or "").partition("/")
+    if (slash and kind == "node") or (not target.service and target.node):
+        return Scope(namespace="")
+    if slash and kind == "namespace":
+        return Scope(namespace=target.namespace or name)
+    return Scope(namespace=target.namespace or "default", service=target.service)
 
 
 def _wait(future: Future[Any], name: str, started: float, deadline: float, result: SourceResult) -> Any:

@@ -200,7 +200,8 @@ class _Collection:
         nodes = [NodeRef(name=n, internal_ip=internal_ip(self.nodes[n]) if n in self.nodes else None,
                          gpu_capacity=gpu_capacity(self.nodes[n]) if n in self.nodes else 0)
                  for n in dict.fromkeys(names)]
-        return Scope(namespace=self.ns if r.kind != "node" else (self.target.namespace or ""),
+        # A node is cluster-scoped, whatever namespace the request came with (`/triage node/x` defaults one).
+        return Scope(namespace=self.ns if r.kind != "node" else "",
                      service=r.name if r.kind == "service" else None,
                      workload=r.workload.ref if r.workload else None, pods=r.refs, nodes=nodes)
 
