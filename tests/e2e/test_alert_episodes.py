@@ -24,6 +24,7 @@ from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
 from tests.harness.alertmanager import AlertmanagerServer, start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
+from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import Message, SlackFault, SlackStandIn
 
 __all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
@@ -31,6 +32,7 @@ __all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-expo
 CHANNELS = ("C0OPS",)
 PERMISSIONS = {"channels": {"C0OPS": ["*"]}}
 LABELS = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
+SUMMARY = {"summary": "checkout-0 is crash looping"}
 
 
 def iso(moment: datetime) -> str:
@@ -256,11 +258,12 @@ def test_a_verdict_that_lands_after_the_resolution_keeps_the_root_resolved(
     with start_bot(slack, sqlite_url) as bot, httpx.Client(base_url=bot.url, timeout=10) as client:
         bot.ctx.jobs.access = held_access  # the triage waits until the resolution is shown
         started = datetime.now(UTC) - timedelta(minutes=1)
-        body = webhook_body("firing", started)
+        body = webhook_body(LABELS, starts=started, fingerprint="c0ffee", annotations=SUMMARY)
         assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
         wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
         root = roots(slack, "C0OPS")[0]
-        body = webhook_body("resolved", started, datetime.now(UTC))
+        body = webhook_body(LABELS, status="resolved", starts=started, ends=datetime.now(UTC), fingerprint="c0ffee",
+                            annotations=SUMMARY)
         assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
         wait_until(lambda: "RESOLVED" in root.text and all_sent(bot.ctx.engine), 30, "the root edited to RESOLVED")
         gate.set()
@@ -270,12 +273,3 @@ def test_a_verdict_that_lands_after_the_resolution_keeps_the_root_resolved(
         assert "RESOLVED" in json.dumps(root.blocks) and "FIRING" not in json.dumps(root.blocks)
         assert verdict_in_text(root) == verdict_in_blocks(root), (root.text, root.blocks)
 
-
-def webhook_body(status: str, starts: datetime, ends: datetime | None = None) -> dict[str, Any]:
-    """One alert of the LABELS group as Alertmanager posts it, for tests that need no Alertmanager's timing."""
-    alert = {"status": status, "labels": LABELS, "annotations": {"summary": "checkout-0 is crash looping"},
-             "startsAt": iso(starts), "endsAt": iso(ends) if ends else "0001-01-01T00:00:00Z",
-             "generatorURL": "http://127.0.0.1:9090/graph", "fingerprint": "c0ffee"}
-    return {"receiver": "bot", "status": status, "alerts": [alert], "groupLabels": {"alertname": LABELS["alertname"]},
-            "commonLabels": LABELS, "commonAnnotations": alert["annotations"], "externalURL": "http://am:9093",
-            "version": "4", "groupKey": '{}:{alertname="KubePodCrashLooping"}', "truncatedAlerts": 0}

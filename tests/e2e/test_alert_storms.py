@@ -24,6 +24,7 @@ from tests.e2e.test_alertmanager_e2e import all_sent, wait_until
 from tests.harness.alertmanager import start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
+from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import Message, SlackStandIn
 
 __all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
@@ -113,12 +114,8 @@ RACE_TOGETHER = 3  # then these fire at the same moment, through two replicas: t
 
 def group_body(channel: str, name: str) -> dict[str, Any]:
     labels = {"alertname": name, "namespace": "shop", "route": channel, "severity": "warning"}
-    alert = {"status": "firing", "labels": labels, "annotations": {"summary": f"{name} fired"},
-             "startsAt": iso(datetime.now(UTC)), "endsAt": "0001-01-01T00:00:00Z",
-             "generatorURL": "http://prom/graph", "fingerprint": f"{channel}{name}".lower()[:16]}
-    return {"receiver": "bot", "status": "firing", "alerts": [alert], "groupLabels": {"alertname": name},
-            "commonLabels": labels, "commonAnnotations": alert["annotations"], "externalURL": "http://am:9093",
-            "version": "4", "groupKey": f'{{}}:{{route="{channel}",alertname="{name}"}}', "truncatedAlerts": 0}
+    return webhook_body(labels, starts=datetime.now(UTC), fingerprint=f"{channel}{name}".lower()[:16],
+                        group_key=f'{{}}:{{route="{channel}",alertname="{name}"}}')
 
 
 def test_groups_that_cross_the_threshold_together_make_one_rollup(db_url: str) -> None:

@@ -29,6 +29,7 @@ from collectors.live.collect import LiveAccess
 from collectors.models import Target
 from tests.harness.bot_server import bearer, bot_values, start_bot_process, stop_bot_process
 from tests.harness.fixtures import sqlite_url
+from tests.harness.webhooks import webhook_body
 from tests.integration.test_kubernetes_source import CRASH_POD, load
 from tests.standins.kube_api import Fault, KubeStandIn
 from tests.standins.slack_api import SlackStandIn
@@ -123,23 +124,14 @@ def test_watch_namespaces_must_be_namespace_names() -> None:
         Settings(watch_namespaces=["ml", "Bad_NS"])
 
 
-def alert_body() -> dict[str, Any]:
-    labels = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
-    alert = {"status": "firing", "labels": labels, "annotations": {"summary": "checkout-0 is crash looping"},
-             "startsAt": datetime.now(UTC).isoformat(), "endsAt": "0001-01-01T00:00:00Z",
-             "generatorURL": "http://127.0.0.1:9090/graph", "fingerprint": "0ddba11"}
-    return {"receiver": "bot", "status": "firing", "alerts": [alert], "groupLabels": {"alertname": labels["alertname"]},
-            "commonLabels": labels, "commonAnnotations": alert["annotations"], "externalURL": "http://am:9093",
-            "version": "4", "groupKey": '{}:{alertname="KubePodCrashLooping"}', "truncatedAlerts": 0}
-
-
 @pytest.mark.parametrize("workers", [1, 0], ids=["worker-processes", "threads"])
 def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_after_the_restart(
         tmp_path: Path, sqlite_url: str, workers: int) -> None:
     """kill -9 between the webhook's commit (episode opened, triage due) and anything after it: the next process
     runs the triage once, also when Alertmanager (which got no answer) delivers the notification again."""
     engine = make_engine(sqlite_url)
-    body = alert_body()
+    labels = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
+    body = webhook_body(labels, starts=datetime.now(UTC), fingerprint="0ddba11")
     with SlackStandIn(channels=("C0OPS",)) as slack, httpx.Client(timeout=10.0) as client:
         values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, triage_workers=workers,
                             permissions={"channels": {"C0OPS": ["*"]}})
