@@ -21,7 +21,7 @@ from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text
 from bot.render.common import verdict_line
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox
-from bot.store.models import OutboxItem, TriageRun
+from bot.store.models import AlertGroup, OutboxItem, TriageRun
 from collectors.alert_target import target_for
 from playbooks.report import Report
 
@@ -71,10 +71,15 @@ def _target_words(target: Mapping[str, Any]) -> str:
     service, namespace, node = target.get("service"), target.get("namespace"), target.get("node")
     if not service:
         return ""
+    if service.startswith("node/"):  # cluster-scoped: no namespace; say where an address-only node came from
+        named, instance = service.removeprefix("node/"), target.get("instance")
+        return f"node {named}" + (f" (instance {instance})" if instance and instance != named else "")
+    if service.startswith("namespace/"):
+        return f"namespace {service.removeprefix('namespace/')}"
     words = service.replace("/", " ", 1) if "/" in service else f"service {service}"
-    if namespace and not service.startswith("node/"):
+    if namespace:
         words += f" in namespace {namespace}"
-    if node and not service.startswith("node/"):
+    if node:
         words += f" on node {node}"
     return words
 
@@ -103,10 +108,9 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
         shown.append(Link(label="Silence…", url=silence_form_url(base, labels)))
     value = json.dumps(matchers(labels), separators=(",", ":"), sort_keys=True)
     button = links.silence_button and links.alertmanager_url and len(value) <= BUTTON_VALUE_LIMIT
-    triaged = found.target.service is not None and allowed
-    if not allowed and found.target.service is not None:
-        note = (f"Not triaged: namespace {found.target.namespace or 'default'} is not granted to this channel "
-                "(permissions).")
+    triaged = found.triageable and allowed
+    if not allowed and found.triageable:
+        note = _refused_note(found.target.namespace, found.target.node)
     else:
         note = "" if triaged and found.symptoms else _untriaged_note(found.alertname or "this alert",
                                                                       found.target.service)
@@ -115,6 +119,13 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
                      summary=str(annotations.get("summary") or annotations.get("description") or ""),
                      links=shown, verdict=verdict, triaged=triaged, note=note,
                      silence_value=value if button else None)
+
+
+def _refused_note(namespace: str | None, node: str | None) -> str:
+    if namespace is None:  # bot.policy.Permissions.allowed_scope
+        return (f"Not triaged: node {node} is cluster-scoped; its triage reads every namespace on it, which needs "
+                '"*" granted to this channel (permissions).')
+    return f"Not triaged: namespace {namespace} is not granted to this channel (permissions)."
 
 
 def _untriaged_note(alertname: str, service: str | None) -> str:
@@ -137,28 +148,54 @@ def latest_verdict(session: Session, incident_id: int) -> str | None:
     return verdict_line(Report.model_validate(report))
 
 
+def text_with_verdict(text: str, line: str | None) -> str:
+    """The root's notification text (what the webhook flow wrote) with the verdict under it, as the blocks show it.
+
+    The verdict must fit under Slack's limit too; a text already cut (its full text went into the thread as a
+    file) keeps its one cut mark."""
+    if not line:
+        return text
+    verdict = f"\nVerdict: {mrkdwn_escape(line)}"
+    body = text.removesuffix(CUT_MARK)
+    room = TEXT_LIMIT - len(verdict)
+    if body != text:
+        body = fitted_text(body, room - len(CUT_MARK))[0].removesuffix(CUT_MARK) + CUT_MARK
+    else:
+        body = fitted_text(body, room)[0]
+    return body + verdict
+
+
+def latest_shown(session: Session, root: OutboxItem) -> dict[str, Any]:
+    """What the root shows now, or will once its queued edits are sent: the newest of its state versions
+    (bot.store.outbox.set_latest), else the root post itself. An edit built from anything older would undo a
+    status change."""
+    versions = OutboxItem.collapse_key == f"{root.idempotency_key}:state"
+    newest = session.scalars(select(OutboxItem.payload).where(versions).order_by(OutboxItem.id.desc()).limit(1)).first()
+    return {**root.payload, **(newest or {})}
+
+
+def _lock_group_of(session: Session, incident_id: Any) -> None:
+    """Take the alert group's row lock, which every webhook for the group takes first: a verdict and a status change
+    are then applied one after the other, each to what the other wrote (PostgreSQL; SQLite serialises writers)."""
+    if isinstance(incident_id, int):
+        session.execute(select(AlertGroup.id).where(AlertGroup.incident_id == incident_id).with_for_update())
+
+
 def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report,
                   done_text: str | None = None) -> OutboxItem | None:
     """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
     a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
     line = verdict_line(report)
-    shown = parent.payload
-    if isinstance(shown.get("root"), dict):
+    if isinstance(parent.payload.get("root"), dict):
+        _lock_group_of(session, parent.payload.get("incident_id"))
+        shown = latest_shown(session, parent)
         root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": line})
-        # The notification text keeps what the webhook flow wrote, with the verdict under it.
-        text = str(shown.get("text", "")).split("\nVerdict: ", 1)[0]
-        verdict = f"\nVerdict: {mrkdwn_escape(line)}"
-        # The verdict must fit under Slack's limit too. A root already cut (its full text went into the thread as
-        # a file) keeps its one cut mark.
-        body = text.removesuffix(CUT_MARK)
-        room = TEXT_LIMIT - len(verdict)
-        if body != text:
-            body = fitted_text(body, room - len(CUT_MARK))[0].removesuffix(CUT_MARK) + CUT_MARK
-        else:
-            body = fitted_text(body, room)[0]
-        fields: dict[str, Any] = {"text": body + verdict, "blocks": root_blocks(root),
-                                  "root": root.model_dump(mode="json")}
-    elif shown.get("kind") == "triage-root":
+        # The notification text keeps what the webhook flow wrote (stored beside it), with the verdict under it.
+        base = str(shown.get("base_text") or str(shown.get("text", "")).split("\nVerdict: ", 1)[0])
+        fields: dict[str, Any] = {"text": text_with_verdict(base, line), "base_text": base,
+                                  "blocks": root_blocks(root), "root": root.model_dump(mode="json")}
+    elif parent.payload.get("kind") == "triage-root":
+        shown = parent.payload
         head = str(shown.get("done_text") or done_text or shown.get("text", ""))
         fields = {"text": f"{head}\n*Verdict:* {mrkdwn_escape(line)}"}
     else:
@@ -168,11 +205,15 @@ def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report
 
 
 def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, allowed: bool,
-                incident_id: int | None) -> dict[str, Any]:
-    """The root's blocks and data for the webhook flow, with the incident's latest verdict if it has one."""
+                incident_id: int | None, text: str) -> dict[str, Any]:
+    """The root's text, blocks and data for the webhook flow, with the incident's latest verdict if it has one.
+
+    `text` is the notification text the flow wrote (bot.posts.alert_summary, fitted); the verdict goes under it
+    exactly as the blocks show it, so a status change never drops it from one of the two."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
     root = alert_root(raw, links, verdict=verdict, allowed=allowed)
-    return {"blocks": root_blocks(root), "root": root.model_dump(mode="json")}
+    return {"text": text_with_verdict(text, verdict), "base_text": text, "blocks": root_blocks(root),
+            "root": root.model_dump(mode="json")}
 
 
 def alert_links(settings: Settings) -> AlertLinks:

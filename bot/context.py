@@ -113,7 +113,11 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
                       assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,
-                      on_enqueued=workers.notify if workers is not None else lambda: None)
+                      on_enqueued=workers.notify if workers is not None else lambda: None,
+                      lease=timedelta(seconds=settings.triage_lease))
+    if workers is None:
+        # No worker processes: this process runs the queue's jobs, starting with any a dead process left behind.
+        jobs.start_sweeping()
     if poster is not None and start_poster:
         poster.start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,

@@ -1,17 +1,22 @@
 """Running triages in the background for Slack commands and alerts, and queueing their reports.
 
 Slack must be acknowledged within 3 s and the webhook answered within Alertmanager's timeout, so the
-triage itself runs after the request has been answered. `serve` runs it in worker processes (bot/workers.py):
-`submit` only queues a job in the database (bot/store/triage_queue.py), and a worker claims it and calls
-`run_job`, which finishes the job in the transaction that queues its report. Without workers (`queue=False`,
-tests that reach into one process) triages run on a bounded thread pool here.
+triage itself runs after the request has been answered. Every triage is a job in the database
+(bot/store/triage_queue.py), finished by `run_job` in the transaction that queues its report. `serve` runs jobs in
+worker processes (bot/workers.py): `submit` only queues one. Without workers (`queue=False`, `triage_workers: 0`,
+tests that reach into one process) this process claims its jobs and runs them on a bounded thread pool, renews
+their leases, and sweeps the queue for jobs nobody runs: queued by a process that died before it could start them,
+or held by one that died while running them (`start_sweeping`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -85,8 +90,14 @@ class TriageJobs:
                  max_workers: int = 4, templates_dir: Path | None = None,
                  on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL,
                  capture_dir: Path | None = None, queue: bool = False,
-                 on_enqueued: Callable[[], None] = lambda: None) -> None:
+                 on_enqueued: Callable[[], None] = lambda: None, lease: timedelta = timedelta(seconds=30)) -> None:
         self.factory = factory
+        self.max_workers = max_workers
+        self.lease = lease
+        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:threads-{uuid.uuid4().hex[:6]}"
+        self._stopping = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        self._sweeping = False
         self.capture_dir = capture_dir
         self.queue = queue  # submit queues a job for the worker processes instead of running it here
         self.on_enqueued = on_enqueued
@@ -117,26 +128,81 @@ class TriageJobs:
             self.submit(request)
 
     def submit(self, request: TriageRequest) -> Future[None] | None:
-        """Queue the triage for a worker process, or start it here unless one with the same key is running."""
+        """Queue the triage (a no-op when its job is queued already, as an alert's is) for a worker process, or
+        claim it and start it here; None when it is not started here (queued, done, or another runner holds it)."""
+        with self.factory.begin() as session:
+            triage_queue.enqueue(session, request.key, request.to_json())
         if self.queue:
-            with self.factory.begin() as session:
-                triage_queue.enqueue(session, request.key, request.to_json())
             self.on_enqueued()
             return None
-        with self._lock:
-            if request.key in self._running:
-                return None
-            self._running.add(request.key)
-        return self.pool.submit(self._run, request)
+        job = triage_queue.claim(self.factory, self.worker_id, datetime.now(UTC), self.lease, key=request.key)
+        return self._start(job) if job is not None else None
 
-    def run_job(self, job: triage_queue.ClaimedJob, worker_id: str) -> None:
+    def _start(self, job: triage_queue.ClaimedJob) -> Future[None] | None:
+        with self._lock:
+            if job.key in self._running:
+                return None
+            self._running.add(job.key)
+        self._keep_leases()
+        return self.pool.submit(self._run_claimed, job)
+
+    def _run_claimed(self, job: triage_queue.ClaimedJob) -> None:
+        try:
+            self.run_job(job, self.worker_id, counted=True)
+        finally:
+            with self._lock:
+                self._running.discard(job.key)
+
+    def start_sweeping(self, every: float | None = None) -> TriageJobs:
+        """Run, here, the jobs no one runs: now (a process that died before or while running them left them
+        queued) and then every third of a lease (a replica that died leaves its jobs once their leases run out)."""
+        self._sweeping = True
+        self._keep_leases(every)
+        self.sweep()
+        return self
+
+    def sweep(self) -> int:
+        """Claim and start claimable jobs while this process has room for them; returns how many were started."""
+        started = 0
+        while not self._stopping.is_set():
+            with self._lock:
+                if len(self._running) >= self.max_workers:
+                    break
+            job = triage_queue.claim(self.factory, self.worker_id, datetime.now(UTC), self.lease)
+            if job is None:
+                break
+            if self._start(job) is not None:
+                started += 1
+                log.info("triage job %s taken up from the queue (attempt %d)", job.key, job.attempts)
+        return started
+
+    def _keep_leases(self, every: float | None = None) -> None:
+        """Start the thread that renews this process's job leases (and sweeps, once `start_sweeping` was called)."""
+        with self._lock:
+            if self._sweeper is not None:
+                return
+            interval = every if every is not None else max(0.5, self.lease.total_seconds() / 3)
+            self._sweeper = threading.Thread(target=self._lease_loop, args=(interval,), name="triage-leases",
+                                             daemon=True)
+            self._sweeper.start()
+
+    def _lease_loop(self, interval: float) -> None:
+        while not self._stopping.wait(interval):
+            try:
+                triage_queue.renew(self.factory, self.worker_id, datetime.now(UTC), self.lease)
+                if self._sweeping:
+                    self.sweep()
+            except Exception:
+                log.exception("renewing or sweeping triage jobs failed; trying again")
+
+    def run_job(self, job: triage_queue.ClaimedJob, worker_id: str, counted: bool = False) -> None:
         """Run a claimed job (in a worker process) and finish it with its report, in one transaction."""
         request = TriageRequest.from_json(job.request)
         clock = time.monotonic()
 
         def finish(session: Session, outcome: str, missing: list[str] | None = None) -> None:
             if not triage_queue.finish(session, job.id, worker_id, request.trigger, outcome,
-                                       time.monotonic() - clock, missing or []):
+                                       time.monotonic() - clock, missing or [], counted=counted):
                 # Another worker took the job over (this one stalled past its lease): its report wins.
                 raise LostLease(f"job {job.key} is no longer held by {worker_id}")
 
@@ -262,5 +328,6 @@ class TriageJobs:
         self.on_queued()
 
     def shutdown(self, wait: bool = True) -> None:
+        self._stopping.set()
         self.pool.shutdown(wait=wait, cancel_futures=not wait)
         self.narrators.shutdown(wait=wait, cancel_futures=not wait)

@@ -51,6 +51,14 @@ class Permissions(BaseModel):
         granted = self.channels.get(channel or "", []) + self.users.get(user or "", [])
         return "*" in granted or namespace in granted
 
+    def allowed_scope(self, namespace: str | None, *, channel: str | None = None, user: str | None = None) -> bool:
+        """`allowed` for a triage target; a cluster-scoped one (a node: `namespace` None) reads pods, events and
+        logs of every namespace it touches, so it needs "*"."""
+        if namespace is None:
+            granted = self.channels.get(channel or "", []) + self.users.get(user or "", [])
+            return "*" in granted
+        return self.allowed(namespace, channel=channel, user=user)
+
     def refusal(self, namespace: str, *, channel: str | None = None, user: str | None = None) -> str:
         return (f"Not allowed: namespace {namespace!r} is not granted to this channel ({channel or '-'}) "
                 f"or to you ({user or '-'}). Ask an admin to add it under `permissions` in triagebot's config.")

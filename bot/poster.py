@@ -8,7 +8,8 @@ post the same item twice.
 Every post carries Slack message metadata naming its outbox key. An item that may already have been posted (its
 worker died between Slack's answer and `mark_sent`, or the call timed out) is first looked for in the channel's
 history (`conversations.history`, or `conversations.replies` for a thread reply) and only posted if it is not
-there. A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
+there. A file upload is looked for the same way, by the file id recorded before Slack was asked to share it
+(bot/uploads.py). A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
 `invalid_blocks`) is sent again at once as plain, cut text, with the whole text queued as a file in the thread:
 nothing is dead for its size.
 """
@@ -29,10 +30,11 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
-from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fitted_text, rollup_text
+from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
 from bot.store import outbox, repo
 from bot.store.db import read_session
 from bot.store.outbox import ClaimedItem
+from bot.uploads import shared_in, upload_file
 
 log = logging.getLogger("triagebot.poster")
 
@@ -51,6 +53,18 @@ CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead 
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class NotYet(Exception):
+    """The item needs a message that is not in Slack yet (its thread's root): tried again later, not dead."""
+
+
+class NothingToDo(Exception):
+    """The item can never be sent and need not be (the thread it belongs in was never posted): recorded as done."""
+
+
+class LeaseLost(Exception):
+    """Another poster took the item over while this one worked on it: that one records the outcome."""
 
 
 class Poster:
@@ -81,9 +95,22 @@ class Poster:
     def _send(self, item: ClaimedItem) -> None:
         full_text: str | None = None
         try:
-            result = self._already_posted(item) if item.maybe_sent and item.method == "chat.postMessage" else None
+            result = self._already_done(item) if item.maybe_sent else None
             if result is None:
                 result, full_text = self._call_fitting(item)
+        except LeaseLost:
+            log.warning("%s was taken over by another poster mid-call", item.idempotency_key)
+            return
+        except NothingToDo as why:
+            log.warning("%s is not sent: %s", item.idempotency_key, why)
+            with self.factory.begin() as session:
+                outbox.mark_sent(session, item.id, self.worker_id, {"skipped": str(why), "channel": item.channel},
+                                 now=self.clock())
+            return
+        except NotYet as why:
+            with self.factory.begin() as session:
+                outbox.mark_failed(session, item.id, self.worker_id, str(why), now=self.clock())
+            return
         except SlackApiError as err:
             error = str(err.response.get("error") or f"http_{err.response.status_code}")
             retry_after = err.response.headers.get("Retry-After") if err.response.headers else None
@@ -144,9 +171,52 @@ class Poster:
                     raise
         raise AssertionError("unreachable")  # the loop returns or raises on its last limit
 
+    def _already_done(self, item: ClaimedItem) -> dict[str, Any] | None:
+        """What an earlier attempt of this item did in Slack before a crash or an unclear failure, if anything:
+        the post (found by the outbox key in its metadata) or the file (by the id recorded before it was shared)."""
+        if item.method == "chat.postMessage":
+            return self._already_posted(item)
+        if item.method == "files.upload_v2":
+            return self._already_uploaded(item)
+        return None  # edits and Home views are idempotent: doing them again is harmless
+
     def _already_posted(self, item: ClaimedItem) -> dict[str, Any] | None:
         """The message this item posted before a crash, found by its metadata; None if it is not in Slack."""
-        thread_ts = item.payload.get("thread_ts") or (_thread_root(item) if item.payload.get("in_thread") else None)
+        thread_ts = self._thread_ts(item)
+
+        def mine(message: dict[str, Any]) -> bool:
+            meta = (message.get("metadata") or {}).get("event_payload") or {}
+            return bool(meta.get("outbox_key") == item.idempotency_key)
+
+        message = self._find_message(item, thread_ts, mine)
+        if message is None:
+            return None
+        log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key, message.get("ts"))
+        self.metrics.slack_errors.labels(item.method, "recovered").inc()
+        result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
+                                  "thread_ts": thread_ts or message["ts"], "recovered": True}
+        link = self._episode_link(item)
+        if link:
+            result["episode_link"] = link
+        return result
+
+    def _already_uploaded(self, item: ClaimedItem) -> dict[str, Any] | None:
+        """The file this item shared before a crash (its id was checkpointed just before the share), found among
+        the thread's messages; None when it was never shared, so uploading again from the start is safe."""
+        file_id = str((item.progress or {}).get("file_id") or "")
+        if not file_id:
+            return None  # the crash came before the share was asked for: nothing of it is visible in Slack
+        message = self._find_message(item, self._file_thread(item), lambda m: shared_in(m, file_id))
+        if message is None:
+            return None
+        log.info("%s: file %s was already shared (%s): not uploading it again", item.idempotency_key, file_id,
+                 message.get("ts"))
+        self.metrics.slack_errors.labels(item.method, "recovered").inc()
+        return {"file_id": file_id, "channel": item.channel, "recovered": True}
+
+    def _find_message(self, item: ClaimedItem, thread_ts: str | None,
+                      match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        """The first message of the item's thread (or of the channel since the item was queued) that `match`es."""
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
             if thread_ts:
@@ -157,21 +227,21 @@ class Poster:
                 page = self.client.conversations_history(channel=item.channel, oldest=f"{oldest:.6f}", limit=200,
                                                          include_all_metadata=True, cursor=cursor)
             for message in page.get("messages") or []:
-                meta = (message.get("metadata") or {}).get("event_payload") or {}
-                if meta.get("outbox_key") == item.idempotency_key:
-                    log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key,
-                             message.get("ts"))
-                    self.metrics.slack_errors.labels(item.method, "recovered").inc()
-                    result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
-                                              "thread_ts": thread_ts or message["ts"], "recovered": True}
-                    link = self._episode_link(item)
-                    if link:
-                        result["episode_link"] = link
-                    return result
+                if match(message):
+                    return dict(message)
             cursor = ((page.get("response_metadata") or {}).get("next_cursor")) or None
             if not page.get("has_more") or not cursor:
                 return None
         return None
+
+    def _file_thread(self, item: ClaimedItem) -> str | None:
+        """Where a file goes: its own thread_ts, else the thread of the post it depends on."""
+        return self._thread_ts(item) or _thread_root(item)
+
+    def _checkpoint(self, item: ClaimedItem, progress: dict[str, Any]) -> None:
+        with self.factory.begin() as session:
+            if not outbox.checkpoint(session, item.id, self.worker_id, progress):
+                raise LeaseLost(item.idempotency_key)
 
     def _episode_link(self, item: ClaimedItem) -> str | None:
         """The line linking a new episode's root to the previous episode's, once that one is in Slack."""
@@ -192,6 +262,32 @@ class Poster:
         episode = int((item.payload.get("metadata") or {}).get("event_payload", {}).get("episode", 2))
         return episode_link_line(str(response["permalink"]), episode)
 
+    def _thread_ts(self, item: ClaimedItem) -> str | None:
+        """The thread a post replies in: its own `thread_ts`, the thread of the message named by `thread_of` (an
+        outbox key), or the thread of the item it depends on (`in_thread`); None for a top-level post."""
+        payload = item.payload
+        if payload.get("thread_ts"):
+            return str(payload["thread_ts"])
+        if payload.get("thread_of"):
+            with self.factory() as session:
+                row = outbox.find(session, str(payload["thread_of"]))
+                status, result = (row.status, row.result) if row is not None else ("dead", None)
+            if status == "dead" or (status == "sent" and not (result or {}).get("ts")):
+                raise NothingToDo(f"the message whose thread it belongs in ({payload['thread_of']}) was never posted")
+            if status != "sent" or not result:
+                raise NotYet(f"waiting for {payload['thread_of']} to be posted")
+            return str(result.get("thread_ts") or result["ts"])
+        return _thread_root(item) if payload.get("in_thread") else None
+
+    def _fired_again(self, item: ClaimedItem) -> str:
+        """The note in an old episode's thread, linking the new episode's root (the item it depends on)."""
+        parent = item.parent_result or {}
+        if not parent.get("ts"):
+            raise NothingToDo("the new episode's root was not posted")
+        response = self.client.chat_getPermalink(channel=str(parent.get("channel") or item.channel),
+                                                 message_ts=str(parent["ts"]))
+        return fired_again_line(str(response["permalink"]), int(item.payload.get("episode") or 2))
+
     def _call(self, item: ClaimedItem) -> dict[str, Any]:
         payload = dict(item.payload)
         parent_ts = _parent_ts(item)
@@ -199,7 +295,9 @@ class Poster:
             with self.factory() as session:
                 payload["text"] = rollup_text(session, str(payload["rollup_key"]))
         if item.method == "chat.postMessage":
-            thread_ts = payload.get("thread_ts") or (_thread_root(item) if payload.get("in_thread") else None)
+            thread_ts = self._thread_ts(item)
+            if payload.get("kind") == "fired-again":
+                payload["text"] = self._fired_again(item)
             link = self._episode_link(item)
             text, blocks = _with_line(payload.get("text", ""), payload.get("blocks"), link)
             metadata = payload.get("metadata") or {"event_type": POST_EVENT, "event_payload": {}}
@@ -224,12 +322,12 @@ class Poster:
         if item.method == "files.upload_v2":
             content = base64.b64decode(payload["content_b64"]) if "content_b64" in payload \
                 else str(payload.get("content", "")).encode("utf-8")
-            response = self.client.files_upload_v2(channel=item.channel, thread_ts=payload.get("thread_ts")
-                                                   or _thread_root(item), filename=payload["filename"],
-                                                   title=payload.get("title", payload["filename"]), content=content,
-                                                   initial_comment=payload.get("initial_comment"))
-            files = response.get("files") or [response.get("file") or {}]
-            return {"file_id": str(files[0].get("id", "")), "channel": item.channel}
+            # Slack's three steps, with the file's id recorded before the share (bot/uploads.py).
+            file_id = upload_file(self.client, channel=item.channel, thread_ts=self._file_thread(item),
+                                  filename=payload["filename"], title=payload.get("title", payload["filename"]),
+                                  content=content, initial_comment=payload.get("initial_comment"),
+                                  before_share=lambda shared: self._checkpoint(item, {"file_id": shared}))
+            return {"file_id": file_id, "channel": item.channel}
         if item.method == "views.publish":
             self.client.views_publish(user_id=payload["user_id"], view=payload["view"])
             return {"user_id": payload["user_id"]}

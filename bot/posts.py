@@ -189,3 +189,8 @@ def rollup_summary(groups: list[dict[str, Any]]) -> str:
 def episode_link_line(permalink: str, episode: int) -> str:
     """Under a root that opens episode `episode` > 1: where the previous episode's thread is."""
     return f":leftwards_arrow_with_hook: Fired again (episode {episode}); <{permalink}|the previous episode>"
+
+
+def fired_again_line(permalink: str, episode: int) -> str:
+    """In the previous episode's thread, once its group fired again: where the new episode's root is."""
+    return f":repeat: Fired again: episode {episode} has its own message, <{permalink}|here>."

@@ -78,6 +78,14 @@ class Triage:
     captured_at: datetime
 
 
+def named_node(target: Target, collected: Collected) -> Target:
+    """A node an alert named by its scrape address, under the name the cluster gives it (when one was found)."""
+    if not target.instance or not collected.scope.nodes or target.service != f"node/{target.node}":
+        return target
+    node = collected.scope.nodes[0].name
+    return target.model_copy(update={"node": node, "service": f"node/{node}"})
+
+
 def run_triage(target: Target, since: timedelta, access: LiveAccess, now: datetime | None = None,
                symptoms: list[str] | None = None) -> Triage:
     """Collect live evidence for the target and analyse it; raises TargetNotFound.
@@ -86,6 +94,7 @@ def run_triage(target: Target, since: timedelta, access: LiveAccess, now: dateti
     """
     now = now or datetime.now(UTC)
     collected = collect_live(target, Window.last(since, now), access, charts=chart_picker(target, symptoms))
+    target = named_node(target, collected)
     report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms)
     if collected.result.cache_age is not None and access.cache is not None:
         report.cache = CacheState(age_seconds=round(collected.result.cache_age, 1),

@@ -109,7 +109,8 @@ class TriageWorkers:
 
 
 def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> None:
-    """Entry point of one worker process: claim jobs and run them until SIGTERM."""
+    """Entry point of one worker process: claim jobs and run them until SIGTERM, or until the serving process
+    (`parent`, its pid) is gone."""
     from bot.logs import configure
 
     configure(settings.log_level)
@@ -121,24 +122,11 @@ def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> N
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
-    # The parent's pid as it spawned us: one that died while we started must not pass for alive.
-    threading.Thread(target=_stop_when_orphaned, args=(parent or os.getppid(), stopping), name="orphan-watch",
-                     daemon=True).start()
     worker = _Worker(settings)
     try:
-        worker.run(wake, stopping)
+        worker.run(wake, stopping, parent=parent)
     finally:
         worker.close()
-
-
-def _stop_when_orphaned(parent: int, stopping: threading.Event) -> None:
-    """Stop once the serving process is gone. Killed with -9 it cannot stop its workers, and a worker left
-    behind would go on claiming jobs (and holding memory) for a bot that no longer exists; its running
-    jobs' leases run out and the next bot's workers take them."""
-    while not stopping.wait(POLL):
-        if os.getppid() != parent:
-            log.warning("the serving process %d is gone; this worker stops", parent)
-            stopping.set()
 
 
 class _Worker:
@@ -172,11 +160,16 @@ class _Worker:
         self.slots = threading.BoundedSemaphore(settings.max_concurrent_triages)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent_triages, thread_name_prefix="job")
 
-    def run(self, wake: Event, stopping: threading.Event) -> None:
+    def run(self, wake: Event, stopping: threading.Event, parent: int | None = None) -> None:
         heartbeat = threading.Thread(target=self._heartbeat, args=(stopping,), name="lease", daemon=True)
         heartbeat.start()
         log.info("triage worker ready", extra={"worker": self.id})
         while not stopping.is_set():
+            if parent is not None and os.getppid() != parent:
+                # The serving process was killed (SIGKILL skips its clean-up): nobody supervises this worker, and
+                # the server's next start spawns its own. Stop; a job in hand is taken over once its lease runs out.
+                log.warning("triage worker %s: its serving process is gone; stopping", self.id)
+                break
             if not self.slots.acquire(timeout=POLL):
                 continue
             try:

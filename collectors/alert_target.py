@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from collectors.catalogs.alert_map import symptom_for
+from collectors.catalogs.alert_map import rule_for
 from collectors.models import Target
 from collectors.parsers.alertmanager import node_from, target_value
 from collectors.validate import InvalidInput, namespace, object_name
@@ -26,10 +27,20 @@ _EXPORTERS = ("kube-state-metrics", "node-exporter", "dcgm-exporter", "kubelet",
               "coredns", "kube-dns", "cadvisor")
 
 
+Scope = Literal["workload", "node", "namespace"]
+
+
 class AlertTarget(BaseModel):
     target: Target
     symptoms: list[str] = Field(default_factory=list)
     alertname: str = ""
+    # What the target is: a workload (or pod) in a namespace, a node (cluster-scoped: namespace None), or a
+    # namespace as a whole; None when the labels name nothing to triage.
+    scope: Scope | None = None
+
+    @property
+    def triageable(self) -> bool:
+        return self.scope is not None
 
 
 def _valid(value: str) -> str | None:
@@ -47,8 +58,34 @@ def _workload(labels: Mapping[str, str]) -> str | None:
     return None
 
 
+def _instance_host(instance: str) -> str | None:
+    """The host of a scrape address ("10.0.0.2:9100", "gpu-node-2:9100", "gpu-node-2"), when it can name a node:
+    an IPv4 address or a host name. Loopback and IPv6 literals name no node."""
+    host = instance.strip()
+    if host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    if not host or ":" in host or host.startswith("[") or host in ("localhost", "127.0.0.1"):
+        return None
+    return _valid(host)
+
+
+def _node(labels: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The node an alert is about, from `node`, else dcgm-exporter's `Hostname` (or another node label), else the
+    scrape's `instance`; and the instance when the node was read from it (its host is matched to a node's name or
+    address when the triage runs)."""
+    hit = target_value("node.name", labels)
+    if hit is not None and hit[0] != "instance":
+        return _valid(node_from(*hit)), None
+    instance = labels.get("instance", "").strip()
+    host = _instance_host(instance) if instance else None
+    return (host, instance) if host else (None, None)
+
+
 def target_for(labels: Mapping[str, str]) -> AlertTarget:
-    """The target an alert's labels describe. Label values are validated: an alert is untrusted input."""
+    """The target an alert's labels describe. Label values are validated: an alert is untrusted input.
+
+    A pod or workload wins (in its namespace, "default" when the alert names none); else a node, which has no
+    namespace; else, for the alerts the catalog marks namespace-scoped (ResourceQuotas), the namespace itself."""
     ns_hit = target_value("pod.namespace", labels)
     try:
         ns = namespace(ns_hit[1]) if ns_hit else None
@@ -58,10 +95,19 @@ def target_for(labels: Mapping[str, str]) -> AlertTarget:
     pod = _valid(pod_hit[1]) if pod_hit else None
     if pod and _EXPORTER_POD.search(pod):
         pod, ns = None, None  # the exporter's pod and namespace; the node labels say what the alert is about
-    node_hit = target_value("node.name", labels)
-    node = _valid(node_from(*node_hit)) if node_hit else None
-    service = _workload(labels) or (f"pod/{pod}" if pod else None) or (f"node/{node}" if node else None)
+    node, instance = _node(labels)
     alertname = labels.get("alertname", "")
-    symptom = symptom_for(alertname, labels) if alertname else None
-    return AlertTarget(target=Target(namespace=ns or "default", service=service, pod=pod, node=node),
-                       symptoms=[symptom] if symptom else [], alertname=alertname)
+    rule = rule_for(alertname, labels) if alertname else None
+    symptoms = [rule.symptom] if rule is not None and rule.symptom else []
+    workload = _workload(labels) or (f"pod/{pod}" if pod else None)
+    if workload:
+        # A workload's `instance` is whatever Prometheus scraped (kube-state-metrics, the app): not its node.
+        on = node if instance is None else None
+        target, scope = Target(namespace=ns or "default", service=workload, pod=pod, node=on), "workload"
+    elif node:
+        target, scope = Target(service=f"node/{node}", node=node, instance=instance), "node"
+    elif ns and rule is not None and rule.scope == "namespace":
+        target, scope = Target(namespace=ns, service=f"namespace/{ns}"), "namespace"
+    else:
+        target, scope = Target(namespace=ns), None
+    return AlertTarget(target=target, symptoms=symptoms, alertname=alertname, scope=scope)

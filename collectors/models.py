@@ -91,13 +91,18 @@ class ParseResult(BaseModel):
 
 
 class Target(BaseModel):
-    """What a triage is about. Live triage needs a namespace and a service, pod, node or job."""
+    """What a triage is about. Live triage needs a namespace and a service, pod or job (`service` may be
+    `pod/NAME`, `job/NAME`, `deployment/NAME`...), a node (`node/NAME`: cluster-scoped, no namespace), or a
+    namespace itself (`namespace/NAME`)."""
 
     service: str | None = None
     namespace: str | None = None
     cluster: str | None = None
     pod: str | None = None
     node: str | None = None
+    # The scrape address (host[:port]) an alert named its node by, when it named it no other way: the node is the
+    # one with that name or address, found when the triage runs.
+    instance: str | None = None
 
 
 class Missing(BaseModel):

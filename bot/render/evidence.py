@@ -131,6 +131,12 @@ def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
 def target_words(report: Report) -> str:
     """The target in words, on one line: "checkout in namespace shop, pod checkout-7d, on node gpu-2 (cluster c)"."""
     t = report.target
+    kind, _, named = (t.service or "").partition("/")
+    if kind == "namespace" and named:  # the namespace as a whole (an alert about its ResourceQuotas)
+        return f"namespace {named}" + (f" (cluster {t.cluster})" if t.cluster else "")
+    if kind == "node" and named:  # cluster-scoped: no namespace
+        instance = f" (instance {t.instance})" if t.instance and t.instance.split(":")[0] != named else ""
+        return f"node {t.node or named}{instance}" + (f" (cluster {t.cluster})" if t.cluster else "")
     main = (f"service {t.service}" if t.service and t.service != t.pod else f"pod {t.pod}" if t.pod
             else f"node {t.node}" if t.node else "")
     if not main:

@@ -225,6 +225,20 @@ class OutboxItem(Base):
     maybe_sent: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+class AlertStorm(Base):
+    """A channel's alert storm: one row per channel, locked by every webhook that starts an episode there, so the
+    storm is recognised once and its roll-up created once (bot.webhook.storm). `rollup_key` names the current or
+    latest storm's roll-up (an outbox key); the storm is over once no group started within the window of
+    `last_at`."""
+
+    __tablename__ = "alert_storms"
+
+    channel: Mapped[str] = mapped_column(String(64), primary_key=True)
+    rollup_key: Mapped[str | None] = mapped_column(String(300), unique=True)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # the latest episode start in the storm
+
+
 class ChannelPace(Base):
     """When the next post to a channel may start; rows are also the per-channel claim lock on PostgreSQL."""
 

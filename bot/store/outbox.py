@@ -17,7 +17,8 @@ its lease expires.
 
 Recovering from that crash: a row whose lease expired while `sending`, or whose call failed without a clear answer
 from Slack (a timeout, a 5xx page), is flagged `maybe_sent`; the poster then looks for the message in Slack (by the
-metadata every post carries) before posting it again.
+metadata every post carries) before posting it again. A file upload takes three calls and carries no metadata: the
+poster records the file's id (`checkpoint`) before asking Slack to share it, and looks for that id in the thread.
 
 Pacing: a channel gets at most one post per `pace` (Slack allows about one message per second per channel), and
 no new post while one is in flight there, so posts to one channel leave in order. A 429's Retry-After holds the
@@ -93,6 +94,7 @@ class ClaimedItem:
     parent_result: dict[str, Any] | None  # the `result` of the item this one depends on, e.g. {"ts": ...}
     maybe_sent: bool = False  # an earlier attempt may have reached Slack: look before posting again
     created_at: datetime | None = None
+    progress: dict[str, Any] | None = None  # what an earlier attempt recorded mid-call (`checkpoint`), if anything
 
 
 def backoff(attempts: int) -> float:
@@ -280,7 +282,7 @@ def claim(
                 id=item.id, idempotency_key=item.idempotency_key, channel=item.channel, method=item.method,
                 payload=item.payload, depends_on=item.depends_on, attempts=item.attempts,
                 locked_until=item.locked_until, parent_result=parent_result, maybe_sent=item.maybe_sent,
-                created_at=item.created_at,
+                created_at=item.created_at, progress=dict(item.result) if item.result else None,
             ))
     return claimed
 
@@ -314,6 +316,15 @@ def mark_sent(
                     .where(OutboxItem.id == item_id, OutboxItem.status == "sending", OutboxItem.locked_by == worker_id)
                     .values(status="sent", result=dict(result), sent_at=now or utcnow(), locked_by=None,
                             locked_until=None, last_error=None)) == 1
+
+
+def checkpoint(session: Session, item_id: int, worker_id: str, progress: Mapping[str, Any]) -> bool:
+    """Record how far a call of several steps got (a file upload's file id, before Slack is asked to share it), so
+    the attempt after a crash can find what Slack already did. Kept in `result` until `mark_sent` replaces it;
+    False when this worker's lease was taken over."""
+    return _changed(session, update(OutboxItem)
+                    .where(OutboxItem.id == item_id, OutboxItem.status == "sending", OutboxItem.locked_by == worker_id)
+                    .values(result=dict(progress))) == 1
 
 
 def mark_failed(

@@ -5,11 +5,13 @@ Life cycle of a row::
     pending --claim--> running --finish--> done
                           '--lease expires (the worker died)--> claimable again (done, failed, after MAX_ATTEMPTS)
 
-The serving process only enqueues (one INSERT, ignored when the key is already queued). A worker claims one job at
-a time in a transaction no other claimer can interleave with (SKIP LOCKED on PostgreSQL, BEGIN IMMEDIATE on
-SQLite), renews its leases while it runs them, and finishes a job in the transaction that stores its report, so a
-report is queued exactly once even when a worker is killed: before that commit the job is run again, after it
-the job is done.
+A triage an alert makes due is queued in the webhook's own transaction, so a process that dies right after that
+commit leaves the job behind for the next one: nothing has to remember to queue it. Otherwise the serving process
+only enqueues (one INSERT, ignored when the key is already queued). A worker (or the serving process itself, when
+it has no workers) claims one job at a time in a transaction no other claimer can interleave with (SKIP LOCKED on
+PostgreSQL, BEGIN IMMEDIATE on SQLite), renews its leases while it runs them, and finishes a job in the transaction
+that stores its report, so a report is queued exactly once even when a worker is killed: before that commit the
+job is run again, after it the job is done.
 """
 
 from __future__ import annotations
@@ -56,13 +58,16 @@ def enqueue(session: Session, key: str, request: Mapping[str, Any], now: datetim
         missing_sources=[], counted=False))
 
 
-def claim(factory: sessionmaker[Session], worker_id: str, now: datetime, lease: timedelta) -> ClaimedJob | None:
-    """The oldest pending job, or one whose worker's lease ran out; None when there is none."""
+def claim(factory: sessionmaker[Session], worker_id: str, now: datetime, lease: timedelta,
+          key: str | None = None) -> ClaimedJob | None:
+    """The oldest pending job, or one whose worker's lease ran out; None when there is none. With `key`, only that
+    job (None when it is done or another worker holds it)."""
     with factory.begin() as session:
+        claimable = or_(TriageJob.status == "pending",
+                        and_(TriageJob.status == "running", TriageJob.locked_until < now))
+        which = [TriageJob.idempotency_key == key] if key is not None else []
         job = session.scalars(
-            select(TriageJob)
-            .where(or_(TriageJob.status == "pending",
-                       and_(TriageJob.status == "running", TriageJob.locked_until < now)))
+            select(TriageJob).where(claimable, *which)
             .order_by(TriageJob.id).limit(1)
             .with_for_update(skip_locked=True)
         ).first()
@@ -84,13 +89,14 @@ def renew(factory: sessionmaker[Session], worker_id: str, now: datetime, lease: 
 
 
 def finish(session: Session, job_id: int, worker_id: str, trigger: str, outcome: str, seconds: float,
-           missing_sources: list[str], now: datetime | None = None) -> bool:
-    """Mark the job done inside the caller's transaction; False when this worker no longer holds it."""
+           missing_sources: list[str], now: datetime | None = None, counted: bool = False) -> bool:
+    """Mark the job done inside the caller's transaction; False when this worker no longer holds it. `counted`: the
+    caller's process has counted it in its metrics already (a job run on the serving process's own threads)."""
     result = session.execute(
         update(TriageJob)
         .where(TriageJob.id == job_id, TriageJob.locked_by == worker_id, TriageJob.status == "running")
         .values(status="done", outcome=outcome, seconds=seconds, missing_sources=missing_sources,
-                finished_at=now or utcnow(), locked_by=None, locked_until=None))
+                finished_at=now or utcnow(), locked_by=None, locked_until=None, counted=counted))
     return bool(getattr(result, "rowcount", 0))
 
 

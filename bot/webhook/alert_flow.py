@@ -23,12 +23,12 @@ from bot.jobs import TriageRequest
 from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
 from bot.posts import alert_summary, fitted_text, queue_full_text, queue_text
-from bot.store import outbox, repo
+from bot.store import outbox, repo, triage_queue
 from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
 from bot.webhook.ordering import merge
 from bot.webhook.payload import AlertmanagerPayload
-from bot.webhook.storm import StormPolicy, join_storm, refresh_rollup
+from bot.webhook.storm import StormPolicy, adopt_storm, join_storm, refresh_rollup
 from collectors.alert_target import target_for
 
 ROOT_EVENT = "triagebot_alert_episode"  # Slack message metadata event type of every alert root
@@ -49,7 +49,8 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
                   storm: StormPolicy | None = None, now: datetime | None = None,
                   capture_alerts: Collection[str] = (), links: AlertLinks | None = None) -> list[TriageRequest]:
-    """Store the payload and queue its posts in one transaction; return the triages to start after commit."""
+    """Store the payload and queue its posts and its triage job in one transaction; return the triages to hand to
+    the triage runner after the commit (`TriageJobs.submit`, which finds their jobs queued already)."""
     received = now or utcnow()
     with factory.begin() as session:
         group, created = repo.lock_alert_group(session, raw, received)
@@ -83,20 +84,25 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         if episode.absorbed:
             return []
         view = {**raw, "status": merged.status}
-        allowed = permissions is None or permissions.allowed(found.target.namespace or "default", channel=channel)
+        allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
         # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
-        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id)
-        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown)
-        if not episode.started or merged.status != "firing" or found.target.service is None:
+        text, cut = fitted_text(alert_summary(view))
+        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
+                            text=text)
+        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
+        if not episode.started or merged.status != "firing" or not found.triageable:
             return []
         if not allowed:
             return []
         # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
-        return [TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
-                              key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
-                              requested_by="alertmanager", incident_id=group.incident_id,
-                              symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
-                                                                             capture_alerts))]
+        request = TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
+                                key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
+                                requested_by="alertmanager", incident_id=group.incident_id,
+                                symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
+                                                                               capture_alerts))
+        # The job is committed with the episode: a process that dies after this commit leaves it to the next.
+        triage_queue.enqueue(session, request.key, request.to_json(), now=received)
+        return [request]
 
 
 def _capture_page(payload: AlertmanagerPayload, alertname: str, capture_alerts: Collection[str]) -> str:
@@ -119,15 +125,16 @@ def _episode(group: AlertGroup, previous: str | None, status: str, absorbed: boo
 
 
 def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Episode, channel: str,
-          storm: StormPolicy, received: datetime, shown: dict[str, Any] | None = None) -> OutboxItem:
-    """Queue what Slack should show for this change; returns the episode's root item."""
+          storm: StormPolicy, received: datetime, shown: dict[str, Any], cut: bool) -> OutboxItem:
+    """Queue what Slack should show for this change (`shown`: the root's text, blocks and data, from root_fields);
+    returns the episode's root item."""
     summary = alert_summary(view)
-    text, cut = fitted_text(summary)
+    text = str(shown["text"])
     key = alert_root_key(group.group_key, episode.number)
     if episode.started:
         rollup = join_storm(session, group, channel, received, storm)
         payload: dict[str, Any] = {
-            "kind": "alert", "text": text, **(shown or {}), "incident_id": group.incident_id,
+            "kind": "alert", **shown, "incident_id": group.incident_id,
             "in_thread": rollup is not None,
             "metadata": {"event_type": ROOT_EVENT, "event_payload": {
                 "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}}
@@ -135,6 +142,8 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
             payload["previous"] = alert_root_key(group.group_key, episode.number - 1)
         root = outbox.enqueue(session, key, channel, "chat.postMessage", payload, depends_on=rollup,
                               priority=outbox.PRIORITY_ROOT)
+        if episode.number > 1:
+            _queue_fired_again(session, str(payload["previous"]), root, episode.number)
     else:
         found = outbox.find(session, key)
         if found is None:  # queued by a bot from before episodes, under another key: start from here
@@ -143,7 +152,7 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
                                    priority=outbox.PRIORITY_ROOT)
         root = found
         priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
-        outbox.set_latest(session, root, {"text": text, **(shown or {})}, priority=priority)
+        outbox.set_latest(session, root, shown, priority=priority)
         if episode.status_changed and view["status"] == "resolved":
             # Named, as under a storm's roll-up several groups share one thread.
             queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,
@@ -152,6 +161,20 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
     if cut:
         queue_full_text(session, key=f"{key}:full", channel=channel, text=summary, parent=root,
                         incident_id=group.incident_id)
+    if not episode.started:
+        adopt_storm(session, group, channel, storm)
     if group.rollup_key:
         refresh_rollup(session, group.rollup_key)
     return root
+
+
+def _queue_fired_again(session: Session, previous_key: str, root: OutboxItem, number: int) -> None:
+    """One note in the previous episode's thread linking the new root. It waits for the new root (its link is made
+    when it is sent) and goes to the old root's thread, in the old root's channel: routes may have changed."""
+    previous = outbox.find(session, previous_key)
+    if previous is None:
+        return
+    outbox.enqueue(session, f"{root.idempotency_key}:fired-again", previous.channel, "chat.postMessage",
+                   {"kind": "fired-again", "text": f"Fired again (episode {number}).", "in_thread": True,
+                    "thread_of": previous_key, "episode": number,
+                    "incident_id": previous.payload.get("incident_id")}, depends_on=root)

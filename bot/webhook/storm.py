@@ -4,7 +4,8 @@ The roll-up ("37 alerts in 12 groups; top KubePodCrashLooping x20 in ml") is a t
 groups in the storm are replies in its thread, so the channel shows one message instead of dozens, and Slack's
 one-post-per-second-per-channel budget goes to what on-call reads. Roots of the storm's first groups that are
 still queued when the storm is recognised move under the roll-up too; those already posted stay where they are
-and are counted. A storm lasts while groups keep starting within `window` of the last one.
+and are counted. A storm lasts while groups keep starting within `window` of the last one. Each channel has one
+storm row (`AlertStorm`): the decision to start a storm is taken under its lock, once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from bot.keys import alert_root_key
 from bot.posts import counted, rollup_summary
 from bot.store import outbox
 from bot.store.dialect import insert_ignoring_conflicts
-from bot.store.models import AlertGroup, ChannelPace, OutboxItem
+from bot.store.models import AlertGroup, AlertStorm, OutboxItem
 
 ROLLUP_EVENT = "triagebot_alert_rollup"
 
@@ -35,48 +36,74 @@ class StormPolicy:
 
 def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
                policy: StormPolicy) -> OutboxItem | None:
-    """The roll-up the group's new root goes under, or None outside a storm. Sets `group.rollup_key`."""
+    """The roll-up the group's new root goes under, or None outside a storm. Sets `group.rollup_key`.
+
+    Takes the channel's storm row lock first (`AlertStorm`), so the webhooks that start episodes in one channel
+    decide one after the other: each counts the others' groups, the storm starts exactly once, at the
+    `policy.groups`-th group, and every later group of the storm finds its roll-up. The row is held until the
+    webhook's transaction ends."""
     if policy.groups <= 0:
         return None
     since = now - policy.window
-
-    def recent_groups() -> list[AlertGroup]:
-        return list(session.scalars(
-            select(AlertGroup).where(AlertGroup.channel == channel, AlertGroup.episode_started_at >= since,
-                                     AlertGroup.id != group.id)
-            .order_by(AlertGroup.episode_started_at)))
-
-    # Joining a storm, or staying out of one, needs no lock; creating the roll-up does (one per storm), and
-    # then looks again in case another webhook created it meanwhile.
-    for locked in (False, True):
-        recent = recent_groups()
-        active = next((g.rollup_key for g in reversed(recent) if g.rollup_key), None)
-        if active is not None:
-            group.rollup_key = active
-            return outbox.find(session, active)
-        if len(recent) + 1 < policy.groups:
-            return None
-        if not locked:
-            _lock_channel(session, channel, now)
+    storm = _lock_storm(session, channel, now)
+    if storm.rollup_key and storm.last_at is not None and storm.last_at >= since:
+        group.rollup_key = storm.rollup_key
+        storm.last_at = max(storm.last_at, now)
+        return outbox.find(session, storm.rollup_key)
+    recent = list(session.scalars(
+        select(AlertGroup).where(AlertGroup.channel == channel, AlertGroup.episode_started_at >= since,
+                                 AlertGroup.id != group.id)
+        .order_by(AlertGroup.episode_started_at)
+        .execution_options(populate_existing=True)))  # as committed now, not as an earlier query of this session saw
+    if len(recent) + 1 < policy.groups:
+        return None
     key = f"rollup:{channel}:{now.strftime('%Y%m%dT%H%M%S.%f')}"
-    members = [*recent, group]
+    storm.rollup_key, storm.started_at, storm.last_at = key, now, now
     rollup = outbox.enqueue(session, key, channel, "chat.postMessage", {
-        "kind": "rollup", "text": rollup_summary([counted(g.status, g.alert_states) for g in members]),
+        "kind": "rollup", "text": rollup_summary([counted(g.status, g.alert_states) for g in [*recent, group]]),
         "rollup_key": key,
         "metadata": {"event_type": ROLLUP_EVENT, "event_payload": {"channel": channel, "outbox_key": key}},
     }, priority=outbox.PRIORITY_ROOT, now=now)
     session.flush()
-    for member in members:
-        member.rollup_key = key
-        if member is group:
-            continue
-        # A root still waiting for its turn moves into the roll-up's thread; one posted already stays put.
-        session.execute(update(OutboxItem).where(
-            OutboxItem.idempotency_key == alert_root_key(member.group_key, member.episode or 1),
-            OutboxItem.status == "pending", OutboxItem.depends_on.is_(None), ~OutboxItem.maybe_sent)
-            .values(depends_on=rollup.id, payload=_in_thread(session, member))
-            .execution_options(synchronize_session=False))
+    group.rollup_key = key
+    # A member whose own webhook holds its row right now is skipped rather than waited for: that webhook may be
+    # waiting for the storm row this one holds. It joins the storm itself (`adopt_storm`) once this one commits.
+    free = set(session.scalars(select(AlertGroup.id).where(AlertGroup.id.in_([g.id for g in recent]))
+                               .with_for_update(skip_locked=True)))
+    for member in recent:
+        if member.id in free:
+            _move_under(session, member, key, rollup)
     return rollup
+
+
+def adopt_storm(session: Session, group: AlertGroup, channel: str, policy: StormPolicy) -> None:
+    """A group whose episode began in a channel's current storm, but which was not in it yet (its webhook held its
+    row while the roll-up was made), joins it, so the roll-up counts it."""
+    if policy.groups <= 0 or group.rollup_key or group.episode_started_at is None:
+        return
+    storm = session.get(AlertStorm, channel)
+    if storm is None or not storm.rollup_key or storm.started_at is None or storm.last_at is None:
+        return
+    if storm.started_at - policy.window <= group.episode_started_at <= storm.last_at:
+        group.rollup_key = storm.rollup_key
+
+
+def _lock_storm(session: Session, channel: str, now: datetime) -> AlertStorm:
+    """The channel's storm row, created if absent, locked until the transaction ends (PostgreSQL; SQLite's write
+    lock already serialises the webhooks)."""
+    session.execute(insert_ignoring_conflicts(session, AlertStorm, ["channel"]).values(channel=channel))
+    return session.scalars(select(AlertStorm).where(AlertStorm.channel == channel).with_for_update()
+                           .execution_options(populate_existing=True)).one()
+
+
+def _move_under(session: Session, member: AlertGroup, key: str, rollup: OutboxItem) -> None:
+    member.rollup_key = key
+    # A root still waiting for its turn moves into the roll-up's thread; one posted already stays put.
+    session.execute(update(OutboxItem).where(
+        OutboxItem.idempotency_key == alert_root_key(member.group_key, member.episode or 1),
+        OutboxItem.status == "pending", OutboxItem.depends_on.is_(None), ~OutboxItem.maybe_sent)
+        .values(depends_on=rollup.id, payload=_in_thread(session, member))
+        .execution_options(synchronize_session=False))
 
 
 def refresh_rollup(session: Session, key: str) -> None:
@@ -94,9 +121,3 @@ def refresh_rollup(session: Session, key: str) -> None:
 def _in_thread(session: Session, member: AlertGroup) -> dict[str, Any]:
     root = outbox.find(session, alert_root_key(member.group_key, member.episode or 1))
     return {**(root.payload if root is not None else {}), "in_thread": True}
-
-
-def _lock_channel(session: Session, channel: str, now: datetime) -> None:
-    """One storm decision per channel at a time (PostgreSQL; SQLite's write lock already serialises them)."""
-    session.execute(insert_ignoring_conflicts(session, ChannelPace, ["channel"]).values(channel=channel, next_at=now))
-    session.execute(select(ChannelPace.channel).where(ChannelPace.channel == channel).with_for_update())

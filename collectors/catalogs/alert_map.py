@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +27,9 @@ class AlertRule(BaseModel):
     alerts: tuple[str, ...] = Field(min_length=1)
     labels: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     symptom: str | None = Field(pattern=SYMPTOM_ID)
+    # "namespace": the alert is about a namespace as a whole (a ResourceQuota), so when its labels name no workload
+    # or pod, the namespace itself is the triage target.
+    scope: Literal["namespace"] | None = None
 
     def matches(self, alertname: str, labels: Mapping[str, str]) -> bool:
         if not any(fnmatchcase(alertname, pattern) for pattern in self.alerts):
@@ -47,9 +51,12 @@ def load_rules() -> tuple[AlertRule, ...]:
     return AlertCatalog.model_validate(raw).rules
 
 
+def rule_for(alertname: str, labels: Mapping[str, str] | None = None) -> AlertRule | None:
+    """The first rule matching the alert, or None when no rule names it."""
+    return next((rule for rule in load_rules() if rule.matches(alertname, labels or {})), None)
+
+
 def symptom_for(alertname: str, labels: Mapping[str, str] | None = None) -> str | None:
     """The symptom id of the first rule matching the alert, or None when it maps to none."""
-    for rule in load_rules():
-        if rule.matches(alertname, labels or {}):
-            return rule.symptom
-    return None
+    rule = rule_for(alertname, labels)
+    return rule.symptom if rule is not None else None

@@ -133,7 +133,7 @@ def _cpu_stats(session: _Node, pods: list[PodRef], namespace: str, pod_uids: Map
     for pod in readable[:MAX_PODS_PER_NODE]:
         uid = pod.uid or pod_uids.get(pod.name, "")
         if not uid:
-            session.miss(f"cpu.stat of pod {namespace}/{pod.name}: its UID is not known")
+            session.miss(f"cpu.stat of pod {pod.namespace or namespace}/{pod.name}: its UID is not known")
             continue
         for container in pod.containers or [""]:
             _cpu_stat(session, pod, namespace, uid, container)
@@ -149,7 +149,8 @@ def _cpu_stat(session: _Node, pod: PodRef, namespace: str, uid: str, container: 
     shown = path if _SAFE_PATH.fullmatch(path) and ".." not in path else "<pod cgroup>/cpu.stat"
     name = session.node.name
     session.add(ArtifactKind.CPU_STAT, artifact_id(SOURCE, name, "cpu", pod.name, container or "pod") + ".txt",
-                f"pod/{namespace}/{pod.name}", f"cat /sys/fs/cgroup/{shown}  # on node {name}", response.text)
+                f"pod/{pod.namespace or namespace}/{pod.name}", f"cat /sys/fs/cgroup/{shown}  # on node {name}",
+                response.text)
 
 
 def _nvml(session: _Node) -> None:

@@ -43,6 +43,7 @@ class Window:
 
 class PodRef(BaseModel):
     name: str
+    namespace: str = ""  # a node's pods come from every namespace
     uid: str = ""
     node: str | None = None
     phase: str = ""
@@ -62,7 +63,7 @@ class NodeRef(BaseModel):
 class Scope(BaseModel):
     """What the Kubernetes stage resolved the target to; later sources look only at these."""
 
-    namespace: str
+    namespace: str  # "" for a node: cluster-scoped, its pods from any namespace (PodRef.namespace)
     service: str | None = None
     workload: str | None = None  # e.g. "deployment/checkout", "job/distributed-training"
     pods: list[PodRef] = Field(default_factory=list)

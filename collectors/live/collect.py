@@ -56,7 +56,7 @@ def collect_live(target: Target, window: Window, access: LiveAccess, charts: Cha
     """
     started = time.monotonic()
     result = SourceResult()
-    scope = Scope(namespace=target.namespace or "default", service=target.service)
+    scope = initial_scope(target)
     pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="triage-source")
     try:
         if access.kube is None:
@@ -100,6 +100,17 @@ def _with_cluster_evidence(charts: ChartPicker | None, cluster: list[Artifact]) 
     if charts is None:
         return None
     return lambda found: charts([*cluster, *found])
+
+
+def initial_scope(target: Target) -> Scope:
+    """The scope before (or without) Kubernetes: a Service's name and namespace; a node or a namespace target
+    names no Service, and a node no namespace."""
+    kind, slash, name = (target.service or "").partition("/")
+    if (slash and kind == "node") or (not target.service and target.node):
+        return Scope(namespace="")
+    if slash and kind == "namespace":
+        return Scope(namespace=target.namespace or name)
+    return Scope(namespace=target.namespace or "default", service=target.service)
 
 
 def _wait(future: Future[Any], name: str, started: float, deadline: float, result: SourceResult) -> Any:

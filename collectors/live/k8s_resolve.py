@@ -1,9 +1,12 @@
-"""What a target names: a Service, pod, node, job or workload in a namespace, resolved to its pods.
+"""What a target names: a Service, pod, node, job or workload in a namespace, or a namespace, resolved to its pods.
 
 A plain name is tried as a Service (its selector), then the common app labels (`app`,
 `app.kubernetes.io/name`), then a Deployment, StatefulSet or Job of that name, then the training operators'
-jobs. `pod/NAME`, `node/NAME` and `job/NAME` name one kind directly. Pods are only ever listed in the
-namespace with a label selector, or on one node with a field selector: never cluster-wide.
+jobs. `pod/NAME`, `node/NAME` and `job/NAME` name one kind directly. A node named by an alert's scrape address
+(`Target.instance`) is the node with that name, else the one with that address (InternalIP, Hostname...); when
+none has it the triage goes on without a node and says so. `namespace/NAME` is the namespace itself: its Pending
+pods (its ResourceQuotas and refused creations are read by the collection). Pods are only ever listed in the
+namespace with a label or field selector, or on one node with a field selector: never cluster-wide.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ _PREFIXES = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": 
              "job": "job", "jobs": "job", "pytorchjob": "job", "mpijob": "job", "jobset": "job", "vcjob": "job",
              "lws": "job", "leaderworkerset": "job",
              "service": "service", "svc": "service", "deployment": "deployment", "deploy": "deployment",
-             "statefulset": "statefulset", "sts": "statefulset"}
+             "statefulset": "statefulset", "sts": "statefulset", "namespace": "namespace", "ns": "namespace"}
 _HASH_SUFFIX = re.compile(r"(?:-[a-z0-9]{5,10})+$")
 
 
@@ -139,18 +142,21 @@ class Resolved:
     refs: list[PodRef] = field(default_factory=list)  # every pod found
     total: int = 0
 
+    unmapped: str | None = None  # why a node named by its address was not found (the triage goes on without it)
+
     @property
     def subject(self) -> str:
-        """What the pods artifact is about: the node, the Service, the workload, or the name as given."""
-        if self.kind == "node":
-            return f"node/{self.name}"
+        """What the pods artifact is about: the node, the namespace, the Service, the workload, or the name."""
+        if self.kind in ("node", "namespace"):
+            return f"{self.kind}/{self.name}"
         if self.service is None and self.workload is not None:
             return f"{self.workload.kind.ref}/{self.namespace}/{self.workload.name}"
         return f"{self.kind}/{self.namespace}/{self.name}"
 
 
 def parse_target(target: Target) -> tuple[str, str]:
-    """(kind, name) from a Target: pod and node fields, or a service string with an optional kind prefix."""
+    """(kind, name) from a Target: pod and node fields, or a service string with an optional kind prefix
+    (`namespace/NAME` is the namespace itself)."""
     if target.pod:
         kind, name = "pod", target.pod
     elif target.node:
@@ -173,7 +179,8 @@ def parse_target(target: Target) -> tuple[str, str]:
 
 def pod_ref(pod: dict[str, Any]) -> PodRef:
     containers = [as_str(c.get("name")) for c in map(as_dict, as_list(as_dict(pod.get("spec")).get("containers")))]
-    return PodRef(name=name_of(pod), uid=as_str(meta(pod).get("uid")), node=node_of(pod) or None, phase=phase(pod),
+    return PodRef(name=name_of(pod), namespace=as_str(meta(pod).get("namespace")), uid=as_str(meta(pod).get("uid")),
+                  node=node_of(pod) or None, phase=phase(pod),
                   containers=[c for c in containers if c], gpu_request=gpu_request(pod), rank=rank_of(pod),
                   order=rank_order(pod), log_container=log_container(pod))
 
@@ -195,18 +202,23 @@ class Resolver:
         self._pods_failed = False
         self._seen: dict[tuple[Kind, str], Result] = {}  # answers already had (a 404 too), by kind and name
         self._fallback: Workload | None = None  # a workload named like the target, when no pod names one
+        self._instance: str | None = None  # the scrape address a node target was named by (Target.instance)
 
     # ---- entry -----------------------------------------------------------------------------------------
 
     def resolve(self, target: Target) -> Resolved:
         kind, name = parse_target(target)
+        if kind == "namespace":
+            self.ns = name
         if kind != "node" and not valid_name(self.ns):
             raise TargetNotFound(f'"{self.ns}" is not a valid namespace name')
-        handler = {"pod": self._pod, "node": self._node, "job": self._job,
+        self._instance = target.instance
+        handler = {"pod": self._pod, "node": self._node, "job": self._job, "namespace": self._namespace,
                    "deployment": self._named_workload, "statefulset": self._named_workload}.get(kind, self._service)
         resolved = Resolved(self.ns, kind, name)
         if handler(resolved):
-            if resolved.workload is None and resolved.kind not in ("node",):
+            # A node's or a namespace's pods belong to many workloads: none of them is the target's.
+            if resolved.workload is None and resolved.kind not in ("node", "namespace"):
                 self._workload_from_pods(resolved)
             return resolved
         if self._unsure:
@@ -347,13 +359,57 @@ class Resolver:
 
     def _node(self, r: Resolved) -> bool:
         node = self._found(f"node/{r.name}", self.calls.get(self.calls.core.read_node, r.name))
+        if node is None and self._instance:
+            node = self._node_by_address(r)
+            if node is None:
+                return r.unmapped is not None  # said in `missing`; the triage goes on without the node
         if node is None:
             return False
         r.node = node
+        r.name = name_of(node) or r.name
         # Every pod on the node, in any namespace and phase (evicted pods are Failed): one node, so bounded.
         self._collect_pods(r, self.calls.core.list_pod_for_all_namespaces,
                            field_selector=f"spec.nodeName={r.name}")
         r.pods_command = kubectl("get", "pods", "-A", "--field-selector", f"spec.nodeName={r.name}", "-o", "json")
+        return True
+
+    def _node_by_address(self, r: Resolved) -> dict[str, Any] | None:
+        """The node an alert's scrape address names: the one whose addresses (InternalIP, ExternalIP, Hostname,
+        DNS names) or hostname label include the address's host. None, with `r.unmapped` saying why, when no node
+        or several have it, or the nodes cannot be listed."""
+        host = r.name
+        listed = self.calls.get_list(self.calls.core.list_node, max_items=5000)
+        if isinstance(listed, Failure):
+            self._unsure = True
+            self.report("nodes", listed)
+            r.unmapped = (f'the alert names its node only by instance "{self._instance}", and the nodes could not be '
+                          f"listed to find the one with address {host}: {listed.reason}")
+        else:
+            nodes = items_of(listed)
+            matches = [n for n in nodes if host in _addresses(n)]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                r.unmapped = (f'instance "{self._instance}": several nodes have the address {host} '
+                              f"({', '.join(sorted(name_of(n) for n in matches))}); none was chosen")
+            else:
+                r.unmapped = (f'instance "{self._instance}": no node has the address {host} (InternalIP, ExternalIP '
+                              f"or Hostname, among {len(nodes)} nodes), so the node's own evidence is missing")
+        self.report(f"node/{host}", Failure(404, r.unmapped))
+        return None
+
+    def _namespace(self, r: Resolved) -> bool:
+        """The namespace itself, and its Pending pods: those waiting for a node. A pod a ResourceQuota refused was
+        never created; its controller's FailedCreate events say so (read by the collection)."""
+        found = self.calls.get(self.calls.core.read_namespace, r.name)
+        if isinstance(found, Failure) and found.status == 404:
+            return False
+        if isinstance(found, Failure):
+            self._unsure = True  # e.g. no `get` on namespaces: the namespace may well exist; go on
+            self.report(f"namespace/{r.name}", found)
+        r.pods_command = kubectl("get", "pods", "-n", self.ns, "--field-selector", "status.phase=Pending",
+                                 "-o", "json")
+        self._collect_pods(r, self.calls.core.list_namespaced_pod, self.ns, field_selector="status.phase=Pending")
         return True
 
     # ---- pods ------------------------------------------------------------------------------------------
@@ -432,6 +488,13 @@ class Resolver:
             if not isinstance(res, Failure):
                 names += [n for n in map(name_of, items_of(res)) if n]
         return list(dict.fromkeys(names))
+
+
+def _addresses(node: dict[str, Any]) -> set[str]:
+    """Every name a scrape address could use for the node."""
+    found = {name_of(node), labels_of(node).get("kubernetes.io/hostname", "")}
+    found |= {as_str(a.get("address")) for a in map(as_dict, as_list(as_dict(node.get("status")).get("addresses")))}
+    return found - {""}
 
 
 def _suggest(name: str, candidates: list[str]) -> str:

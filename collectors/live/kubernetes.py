@@ -204,7 +204,8 @@ class _Collection:
         nodes = [NodeRef(name=n, internal_ip=internal_ip(self.nodes[n]) if n in self.nodes else None,
                          gpu_capacity=gpu_capacity(self.nodes[n]) if n in self.nodes else 0)
                  for n in dict.fromkeys(names)]
-        return Scope(namespace=self.ns if r.kind != "node" else (self.target.namespace or ""),
+        # A node is cluster-scoped, whatever namespace the request came with (`/triage node/x` defaults one).
+        return Scope(namespace=self.ns if r.kind != "node" else "",
                      service=r.name if r.kind == "service" else None,
                      workload=r.workload.ref if r.workload else None, pods=r.refs, nodes=nodes)
 
@@ -297,6 +298,8 @@ class _Collection:
             self._workload(r.workload)
         self._namespace_list("resourcequotas", "ResourceQuota", "resourcequota",
                              lambda: self.calls.get_list(self.calls.core.list_namespaced_resource_quota, self.ns))
+        if r.kind == "namespace":
+            self._refused_creations()
         self._groups(r)
         if is_distributed(r.workload, r.pods):
             self._namespace_list("networkpolicies", "NetworkPolicy", "networkpolicy",
@@ -362,6 +365,24 @@ class _Collection:
                           kubectl("get", resource, "-n", self.ns, "-o", "json"), dump(doc))
 
         self.fetch(thunk, then)
+
+    def _refused_creations(self) -> None:
+        """The namespace's FailedCreate events: a controller whose pod the API server refused (a ResourceQuota,
+        a LimitRange, an admission webhook) leaves no pod behind, only these."""
+        selector = "reason=FailedCreate"
+        calls, ns = self.calls, self.ns
+
+        def then(slot: int, result: dict[str, Any] | Failure) -> None:
+            if isinstance(result, Failure):
+                self.missing(slot, f"events namespace/{ns} (FailedCreate)", result.reason)
+                return
+            doc = list_doc("v1", "Event", items_of(result), as_dict(result.get("metadata")))
+            self.artifact(slot, ArtifactKind.EVENTS, ("events", "namespace", ns, "failedcreate"), ".json",
+                          f"namespace/{ns}", kubectl("get", "events", "-n", ns, "--field-selector", selector, "-o",
+                                                     "json"), dump(doc))
+
+        self.fetch(lambda: calls.get_list(calls.core.list_namespaced_event, ns, field_selector=selector,
+                                          max_items=EVENT_LIMIT), then)
 
     def _groups(self, r: Resolved) -> None:
         """Gang scheduling around the pods: Volcano / coscheduling PodGroups and Kueue Workloads."""

@@ -87,10 +87,16 @@ def _workload_name(scope: Scope) -> str | None:
 
 
 def _pod_matchers(scope: Scope) -> list[str] | None:
-    """namespace and pod matchers for the scope's pods, or its workload's pod-name prefix."""
+    """namespace and pod matchers for the scope's pods, or its workload's pod-name prefix. A node's scope has no
+    namespace: its pods' own namespaces are matched."""
     names = [p.name for p in scope.pods]
+    if names and not scope.namespace:
+        spaces = sorted({p.namespace for p in scope.pods if p.namespace})
+        return [*([any_of("namespace", spaces)] if spaces else []), any_of("pod", names)]
     if names:
         return [equals("namespace", scope.namespace), any_of("pod", names)]
+    if not scope.namespace:
+        return None
     workload = _workload_name(scope)
     if workload:
         return [equals("namespace", scope.namespace), matches("pod", escape_regex(workload) + "-.*")]
@@ -99,7 +105,9 @@ def _pod_matchers(scope: Scope) -> list[str] | None:
 
 def _pods_subject(scope: Scope) -> str:
     if len(scope.pods) == 1:
-        return f"pod/{scope.namespace}/{scope.pods[0].name}"
+        return f"pod/{scope.pods[0].namespace or scope.namespace}/{scope.pods[0].name}"
+    if not scope.namespace:
+        return _nodes_subject(_node_names(scope))
     workload = _workload_name(scope)
     return f"service/{scope.namespace}/{workload}" if workload else f"namespace/{scope.namespace}"
 

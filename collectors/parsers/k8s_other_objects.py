@@ -53,6 +53,7 @@ def quota(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     hard = as_dict(status.get("hard")) or as_dict(as_dict(d.get("spec")).get("hard"))
     used = as_dict(status.get("used"))
     at_limit: list[str] = []
+    usage: list[tuple[float, str, str]] = []  # (used / hard, resource, "R: U of H (P%) in <subject>")
     compared = False
     for resource, limit in hard.items():
         h, u = quantity(limit), quantity(used.get(resource))
@@ -62,11 +63,22 @@ def quota(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         # A zero quota forbids a resource outright; that is policy, not exhaustion.
         if h > 0 and u >= h:
             at_limit.append(str(resource))
+        if h > 0:
+            # As `kubectl describe resourcequota` prints them (Used, Hard), with the share used; floored, so a
+            # quota short of its limit never reads 100%.
+            ratio = float(u / h)
+            usage.append((ratio, str(resource), f"{resource}: {as_str(used.get(resource))} of {as_str(limit)} "
+                                                f"({int(ratio * 100)}%) in {subject}"))
     if not compared:
         return
     line = loc.at("status", "used", at_limit[0]) if at_limit else loc.at("status", "used")
     ctx.sink.add("quota.exceeded", bool(at_limit), line, subject=subject)
     ctx.sink.add("quota.resources_at_limit", at_limit, line, subject=subject)
+    if usage:
+        usage.sort(key=lambda item: (-item[0], item[1]))
+        fullest = loc.at("status", "used", usage[0][1])
+        ctx.sink.add("quota.usage", [text for _, _, text in usage], fullest, subject=subject)
+        ctx.sink.add("quota.used_ratio", round(usage[0][0], 3), fullest, subject=subject)
 
 
 def _templates(spec: dict[str, Any]) -> list[dict[str, Any]]:

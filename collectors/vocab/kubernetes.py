@@ -77,6 +77,11 @@ FACTS: list[FactSpec] = [
     FactSpec("quota.exceeded", "bool", "a ResourceQuota is exhausted or a create was refused for quota", "any"),
     FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
              "requests.nvidia.com/gpu"),
+    FactSpec("quota.usage", "list[str]",
+             "each ResourceQuota resource with a hard limit, used against hard as kubectl describe prints them, "
+             "fullest first", "union", "requests.nvidia.com/gpu: 7 of 8 (87%) in resourcequota/ml/gpu-quota"),
+    FactSpec("quota.used_ratio", "float", "used / hard of the fullest ResourceQuota resource (1.0: at its limit)",
+             "max", "0.875"),
     FactSpec("gang.configured", "bool",
              "gang scheduling is configured (PodGroup minMember, Volcano minAvailable, Kubeflow "
              "schedulingPolicy, schedulerName volcano, a Kueue queue label); false when the job spec was read "

@@ -7,6 +7,8 @@ webhooks to the bot's real HTTP server; Slack is the stand-in with Slack's limit
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,17 +19,20 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.store.models import Alert, AlertGroup, AuditEntry, Incident, OutboxItem, TriageRun
+from collectors.live.collect import LiveAccess
 from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
 from tests.harness.alertmanager import AlertmanagerServer, start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
-from tests.standins.slack_api import SlackFault, SlackStandIn
+from tests.harness.webhooks import webhook_body
+from tests.standins.slack_api import Message, SlackFault, SlackStandIn
 
 __all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 CHANNELS = ("C0OPS",)
 PERMISSIONS = {"channels": {"C0OPS": ["*"]}}
 LABELS = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
+SUMMARY = {"summary": "checkout-0 is crash looping"}
 
 
 def iso(moment: datetime) -> str:
@@ -128,17 +133,32 @@ def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
         wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
         assert (old.text, len(old.edits)) == (old_text, old_edits)
         assert sum(1 for m in replies(slack, old) if m.blocks) == 1  # the old report stays in the old thread
+        # The old thread says, once, that the group fired again, and links the new root.
+        assert [m.text for m in fired_again(slack, old)] == [
+            m.text for m in fired_again(slack, old) if permalink_of(new) in m.text], replies(slack, old)
+        assert len(fired_again(slack, old)) == 1, [m.text for m in replies(slack, old)]
 
         am.post_alerts([resolved(again, datetime.now(UTC))])
         wait_until(lambda: "RESOLVED" in new.text, 20, "the second episode resolved")
         wait_until(lambda: all_sent(bot.ctx.engine), 20, "the outbox to drain")
         assert "previous episode" in new.text  # the link survives the edit
         assert (old.text, len(old.edits)) == (old_text, old_edits)
+        assert len(fired_again(slack, old)) == 1
         with bot.ctx.engine.connect() as conn:
             assert conn.execute(select(AlertGroup.status, AlertGroup.episode)).one() == ("resolved", 2)
             incidents = conn.execute(select(Incident.key, Incident.status).order_by(Incident.id)).all()
         assert [status for _, status in incidents] == ["resolved", "resolved"] and len({k for k, _ in incidents}) == 2
         assert count(bot, TriageRun) == 2  # one triage per episode
+
+
+def fired_again(slack: SlackStandIn, root: Message) -> list[Message]:
+    """The notes in a root's thread saying that its group fired again."""
+    return [m for m in replies(slack, root) if "Fired again" in m.text]
+
+
+def permalink_of(message: Message) -> str:
+    """The part of a message's permalink the stand-in and Slack share: archives/<channel>/p<ts digits>."""
+    return f"archives/{message.channel}/p{message.ts.replace('.', '')}"
 
 
 def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
@@ -189,3 +209,67 @@ def _request(bot: RunningBot, root_ts: str) -> Any:
     return TriageRequest(target=Target(namespace="shop", pod="checkout-0"), since=timedelta(minutes=30),
                          trigger="rerun", channel="C0OPS", key=f"manual:{root_ts}",
                          parent_key=alert_root_key(group_key, 1))
+
+
+def verdict_in_blocks(message: Message) -> str | None:
+    """The verdict line the root's blocks show, or None."""
+    for block in message.blocks:
+        text = (block.get("text") or {}).get("text", "")
+        if text.startswith("*Verdict:* "):
+            return str(text.removeprefix("*Verdict:* "))
+    return None
+
+
+def verdict_in_text(message: Message) -> str | None:
+    """The verdict line the root's notification text carries, or None."""
+    for line in message.text.splitlines():
+        if line.startswith("Verdict: "):
+            return line.removeprefix("Verdict: ")
+    return None
+
+
+def test_a_resolved_root_keeps_its_verdict_in_the_notification_text(
+        tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
+    """Issue #13: text and blocks say the same thing after a status change (the verdict came first)."""
+    with start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        started = datetime.now(UTC) - timedelta(minutes=1)
+        am.post_alerts([firing(started)])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        wait_until(lambda: verdict_in_blocks(root) is not None, 30, "the verdict on the root")
+        assert verdict_in_text(root) is not None
+        am.post_alerts([resolved(started, datetime.now(UTC))])
+        wait_until(lambda: "RESOLVED" in root.text and all_sent(bot.ctx.engine), 30, "the root edited to RESOLVED")
+        assert "RESOLVED" in json.dumps(root.blocks)
+        assert verdict_in_text(root) == verdict_in_blocks(root) is not None, (root.text, root.blocks)
+
+
+def test_a_verdict_that_lands_after_the_resolution_keeps_the_root_resolved(
+        slack: SlackStandIn, sqlite_url: str) -> None:
+    """The triage finishes after the group resolved: the verdict is added to the resolved root, which must not
+    go back to FIRING in its text or its blocks."""
+    gate = threading.Event()
+
+    def held_access() -> LiveAccess:
+        assert gate.wait(60), "the test never released the triage"
+        return LiveAccess(kube=None)
+
+    with start_bot(slack, sqlite_url) as bot, httpx.Client(base_url=bot.url, timeout=10) as client:
+        bot.ctx.jobs.access = held_access  # the triage waits until the resolution is shown
+        started = datetime.now(UTC) - timedelta(minutes=1)
+        body = webhook_body(LABELS, starts=started, fingerprint="c0ffee", annotations=SUMMARY)
+        assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
+        root = roots(slack, "C0OPS")[0]
+        body = webhook_body(LABELS, status="resolved", starts=started, ends=datetime.now(UTC), fingerprint="c0ffee",
+                            annotations=SUMMARY)
+        assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
+        wait_until(lambda: "RESOLVED" in root.text and all_sent(bot.ctx.engine), 30, "the root edited to RESOLVED")
+        gate.set()
+        wait_until(lambda: verdict_in_blocks(root) is not None and all_sent(bot.ctx.engine), 30,
+                   "the verdict on the resolved root")
+        assert "RESOLVED" in root.text and "FIRING" not in root.text, root.text
+        assert "RESOLVED" in json.dumps(root.blocks) and "FIRING" not in json.dumps(root.blocks)
+        assert verdict_in_text(root) == verdict_in_blocks(root), (root.text, root.blocks)
+

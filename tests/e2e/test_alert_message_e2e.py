@@ -194,7 +194,7 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
     assert "No playbook" not in "\n".join(block_strings(disk.blocks))
     assert "_No playbook for KubeDeploymentRolloutStuck yet; the triage runs every playbook on its target._" in \
         list(block_strings(stuck.blocks))
-    # A node alert's namespace is "default", which this channel is not granted: the root says it is not
-    # triaged, and why, instead of promising a verdict.
-    assert "_Not triaged: namespace default is not granted to this channel (permissions)._" in \
-        list(block_strings(disk.blocks))
+    # A node belongs to no namespace, and its triage reads every namespace on it: this channel, granted only shop,
+    # gets the root with a note saying why it is not triaged, instead of a promise of a verdict.
+    assert ('_Not triaged: node node-a is cluster-scoped; its triage reads every namespace on it, which needs "*" '
+            "granted to this channel (permissions)._") in list(block_strings(disk.blocks))

@@ -4,24 +4,30 @@ instead of replying."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bot.store.models import Alert, TriageRun
+from bot.store.db import make_engine
+from bot.store.models import Alert, OutboxItem, TriageRun
 from tests.e2e.test_alert_episodes import iso
 from tests.e2e.test_alertmanager_e2e import all_sent, wait_until
 from tests.harness.alertmanager import start_alertmanager
-from tests.harness.bot_server import WEBHOOK_TOKEN, bot_in_thread, bot_values, settings_from
-from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
+from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
+from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
+from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import Message, SlackStandIn
 
-__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
+__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 GROUPS = 8
 ALERTS_PER_GROUP = 4
@@ -99,3 +105,52 @@ def _alerts_stored(bot: Any) -> int:
 def _webhooks(bot: Any) -> int:
     with bot.ctx.engine.connect() as conn:
         return int(conn.scalar(select(func.count(func.distinct(Alert.received_at)))) or 0)
+
+
+RACE_ROUNDS = 4
+RACE_BEFORE = 2  # groups that fire one after the other first: no storm yet
+RACE_TOGETHER = 3  # then these fire at the same moment, through two replicas: the channel reaches storm_groups
+
+
+def group_body(channel: str, name: str) -> dict[str, Any]:
+    labels = {"alertname": name, "namespace": "shop", "route": channel, "severity": "warning"}
+    return webhook_body(labels, starts=datetime.now(UTC), fingerprint=f"{channel}{name}".lower()[:16],
+                        group_key=f'{{}}:{{route="{channel}",alertname="{name}"}}')
+
+
+def test_groups_that_cross_the_threshold_together_make_one_rollup(db_url: str) -> None:
+    """Several webhooks for different groups arrive at the same moment, at two replicas sharing the database,
+    just as their channel crosses storm_groups: one roll-up per storm, on SQLite and on PostgreSQL."""
+    channels = [f"C0RACE{n}" for n in range(RACE_ROUNDS)]
+    with SlackStandIn(channels=channels, burst=50) as slack, ExitStack() as stack:
+        values = bot_values(slack_api_url=slack.api_url, database_url=db_url, storm_groups=RACE_BEFORE + RACE_TOGETHER,
+                            permissions={"channels": {c: ["*"] for c in channels}},
+                            routes=[{"match": {"route": c}, "channel": c} for c in channels])
+        bots: list[RunningBot] = [stack.enter_context(bot_in_thread(settings_from(values))) for _ in range(2)]
+        http = [stack.enter_context(httpx.Client(base_url=b.url, timeout=30)) for b in bots]
+        for channel in channels:
+            for n in range(RACE_BEFORE):
+                assert http[0].post("/alertmanager", json=group_body(channel, f"Before{n}"),
+                                    headers=bearer()).status_code == 200
+            start = threading.Barrier(RACE_TOGETHER)
+
+            def fire(n: int, channel: str = channel, start: threading.Barrier = start) -> int:
+                body = group_body(channel, f"Together{n}")
+                start.wait(timeout=30)
+                return http[n % 2].post("/alertmanager", json=body, headers=bearer()).status_code
+
+            with ThreadPoolExecutor(RACE_TOGETHER) as pool:
+                assert list(pool.map(fire, range(RACE_TOGETHER))) == [200] * RACE_TOGETHER
+        engine = make_engine(db_url)
+        try:
+            wait_until(lambda: all_sent(engine), 120, "every root and roll-up in Slack")
+            with engine.connect() as conn:
+                rollups = Counter(conn.scalars(select(OutboxItem.channel).where(
+                    OutboxItem.idempotency_key.startswith("rollup:"), OutboxItem.method == "chat.postMessage")))
+        finally:
+            engine.dispose()
+        assert rollups == Counter(channels), rollups  # one roll-up row per channel's storm
+        for channel in channels:
+            shown = [m for m in slack.messages[channel] if metadata(m).get("event_type") == "triagebot_alert_rollup"]
+            assert len(shown) == 1, (channel, [m.text for m in shown])
+            assert f"{RACE_BEFORE + RACE_TOGETHER} groups" in shown[0].text, shown[0].text

@@ -33,10 +33,10 @@ from tests.harness.bot_server import (
     start_bot_process,
     stop_bot_process,
 )
-from tests.harness.fixtures import postgres_server, postgres_url
+from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
 from tests.standins.slack_api import Call, Message, SlackFault, SlackStandIn
 
-__all__ = ["postgres_server", "postgres_url"]  # fixtures, re-exported for pytest
+__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 CHANNELS = ("C0OPS", "C0GPU")
 ROUTES = [{"match": {"alertname": "~GPU.*"}, "channel": "C0GPU"}]
@@ -299,3 +299,110 @@ def drained(engine: Engine) -> bool:
     rows = outbox(engine)
     assert not [r for r in rows if r[1] == "dead"], rows
     return bool(rows) and all(status == "sent" for _, status, _ in rows)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# kill -9 while a thread note is in flight
+# --------------------------------------------------------------------------------------------------------------
+
+
+def episode_body(status: str, starts: datetime, ends: datetime | None = None) -> dict[str, Any]:
+    """CheckoutDown (one alert) starting at `starts`: a later `starts` is a new firing episode."""
+    body = payload("CheckoutDown", status)
+    alert = {**body["alerts"][0], "startsAt": starts.isoformat(),
+             "endsAt": ends.isoformat() if ends else "0001-01-01T00:00:00Z"}
+    return {**body, "alerts": [alert]}
+
+
+def test_kill_9_while_the_fired_again_note_is_in_flight_posts_it_once(tmp_path: Path, sqlite_url: str) -> None:
+    """A group fires, resolves and fires again: the old thread gets one note linking the new root, also when the
+    bot is killed after Slack took that note and before the outbox recorded it."""
+    engine = make_engine(sqlite_url)
+    first = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    with SlackStandIn(channels=("C0OPS",)) as slack, httpx.Client(timeout=10.0) as client:
+        values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, outbox_lease=LEASE,
+                            permissions={"channels": {"C0OPS": ["*"]}}, triage_workers=0)
+        bot = start_bot_process(values, tmp_path, "bot-0")
+        try:
+            def deliver_one(body: dict[str, Any]) -> None:
+                assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
+
+            deliver_one(episode_body("firing", first))
+            wait_until(lambda: len(slack.top_level("C0OPS")) == 1 and drained(engine), 60, "the first episode")
+            old = slack.top_level("C0OPS")[0]
+            deliver_one(episode_body("resolved", first, first + timedelta(minutes=5)))
+            wait_until(lambda: "RESOLVED" in old.text and drained(engine), 60, "the first episode resolved")
+
+            def note_in_flight() -> bool:
+                noted = any("Fired again" in m.text for m in slack.thread("C0OPS", old.ts))
+                return noted and slack.answering > 0
+
+            # Every post now answers late; the bot dies once Slack holds the note and has not answered.
+            slack.set_faults([SlackFault("chat.postMessage", delay_after=5.0)])
+            deliver_one(episode_body("firing", datetime.now(UTC).replace(microsecond=0)))
+            wait_until(note_in_flight, 60, "the fired-again note taken by Slack, its answer held back")
+            bot.process.kill()
+            bot.process.wait()
+            slack.set_faults([])
+            bot = start_bot_process(values, tmp_path, "bot-1")
+            wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+        except AssertionError:
+            print(f"--- {bot.log}\n{bot.log_text()}")
+            raise
+        finally:
+            stop_bot_process(bot)
+
+    new = [m for m in slack.top_level("C0OPS") if m.ts != old.ts]
+    assert len(new) == 1 and "episode 2" in new[0].text
+    notes = [m for m in slack.thread("C0OPS", old.ts) if "Fired again" in m.text]
+    assert len(notes) == 1, [m.text for m in notes]
+    assert f"archives/C0OPS/p{new[0].ts.replace('.', '')}" in notes[0].text
+    with engine.connect() as conn:
+        row = conn.execute(select(OutboxItem.result).where(OutboxItem.idempotency_key.endswith(":fired-again")))
+        results = [r for (r,) in row]
+    assert len(results) == 1 and results[0].get("recovered"), results  # found in the thread, not posted again
+    engine.dispose()
+
+
+def test_kill_9_while_a_file_upload_is_in_flight_uploads_it_once(tmp_path: Path, sqlite_url: str) -> None:
+    """A root too long for Slack is cut and its whole text goes into the thread as alert.txt; the bot is killed
+    after Slack shared the file and before the outbox recorded it. After the restart the file is found in the
+    thread, not uploaded again."""
+    engine = make_engine(sqlite_url)
+    body = payload("CheckoutDown", "firing")
+    summary = "".join(f"line {n:05d}: checkout restarted; " for n in range(400))
+    body["commonAnnotations"] = body["alerts"][0]["annotations"] = {"summary": summary}
+    # Sharing the file is answered late: the window to die in.
+    with SlackStandIn(channels=("C0OPS",), faults=[SlackFault("files.completeUploadExternal", delay_after=5.0)]) \
+            as slack, httpx.Client(timeout=10.0) as client:
+        values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, outbox_lease=LEASE,
+                            permissions={"channels": {"C0OPS": ["*"]}}, triage_workers=0)
+        bot = start_bot_process(values, tmp_path, "bot-0")
+        try:
+            assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
+
+            def shared_not_answered() -> bool:
+                return any(f.name == "alert.txt" for f in slack.files) and slack.answering > 0
+
+            wait_until(shared_not_answered, 60, "alert.txt shared by Slack, its answer held back")
+            bot.process.kill()
+            bot.process.wait()
+            slack.set_faults([])
+            bot = start_bot_process(values, tmp_path, "bot-1")
+            wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+        except AssertionError:
+            print(f"--- {bot.log}\n{bot.log_text()}")
+            raise
+        finally:
+            stop_bot_process(bot)
+
+    (root,) = slack.top_level("C0OPS")
+    files = [f for f in slack.files if f.name == "alert.txt"]
+    assert len(files) == 1, [(f.id, f.thread_ts) for f in files]  # shared once
+    assert files[0].thread_ts == root.ts and summary.strip() in files[0].bytes.decode()
+    shares = [m for m in slack.thread("C0OPS", root.ts) if m.file_ids]
+    assert [m.file_ids for m in shares].count([files[0].id]) == 1
+    with engine.connect() as conn:
+        result = conn.scalar(select(OutboxItem.result).where(OutboxItem.idempotency_key.endswith(":root:full")))
+    assert result is not None and result.get("recovered") and result["file_id"] == files[0].id, result
+    engine.dispose()

@@ -11,10 +11,11 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -22,12 +23,18 @@ from bot.config import Settings
 from bot.jobs import TriageJobs, TriageRequest
 from bot.metrics import Metrics
 from bot.store.db import make_engine, migrate, session_factory
-from bot.store.models import OutboxItem, TriageJob, TriageRun
+from bot.store.models import AlertGroup, OutboxItem, TriageJob, TriageRun
 from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
 from collectors.models import Target
+from tests.harness.bot_server import bearer, bot_values, start_bot_process, stop_bot_process
+from tests.harness.fixtures import sqlite_url
+from tests.harness.webhooks import webhook_body
 from tests.integration.test_kubernetes_source import CRASH_POD, load
 from tests.standins.kube_api import Fault, KubeStandIn
+from tests.standins.slack_api import SlackStandIn
+
+__all__ = ["sqlite_url"]  # a fixture, re-exported for pytest
 
 DEADLINE = 120.0
 LOG_PATH = rf"/api/v1/namespaces/shop/pods/{CRASH_POD}/log$"
@@ -115,6 +122,47 @@ def test_watch_namespaces_must_be_namespace_names() -> None:
     assert Settings(watch_namespaces=["ml", "shop"]).watch_namespaces == ["ml", "shop"]
     with pytest.raises(ValueError, match="not a namespace name"):
         Settings(watch_namespaces=["ml", "Bad_NS"])
+
+
+@pytest.mark.parametrize("workers", [1, 0], ids=["worker-processes", "threads"])
+def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_after_the_restart(
+        tmp_path: Path, sqlite_url: str, workers: int) -> None:
+    """kill -9 between the webhook's commit (episode opened, triage due) and anything after it: the next process
+    runs the triage once, also when Alertmanager (which got no answer) delivers the notification again."""
+    engine = make_engine(sqlite_url)
+    labels = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
+    body = webhook_body(labels, starts=datetime.now(UTC), fingerprint="0ddba11")
+    with SlackStandIn(channels=("C0OPS",)) as slack, httpx.Client(timeout=10.0) as client:
+        values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, triage_workers=workers,
+                            permissions={"channels": {"C0OPS": ["*"]}})
+        bot = start_bot_process(values, tmp_path, "bot-0", options=["--die-after-webhook-commit"])
+        try:
+            with pytest.raises(httpx.TransportError):  # the process died before it could answer
+                client.post(f"{bot.url}/alertmanager", json=body, headers=bearer())
+            assert bot.process.wait(timeout=30) == -signal.SIGKILL
+            with engine.connect() as conn:
+                assert conn.scalar(select(AlertGroup.episode)) == 1  # the episode was committed
+
+            bot = start_bot_process(values, tmp_path, "bot-1")
+            # Alertmanager retries a notification that got no answer: a duplicate, which starts nothing itself.
+            assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
+
+            def reported() -> bool:
+                (root, *_) = slack.top_level("C0OPS") or [None]
+                return root is not None and any(m.blocks for m in slack.thread("C0OPS", root.ts) if m.ts != root.ts)
+
+            eventually(reported, "the triage's report in the root's thread", deadline=120)
+            with engine.connect() as conn:
+                assert conn.scalar(select(func.count()).select_from(TriageRun)) == 1
+                assert conn.execute(select(TriageJob.status, TriageJob.attempts)).all() == [("done", 1)]
+        except AssertionError:
+            print(f"--- {bot.log}\n{bot.log_text()}")
+            raise
+        finally:
+            stop_bot_process(bot)
+    (root,) = slack.top_level("C0OPS")
+    assert sum(1 for m in slack.thread("C0OPS", root.ts) if m.blocks and m.ts != root.ts) == 1
+    engine.dispose()
 
 
 SERVING = """

@@ -1,12 +1,17 @@
 """One bot replica as its own process, for tests and benchmarks (see bot_server.bot_process).
 
 usage: python -m tests.harness.bot_launcher SETTINGS_JSON PORT_FILE [--instance NAME] [--slack]
+                                          [--die-after-webhook-commit]
 
 It serves `bot.server.create_app(build_context(settings))` on 127.0.0.1 and a kernel-chosen port, writes the port
 to PORT_FILE once the socket listens, records NAME as the replica that stored each alert, and shuts down
 gracefully when its stdin reaches EOF. Stopping on EOF rather than on a signal means a crashed test run cannot
 leave replicas behind: their stdin closes with the parent. --slack also serves /slack/events with the bolt app
 (bot/slack/app.py), as `triagebot serve` does in HTTP mode.
+
+Fault points (tests only; the bot itself has none): --die-after-webhook-commit kills this process with SIGKILL as
+soon as the first Alertmanager webhook's transaction has committed, before the handler does anything else (queue
+or start a triage, wake the poster, answer): the crash window between the commit and what follows it.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from bot.context import build_context
 from bot.logs import configure
@@ -30,7 +37,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("port_file", type=Path)
     parser.add_argument("--instance", help="name recorded with every alert this replica stores")
     parser.add_argument("--slack", action="store_true", help="serve /slack/events too")
+    parser.add_argument("--die-after-webhook-commit", action="store_true",
+                        help="SIGKILL this process right after the first webhook's transaction commits")
     args = parser.parse_args(argv)
+    if args.die_after_webhook_commit:
+        _die_after_webhook_commit()
     settings = settings_from(json.loads(args.settings.read_text()))
     configure("WARNING")
     ctx = build_context(settings, start_workers=True)  # as `triagebot serve` runs it
@@ -61,6 +72,20 @@ def main(argv: list[str]) -> int:
         ctx.close()
         sock.close()
     return 0
+
+
+def _die_after_webhook_commit() -> None:
+    """Wrap the webhook's stored-and-committed step so the process dies the moment it returns."""
+    import bot.server
+
+    accept = bot.server.accept_alerts
+
+    def accept_then_die(*args: Any, **kwargs: Any) -> Any:
+        accept(*args, **kwargs)  # returns after its transaction committed
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable: SIGKILL cannot be caught")
+
+    bot.server.accept_alerts = accept_then_die
 
 
 if __name__ == "__main__":

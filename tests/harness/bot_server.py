@@ -170,8 +170,8 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-def _spawn(values: Mapping[str, Any], workdir: Path, name: str, slack: bool) -> tuple[subprocess.Popen[bytes], Path,
-                                                                                    Path]:
+def _spawn(values: Mapping[str, Any], workdir: Path, name: str, slack: bool,
+           options: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], Path, Path]:
     workdir.mkdir(parents=True, exist_ok=True)
     settings_file = workdir / f"{name}-settings.json"
     settings_file.write_text(json.dumps(dict(values)))
@@ -179,7 +179,7 @@ def _spawn(values: Mapping[str, Any], workdir: Path, name: str, slack: bool) -> 
     log = workdir / f"{name}.log"
     with log.open("wb") as sink:
         argv = [sys.executable, "-m", "tests.harness.bot_launcher", str(settings_file), str(port_file),
-                "--instance", name, *(["--slack"] if slack else [])]
+                "--instance", name, *(["--slack"] if slack else []), *options]
         process = subprocess.Popen(argv, cwd=ROOT, env=_clean_env(), stdin=subprocess.PIPE,
                                    stdout=sink, stderr=subprocess.STDOUT)
     return process, port_file, log
@@ -215,9 +215,11 @@ def _shut_down(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def start_bot_process(values: Mapping[str, Any], workdir: Path, name: str, slack: bool = False) -> BotProcess:
-    """One replica, started and answering; stop it with `stop_bot_process` (or kill it: `bot.process.kill()`)."""
-    process, port_file, log = _spawn(values, workdir, name, slack)
+def start_bot_process(values: Mapping[str, Any], workdir: Path, name: str, slack: bool = False,
+                      options: Sequence[str] = ()) -> BotProcess:
+    """One replica, started and answering; stop it with `stop_bot_process` (or kill it: `bot.process.kill()`).
+    `options` go to the launcher (e.g. its fault points, `--die-after-webhook-commit`)."""
+    process, port_file, log = _spawn(values, workdir, name, slack, options)
     try:
         return _await_ready(process, port_file, log, name)
     except BaseException:

@@ -25,7 +25,7 @@ from sqlalchemy.exc import StatementError
 from bot.store import outbox, repo
 from bot.store.db import alembic_config, current_revision, make_engine, migrate, normalize_url, session_factory
 from bot.store.drill_sessions import metadata as sessions_metadata
-from bot.store.models import Alert, AlertGroup, Base, Incident, OutboxItem
+from bot.store.models import Alert, AlertGroup, AlertStorm, Base, Incident, OutboxItem
 from collectors.models import Missing, Target
 from playbooks.report import Report
 from tests.harness.fixtures import MigratedStore
@@ -33,7 +33,7 @@ from tests.harness.fixtures import MigratedStore
 WORKER = Path(__file__).with_name("store_worker.py")
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 TABLES = {"incidents", "alert_groups", "alerts", "triage_runs", "slack_messages", "feedback", "audit_log", "outbox",
-          "channel_pace"}
+          "channel_pace", "alert_storms"}
 
 
 def webhook(group: str, status: str = "firing", fingerprints: tuple[str, ...] = ("f1",),
@@ -118,6 +118,28 @@ def test_a_drills_table_made_by_create_all_is_adopted(db_url: str) -> None:
     sessions_metadata.create_all(engine)  # SqlSessionStore got there before the bot's first migration
     migrate(engine)
     assert "drill_sessions" in inspect(engine).get_table_names()
+    assert_no_drift(engine)
+    engine.dispose()
+
+
+def test_a_storm_in_progress_keeps_its_rollup_through_the_upgrade(db_url: str) -> None:
+    """Revision 0006: each channel's latest storm (from its groups' rollup_key) becomes the channel's storm row."""
+    engine = make_engine(db_url)
+    migrate(engine, "0005")
+    groups = Base.metadata.tables["alert_groups"]
+    t0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    rows = [("g1", "C1", "rollup:C1:old", t0), ("g2", "C1", "rollup:C1:new", t0 + timedelta(minutes=5)),
+            ("g3", "C1", "rollup:C1:new", t0 + timedelta(minutes=6)), ("g4", "C2", None, t0)]
+    with engine.begin() as conn:
+        for key, channel, rollup, started in rows:
+            conn.execute(groups.insert().values(group_key=key, receiver="", status="firing", common_labels={},
+                                                last_payload={}, channel=channel, created_at=t0, updated_at=t0,
+                                                episode=1, episode_started_at=started, alert_states={},
+                                                rollup_key=rollup))
+    migrate(engine)
+    with session_factory(engine)() as session:
+        storms = {s.channel: (s.rollup_key, s.started_at, s.last_at) for s in session.scalars(select(AlertStorm))}
+    assert storms == {"C1": ("rollup:C1:new", t0 + timedelta(minutes=5), t0 + timedelta(minutes=6))}
     assert_no_drift(engine)
     engine.dispose()
 

@@ -194,7 +194,10 @@ class Message:
                 {"name": name, "users": list(users), "count": len(users)} for name, users in self.reactions.items()
             ]
         if self.file_ids:
-            out["files"] = [{"id": file_id} for file_id in self.file_ids]
+            # Slack lists the shared files' objects on the message (here the fields a caller can match on).
+            shown = {str(f.get("id")): f for f in self.extra.get("files") or []}
+            out["files"] = [shown.get(file_id, {"id": file_id}) for file_id in self.file_ids]
+            out["upload"] = True
         return out
 
     def to_api_with(self, include_metadata: bool) -> JSON:
@@ -1176,6 +1179,7 @@ class SlackStandIn:
                     thread_ts=thread_ts,
                     bot_id=BOT_ID,
                     file_ids=[f.id for f in done],
+                    extra={"files": [_file_object(f) for f in done]},
                 )
             )
         return _ok(files=[{"id": f.id, "title": f.title, "name": f.name, "size": len(f.bytes)} for f in done])
@@ -1262,6 +1266,12 @@ _METHODS: dict[str, Callable[[SlackStandIn, _Request], _Reply]] = {
 }
 
 
+
+
+def _file_object(f: UploadedFile) -> JSON:
+    """A shared file as Slack lists it on a message (the subset of Slack's file object callers read)."""
+    return {"id": f.id, "name": f.name, "title": f.title, "size": len(f.bytes), "mode": "hosted",
+            "is_external": False, "user": BOT_USER_ID, "filetype": f.name.rsplit(".", 1)[-1] if "." in f.name else ""}
 
 
 def _channel_info(channel_id: str) -> JSON:

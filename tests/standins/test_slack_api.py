@@ -414,6 +414,10 @@ def test_files_upload_v2_end_to_end(standin: SlackStandIn, client: WebClient) ->
     assert share.file_ids == [f.id] and share.text == "raw evidence"
     steps = [c.method for c in standin.calls]
     assert steps[-3:] == ["files.getUploadURLExternal", "upload", "files.completeUploadExternal"]
+    # The share is a message in the thread listing the file's object, as conversations.replies shows it.
+    listed = client.conversations_replies(channel="C0OPS", ts=parent)["messages"][-1]
+    assert listed["upload"] is True and [(x["id"], x["name"], x["title"]) for x in listed["files"]] == \
+        [(f.id, "kmsg.txt", "kmsg excerpt")]
 
 
 def test_upload_errors(standin: SlackStandIn, client: WebClient) -> None:

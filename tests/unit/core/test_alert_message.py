@@ -111,3 +111,22 @@ def test_silence_body_for_alertmanager_v2() -> None:
                                  {"name": "pod", "value": "p", "isRegex": False, "isEqual": True}],
                     "startsAt": "2026-11-25T21:00:00Z", "endsAt": "2026-11-25T22:00:00Z",
                     "createdBy": "alice (Slack U1)", "comment": "c"}
+
+
+def test_node_alerts_need_every_namespace_granted() -> None:
+    """A node's triage reads every namespace on the node: a channel granted only some namespaces gets the root with
+    a note instead of a triage."""
+    labels = {"alertname": "NodeFilesystemAlmostOutOfSpace", "instance": "10.0.0.2:9100", "job": "node-exporter",
+              "namespace": "monitoring", "pod": "node-exporter-a1b2c", "severity": "warning"}
+    root = alert_root({"status": "firing", "commonLabels": labels, "alerts": [{"labels": labels}]}, AlertLinks(),
+                      allowed=False)
+    assert root.note == ("Not triaged: node 10.0.0.2 is cluster-scoped; its triage reads every namespace on it, "
+                         'which needs "*" granted to this channel (permissions).')
+    assert root.target == "node 10.0.0.2 (instance 10.0.0.2:9100)"
+
+
+def test_a_quota_alert_root_names_its_namespace() -> None:
+    labels = {"alertname": "KubeQuotaFullyUsed", "namespace": "ml", "resource": "requests.nvidia.com/gpu",
+              "resourcequota": "gpu-quota", "job": "kube-state-metrics"}
+    root = alert_root({"status": "firing", "commonLabels": labels, "alerts": [{"labels": labels}]}, AlertLinks())
+    assert (root.target, root.triaged, root.note) == ("namespace ml", True, "")

@@ -154,6 +154,20 @@ def test_pod_and_node_matchers() -> None:
     assert gpu["conntrack-usage-ratio"].subject == "node/gpu-node-2,gpu-node-3"
 
 
+def test_a_node_scope_matches_its_pods_in_their_own_namespaces() -> None:
+    """A node is cluster-scoped: its pods come from several namespaces, none of them "default"."""
+    node = Scope(namespace="", pods=[PodRef(name="trainer-0", namespace="ml", node="gpu-node-2"),
+                                     PodRef(name="web-0", namespace="shop", node="gpu-node-2")],
+                 nodes=[NodeRef(name="gpu-node-2", internal_ip="10.0.0.2")])
+    queries = plan(node)
+    assert 'namespace=~"ml|shop",pod=~"trainer-0|web-0"' in queries["restarts"].promql
+    assert queries["restarts"].subject == "node/gpu-node-2"
+    assert 'namespace=""' not in " ".join(q.promql for q in queries.values())
+    assert 'instance=~"(10\\\\.0\\\\.0\\\\.2|gpu-node-2)(:[0-9]+)?"' in queries["conntrack-usage-ratio"].promql
+    # A node with no pods (or one the triage could not find) asks nothing about pods.
+    assert not [n for n in plan(Scope(namespace="")) if n not in ("dns-error-ratio", "dns-p99")]
+
+
 def test_service_without_pods_uses_its_pod_name_prefix() -> None:
     queries = plan(Scope(namespace="shop", service="check.out"))
     assert 'pod=~"check\\\\.out-.*"' in queries["restarts"].promql
