@@ -112,31 +112,25 @@ class TriageJobs:
         self._running: set[str] = set()
         self._lock = threading.Lock()
 
-    def queue_in(self, session: Session, request: TriageRequest) -> bool:
-        """Queue the triage in the caller's transaction when worker processes run triages; False when they run
-        in this process (then `started(request, False)` after commit starts it)."""
-        if not self.queue:
-            return False
+    def queue_in(self, session: Session, request: TriageRequest) -> None:
+        """Queue the triage in the caller's transaction, so a crash after its commit cannot lose it; after the
+        commit, `start_queued` starts it."""
         triage_queue.enqueue(session, request.key, request.to_json())
-        return True
 
-    def started(self, request: TriageRequest, queued: bool) -> None:
-        """After the caller's commit: wake the workers for a queued triage, or start it here."""
-        if queued:
-            self.on_enqueued()
-        else:
-            self.submit(request)
-
-    def submit(self, request: TriageRequest) -> Future[None] | None:
-        """Queue the triage (a no-op when its job is queued already, as an alert's is) for a worker process, or
-        claim it and start it here; None when it is not started here (queued, done, or another runner holds it)."""
-        with self.factory.begin() as session:
-            triage_queue.enqueue(session, request.key, request.to_json())
+    def start_queued(self, request: TriageRequest) -> Future[None] | None:
+        """A queued triage, after its transaction committed: wake the worker processes, or claim it and start it
+        here; None when it is not started here (queued for workers, done, or another runner holds it)."""
         if self.queue:
             self.on_enqueued()
             return None
         job = triage_queue.claim(self.factory, self.worker_id, datetime.now(UTC), self.lease, key=request.key)
         return self._start(job) if job is not None else None
+
+    def submit(self, request: TriageRequest) -> Future[None] | None:
+        """Queue the triage (a no-op when its job is queued already) and start it as `start_queued` does."""
+        with self.factory.begin() as session:
+            self.queue_in(session, request)
+        return self.start_queued(request)
 
     def _start(self, job: triage_queue.ClaimedJob) -> Future[None] | None:
         with self._lock:

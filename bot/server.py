@@ -105,9 +105,9 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
-        # Stored and committed: only now start work that may take a while.
+        # Stored and committed, the triage jobs with them (accept_alerts queues them): only now start them.
         for triage in requests:
-            await run_in_threadpool(ctx.jobs.submit, triage)  # a database write under serve: off the event loop
+            await run_in_threadpool(ctx.jobs.start_queued, triage)  # may claim in the database: off the event loop
         if ctx.poster is not None:
             ctx.poster.wake()
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})

@@ -314,9 +314,9 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
         request = TriageRequest(target=target, since=cmd.since, trigger="slash", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
         # In the same transaction: a crash after the commit cannot leave a root whose triage never runs.
-        queued = ctx.jobs.queue_in(session, request)
+        ctx.jobs.queue_in(session, request)
     # Committed: the root post exists before the triage that replies under it starts.
-    ctx.jobs.started(request, queued)
+    ctx.jobs.start_queued(request)
     _wake(ctx)
     return request
 
