@@ -306,6 +306,23 @@ def drained(engine: Engine) -> bool:
 # --------------------------------------------------------------------------------------------------------------
 
 
+def killed_and_restarted(bot: BotProcess, values: dict[str, Any], tmp_path: Path, slack: SlackStandIn,
+                         engine: Engine) -> BotProcess:
+    """kill -9 the bot (Slack holding an answer back), lift Slack's faults, start the next bot, wait for the
+    outbox to drain; the next bot, to stop in the caller's `finally`."""
+    bot.process.kill()
+    bot.process.wait()
+    slack.set_faults([])
+    bot = start_bot_process(values, tmp_path, "bot-1")
+    try:
+        wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+    except AssertionError:
+        print(f"--- {bot.log}\n{bot.log_text()}")
+        stop_bot_process(bot)
+        raise
+    return bot
+
+
 def episode_body(status: str, starts: datetime, ends: datetime | None = None) -> dict[str, Any]:
     """CheckoutDown (one alert) starting at `starts`: a later `starts` is a new firing episode."""
     body = payload("CheckoutDown", status)
@@ -341,11 +358,7 @@ def test_kill_9_while_the_fired_again_note_is_in_flight_posts_it_once(tmp_path: 
             slack.set_faults([SlackFault("chat.postMessage", delay_after=5.0)])
             deliver_one(episode_body("firing", datetime.now(UTC).replace(microsecond=0)))
             wait_until(note_in_flight, 60, "the fired-again note taken by Slack, its answer held back")
-            bot.process.kill()
-            bot.process.wait()
-            slack.set_faults([])
-            bot = start_bot_process(values, tmp_path, "bot-1")
-            wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+            bot = killed_and_restarted(bot, values, tmp_path, slack, engine)
         except AssertionError:
             print(f"--- {bot.log}\n{bot.log_text()}")
             raise
@@ -385,11 +398,7 @@ def test_kill_9_while_a_file_upload_is_in_flight_uploads_it_once(tmp_path: Path,
                 return any(f.name == "alert.txt" for f in slack.files) and slack.answering > 0
 
             wait_until(shared_not_answered, 60, "alert.txt shared by Slack, its answer held back")
-            bot.process.kill()
-            bot.process.wait()
-            slack.set_faults([])
-            bot = start_bot_process(values, tmp_path, "bot-1")
-            wait_until(lambda: drained(engine), 90, "the outbox to drain after the restart")
+            bot = killed_and_restarted(bot, values, tmp_path, slack, engine)
         except AssertionError:
             print(f"--- {bot.log}\n{bot.log_text()}")
             raise
