@@ -189,37 +189,42 @@ def _dependency_sent() -> ColumnElement[bool]:
 def _sweep_dead(session: Session, now: datetime, max_attempts: int) -> None:
     """Dead-letter what can never be sent: items whose lease expired on their last attempt, and items depending
     on a dead item (a thread reply without its parent has nowhere to go). SKIP LOCKED: a sweep never waits."""
-    crashed = (select(OutboxItem.id)
-               .where(OutboxItem.status == "sending", OutboxItem.locked_until <= now,
-                      OutboxItem.attempts >= max_attempts)
-               .with_for_update(skip_locked=True))
+    crashed = select(OutboxItem.id).where(_crashed(now, max_attempts)).with_for_update(skip_locked=True)
     _changed(session, update(OutboxItem).where(OutboxItem.id.in_(crashed))
              .values(status="dead", locked_by=None, locked_until=None,
                      last_error="lease expired on the last attempt (worker crashed or too slow)"))
-    parent = aliased(OutboxItem)
     for _ in range(_SWEEP_ROUNDS):
-        orphans = (select(OutboxItem.id)
-                   .where(OutboxItem.status.in_(("pending", "failed")),
-                          exists().where(parent.id == OutboxItem.depends_on, parent.status == "dead"))
-                   .with_for_update(skip_locked=True))
+        orphans = select(OutboxItem.id).where(_orphaned()).with_for_update(skip_locked=True)
         if not _changed(session, update(OutboxItem).where(OutboxItem.id.in_(orphans))
                         .values(status="dead", last_error="the item it depends on is dead")):
             break
 
 
-def _claimable(session: Session, now: datetime, max_attempts: int) -> bool:
-    """Whether a claim could hand out or dead-letter anything (a superset: the claim itself decides)."""
+def _crashed(now: datetime, max_attempts: int) -> ColumnElement[bool]:
+    """Handed out on its last attempt, and its lease ran out."""
+    return and_(OutboxItem.status == "sending", OutboxItem.locked_until <= now, OutboxItem.attempts >= max_attempts)
+
+
+def _orphaned() -> ColumnElement[bool]:
+    """Waiting on an item that is dead."""
+    parent = aliased(OutboxItem)
+    return and_(OutboxItem.status.in_(("pending", "failed")),
+                exists().where(parent.id == OutboxItem.depends_on, parent.status == "dead"))
+
+
+def _channel_open(now: datetime) -> ColumnElement[bool]:
+    """A channel (its ChannelPace row) not paced, with a due item and none in flight."""
     in_channel = OutboxItem.channel == ChannelPace.channel
     in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
-    open_channel = exists().where(ChannelPace.next_at <= now, ChannelPace.channel != UPDATE_LANE,
-                                  exists().where(in_channel, _due(now), _dependency_sent()),
-                                  ~exists().where(in_flight))
-    parent = aliased(OutboxItem)
-    crashed = exists().where(OutboxItem.status == "sending", OutboxItem.locked_until <= now,
-                             OutboxItem.attempts >= max_attempts)
-    orphaned = exists().where(OutboxItem.status.in_(("pending", "failed")),
-                              exists().where(parent.id == OutboxItem.depends_on, parent.status == "dead"))
-    return bool(session.scalar(select(or_(open_channel, crashed, orphaned))))
+    return and_(ChannelPace.next_at <= now, ChannelPace.channel != UPDATE_LANE,
+                exists().where(in_channel, _due(now), _dependency_sent()), ~exists().where(in_flight))
+
+
+def _claimable(session: Session, now: datetime, max_attempts: int) -> bool:
+    """Whether a claim could hand out or dead-letter anything (a superset: the claim itself decides)."""
+    anything = or_(exists().where(_channel_open(now)), exists().where(_crashed(now, max_attempts)),
+                   exists().where(_orphaned()))
+    return bool(session.scalar(select(anything)))
 
 
 def claim(
@@ -239,13 +244,9 @@ def claim(
     with factory.begin() as session:
         _sweep_dead(session, now, max_attempts)
         updates_open, refresh_open = _update_lane_open(session, now)
-        in_channel = OutboxItem.channel == ChannelPace.channel
-        in_flight = and_(in_channel, OutboxItem.status == "sending", OutboxItem.locked_until > now)
         channels = session.scalars(
             select(ChannelPace.channel)
-            .where(ChannelPace.next_at <= now, ChannelPace.channel != UPDATE_LANE,
-                   exists().where(in_channel, _due(now), _dependency_sent()),
-                   ~exists().where(in_flight))
+            .where(_channel_open(now))
             .order_by(ChannelPace.next_at, ChannelPace.channel)
             .limit(limit)
             # The channel row is the claim lock: a second worker skips the channel instead of double-claiming.

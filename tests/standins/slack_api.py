@@ -877,17 +877,10 @@ class SlackStandIn:
         except ValueError:
             return _err("invalid_limit")
         limit = max(1, min(limit, 1000))
-        start = 0
-        cursor = req.params.get("cursor")
-        if cursor:
-            try:
-                after = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
-            except (ValueError, UnicodeDecodeError):
-                return _err("invalid_cursor")
-            start = next((i for i, m in enumerate(thread) if m.ts == after), len(thread))
-        page = thread[start : start + limit]
-        has_more = start + limit < len(thread)
-        next_cursor = base64.b64encode(f"next_ts:{thread[start + limit].ts}".encode()).decode() if has_more else ""
+        paged = _page(thread, req.params.get("cursor"), limit)
+        if paged is None:
+            return _err("invalid_cursor")
+        page, has_more, next_cursor = paged
         out = []
         with_metadata = _truthy(req.params.get("include_all_metadata"))
         for m in page:
@@ -924,17 +917,10 @@ class SlackStandIn:
 
         timeline = [m for m in reversed(self.messages[channel])
                     if (not m.is_reply or m.reply_broadcast) and within(float(m.ts))]
-        start = 0
-        cursor = req.params.get("cursor")
-        if cursor:
-            try:
-                after = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
-            except (ValueError, UnicodeDecodeError):
-                return _err("invalid_cursor")
-            start = next((i for i, m in enumerate(timeline) if m.ts == after), len(timeline))
-        page = timeline[start : start + limit]
-        has_more = start + limit < len(timeline)
-        next_cursor = base64.b64encode(f"next_ts:{timeline[start + limit].ts}".encode()).decode() if has_more else ""
+        paged = _page(timeline, req.params.get("cursor"), limit)
+        if paged is None:
+            return _err("invalid_cursor")
+        page, has_more, next_cursor = paged
         with_metadata = _truthy(req.params.get("include_all_metadata"))
         out = []
         for m in page:
@@ -1316,3 +1302,18 @@ def _parse_multipart(content_type: str, raw: builtins.bytes) -> tuple[JSON, dict
 
 
 # --------------------------------------------------------------------------------------------------------------
+
+
+def _page(items: list[Message], cursor: object, limit: int) -> tuple[list[Message], bool, str] | None:
+    """One page of a conversations.* answer from Slack's opaque cursor (here the next message's ts, encoded);
+    None for a cursor that does not decode."""
+    start = 0
+    if cursor:
+        try:
+            after = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        start = next((i for i, m in enumerate(items) if m.ts == after), len(items))
+    has_more = start + limit < len(items)
+    next_cursor = base64.b64encode(f"next_ts:{items[start + limit].ts}".encode()).decode() if has_more else ""
+    return items[start : start + limit], has_more, next_cursor
