@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -49,6 +50,10 @@ PLAIN_LIMITS = (TEXT_LIMIT, 1000)
 POST_EVENT = "triagebot_post"  # the metadata event type of posts that carry no metadata of their own
 HISTORY_PAGES = 10  # pages of 200 messages searched for a post that may have gone out already
 CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead of Slack's
+# Every command and webhook wakes the poster. In a burst, one look after the first wake-up finds what the others
+# queued; without the pause the poster queried the database dozens of times a second in the process that acks.
+WAKE_COALESCE = 0.05  # seconds
+DEPTH_EVERY = 1.0  # seconds between counts of the outbox for the depth gauge
 
 
 def _now() -> datetime:
@@ -80,17 +85,25 @@ class Poster:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._counted_at: float | None = None
 
     def run_once(self) -> int:
         """Claim and send what is due now; returns how many items were attempted."""
         items = outbox.claim(self.factory, self.worker_id, self.clock(), lease=self.lease)
         for item in items:
             self._send(item)
+        self._count()
+        return len(items)
+
+    def _count(self) -> None:
+        """Set the depth gauge, at most once a second."""
+        if self._counted_at is not None and time.monotonic() - self._counted_at < DEPTH_EVERY:
+            return
         with read_session(self.factory) as session:
             depth = sum(n for status, n in outbox.counts(session).items() if status in ("pending", "failed",
                                                                                         "sending"))
         self.metrics.outbox_depth.set(depth)
-        return len(items)
+        self._counted_at = time.monotonic()
 
     def _send(self, item: ClaimedItem) -> None:
         full_text: str | None = None
@@ -342,7 +355,8 @@ class Poster:
                     log.exception("poster loop failed; retrying")
                     busy = 0
                 if not busy:
-                    self._wake.wait(interval)
+                    if self._wake.wait(interval):
+                        self._stop.wait(WAKE_COALESCE)
                     self._wake.clear()
 
         self._thread = threading.Thread(target=loop, name=self.worker_id, daemon=True)

@@ -7,7 +7,6 @@ that handle the same alert queue the same keys and Slack sees one post.
 from __future__ import annotations
 
 import base64
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.render.slack import SlackRenderer, actions_block, mrkdwn_escape
+from bot.render.slack import actions_block, mrkdwn_escape, renderer
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
 from collectors.models import Artifact
@@ -41,13 +40,6 @@ def evidence_text(artifacts: list[Artifact], limit: int = EVIDENCE_FILE_LIMIT) -
     return "".join(parts)
 
 
-@functools.lru_cache(maxsize=8)
-def _renderer(templates_dir: Path | None) -> SlackRenderer:
-    """One renderer per templates folder, kept: a new one compiles every template again (~40 ms of CPU per report,
-    which 20 concurrent triages pay while holding the GIL). Jinja still reloads a template whose file changed."""
-    return SlackRenderer(templates_dir)
-
-
 @dataclass(frozen=True)
 class PreparedReport:
     """A report's posts rendered and encoded ahead of the transaction that queues them (on SQLite that
@@ -62,9 +54,9 @@ class PreparedReport:
 def prepare_report(report: Report, artifacts: list[Artifact], templates_dir: Path | None = None,
                    chart: bytes | None = None) -> PreparedReport:
     """Render the report's blocks and fallback text, encode its chart and write its evidence file."""
-    renderer = _renderer(templates_dir)
-    return PreparedReport(text=renderer.fallback_text(report),
-                          body=[b.to_dict() for b in renderer.body_blocks(report)],
+    slack = renderer(templates_dir)
+    return PreparedReport(text=slack.fallback_text(report),
+                          body=[b.to_dict() for b in slack.body_blocks(report)],
                           chart_b64=base64.b64encode(chart).decode("ascii") if chart is not None else None,
                           evidence=evidence_text(artifacts) if artifacts else None)
 

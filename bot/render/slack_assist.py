@@ -7,7 +7,6 @@ context block saying who wrote it. Wording comes from templates in bot/templates
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from pathlib import Path
@@ -20,7 +19,7 @@ from bot.assist.ask import Answer
 from bot.assist.narrate import Narrative
 from bot.assist.search import Hit
 from bot.render.ask import EXCERPT_CHARS, excerpt
-from bot.render.slack import SlackRenderer, mrkdwn_escape
+from bot.render.slack import mrkdwn_escape, renderer
 from collectors.redact import redact_text
 
 TEXT_LIMIT = 3000  # per text object
@@ -28,10 +27,9 @@ FALLBACK_LIMIT = 300
 _BOLD = re.compile(r"\*\*(.+?)\*\*")  # models write Markdown bold; Slack's mrkdwn bold is one asterisk
 
 
-@functools.lru_cache(maxsize=8)
 def environment(templates_dir: Path | None) -> SandboxedEnvironment:
     """The report's template environment (the operator's folder first, then bot/templates/slack), kept."""
-    return SlackRenderer(templates_dir).env
+    return renderer(templates_dir).env
 
 
 def render(templates_dir: Path | None, name: str, **variables: Any) -> str:

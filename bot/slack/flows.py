@@ -8,6 +8,7 @@ trigger_id expires within seconds).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -119,6 +120,13 @@ class Wording:
 
     def render(self, name: str, **variables: Any) -> str:
         return self.env.get_template(f"{name}.md.j2").render(**variables).strip()
+
+
+@functools.lru_cache(maxsize=8)
+def wording_for(templates_dir: Path | None) -> Wording:
+    """One Wording per templates folder, kept: a new one compiles its templates again, CPU that every command would
+    spend in the process that acks Slack. Jinja still reloads a template whose file changed."""
+    return Wording(templates_dir)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -260,7 +268,7 @@ def granted_namespaces(ctx: BotContext, *, channel: str, user: str) -> list[str]
 
 
 def help_text(ctx: BotContext, *, channel: str, user: str) -> str:
-    return Wording(ctx.settings.templates_dir).render(
+    return wording_for(ctx.settings.templates_dir).render(
         "help", default_since=ctx.settings.default_since,
         namespaces=granted_namespaces(ctx, channel=channel, user=user))
 
@@ -298,7 +306,7 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
     """Open the incident, audit, and queue the "triaging…" root in one transaction; then start the triage."""
     key = f"slash:{uuid.uuid4().hex}"
     target = cmd.target.model_copy(update={"cluster": ctx.settings.cluster_name or ctx.settings.context})
-    text = Wording(ctx.settings.templates_dir).render("triaging", label=cmd.label, namespace=cmd.namespace,
+    text = wording_for(ctx.settings.templates_dir).render("triaging", label=cmd.label, namespace=cmd.namespace,
                                                       since=cmd.since_text, user=user)
     with ctx.factory.begin() as session:
         incident, _ = repo.open_incident(session, key, title=f"{cmd.label} in {cmd.namespace}", source="slash",
@@ -306,7 +314,7 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
         repo.audit(session, actor=user, channel=channel, action="slash.triage", target=cmd.label,
                    detail={"namespace": cmd.namespace, "since": cmd.since_text, "incident": key})
         # done_text: what the placeholder says once the verdict is in (bot/alert_message.queue_verdict edits it).
-        done = Wording(ctx.settings.templates_dir).render("triaged", label=cmd.label, namespace=cmd.namespace,
+        done = wording_for(ctx.settings.templates_dir).render("triaged", label=cmd.label, namespace=cmd.namespace,
                                                           since=cmd.since_text, user=user)
         outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
                        {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
@@ -329,7 +337,7 @@ def start_paste(ctx: BotContext, cmd: PasteCommand, *, channel: str, user: str, 
     """
     key = f"paste:{uuid.uuid4().hex}"
     kinds = sorted({str(a.kind) for a in cmd.artifacts})
-    text = Wording(ctx.settings.templates_dir).render("pasted", link=link, user=user, kinds=kinds)
+    text = wording_for(ctx.settings.templates_dir).render("pasted", link=link, user=user, kinds=kinds)
     with ctx.factory.begin() as session:
         incident, _ = repo.open_incident(session, key, title=f"pasted {', '.join(kinds)}", source="paste",
                                          channel=channel)
@@ -337,7 +345,7 @@ def start_paste(ctx: BotContext, cmd: PasteCommand, *, channel: str, user: str, 
         repo.audit(session, actor=user, channel=channel, action=f"{origin}.paste", target=", ".join(kinds),
                    detail={"artifacts": len(cmd.artifacts), "bytes": sum(len(a.content) for a in cmd.artifacts),
                            "incident": key})
-        done = Wording(ctx.settings.templates_dir).render("analysed", link=link, user=user, kinds=kinds)
+        done = wording_for(ctx.settings.templates_dir).render("analysed", link=link, user=user, kinds=kinds)
         outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
                        {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
                         "done_text": done})
@@ -440,7 +448,7 @@ def show_evidence(ctx: BotContext, value: str, click: Click) -> str | None:
 def rerun(ctx: BotContext, value: str, click: Click) -> str | None:
     """A live run is triaged again (same target, default window); pasted evidence is analysed again."""
     started: list[tuple[TriageRequest, list[Artifact] | None]] = []
-    wording = Wording(ctx.settings.templates_dir)
+    wording = wording_for(ctx.settings.templates_dir)
 
     def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
         key = f"rerun:{uuid.uuid4().hex}"
@@ -466,7 +474,7 @@ def rerun(ctx: BotContext, value: str, click: Click) -> str | None:
 
 def resolve(ctx: BotContext, value: str, click: Click) -> str | None:
     """Mark the run's incident resolved, say so on its root message and in its thread."""
-    wording = Wording(ctx.settings.templates_dir)
+    wording = wording_for(ctx.settings.templates_dir)
 
     def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
         incident = run.incident
@@ -548,7 +556,7 @@ def read_wrong_submission(view: dict[str, Any]) -> WrongAnswer | dict[str, str]:
 
 def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
     """Store the feedback and say so in the run's thread."""
-    wording = Wording(ctx.settings.templates_dir)
+    wording = wording_for(ctx.settings.templates_dir)
     click = Click(user=user, channel=answer.channel, thread_ts=answer.thread_ts)
 
     def work(session: Session, run: Run) -> tuple[None, dict[str, Any]]:
@@ -572,7 +580,7 @@ def drills_root(ctx: BotContext) -> Path:
 
 def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
     """Write the run's (already redacted) artifacts as a recorded incident, and say where in the thread."""
-    wording = Wording(ctx.settings.templates_dir)
+    wording = wording_for(ctx.settings.templates_dir)
 
     def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
         folder = drills_root(ctx) / f"slack-run-{run.row.id}"
@@ -638,7 +646,7 @@ def _leaders(session: Session, incident_ids: list[int]) -> dict[int, str]:
 def queue_home(ctx: BotContext, user: str, event_id: str | None) -> None:
     """Publish the Home tab through the outbox; Slack's retries of one event carry its id, so they collapse."""
     with ctx.factory.begin() as session:
-        view = home_view(session, Wording(ctx.settings.templates_dir))
+        view = home_view(session, wording_for(ctx.settings.templates_dir))
         outbox.enqueue(session, f"home:{user}:{event_id or uuid.uuid4().hex}", user, "views.publish",
                        {"kind": "home", "user_id": user, "view": view})
     _wake(ctx)
