@@ -9,6 +9,7 @@ does, so tests that post use channels of their own and wait with the stand-in's 
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from bot.slack.flows import (
     Wording,
     parse_command,
     root_key,
+    wording_for,
 )
 from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
@@ -614,6 +616,18 @@ def test_operator_templates_override_the_wording(tmp_path: Path) -> None:
     assert wording.render("triaging", label="a<b", namespace="x", since="1h", user="U1") == \
         "Looking at a&lt;b for <@U1>"
     assert wording.render("resolved", user="U1") == ":white_check_mark: Marked resolved by <@U1>."
+
+
+def test_kept_wording_still_follows_an_edited_template(tmp_path: Path) -> None:
+    # Commands share one Wording per folder (compiling per command cost the acking process its CPU), so an
+    # operator's edit must still show without a restart.
+    template = tmp_path / "triaging.md.j2"
+    template.write_text("Looking at {{ label }}")
+    assert wording_for(tmp_path) is wording_for(tmp_path)
+    assert wording_for(tmp_path).render("triaging", label="checkout") == "Looking at checkout"
+    template.write_text("Now at {{ label }}")
+    os.utime(template, (time.time() + 5, time.time() + 5))  # a later mtime, however coarse the file system's clock
+    assert wording_for(tmp_path).render("triaging", label="checkout") == "Now at checkout"
 
 
 def test_socket_mode_app_needs_no_signing_secret_but_http_mode_does(bot: Bot, tmp_path: Path) -> None:
