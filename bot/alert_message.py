@@ -186,33 +186,61 @@ def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report
     """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
     a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
     line = verdict_line(report)
-    if isinstance(parent.payload.get("root"), dict):
-        _lock_group_of(session, parent.payload.get("incident_id"))
-        shown = latest_shown(session, parent)
-        root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": line})
-        # The notification text keeps what the webhook flow wrote (stored beside it), with the verdict under it.
-        base = str(shown.get("base_text") or str(shown.get("text", "")).split("\nVerdict: ", 1)[0])
-        fields: dict[str, Any] = {"text": text_with_verdict(base, line), "base_text": base,
-                                  "blocks": root_blocks(root), "root": root.model_dump(mode="json")}
-    elif parent.payload.get("kind") == "triage-root":
-        shown = parent.payload
-        head = str(shown.get("done_text") or done_text or shown.get("text", ""))
-        fields = {"text": f"{head}\n*Verdict:* {mrkdwn_escape(line)}"}
-    else:
+    if parent.payload.get("kind") == "triage-root":
+        head = str(parent.payload.get("done_text") or done_text or parent.payload.get("text", ""))
+        return _queue_root(session, parent, {"text": f"{head}\n*Verdict:* {mrkdwn_escape(line)}"})
+    return _queue_alert_root(session, parent, verdict=line, outcome="")
+
+
+def queue_outcome(session: Session, parent: OutboxItem, reason: str) -> OutboxItem | None:
+    """Edit the message a triage replied under when the triage ended without a report (its target was not found,
+    it failed): the message must stop saying that a triage is running, and say why there is no verdict."""
+    if parent.payload.get("kind") == "triage-root":
+        head = str(parent.payload.get("ended_text") or parent.payload.get("text", ""))
+        return _queue_root(session, parent, {"text": f"{head}\n*No verdict:* {mrkdwn_escape(reason)}"})
+    return _queue_alert_root(session, parent, verdict=None, outcome=reason)
+
+
+def _queue_alert_root(session: Session, parent: OutboxItem, *, verdict: str | None,
+                      outcome: str) -> OutboxItem | None:
+    if not isinstance(parent.payload.get("root"), dict):
         return None
+    _lock_group_of(session, parent.payload.get("incident_id"))
+    shown = latest_shown(session, parent)
+    root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": verdict, "outcome": outcome})
+    # The notification text keeps what the webhook flow wrote (stored beside it), with the verdict under it.
+    base = str(shown.get("base_text") or str(shown.get("text", "")).split("\nVerdict: ", 1)[0])
+    line = verdict or (f"none, {outcome}" if outcome else None)
+    return _queue_root(session, parent, {"text": text_with_verdict(base, line), "base_text": base,
+                                         "blocks": root_blocks(root), "root": root.model_dump(mode="json")})
+
+
+def _queue_root(session: Session, parent: OutboxItem, fields: dict[str, Any]) -> OutboxItem:
     # Through the outbox's latest-state lane: one edit of the root, collapsed with any other change queued.
     return outbox.set_latest(session, parent, fields, priority=outbox.PRIORITY_ROOT)
 
 
+def root_outcome(session: Session, root_key: str) -> str:
+    """Why the episode's triage ended without a verdict, as its root says now; "" when it did not (or runs)."""
+    root = outbox.find(session, root_key)
+    if root is None:
+        return ""
+    shown = latest_shown(session, root).get("root")
+    return str(shown.get("outcome") or "") if isinstance(shown, dict) else ""
+
+
 def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, allowed: bool,
-                incident_id: int | None, text: str) -> dict[str, Any]:
+                incident_id: int | None, text: str, outcome: str = "") -> dict[str, Any]:
     """The root's text, blocks and data for the webhook flow, with the incident's latest verdict if it has one.
 
     `text` is the notification text the flow wrote (bot.posts.alert_summary, fitted); the verdict goes under it
-    exactly as the blocks show it, so a status change never drops it from one of the two."""
+    exactly as the blocks show it, so a status change never drops it from one of the two. `outcome`: why the
+    episode's triage ended without a verdict (`root_outcome`), kept through later notifications."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
-    root = alert_root(raw, links, verdict=verdict, allowed=allowed)
-    return {"text": text_with_verdict(text, verdict), "base_text": text, "blocks": root_blocks(root),
+    root = alert_root(raw, links, verdict=verdict, allowed=allowed).model_copy(
+        update={"outcome": "" if verdict else outcome})
+    line = verdict or (f"none, {outcome}" if outcome else None)
+    return {"text": text_with_verdict(text, line), "base_text": text, "blocks": root_blocks(root),
             "root": root.model_dump(mode="json")}
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import queue_verdict
+from bot.alert_message import queue_outcome, queue_verdict
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
 from bot.metrics import Metrics
@@ -201,8 +201,9 @@ class TriageJobs:
                 raise LostLease(f"job {job.key} is no longer held by {worker_id}")
 
         if job.exhausted:
-            self._note(request, f":x: The triage failed: its worker stopped {job.attempts - 1} times while "
-                                f"running it", finish=lambda s: finish(s, "failed"))
+            why = f"its worker stopped {job.attempts - 1} times while running it"
+            self._note(request, f":x: The triage failed: {why}", outcome=f"the triage failed: {why}",
+                       finish=lambda s: finish(s, "failed"))
             return
         self._run(request, finish)
 
@@ -224,11 +225,13 @@ class TriageJobs:
             log.warning("triage %s was taken over by another worker; its result is dropped here", request.key)
             return
         except TargetNotFound as err:
-            self._note(request, f":mag: {err}", finish=(lambda s: finish(s, "not-found")) if finish else None)
+            self._note(request, f":mag: {err}", outcome=str(err),
+                       finish=(lambda s: finish(s, "not-found")) if finish else None)
             outcome = "not-found"
         except Exception as err:
             log.exception("triage %s failed", request.key)
             self._note(request, f":x: The triage failed: {type(err).__name__}: {err}",
+                       outcome=f"the triage failed ({type(err).__name__}); the thread says more",
                        finish=(lambda s: finish(s, "failed")) if finish else None)
             outcome = "failed"
         finally:
@@ -312,11 +315,15 @@ class TriageJobs:
                             f"(`triagebot replay {folder}`).", suffix="capture")
 
     def _note(self, request: TriageRequest, text: str, suffix: str = "note",
-              finish: Callable[[Session], None] | None = None) -> None:
+              finish: Callable[[Session], None] | None = None, outcome: str | None = None) -> None:
+        """A note in the thread; with `outcome` (why the triage ended without a report), the message it replies
+        under says it too, instead of waiting for a verdict forever."""
         with self.factory.begin() as session:
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
             queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text, parent=parent,
                        incident_id=request.incident_id)
+            if parent is not None and outcome:
+                queue_outcome(session, parent, outcome)
             if finish is not None:
                 finish(session)
         self.on_queued()

@@ -46,6 +46,7 @@ class AlertRoot(BaseModel):
     verdict: str | None = None  # one line: the leading hypothesis and its status; None while triage runs
     triaged: bool = True  # false: this alert is not triaged (no target, or no playbook); verdict stays None
     note: str = ""  # e.g. "No playbook for KubeJobFailed yet."
+    outcome: str = ""  # why the triage ended without a verdict (target not found, failed); "" otherwise
     silence_value: str | None = None  # the button's value (matchers); None: no button
 
 
@@ -78,13 +79,13 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
         first += "\n" + mrkdwn_escape(root.summary[:SUMMARY_LIMIT])
     blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=first))]
     if root.verdict:
-        verdict = f"*Verdict:* {mrkdwn_escape(root.verdict)}"
-    elif root.note:
-        verdict = f"_{mrkdwn_escape(root.note)}_"
-    else:
-        verdict = PENDING_VERDICT if root.triaged and root.status == "firing" else ""
-    if verdict:
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=verdict)))
+        said = [f"*Verdict:* {mrkdwn_escape(root.verdict)}"]
+    else:  # why there is no verdict (the triage ended without one), and why this alert may not get one
+        said = [line for line in (f"*No verdict:* {mrkdwn_escape(root.outcome)}" if root.outcome else "",
+                                  f"_{mrkdwn_escape(root.note)}_" if root.note else "") if line]
+        if not said and root.triaged and root.status == "firing":
+            said = [PENDING_VERDICT]
+    blocks += [SectionBlock(text=MarkdownTextObject(text=line)) for line in said]
     if root.links:
         shown = "  ·  ".join(f"<{_url(link.url)}|{mrkdwn_escape(link.label)}>" for link in root.links)
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=shown)]))

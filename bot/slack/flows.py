@@ -82,6 +82,8 @@ evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
                       "{{ since }}) for <@{{ user }}>. The report follows in this thread.",
     "triaged.md.j2": ":mag: Triaged *{{ label|mrkdwn }}* in `{{ namespace }}` (last {{ since }}) for <@{{ user }}>. "
                      "The report is in this thread.",
+    "ended.md.j2": ":grey_question: The triage of *{{ label|mrkdwn }}* in `{{ namespace }}` (last {{ since }}) for "
+                   "<@{{ user }}> ended without a report.",
     "pasted.md.j2": ":hourglass_flowing_sand: Analysing evidence {% if link %}from <{{ link }}|a message>, for"
                     "{% else %}pasted by{% endif %} <@{{ user }}> ({{ kinds|join(', ') }}). The report follows in "
                     "this thread.",
@@ -306,19 +308,19 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
     """Open the incident, audit, and queue the "triaging…" root in one transaction; then start the triage."""
     key = f"slash:{uuid.uuid4().hex}"
     target = cmd.target.model_copy(update={"cluster": ctx.settings.cluster_name or ctx.settings.context})
-    text = wording_for(ctx.settings.templates_dir).render("triaging", label=cmd.label, namespace=cmd.namespace,
-                                                      since=cmd.since_text, user=user)
+    wording = wording_for(ctx.settings.templates_dir)
+    words = {"label": cmd.label, "namespace": cmd.namespace, "since": cmd.since_text, "user": user}
+    # What the placeholder says now, once the verdict is in (done), or once the triage ended without one (ended):
+    # bot/alert_message.queue_verdict and queue_outcome edit it.
+    text, done, ended = (wording.render(name, **words) for name in ("triaging", "triaged", "ended"))
     with ctx.factory.begin() as session:
         incident, _ = repo.open_incident(session, key, title=f"{cmd.label} in {cmd.namespace}", source="slash",
                                          namespace=cmd.namespace, target=target, channel=channel)
         repo.audit(session, actor=user, channel=channel, action="slash.triage", target=cmd.label,
                    detail={"namespace": cmd.namespace, "since": cmd.since_text, "incident": key})
-        # done_text: what the placeholder says once the verdict is in (bot/alert_message.queue_verdict edits it).
-        done = wording_for(ctx.settings.templates_dir).render("triaged", label=cmd.label, namespace=cmd.namespace,
-                                                          since=cmd.since_text, user=user)
         outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
                        {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
-                        "done_text": done})
+                        "done_text": done, "ended_text": ended})
         request = TriageRequest(target=target, since=cmd.since, trigger="slash", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
         # In the same transaction: a crash after the commit cannot leave a root whose triage never runs.

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import AlertLinks, root_fields
+from bot.alert_message import AlertLinks, root_fields, root_outcome
 from bot.capture import wants_capture
 from bot.jobs import TriageRequest
 from bot.keys import alert_root_key, group_id
@@ -87,8 +87,10 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
         # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
         text, cut = fitted_text(alert_summary(view))
+        # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
+        outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
         shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
-                            text=text)
+                            text=text, outcome=outcome)
         root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
         if not episode.started or merged.status != "firing" or not found.triageable:
             return []

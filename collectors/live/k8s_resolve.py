@@ -472,12 +472,21 @@ class Resolver:
             spaces = self._names({"namespaces": lambda: self.calls.get_list(self.calls.core.list_namespace)})
             return f'namespace "{self.ns}" not found' + _suggest(self.ns, spaces)
         calls, ns = self.calls, self.ns
-        names = self._names({
-            "services": lambda: calls.get_list(calls.core.list_namespaced_service, ns),
-            "deployments": lambda: calls.get_list(calls.apps.list_namespaced_deployment, ns),
-            "statefulsets": lambda: calls.get_list(calls.apps.list_namespaced_stateful_set, ns),
-            "jobs": lambda: calls.get_list(calls.batch.list_namespaced_job, ns),
-        })
+        lists: dict[str, Callable[[], Result]] = {
+            "service": lambda: calls.get_list(calls.core.list_namespaced_service, ns),
+            "deployment": lambda: calls.get_list(calls.apps.list_namespaced_deployment, ns),
+            "statefulset": lambda: calls.get_list(calls.apps.list_namespaced_stateful_set, ns),
+            "job": lambda: calls.get_list(calls.batch.list_namespaced_job, ns),
+        }
+        found = self.runner.gather(lists)
+        # The asked name itself, as another kind, is named with its kind: "did you mean: checkout" for a
+        # deployment called checkout that is not there reads as a contradiction.
+        same_name = [f"{other}/{name}" for other, res in found.items()
+                     if other != kind and not isinstance(res, Failure) and name in map(name_of, items_of(res))]
+        if same_name:
+            return f'{kind} "{name}" not found in namespace "{self.ns}"; did you mean: {", ".join(same_name)}?'
+        names = list(dict.fromkeys(n for res in found.values() if not isinstance(res, Failure)
+                                   for n in map(name_of, items_of(res)) if n))
         # A pod name carries its ReplicaSet and pod hashes; the workload name before them is what to suggest.
         probe = _HASH_SUFFIX.sub("", name) if kind == "pod" else name
         return f'{kind} "{name}" not found in namespace "{self.ns}"' + _suggest(probe, names)

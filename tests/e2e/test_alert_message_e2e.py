@@ -198,3 +198,34 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
     # gets the root with a note saying why it is not triaged, instead of a promise of a verdict.
     assert ('_Not triaged: node node-a is cluster-scoped; its triage reads every namespace on it, which needs "*" '
             "granted to this channel (permissions)._") in list(block_strings(disk.blocks))
+
+
+def test_a_triage_that_finds_no_target_says_so_on_the_root_and_keeps_saying_it(chain: Chain, fired: Message) -> None:
+    """A pod that no longer exists: the root must not promise a verdict forever ("Triage running"); it says why
+    there is none, and a later notification of the same episode (a second alert joins the group) keeps that."""
+    gone = "checkout-6f7c9-gone1"
+    labels = {**LABELS, "pod": gone}
+    chain.am.post_alerts([{"labels": labels, "annotations": {"summary": f"Pod shop/{gone} is crash looping."}}])
+
+    def root() -> Message | None:
+        return next((m for m in chain.roots("C0ALERTS") if gone in m.text), None)
+
+    def said(text: str) -> bool:
+        found = root()
+        return found is not None and text in "\n".join(block_strings(found.blocks))
+
+    chain.slack.wait_for(lambda: said("*No verdict:*"), timeout=WAIT)
+    first = root()
+    assert first is not None
+    outcome = next(t for t in block_strings(first.blocks) if t.startswith("*No verdict:*"))
+    assert "not found" in outcome and gone in outcome, outcome
+    assert "Triage running" not in "\n".join(block_strings(first.blocks))
+    assert "Verdict: none, " in first.text  # the notification text says it too
+
+    chain.am.post_alerts([{"labels": {**labels, "container": "sidecar"},
+                           "annotations": {"summary": f"Pod shop/{gone} is crash looping."}}])
+    chain.slack.wait_for(lambda: said("[FIRING:2 CRITICAL]"), timeout=WAIT)
+    again = root()
+    assert again is not None and again.ts == first.ts
+    assert outcome in list(block_strings(again.blocks))
+    assert "Triage running" not in "\n".join(block_strings(again.blocks))

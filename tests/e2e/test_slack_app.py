@@ -277,6 +277,13 @@ def test_unknown_target_gets_a_note_in_the_thread(bot: Bot) -> None:
     note = bot.replies("C0MISS", bot.roots("C0MISS")[0])[0]
     assert "checkuot" in note.text and "checkout" in note.text  # names the near miss
     assert not actions(note)
+    # The placeholder stops saying "Triaging…": edited in place, it says the triage ended and why.
+    bot.slack.wait_for(lambda: "*No verdict:*" in bot.roots("C0MISS")[0].text, timeout=SLOW_POSTS)
+    root = bot.roots("C0MISS")[0]
+    assert len(bot.roots("C0MISS")) == 1
+    assert root.text.startswith(":grey_question: The triage of *checkuot* in `shop` (last 30m) for <@U0ALICE> "
+                                "ended without a report.")
+    assert "not found" in root.text and "checkout" in root.text and "Triaging" not in root.text
 
 
 def test_help_is_an_ephemeral_ack(bot: Bot) -> None:

@@ -245,6 +245,9 @@ def test_node_target_is_described_with_its_pods(shop: KubeStandIn) -> None:
     (Target(service="checkuot", namespace="shop"),
      'service "checkuot" not found in namespace "shop"; did you mean: checkout, checkout-api?'),
     (Target(service="job/ledgr", namespace="shop"), 'job "ledgr" not found in namespace "shop"; did you mean: ledger?'),
+    # The name exists, as another kind: say which, not "did you mean: ledger" for "ledger".
+    (Target(service="statefulset/ledger", namespace="shop"),
+     'statefulset "ledger" not found in namespace "shop"; did you mean: deployment/ledger?'),
     (Target(service="pod/checkout-7d9f8c6b5-zzzzz", namespace="shop"),
      'pod "checkout-7d9f8c6b5-zzzzz" not found in namespace "shop"; did you mean: checkout, checkout-api?'),
     (Target(service="node/node-c", namespace="shop"), 'node "node-c" not found; did you mean: node-a, node-b?'),
