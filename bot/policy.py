@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field, field_validator
 
+from collectors.models import Target
+
 
 class Route(BaseModel):
     """Alerts whose labels all match go to `channel`. A value starting with `~` is a full-match regex."""
@@ -59,6 +61,17 @@ class Permissions(BaseModel):
             return "*" in granted
         return self.allowed(namespace, channel=channel, user=user)
 
-    def refusal(self, namespace: str, *, channel: str | None = None, user: str | None = None) -> str:
-        return (f"Not allowed: namespace {namespace!r} is not granted to this channel ({channel or '-'}) "
-                f"or to you ({user or '-'}). Ask an admin to add it under `permissions` in triagebot's config.")
+    def refusal(self, namespace: str | None, *, channel: str | None = None, user: str | None = None) -> str:
+        """Why `allowed_scope(namespace, ...)` said no."""
+        where = f"this channel ({channel or '-'}) or to you ({user or '-'})"
+        if namespace is None:
+            return (f'Not allowed: this target is cluster-scoped (a node\'s triage reads every namespace on it), which '
+                    f'needs "*" granted to {where}. Ask an admin to add it under `permissions` in triagebot\'s config.')
+        return (f"Not allowed: namespace {namespace!r} is not granted to {where}. Ask an admin to add it under "
+                f"`permissions` in triagebot's config.")
+
+
+def scope(target: Target) -> str | None:
+    """The namespace a triage of `target` (or an action on it) is checked against; None for a node, or an alert
+    that names no namespace: cluster-scoped, so `Permissions.allowed_scope` asks for "*"."""
+    return None if target.node else target.namespace

@@ -23,6 +23,7 @@ from slack_sdk import WebClient
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
+from bot.policy import scope
 from bot.render.slack_triage import WRONG_CALLBACK
 from bot.slack import flows
 from bot.slack.ask import register_ask
@@ -133,8 +134,9 @@ def _register_command(app: App, ctx: BotContext, later: Later) -> None:
 def _live(ctx: BotContext, later: Later, ack: Ack, respond: Respond, parsed: flows.LiveCommand, *,
           channel: str, user: str) -> None:
     permissions = ctx.settings.permissions
-    if not permissions.allowed(parsed.namespace, channel=channel, user=user):
-        ack(text=f":no_entry: {permissions.refusal(parsed.namespace, channel=channel, user=user)}",
+    checked = scope(parsed.target)  # a node needs "*", whatever namespace the command named
+    if not permissions.allowed_scope(checked, channel=channel, user=user):
+        ack(text=f":no_entry: {permissions.refusal(checked, channel=channel, user=user)}",
             response_type="ephemeral")
         _count(ctx, "triage_refused")
         later("Auditing", None, lambda: flows.audit(

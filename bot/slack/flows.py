@@ -382,10 +382,12 @@ def click_from(body: dict[str, Any]) -> Click:
 
 
 def _authorise(ctx: BotContext, run: Run, click: Click) -> None:
-    ns = run.namespace
+    if not run.target.node and run.namespace is None:
+        return  # pasted evidence: the buttons act on what is already in the channel, nothing in the cluster
+    checked = None if run.target.node else run.namespace  # a node's run needs "*" (bot.policy.scope)
     perms = ctx.settings.permissions
-    if ns is not None and not perms.allowed(ns, channel=click.channel, user=click.user):
-        raise ActionError(perms.refusal(ns, channel=click.channel, user=click.user), outcome="refused")
+    if not perms.allowed_scope(checked, channel=click.channel, user=click.user):
+        raise ActionError(perms.refusal(checked, channel=click.channel, user=click.user), outcome="refused")
 
 
 def root_key(incident_key: str) -> str:

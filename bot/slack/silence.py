@@ -17,6 +17,7 @@ from slack_bolt import Ack, App, Respond
 
 from bot.alertmanager_api import SilenceError, create_silence
 from bot.context import BotContext
+from bot.policy import scope
 from bot.render.alert_root import SILENCE_ACTION
 from bot.render.slack import mrkdwn_escape
 from bot.slack import flows
@@ -64,8 +65,9 @@ def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) ->
         flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, detail={"matchers": labels},
                     outcome="refused")
         return ":no_entry: Silencing from Slack is off (`silence_button`); use the Silence link instead."
-    namespace = target_for(labels).target.namespace or "default"
-    if not settings.permissions.allowed(namespace, channel=click.channel, user=click.user):
+    # A node's alert, or one that names no namespace, is cluster-scoped: silencing it needs "*".
+    namespace = scope(target_for(labels).target)
+    if not settings.permissions.allowed_scope(namespace, channel=click.channel, user=click.user):
         flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
                     detail={"matchers": labels}, outcome="refused")
         return f":no_entry: {settings.permissions.refusal(namespace, channel=click.channel, user=click.user)}"

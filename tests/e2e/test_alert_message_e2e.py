@@ -198,6 +198,13 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
     # gets the root with a note saying why it is not triaged, instead of a promise of a verdict.
     assert ('_Not triaged: node node-a is cluster-scoped; its triage reads every namespace on it, which needs "*" '
             "granted to this channel (permissions)._") in list(block_strings(disk.blocks))
+    # Nor may this channel silence the node's alert: a node is not in namespace default, or in shop.
+    button = next(a for a in actions(disk) if a["action_id"] == "alert_silence_1h")
+    before = len(chain.silences())
+    chain.click(button["value"], disk)
+    chain.slack.wait_for(lambda: any("cluster-scoped" in str(r) for urls in chain.slack.response_urls.values()
+                                     for r in urls), timeout=WAIT)
+    assert len(chain.silences()) == before
 
 
 def test_a_triage_that_finds_no_target_says_so_on_the_root_and_keeps_saying_it(chain: Chain, fired: Message) -> None:

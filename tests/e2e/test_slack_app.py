@@ -313,6 +313,26 @@ def test_namespace_not_granted_is_refused(bot: Bot) -> None:
     assert not bot.roots("C0DENY")
 
 
+def test_a_node_needs_every_namespace_granted(bot: Bot) -> None:
+    # C0OPS has shop (and the command's namespace, default, is not what a node's triage reads): refused.
+    seen = len(bot.audited("slash.triage"))
+    text = bot.slash("node/node-a", "C0OPS").json()["text"]
+    assert "Not allowed" in text and "cluster-scoped" in text and '"*"' in text, text
+    assert bot.audit_after("slash.triage", seen, "refused").target == "node/node-a"
+    # C0MISS has "*": the same command is acked and triaged.
+    response = bot.slash("node/node-a", "C0MISS")
+    assert response.status_code == 200 and not response.content
+
+    def finished() -> bool:  # the placeholder edited with its outcome, and nothing left to post
+        root = next((m for m in bot.roots("C0MISS") if "node/node-a" in m.text), None)
+        with bot.ctx.factory() as session:
+            waiting = session.scalar(select(func.count()).select_from(OutboxItem)
+                                     .where(OutboxItem.status.in_(("pending", "sending", "failed"))))
+        return root is not None and "erdict:*" in root.text and not waiting
+
+    bot.slack.wait_for(finished, timeout=SLOW_POSTS)
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("Checkout_Svc shop", "not a valid Kubernetes name"),
     ("checkout Shop", "namespace 'Shop' is not a valid name"),

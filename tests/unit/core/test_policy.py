@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bot.policy import Permissions, Route, route_channel
+from bot.policy import Permissions, Route, route_channel, scope
+from collectors.models import Target
 
 ROUTES = [Route(match={"namespace": "ml", "severity": "critical"}, channel="C0MLPAGE"),
           Route(match={"namespace": "~ml|training"}, channel="C0ML"),
@@ -40,3 +41,23 @@ def test_permissions() -> None:
     assert perms.allowed("ml", channel="C0SHOP", user="U0ALICE")
     assert not Permissions().allowed("shop", channel="C0SHOP", user="U0ALICE")
     assert "namespace 'ml' is not granted" in perms.refusal("ml", channel="C0SHOP", user="U0BOB")
+
+
+@pytest.mark.parametrize(("target", "checked"), [
+    (Target(service="checkout", namespace="shop"), "shop"),
+    (Target(pod="trainer-0", service="pod/trainer-0", namespace="ml"), "ml"),
+    # /triage node/gpu-1 carries the default namespace; a node's triage reads every namespace on it.
+    (Target(node="gpu-1", service="node/gpu-1", namespace="default"), None),
+    (Target(node="gpu-1"), None),
+    (Target(), None),  # an alert that names no namespace (KubeAPIDown, Watchdog) is cluster-wide
+])
+def test_scope_of_a_target(target: Target, checked: str | None) -> None:
+    assert scope(target) == checked
+
+
+def test_cluster_scoped_needs_the_star_and_says_so() -> None:
+    perms = Permissions(channels={"C0OPS": ["*"], "C0SHOP": ["shop", "default"]})
+    assert perms.allowed_scope(None, channel="C0OPS")
+    assert not perms.allowed_scope(None, channel="C0SHOP")  # "default" is not "*"
+    refusal = perms.refusal(None, channel="C0SHOP", user="U0BOB")
+    assert "cluster-scoped" in refusal and '"*"' in refusal and "C0SHOP" in refusal and "U0BOB" in refusal
