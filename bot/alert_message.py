@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.config import Settings
 from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
-from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text
+from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text, target_words
 from bot.render.common import verdict_line
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox
@@ -67,23 +67,6 @@ def dashboard_url(template: str, labels: Mapping[str, str], target: Mapping[str,
     return out
 
 
-def _target_words(target: Mapping[str, Any]) -> str:
-    service, namespace, node = target.get("service"), target.get("namespace"), target.get("node")
-    if not service:
-        return ""
-    if service.startswith("node/"):  # cluster-scoped: no namespace; say where an address-only node came from
-        named, instance = service.removeprefix("node/"), target.get("instance")
-        return f"node {named}" + (f" (instance {instance})" if instance and instance != named else "")
-    if service.startswith("namespace/"):
-        return f"namespace {service.removeprefix('namespace/')}"
-    words = service.replace("/", " ", 1) if "/" in service else f"service {service}"
-    if namespace:
-        words += f" in namespace {namespace}"
-    if node:
-        words += f" on node {node}"
-    return words
-
-
 def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None = None,
                allowed: bool = True) -> AlertRoot:
     """The root message's data from a (redacted) webhook payload."""
@@ -115,7 +98,7 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
         note = "" if triaged and found.symptoms else _untriaged_note(found.alertname or "this alert",
                                                                       found.target.service)
     return AlertRoot(status=str(raw.get("status", "firing")), count=len(alerts), alertnames=names,
-                     severity=str(labels.get("severity", "")), target=_target_words(target),
+                     severity=str(labels.get("severity", "")), target=target_words(target),
                      summary=str(annotations.get("summary") or annotations.get("description") or ""),
                      links=shown, verdict=verdict, triaged=triaged, note=note,
                      silence_value=value if button else None)

@@ -14,9 +14,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.render.alert_root import target_words
 from bot.render.slack import actions_block, mrkdwn_escape, renderer
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
+from collectors.alert_target import target_for
 from collectors.models import Artifact
 from playbooks.report import Report
 
@@ -95,14 +97,15 @@ def queue_text(session: Session, *, key: str, channel: str, text: str, parent: O
 def alert_summary(payload: dict[str, Any]) -> str:
     """The root message of an alert group: status, names, and the summary annotation."""
     status = str(payload.get("status", "firing"))
-    labels = payload.get("commonLabels") or {}
+    labels = payload.get("commonLabels") or (payload.get("alerts") or [{}])[0].get("labels") or {}
     names = sorted({str(a.get("labels", {}).get("alertname", "")) for a in payload.get("alerts", [])})
     summary = (payload.get("commonAnnotations") or {}).get("summary") or \
         (payload.get("alerts") or [{}])[0].get("annotations", {}).get("summary", "")
     icon = ":rotating_light:" if status == "firing" else ":white_check_mark:"
-    where = " ".join(f"{k}={labels[k]}" for k in ("namespace", "pod", "node", "Hostname") if labels.get(k))
+    # The target as the triage sees it: a node alert's `pod` label is the exporter's pod, not the subject.
+    where = target_words(target_for(labels).target.model_dump())
     count = len(payload.get("alerts", []))
-    text = f"{icon} *[{status.upper()}:{count}] {', '.join(names)}* {where}\n{summary}".strip()
+    text = f"{icon} *[{status.upper()}:{count}] {', '.join(names)}*{f' on {where}' if where else ''}\n{summary}".strip()
     # Alert text is untrusted: escape Slack's control characters so it cannot mention or link anyone.
     return mrkdwn_escape(text)
 

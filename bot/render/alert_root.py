@@ -7,6 +7,7 @@ re-render the same message instead of each writing its own text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -48,6 +49,24 @@ class AlertRoot(BaseModel):
     note: str = ""  # e.g. "No playbook for KubeJobFailed yet."
     outcome: str = ""  # why the triage ended without a verdict (target not found, failed); "" otherwise
     silence_value: str | None = None  # the button's value (matchers); None: no button
+
+
+def target_words(target: Mapping[str, Any]) -> str:
+    """A triage target (collectors.models.Target, dumped) in words: "pod x in namespace shop", "node gpu-1"."""
+    service, namespace, node = target.get("service"), target.get("namespace"), target.get("node")
+    if not service:
+        return ""
+    if service.startswith("node/"):  # cluster-scoped: no namespace; say where an address-only node came from
+        named, instance = service.removeprefix("node/"), target.get("instance")
+        return f"node {named}" + (f" (instance {instance})" if instance and instance != named else "")
+    if service.startswith("namespace/"):
+        return f"namespace {service.removeprefix('namespace/')}"
+    words = service.replace("/", " ", 1) if "/" in service else f"service {service}"
+    if namespace:
+        words += f" in namespace {namespace}"
+    if node:
+        words += f" on node {node}"
+    return words
 
 
 def _url(url: str) -> str:
