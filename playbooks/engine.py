@@ -10,7 +10,7 @@ from playbooks.cel_expr import activation
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook
 from playbooks.model import Chart, NoChart
 from playbooks.report import ChartSpec, Evidence, Finding, HypothesisResult, Rule, Status, Target
-from playbooks.templates import render
+from playbooks.templates import promql_regex, render
 
 # Status sets the band; the playbook's prior orders hypotheses inside a band.
 _BASE: dict[Status, float] = {"confirmed": 0.9, "likely": 0.6, "unknown": 0.3, "ruled-out": 0.0}
@@ -20,15 +20,29 @@ _EVIDENCE_PER_FACT = 3
 def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
     """What next checks may mention: the subject, preferring the target over what evidence says."""
     pod = target.pod or facts.value("pod.name")
+    node = target.node or facts.value("node.name") or facts.value("pod.node")
     return {
         "service": target.service or pod,
         "namespace": target.namespace or facts.value("pod.namespace"),
         "cluster": target.cluster,
         "pod": pod,
-        "node": target.node or facts.value("node.name") or facts.value("pod.node"),
+        "node": node,
+        "node_instance": node_instance(node, target, facts) if node else None,
         "container": facts.value("container.name"),
         "facts": facts.values(),
     }
+
+
+def node_instance(node: str, target: Target, facts: FactSet) -> str:
+    """A PromQL regex, already escaped, for the `instance` label of the node's exporters: kube-prometheus relabels
+    it to the node's name, a plain scrape config keeps the address and port it scraped. So: the name or any address
+    the evidence gives for this node (or the alert's scrape address), with or without a port."""
+    merged = facts.get("node.addresses")
+    addresses = [a for f in merged.sources if f.subject in ("", f"node/{node}") for a in f.value] if merged else []
+    if target.instance:
+        addresses.append(target.instance.rsplit(":", 1)[0] if target.instance.count(":") == 1 else target.instance)
+    names = list(dict.fromkeys([node, *addresses]))
+    return "(" + "|".join(promql_regex(name) for name in names) + ")(:[0-9]+)?"
 
 
 def triggered(playbook: CompiledPlaybook, context: Any) -> bool:

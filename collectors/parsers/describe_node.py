@@ -64,6 +64,10 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
     if name_node is not None and name:
         sink.add("node.name", name, name_node.line, subject=subject)
     _taints(sink, top, subject)
+    if (addresses := top.get("Addresses")) is not None:
+        found = [(c.value, c.line) for c in addresses.children if c.key and c.value]
+        if found:
+            sink.add("node.addresses", unique(v for v, _ in found), found[0][1], found[-1][1], subject=subject)
     _conditions(sink, top.get("Conditions"), subject)
     labels = _labels(top.get("Labels"))
     _sharing(sink, labels, top.get("Labels"), subject)

@@ -29,6 +29,9 @@ def node(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         add("node.name", name, name_line, subject=subject)
     taints = [taint(as_dict(t)) for t in as_list(spec.get("taints"))]
     add("node.taints", unique(taints), loc.at("spec", "taints") if taints else name_line, subject=subject)
+    addresses = [as_str(as_dict(a).get("address")) for a in as_list(status.get("addresses"))]
+    if any(addresses):
+        add("node.addresses", unique(a for a in addresses if a), loc.at("status", "addresses"), subject=subject)
     add("node.unschedulable", spec.get("unschedulable") is True,
         loc.at("spec", "unschedulable") if "unschedulable" in spec else name_line, subject=subject)
     _node_conditions(ctx, loc, status, subject)

@@ -132,6 +132,9 @@ FACTS: list[FactSpec] = [
     FactSpec("node.unschedulable", "bool", "a node is cordoned", "any"),
     FactSpec("node.taints", "list[str]", "node taints as key=value:Effect", "union",
              "gpu-unhealthy=true:NoSchedule"),
+    FactSpec("node.addresses", "list[str]",
+             "the node's addresses (InternalIP, ExternalIP, Hostname...): a scrape target's instance label may be "
+             "any of them, with a port", "union", "10.0.1.10"),
     FactSpec("node.gpu_sharing", "str", "GPU sharing mode of the node: exclusive, time-slicing, mps, mig",
              example="time-slicing"),
     FactSpec("gpu.capacity_total", "int", "nvidia.com/gpu capacity summed over nodes seen", "sum"),

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import socket
 import time
+import urllib.parse
+import urllib.request
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import closing
@@ -22,6 +24,7 @@ import pytest
 
 from bot.render.chart import pick_declared, render_report_chart
 from collectors.catalogs.range_series import RANGE_METRICS, split_key
+from collectors.factset import FactSet
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
 from collectors.live.prometheus import (
     PromClient,
@@ -35,9 +38,11 @@ from collectors.live.prometheus import (
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact
+from playbooks.engine import template_variables
 from playbooks.loader import load_playbooks
 from playbooks.model import Chart
 from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
+from playbooks.templates import render
 from tests.harness.openmetrics import History, per_second, ramp, step_at
 from tests.harness.prometheus import PromServer, free_port, require_binary, start_prometheus
 
@@ -506,3 +511,21 @@ def test_joined_and_cluster_wide_series_compute_what_their_titles_say(prom: Prom
     assert hpa[0] == pytest.approx(0.4) and hpa[-1] == pytest.approx(1.0)
     # The Endpoints object exists with no address: zero ready, not an empty chart.
     assert last("prom-ready-endpoints-range.json") == {"{}": 0.0}
+
+
+def test_a_node_next_check_finds_the_exporter_by_its_address(prom: PromServer) -> None:
+    """The conntrack next check, rendered for a node whose alert named it by scrape address, run against real
+    Prometheus: it selects that node's series (instance 10.0.0.7:9100) and not another node's."""
+    latency = next(p for p in load_playbooks() if p.spec.id == "latency")
+    stack = list(latency.hypotheses)
+    while not any("node_nf_conntrack_entries{" in c for c in stack[0].spec.next_checks):
+        stack = stack[1:] + stack[0].children
+    check = next(c for c in stack[0].spec.next_checks if "node_nf_conntrack_entries{" in c)
+    variables = template_variables(Target(node="cpu-node-7", instance="10.0.0.7:9100"), FactSet())
+    query = render(check, variables)
+    url = f"{prom.url}/api/v1/query?{urllib.parse.urlencode({'query': query})}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = json.loads(response.read())
+    assert body["status"] == "success", body
+    assert [s["metric"]["instance"] for s in body["data"]["result"]] == ["10.0.0.7:9100"]
+    assert 0.5 < float(body["data"]["result"][0]["value"][1]) <= 1.0  # entries over the limit, a ratio

@@ -31,6 +31,8 @@ EXPECTED = [
     # every GPU of the node is requested: `nvidia.com/gpu  8  8` in Allocated resources
     ("gpu_full.txt", "node.name", "gpu-node-4", 1, 1, N4),
     ("gpu_full.txt", "node.taints", [], 22, 22, N4),
+    # InternalIP, InternalDNS and Hostname: a scrape target's instance label may be any of them
+    ("gpu_full.txt", "node.addresses", ["10.0.12.44", "ip-10-0-12-44.ec2.internal"], 36, 38, N4),
     ("gpu_full.txt", "node.unschedulable", False, 23, 23, N4),
     ("gpu_full.txt", "node.conditions", [], 28, 28, N4),
     ("gpu_full.txt", "node.gpu_sharing", "exclusive", 15, 15, N4),
