@@ -193,9 +193,14 @@ def _queue_alert_root(session: Session, parent: OutboxItem, *, verdict: str | No
     root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": verdict, "outcome": outcome})
     # The notification text keeps what the webhook flow wrote (stored beside it), with the verdict under it.
     base = str(shown.get("base_text") or str(shown.get("text", "")).split("\nVerdict: ", 1)[0])
-    line = verdict or (f"none, {outcome}" if outcome else None)
-    return _queue_root(session, parent, {"text": text_with_verdict(base, line), "base_text": base,
+    return _queue_root(session, parent, {"text": text_with_verdict(base, _verdict_text(verdict, outcome)),
+                                         "base_text": base,
                                          "blocks": root_blocks(root), "root": root.model_dump(mode="json")})
+
+
+def _verdict_text(verdict: str | None, outcome: str) -> str | None:
+    """The notification text's verdict line: the verdict, or why there is none."""
+    return verdict or (f"none, {outcome}" if outcome else None)
 
 
 def _queue_root(session: Session, parent: OutboxItem, fields: dict[str, Any]) -> OutboxItem:
@@ -222,8 +227,8 @@ def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, 
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
     root = alert_root(raw, links, verdict=verdict, allowed=allowed).model_copy(
         update={"outcome": "" if verdict else outcome})
-    line = verdict or (f"none, {outcome}" if outcome else None)
-    return {"text": text_with_verdict(text, line), "base_text": text, "blocks": root_blocks(root),
+    return {"text": text_with_verdict(text, _verdict_text(verdict, outcome)), "base_text": text,
+            "blocks": root_blocks(root),
             "root": root.model_dump(mode="json")}
 
 

@@ -14,6 +14,7 @@ class ArtifactKind(StrEnum):
 
     DESCRIBE_POD = "describe-pod"
     DESCRIBE_NODE = "describe-node"
+    DESCRIBE_SERVICE = "describe-service"
     POD = "pod"  # Pod object(s) as JSON/YAML, incl. a List
     NODE = "node"  # Node object(s) as JSON/YAML
     EVENTS = "events"  # `kubectl get events` table, -o wide, JSON/YAML, or a describe Events block

@@ -13,6 +13,7 @@ from collectors.parsers import (
     cpu_stat,
     describe_node,
     describe_pod,
+    describe_service,
     events,
     flight_recorder,
     k8s_objects,
@@ -35,6 +36,7 @@ from collectors.parsers.contract import Parser
 ALL: tuple[Parser, ...] = (
     describe_pod.PARSER,
     describe_node.PARSER,
+    describe_service.PARSER,
     k8s_objects.PARSER,
     events.PARSER,
     pod_table.PARSER,
