@@ -62,7 +62,7 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
     (re.compile(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),
     (re.compile(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
-    (re.compile(r"\bnvidia-smi\b(?!\s+(?:-q|--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
+    (re.compile(r"\bnvidia-smi\b(?!\s+(?:--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
     (re.compile(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
     (re.compile(r"\bip\s+(?:-\w+\s+)*(?:link|l)\b|\bifconfig\b"), ArtifactKind.NET_LINKS),
 ]

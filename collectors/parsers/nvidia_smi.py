@@ -1,9 +1,10 @@
-"""`nvidia-smi` (the default table) and `nvidia-smi dmon` text into GPU utilisation facts.
+"""`nvidia-smi` (the default table), `nvidia-smi dmon` and `nvidia-smi -q` text into GPU facts.
 
 This is what on-call pastes first when a GPU looks idle (seed 004:1461-1475). The table gives each GPU's
 utilisation, memory and temperature and the processes on it; dmon gives samples over time, averaged per
 GPU so one busy second does not hide a mostly idle GPU. Inside a container nvidia-smi cannot see other
-PID namespaces, so "No running processes found" is not read as zero processes.
+PID namespaces, so "No running processes found" is not read as zero processes. The `-q` report's memory-error
+sections are read by collectors/parsers/nvidia_smi_query.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from statistics import fmean
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
+from collectors.parsers.nvidia_smi_query import SECTIONS, read_query
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -32,6 +34,9 @@ def sniff(text: str) -> int:
         return 95
     if re.search(r"(?m)^#\s*gpu\s+.*\bsm\b", head):
         return 90
+    if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",
+                                           head):
+        return 85
     return 40 if _STATS.search(head) else 0
 
 
@@ -41,6 +46,7 @@ def parse(artifact: Artifact) -> ParseResult:
     try:
         _table(sink, lines)
         _dmon(sink, lines)
+        read_query(sink, lines)
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: nvidia-smi parser failed: {type(exc).__name__}: {exc}")
     return sink.done()

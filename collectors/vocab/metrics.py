@@ -35,7 +35,9 @@ FACTS: list[FactSpec] = [
              "hw-slowdown; benign idle/app-clock bits are left out", "union", "thermal"),
     FactSpec("gpu.ecc_dbe", "int", "uncorrectable (double-bit) ECC errors", "max"),
     FactSpec("gpu.ecc_sbe", "int", "corrected (single-bit) ECC errors", "max"),
-    FactSpec("gpu.row_remap_failed", "bool", "row remapping failed or is pending", "any"),
+    FactSpec("gpu.row_remap_failed", "bool",
+             "row remapping failed, or a remap waits for a GPU reset (DCGM and NVML cannot say why a remap is "
+             "pending; nvidia-smi -q can, and counts only one for uncorrectable errors)", "any"),
     FactSpec("cuda.oom", "bool", "CUDA out of memory reported by the application", "any"),
     FactSpec("cuda.memory_held_elsewhere_ratio", "float",
              "share of the GPU's memory held outside the failing process when CUDA ran out: (total capacity - "

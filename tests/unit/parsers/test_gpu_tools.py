@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import nvidia_smi, top
 from collectors.parsers.registry import SNIFFERS
@@ -94,3 +98,25 @@ def test_sniffers_tell_the_tools_apart() -> None:
     assert SNIFFERS[ArtifactKind.TOP]("top - 1\n%Cpu(s): 1.0 us, 99.0 id\n") >= 90
     assert SNIFFERS[ArtifactKind.TOP](SMI) == 0
     assert SNIFFERS[ArtifactKind.NVIDIA_SMI]("%Cpu(s): 1.0 us, 99.0 id\n") == 0
+
+
+# nvidia-smi -q, from the real-world cases (each folder's case.yaml names its source).
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "gpu-xid"
+QUERY_CASES = [
+    # https://github.com/leptonai/gpud/pull/80: a fragment, no GPU line; four rows remapped for uncorrectable
+    # errors, waiting for a reset.
+    ("gpud-pr-80-remapped-rows-pending-reset", {"gpu.row_remap_failed": (True, 4, 5, "")}),
+    # stas00/ml-engineering, compute/accelerator/nvidia/debug.md: an A100 after Xid 63; one row remapped for
+    # correctable errors, pending, which is routine; 177 corrected DRAM errors, none uncorrectable.
+    ("ml-engineering-nvidia-smi-q-row-remap-pending-correctable",
+     {"gpu.ecc_dbe": (0, 13, 15, "gpu/00000000:10:1C.0"), "gpu.ecc_sbe": (177, 12, 14, "gpu/00000000:10:1C.0"),
+      "gpu.row_remap_failed": (False, 28, 28, "gpu/00000000:10:1C.0")}),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), QUERY_CASES)
+def test_query_report_memory_errors(case: str, expected: dict[str, tuple[object, int, int, str]]) -> None:
+    text = (REALWORLD / case / "evidence.txt").read_text(encoding="utf-8")
+    assert SNIFFERS[ArtifactKind.NVIDIA_SMI](text) >= 80
+    result = run(ArtifactKind.NVIDIA_SMI, text)
+    assert {f.name: (f.value, f.citation.start, f.citation.end, f.subject) for f in result.facts} == expected
