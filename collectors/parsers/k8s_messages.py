@@ -57,8 +57,10 @@ _IP_EXHAUSTED = re.compile(
     r"failed to allocate for range|no IP addresses available in range|failed to assign an IP address"
     r"|no available IP|No available addresses|IP address pool exhausted|ipam.{0,80}exhausted"
     r"|InsufficientCidrBlocks|range is full", re.I)
+# The pod network is not set up on the node: no CNI config, no CNI plugin binaries, or the agent is not ready.
 _CNI_NOT_READY = re.compile(r"cni config uninitiali[sz]ed|NetworkPluginNotReady|cni plugin not initiali[sz]ed"
-                            r"|network plugin is not ready|NetworkReady=false", re.I)
+                            r"|network plugin is not ready|NetworkReady=false"
+                            r"|failed to find plugin \\?\"[\w.-]+\\?\" in path", re.I)
 _CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox container .{0,80}network"
                   r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
 

@@ -48,6 +48,10 @@ def test_missing_refs_from_volumes_env_and_keys() -> None:
      "message:Network plugin returns error: cni plugin not initialized", ["cni-not-ready"]),
     ('failed to setup network for sandbox "x": plugin type="calico" failed (add): connection is unauthorized',
      ["cni-error"]),
+    # No CNI plugin binaries on the node: a line of k0sproject/k0s#582's paste, verbatim (the paste wraps the
+    # message; tests/realworld/container-creating/k0s-582-sandbox-loopback-plugin-missing reads it whole).
+    ('andbox "55dbd184d9926ada73934c2379359797774bd1046fa85b462f3cfa0dc3e4e242": failed to find plugin "loopback" '
+     "in path [/opt/cni/bin]", ["cni-not-ready"]),
     ("Failed to create pod sandbox: rpc error: code = DeadlineExceeded", ["runtime-error"]),
     ("Started container app", []),
 ])
