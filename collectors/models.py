@@ -31,6 +31,7 @@ class ArtifactKind(StrEnum):
     ALERT_TEXT = "alert-text"  # an alert as rendered in chat or mail
     NVML = "nvml"  # the node agent's NVML snapshot JSON (schema triagebot.nvml/v1)
     POD_TABLE = "pod-table"  # `kubectl get pods` (default, -o wide, custom columns)
+    NODE_TABLE = "node-table"  # `kubectl get nodes` (default, -o wide)
     NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
     TOP = "top"  # `top` / `top -b` output
     FLIGHT_RECORDER = "flight-recorder"  # PyTorch Flight Recorder dumps (JSON form), one rank's or a folder's

@@ -44,7 +44,7 @@ SOURCES: tuple[Source, ...] = (
     Source("objects", "cluster objects", (K.K8S_OBJECT, K.DESCRIBE_SERVICE), 60,
            "kubectl get job/hpa/resourcequota/networkpolicy/podgroup -o yaml, kubectl describe service", "workload",
            ("object", "k8s-objects", "k8s-object", "cluster-objects", "cluster objects", "manifests")),
-    Source("node", "node", (K.DESCRIBE_NODE, K.NODE), 60, "kubectl describe node", "node",
+    Source("node", "node", (K.DESCRIBE_NODE, K.NODE, K.NODE_TABLE), 60, "kubectl describe node / get nodes", "node",
            ("nodes", "describe-node", "describe node")),
     Source("app-logs", "app logs", (K.CONTAINER_LOG,), 60, "kubectl logs (and --previous)", "application",
            ("logs", "app", "container-log", "container logs", "app log", "application logs")),

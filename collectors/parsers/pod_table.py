@@ -39,7 +39,7 @@ class _Row:
 
 def _is_header(line: str) -> bool:
     words = line.split()
-    return "NAME" in words and "STATUS" in words and line.upper() == line \
+    return "NAME" in words and "STATUS" in words and line.upper() == line and "VERSION" not in words \
         and ("READY" in words or "RESTARTS" in words or "AGE" in words)
 
 

@@ -1,0 +1,41 @@
+"""`kubectl get nodes` tables, on the real-world pastes that hold one (each folder's case.yaml names its source)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import node_table, pod_table
+from collectors.paste import artifacts_from_text
+
+CASES = Path(__file__).resolve().parents[2] / "realworld" / "node-not-ready"
+
+
+def text_of(case: str) -> str:
+    return (CASES / case / "evidence.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    # jonlangemak/ansible_kubernetes#6: kubectl 1.7's table (no ROLES), four NotReady nodes; k8s-2 comes first.
+    ("ansible-kubernetes-6-get-nodes-notready-cni-uninitialized",
+     [("node.conditions", ["NotReady"], 6, "node/k8s-2"), ("node.conditions", ["NotReady"], 7, "node/k8s-3"),
+      ("node.conditions", ["NotReady"], 8, "node/k8s-4"), ("node.conditions", ["NotReady"], 9, "node/k8s-5"),
+      ("node.name", "k8s-2", 6, "node/k8s-2")]),
+    # openebs/openebs#308: three nodes, one NotReady, inside a fence after its prompt.
+    ("openebs-308-get-nodes-notready-kubelet-active-dockerd-down",
+     [("node.conditions", ["NotReady"], 7, "node/kubeminion-01"),
+      ("node.name", "kubeminion-01", 7, "node/kubeminion-01")]),
+])
+def test_not_ready_rows(case: str, expected: list[tuple[str, object, int, str]]) -> None:
+    result = node_table.parse(Artifact(id="a", kind=ArtifactKind.NODE_TABLE, content=text_of(case)))
+    assert [(f.name, f.value, f.citation.start, f.subject) for f in result.facts] == expected
+
+
+@pytest.mark.parametrize("case", ["ansible-kubernetes-6-get-nodes-notready-cni-uninitialized",
+                                  "openebs-308-get-nodes-notready-kubelet-active-dockerd-down"])
+def test_a_node_table_is_not_a_pod_table(case: str) -> None:
+    text = text_of(case)
+    assert node_table.sniff(text) == 90 and pod_table.sniff(text) == 0
+    assert "node-table" in {str(a.kind) for a in artifacts_from_text(text, "paste")}
