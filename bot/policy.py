@@ -71,7 +71,12 @@ class Permissions(BaseModel):
                 f"`permissions` in triagebot's config.")
 
 
+def is_node(target: Target) -> bool:
+    """Whether the target is a node itself (`node/NAME`), not a pod or workload that merely runs on one."""
+    return (target.service or "").startswith("node/") or bool(target.node and not (target.service or target.pod))
+
+
 def scope(target: Target) -> str | None:
     """The namespace a triage of `target` (or an action on it) is checked against; None for a node, or an alert
     that names no namespace: cluster-scoped, so `Permissions.allowed_scope` asks for "*"."""
-    return None if target.node else target.namespace
+    return None if is_node(target) else target.namespace

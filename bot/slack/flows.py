@@ -29,6 +29,7 @@ from bot.context import BotContext
 from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_run_as_drill
 from bot.jobs import TriageRequest
 from bot.keys import incident_root_key
+from bot.policy import is_node
 from bot.render.slack import mrkdwn_escape
 from bot.render.slack_triage import (
     NOTE_BLOCK,
@@ -382,9 +383,10 @@ def click_from(body: dict[str, Any]) -> Click:
 
 
 def _authorise(ctx: BotContext, run: Run, click: Click) -> None:
-    if not run.target.node and run.namespace is None:
+    node = is_node(run.target)
+    if not node and run.namespace is None:
         return  # pasted evidence: the buttons act on what is already in the channel, nothing in the cluster
-    checked = None if run.target.node else run.namespace  # a node's run needs "*" (bot.policy.scope)
+    checked = None if node else run.namespace  # a node's run needs "*" (bot.policy.scope)
     perms = ctx.settings.permissions
     if not perms.allowed_scope(checked, channel=click.channel, user=click.user):
         raise ActionError(perms.refusal(checked, channel=click.channel, user=click.user), outcome="refused")

@@ -49,6 +49,9 @@ def test_permissions() -> None:
     # /triage node/gpu-1 carries the default namespace; a node's triage reads every namespace on it.
     (Target(node="gpu-1", service="node/gpu-1", namespace="default"), None),
     (Target(node="gpu-1"), None),
+    # A pod (or workload) that runs on a node is not the node: its namespace decides.
+    (Target(service="training-job", namespace="ml", pod="training-job-xyz", node="gpu-node-2"), "ml"),
+    (Target(pod="trainer-0", namespace="ml", node="gpu-node-2"), "ml"),
     (Target(), None),  # an alert that names no namespace (KubeAPIDown, Watchdog) is cluster-wide
 ])
 def test_scope_of_a_target(target: Target, checked: str | None) -> None:
