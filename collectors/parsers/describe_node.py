@@ -16,7 +16,7 @@ from collectors.parsers.k8s_common import (
     subject_of,
     unique,
 )
-from collectors.parsers.k8s_describe_layout import DNode, block_starts, describe_tree, node_values
+from collectors.parsers.k8s_describe_layout import DNode, describe_blocks, describe_tree, node_values
 from collectors.parsers.k8s_event_facts import block_events
 from collectors.parsers.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
@@ -46,9 +46,7 @@ def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
     try:
-        starts = block_starts(lines, _NAME) or [0]
-        for i, start in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        for start, end in describe_blocks(lines, _NAME):
             _node_block(sink, lines, start, end)
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: describe node parser failed: {type(exc).__name__}: {exc}")

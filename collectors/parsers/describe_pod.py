@@ -13,7 +13,7 @@ from collectors.k8s_values import GPU_RESOURCE, quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import DedupSink, DistEnv, EnvVar, is_rdma_resource, subject_of, unique
-from collectors.parsers.k8s_describe_layout import DNode, block_starts, describe_tree, find_root, node_values
+from collectors.parsers.k8s_describe_layout import DNode, describe_blocks, describe_tree, find_root, node_values
 from collectors.parsers.k8s_event_facts import block_events
 from collectors.parsers.k8s_messages import eviction_condition, eviction_resource, missing_refs
 from collectors.text import normalise
@@ -55,9 +55,7 @@ def parse(artifact: Artifact) -> ParseResult:
     sink = DedupSink(artifact, lines)
     try:
         dist = DistEnv()
-        starts = block_starts(lines, _NAME) or [0]
-        for i, start in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        for start, end in describe_blocks(lines, _NAME):
             _pod_block(sink, lines, start, end, dist)
         dist.flush(sink)
     except Exception as exc:  # a parser must never take the triage down with it

@@ -7,7 +7,7 @@ import re
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import DedupSink, subject_of
-from collectors.parsers.k8s_describe_layout import DNode, block_starts, describe_tree
+from collectors.parsers.k8s_describe_layout import DNode, describe_blocks, describe_tree
 from collectors.parsers.k8s_event_facts import block_events
 from collectors.text import normalise
 
@@ -41,9 +41,7 @@ def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
     try:
-        starts = block_starts(lines, _NAME) or [0]
-        for i, start in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        for start, end in describe_blocks(lines, _NAME):
             _service_block(sink, lines, start, end)
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: describe service parser failed: {type(exc).__name__}: {exc}")

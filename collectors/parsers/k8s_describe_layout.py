@@ -59,6 +59,12 @@ def node_values(node: DNode) -> list[tuple[str, int]]:
     return [(v, n) for v, n in out if v and v != "<none>"]
 
 
+def describe_blocks(lines: list[str], marker: re.Pattern[str]) -> list[tuple[int, int]]:
+    """0-based [start, end) of each object's block in a describe paste (the whole paste when none is marked)."""
+    starts = block_starts(lines, marker) or [0]
+    return [(start, starts[i + 1] if i + 1 < len(starts) else len(lines)) for i, start in enumerate(starts)]
+
+
 def block_starts(lines: list[str], marker: re.Pattern[str]) -> list[int]:
     """0-based starts of concatenated describe blocks: `Name:` lines at the indent of the first one."""
     starts: list[int] = []
