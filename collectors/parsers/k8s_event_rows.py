@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,10 +75,23 @@ def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0)
 
 def describe_row(line: str, number: int) -> EventRecord | None:
     """One row of a current describe Events table, or None."""
+    # An event storm repeats the same rows many times: short rows are read once (a bounded cache).
+    fields = _kept_fields(line) if len(line) <= _KEPT_LINE else _describe_fields(line)
+    return EventRecord(*fields[:3], number, number, fields[3]) if fields is not None else None
+
+
+_KEPT_LINE = 1024
+
+
+def _describe_fields(line: str) -> tuple[str, str, str, str] | None:
+    """Type, reason, message and source kind of a row."""
     m = _DESCRIBE_ROW.fullmatch(line)
     if m is None:
         return None
-    return EventRecord(m.group(1), m.group(2), (m.group(5) or "").strip(), number, number, source_kind(m.group(4)))
+    return m.group(1), m.group(2), (m.group(5) or "").strip(), source_kind(m.group(4))
+
+
+_kept_fields = functools.lru_cache(maxsize=4096)(_describe_fields)
 
 
 def _old_describe_row(line: str, number: int) -> EventRecord | None:
