@@ -222,6 +222,8 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')")),
     # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
     ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
+    # The tag exists, but not for this node's platform (docker's and containerd's wording): no image to run here.
+    ("not-found", re.compile(r"no matching manifest for \S+ in the manifest list|no match for platform in manifest")),
     ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),

@@ -74,6 +74,8 @@ _DIST_CONTEXT = ("NCCL", "nccl", "socket", "Socket", "c10d", "torch.distributed"
 _CONTEXT_LINES = 12
 _TRACEBACK_CONTEXT = ("init_process_group", "rendezvous", "TCPStore", "torch/distributed", "c10d")
 _SOCKET_HINTS = tuple(needle for needle, _ in SOCKET_ERRORS) + _RESOLVER_FALLBACK
+# "socketStartConnect: Connect to 127.0.0.1<45069> failed", "Connect to [::1]:29500 failed"
+_LOOPBACK_PEER = re.compile(r"[Cc]onnect to \[?(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1)\]?[<:]")
 
 _VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _ENV_SET = re.compile(r"\b(NCCL_SOCKET_IFNAME|NCCL_IB_HCA) set (?:by environment )?to (\S+)")
@@ -202,6 +204,9 @@ def _socket_error(scan: Scan, line: str, n: int) -> None:
     found = [error for needle, error in SOCKET_ERRORS if needle in line]
     if not found and any(needle in line for needle in _RESOLVER_FALLBACK):
         found = ["unresolvable"]
+    # A failed connection to a loopback address: a peer advertised its loopback interface to the other ranks.
+    if found and _LOOPBACK_PEER.search(line):
+        found.append("loopback-peer")
     for error in found:
         scan.item("nccl.errors", error, n)
 

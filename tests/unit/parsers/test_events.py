@@ -163,6 +163,9 @@ PULLS = [
     ('failed to resolve reference "docker.io/library/ckad:blue": pull access denied, repository does not exist or '
      "may require authorization: server message: insufficient_scope: authorization failed", "not-found"),
     ('couldn\'t parse image name "images:ubuntu/24.04": invalid reference format', "not-found"),
+    # cilium/image-tools#61: the tag has no build for the node's platform.
+    ("rpc error: code = Unknown desc = no matching manifest for linux/arm/v7 in the manifest list entries",
+     "not-found"),
     ("no basic auth credentials / authentication required", "unauthorized"),
     ("dial tcp 10.20.0.8:443: i/o timeout", "timeout"),
     ("rpc error: code = DeadlineExceeded desc = context deadline exceeded", "timeout"),

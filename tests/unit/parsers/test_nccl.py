@@ -104,6 +104,9 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
     ("h:1:2 [0] NCCL WARN socketStartConnect: Connect to 172.18.0.2<44801> failed : Software caused connection "
      "abort", {("nccl.errors", ("connection-aborted",))}),
     ("h:1:2 [0] NCCL WARN Bootstrap : no socket interface found", {("nccl.errors", ("no-interface",))}),
+    # awslabs/awsome-distributed-ai#192: a peer advertised its loopback address (fixed with NCCL_SOCKET_IFNAME).
+    ("10: socketStartConnect: Connect to 127.0.0.1<45069> failed : Software caused connection abort",
+     {("nccl.errors", ("connection-aborted",)), ("nccl.errors", ("loopback-peer",))}),
     ("[W socket.cpp:464] [c10d] The server socket cannot be initialized on [::]:29500 (errno: 97 - Address family "
      "not supported by protocol).", {("nccl.errors", ("address-family",))}),
     ("[W socket.cpp:697] [c10d] The IPv6 network addresses of (master-0, 29500) cannot be retrieved (gai error: -2 "
