@@ -46,7 +46,11 @@ def sniff(text: str) -> int:
         return 60  # a container-state fragment
     if {"Status", "Reason"} <= keys:
         return 45  # the pod's own Status / Reason / Message lines
-    return 20 if pod >= 2 else 0
+    if pod >= 3:
+        return 60  # the tail of a description, pasted without its Name (Volumes, QoS Class, Tolerations...)
+    if pod or "Status" in keys:
+        return 20 if pod >= 2 else 10  # too little alone; enough when the command typed before it says describe pod
+    return 0
 
 
 def parse(artifact: Artifact) -> ParseResult:
@@ -122,6 +126,10 @@ def _pod_block(sink: DedupSink, lines: list[str], start: int, end: int, dist: Di
     if name_node is not None and name:
         _pod_identity(sink, top, name_node, subject)
     _pod_status(sink, top, name, subject)
+    # Read without the Name too: a description's tail (from Conditions: on) still says the pod's QoS.
+    for key, fact in (("QoS Class", "pod.qos_class"), ("Priority Class Name", "pod.priority_class")):
+        if (node := top.get(key)) is not None and node.value and node.value != "<none>":
+            sink.add(fact, node.value, node.line, subject=subject)
     containers = _containers(roots)
     real = bool(find_root(roots, "Containers"))
     _emit_containers(sink, containers, subject)
@@ -144,9 +152,6 @@ def _pod_identity(sink: DedupSink, top: dict[str, DNode], name: DNode, subject: 
     if node := top.get("Node"):
         bound = "" if node.value in ("", "<none>") else node.value.split("/", 1)[0]
         sink.add("pod.node", bound, node.line, subject=subject)
-    for key, fact in (("QoS Class", "pod.qos_class"), ("Priority Class Name", "pod.priority_class")):
-        if (node := top.get(key)) is not None and node.value and node.value != "<none>":
-            sink.add(fact, node.value, node.line, subject=subject)
 
 
 def _pod_status(sink: DedupSink, top: dict[str, DNode], name: str, subject: str | None) -> None:

@@ -93,11 +93,12 @@ class _Columns:
 
 
 def _get_header(line: str) -> _Columns | None:
-    if "REASON" not in line or "MESSAGE" not in line or any(c.islower() for c in line):
+    if "REASON" not in line or ("MESSAGE" not in line and "MSG" not in line) or any(c.islower() for c in line):
         return None
     cols = list(_COLUMN.finditer(line))
-    names = [m.group(0) for m in cols]
-    if "TYPE" not in names and "LAST SEEN" not in names:
+    # `-o custom-columns` names its columns as the user chose: REASON and a message column are enough.
+    names = ["MESSAGE" if m.group(0) == "MSG" else m.group(0) for m in cols]
+    if "REASON" not in names or "MESSAGE" not in names:
         return None
     return _Columns([m.start() for m in cols], names)
 
@@ -151,12 +152,17 @@ def _table_rows(lines: list[str], start: int, end: int, cols: _Columns, namespac
 def _sliced_row(line: str, number: int, cols: _Columns, namespace: str) -> EventRecord | None:
     kind_of = cols.cell(line, "TYPE")
     reason = cols.cell(line, "REASON")
-    if kind_of not in ("Normal", "Warning") or not reason or " " in reason:
+    if "TYPE" in cols.names and kind_of not in ("Normal", "Warning"):
+        return None
+    if not _REASON_CELL.fullmatch(reason):
         return None
     obj = cols.cell(line, "OBJECT")
     kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", "")
     ns = cols.cell(line, "NAMESPACE") or namespace
     return EventRecord(kind_of, reason, cols.cell(line, "MESSAGE"), number, number, kind.lower(), name, ns)
+
+
+_REASON_CELL = re.compile(r"[A-Za-z][A-Za-z0-9]{1,80}")
 
 
 def _loose_row(line: str, number: int, namespace: str) -> EventRecord | None:

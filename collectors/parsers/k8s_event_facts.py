@@ -259,9 +259,18 @@ def _pulled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 
 def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    """`Error: secret "x" not found` (reason Failed): the container cannot be created without it."""
+    """`Error: secret "x" not found` (reason Failed): the container cannot be created without it. Or it was
+    created and its entrypoint cannot run: missing, not executable, built for another CPU."""
     if refs := missing_refs(ev.message):
         facts.add("pod.missing_refs", refs, ev, subject)
+    elif _ENTRYPOINT_FAILED.search(ev.message):
+        facts.add("app.errors", ["entrypoint"], ev, subject)
+
+
+# The runtime's own words when a container's process cannot be exec'd ("failed to start container ... exec:
+# "./user": stat ./user: no such file or directory").
+_ENTRYPOINT_FAILED = re.compile(r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
+                                r"|executable file not found in \$PATH|exec format error")
 
 
 def _scaled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:

@@ -36,6 +36,8 @@ _DESCRIBE_ROW = re.compile(
     r"(<unknown>|<invalid>|\S+(?:\s+\(x\d+\s+over\s+\S+\))?)\s+"
     r"(\S+(?:,\s+\S+)?)(?:\s+(.*))?")
 # Old describe rows put Type and Reason after the counts: "1m  1m  1  default-scheduler    Normal  Scheduled  msg".
+# A scheduler message's "0/4" where the From column should be: kubectl of 2020 printed some rows without it.
+_NOT_A_SOURCE = re.compile(r"\d+/\d+")
 _OLD_DESCRIBE_ROW = re.compile(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
 _DESCRIBE_HEADER = re.compile(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
 _TOP_LEVEL_KEY = re.compile(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
@@ -88,7 +90,10 @@ def _describe_fields(line: str) -> tuple[str, str, str, str] | None:
     m = _DESCRIBE_ROW.fullmatch(line)
     if m is None:
         return None
-    return m.group(1), m.group(2), (m.group(5) or "").strip(), source_kind(m.group(4))
+    source, message = m.group(4), (m.group(5) or "").strip()
+    if _NOT_A_SOURCE.fullmatch(source):  # no From column: "<unknown>  0/4 nodes are available: ..."
+        return m.group(1), m.group(2), f"{source} {message}".strip(), ""
+    return m.group(1), m.group(2), message, source_kind(source)
 
 
 _kept_fields = functools.lru_cache(maxsize=4096)(_describe_fields)

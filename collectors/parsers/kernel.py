@@ -52,7 +52,7 @@ _KERNEL_SHAPE = re.compile(
 # Messages only the kernel prints, recognisable without any prefix.
 _KERNEL_MESSAGE = re.compile(
     r"NVRM: |\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
-    r"nf_conntrack: (?:nf_conntrack: )?table full|^INFO: task .{1,80}? blocked for more than|"
+    r"nf_conntrack: ?(?:nf_conntrack: ?)?table full|^INFO: task .{1,80}? blocked for more than|"
     r"^net_ratelimit: \d+ callbacks"
 )
 
@@ -73,7 +73,11 @@ _OOM_KILLED = re.compile(
     r"Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<name>[^)]{0,80})\))?"  # a cut line may lose the ")"
 )
 _OOM_LEGACY_MEMCG = re.compile(r"\bTask in \S+ killed as a result of limit of ")
-_CONNTRACK_FULL = re.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet")
+# Parts of an OOM report that only a memory cgroup's OOM prints: its page-fault path in the call trace, its usage
+# against its limit (mem_cgroup_print_oom_meminfo), and its stats.
+_OOM_MEMCG_DETAIL = re.compile(r"\bmem_cgroup_(?:oom_synchronize|out_of_memory)\b|\bmemory: usage \d+kB, limit \d+kB, "
+                               r"failcnt \d+|\bMemory cgroup stats for /")
+_CONNTRACK_FULL = re.compile(r"nf_conntrack: ?(?:nf_conntrack: ?)?table full, ?dropping packet")
 # Bounded repeats keep hostile long lines linear; task names are at most 15 characters.
 _HUNG_TASK = re.compile(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")
 
@@ -96,6 +100,7 @@ class _Seen:
     gpu_lost: tuple[int, str] | None = None
     oom: tuple[int, str] | None = None
     oom_memcg: tuple[int, str] | None = None
+    oom_memcg_detail: tuple[int, str] | None = None  # cited only when no line says "Memory cgroup" outright
     oom_global: tuple[int, str] | None = None
     victims: dict[str, tuple[int, str]] = field(default_factory=dict)
     conntrack_full: tuple[int, str] | None = None
@@ -171,7 +176,8 @@ def _scan(lines: list[str]) -> _Seen:
             _scan_xid(line, number, seen)
         if "off the bus" in line or "GPU is lost" in line or "dapter failed" in line:
             _scan_gpu_lost(line, number, seen)
-        if "oom-kill" in line or "of memory: Kill" in line or "of memory (" in line or "result of limit" in line:
+        if "oom-kill" in line or "of memory: Kill" in line or "of memory (" in line or "result of limit" in line \
+                or "mem_cgroup_o" in line or "failcnt" in line or "Memory cgroup stats" in line:
             _scan_oom(line, number, seen)
         if "table full" in line:
             _note_once(seen, "conntrack_full", line, number, _CONNTRACK_FULL)
@@ -246,6 +252,9 @@ def _scan_oom(line: str, number: int, seen: _Seen) -> None:
     elif _OOM_LEGACY_MEMCG.search(line):
         fired = True
         _first(seen, "oom_memcg", number, line)
+    elif _OOM_MEMCG_DETAIL.search(line):
+        fired = True
+        _first(seen, "oom_memcg_detail", number, line)
     if fired:
         _first(seen, "oom", number, line)
 
@@ -334,8 +343,8 @@ def _emit_oom(sink: FactSink, seen: _Seen) -> None:
     if seen.oom is None:
         return
     sink.add("kernel.oom_kill", True, seen.oom[0], text=seen.oom[1])
-    if seen.oom_memcg:
-        sink.add("kernel.oom_memcg", True, seen.oom_memcg[0], text=seen.oom_memcg[1])
+    if memcg := seen.oom_memcg or seen.oom_memcg_detail:
+        sink.add("kernel.oom_memcg", True, memcg[0], text=memcg[1])
     if seen.oom_global:
         sink.add("kernel.oom_global", True, seen.oom_global[0], text=seen.oom_global[1])
     for name, (number, msg) in seen.victims.items():
