@@ -35,9 +35,9 @@ _DESCRIBE_ROW = re.compile(
     r"\s*(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+"
     r"(<unknown>|<invalid>|\S+(?:\s+\(x\d+\s+over\s+\S+\))?)\s+"
     r"(\S+(?:,\s+\S+)?)(?:\s+(.*))?")
-# Old describe rows put Type and Reason after the counts: "1m  1m  1  default-scheduler    Normal  Scheduled  msg".
 # A scheduler message's "0/4" where the From column should be: kubectl of 2020 printed some rows without it.
 _NOT_A_SOURCE = re.compile(r"\d+/\d+")
+# Old describe rows put Type and Reason after the counts: "1m  1m  1  default-scheduler    Normal  Scheduled  msg".
 _OLD_DESCRIBE_ROW = re.compile(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
 _DESCRIBE_HEADER = re.compile(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
 _TOP_LEVEL_KEY = re.compile(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
