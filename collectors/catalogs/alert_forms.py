@@ -13,7 +13,7 @@ from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "alert_forms.yaml"
 
-How = Literal["title", "section", "status", "group", "pair", "pairs", "row", "alert"]
+How = Literal["title", "section", "status", "group", "pair", "pairs", "row", "alert", "tr", "key", "value"]
 
 
 class AlertForm(BaseModel):
@@ -24,6 +24,7 @@ class AlertForm(BaseModel):
     pattern: str
     split: str | None = None
     in_labels: bool = False
+    raw: bool = False
     source: str = Field(min_length=1)
 
 

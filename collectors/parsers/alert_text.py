@@ -38,6 +38,11 @@ class _Reading:
     severity: tuple[str, int] | None = None
     section: str = "labels"  # where the current alert's pairs go
     open: bool = False  # an alert is open: loose pair forms may be read
+    # An HTML table written one cell a line: the <th> names waiting for their <td>, the current row's names, and
+    # the header row's names, which each later row of <td> cells fills in again.
+    keys: list[str] = field(default_factory=list)
+    row: list[str] = field(default_factory=list)
+    header: list[str] = field(default_factory=list)
 
     def current(self) -> Labelled:
         if not self.alerts:
@@ -101,6 +106,8 @@ def _cells(line: str) -> list[str]:
 def _read_cell(reading: _Reading, cell: str, number: int, known: frozenset[str]) -> None:
     for form in forms():
         how = form.spec.how
+        if form.spec.raw:
+            continue
         if how == "pairs":
             if _pairs(reading, form, cell, number):
                 return
@@ -185,12 +192,42 @@ def _pairs(reading: _Reading, form: CompiledForm, cell: str, number: int) -> boo
     return True
 
 
+def _table(reading: _Reading, line: str, number: int) -> bool:
+    """A line of a one-cell-a-line HTML table (an issue a GitHub receiver opened); True when it was one."""
+    for form in forms():
+        if not form.spec.raw:
+            continue
+        match = form.regex.search(line)
+        if match is None:
+            continue
+        groups: dict[str, Any] = match.groupdict()
+        how = form.spec.how
+        if how == "tr" and not groups["edge"]:
+            reading.row, reading.keys = [], list(reading.header)
+        elif how == "tr":
+            if len(reading.row) > 1 and len(reading.keys) == len(reading.row):
+                reading.header = reading.row  # a row of names only: the header of the rows below
+            reading.keys = []
+        elif how == "key":
+            reading.row.append(groups["name"])
+            reading.keys.append(groups["name"])
+        elif how == "value" and reading.keys:
+            value = _TAG.sub("", groups["value"]).strip()
+            key = reading.keys.pop(0)
+            if value and key not in ("StartsAt", "Links"):
+                reading.pair(key, value, number)
+        return True
+    return False
+
+
 def read(lines: list[str]) -> _Reading:
     """The alerts the lines hold."""
     reading = _Reading()
     known = _known_labels()
     for number, line in enumerate(lines, 1):
         if len(line) > _MAX_LINE or not line.strip():
+            continue
+        if "<t" in line and _table(reading, line, number):
             continue
         for cell in _cells(line):
             if cell.strip():
@@ -230,7 +267,7 @@ def sniff(text: str) -> int:
         return 0  # JSON is the Alertmanager payload's, not ours
     if _TITLE.search(head) or _AMTOOL_HEADER.search(head):
         return 90
-    if re.search(r"(?<![\w\"])alertname\*?\s*(?:=|:)", head):
+    if re.search(r"(?<![\w\"])alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
         return 80
     if re.search(r"\b(?:Alert|ALERT|Alertname|AlertName)\*?\s*:\*?\s*`?[A-Z_][\w:]*`?(?:\s+[-\u2013]\s+\S+)?\s*$",
                  head, re.MULTILINE):
