@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from collectors.catalogs.alert_labels import label_facts, target_labels
 from collectors.catalogs.alert_map import rule_for, symptom_for
 from collectors.parsers.sink import FactSink
+
+# Target facts and the labels that carry them, best first (alert_labels.yaml says which program sets each).
+TARGET_LABELS: dict[str, tuple[str, ...]] = target_labels()
+SEVERITY_RANK = {"critical": 4, "page": 4, "error": 3, "high": 3, "warning": 2, "warn": 2, "medium": 2,
+                 "info": 1, "low": 1, "none": 0}
+
+
+def target_value(fact: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """(label, value) for a target fact, skipping values that name no workload or node."""
+    for label in TARGET_LABELS[fact]:
+        value = labels.get(label, "").strip()
+        if label == "instance":
+            value = _instance_host(value)
+        if value and value != "POD":
+            return label, labels.get(label, "")
+    return None
+
+
+def _instance_host(instance: str) -> str:
+    """The host part of `instance` when it names a node; an IP or localhost names a scrape target only."""
+    host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+    host = host.strip("[]")
+    if host in ("", "localhost"):
+        return ""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    return ""
+
+
+def node_from(label: str, value: str) -> str:
+    return _instance_host(value) if label == "instance" else value
+
 
 _MAX_PAIRS = 200  # alert.labels / alert.annotations entries per artifact: a storm's paste need not list them all
 
@@ -22,12 +58,6 @@ class Labelled:
 
     def plain(self) -> dict[str, str]:
         return {key: value for key, (value, _) in self.labels.items()}
-
-
-def _target_value(fact: str, labels: dict[str, str]) -> tuple[str, str] | None:
-    # Imported here: alertmanager.py imports this module's helpers' sibling, and this keeps the import one-way.
-    from collectors.parsers.alertmanager import target_value
-    return target_value(fact, labels)
 
 
 def emit_alerts(sink: FactSink, alerts: list[Labelled], titles: dict[str, int]) -> None:
@@ -55,10 +85,9 @@ def emit_alerts(sink: FactSink, alerts: list[Labelled], titles: dict[str, int]) 
 
 
 def _emit_targets(sink: FactSink, alerts: list[Labelled]) -> None:
-    from collectors.parsers.alertmanager import node_from
     for fact in target_labels():
         for alert in alerts:
-            found = _target_value(fact, alert.plain())
+            found = target_value(fact, alert.plain())
             if found:
                 label = found[0]
                 sink.add(fact, node_from(label, found[1]), alert.labels[label][1])

@@ -14,8 +14,7 @@ from typing import Any
 from collectors.catalogs.alert_forms import CompiledForm, forms
 from collectors.catalogs.alert_labels import catalog as label_catalog
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers.alert_facts import Labelled, emit_alerts
-from collectors.parsers.alertmanager import SEVERITY_RANK
+from collectors.parsers.alert_facts import SEVERITY_RANK, Labelled, emit_alerts
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise

@@ -6,56 +6,28 @@ Also reads the receiver's JSON-lines log (one payload per line), a `{"payload": 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.catalogs.alert_labels import target_labels
 from collectors.catalogs.alert_map import symptom_for
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers.alert_facts import Labelled, emit_labels
+from collectors.parsers.alert_facts import (
+    SEVERITY_RANK,
+    TARGET_LABELS,
+    Labelled,
+    emit_labels,
+    node_from,
+    target_value,
+)
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
-# Target facts and the labels that carry them, best first (alert_labels.yaml says which program sets each).
-TARGET_LABELS: dict[str, tuple[str, ...]] = target_labels()
-SEVERITY_RANK = {"critical": 4, "page": 4, "error": 3, "high": 3, "warning": 2, "warn": 2, "medium": 2,
-                 "info": 1, "low": 1, "none": 0}
 _STATUSES = ("firing", "resolved")
 _API_STATES = {"active": "firing", "suppressed": "firing", "unprocessed": "firing"}
-
-
-def target_value(fact: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
-    """(label, value) for a target fact, skipping values that name no workload or node."""
-    for label in TARGET_LABELS[fact]:
-        value = labels.get(label, "").strip()
-        if label == "instance":
-            value = _instance_host(value)
-        if value and value != "POD":
-            return label, labels.get(label, "")
-    return None
-
-
-def _instance_host(instance: str) -> str:
-    """The host part of `instance` when it names a node; an IP or localhost names a scrape target only."""
-    host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
-    host = host.strip("[]")
-    if host in ("", "localhost"):
-        return ""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    return ""
-
-
-def node_from(label: str, value: str) -> str:
-    return _instance_host(value) if label == "instance" else value
 
 
 @dataclass(frozen=True)

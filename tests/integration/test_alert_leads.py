@@ -77,7 +77,8 @@ def test_the_alerts_own_symptom_leads_and_the_other_workload_is_context() -> Non
     assert any(p == f"oom-killed ({ALSO_ON_NODE})" for p, _ in others(report, lead[1]))
     assert "oom-killed" not in verdict_line(report)
     assert "alert" in [a.id for a in triage.collected.result.artifacts]
-    assert before.report.leading() is not None and before.report.leading()[0].playbook == "oom-killed"  # type: ignore[index]
+    was = before.report.leading()
+    assert was is not None and was[0].playbook == "oom-killed"
 
 
 def test_no_verdict_rather_than_another_workloads_when_the_alert_says_nothing_readable() -> None:

@@ -171,7 +171,8 @@ def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
     covered = {"subject", "text-alert-list-heading", "status-heading", "email-group-line", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
-               "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row", "alert-line"}
+               "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row",
+               "alert-line"}
     assert {f.spec.id for f in forms()} == covered
     assert all(f.spec.source for f in forms())
     assert all(rule.source for rule in catalog().labels)

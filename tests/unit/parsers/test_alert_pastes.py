@@ -23,8 +23,9 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
       "alert.annotations": ["summary=2 is more than 1"]}),
     # pfnet-research/alertmanager-to-github's issue body: one cell a line.
     ("alertmanager-to-github-table.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
-     {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"], "pod.name": "cloudflared-6f58f5689d-jhn8v",
-      "pod.namespace": "cloudflared", "container.name": "cloudflared", "container.waiting.reason": "CrashLoopBackOff",
+     {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],
+      "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared",
+      "container.waiting.reason": "CrashLoopBackOff",
       "alert.severity": "warning"}),
     # amtool -o extended, an annotation with a line break in it, and its simple output (Alertmanager 0.22's State).
     ("amtool-extended-and-simple.txt", "https://github.com/prometheus/alertmanager/pull/2324",
