@@ -126,7 +126,7 @@ def _read_cell(reading: _Reading, cell: str, number: int, known: frozenset[str])
             reading.set_status(groups["status"], number)
         elif how == "group":
             for word in groups["pairs"].split():
-                key, _, value = word.partition("=")
+                key, _, value = word.partition("=" if "=" in word else ":")
                 if key and value and _NAME.match(key):
                     reading.pair(key, value, number)
         elif how == "row":
@@ -254,7 +254,8 @@ def parse(artifact: Artifact) -> ParseResult:
     return sink.done()
 
 
-_TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A-Za-z_]", re.IGNORECASE)
+_TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A-Za-z_]|\[ALERT\] alertname:",
+                    re.IGNORECASE)
 _AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
                             re.MULTILINE)
 

@@ -138,6 +138,8 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
     ("amtool-simple-before-0.22", lambda: amtool_simple(state=False),
      {"alert.names": ["GPUXidError"], "alert.symptoms": ["gpu-xid"]}),
     ("amtool-extended", amtool_extended, {**FULL, "alert.status": "firing"}),
+    # alertmanager-to-github's issue title: the common labels, sorted, as name:value words.
+    ("github-issue-title", lambda: "[ALERT] " + " ".join(f"{k}:{v}" for k, v in _sorted(LABELS)) + " ", FULL),
 ]
 
 
@@ -169,7 +171,8 @@ def test_annotations_are_kept_apart_from_labels() -> None:
 
 def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
-    covered = {"subject", "text-alert-list-heading", "status-heading", "email-group-line", "text-alert-list-pair",
+    covered = {"subject", "text-alert-list-heading", "status-heading", "email-group-line",
+               "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
                "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row",
                "alert-line"}

@@ -27,6 +27,10 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
       "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared",
       "container.waiting.reason": "CrashLoopBackOff",
       "alert.severity": "warning"}),
+    # The same receiver's issue title (title.tmpl), as the thread lists it.
+    ("alertmanager-to-github-title.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
+     {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],
+      "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared"}),
     # amtool -o extended, an annotation with a line break in it, and its simple output (Alertmanager 0.22's State).
     ("amtool-extended-and-simple.txt", "https://github.com/prometheus/alertmanager/pull/2324",
      {"alert.names": ["Watchdog"], "alert.severity": "none"}),
