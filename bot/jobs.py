@@ -64,12 +64,15 @@ class TriageRequest:
     incident_id: int | None = None
     symptoms: list[str] = field(default_factory=list)
     capture: str = ""  # the alert as on-call saw it, when its evidence is to be captured (bot/capture.py)
+    # The alerts that started the triage, as a webhook payload ({"status", "alerts": [{labels, annotations}]}):
+    # their own labels are evidence, and their symptoms lead the report (bot.triage.run_triage).
+    alert: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target.model_dump(mode="json"), "since": self.since.total_seconds(),
                 "trigger": self.trigger, "channel": self.channel, "key": self.key, "parent_key": self.parent_key,
                 "requested_by": self.requested_by, "incident_id": self.incident_id, "symptoms": list(self.symptoms),
-                "capture": self.capture}
+                "capture": self.capture, "alert": self.alert}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> TriageRequest:
@@ -77,7 +80,8 @@ class TriageRequest:
                    trigger=str(doc["trigger"]), channel=str(doc["channel"]), key=str(doc["key"]),
                    parent_key=doc.get("parent_key"), requested_by=doc.get("requested_by"),
                    incident_id=doc.get("incident_id"), symptoms=list(doc.get("symptoms") or []),
-                   capture=str(doc.get("capture") or ""))
+                   capture=str(doc.get("capture") or ""),
+                   alert=doc["alert"] if isinstance(doc.get("alert"), dict) else {})
 
 
 Finish = Callable[[Session, str], None]  # marks the job done (with its outcome) inside the report's transaction
@@ -214,7 +218,7 @@ class TriageJobs:
             from bot.triage import run_triage
 
             triage = run_triage(request.target, request.since, self.access(), now=started,
-                                symptoms=request.symptoms)
+                                symptoms=request.symptoms, alert=request.alert or None)
             if request.capture and self.capture_dir is not None:
                 self._capture(request, triage)
             missing = [m.source.split(":")[0] for m in triage.report.missing]

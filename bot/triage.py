@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from typing import Any
 from bot.config import ConfigError, Settings
 from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
-from collectors.models import Artifact, Target
+from collectors.models import Artifact, ArtifactKind, Target
+from collectors.redact import redact
 from playbooks.charts import chart_series
 from playbooks.pipeline import analyse
 from playbooks.report import CacheState, Report
@@ -86,16 +88,29 @@ def named_node(target: Target, collected: Collected) -> Target:
     return target.model_copy(update={"node": node, "service": f"node/{node}"})
 
 
+def alert_artifact(alert: dict[str, Any], captured_at: datetime) -> Artifact:
+    """The alerts that started a triage, as the evidence they are: their labels (an Xid code, a waiting reason, a
+    node) are read like any other artifact's lines."""
+    return Artifact(id="alert", kind=ArtifactKind.ALERTMANAGER, source="alertmanager",
+                    content=json.dumps(alert, indent=2, sort_keys=True), captured_at=captured_at,
+                    command="the Alertmanager notification that started this triage")
+
+
 def run_triage(target: Target, since: timedelta, access: LiveAccess, now: datetime | None = None,
-               symptoms: list[str] | None = None) -> Triage:
+               symptoms: list[str] | None = None, alert: dict[str, Any] | None = None) -> Triage:
     """Collect live evidence for the target and analyse it; raises TargetNotFound.
 
-    `symptoms` (e.g. from an alert's name) run those playbooks even when their triggers do not fire.
+    `symptoms` (e.g. from an alert's name) run those playbooks even when their triggers do not fire. `alert` (the
+    webhook's alerts) makes the triage an alert's: its labels are facts and its symptoms lead the report.
     """
     now = now or datetime.now(UTC)
     collected = collect_live(target, Window.last(since, now), access, charts=chart_picker(target, symptoms))
     target = named_node(target, collected)
-    report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms)
+    if alert:
+        # Last: for facts that keep their first value (a pod's name), what the cluster says comes first.
+        collected.result.artifacts.append(redact(alert_artifact(alert, now)))
+    report = analyse(collected.result.artifacts, target, missing=collected.result.missing, symptoms=symptoms,
+                     leads=symptoms if alert else None)
     if collected.result.cache_age is not None and access.cache is not None:
         report.cache = CacheState(age_seconds=round(collected.result.cache_age, 1),
                                   namespaces=access.cache.namespaces or [])

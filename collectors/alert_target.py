@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from collectors.catalogs.alert_map import rule_for
 from collectors.models import Target
-from collectors.parsers.alertmanager import node_from, target_value
+from collectors.parsers.alert_facts import node_from, target_value
 from collectors.validate import InvalidInput, namespace, object_name
 
 # Labels that name a workload, best first. The plain `service` and `job` labels usually name the exporter

@@ -22,6 +22,7 @@ MAX_LINE = 4096
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*([\w+-]*)[^`]*$")
 _QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
 _BOLD = re.compile(r"\*\*|__")
+_BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
 _HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)
 # The command a person typed: "$ kubectl get pods", "root@node:~# dmesg -T", "[root@gpu1 ~]# cat cpu.stat",
 # "(venv) user@host:~/x$ torchrun ...", "PS C:\> kubectl ...", "> kubectl ..." (PowerShell, fish), "% k get po".
@@ -35,7 +36,7 @@ _PROMPT_STARTS = ("$", "#", "%", ">", "(", "[", "P", "~", "\u276f")  # U+276F: t
 _COMMAND_WORD = re.compile(
     r"^(?:sudo\s+)?(?:kubectl|k|oc|dmesg|journalctl|cat|tail|head|grep|egrep|conntrack|nvidia-smi|crictl|docker|"
     r"systemctl|helm|python3?|torchrun|mpirun|srun|ls|less|watch|curl|ip|ethtool|ibstat|free|top|cd|echo|"
-    r"export|sysctl|lspci|nvidia-bug-report\.sh|dcgmi|ssh|cut|awk)\b"
+    r"export|sysctl|lspci|nvidia-bug-report\.sh|dcgmi|ssh|cut|awk|amtool)\b"
 )
 # Launcher and log-aggregator prefixes: "[1,0]<stdout>:", "[rank3]:", "[trainer3]:", "[default0]:",
 # "[pod/web-1/app] " (kubectl logs --prefix), "worker-1: " (pdsh) is left alone: it is also a YAML key.
@@ -109,6 +110,10 @@ def unwrap_lines(lines: list[str]) -> Unwrapped:
         if line.endswith("`") and not line.endswith("``") and line.count("`") % 2 == 1:
             line = line[:-1]
         markup = "<" in line and _MARKUP_LT.search(line) is not None
+        if markup and _BREAK_TAG.search(line):
+            # A line break inside a line (Alertmanager's e-mail puts every label on one source line, each ended by
+            # <br />) separates what it stood between: a tab keeps "a = 1<br />b = 2" two pairs, not "a = 1b = 2".
+            line = _BREAK_TAG.sub("\t", line)
         line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or markup) else line
         line = _ANNOTATION.sub("", line) if (markup or "←" in line or "⬅" in line) else line
         out.append(line.rstrip())

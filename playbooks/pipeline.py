@@ -69,9 +69,35 @@ def _every(nodes: list[CompiledHypothesis]) -> Iterator[CompiledHypothesis]:
         yield from _every(node.children)
 
 
+ALSO_ON_NODE = "also on this node"
+
+
+def alert_leads(findings: list[Finding], leads: Iterable[str], target: Target) -> list[Finding]:
+    """In a triage an alert started, the alert's own symptom leads (issue #24, point 3).
+
+    Its playbooks' findings come first when evidence supports them. When the alert is about a node, every other
+    finding is about some other workload that happens to run there: it is shown as "also on this node" and never
+    becomes the verdict, even when the alert's own playbook finds nothing.
+    """
+    own = set(leads)
+    if not own:
+        return findings
+    mine = [f for f in findings if f.playbook in own]
+    rest = [f for f in findings if f.playbook not in own]
+    if (target.service or "").startswith("node/"):
+        for finding in rest:
+            finding.aside = ALSO_ON_NODE
+        return mine + rest
+    if any(h.supported for f in mine for h in f.hypotheses):
+        return mine + rest
+    return findings
+
+
 def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
-            playbooks: list[CompiledPlaybook] | None = None, symptoms: list[str] | None = None) -> Report:
-    """Build a report from artifacts; `symptoms` forces playbooks to run whatever their triggers say."""
+            playbooks: list[CompiledPlaybook] | None = None, symptoms: list[str] | None = None,
+            leads: list[str] | None = None) -> Report:
+    """Build a report from artifacts; `symptoms` forces playbooks to run whatever their triggers say; `leads` (the
+    symptoms of the alert that started a live triage) are the findings that lead (`alert_leads`)."""
     target = target or Target()
     playbooks = default_playbooks() if playbooks is None else playbooks
     facts = FactSet()
@@ -88,7 +114,7 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
         facts.add(fact)
-    findings = conclude(facts, target, playbooks, symptoms)
+    findings = alert_leads(conclude(facts, target, playbooks, symptoms), leads or [], target)
     notes = [] if facts.names() or not artifacts else [nothing_recognised()]
     return Report(
         target=target,

@@ -75,6 +75,9 @@ class Finding(BaseModel):
     playbook: str
     title: str
     hypotheses: list[HypothesisResult]
+    # Set when the finding is context, not a candidate verdict: in a triage an alert about a node started, what
+    # the other workloads on that node show ("also on this node"). Such a finding never leads the report.
+    aside: str | None = None
 
 
 class ArtifactRef(BaseModel):
@@ -130,9 +133,12 @@ class Report(BaseModel):
         """The best hypothesis evidence supports (confirmed or likely) in the first finding that has one.
 
         Findings come ranked (a pointer that joined a finding lends it its strength), so the first finding with
-        support owns the diagnosis. A hypothesis nothing supports never leads (docs/playbooks.md, "Ranking").
+        support owns the diagnosis. A hypothesis nothing supports never leads (docs/playbooks.md, "Ranking"), nor
+        does a finding set aside as context (`aside`).
         """
         for finding in self.findings:
+            if finding.aside:
+                continue
             supported = [h for h in finding.hypotheses if h.supported]
             if supported:
                 return finding, max(supported, key=lambda h: h.score)

@@ -18,6 +18,11 @@ def headline(report: Report) -> str:
             return "Nothing in this evidence was recognised."
         if not report.findings:
             return "No playbook matched this evidence."
+        own = [f.playbook for f in report.findings if not f.aside]
+        if any(f.aside and any(h.supported for h in f.hypotheses) for f in report.findings):
+            # What other workloads on the alert's node show is context; it must not read as the alert's cause.
+            return (f"No verdict for the alert's own symptom ({', '.join(own) or 'no playbook'}); what other "
+                    "workloads show is listed as \"also on this node\", not as its cause.")
         if any(h.status == "unknown" for f in report.findings for h in f.hypotheses):
             return ("No hypothesis has evidence for it yet; the checks below would settle the open ones "
                     f"({', '.join(report.symptoms)}).")
@@ -34,8 +39,9 @@ def target_line(report: Report) -> str:
 
 
 def others(report: Report, lead: HypothesisResult | None) -> list[tuple[str, HypothesisResult]]:
-    """Every other hypothesis with its playbook, in report order."""
-    return [(f.playbook, h) for f in report.findings for h in f.hypotheses if h is not lead]
+    """Every other hypothesis with its playbook (and why it is set aside, when it is), in report order."""
+    return [(f"{f.playbook} ({f.aside})" if f.aside else f.playbook, h)
+            for f in report.findings for h in f.hypotheses if h is not lead]
 
 
 def folded_others(report: Report, lead: HypothesisResult | None

@@ -101,10 +101,21 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                                 key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
                                 requested_by="alertmanager", incident_id=group.incident_id,
                                 symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
-                                                                               capture_alerts))
+                                                                               capture_alerts),
+                                alert=triggering_alerts(payload))
         # The job is committed with the episode: a process that dies after this commit leaves it to the next.
         triage_queue.enqueue(session, request.key, request.to_json(), now=received)
         return [request]
+
+
+MAX_TRIAGE_ALERTS = 50  # of one group, carried into its triage as evidence; a storm's group need not all be
+
+
+def triggering_alerts(payload: AlertmanagerPayload) -> dict[str, Any]:
+    """The group's firing alerts as a webhook payload of their own: the triage reads their labels as evidence."""
+    firing = [a for a in payload.alerts if a.status == "firing"][:MAX_TRIAGE_ALERTS]
+    return {"status": "firing", "commonLabels": payload.commonLabels,
+            "alerts": [{"status": a.status, "labels": a.labels, "annotations": a.annotations} for a in firing]}
 
 
 def _capture_page(payload: AlertmanagerPayload, alertname: str, capture_alerts: Collection[str]) -> str:

@@ -6,61 +6,28 @@ Also reads the receiver's JSON-lines log (one payload per line), a `{"payload": 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from collectors.catalogs.alert_map import symptom_for
 from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.alert_facts import (
+    SEVERITY_RANK,
+    TARGET_LABELS,
+    Labelled,
+    emit_labels,
+    node_from,
+    target_value,
+)
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
-# Target facts and the labels that carry them, best first. dcgm-exporter and kube-state-metrics series
-# scraped through a ServiceMonitor keep the workload's labels as exported_*, while the plain ones name
-# the exporter's own pod.
-TARGET_LABELS: dict[str, tuple[str, ...]] = {
-    "pod.name": ("exported_pod", "pod", "pod_name"),
-    "pod.namespace": ("exported_namespace", "namespace"),
-    "container.name": ("exported_container", "container", "container_name"),
-    "node.name": ("node", "Hostname", "kubernetes_node", "nodename", "instance"),
-}
-SEVERITY_RANK = {"critical": 4, "page": 4, "error": 3, "high": 3, "warning": 2, "warn": 2, "medium": 2,
-                 "info": 1, "low": 1, "none": 0}
 _STATUSES = ("firing", "resolved")
 _API_STATES = {"active": "firing", "suppressed": "firing", "unprocessed": "firing"}
-
-
-def target_value(fact: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
-    """(label, value) for a target fact, skipping values that name no workload or node."""
-    for label in TARGET_LABELS[fact]:
-        value = labels.get(label, "").strip()
-        if label == "instance":
-            value = _instance_host(value)
-        if value and value != "POD":
-            return label, labels.get(label, "")
-    return None
-
-
-def _instance_host(instance: str) -> str:
-    """The host part of `instance` when it names a node; an IP or localhost names a scrape target only."""
-    host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
-    host = host.strip("[]")
-    if host in ("", "localhost"):
-        return ""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    return ""
-
-
-def node_from(label: str, value: str) -> str:
-    return _instance_host(value) if label == "instance" else value
 
 
 @dataclass(frozen=True)
@@ -70,6 +37,7 @@ class _Alert:
     labels: dict[str, str]
     pos: int  # offset of its alertname in the text, to cite lines near it
     labels_at: int  # offset of its `"labels"` key: other labels may come before the alertname
+    annotations: dict[str, str]
 
 
 class _Locator:
@@ -135,7 +103,9 @@ def _alerts(payloads: list[dict[str, Any]], where: _Locator) -> list[_Alert]:
             pos = found + 1 if found >= 0 else pos
             status = _status(raw.get("status")) or _status(payload.get("status"))
             labels_at = where.text.rfind('"labels"', 0, found) if found >= 0 else -1
-            out.append(_Alert(labels["alertname"], status, labels, found, max(labels_at, 0)))
+            notes = raw.get("annotations")
+            notes = {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {}
+            out.append(_Alert(labels["alertname"], status, labels, found, max(labels_at, 0), notes))
     return out
 
 
@@ -198,6 +168,18 @@ def _read(sink: FactSink, text: str) -> None:
     _emit_status(sink, payloads, alerts, where)
     _emit_severity(sink, alerts, where)
     _emit_target(sink, alerts, where)
+    emit_labels(sink, [_labelled(alert, where) for alert in alerts])
+
+
+def _labelled(alert: _Alert, where: _Locator) -> Labelled:
+    """The alert with the line of each label and annotation (its own, found after its `"labels"` key)."""
+    def line(key: str, value: str, start: int) -> int:
+        return where.line(where.find(key, value, start))
+
+    notes_at = where.text.find('"annotations"', alert.labels_at)
+    return Labelled(name=alert.name, line=where.line(alert.pos),
+                    labels={k: (v, line(k, v, alert.labels_at)) for k, v in alert.labels.items()},
+                    annotations={k: (v, line(k, v, max(notes_at, 0))) for k, v in alert.annotations.items()})
 
 
 def parse(artifact: Artifact) -> ParseResult:

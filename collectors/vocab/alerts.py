@@ -7,4 +7,7 @@ FACTS: list[FactSpec] = [
     FactSpec("alert.symptoms", "list[str]", "symptom ids the alerts map to", "union", "crash-loop"),
     FactSpec("alert.status", "str", "firing or resolved", example="firing"),
     FactSpec("alert.severity", "str", "severity label", example="critical"),
+    FactSpec("alert.labels", "list[str]", "every label of the alerts, as name=value", "union", "err_code=79"),
+    FactSpec("alert.annotations", "list[str]", "every annotation of the alerts, as name=value", "union",
+             "summary=XID 79 on gpu-node-2"),
 ]

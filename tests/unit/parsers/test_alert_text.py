@@ -16,8 +16,9 @@ Row = tuple[str, object, int, int]
 
 def read(text: str) -> tuple[set[Row], list[str]]:
     result = alert_text.parse(Artifact(id="t1", kind=ArtifactKind.ALERT_TEXT, content=text))
+    # Every label and annotation is also listed (alert.labels, alert.annotations): test_alert_forms.py checks those.
     facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-             for f in result.facts}
+             for f in result.facts if f.name not in ("alert.labels", "alert.annotations")}
     return facts, result.problems
 
 
@@ -58,7 +59,8 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
      {("alert.names", ("CPUThrottlingHigh",)), ("alert.symptoms", ("latency",)), ("pod.namespace", "shop"),
       ("pod.name", "checkout-1")}),
     ("alertname: KubeContainerWaiting\nreason: ErrImagePull",
-     {("alert.names", ("KubeContainerWaiting",)), ("alert.symptoms", ("image-pull",))}),
+     {("alert.names", ("KubeContainerWaiting",)), ("alert.symptoms", ("image-pull",)),
+      ("container.waiting.reason", "ErrImagePull")}),  # kube-state-metrics' waiting-reason label
     ("alertname: MyTeamCustomAlert\ninstance: 10.0.0.7:9100", {("alert.names", ("MyTeamCustomAlert",))}),
     ("[RESOLVED] KubePodEvicted",
      {("alert.names", ("KubePodEvicted",)), ("alert.symptoms", ("evicted",)), ("alert.status", "resolved")}),

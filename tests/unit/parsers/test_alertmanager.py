@@ -19,8 +19,9 @@ Row = tuple[str, object, int, int]
 
 def read(text: str) -> tuple[set[Row], list[str]]:
     result = alertmanager.parse(Artifact(id="w1", kind=ArtifactKind.ALERTMANAGER, content=text))
+    # Every label and annotation is also listed (alert.labels, alert.annotations): tested below on their own.
     facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-             for f in result.facts}
+             for f in result.facts if f.name not in ("alert.labels", "alert.annotations")}
     return facts, result.problems
 
 
@@ -54,6 +55,9 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("pod.namespace", "shop", 25, 25),
         ("container.name", "checkout", 22, 22),
         ("node.name", "gpu-node-4", 26, 26),
+        # kube-state-metrics' waiting reason, on both alerts' own labels (alert_labels.yaml)
+        ("container.waiting.reason", "CrashLoopBackOff", 28, 28),
+        ("container.waiting.reason", "ImagePullBackOff", 43, 43),
     }),
 ]
 

@@ -6,14 +6,18 @@ Counters that read zero rule a branch out; absent evidence never does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from collectors.factset import FactSet
+from collectors.paste import artifacts_from_text
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
+from playbooks.pipeline import analyse
 from playbooks.report import Finding, Target
+from tests.unit.playbooks import table
 
 PLAYBOOK = "latency"
 
@@ -72,9 +76,11 @@ def test_next_checks_render_promql_for_the_subject(
         ({"latency.queue_share": 0.6}, True),
         ({"conntrack.table_full": True}, True),
         ({"xid.codes": [79], "gpu.fallen_off_bus": True}, False),
-        ({"cpu.throttled_ratio": 0.5}, False),
+        ({"cpu.throttled_ratio": 0.5}, True),  # above CPUThrottlingHigh's 25% line: a cause on its own (#24)
+        ({"cpu.throttled_ratio": 0.1}, False),
     ],
-    ids=["p99", "alert", "queue-share", "conntrack-table-full", "xid-only", "throttling-without-symptom"],
+    ids=["p99", "alert", "queue-share", "conntrack-table-full", "xid-only", "throttling-above-alert-line",
+         "mild-throttling-alone"],
 )
 def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
     compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
@@ -87,3 +93,21 @@ def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
     assert compiled is not None and problems == []
     for h, _ in compiled.spec.walk():
         assert h.source and all(s.strip() for s in h.source)
+
+
+def test_a_throttled_ratio_at_cpu_throttling_high_line_triggers_the_tree_on_its_own() -> None:
+    # kube-prometheus' CPUThrottlingHigh fires at 25% throttled periods; below it, a ratio alone is no latency page.
+    assert table.fires("latency", {"cpu.throttled_ratio": 0.42})
+    assert table.fires("latency", {"cpu.throttled_ratio": 0.25})
+    assert not table.fires("latency", {"cpu.throttled_ratio": 0.1})
+
+
+def test_a_lone_cpu_stat_paste_with_high_throttling_is_weighed_not_unmatched() -> None:
+    # cgroup v2 cpu.stat (tests/fixtures/parsers/cpu_stat/cpu.stat-v2.txt): 173076 of 412087 periods throttled, 42%.
+    text = (Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "cpu_stat" / "cpu.stat-v2.txt").read_text()
+    report = analyse(artifacts_from_text(text, "cpu.stat"))
+    assert report.symptoms[:1] == ["latency"]
+    lead = report.leading()
+    assert lead is not None and (lead[0].playbook, lead[1].id, lead[1].status) == \
+        ("latency", "cpu-throttling", "confirmed")
+    assert not report.notes

@@ -1,0 +1,61 @@
+"""Alerts that people pasted in public threads, verbatim (whole lines), read as alerts (issue #24, point 2).
+
+Each fixture in tests/fixtures/parsers/alert_pastes/ is cut from the thread named beside its case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors.paste import artifacts_from_text
+from playbooks.pipeline import analyse
+
+PASTES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alert_pastes"
+
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    # m-lab/alertmanager-github-receiver's issue body.
+    ("m-lab-github-receiver.txt", "https://github.com/rbo/sandbox/issues/2",
+     # Its "* firing" line stands alone between blank lines, before the block that names the alert: not read.
+     {"alert.names": ["Alert1"], "alert.severity": "page",
+      "alert.annotations": ["summary=2 is more than 1"]}),
+    # pfnet-research/alertmanager-to-github's issue body: one cell a line.
+    ("alertmanager-to-github-table.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
+     {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],
+      "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared",
+      "container.waiting.reason": "CrashLoopBackOff",
+      "alert.severity": "warning"}),
+    # The same receiver's issue title (title.tmpl), as the thread lists it.
+    ("alertmanager-to-github-title.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
+     {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],
+      "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared"}),
+    # amtool -o extended, an annotation with a line break in it, and its simple output (Alertmanager 0.22's State).
+    ("amtool-extended-and-simple.txt", "https://github.com/prometheus/alertmanager/pull/2324",
+     {"alert.names": ["Watchdog"], "alert.severity": "none"}),
+    ("amtool-simple.txt", "https://github.com/prometheus/alertmanager/pull/2324",
+     {"alert.names": ["Watchdog"], "alert.status": "firing"}),
+    # amtool before the State column (Alertmanager 0.18).
+    ("amtool-before-state.txt", "https://github.com/prometheus/alertmanager/issues/2736",
+     {"alert.names": ["Test_Alert", "Check_Foo_Fails"],
+      "alert.annotations": ["summary=This is a testing alert!"]}),
+]
+
+
+@pytest.mark.parametrize(("name", "url", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_pasted_alerts_are_read(name: str, url: str, expected: dict[str, Any]) -> None:
+    text = (PASTES / name).read_text(encoding="utf-8")
+    artifacts = artifacts_from_text(text, name)
+    report = analyse(artifacts)
+    assert "alert-text" in {a.kind for a in artifacts}, (url, [a.kind for a in artifacts])
+    assert {key: report.facts.get(key) for key in expected} == expected, (url, report.facts)
+
+
+def test_the_github_table_keeps_annotations_apart() -> None:
+    text = (PASTES / "alertmanager-to-github-table.txt").read_text(encoding="utf-8")
+    report = analyse(artifacts_from_text(text, "t"))
+    assert "reason=CrashLoopBackOff" in report.facts["alert.labels"]
+    assert not [a for a in report.facts["alert.labels"] if a.startswith(("description=", "runbook_url="))]
+    assert "runbook_url=https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping" in \
+        report.facts["alert.annotations"]
