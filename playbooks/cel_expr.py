@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,43 @@ def referenced_names(expression: str) -> tuple[list[str], list[str]]:
         elif name not in known:
             known.append(name)
     return known, unknown
+
+
+def top_level_clauses(expression: str) -> list[str]:
+    """The alternatives of a predicate: its text split at every `||` outside brackets and string literals, and
+    inside a pair of parentheses that wraps a whole alternative.
+
+    `a || (b && c)` gives ["a", "b && c"]; `(a || b) && c` is one clause; so is an expression without `||`.
+    """
+    cuts = [i for i, depth in _code(expression) if depth == 0 and expression.startswith("||", i)]
+    pieces = [expression[start:end].strip()
+              for start, end in zip([0, *(c + 2 for c in cuts)], [*cuts, len(expression)], strict=True)]
+    out: list[str] = []
+    for piece in pieces:
+        wrapped = piece.startswith("(") and all(depth > 0 for i, depth in _code(piece) if 0 < i < len(piece) - 1)
+        out.extend(top_level_clauses(piece[1:-1]) if wrapped and len(piece) > 1 else [piece] if piece else [])
+    return out
+
+
+def _code(text: str) -> Iterator[tuple[int, int]]:
+    """Each position outside string literals, with the bracket depth after the character there."""
+    depth = 0
+    quote = ""
+    escaped = False
+    for i, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "'\"":
+            quote = char
+            continue
+        depth += 1 if char in "([{" else -1 if char in ")]}" else 0
+        yield i, depth
 
 
 def compile_predicate(expression: str) -> Predicate:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
-from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names
+from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names, top_level_clauses
 from playbooks.model import SYMPTOMS, Chart, Hypothesis, Playbook
 from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
@@ -131,6 +131,8 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
         if h.see is not None and (h.see not in SYMPTOMS or h.see == spec.id):
             problems.append(Problem(name, lines.line((*path_, "see")), f"see: {h.see!r} is not another playbook; "
                                     f"expected one of {', '.join(s for s in SYMPTOMS if s != spec.id)}"))
+        if h.likely is not None:
+            problems += _discrimination_problems(h, name, lines.line((*path_, "likely")))
         for fact in h.cite:
             if fact not in VOCABULARY:
                 problems.append(Problem(name, lines.line((*path_, "cite")), f"unknown fact {fact!r} in cite"))
@@ -143,6 +145,25 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
                 check_template(template)
             except jinja2.TemplateSyntaxError as err:
                 problems.append(Problem(name, where, f"template error in {h.id!r} text #{i}: {err.message}"))
+    return problems
+
+
+def _discrimination_problems(h: Hypothesis, name: str, where: int) -> list[Problem]:
+    """`likely` may rest only on facts the hypothesis declares as telling it apart: each of its alternatives must
+    test one, so that evidence many causes share (a reset, a timeout, any CNI error) never makes it likely alone."""
+    assert h.likely is not None
+    if not h.discriminating:
+        return [Problem(name, where, f"hypothesis {h.id!r} has likely but no discriminating: list the facts that "
+                                     "tell it apart from the other causes")]
+    problems = [Problem(name, where, f"unknown fact {fact!r} in discriminating of {h.id!r}")
+                for fact in h.discriminating if fact not in VOCABULARY]
+    tested = set(referenced_names(h.likely)[0])
+    problems += [Problem(name, where, f"discriminating fact {fact!r} of {h.id!r} is not tested by its likely")
+                 for fact in h.discriminating if fact in VOCABULARY and fact not in tested]
+    for clause in top_level_clauses(h.likely):
+        if not set(referenced_names(clause)[0]) & set(h.discriminating):
+            problems.append(Problem(name, where, f"likely of {h.id!r} can hold on {clause!r}, which tests none of "
+                                                 f"its discriminating facts ({', '.join(h.discriminating)})"))
     return problems
 
 

@@ -61,6 +61,10 @@ class Hypothesis(BaseModel):
     confirm: str | None = Field(None, description="CEL: evidence that directly shows the hypothesis holds.")
     likely: str | None = Field(None, description="CEL: evidence that supports it without proving it.")
     rule_out: str | None = Field(None, description="CEL: evidence that shows it does not hold.")
+    discriminating: list[str] = Field(
+        default_factory=list,
+        description="Facts that tell this hypothesis apart from the others: every clause of `likely` must test one "
+                    "(lint), so a generic error that many causes share never makes it likely on its own.")
     cite: list[str] = Field(default_factory=list, description="Facts to quote as evidence whenever present.")
     prior: float = Field(0.5, ge=0, le=1, description="Orders hypotheses that share a status; 1 = most common.")
     falsified_by: str = Field(min_length=1, description="The observation that would prove the claim wrong.")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from playbooks.loader import PLAYBOOK_DIR, Problem, check_file, load_playbooks, playbook_files
 from playbooks.model import Hypothesis, Playbook
+from playbooks.precision import generic_problems, load_situations
 
 
 def _lint(paths: list[str]) -> int:
@@ -23,8 +24,13 @@ def _lint(paths: list[str]) -> int:
             sys.stderr.write(f"triagebot: error: no such file or folder: {name}\n")
             return 2
     problems: list[Problem] = []
+    compiled = []
     for path in files:
-        problems += check_file(path)[1]
+        playbook, found = check_file(path)
+        problems += found
+        compiled += [playbook] if playbook is not None else []
+    # Generic evidence is judged by the playbooks that compiled; one that did not has its errors above already.
+    problems += generic_problems(compiled, load_situations())
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     errors = sum(1 for p in problems if p.severity == "error")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from drills.first_sight import BatchScore
 from drills.realworld import CaseResult, accuracy_rows
 
 
@@ -26,7 +27,7 @@ def render_accuracy(results: list[CaseResult], console: Console | None = None, *
     out.print(table)
 
 
-def accuracy_markdown(results: list[CaseResult]) -> str:
+def accuracy_markdown(results: list[CaseResult], first_sight: list[BatchScore] | None = None) -> str:
     lines = [
         "# Accuracy on real-world pastes",
         "",
@@ -36,11 +37,26 @@ def accuracy_markdown(results: list[CaseResult]) -> str:
         "A case passes when every expectation in its `case.yaml` holds: the playbooks that must (and must not) run,",
         "the facts read, the hypothesis statuses and, where given, the leading hypothesis.",
         "",
-        "Read this as a regression floor, not a forecast: the readers were improved while looking at these cases'",
-        "failures, so text nobody here has seen will score lower. The cases still failing are listed below and in",
-        "`tests/realworld/known-failures.yaml`, with why. How much lower, measured once: of 47 cases collected on",
-        "2026-11-26 from threads not seen before and scored before anything was changed for them, 30 passed (64 %);",
-        "most of the gaps they showed were fixed afterwards.",
+        "## First sight: text nobody here had seen",
+        "",
+        "The headline. Each batch below was collected from public threads not cited in the repository by someone",
+        "who does not change the readers, labelled before the tool ran, and scored once, before any fix",
+        "(`triagebot eval DIR --first-sight ID`, which refuses a batch it has scored before). The rows come from",
+        "`tests/realworld/first-sight.yaml`, which is only ever appended to; after scoring, a batch joins the",
+        "regression corpus below.",
+        "",
+        "| batch | scored | cases | passed | first sight | by symptom (passed/cases) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for b in first_sight or []:
+        parts = ", ".join(f"{s} {p}/{n}" for s, (n, p) in sorted(b.by_symptom.items())) or "not kept"
+        lines.append(f"| {b.id} | {b.scored_on} | {b.cases} | {b.passed} | {_percent(b.passed, b.cases)} | {parts} |")
+    lines += [
+        "",
+        "## Regression: text already seen",
+        "",
+        "Read this as a floor, not a forecast: the readers were improved while looking at these cases' failures.",
+        "The cases still failing are listed below and in `tests/realworld/known-failures.yaml`, with why.",
         "",
         "| symptom | cases | passed | accuracy | negatives |",
         "|---|---:|---:|---:|---:|",

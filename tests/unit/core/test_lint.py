@@ -13,6 +13,7 @@ CHARTLESS = """
   - id: limit-too-low
     claim: "{{ pod }} hit its limit"
     likely: 'container.last_terminated.reason == "OOMKilled"'
+    discriminating: [container.last_terminated.reason]
     falsified_by: working set below the limit
     source: ["seed 004:1371"]
 """
@@ -38,40 +39,40 @@ def header(trigger: str = "kernel.oom_kill") -> str:
          "x_likely"),
         (header() + GOOD_HYPOTHESIS.replace("    likely: 'container.last_terminated.reason == \"OOMKilled\"'\n", ""),
          7, "unreachable"),
-        (header() + GOOD_HYPOTHESIS + GOOD_HYPOTHESIS, 14, "duplicate hypothesis id"),
+        (header() + GOOD_HYPOTHESIS + GOOD_HYPOTHESIS, 15, "duplicate hypothesis id"),
         (header() + GOOD_HYPOTHESIS.replace("id: limit-too-low", "id: Limit_Too_Low"), 7, "pattern"),
-        (header() + GOOD_HYPOTHESIS + "    cite: [pod.nope]\n", 13, "unknown fact 'pod.nope' in cite"),
+        (header() + GOOD_HYPOTHESIS + "    cite: [pod.nope]\n", 14, "unknown fact 'pod.nope' in cite"),
         (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod "), 7, "template error"),
         (header() + GOOD_HYPOTHESIS.replace("{{ pod }}", "{{ pod | shellquote }}"), 7, "no filter named 'shellquote'"),
         ("id: oom-killed\ntitle: [unclosed\n", 3, "YAML syntax"),
         # Charts (issue #13, point 8): a series live triage fetches, a known threshold fact, a labelled line.
-        (header() + CHARTLESS + "    chart: {metric: http_requests_total, title: t, unit: count}\n", 12,
+        (header() + CHARTLESS + "    chart: {metric: http_requests_total, title: t, unit: count}\n", 13,
          "http_requests_total is not fetched as a range query"),
         (header() + CHARTLESS + "    chart: {metric: container_memory_working_set_bytes, title: t, unit: bytes,"
-         " threshold_fact: container.nope, threshold_label: limit}\n", 12, "unknown fact 'container.nope'"),
+         " threshold_fact: container.nope, threshold_label: limit}\n", 13, "unknown fact 'container.nope'"),
         (header() + CHARTLESS + "    chart: {metric: container_cpu_cfs_throttled_periods_total, title: t,"
-         " unit: ratio, threshold: 25}\n", 12, "a ratio threshold lies in [0, 1]"),
+         " unit: ratio, threshold: 25}\n", 13, "a ratio threshold lies in [0, 1]"),
         (header() + CHARTLESS + "    chart: {metric: container_cpu_cfs_throttled_periods_total, title: t,"
-         " unit: ratio, threshold: 0.25}\n", 12, "a threshold needs threshold_label"),
-        (header() + CHARTLESS + "    chart: {metric: DCGM_FI_DEV_XID_ERRORS, title: t, unit: furlongs}\n", 12,
+         " unit: ratio, threshold: 0.25}\n", 13, "a threshold needs threshold_label"),
+        (header() + CHARTLESS + "    chart: {metric: DCGM_FI_DEV_XID_ERRORS, title: t, unit: furlongs}\n", 13,
          "chart.unit: Input should be"),
         # Every hypothesis declares its chart, a series or why there is none.
         (header() + CHARTLESS, 7, "hypothesis 'limit-too-low' declares no chart: add `chart:`"),
-        (header() + CHARTLESS + "    chart: {none: too short}\n", 12, "chart.none: String should have at least"),
+        (header() + CHARTLESS + "    chart: {none: too short}\n", 13, "chart.none: String should have at least"),
         (header() + CHARTLESS + "    chart: {none: 'no series shows a typo in a tag', metric: DCGM_FI_DEV_GPU_UTIL}\n",
-         12, "chart.metric: Extra inputs are not permitted"),
+         13, "chart.metric: Extra inputs are not permitted"),
         # The unit is the one the series' range query returns: a counter's rate is not a count, a ratio not bytes.
         (header() + CHARTLESS + "    chart: {metric: container_memory_working_set_bytes, title: t, unit: ratio}\n",
-         12, "unit 'ratio', but the range query memory-working-set-range returns 'bytes'"),
+         13, "unit 'ratio', but the range query memory-working-set-range returns 'bytes'"),
         (header() + CHARTLESS + "    chart: {metric: kube_pod_container_status_restarts_total, title: t,"
-         " unit: count}\n", 12, "unit 'count', but the range query restarts-range returns 'per-hour'"),
+         " unit: count}\n", 13, "unit 'count', but the range query restarts-range returns 'per-hour'"),
         # A matcher names one of a metric's charts; one the catalog does not hold is not fetched.
         (header() + CHARTLESS + "    chart: {metric: 'node_cpu_seconds_total{mode=\"idle\"}', title: t, unit: ratio}\n",
-         12, 'node_cpu_seconds_total{mode="idle"} is not fetched as a range query'),
+         13, 'node_cpu_seconds_total{mode="idle"} is not fetched as a range query'),
         (header() + CHARTLESS + "    chart: {metric: DCGM_FI_DEV_GPU_UTIL, title: t, unit: percent, threshold: 140,"
-         " threshold_label: l}\n", 12, "a percent threshold lies in [0, 100]"),
+         " threshold_label: l}\n", 13, "a percent threshold lies in [0, 100]"),
         (header() + CHARTLESS + "    chart: {metric: DCGM_FI_PROF_SM_ACTIVE, title: t, unit: ratio, breach: below}\n",
-         12, "breach: below needs a threshold"),
+         13, "breach: below needs a threshold"),
     ],
 )
 def test_lint_reports_file_and_line(tmp_path: Path, body: str, line: int, needle: str) -> None:
@@ -94,14 +95,14 @@ def test_unreachable_parent_makes_children_unreachable(tmp_path: Path) -> None:
 
 def test_a_child_without_a_chart_is_named_at_its_line(tmp_path: Path) -> None:
     body = header() + GOOD_HYPOTHESIS + (
-        "    children:\n      - id: child-without-chart\n        claim: c\n        likely: 'true'\n"
+        "    children:\n      - id: child-without-chart\n        claim: c\n        confirm: 'true'\n"
         "        falsified_by: f\n        source: [s]\n")
     path = write(tmp_path, body)
     compiled, problems = check_file(path)
     assert compiled is None
     assert [(p.line, p.message.split(":")[0]) for p in problems] == [
-        (14, "hypothesis 'child-without-chart' declares no chart")]
-    assert str(problems[0]).startswith(f"{path}:14: error: hypothesis 'child-without-chart' declares no chart")
+        (15, "hypothesis 'child-without-chart' declares no chart")]
+    assert str(problems[0]).startswith(f"{path}:15: error: hypothesis 'child-without-chart' declares no chart")
 
 
 def test_every_bundled_hypothesis_declares_a_series_or_why_none() -> None:

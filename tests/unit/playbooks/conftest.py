@@ -16,19 +16,15 @@ from typing import Any
 import pytest
 
 from collectors.factset import FactSet
-from collectors.models import Citation, Fact
 from playbooks.engine import evaluate, template_variables
 from playbooks.loader import PLAYBOOK_DIR, CompiledPlaybook, check_file
+from playbooks.precision import facts_of
 from playbooks.report import Finding, Target
 
 
 def build_facts(values: dict[str, Any], artifact: str = "case", subjects: dict[str, str] | None = None) -> FactSet:
     """Facts from {name: value}; `subjects` says what a fact was read about (`node/gpu-7`), default nothing."""
-    out = FactSet()
-    for line, (name, value) in enumerate(values.items(), start=1):
-        out.add(Fact(name=name, value=value, subject=(subjects or {}).get(name, ""),
-                     citation=Citation(artifact=artifact, start=line, end=line), excerpt=f"{name}={value!r}"))
-    return out
+    return facts_of(values, artifact, subjects)
 
 
 _CACHE: dict[str, CompiledPlaybook] = {}
