@@ -90,9 +90,11 @@ def table(dumps: list[Dump], group: str = "0", lines: dict[int, int] | None = No
         if group not in dump.progress:
             continue
         enq, done = dump.progress[group]
-        op = next((e.op for e in dump.entries if e.group == group and e.seq == done + 1), "")
+        pending = next((e for e in dump.entries if e.group == group and e.seq == done + 1), None)
+        op, sizes = (pending.op, str(pending.sizes) if pending.sizes else "") if pending else ("", "")
         line = (lines or {}).get(dump.rank, 0)
-        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op, line=line)
+        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op, sizes=sizes,
+                                               line=line)
         if out.last_completed is None or done > out.last_completed[0]:
             out.last_completed = (done, line)
     return out

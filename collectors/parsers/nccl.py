@@ -191,6 +191,37 @@ def _ib(scan: Scan, line: str, n: int) -> None:
 
 _VERBS_FAILED = re.compile(r"Call to (ibv_\w+) failed")
 
+# ncclResult_t (nccl.h): the number NCCL's trace lines print, the name PyTorch's detail line starts with, and
+# the ncclGetErrorString text PyTorch's `NCCL error in: file:line, <text>, NCCL version x` carries.
+RESULT_CODES: dict[int, str] = {1: "unhandled-cuda-error", 2: "system-error", 3: "internal-error",
+                                4: "invalid-argument", 5: "invalid-usage", 6: "remote-error", 7: "in-progress",
+                                8: "timeout"}
+_RESULT_NAMES = {"UnhandledCudaError": 1, "SystemError": 2, "InternalError": 3, "InvalidArgument": 4,
+                 "InvalidUsage": 5, "RemoteError": 6, "InProgress": 7, "Timeout": 8}
+_RESULT_TEXTS = {"unhandled cuda error": 1, "unhandled system error": 2, "internal error": 3,
+                 "invalid argument": 4, "invalid usage": 5,
+                 "remote process exited or there was a network error": 6, "NCCL operation in progress": 7}
+_RESULT_TEXT = re.compile(r"NCCL [Ee]rror(?: (?P<num>\d{1,2}))?(?: in: [^,\n]{1,400}:\d{1,7})?[:,] (?P<text>"
+                          + "|".join(re.escape(t) for t in _RESULT_TEXTS) + ")")
+_RESULT_NAME = re.compile(r"\bnccl(?P<name>" + "|".join(_RESULT_NAMES) + r"):")
+# NCCLCHECK's trace as a failure climbs the call stack: `NCCL INFO init.cc:864 -> 2`, since 2.27 with the
+# function: `NCCL INFO init.cc:1621 (ncclCommInitRankDev) -> 2`, sometimes `... -> 2 [Async thread]`.
+_RESULT_TRACE = re.compile(r"(?:^|\s)[\w./+-]{1,200}\.(?:cc|cu|cpp|h|c):\d{1,6}(?: \(\w{1,120}\))? -> (?P<code>\d{1,2})\b")
+_RESULT_NEEDLES = ("NCCL error", "NCCL Error", *(f"nccl{name}:" for name in _RESULT_NAMES), " -> ")
+
+
+def _result_code(scan: Scan, line: str, n: int) -> None:
+    """The ncclResult_t a failing NCCL call returned, however it was printed."""
+    code: int | None = None
+    if (m := _RESULT_TEXT.search(line)) is not None:
+        code = int(m.group("num")) if m.group("num") else _RESULT_TEXTS[m.group("text")]
+    elif (m := _RESULT_NAME.search(line)) is not None:
+        code = _RESULT_NAMES[m.group("name")]
+    elif " -> " in line and (m := _RESULT_TRACE.search(line[:1024])) is not None:
+        code = int(m.group("code"))
+    if code in RESULT_CODES:
+        scan.item("nccl.result_codes", RESULT_CODES[code], n)
+
 
 def _verbs_failure(scan: Scan, line: str, n: int) -> None:
     """`WARN Call to ibv_create_qp failed`: a verbs call NCCL needs was refused (often locked-memory limits)."""
@@ -307,6 +338,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Using network", "via NET/"), _network),
     (("NET/IB", "NET/IBP", "Got completion from peer"), _ib),
     (("Call to ibv_",), _verbs_failure),
+    (_RESULT_NEEDLES, _result_code),
     (("Cuda failure 'out of memory'",), _flag("cuda.oom")),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),

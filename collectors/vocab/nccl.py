@@ -43,6 +43,15 @@ FACTS: list[FactSpec] = [
     FactSpec("nccl.silent_ranks", "list[int]",
              "ranks of the job whose logs show no progress line (not read, or printed nothing); never blamed",
              "union", "[5]"),
+    FactSpec("nccl.collectives_differ", "bool",
+             "the ranks that wait on a collective wait on different ones (sequence number, op type or sizes); "
+             "false when every waiting rank waits on the same collective. A rank that never enqueued it does not "
+             "count: that is a straggler", "any"),
+    FactSpec("nccl.result_codes", "list[str]",
+             "NCCL result codes a call returned, from PyTorch's `NCCL error in: ...` / `NCCL error: ...` messages, "
+             "their `ncclSystemError: ...` detail lines and NCCL's own `file.cc:NNN -> N` trace lines: "
+             "unhandled-cuda-error (1), system-error (2), internal-error (3), invalid-argument (4), "
+             "invalid-usage (5), remote-error (6), in-progress (7), timeout (8)", "union", "system-error"),
     FactSpec("nccl.collective_mismatch", "bool", "ranks disagree on the collective sequence", "any"),
     FactSpec("nccl.waiting_for_join", "bool", "ranks are waiting for all processes to join", "any"),
     FactSpec("nccl.init_complete", "bool", "NCCL communicator init completed", "any"),
