@@ -32,8 +32,9 @@ FACTS: list[FactSpec] = [
     FactSpec("nccl.waiting_ranks", "list[int]", "the ranks waiting on nccl.wait_seq (enqueued it, not completed)",
              "union", "[0, 1, 2]"),
     FactSpec("nccl.suspect_ranks", "list[int]",
-             "ranks that never enqueued (or completed fewer of) the collective the others wait on; empty when "
-             "every rank of the job waits on the same one, absent when ranks are missing from the logs",
+             "ranks that never enqueued (or completed fewer of) the collective the others wait on, and the silent "
+             "ranks when every rank that printed waits on the same collective and the silent ones are few; empty "
+             "when every rank of the job waits on the same one",
              "union", "[3]"),
     FactSpec("nccl.suspect_hosts", "list[str]", "the hosts or nodes of nccl.suspect_ranks", "union",
              "gpu-node-7"),
@@ -41,7 +42,8 @@ FACTS: list[FactSpec] = [
              "the pods of nccl.suspect_ranks, from the `[pod/<pod>/<container>]` prefix of each rank's log lines",
              "union", "train-worker-3"),
     FactSpec("nccl.silent_ranks", "list[int]",
-             "ranks of the job whose logs show no progress line (not read, or printed nothing); never blamed",
+             "ranks of the job (0..N-1 from NCCL's nRanks, WORLD_SIZE, or numbers missing below the highest rank "
+             "that printed) whose logs show no progress line; suspects only when every other rank waits",
              "union", "[5]"),
     FactSpec("nccl.collectives_differ", "bool",
              "the ranks that wait on a collective wait on different ones (sequence number, op type or sizes); "
