@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from collectors.catalogs.nccl_catalog import result_codes
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import nccl_ranks
 from collectors.parsers.contract import Parser
@@ -63,7 +64,9 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
     ("Connection closed by remote peer", "connection-reset"),  # NCCL's own wording (misc/socket.cc)
     ("Broken pipe", "connection-reset"),
     ("Software caused connection abort", "connection-aborted"),
-    ("no socket interface found", "no-interface"),
+    ("no socket interface found", "no-interface"),  # bootstrap.cc
+    ("no interface found", "no-interface"),  # transport/net_socket.cc
+    ("No usable listening interface found", "no-interface"),  # bootstrap.cc, NCCL_COMM_ID given
 )
 # Resolver failures without a more specific message: only counted when nothing above matched.
 _RESOLVER_FALLBACK = ("getaddrinfo", "gai error")
@@ -86,7 +89,8 @@ _LISTED_IF = re.compile(r"\[\d+\]([^:\s\[]+):")
 _OOB_IF = re.compile(r"OOB ([^:\s]+):")
 _NETWORK = re.compile(r"Using network (\S+(?: Libfabric)?)")
 _CHANNEL_NET = re.compile(r"via NET/(\w+)")
-_IB_COMPLETION = re.compile(r"Got completion (?:from peer \S+ )?with (?:status=|error )(\d+)")
+# `with error 12,` (up to 2.20), `with status=12 ` (2.21-2.28), `with status=IBV_WC_RETRY_EXC_ERR(12) ` (later).
+_IB_COMPLETION = re.compile(r"Got completion (?:from peer \S+ )?with (?:status=(?:IBV_WC_\w{1,40}\()?|error )(\d+)")
 _ASYNC_EVENT = re.compile(r"Got async event : (.+?)\s*$")
 _OP_TYPE = re.compile(r"OpType=(\w+)")
 _BARRIER = re.compile(r"world_size=(\d+), (?:num_workers_joined|worker_count)=(\d+)")
@@ -102,7 +106,11 @@ _WAITING = ("Waiting for all processes to join", "Waiting in store based barrier
             "Timed out initializing process group in store based barrier", "clients joined",
             "waiting for clients", "RendezvousTimeoutError")
 _MISMATCH = ("Detected mismatch between collectives", "Collectives differ in the following aspects")
-_WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work")
+_WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work",
+             "dump signal due to a collective timeout")
+# The watchdog taking the process down after a failed or timed-out collective, or after its own heartbeat stopped.
+_ABORT = ("Some NCCL operations have failed or timed out", "we are taking the entire process down",
+          "Heartbeat monitor timed out")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 _SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
         "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
@@ -191,16 +199,12 @@ def _ib(scan: Scan, line: str, n: int) -> None:
 
 _VERBS_FAILED = re.compile(r"Call to (ibv_\w+) failed")
 
-# ncclResult_t (nccl.h): the number NCCL's trace lines print, the name PyTorch's detail line starts with, and
-# the ncclGetErrorString text PyTorch's `NCCL error in: file:line, <text>, NCCL version x` carries.
-RESULT_CODES: dict[int, str] = {1: "unhandled-cuda-error", 2: "system-error", 3: "internal-error",
-                                4: "invalid-argument", 5: "invalid-usage", 6: "remote-error", 7: "in-progress",
-                                8: "timeout"}
-_RESULT_NAMES = {"UnhandledCudaError": 1, "SystemError": 2, "InternalError": 3, "InvalidArgument": 4,
-                 "InvalidUsage": 5, "RemoteError": 6, "InProgress": 7, "Timeout": 8}
-_RESULT_TEXTS = {"unhandled cuda error": 1, "unhandled system error": 2, "internal error": 3,
-                 "invalid argument": 4, "invalid usage": 5,
-                 "remote process exited or there was a network error": 6, "NCCL operation in progress": 7}
+# ncclResult_t (collectors/catalogs/nccl.yaml): the number NCCL's trace lines print, the enum name PyTorch's
+# detail line starts with, and the ncclGetErrorString text of `NCCL error in: file:line, <text>, NCCL version x`.
+RESULT_CODES: dict[int, str] = {r.code: r.value for r in result_codes()}
+_RESULT_NAMES = {r.enum.removeprefix("nccl"): r.code for r in result_codes()}
+# "timeout" alone is too common a word to read as NCCL's text; its enum name and number still count.
+_RESULT_TEXTS = {r.text: r.code for r in result_codes() if " " in r.text}
 _RESULT_TEXT = re.compile(r"NCCL [Ee]rror(?: (?P<num>\d{1,2}))?(?: in: [^,\n]{1,400}:\d{1,7})?[:,] (?P<text>"
                           + "|".join(re.escape(t) for t in _RESULT_TEXTS) + ")")
 _RESULT_NAME = re.compile(r"\bnccl(?P<name>" + "|".join(_RESULT_NAMES) + r"):")
@@ -344,6 +348,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
     (_WATCHDOG, _watchdog),
     (_MISMATCH, _flag("nccl.collective_mismatch")),
+    (_ABORT, _flag("nccl.watchdog_abort")),
     (_WAITING, _waiting),
     (_SHM, _shm),
     ((*_NO_GPU, "device_count"), _device_count),
@@ -423,7 +428,8 @@ _CLAIM_HINTS = ("NCCL", "nccl", "Dist", "Watchdog", "barrier", "join", "ollectiv
                 "device_count", "socketStartConnect", "Rendezvous")
 _CLAIM = re.compile(
     r"\bNCCL (?:INFO|WARN|TRACE|ERROR|ABORT)\b|ProcessGroupNCCL|\[c10d\]|torch\.distributed|"
-    r"Dist(?:Store|Network|Backend)Error|\bnccl[A-Z]\w*Error\b|NCCL error|NCCL communicator|Watchdog caught|"
+    r"Dist(?:Store|Network|Backend)Error|\bnccl(?:[A-Z]\w*(?:Error|Argument|Usage)|InProgress|Timeout)\b|NCCL [Ee]rror|"
+    r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
     r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined"
 )

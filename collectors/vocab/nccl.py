@@ -24,6 +24,9 @@ FACTS: list[FactSpec] = [
              "any"),
     FactSpec("nccl.duplicate_gpu", "bool", "NCCL reported Duplicate GPU detected", "any"),
     FactSpec("nccl.watchdog_timeout", "bool", "the PyTorch NCCL watchdog timed out a collective", "any"),
+    FactSpec("nccl.watchdog_abort", "bool",
+             "PyTorch's ProcessGroupNCCL watchdog took the process down: some NCCL operations failed or timed out "
+             "(TORCH_NCCL_ASYNC_ERROR_HANDLING), or its heartbeat monitor timed out", "any"),
     FactSpec("nccl.timeout_op", "str", "collective that timed out", example="ALLREDUCE"),
     FactSpec("nccl.last_completed_seq", "int",
              "the highest `last completed NCCL work` sequence number a rank reported; above 0, every rank of "
