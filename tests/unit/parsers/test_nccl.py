@@ -64,6 +64,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("nccl.last_completed_seq", 4520, 4, 4),
         ("nccl.wait_seq", 4521, 5, 5),
         ("nccl.waiting_ranks", (3,), 5, 5),
+        ("nccl.watchdog_abort", True, 6, 6),  # "Some NCCL operations have failed or timed out"
     }),
     ("duplicate_gpu.log", {
         ("gpu.visible_count", 1, 1, 2),
