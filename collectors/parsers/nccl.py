@@ -210,7 +210,8 @@ _RESULT_TEXT = re.compile(r"NCCL [Ee]rror(?: (?P<num>\d{1,2}))?(?: in: [^,\n]{1,
 _RESULT_NAME = re.compile(r"\bnccl(?P<name>" + "|".join(_RESULT_NAMES) + r"):")
 # NCCLCHECK's trace as a failure climbs the call stack: `NCCL INFO init.cc:864 -> 2`, since 2.27 with the
 # function: `NCCL INFO init.cc:1621 (ncclCommInitRankDev) -> 2`, sometimes `... -> 2 [Async thread]`.
-_RESULT_TRACE = re.compile(r"(?:^|\s)[\w./+-]{1,200}\.(?:cc|cu|cpp|h|c):\d{1,6}(?: \(\w{1,120}\))? -> (?P<code>\d{1,2})\b")
+_RESULT_TRACE = re.compile(r"(?:^|\s)[\w./+-]{1,200}\.(?:cc|cu|cpp|h|c):\d{1,6}(?: \(\w{1,120}\))? "
+                           r"-> (?P<code>\d{1,2})\b")
 _RESULT_NEEDLES = ("NCCL error", "NCCL Error", *(f"nccl{name}:" for name in _RESULT_NAMES), " -> ")
 
 

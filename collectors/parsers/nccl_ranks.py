@@ -31,7 +31,8 @@ _LABEL = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<ran
 # The launcher's global-rank prefix, present in logs read from the cluster (a paste has it unwrapped away), often
 # behind another prefix: a line number, a timestamp, Ray's `(Worker pid=…)`. mpirun's `[job,rank]<stderr>:` and
 # srun -l's `rank: ` say the same.
-_GLOBAL = re.compile(r"\[rank(?P<rank>\d{1,7})\]:|^\[\d{1,9},(?P<mpi>\d{1,7})\]<std(?:out|err)>:|^\s{0,4}(?P<srun>\d{1,7}): ")
+_GLOBAL = re.compile(r"\[rank(?P<rank>\d{1,7})\]:|^\[\d{1,9},(?P<mpi>\d{1,7})\]<std(?:out|err)>:"
+                     r"|^\s{0,4}(?P<srun>\d{1,7}): ")
 _GLOBAL_SPAN = 240  # the prefix sits before the message: only this much of the line is searched
 _POD_PREFIX = re.compile(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
 # -1 is what a rank prints when it has enqueued nothing in that group yet.
@@ -417,7 +418,8 @@ def _differing(front: Wavefront) -> tuple[bool, int] | None:
         return True, odd.line if odd is not None else front.wait_line
     if len(ops) > 1 or len(sizes) > 1:
         first = waiting[0]
-        other = next(row for row in waiting if (row.op and row.op != first.op) or (row.sizes and row.sizes != first.sizes))
+        other = next(row for row in waiting
+                     if (row.op and row.op != first.op) or (row.sizes and row.sizes != first.sizes))
         return True, other.line
     return False, front.wait_line
 

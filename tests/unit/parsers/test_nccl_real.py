@@ -1,6 +1,7 @@
 """Real pasted NCCL / PyTorch output, copied from public threads (whole lines, each with its URL), read into the
 facts the catalog (collectors/catalogs/nccl.yaml) promises: return codes, PyTorch's NCCL errors, and rank lines
 behind launcher prefixes."""
+# ruff: noqa: E501  (pasted lines are kept whole, as printed)
 
 from __future__ import annotations
 
