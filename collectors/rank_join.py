@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from collectors.models import Artifact, ArtifactKind, Fact
+from collectors.models import Artifact, ArtifactKind, Fact, Missing
 from collectors.parsers import nccl_ranks
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
@@ -85,3 +85,22 @@ def replace(facts: list[Fact], joined: Joined) -> list[Fact]:
     """The facts with the joined logs' own wave-front facts swapped for the joined ones."""
     kept = [f for f in facts if not (f.name in WAVE_FACTS and f.citation.artifact in joined.artifacts)]
     return kept + [f for f in joined.facts if f.name in WAVE_FACTS]
+
+
+_SUSPECT_FACTS = frozenset({"nccl.suspect_ranks", "nccl.suspect_hosts", "nccl.suspect_pods"})
+
+
+def unread_ranks(missing: list[Missing]) -> bool:
+    """Some ranks' logs were not read (collectors/live/k8s_ranks.py names these `logs of <job>`)."""
+    return any(m.source.startswith("logs of ") for m in missing)
+
+
+def without_silent_suspects(facts: list[Fact]) -> list[Fact]:
+    """The facts without suspects that are only silent ranks: when some ranks' logs were not read, a rank with no
+    line may simply be one of them, so it is listed as silent and not blamed. (Silent ranks are blamed only when
+    every rank that printed waits, so they never share a table with other suspects.)"""
+    silent = {rank for f in facts if f.name == "nccl.silent_ranks" for rank in f.value}
+    suspects = {rank for f in facts if f.name == "nccl.suspect_ranks" for rank in f.value}
+    if not suspects or not suspects <= silent:
+        return facts
+    return [f for f in facts if f.name not in _SUSPECT_FACTS]

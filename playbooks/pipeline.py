@@ -88,7 +88,10 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
         parsed += result.facts
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
     joined = rank_join.across(artifacts)  # one log per rank: the wave front needs them together
-    for fact in parsed if joined is None else rank_join.replace(parsed, joined):
+    parsed = parsed if joined is None else rank_join.replace(parsed, joined)
+    if rank_join.unread_ranks(missing):
+        parsed = rank_join.without_silent_suspects(parsed)
+    for fact in parsed:
         facts.add(fact)
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
         facts.add(fact)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
+from collectors.models import Artifact, ArtifactKind, Missing
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 from tests.unit.parsers.rank_logs import Job, all_waiting, mid_run_straggler
@@ -131,3 +131,12 @@ def test_lines_a_terminal_wrapped_keep_the_straggler(width: int) -> None:
     report = _interleaved("\n".join(wrapped) + "\n")
     assert report.facts["nccl.suspect_ranks"] == [3]
     assert report.facts["nccl.wait_seq"] == 20418
+
+
+def test_a_silent_rank_is_not_blamed_when_some_ranks_logs_were_not_read() -> None:
+    text = _seven_wait_one_silent(init=True).text()
+    report = analyse([Artifact(id="ranks", kind=ArtifactKind.CONTAINER_LOG, content=text)],
+                     missing=[Missing(source="logs of job/train", reason="1 of 8 ranks' logs not read: w-5: 403")])
+    assert report.facts["nccl.silent_ranks"] == [5]
+    assert "nccl.suspect_ranks" not in report.facts and "nccl.suspect_hosts" not in report.facts
+    assert _statuses(report)["straggler-rank"] == "unknown"
