@@ -68,7 +68,8 @@ def from_plain(rank: int, raw: dict[str, Any]) -> Dump:
         if not isinstance(fields, dict):
             continue
         enq, done = (_number(fields.get(k)) for k in ("last_enqueued_collective", "last_completed_collective"))
-        if enq is not None and done is not None and enq >= 0 and done >= -1:
+        # -1 enqueued: the rank has enqueued nothing in that group yet (behind any collective the others wait on).
+        if enq is not None and done is not None and enq >= -1 and done >= -1:
             dump.progress[str(group)] = (enq, max(done, 0))
     entries = raw.get("entries")
     for item in entries if isinstance(entries, list) else []:
