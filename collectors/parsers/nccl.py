@@ -106,8 +106,9 @@ _WAITING = ("Waiting for all processes to join", "Waiting in store based barrier
             "Timed out initializing process group in store based barrier", "clients joined",
             "waiting for clients", "RendezvousTimeoutError")
 _MISMATCH = ("Detected mismatch between collectives", "Collectives differ in the following aspects")
+# The last two: a rank told through the TCPStore that another rank's watchdog timed out (PyTorch 2.4+).
 _WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work",
-             "dump signal due to a collective timeout")
+             "dump signal due to a collective timeout", "Observed flight recorder dump signal from another rank")
 # The watchdog taking the process down after a failed or timed-out collective, or after its own heartbeat stopped.
 _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the entire process down",
           "Heartbeat monitor timed out")
