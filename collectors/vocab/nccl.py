@@ -35,9 +35,8 @@ FACTS: list[FactSpec] = [
     FactSpec("nccl.waiting_ranks", "list[int]", "the ranks waiting on nccl.wait_seq (enqueued it, not completed)",
              "union", "[0, 1, 2]"),
     FactSpec("nccl.suspect_ranks", "list[int]",
-             "ranks that never enqueued (or completed fewer of) the collective the others wait on, and the silent "
-             "ranks when every rank that printed waits on the same collective and the silent ones are few; empty "
-             "when every rank of the job waits on the same one",
+             "ranks that never enqueued (or completed fewer of) the collective the others wait on, or printed "
+             "nothing while all the others wait on it; empty when every rank of the job waits on the same one",
              "union", "[3]"),
     FactSpec("nccl.suspect_hosts", "list[str]", "the hosts or nodes of nccl.suspect_ranks", "union",
              "gpu-node-7"),
