@@ -61,12 +61,13 @@ def _pod(subject: str) -> str:
 
 def across(artifacts: list[Artifact]) -> Joined | None:
     """The wave front of all rank logs together; None when fewer than two logs hold rank lines."""
+    logs = [a for a in artifacts if a.kind in _KINDS and a.unavailable is None]
+    if len(logs) < 2:  # the usual single log: its parser already drew the wave front
+        return None
     parts: list[tuple[Artifact, list[str]]] = []
     tables: list[tuple[nccl_ranks.RankTable, int]] = []
     offset = 0
-    for artifact in artifacts:
-        if artifact.kind not in _KINDS or artifact.unavailable is not None:
-            continue
+    for artifact in logs:
         lines = normalise(artifact.content).split("\n")
         table = nccl_ranks.read_table(lines, _pod(artifact.subject))
         if not table.rows and not table.places:
