@@ -74,3 +74,9 @@ def test_every_result_code_in_every_form(code: ResultCode, form: str) -> None:
 def test_a_return_code_outside_the_table_is_not_read() -> None:
     assert "nccl.result_codes" not in read("gpu-node-3:1123:1201 [5] NCCL INFO init.cc:1621 -> 0\n")
     assert "nccl.result_codes" not in read("gpu-node-3:1123:1201 [5] NCCL INFO init.cc:1621 -> 42\n")
+
+
+def test_trace_lines_with_their_header_cut_off_are_still_read() -> None:
+    # A paste of only the trace, after whatever printed the `host:pid:tid [dev] NCCL INFO` header was cut away.
+    assert read("init.cc:1621 -> 2\ninit.cc:1684 (ncclCommInitRankDev) -> 2\n").get("nccl.result_codes") == [
+        "system-error"]
