@@ -55,6 +55,7 @@ _PROGRESS_NEEDLES = ("ast enqueued", "Timeout at NCCL work", "WorkNCCL(")
 _OPENERS = ("dump signal", "Watchdog caught", "detected by watchdog")
 _NEEDLES = (*_PROGRESS_NEEDLES, *_OPENERS, " comm 0x", "(local_rank: ")
 _WRAP_LINES = 2  # how many following (or preceding) lines a wrapped message may spill over
+_MIN_WRAP_WIDTH = 60  # a line a terminal wrapped is as wide as the terminal (80 columns or more, less a prefix)
 
 # A rank's state relative to the wave front, as the rank table prints it.
 WAITING = "waiting"  # enqueued the collective, not completed
@@ -187,17 +188,25 @@ def _joined(head: str, tail: str) -> str:
     return glued if _has_numbers(glued) else f"{head} {tail.lstrip()}"
 
 
+def _cut(line: str) -> bool:
+    """The line may be the head of a message a terminal wrapped: as wide as a terminal, and not a finished
+    sentence (a complete message of another rank ends in a full stop)."""
+    line = line.rstrip()
+    return len(line) >= _MIN_WRAP_WIDTH and not line.endswith(".")
+
+
 def _unwrapped(lines: list[str], index: int) -> tuple[str, int, int]:
     """The message at `index` with the pieces a terminal wrapped off it: (text, first index, last index)."""
     text, first, last = lines[index][:4096], index, index
     if _LABEL.search(text) is None:  # the label ended up on a line above
         for back in range(1, _WRAP_LINES + 1):
-            if index - back < 0 or _has_numbers(lines[index - back]):
+            if index - back < 0 or _has_numbers(lines[index - back]) or not _cut(lines[index - back]):
                 break
             text, first = _joined(lines[index - back][:4096], text), index - back
             if _LABEL.search(text):
                 break
-    while not _has_numbers(text) and last + 1 < len(lines) and last - index < _WRAP_LINES:
+    while (not _has_numbers(text) and _cut(lines[last]) and last + 1 < len(lines)
+           and last - index < _WRAP_LINES):
         nxt = lines[last + 1][:4096]
         if _LABEL.search(nxt) or not nxt.strip():
             break  # the next message, not the rest of this one

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, Missing
+from collectors.parsers import nccl_ranks
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 from tests.unit.parsers.rank_logs import Job, all_waiting, mid_run_straggler
@@ -140,3 +141,10 @@ def test_a_silent_rank_is_not_blamed_when_some_ranks_logs_were_not_read() -> Non
     assert report.facts["nccl.silent_ranks"] == [5]
     assert "nccl.suspect_ranks" not in report.facts and "nccl.suspect_hosts" not in report.facts
     assert _statuses(report)["straggler-rank"] == "unknown"
+
+
+def test_a_finished_line_of_another_rank_is_not_taken_for_a_wrapped_head() -> None:
+    lines = ["[rank2]:[E ProcessGroupNCCL.cpp:577] [Rank 2] Some NCCL operations have failed or timed out. Due to the "
+             "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+             "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 ms"]
+    assert nccl_ranks.read_table(lines).rows == {}
