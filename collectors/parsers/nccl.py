@@ -111,7 +111,7 @@ _WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL wo
              "dump signal due to a collective timeout", "Observed flight recorder dump signal from another rank")
 # The watchdog taking the process down after a failed or timed-out collective, or after its own heartbeat stopped.
 _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the entire process down",
-          "Heartbeat monitor timed out")
+          "Heartbeat monitor timed out", "watchdog got stuck for")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 _SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
         "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
@@ -432,6 +432,7 @@ _CLAIM = re.compile(
     r"\bNCCL (?:INFO|WARN|TRACE|ERROR|ABORT)\b|ProcessGroupNCCL|\[c10d\]|torch\.distributed|"
     r"Dist(?:Store|Network|Backend)Error|\bnccl(?:[A-Z]\w*(?:Error|Argument|Usage)|InProgress|Timeout)\b|NCCL [Ee]rror|"
     r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
+    r"ProcessGroupNCCL's watchdog got stuck|"
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
     r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined|"
     # NCCL's return-code trace with its `host:pid:tid [dev] NCCL INFO` header cut off: `init.cc:1621 -> 2`
