@@ -60,7 +60,15 @@ def _pod(subject: str) -> str:
 
 
 def across(artifacts: list[Artifact]) -> Joined | None:
-    """The wave front of all rank logs together; None when fewer than two logs hold rank lines."""
+    """The wave front of all rank logs together; None when fewer than two logs hold rank lines (or, should reading
+    them fail, so that each log's own facts stand: a join must never take the triage down)."""
+    try:
+        return _across(artifacts)
+    except Exception:
+        return None
+
+
+def _across(artifacts: list[Artifact]) -> Joined | None:
     logs = [a for a in artifacts if a.kind in _KINDS and a.unavailable is None]
     if len(logs) < 2:  # the usual single log: its parser already drew the wave front
         return None

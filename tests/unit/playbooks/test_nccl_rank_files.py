@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers import nccl_ranks
@@ -148,3 +150,19 @@ def test_a_finished_line_of_another_rank_is_not_taken_for_a_wrapped_head() -> No
              "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
              "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 ms"]
     assert nccl_ranks.read_table(lines).rows == {}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranks=st.integers(min_value=3, max_value=12), data=st.data())
+def test_any_split_of_the_logs_names_the_same_straggler(ranks: int, data: st.DataObject) -> None:
+    straggler = data.draw(st.integers(min_value=0, max_value=ranks - 1))
+    job = mid_run_straggler(ranks, straggler, seq=data.draw(st.integers(min_value=2, max_value=10**6)))
+    # The lines dealt into 2-4 files in any order: one per rank, or several ranks to a file.
+    files = data.draw(st.integers(min_value=2, max_value=4))
+    buckets: list[list[str]] = [[] for _ in range(files)]
+    for line in job.lines:
+        buckets[data.draw(st.integers(min_value=0, max_value=files - 1))].append(line)
+    report = analyse([Artifact(id=f"f{i}", kind=ArtifactKind.CONTAINER_LOG, content="\n".join(b) + "\n")
+                      for i, b in enumerate(buckets)])
+    assert report.facts["nccl.suspect_ranks"] == [straggler]
+    assert report.facts["nccl.suspect_hosts"] == [job.host(straggler)]
