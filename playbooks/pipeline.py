@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from collectors import rank_join
 from collectors.factset import FactSet
 from collectors.joins import suspect_nodes
-from collectors.models import Artifact
+from collectors.models import Artifact, Fact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
 from playbooks.cel_expr import activation
@@ -103,15 +104,21 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
     facts = FactSet()
     problems: list[str] = []
     missing = list(missing or [])
+    parsed: list[Fact] = []
     for artifact in artifacts:
         if artifact.unavailable is not None:
             missing.append(Missing(source=f"{artifact.kind}:{artifact.subject or artifact.id}",
                                    reason=artifact.unavailable))
             continue
         result = parse_artifact(artifact)
-        for fact in result.facts:
-            facts.add(fact)
+        parsed += result.facts
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
+    joined = rank_join.across(artifacts)  # one log per rank: the wave front needs them together
+    parsed = parsed if joined is None else rank_join.replace(parsed, joined)
+    if rank_join.unread_ranks(missing):
+        parsed = rank_join.without_silent_suspects(parsed)
+    for fact in parsed:
+        facts.add(fact)
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
         facts.add(fact)
     findings = alert_leads(conclude(facts, target, playbooks, symptoms), leads or [], target)

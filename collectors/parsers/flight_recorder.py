@@ -68,7 +68,8 @@ def from_plain(rank: int, raw: dict[str, Any]) -> Dump:
         if not isinstance(fields, dict):
             continue
         enq, done = (_number(fields.get(k)) for k in ("last_enqueued_collective", "last_completed_collective"))
-        if enq is not None and done is not None and enq >= 0 and done >= -1:
+        # -1 enqueued: the rank has enqueued nothing in that group yet (behind any collective the others wait on).
+        if enq is not None and done is not None and enq >= -1 and done >= -1:
             dump.progress[str(group)] = (enq, max(done, 0))
     entries = raw.get("entries")
     for item in entries if isinstance(entries, list) else []:
@@ -90,9 +91,11 @@ def table(dumps: list[Dump], group: str = "0", lines: dict[int, int] | None = No
         if group not in dump.progress:
             continue
         enq, done = dump.progress[group]
-        op = next((e.op for e in dump.entries if e.group == group and e.seq == done + 1), "")
+        pending = next((e for e in dump.entries if e.group == group and e.seq == done + 1), None)
+        op, sizes = (pending.op, str(pending.sizes) if pending.sizes else "") if pending else ("", "")
         line = (lines or {}).get(dump.rank, 0)
-        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op, line=line)
+        out.rows[(group, dump.rank)] = RankRow(dump.rank, group, enqueued=enq, completed=done, op=op, sizes=sizes,
+                                               line=line)
         if out.last_completed is None or done > out.last_completed[0]:
             out.last_completed = (done, line)
     return out

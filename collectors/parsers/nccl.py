@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from collectors.catalogs.nccl_catalog import result_codes
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import nccl_ranks
 from collectors.parsers.contract import Parser
@@ -63,7 +64,9 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
     ("Connection closed by remote peer", "connection-reset"),  # NCCL's own wording (misc/socket.cc)
     ("Broken pipe", "connection-reset"),
     ("Software caused connection abort", "connection-aborted"),
-    ("no socket interface found", "no-interface"),
+    ("no socket interface found", "no-interface"),  # bootstrap.cc
+    ("no interface found", "no-interface"),  # transport/net_socket.cc
+    ("No usable listening interface found", "no-interface"),  # bootstrap.cc, NCCL_COMM_ID given
 )
 # Resolver failures without a more specific message: only counted when nothing above matched.
 _RESOLVER_FALLBACK = ("getaddrinfo", "gai error")
@@ -86,7 +89,8 @@ _LISTED_IF = re.compile(r"\[\d+\]([^:\s\[]+):")
 _OOB_IF = re.compile(r"OOB ([^:\s]+):")
 _NETWORK = re.compile(r"Using network (\S+(?: Libfabric)?)")
 _CHANNEL_NET = re.compile(r"via NET/(\w+)")
-_IB_COMPLETION = re.compile(r"Got completion (?:from peer \S+ )?with (?:status=|error )(\d+)")
+# `with error 12,` (up to 2.20), `with status=12 ` (2.21-2.28), `with status=IBV_WC_RETRY_EXC_ERR(12) ` (later).
+_IB_COMPLETION = re.compile(r"Got completion (?:from peer \S+ )?with (?:status=(?:IBV_WC_\w{1,40}\()?|error )(\d+)")
 _ASYNC_EVENT = re.compile(r"Got async event : (.+?)\s*$")
 _OP_TYPE = re.compile(r"OpType=(\w+)")
 _BARRIER = re.compile(r"world_size=(\d+), (?:num_workers_joined|worker_count)=(\d+)")
@@ -102,7 +106,12 @@ _WAITING = ("Waiting for all processes to join", "Waiting in store based barrier
             "Timed out initializing process group in store based barrier", "clients joined",
             "waiting for clients", "RendezvousTimeoutError")
 _MISMATCH = ("Detected mismatch between collectives", "Collectives differ in the following aspects")
-_WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work")
+# The last two: a rank told through the TCPStore that another rank's watchdog timed out (PyTorch 2.4+).
+_WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL work",
+             "dump signal due to a collective timeout", "Observed flight recorder dump signal from another rank")
+# The watchdog taking the process down after a failed or timed-out collective, or after its own heartbeat stopped.
+_ABORT = ("Some NCCL operations have failed or timed out", "we are taking the entire process down",
+          "Heartbeat monitor timed out", "watchdog got stuck for")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 _SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
         "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
@@ -190,6 +199,34 @@ def _ib(scan: Scan, line: str, n: int) -> None:
 
 
 _VERBS_FAILED = re.compile(r"Call to (ibv_\w+) failed")
+
+# ncclResult_t (collectors/catalogs/nccl.yaml): the number NCCL's trace lines print, the enum name PyTorch's
+# detail line starts with, and the ncclGetErrorString text of `NCCL error in: file:line, <text>, NCCL version x`.
+RESULT_CODES: dict[int, str] = {r.code: r.value for r in result_codes()}
+_RESULT_NAMES = {r.enum.removeprefix("nccl"): r.code for r in result_codes()}
+# "timeout" alone is too common a word to read as NCCL's text; its enum name and number still count.
+_RESULT_TEXTS = {r.text: r.code for r in result_codes() if " " in r.text}
+_RESULT_TEXT = re.compile(r"NCCL [Ee]rror(?: (?P<num>\d{1,2}))?(?: in: [^,\n]{1,400}:\d{1,7})?[:,] (?P<text>"
+                          + "|".join(re.escape(t) for t in _RESULT_TEXTS) + ")")
+_RESULT_NAME = re.compile(r"\bnccl(?P<name>" + "|".join(_RESULT_NAMES) + r"):")
+# NCCLCHECK's trace as a failure climbs the call stack: `NCCL INFO init.cc:864 -> 2`, since 2.27 with the
+# function: `NCCL INFO init.cc:1621 (ncclCommInitRankDev) -> 2`, sometimes `... -> 2 [Async thread]`.
+_RESULT_TRACE = re.compile(r"(?:^|\s)[\w./+-]{1,200}\.(?:cc|cu|cpp|h|c):\d{1,6}(?: \(\w{1,120}\))? "
+                           r"-> (?P<code>\d{1,2})\b")
+_RESULT_NEEDLES = ("NCCL error", "NCCL Error", *(f"nccl{name}:" for name in _RESULT_NAMES), " -> ")
+
+
+def _result_code(scan: Scan, line: str, n: int) -> None:
+    """The ncclResult_t a failing NCCL call returned, however it was printed."""
+    code: int | None = None
+    if (m := _RESULT_TEXT.search(line)) is not None:
+        code = int(m.group("num")) if m.group("num") else _RESULT_TEXTS[m.group("text")]
+    elif (m := _RESULT_NAME.search(line)) is not None:
+        code = _RESULT_NAMES[m.group("name")]
+    elif " -> " in line and (m := _RESULT_TRACE.search(line[:1024])) is not None:
+        code = int(m.group("code"))
+    if code in RESULT_CODES:
+        scan.item("nccl.result_codes", RESULT_CODES[code], n)
 
 
 def _verbs_failure(scan: Scan, line: str, n: int) -> None:
@@ -307,11 +344,13 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Using network", "via NET/"), _network),
     (("NET/IB", "NET/IBP", "Got completion from peer"), _ib),
     (("Call to ibv_",), _verbs_failure),
+    (_RESULT_NEEDLES, _result_code),
     (("Cuda failure 'out of memory'",), _flag("cuda.oom")),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
     (_WATCHDOG, _watchdog),
     (_MISMATCH, _flag("nccl.collective_mismatch")),
+    (_ABORT, _flag("nccl.watchdog_abort")),
     (_WAITING, _waiting),
     (_SHM, _shm),
     ((*_NO_GPU, "device_count"), _device_count),
@@ -388,12 +427,16 @@ def parse(artifact: Artifact) -> ParseResult:
 # Cheap checks first: most lines of an NCCL log say so outright, and most other lines hold no hint.
 _CLAIM_FAST = (" NCCL INFO ", " NCCL WARN ", "ProcessGroupNCCL", "[c10d]", "torch.distributed")
 _CLAIM_HINTS = ("NCCL", "nccl", "Dist", "Watchdog", "barrier", "join", "ollectives", "Duplicate GPU",
-                "device_count", "socketStartConnect", "Rendezvous")
+                "device_count", "socketStartConnect", "Rendezvous", " -> ")
 _CLAIM = re.compile(
     r"\bNCCL (?:INFO|WARN|TRACE|ERROR|ABORT)\b|ProcessGroupNCCL|\[c10d\]|torch\.distributed|"
-    r"Dist(?:Store|Network|Backend)Error|\bnccl[A-Z]\w*Error\b|NCCL error|NCCL communicator|Watchdog caught|"
+    r"Dist(?:Store|Network|Backend)Error|\bnccl(?:[A-Z]\w*(?:Error|Argument|Usage)|InProgress|Timeout)\b|NCCL [Ee]rror|"
+    r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
+    r"ProcessGroupNCCL's watchdog got stuck|"
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
-    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined"
+    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined|"
+    # NCCL's return-code trace with its `host:pid:tid [dev] NCCL INFO` header cut off: `init.cc:1621 -> 2`
+    r"^\s*[\w./+-]{1,200}\.(?:cc|cu):\d{1,6}(?: \(\w{1,120}\))? -> \d{1,2}\b"
 )
 # Bounded: host names are short, and an unbounded \S+ makes a search over a long token quadratic.
 _NCCL_LINE = re.compile(r"[^\s:]{1,253}:\d{1,10}:\d{1,10} \[\d{1,4}\] NCCL (?:INFO|WARN)")

@@ -24,6 +24,9 @@ FACTS: list[FactSpec] = [
              "any"),
     FactSpec("nccl.duplicate_gpu", "bool", "NCCL reported Duplicate GPU detected", "any"),
     FactSpec("nccl.watchdog_timeout", "bool", "the PyTorch NCCL watchdog timed out a collective", "any"),
+    FactSpec("nccl.watchdog_abort", "bool",
+             "PyTorch's ProcessGroupNCCL watchdog took the process down: some NCCL operations failed or timed out "
+             "(TORCH_NCCL_ASYNC_ERROR_HANDLING), or its heartbeat monitor timed out", "any"),
     FactSpec("nccl.timeout_op", "str", "collective that timed out", example="ALLREDUCE"),
     FactSpec("nccl.last_completed_seq", "int",
              "the highest `last completed NCCL work` sequence number a rank reported; above 0, every rank of "
@@ -32,8 +35,8 @@ FACTS: list[FactSpec] = [
     FactSpec("nccl.waiting_ranks", "list[int]", "the ranks waiting on nccl.wait_seq (enqueued it, not completed)",
              "union", "[0, 1, 2]"),
     FactSpec("nccl.suspect_ranks", "list[int]",
-             "ranks that never enqueued (or completed fewer of) the collective the others wait on; empty when "
-             "every rank of the job waits on the same one, absent when ranks are missing from the logs",
+             "ranks that never enqueued (or completed fewer of) the collective the others wait on, or printed "
+             "nothing while all the others wait on it; empty when every rank of the job waits on the same one",
              "union", "[3]"),
     FactSpec("nccl.suspect_hosts", "list[str]", "the hosts or nodes of nccl.suspect_ranks", "union",
              "gpu-node-7"),
@@ -41,8 +44,18 @@ FACTS: list[FactSpec] = [
              "the pods of nccl.suspect_ranks, from the `[pod/<pod>/<container>]` prefix of each rank's log lines",
              "union", "train-worker-3"),
     FactSpec("nccl.silent_ranks", "list[int]",
-             "ranks of the job whose logs show no progress line (not read, or printed nothing); never blamed",
+             "ranks of the job (0..N-1 from NCCL's nRanks, WORLD_SIZE, or numbers missing below the highest rank "
+             "that printed) whose logs show no progress line; suspects only when every other rank waits",
              "union", "[5]"),
+    FactSpec("nccl.collectives_differ", "bool",
+             "the ranks that wait on a collective wait on different ones (sequence number, op type or sizes); "
+             "false when every waiting rank waits on the same collective. A rank that never enqueued it does not "
+             "count: that is a straggler", "any"),
+    FactSpec("nccl.result_codes", "list[str]",
+             "NCCL result codes a call returned, from PyTorch's `NCCL error in: ...` / `NCCL error: ...` messages, "
+             "their `ncclSystemError: ...` detail lines and NCCL's own `file.cc:NNN -> N` trace lines: "
+             "unhandled-cuda-error (1), system-error (2), internal-error (3), invalid-argument (4), "
+             "invalid-usage (5), remote-error (6), in-progress (7), timeout (8)", "union", "system-error"),
     FactSpec("nccl.collective_mismatch", "bool", "ranks disagree on the collective sequence", "any"),
     FactSpec("nccl.waiting_for_join", "bool", "ranks are waiting for all processes to join", "any"),
     FactSpec("nccl.init_complete", "bool", "NCCL communicator init completed", "any"),

@@ -12,6 +12,7 @@ import pytest
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers import flight_recorder, nccl_ranks
 from collectors.parsers.registry import parse_artifact
+from collectors.parsers.sink import FactSink
 from collectors.paste import artifacts_from_text
 from drills.incident import IncidentError, load_incident
 from playbooks.pipeline import analyse
@@ -155,3 +156,37 @@ def test_a_dropped_pickle_that_names_a_class_fails_the_incident_with_a_reason(tm
     (folder / "artifacts" / "nccl_trace_rank_0").write_bytes(pickle.dumps(_Evil()))
     with pytest.raises(IncidentError, match="nccl_trace_rank_0: refused"):
         load_incident(folder)
+
+
+def _plain(enqueued: int, completed: int, op: str = "nccl:all_reduce", sizes: list[list[int]] | None = None,
+           ) -> dict[str, object]:
+    """A minimal dump in the shape torch writes (pg_status, entries), for the cases no real run produced."""
+    entry = {"collective_seq_id": completed + 1, "process_group": ["0", "default_pg"], "profiling_name": op,
+             "input_sizes": sizes or [[1024]], "state": "scheduled", "retired": False}
+    return {"pg_status": {"0": {"last_enqueued_collective": enqueued, "last_completed_collective": completed}},
+            "entries": [entry] if enqueued > completed else []}
+
+
+def _wave_facts(raw: dict[int, dict[str, object]]) -> dict[str, object]:
+    table = flight_recorder.table([flight_recorder.from_plain(rank, dump) for rank, dump in raw.items()],
+                                  lines={rank: rank + 1 for rank in raw})
+    sink = FactSink(Artifact(id="fr", kind=ArtifactKind.FLIGHT_RECORDER, content="\n" * len(raw)))
+    nccl_ranks.emit(sink, table)
+    return {f.name: f.value for f in sink.done().facts}
+
+
+def test_ranks_waiting_with_different_sizes_differ() -> None:
+    facts = _wave_facts({0: _plain(8, 7, sizes=[[1024]]), 1: _plain(8, 7, sizes=[[2048]]),
+                         2: _plain(8, 7, sizes=[[1024]])})
+    assert facts["nccl.collectives_differ"] is True
+
+
+def test_ranks_waiting_on_the_same_collective_do_not_differ() -> None:
+    facts = _wave_facts({0: _plain(8, 7), 1: _plain(8, 7), 2: _plain(8, 7)})
+    assert facts["nccl.collectives_differ"] is False
+
+
+def test_a_rank_that_enqueued_nothing_is_the_straggler() -> None:
+    # Sequence numbers start at 1; -1 is torch's "none yet" for both counters.
+    facts = _wave_facts({0: _plain(1, -1), 1: _plain(1, -1), 2: _plain(-1, -1)})
+    assert facts["nccl.suspect_ranks"] == [2]

@@ -39,6 +39,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("nccl.transports", ("Socket",), 10, 10),
         ("nccl.errors", ("no-route",), 12, 12),
         ("nccl.errors", ("timeout",), 15, 15),
+        ("nccl.result_codes", ("system-error",), 13, 13),  # `misc/socket.cc:565 -> 2`: ncclSystemError
         ("nccl.init_complete", False, 5, 5),  # init started (version line) and never completed
     }),
     ("ib_retry_exceeded.log", {
@@ -51,6 +52,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("nccl.transports", ("IB",), 4, 4),
         ("nccl.init_complete", True, 5, 5),
         ("nccl.ib_errors", ("transport-retry-exceeded",), 7, 7),
+        ("nccl.result_codes", ("remote-error",), 8, 8),  # `transport/net.cc:1298 -> 6`: ncclRemoteError
         ("nccl.ib_errors", ("work-request-flushed",), 11, 11),
         ("nccl.ib_errors", ("port-error",), 12, 12),
         ("nccl.version", "2.21.5", 13, 13),  # from the PyTorch error: not an init line
@@ -62,12 +64,14 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("nccl.last_completed_seq", 4520, 4, 4),
         ("nccl.wait_seq", 4521, 5, 5),
         ("nccl.waiting_ranks", (3,), 5, 5),
+        ("nccl.watchdog_abort", True, 6, 6),  # "Some NCCL operations have failed or timed out"
     }),
     ("duplicate_gpu.log", {
         ("gpu.visible_count", 1, 1, 2),
         ("nccl.interfaces", ("eth0",), 4, 4),
         ("nccl.version", "2.21.5", 5, 5),
         ("nccl.duplicate_gpu", True, 7, 7),
+        ("nccl.result_codes", ("invalid-usage",), 8, 8),  # `init.cc:871 -> 5`: ncclInvalidUsage
         ("nccl.init_complete", False, 5, 5),
     }),
     ("store_barrier.log", {

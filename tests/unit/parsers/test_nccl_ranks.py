@@ -97,9 +97,11 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("16-ranks-one-behind", _behind(16, 9).text(),
      {"nccl.wait_seq": 501, "nccl.waiting_ranks": [r for r in range(16) if r != 9], "nccl.suspect_ranks": [9],
       "nccl.suspect_hosts": ["gpu-node-1"], "nccl.last_completed_seq": 500}),
-    # Init hang: nothing ever completed, and the rank that never started is silent, not blamed.
+    # Init hang: nothing ever completed; every rank that printed waits on the first collective, so the one rank
+    # of the job that never started (and printed nothing) is the suspect.
     ("8-ranks-init-hang", _init_hang(8, 5).text(),
      {"nccl.wait_seq": 1, "nccl.waiting_ranks": [0, 1, 2, 3, 4, 6, 7], "nccl.silent_ranks": [5],
+      "nccl.suspect_ranks": [5],
       "nccl.last_completed_seq": 0}),
     # The `[rank2]:` prefix gives the subgroup rank's global rank, so its host is known.
     ("subgroup-pg-1", _subgroup(8).text(),

@@ -1,0 +1,82 @@
+"""Every message of the NCCL / PyTorch catalog (collectors/catalogs/nccl.yaml), rendered with its sample values as
+the program prints it and pasted, is read into the facts the catalog lists; every result code is read in each of
+the three forms it is printed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from collectors.catalogs.nccl_catalog import Message, ResultCode, catalog
+from collectors.parsers.nccl import claims_line
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
+
+MESSAGES = catalog().messages
+CODES = catalog().result_codes
+
+
+def read(text: str) -> dict[str, Any]:
+    """Facts read from a paste, list facts merged."""
+    out: dict[str, Any] = {}
+    for artifact in artifacts_from_text(text, "catalog", source="paste"):
+        for fact in parse_artifact(artifact).facts:
+            if isinstance(fact.value, list):
+                out.setdefault(fact.name, [])
+                out[fact.name] += [v for v in fact.value if v not in out[fact.name]]
+            else:
+                out.setdefault(fact.name, fact.value)
+    return out
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=[m.id for m in MESSAGES])
+def test_every_message_is_read(message: Message) -> None:
+    found = read(message.render() + "\n")
+    for name, expected in message.facts.items():
+        assert name in found, (message.id, name, found)
+        if isinstance(expected, list):
+            assert set(expected) <= set(found[name]), (message.id, name, found[name])
+        else:
+            assert found[name] == expected, (message.id, name, found[name])
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=[m.id for m in MESSAGES])
+def test_every_message_is_claimed_as_nccl_output(message: Message) -> None:
+    assert any(claims_line(line) for line in message.render().split("\n")), message.id
+
+
+@pytest.mark.parametrize("message", MESSAGES, ids=[m.id for m in MESSAGES])
+def test_every_message_names_its_source(message: Message) -> None:
+    assert "/" in message.project and message.file and message.versions
+    assert "{" not in message.render(), "a placeholder has no sample value"
+
+
+# The three ways a result code reaches a log: NCCL's own trace as the failure climbs the stack, PyTorch's
+# C10D_NCCL_CHECK message with ncclGetErrorString's text, and PyTorch's detail line that starts with the enum name.
+FORMS = {
+    "nccl-trace": "gpu-node-3:1123:1201 [5] NCCL INFO init.cc:1621 -> {code}",
+    "torch-nccl-error-in": "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, {text}, "
+                           "NCCL version 2.18.1",
+    "torch-detail": "{enum}: a sentence PyTorch adds.",
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("code", CODES, ids=[c.value for c in CODES])
+def test_every_result_code_in_every_form(code: ResultCode, form: str) -> None:
+    if form == "torch-nccl-error-in" and " " not in code.text:
+        pytest.skip("a one-word text (timeout) is not read as NCCL's: its number and name are")
+    text = FORMS[form].format(code=code.code, text=code.text, enum=code.enum)
+    assert read(text + "\n").get("nccl.result_codes") == [code.value]
+
+
+def test_a_return_code_outside_the_table_is_not_read() -> None:
+    assert "nccl.result_codes" not in read("gpu-node-3:1123:1201 [5] NCCL INFO init.cc:1621 -> 0\n")
+    assert "nccl.result_codes" not in read("gpu-node-3:1123:1201 [5] NCCL INFO init.cc:1621 -> 42\n")
+
+
+def test_trace_lines_with_their_header_cut_off_are_still_read() -> None:
+    # A paste of only the trace, after whatever printed the `host:pid:tid [dev] NCCL INFO` header was cut away.
+    assert read("init.cc:1621 -> 2\ninit.cc:1684 (ncclCommInitRankDev) -> 2\n").get("nccl.result_codes") == [
+        "system-error"]
