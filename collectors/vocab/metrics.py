@@ -28,6 +28,10 @@ FACTS: list[FactSpec] = [
              "worst GPU, counted since driver load (NVML)", "max", "1937"),
     FactSpec("gpu.nvlink_inactive_links", "int",
              "NVLinks reported inactive on a GPU whose other links are up (NVML), the most on any GPU", "max", "1"),
+    FactSpec("gpu.job_util_percent", "float",
+             "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
+             "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
+             "process are left out", "min", "18"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",
