@@ -16,6 +16,7 @@ from collectors.parsers import (
     describe_service,
     events,
     flight_recorder,
+    hpa_text,
     k8s_objects,
     kernel,
     kubelet,
@@ -57,6 +58,7 @@ ALL: tuple[Parser, ...] = (
     top.PARSER,
     flight_recorder.PARSER,
     net_links.PARSER,
+    hpa_text.PARSER,
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}
