@@ -46,7 +46,7 @@ SOURCES: tuple[Source, ...] = (
            ("object", "k8s-objects", "k8s-object", "cluster-objects", "cluster objects", "manifests")),
     Source("node", "node", (K.DESCRIBE_NODE, K.NODE, K.NODE_TABLE), 60, "kubectl describe node / get nodes", "node",
            ("nodes", "describe-node", "describe node")),
-    Source("app-logs", "app logs", (K.CONTAINER_LOG,), 60, "kubectl logs (and --previous)", "application",
+    Source("app-logs", "app logs", (K.CONTAINER_LOG, K.ACCESS_LOG), 60, "kubectl logs (and --previous)", "application",
            ("logs", "app", "container-log", "container logs", "app log", "application logs")),
     Source("nccl-log", "NCCL log", (K.NCCL_LOG,), 120, "kubectl logs of every rank with NCCL_DEBUG=INFO",
            "application", ("nccl", "nccl logs", "nccl log", "rank logs")),

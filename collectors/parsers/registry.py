@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import (
+    access_log,
     alert_text,
     alertmanager,
     conntrack,
@@ -46,6 +47,7 @@ ALL: tuple[Parser, ...] = (
     kernel.PARSER,
     kubelet.PARSER,
     nccl.PARSER,
+    access_log.PARSER,
     container_log.PARSER,
     conntrack.PARSER,
     cpu_stat.PARSER,

@@ -1,0 +1,55 @@
+"""The access-log format catalog (access_logs.yaml): each proxy's default request line, as data."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field
+
+from collectors.yaml_safe import safe_load
+
+_CATALOG = Path(__file__).parent / "access_logs.yaml"
+Family = Literal["nginx", "envoy", "haproxy", "aws-lb"]
+_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+class AccessLogFormat(BaseModel):
+    """One format: where it comes from, how it is written upstream, and the pattern that reads its lines."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    family: Family
+    source: str = Field(min_length=1)
+    versions: str = Field(min_length=1)
+    syntax: Literal["nginx", "envoy", "haproxy", "fields"]
+    format: str
+    pattern: str
+    sample: dict[str, str]
+    expect: dict[str, Any]
+
+
+class CompiledFormat:
+    def __init__(self, spec: AccessLogFormat) -> None:
+        self.spec = spec
+        self.regex: Any = re2.compile(spec.pattern)  # google-re2 ships no type hints
+
+
+@cache
+def formats() -> tuple[CompiledFormat, ...]:
+    """Every format, compiled once per process, in the catalog's order (richest first)."""
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError(f"{_CATALOG}: expected a list of formats")
+    return tuple(CompiledFormat(AccessLogFormat.model_validate(entry)) for entry in raw)
+
+
+@cache
+def any_format() -> Any:
+    """One RE2 pattern matching a line of any format: the cheap test that says whether a line is an access log."""
+    unique = dict.fromkeys(_GROUP.sub("(?:", f.spec.pattern) for f in formats())
+    return re2.compile("|".join(f"(?:{p})" for p in unique))
