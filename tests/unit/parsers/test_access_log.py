@@ -110,7 +110,6 @@ REAL = [
 def pasted(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for art in artifacts_from_text(text, "p"):
-        assert art.kind in (ArtifactKind.ACCESS_LOG, ArtifactKind.TEXT)
         out |= {f.name: f.value for f in parse_artifact(art).facts}
     return out
 
@@ -121,14 +120,25 @@ def test_real_pastes(name: str, expected: dict[str, Any]) -> None:
     assert {k: got.get(k) for k in expected} == expected
 
 
-def test_access_lines_are_claimed_among_controller_logs() -> None:
+def test_access_lines_among_controller_logs_are_read() -> None:
     spec = next(s for s in CATALOG if s.id == "ingress-nginx-upstreaminfo")
     line = render(spec.syntax, spec.format, spec.sample)
     klog = 'I1128 10:00:00.000000       7 controller.go:190] "Configuration changes detected, backend reload required"'
-    arts = artifacts_from_text(f"{klog}\n{line}\n{klog}\n", "p")
-    assert any(a.kind == ArtifactKind.ACCESS_LOG for a in arts)
-    assert not access_log.claims_line(klog)
+    got = pasted(f"{line}\n{klog}\n{line}\n{line}\n")
+    assert got["http.requests"] == 3
+    assert access_log.read_line(klog, 1) is None
     assert access_log.sniff(line) >= 90
+
+
+def test_a_long_log_is_read_as_an_even_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = next(s for s in CATALOG if s.id == "envoy-default")
+    ok = render(spec.syntax, spec.format, spec.sample | {"RESPONSE_CODE": "200", "RESPONSE_FLAGS": "-"})
+    bad = render(spec.syntax, spec.format, spec.sample)
+    monkeypatch.setattr(access_log, "MAX_READ", 10)
+    result = access_log.parse(Artifact(id="a", kind=ArtifactKind.ACCESS_LOG, content="\n".join([ok, bad] * 50)))
+    got = {f.name: f.value for f in result.facts}
+    assert got["http.requests"] == 10  # every 10th of 100 lines
+    assert result.problems == ["access log: 100 lines; read every 10th (10)"]
 
 
 @settings(max_examples=80, deadline=None)
