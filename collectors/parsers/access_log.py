@@ -18,10 +18,13 @@ failed, in one vocabulary across proxies:
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Any
 
-from collectors.catalogs.access_log_formats import formats
+from collectors.catalogs.access_log_formats import json_formats, text_formats
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metric_http import CLEAN_SHARE, FAILING_SHARE
@@ -30,6 +33,14 @@ from collectors.text import normalise
 
 _MAX_LINE = 4096  # longer lines are never handed to a pattern (docs/evidence.md, "Bounded time")
 _SNIFF_LINES = 200
+_MAX_JSON_LINE = 65_536
+# Google Cloud's statusDetails: who answered and why (the load balancer's logging reference).
+_GCP_DETAILS = {
+    "failed_to_pick_backend": "no-upstream", "failed_to_connect_to_backend": "connection-failure",
+    "backend_connection_closed_before_data_sent_to_client": "connection-failure",
+    "backend_connection_closed_after_partial_response_sent": "connection-failure",
+    "backend_timeout": "timeout", "response_sent_by_backend": "app-error",
+}
 # At most this many lines are read per artifact; a longer log is read as an even sample across it (every k-th
 # line), so the shares stay fair and `analyze` of any input stays within its time budget.
 MAX_READ = 5_000
@@ -57,6 +68,8 @@ def sniff(text: str) -> int:
         return 0
     reader = _Reader()
     read = sum(1 for n, ln in enumerate(lines, 1) if reader.read(ln, n) is not None)
+    if not read and text.lstrip()[:1] in ("{", "["):
+        return 90 if _from_document(text[:2_000_000]) else 0
     return min(round(95 * read / len(lines)), 95) if read else 0
 
 
@@ -71,10 +84,14 @@ class _Reader:
         self.last = 0
 
     def read(self, line: str, n: int) -> Request | None:
-        if '"' not in line or len(line) > _MAX_LINE:
+        if '"' not in line:
             return None  # every catalogued format quotes the request line
+        if line.lstrip().startswith("{"):
+            return _from_json_line(line, n)
+        if len(line) > _MAX_LINE:
+            return None
         data = line.encode("utf-8", "replace")
-        specs = formats()
+        specs = text_formats()
         for i in (self.last, *(j for j in range(len(specs)) if j != self.last)):
             m = specs[i].regex.search(data)
             if m is None:
@@ -91,11 +108,53 @@ class _Reader:
         return None
 
 
+def _from_json_line(line: str, n: int) -> Request | None:
+    if len(line) > _MAX_JSON_LINE:
+        return None
+    with contextlib.suppress(ValueError, RecursionError):
+        return _from_json(json.loads(line), n)
+    return None
+
+
+def _from_document(text: str) -> list[Request]:
+    """A whole JSON document: one entry or a list of them (a log viewer's export, one pretty-printed entry)."""
+    with contextlib.suppress(ValueError, RecursionError):
+        doc = json.loads(text)
+        entries = doc if isinstance(doc, list) else [doc]
+        return [r for e in entries if (r := _from_json(e, 1)) is not None]
+    return []
+
+
+def _path(obj: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
+
+
+def _from_json(obj: Any, n: int) -> Request | None:
+    if not isinstance(obj, dict):
+        return None
+    for fmt in json_formats():
+        fields = {k: _path(obj, p) for k, p in fmt.spec.fields.items()}
+        status = str(fields.get("status") if fields.get("status") is not None else "")
+        if not status.isdigit():
+            continue
+        groups = {k: str(v) for k, v in fields.items() if v is not None and not isinstance(v, dict | list)}
+        upstream = groups.get("upstream") or _route(groups)
+        family = fmt.spec.family
+        kind = (_GCP_DETAILS.get(groups.get("flags", ""), "") if 500 <= int(status) <= 599 else "") \
+            if family == "gcp-lb" else _kind(family, int(status), groups)
+        return Request(n, int(status), upstream, groups.get("backend", ""), kind)
+    return None
+
+
 def _route(groups: dict[str, str]) -> str:
     """The route, or the request's path without its query, for formats that name no upstream."""
     route = groups.get("route", "")
     if route and route not in ("-", "default"):
         return route
+    if path := groups.get("path", ""):
+        return path.split("?", 1)[0]
     parts = groups.get("request", "").split()
     return parts[1].split("?", 1)[0] if len(parts) >= 2 else ""
 
@@ -148,6 +207,8 @@ def parse(artifact: Artifact) -> ParseResult:
             sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
         reader = _Reader()
         requests = [r for n in candidates[::step] if (r := reader.read(lines[n - 1], n)) is not None]
+        if not requests and artifact.content.lstrip()[:1] in ("{", "["):
+            requests = _from_document(artifact.content)
         if requests:
             _facts(sink, requests)
     except Exception as exc:  # a parser must never take the triage down with it

@@ -25,8 +25,8 @@ def render(syntax: str, fmt: str, sample: dict[str, str]) -> str:
     fmt = " ".join(fmt.split())
     if syntax == "nginx":  # $variable; the old ingress templates' %v is the server name
         return re.sub(r"\$(\w+)|%v", lambda m: sample[m.group(1) or "v"], fmt)
-    if syntax == "envoy":  # %OPERATOR% and %OPERATOR(ARG)%
-        return re.sub(r"%([A-Z_]+(?:\([^)]*\))?)%", lambda m: sample[m.group(1)], fmt)
+    if syntax in ("envoy", "json"):  # %OPERATOR% and %OPERATOR(ARG)%; JSON formats name their fields so too
+        return re.sub(r"%([A-Za-z_]+(?:\([^)]*\))?)%", lambda m: sample[m.group(1)], fmt)
     if syntax == "haproxy":  # %x, and %{+Q}r for the quoted request line
         return re.sub(r"%\{\+Q\}r|%(\w+)",
                       lambda m: f'"{sample["r"]}"' if m.group(1) is None else sample[m.group(1)], fmt)
@@ -51,7 +51,19 @@ def test_every_format_rendered_from_upstream_is_read(spec: Any) -> None:
         assert request.upstream == expect["upstream"]
     # Pasted behind a kubectl timestamp prefix, the line is still one request of this format.
     prefixed = f"2026-11-28T10:00:01.123456789Z {line}"
-    assert access_log.read_line(prefixed, 1) is not None or spec.id.startswith(("nginx-combined", "aws-alb"))
+    assert access_log.read_line(prefixed, 1) is not None or spec.id.startswith(("nginx-combined", "aws-alb")) \
+        or spec.syntax == "json"
+
+
+def test_a_pretty_printed_json_entry_is_read_whole() -> None:
+    import json
+
+    spec = next(s for s in CATALOG if s.id == "gcp-external-https-lb")
+    entry = json.dumps(json.loads(render(spec.syntax, spec.format, spec.sample)), indent=2)
+    assert access_log.sniff(entry) >= 90
+    got = facts(entry)
+    assert (got["http.requests"], got["http.failure_kinds"]) == (1, ["connection-failure"])
+    assert got["http.failing_upstreams"] == ["ml-serving-backend"]
 
 
 def test_a_block_of_rendered_lines_gives_shares_per_upstream_and_the_failing_backend() -> None:
@@ -104,6 +116,9 @@ REAL = [
     # https://github.com/haproxy/haproxy/issues/2250 (description): <NOSRV> on replies HAProxy made itself (LR--),
     # in bold: not failures.
     ("haproxy-2250-nosrv-local-replies.txt", {"http.requests": 3, "http.error_ratio": 0.0}),
+    # https://github.com/istio/istio/issues/17139 (description): Istio's JSON encoding, keys in any order; TCP
+    # connections (status 0), one failed to connect (UF,URX), none an HTTP 5xx.
+    ("istio-17139-json-tcp.txt", {"http.requests": 2, "http.error_ratio": 0.0}),
 ]
 
 
