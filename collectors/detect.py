@@ -55,6 +55,8 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:nodes?|no)\b"), ArtifactKind.DESCRIBE_NODE),
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:services?|svc)\b"),
      ArtifactKind.DESCRIBE_SERVICE),
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?(?:describe|get)\s+(?:hpa|horizontalpodautoscalers?)\b"
+                r"(?!.*-o\s*(?:json|yaml))"), ArtifactKind.HPA),
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:pods?|po)\b(?!.*-o\s*(?:json|yaml))"),
      ArtifactKind.POD_TABLE),
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:events?|ev)\b"), ArtifactKind.EVENTS),

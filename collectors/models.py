@@ -34,6 +34,8 @@ class ArtifactKind(StrEnum):
     NODE_TABLE = "node-table"  # `kubectl get nodes` (default, -o wide)
     NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
     TOP = "top"  # `top` / `top -b` output
+    HPA = "hpa"  # `kubectl get hpa` table (every era) or `kubectl describe hpa` text
+    ACCESS_LOG = "access-log"  # request lines of ingress-nginx, Envoy/Istio, HAProxy, AWS load balancers, nginx
     FLIGHT_RECORDER = "flight-recorder"  # PyTorch Flight Recorder dumps (JSON form), one rank's or a folder's
     NET_LINKS = "net-links"  # `ip link` / `ifconfig`, or the node agent's /v1/net-links JSON: interfaces and MTUs
     TEXT = "text"  # pasted text of no structured kind: read line by line for known signals

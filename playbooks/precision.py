@@ -52,7 +52,8 @@ def generic_problems(playbooks: list[CompiledPlaybook], situations: list[Situati
         problems += [Problem(str(GENERIC_EVIDENCE), 0, f"situation {situation.id!r}: unknown fact {name!r}")
                      for name in situation.facts if name not in VOCABULARY]
         problems += [Problem(str(GENERIC_EVIDENCE), 0, f"situation {situation.id!r}: may_hold names no hypothesis "
-                             f"{key!r}") for key in situation.may_hold if key not in known]
+                             f"{key!r}") for key in situation.may_hold
+                     if key not in known and key.split("/")[0] in {p.spec.id for p in playbooks}]
     target = Target(namespace="default", pod="pod-0", node="node-0", service="service-0")
     for situation in situations:
         facts = facts_of(situation.facts)

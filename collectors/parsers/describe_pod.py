@@ -24,12 +24,14 @@ _STATE_KEYS = {"Reason", "Exit Code", "Message", "Signal", "Started", "Finished"
 _KEYS = re.compile(r"(?m)^[ \t]*(Name|Namespace|Node|Containers|Init Containers|QoS Class|Controlled By|"
                    r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
                    r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason|"
-                   r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity):")
+                   r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity|Reference|Min replicas|"
+                   r"Max replicas):")
 _POD_KEYS = {"Namespace", "Containers", "Init Containers", "QoS Class", "Controlled By", "Restart Count",
              "Tolerations", "Volumes"}
 _NODE_KEYS = {"Capacity", "Allocatable", "System Info", "Non-terminated Pods", "Allocated resources",
               "Unschedulable"}
 _SERVICE_KEYS = {"Selector", "TargetPort", "Endpoints", "Session Affinity"}
+_HPA_KEYS = {"Reference", "Min replicas", "Max replicas"}
 _DELAY = re.compile(r"\bdelay=(\d+)s")
 _MOUNT = re.compile(r"(\S+) from (\S+)")
 
@@ -37,8 +39,9 @@ _MOUNT = re.compile(r"(\S+) from (\S+)")
 def sniff(text: str) -> int:
     """0-100 confidence that the text is `kubectl describe pod` output."""
     keys = set(_KEYS.findall(text[:200_000]))
-    if len(keys & _NODE_KEYS) >= 2 or "Involved Object" in keys or len(keys & _SERVICE_KEYS) >= 2:
-        return 10  # a node, `kubectl describe event` or `describe service`: their Name is not a pod's
+    if len(keys & _NODE_KEYS) >= 2 or "Involved Object" in keys or len(keys & _SERVICE_KEYS) >= 2 \
+            or len(keys & _HPA_KEYS) >= 2:
+        return 10  # a node, `kubectl describe event`, `describe service` or `describe hpa`: their Name is not a pod's
     pod = len(keys & _POD_KEYS)
     if "Name" in keys and pod:
         return min(60 + 10 * pod, 95)

@@ -172,6 +172,15 @@ def hpa(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         ctx.sink.add("hpa.at_max", True, loc.at("conditions", ("type", "ScalingLimited")), subject=subject)
     elif current is not None:
         ctx.sink.add("hpa.at_max", False, loc.at("status", "currentReplicas"), subject=subject)
+    if _blind(d):
+        ctx.sink.add("hpa.metrics_unavailable", True, loc.at("conditions", ("type", "ScalingActive")), subject=subject)
+
+
+def _blind(d: dict[str, Any]) -> bool:
+    """ScalingActive=False for a reason other than scaling being switched off: the HPA cannot read its metric."""
+    return any(as_str(c.get("type")) == "ScalingActive" and as_str(c.get("status")) == "False"
+               and as_str(c.get("reason")) != "ScalingDisabled"
+               for c in map(as_dict, as_list(as_dict(d.get("status")).get("conditions"))))
 
 
 def _scaling_limited(d: dict[str, Any]) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import (
+    access_log,
     alert_text,
     alertmanager,
     conntrack,
@@ -16,6 +17,7 @@ from collectors.parsers import (
     describe_service,
     events,
     flight_recorder,
+    hpa_text,
     k8s_objects,
     kernel,
     kubelet,
@@ -45,6 +47,7 @@ ALL: tuple[Parser, ...] = (
     kernel.PARSER,
     kubelet.PARSER,
     nccl.PARSER,
+    access_log.PARSER,
     container_log.PARSER,
     conntrack.PARSER,
     cpu_stat.PARSER,
@@ -57,6 +60,7 @@ ALL: tuple[Parser, ...] = (
     top.PARSER,
     flight_recorder.PARSER,
     net_links.PARSER,
+    hpa_text.PARSER,
 )
 
 PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}

@@ -157,4 +157,7 @@ FACTS: list[FactSpec] = [
     FactSpec("netpol.restricts_pods", "bool", "a NetworkPolicy selects the workload's pods", "any"),
     FactSpec("hpa.at_max", "bool", "the HPA is at maxReplicas or reports ScalingLimited", "any"),
     FactSpec("hpa.max_replicas", "int", "maxReplicas of the HPA", "max"),
+    FactSpec("hpa.metrics_unavailable", "bool",
+             "the HPA cannot read the metric it scales on, so it does not scale: ScalingActive False "
+             "(FailedGetResourceMetric, FailedGetPodsMetric, ...) or a current value of <unknown>", "any"),
 ]

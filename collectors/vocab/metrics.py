@@ -28,6 +28,10 @@ FACTS: list[FactSpec] = [
              "worst GPU, counted since driver load (NVML)", "max", "1937"),
     FactSpec("gpu.nvlink_inactive_links", "int",
              "NVLinks reported inactive on a GPU whose other links are up (NVML), the most on any GPU", "max", "1"),
+    FactSpec("gpu.job_util_percent", "float",
+             "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
+             "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
+             "process are left out", "min", "18"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",
@@ -69,7 +73,22 @@ FACTS: list[FactSpec] = [
              "max", "0.3"),
     FactSpec("http.error_ratio", "float",
              "failed requests / all requests: 5xx at the ingress (ingress-nginx) or mesh (Istio), Triton "
-             "inference failures", "max", "0.08"),
+             "inference failures, or the 5xx share of the requests in a pasted access log", "max", "0.08"),
+    FactSpec("http.requests", "int", "requests read from an access log", "max", "120"),
+    FactSpec("http.error_statuses", "list[int]", "distinct 5xx statuses in an access log, most frequent first",
+             "union", "503"),
+    FactSpec("http.failing_upstreams", "list[str]",
+             "upstreams (ingress upstream, Envoy cluster, HAProxy backend, target group; else the route or path) "
+             "that answered at least 5% of their requests with 5xx in an access log, worst first", "union",
+             "ml-triton-8000"),
+    FactSpec("http.failure_kinds", "list[str]",
+             "how the 5xx of an access log failed, across proxies: no-upstream (no ready endpoint or healthy "
+             "host), connection-failure (could not connect, or the connection was lost), timeout, overflow (a "
+             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx); most frequent "
+             "first", "union", "no-upstream"),
+    FactSpec("http.failing_backend", "str",
+             "the one backend address of an upstream that answers 5xx while the others answer cleanly",
+             example="10.244.1.17:8080"),
     FactSpec("http.failing_version", "str",
              "the one version (canary) that carries the errors while the others stay clean", example="v2"),
     FactSpec("latency.p99_seconds", "float", "service p99 latency", "max", "0.8"),

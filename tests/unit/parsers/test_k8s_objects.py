@@ -185,6 +185,16 @@ def test_hpa_below_max() -> None:
            "spec": {"maxReplicas": 10}, "status": {"currentReplicas": 3, "conditions": [
                {"type": "ScalingLimited", "status": "True", "reason": "TooFewReplicas"}]}}
     assert [v for v, *_ in cited(parse_text(manifest(hpa)))["hpa.at_max"]] == [False]
+    assert "hpa.metrics_unavailable" not in cited(parse_text(manifest(hpa)))
+
+
+def test_hpa_that_cannot_read_its_metric() -> None:
+    hpa = {"kind": "HorizontalPodAutoscaler", "metadata": {"name": "h", "namespace": "x"},
+           "spec": {"maxReplicas": 10}, "status": {"currentReplicas": 1, "conditions": [
+               {"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric"}]}}
+    assert [v for v, *_ in cited(parse_text(manifest(hpa)))["hpa.metrics_unavailable"]] == [True]
+    hpa["status"]["conditions"][0]["reason"] = "ScalingDisabled"  # type: ignore[index]
+    assert "hpa.metrics_unavailable" not in cited(parse_text(manifest(hpa)))
 
 
 def test_event_list_and_concatenated_objects() -> None:

@@ -36,6 +36,10 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     ({"gpu.util_percent": 20.0}, False),  # a low reading alone, e.g. after an Xid, is not this symptom
     ({"gpu.sm_active_ratio": 0.9}, False),
     ({"cpu.busy_ratio": 0.99}, False),
-], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only"])
+    # the GPUs a job's processes run on, from nvidia-smi's Processes joined to its GPU rows
+    ({"gpu.job_util_percent": 12.0, "gpu.util_percent": 97.0}, True),
+    ({"gpu.job_util_percent": 85.0, "gpu.util_percent": 85.0}, False),
+], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
+        "job-busy"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected

@@ -1,0 +1,109 @@
+"""The default `nvidia-smi` table, read per GPU and joined to the processes listed under it.
+
+A node's table shows every GPU, also the ones another job holds or none does; its highest GPU-Util says nothing
+about a job whose own GPUs idle beside a busy neighbour. So each GPU's utilisation is joined to the compute
+processes the Processes section lists on it (GPU index, PID, name, memory), and the processes are grouped into
+jobs by name. `gpu.job_util_percent` is the busiest GPU of the least-busy job: low only when every GPU a job
+computes on is idle. A GPU with no compute process raises nothing. Inside a container nvidia-smi cannot see
+other PID namespaces, so "No running processes found" leaves the job unknown rather than idle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from collectors.parsers.sink import FactSink
+
+# "| N/A   34C    P0   91W / 400W |  12034MiB / 81920MiB |     18%      Default |"
+STATS = re.compile(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|"
+                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
+# "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |" : the GPU's index opens its first row.
+_GPU_ROW = re.compile(r"^\|\s+(\d+)\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d")
+# "|    0   N/A  N/A     48213      C   python      12024MiB |" (older drivers have no GI/CI columns)
+_PROCESS = re.compile(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C|G|C\+G|M|M\+C)\s+(\S.*?)\s+(?:\d+MiB|N/A)\s*\|$")
+
+
+@dataclass
+class Gpu:
+    index: str
+    line: int
+    temp_c: int
+    used_mib: int
+    total_mib: int
+    util: int | None
+
+
+@dataclass
+class Table:
+    gpus: dict[str, Gpu] = field(default_factory=dict)
+    # GPU index -> (PID, process name, line) for every process row; compute rows only in `compute`.
+    processes: dict[str, list[tuple[int, str, int]]] = field(default_factory=lambda: defaultdict(list))
+    compute: dict[str, list[tuple[int, str, int]]] = field(default_factory=lambda: defaultdict(list))
+
+
+def read_table(lines: list[str]) -> Table:
+    """Every GPU's row and every process row; a stats row with no index row before it is numbered in order."""
+    table = Table()
+    index: str | None = None
+    in_processes = False
+    for n, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if "Processes:" in line:
+            in_processes = True
+        if in_processes and (p := _PROCESS.match(stripped)):
+            row = (int(p.group(2)), _job_name(p.group(4)), n)
+            table.processes[p.group(1)].append(row)
+            if "C" in p.group(3):  # graphics clients (Xorg, a desktop) are not a job's compute
+                table.compute[p.group(1)].append(row)
+            continue
+        if g := _GPU_ROW.match(stripped):
+            index = g.group(1)
+            continue
+        if (m := STATS.search(line)) is None:
+            continue
+        key = index if index is not None and index not in table.gpus else str(len(table.gpus))
+        util = int(m.group(4)) if m.group(4) is not None else None
+        table.gpus[key] = Gpu(key, n, int(m.group(1)), int(m.group(2)), int(m.group(3)), util)
+        index = None
+    return table
+
+
+def _job_name(cell: str) -> str:
+    """The program of a process cell: '/opt/conda/bin/python3 train.py' and '...envs/x/bin/python3' are python3."""
+    program = cell.split()[0] if cell.split() else cell
+    return program.rstrip("/").rsplit("/", 1)[-1] or program
+
+
+def emit(sink: FactSink, table: Table) -> None:
+    gpus = list(table.gpus.values())
+    if busiest := max((g for g in gpus if g.util is not None), key=lambda g: g.util or 0, default=None):
+        sink.add("gpu.util_percent", float(busiest.util or 0), busiest.line)
+    if fullest := max((g for g in gpus if g.total_mib > 0), key=lambda g: g.used_mib / g.total_mib, default=None):
+        sink.add("gpu.fb_used_ratio", round(fullest.used_mib / fullest.total_mib, 4), fullest.line)
+    if hottest := max(gpus, key=lambda g: g.temp_c, default=None):
+        sink.add("gpu.temp_c", float(hottest.temp_c), hottest.line)
+    if table.processes:
+        rows = [n for _, _, n in max(table.processes.values(), key=len)]
+        sink.add("gpu.process_count", len(rows), rows[0], rows[-1])
+    _job_util(sink, table)
+
+
+def _job_util(sink: FactSink, table: Table) -> None:
+    """The busiest GPU of each job (processes of one name), and the least busy of those across jobs."""
+    jobs: dict[str, list[tuple[Gpu, int]]] = defaultdict(list)
+    for index, rows in table.compute.items():
+        gpu = table.gpus.get(index)
+        if gpu is None or gpu.util is None:
+            continue
+        for _, name, n in rows:
+            jobs[name].append((gpu, n))
+    if not jobs:
+        return
+    name, placed = min(jobs.items(), key=lambda job: max(g.util or 0 for g, _ in job[1]))
+    busiest = max(placed, key=lambda gn: gn[0].util or 0)[0]
+    indices = sorted({g.index for g, _ in placed}, key=lambda i: int(i) if i.isdigit() else 0)
+    cited = [busiest.line, *(n for _, n in placed)]
+    text = f"{name} on GPU {', '.join(indices)}: its busiest GPU at {busiest.util}% ({len(jobs)} job(s) listed)"
+    sink.add("gpu.job_util_percent", float(busiest.util or 0), min(cited), max(cited), text=text)

@@ -1,0 +1,175 @@
+"""Access logs: every catalogued format rendered from its upstream format string is read; real pastes too."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors.catalogs.access_log_formats import formats
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import access_log
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "access_log"
+CATALOG = [f.spec for f in formats()]
+
+
+def render(syntax: str, fmt: str, sample: dict[str, str]) -> str:
+    """The line the program prints for `fmt` with these values, per the format's own syntax."""
+    fmt = " ".join(fmt.split())
+    if syntax == "nginx":  # $variable; the old ingress templates' %v is the server name
+        return re.sub(r"\$(\w+)|%v", lambda m: sample[m.group(1) or "v"], fmt)
+    if syntax in ("envoy", "json"):  # %OPERATOR% and %OPERATOR(ARG)%; JSON formats name their fields so too
+        return re.sub(r"%([A-Za-z_]+(?:\([^)]*\))?)%", lambda m: sample[m.group(1)], fmt)
+    if syntax == "haproxy":  # %x, and %{+Q}r for the quoted request line
+        return re.sub(r"%\{\+Q\}r|%(\w+)",
+                      lambda m: f'"{sample["r"]}"' if m.group(1) is None else sample[m.group(1)], fmt)
+    return " ".join(f'"{sample[t.strip(chr(34))]}"' if t.startswith('"') else sample[t] for t in fmt.split())
+
+
+def facts(text: str) -> dict[str, Any]:
+    result = access_log.parse(Artifact(id="a", kind=ArtifactKind.ACCESS_LOG, content=text))
+    assert not result.problems
+    return {f.name: f.value for f in result.facts}
+
+
+@pytest.mark.parametrize("spec", CATALOG, ids=[s.id for s in CATALOG])
+def test_every_format_rendered_from_upstream_is_read(spec: Any) -> None:
+    line = render(spec.syntax, spec.format, spec.sample)
+    request = access_log.read_line(line, 1)
+    assert request is not None, line
+    expect = spec.expect
+    assert (request.status, request.kind) == (expect["status"], expect["kind"])
+    assert request.backend == expect["backend"]
+    if expect["upstream"]:
+        assert request.upstream == expect["upstream"]
+    # Pasted behind a kubectl timestamp prefix, the line is still one request of this format.
+    prefixed = f"2026-11-28T10:00:01.123456789Z {line}"
+    assert access_log.read_line(prefixed, 1) is not None or spec.id.startswith(("nginx-combined", "aws-alb")) \
+        or spec.syntax == "json"
+
+
+def test_a_pretty_printed_json_entry_is_read_whole() -> None:
+    import json
+
+    spec = next(s for s in CATALOG if s.id == "gcp-external-https-lb")
+    entry = json.dumps(json.loads(render(spec.syntax, spec.format, spec.sample)), indent=2)
+    assert access_log.sniff(entry) >= 90
+    got = facts(entry)
+    assert (got["http.requests"], got["http.failure_kinds"]) == (1, ["connection-failure"])
+    assert got["http.failing_upstreams"] == ["ml-serving-backend"]
+
+
+def test_a_block_of_rendered_lines_gives_shares_per_upstream_and_the_failing_backend() -> None:
+    spec = next(s for s in CATALOG if s.id == "ingress-nginx-upstreaminfo")
+    rows = []
+    for i in range(20):  # cart: backend .17 fails half its requests, .18 never; search: all fine
+        bad = i % 4 == 0
+        rows.append(render(spec.syntax, spec.format, spec.sample | {
+            "status": "502" if bad else "200", "proxy_upstream_name": "shop-cart-80",
+            "upstream_addr": "10.244.1.17:8080" if i % 2 == 0 else "10.244.1.18:8080",
+            "upstream_status": "502" if bad else "200", "upstream_response_time": "0.002"}))
+        rows.append(render(spec.syntax, spec.format, spec.sample | {
+            "status": "200", "proxy_upstream_name": "shop-search-80", "upstream_addr": "10.244.2.3:8080",
+            "upstream_status": "200", "upstream_response_time": "0.010"}))
+    got = facts("\n".join(rows))
+    assert got["http.requests"] == 40
+    assert got["http.error_ratio"] == 0.125
+    assert got["http.error_statuses"] == [502]
+    assert got["http.failure_kinds"] == ["connection-failure"]
+    assert got["http.failing_upstreams"] == ["shop-cart-80"]
+    assert got["http.failing_backend"] == "10.244.1.17:8080"
+
+
+def test_nginx_retries_are_judged_by_the_last_attempt() -> None:
+    spec = next(s for s in CATALOG if s.id == "ingress-nginx-upstreaminfo")
+    line = render(spec.syntax, spec.format, spec.sample | {
+        "status": "500", "upstream_addr": "10.244.1.17:8080, 10.244.1.18:8080", "upstream_status": "502, 500",
+        "upstream_response_length": "0, 21", "upstream_response_time": "0.001, 0.020"})
+    request = access_log.read_line(line, 1)
+    assert request is not None and request.kind == "app-error"
+
+
+# Verbatim pastes (whole lines) from public threads, with what each says.
+REAL = [
+    # https://github.com/istio/istio/issues/45802 (description): one sidecar line without its timestamp.
+    ("istio-45802-503-uc.txt", {"http.requests": 1, "http.error_ratio": 1.0, "http.error_statuses": [503],
+                                "http.failure_kinds": ["connection-failure"],
+                                "http.failing_upstreams": ["outbound|80||health-api.production.svc.cluster.local"]}),
+    # https://github.com/kubernetes/ingress-nginx/issues/4469 (comment of 2020-07-14): the 200s before the 503s.
+    ("ingress-nginx-4469-all-200.txt", {"http.requests": 6, "http.error_ratio": 0.0}),
+    # https://github.com/jcmoraisjr/haproxy-ingress/issues/75 (comment of 2017-11-28): syslog lines, HAProxy 1.x.
+    ("haproxy-ingress-75-syslog-200.txt", {"http.requests": 6, "http.error_ratio": 0.0}),
+    # https://github.com/haproxy/haproxy/issues/2368 (turn 32): 502 SH--, the server aborted before its headers.
+    ("haproxy-2368-502-sh.txt", {"http.requests": 4, "http.error_ratio": 1.0, "http.error_statuses": [502],
+                                 "http.failure_kinds": ["connection-failure"]}),
+    # https://github.com/ozantunca/elb-log-analyzer/issues/14 (comment of 2017-06-27): a Classic ELB line behind
+    # its file name; the backend itself answered 503.
+    ("elb-log-analyzer-14-classic-503.txt", {"http.requests": 1, "http.error_statuses": [503],
+                                             "http.failure_kinds": ["app-error"]}),
+    # https://github.com/haproxy/haproxy/issues/2250 (description): <NOSRV> on replies HAProxy made itself (LR--),
+    # in bold: not failures.
+    ("haproxy-2250-nosrv-local-replies.txt", {"http.requests": 3, "http.error_ratio": 0.0}),
+    # https://github.com/istio/istio/issues/17139 (description): Istio's JSON encoding, keys in any order; TCP
+    # connections (status 0), one failed to connect (UF,URX), none an HTTP 5xx.
+    ("istio-17139-json-tcp.txt", {"http.requests": 2, "http.error_ratio": 0.0}),
+]
+
+
+def pasted(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for art in artifacts_from_text(text, "p"):
+        out |= {f.name: f.value for f in parse_artifact(art).facts}
+    return out
+
+
+@pytest.mark.parametrize(("name", "expected"), REAL, ids=[r[0] for r in REAL])
+def test_real_pastes(name: str, expected: dict[str, Any]) -> None:
+    got = pasted((FIXTURES / name).read_text(encoding="utf-8"))
+    assert {k: got.get(k) for k in expected} == expected
+
+
+def test_access_lines_among_controller_logs_are_read() -> None:
+    spec = next(s for s in CATALOG if s.id == "ingress-nginx-upstreaminfo")
+    line = render(spec.syntax, spec.format, spec.sample)
+    klog = 'I1128 10:00:00.000000       7 controller.go:190] "Configuration changes detected, backend reload required"'
+    got = pasted(f"{line}\n{klog}\n{line}\n{line}\n")
+    assert got["http.requests"] == 3
+    assert access_log.read_line(klog, 1) is None
+    assert access_log.sniff(line) >= 90
+
+
+def test_a_long_log_is_read_as_an_even_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = next(s for s in CATALOG if s.id == "envoy-default")
+    ok = render(spec.syntax, spec.format, spec.sample | {"RESPONSE_CODE": "200", "RESPONSE_FLAGS": "-"})
+    bad = render(spec.syntax, spec.format, spec.sample)
+    monkeypatch.setattr(access_log, "MAX_READ", 10)
+    result = access_log.parse(Artifact(id="a", kind=ArtifactKind.ACCESS_LOG, content="\n".join([ok, bad] * 50)))
+    got = {f.name: f.value for f in result.facts}
+    assert got["http.requests"] == 10  # every 10th of 100 lines
+    assert result.problems == ["access log: 100 lines; read every 10th (10)"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('"[]- 0123456789/:.|<>SCHUFRTabcdefGET%{}\n')), max_size=400))
+def test_never_raises(text: str) -> None:
+    result = access_log.parse(Artifact(id="a", kind=ArtifactKind.ACCESS_LOG, content=text))
+    assert not result.problems
+
+
+def test_a_pasted_5xx_access_log_triggers_the_error_rate_playbook() -> None:
+    from playbooks.pipeline import analyse
+
+    failing = analyse(artifacts_from_text((FIXTURES / "istio-45802-503-uc.txt").read_text("utf-8"), "p"))
+    finding = next(f for f in failing.findings if f.playbook == "error-rate")
+    status = {h.id: h.status for h in finding.hypotheses}
+    assert status["backend-connection-failures"] == "likely"
+    assert status["backend-timeouts"] == "ruled-out"
+    healthy = analyse(artifacts_from_text((FIXTURES / "ingress-nginx-4469-all-200.txt").read_text("utf-8"), "p"))
+    assert "error-rate" not in healthy.symptoms
