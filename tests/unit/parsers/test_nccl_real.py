@@ -10,21 +10,7 @@ from typing import Any
 import pytest
 
 from collectors.parsers import nccl_ranks
-from collectors.parsers.registry import parse_artifact
-from collectors.paste import artifacts_from_text
-
-
-def read(text: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for artifact in artifacts_from_text(text, "paste", source="paste"):
-        for fact in parse_artifact(artifact).facts:
-            if isinstance(fact.value, list):
-                out.setdefault(fact.name, [])
-                out[fact.name] += [v for v in fact.value if v not in out[fact.name]]
-            else:
-                out.setdefault(fact.name, fact.value)
-    return out
-
+from tests.unit.parsers.test_nccl_catalog import read
 
 CASES = [
     # https://github.com/NVIDIA/nccl/issues/293
