@@ -62,6 +62,9 @@ class Hypothesis(BaseModel):
     likely: str | None = Field(None, description="CEL: evidence that supports it without proving it.")
     rule_out: str | None = Field(None, description="CEL: evidence that shows it does not hold.")
     cite: list[str] = Field(default_factory=list, description="Facts to quote as evidence whenever present.")
+    leads: str | None = Field(None, description="CEL: the evidence weighs most for this cause of all the causes "
+                                                "it names (e.g. it rules out the most nodes); ranks the hypothesis "
+                                                "first among those of its status, before the prior.")
     prior: float = Field(0.5, ge=0, le=1, description="Orders hypotheses that share a status; 1 = most common.")
     falsified_by: str = Field(min_length=1, description="The observation that would prove the claim wrong.")
     next_checks: list[str] = Field(default_factory=list, description="Commands or PromQL (Jinja templates).")

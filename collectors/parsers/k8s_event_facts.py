@@ -19,12 +19,11 @@ from collectors.parsers.k8s_messages import (
     image_name,
     is_pull_message,
     missing_refs,
-    nodes_total,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
     sandbox_errors,
-    scheduling_reasons,
+    scheduling_facts,
     volume_errors,
 )
 from collectors.parsers.sink import FactSink
@@ -184,12 +183,8 @@ def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) 
         facts.add("pvc.terminating", True, ev, subject)
     if ev.message:
         facts.add("scheduling.message", ev.message, ev, subject)
-    total = nodes_total(ev.message)
-    if total is not None:
-        facts.add("scheduling.nodes_total", total, ev, subject)
-    reasons = scheduling_reasons(ev.message)
-    if reasons:
-        facts.add("scheduling.reasons", reasons, ev, subject)
+    for name, value in scheduling_facts(ev.message):
+        facts.add(name, value, ev, subject)
 
 
 def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:

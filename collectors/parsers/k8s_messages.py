@@ -201,6 +201,54 @@ def _insufficient(resource: str) -> str:
     return "insufficient-other"
 
 
+# The FitError lists "<count> <reason>" pairs after "N/M nodes are available:" (1.8 and later); before 1.8 the
+# predicate summary put the count after the name: "Insufficient cpu (3), PodToleratesNodeTaints (1)".
+_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?")
+_COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
+_COUNT_AFTER = re.compile(r"([^,(]+?) \((\d+)\)")
+# The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
+_PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
+
+
+def reason_node_counts(message: str) -> list[tuple[str, int]]:
+    """(normalised reason, nodes it rules out) from a FitError message, the most nodes first (ties keep the
+    message's order). Empty when the message gives no counts."""
+    start = _COUNTED_FROM.search(message)
+    if start is None:
+        return []
+    body = _PREEMPTION_PART.split(message[start.end():], maxsplit=1)[0]
+    pairs: list[tuple[str, int]] = []
+    marks = list(_COUNT_FIRST.finditer(body))
+    if marks:
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
+            pairs.append((body[m.end():end], int(m.group(1))))
+    else:
+        pairs = [(m.group(1), int(m.group(2))) for m in _COUNT_AFTER.finditer(body)]
+    counts: dict[str, int] = {}
+    for text, count in pairs:
+        for reason in scheduling_reasons(text):
+            counts[reason] = counts.get(reason, 0) + count
+    total = nodes_total(message)
+    if total:
+        counts = {reason: min(count, total) for reason, count in counts.items()}
+    return sorted(counts.items(), key=lambda item: -item[1])
+
+
+def scheduling_facts(message: str) -> list[tuple[str, object]]:
+    """Every scheduling.* fact one FailedScheduling message (or PodScheduled condition) gives, by name."""
+    out: list[tuple[str, object]] = []
+    if (total := nodes_total(message)) is not None:
+        out.append(("scheduling.nodes_total", total))
+    if reasons := scheduling_reasons(message):
+        out.append(("scheduling.reasons", reasons))
+    if counted := reason_node_counts(message):
+        out.append(("scheduling.reason_nodes", [f"{reason}={count}" for reason, count in counted]))
+        top = counted[0][1]
+        out.append(("scheduling.leading_reasons", [reason for reason, count in counted if count == top]))
+    return out
+
+
 def nodes_total(message: str) -> int | None:
     m = _NODES_TOTAL.search(message)
     if m:

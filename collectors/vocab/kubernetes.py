@@ -73,6 +73,12 @@ FACTS: list[FactSpec] = [
              "too-many-pods, host-port, quota-exceeded, preemption-not-helpful", "union", "insufficient-gpu"),
     FactSpec("scheduling.message", "str", "the FailedScheduling message as printed"),
     FactSpec("scheduling.nodes_total", "int", "node count in the FailedScheduling message (0/N nodes)", "max"),
+    FactSpec("scheduling.reason_nodes", "list[str]",
+             "each normalised FailedScheduling reason with the nodes it rules out, as reason=count, the most nodes "
+             "first (the counts the scheduler prints before each reason)", "union", "insufficient-cpu=23"),
+    FactSpec("scheduling.leading_reasons", "list[str]",
+             "the normalised FailedScheduling reasons that rule out the most nodes (several on a tie): the "
+             "reason that weighs most", "union", "insufficient-cpu"),
     FactSpec("scheduling.preempted", "bool", "the pod was preempted by a higher-priority pod", "any"),
     FactSpec("quota.exceeded", "bool", "a ResourceQuota is exhausted or a create was refused for quota", "any"),
     FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
