@@ -91,7 +91,9 @@ def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | No
 
 
 _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
-_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted", re.I)
+# 1.14+ "Container x failed liveness probe, will be restarted"; before, "...:Container failed liveness probe..
+# Container will be killed and recreated."
+_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
 _PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
 _RECLAIM = re.compile(r"reclaim (\S+)")

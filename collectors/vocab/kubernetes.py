@@ -69,7 +69,7 @@ FACTS: list[FactSpec] = [
     FactSpec("scheduling.reasons", "list[str]",
              "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
              "insufficient-other, untolerated-taint, node-affinity, pod-affinity, topology-spread, unbound-pvc, "
-             "volume-node-affinity, volume-limit, node-pressure, node-not-ready, unschedulable-node, "
+             "volume-node-affinity, volume-limit, volume-conflict, node-pressure, node-not-ready, unschedulable-node, "
              "too-many-pods, host-port, quota-exceeded, preemption-not-helpful", "union", "insufficient-gpu"),
     FactSpec("scheduling.message", "str", "the FailedScheduling message as printed"),
     FactSpec("scheduling.nodes_total", "int", "node count in the FailedScheduling message (0/N nodes)", "max"),
@@ -102,7 +102,8 @@ FACTS: list[FactSpec] = [
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
-             "whether the repository is missing or private), timeout, rate-limited, no-space, tls, other",
+             "whether the repository is missing or private), timeout, unreachable (the registry's name does not "
+             "resolve or nothing answers), rate-limited, no-space, tls, other",
              example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
