@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from collectors.factset import FactSet
 from collectors.joins import suspect_nodes
-from collectors.models import Artifact
+from collectors.models import Artifact, Fact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
 from playbooks.cel_expr import activation
@@ -33,13 +34,46 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     variables = template_variables(target, facts)
     forced = set(symptoms or [])
     chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
-    findings = [evaluate(p, facts, variables, context) for p in chosen]
+    pods = [] if target.pod else _pods(facts)
+    findings = [evaluate(p, facts, _subject(p, pods, target, variables), context) for p in chosen]
     _merge_pointers(findings, {p.spec.id: p for p in chosen})
     strength = _strengths(findings)
     # Supported hypotheses rank first; ties keep playbook order, so the leading hypothesis is deterministic.
     findings.sort(key=lambda f: (-strength[f.playbook],
                                  -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0)))
     return findings
+
+
+_MAX_PODS = 20
+
+
+def _pods(facts: FactSet) -> list[tuple[str, str, FactSet]]:
+    """(namespace, name, its own facts) for each pod the evidence says something about, when it names several
+    (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod)."""
+    own: dict[str, list[Fact]] = {}
+    for name in facts.names():
+        merged = facts.get(name)
+        for fact in merged.sources if merged else []:
+            if fact.subject and fact.subject.startswith("pod/") and name != "pods.names":
+                if fact.subject in own or len(own) < _MAX_PODS:
+                    own.setdefault(fact.subject, []).append(fact)
+    if len(own) < 2:
+        return []
+    out: list[tuple[str, str, FactSet]] = []
+    for subject, found in own.items():
+        namespace, _, pod = subject.removeprefix("pod/").rpartition("/")
+        out.append((namespace, pod, FactSet(found)))
+    return out
+
+
+def _subject(playbook: CompiledPlaybook, pods: list[tuple[str, str, FactSet]], target: Target,
+             variables: dict[str, Any]) -> dict[str, Any]:
+    """The playbook's checks name the pod whose own evidence shows its symptom, not the paste's first pod."""
+    for namespace, pod, own in pods:
+        if triggered(playbook, activation(own.cel_context())):
+            return {**variables, "pod": pod, "service": target.service or pod,
+                    "namespace": target.namespace or namespace or variables["namespace"]}
+    return variables
 
 
 def _strengths(findings: list[Finding]) -> dict[str, float]:

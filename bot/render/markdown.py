@@ -9,6 +9,7 @@ from bot.render.common import (
     cache_line,
     folded_others,
     headline,
+    open_checks,
     missing_lines,
     scope_line,
 )
@@ -50,6 +51,8 @@ def render_markdown(report: Report) -> str:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
     else:
         out += [f"**{_esc(headline(report))}**", ""]
+        if checks := open_checks(report):
+            out += ["## Next checks", "", "```", *checks, "```", ""]
     out += ["## Scope", "", _esc(scope_line(report)), "", "| layer | question | answer | evidence |",
             "|---|---|---|---|"]
     for a in report.scope.answers:
