@@ -49,18 +49,21 @@ _MAX_PODS = 20
 
 def _pods(facts: FactSet) -> list[tuple[str, str, FactSet]]:
     """(namespace, name, its own facts) for each pod the evidence says something about, when it names several
-    (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod)."""
+    (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod), or names one only as
+    the object of its events."""
     own: dict[str, list[Fact]] = {}
     for name in facts.names():
         merged = facts.get(name)
         for fact in merged.sources if merged else []:
-            if fact.subject and fact.subject.startswith("pod/") and name != "pods.names":
-                if fact.subject in own or len(own) < _MAX_PODS:
-                    own.setdefault(fact.subject, []).append(fact)
-    if len(own) < 2:
-        return []
+            if fact.subject.startswith("pod/") and name != "pods.names":
+                own.setdefault(fact.subject, []).append(fact)
+    if len(own) < 2 and (not own or "pod.name" in facts):
+        return []  # one pod, already named by the evidence
+    # In the order the evidence shows them, so the first pod that shows a symptom is the one its checks name.
+    first = sorted(own, key=lambda subject: min((f.citation.artifact, f.citation.start) for f in own[subject]))
     out: list[tuple[str, str, FactSet]] = []
-    for subject, found in own.items():
+    for subject in first[:_MAX_PODS]:
+        found = own[subject]
         namespace, _, pod = subject.removeprefix("pod/").rpartition("/")
         out.append((namespace, pod, FactSet(found)))
     return out

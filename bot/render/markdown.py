@@ -9,8 +9,8 @@ from bot.render.common import (
     cache_line,
     folded_others,
     headline,
-    open_checks,
     missing_lines,
+    open_checks,
     scope_line,
 )
 from bot.render.evidence import plain, target_words, why

@@ -16,8 +16,8 @@ from bot.render.common import (
     cache_line,
     folded_others,
     headline,
-    open_checks,
     missing_lines,
+    open_checks,
     scope_evidence,
     scope_line,
 )

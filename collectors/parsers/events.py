@@ -157,7 +157,8 @@ def _sliced_row(line: str, number: int, cols: _Columns, namespace: str) -> Event
     if not _REASON_CELL.fullmatch(reason):
         return None
     obj = cols.cell(line, "OBJECT")
-    kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", "")
+    # kubectl 1.2-1.9 printed the object in two columns, NAME and KIND (LASTSEEN FIRSTSEEN COUNT NAME KIND ...).
+    kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", cols.cell(line, "NAME"))
     ns = cols.cell(line, "NAMESPACE") or namespace
     return EventRecord(kind_of, reason, cols.cell(line, "MESSAGE"), number, number, kind.lower(), name, ns)
 

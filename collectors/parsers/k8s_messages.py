@@ -215,7 +215,10 @@ def _insufficient(resource: str) -> str:
 
 # The FitError lists "<count> <reason>" pairs after "N/M nodes are available:" (1.8 and later); before 1.8 the
 # predicate summary put the count after the name: "Insufficient cpu (3), PodToleratesNodeTaints (1)".
-_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?")
+_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
+                           r"|fit failure summary on nodes ?: ?")
+# 1.2-1.4 gave one line per node instead: "fit failure on node (node-1): Insufficient cpu".
+_PER_NODE = re.compile(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
 _COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
 _COUNT_AFTER = re.compile(r"([^,(]+?) \((\d+)\)")
 # The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
@@ -227,7 +230,7 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
     message's order). Empty when the message gives no counts."""
     start = _COUNTED_FROM.search(message)
     if start is None:
-        return []
+        return _per_node_counts(message)
     body = _PREEMPTION_PART.split(message[start.end():], maxsplit=1)[0]
     pairs: list[tuple[str, int]] = []
     marks = list(_COUNT_FIRST.finditer(body))
@@ -244,6 +247,14 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
     total = nodes_total(message)
     if total:
         counts = {reason: min(count, total) for reason, count in counts.items()}
+    return sorted(counts.items(), key=lambda item: -item[1])
+
+
+def _per_node_counts(message: str) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for m in _PER_NODE.finditer(message):
+        for reason in scheduling_reasons(m.group(1)):
+            counts[reason] = counts.get(reason, 0) + 1
     return sorted(counts.items(), key=lambda item: -item[1])
 
 
@@ -269,7 +280,8 @@ def nodes_total(message: str) -> int | None:
 
 
 _PULL_MESSAGE = re.compile(
-    r"pull(?:ing)? image|pull policy of Never|default image tag|ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName|PullImage|image pull",
+    r"pull(?:ing)? image|pull policy of Never|default image tag|ErrImagePull|ImagePullBackOff|ErrImageNeverPull"
+    r"|InvalidImageName|PullImage|image pull",
     re.I)
 _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("rate-limited", re.compile(r"toomanyrequests|too many requests|rate limit", re.I)),

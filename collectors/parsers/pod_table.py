@@ -117,7 +117,8 @@ def _cells_by_order(line: str, names: list[str]) -> dict[str, str] | None:
 
 def _plausible(cells: dict[str, str]) -> bool:
     name, status = cells.get("NAME", ""), cells.get("STATUS", "")
-    if not name or not status or " " in name or not re.fullmatch(r"[A-Za-z][\w:-]*", status):
+    # Init:0/1 (init containers done of all) is a status too.
+    if not name or not status or " " in name or not re.fullmatch(r"[A-Za-z][\w:/-]*", status):
         return False
     ready = cells.get("READY")
     return ready is None or _READY.match(ready) is not None
