@@ -109,3 +109,13 @@ def test_the_1_4_fit_error_is_a_scheduling_failure() -> None:
     report = _report(OLD_FIT_ERROR)
     assert report.facts["scheduling.failed"] is True
     assert "pending" in report.symptoms
+
+
+def test_an_event_name_gives_its_object() -> None:
+    # kubectl 1.10-1.13 put the event's own name (object name, a dot, the time in hex) in the NAME column.
+    text = ("LAST SEEN   FIRST SEEN   COUNT     NAME                        KIND      SUBOBJECT   TYPE      REASON    "
+            "SOURCE    MESSAGE\n"
+            "34s         5m           22        dns-test.15404a7104cc67cf   Pod                   Warning   Failed    "
+            "kubelet   Error: ErrImagePull\n")
+    result = events.parse(Artifact(id="a1", kind=ArtifactKind.EVENTS, content=text))
+    assert {f.subject for f in result.facts if f.name == "image.pull_error"} == {"pod/dns-test"}
