@@ -220,7 +220,9 @@ _COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:f
 # 1.2-1.4 gave one line per node instead: "fit failure on node (node-1): Insufficient cpu".
 _PER_NODE = re.compile(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
 _COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
-_COUNT_AFTER = re.compile(r"([^,(]+?) \((\d+)\)")
+_COUNT_AFTER = re.compile(r"\s*(.+) \((\d+)\)\.?\s*")
+# A reason list is short; a pasted "message" can be a 10 MB line. Counting reads no further than this.
+_MAX_COUNTED = 8192
 # The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
 _PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
 
@@ -231,7 +233,7 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
     start = _COUNTED_FROM.search(message)
     if start is None:
         return _per_node_counts(message)
-    body = _PREEMPTION_PART.split(message[start.end():], maxsplit=1)[0]
+    body = _PREEMPTION_PART.split(message[start.end():start.end() + _MAX_COUNTED], maxsplit=1)[0]
     pairs: list[tuple[str, int]] = []
     marks = list(_COUNT_FIRST.finditer(body))
     if marks:
@@ -239,7 +241,8 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
             end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
             pairs.append((body[m.end():end], int(m.group(1))))
     else:
-        pairs = [(m.group(1), int(m.group(2))) for m in _COUNT_AFTER.finditer(body)]
+        pairs = [(m.group(1), int(m.group(2))) for part in body.split(", ")
+                 if (m := _COUNT_AFTER.fullmatch(part)) is not None]
     counts: dict[str, int] = {}
     for text, count in pairs:
         for reason in scheduling_reasons(text):
@@ -252,7 +255,7 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
 
 def _per_node_counts(message: str) -> list[tuple[str, int]]:
     counts: dict[str, int] = {}
-    for m in _PER_NODE.finditer(message):
+    for m in _PER_NODE.finditer(message[:_MAX_COUNTED * 8]):
         for reason in scheduling_reasons(m.group(1)):
             counts[reason] = counts.get(reason, 0) + 1
     return sorted(counts.items(), key=lambda item: -item[1])
