@@ -4,6 +4,7 @@ checks name when a paste shows several broken pods. Real pasted text, with its s
 from __future__ import annotations
 
 from bot.render.common import open_checks
+from bot.render.slack import renderer
 from bot.render.terminal import render_text
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers import events
@@ -83,6 +84,8 @@ def test_a_report_where_nothing_leads_still_lists_next_checks() -> None:
     assert any("img-bad" in c for c in checks) and any("api-fail" in c for c in checks)
     text = render_text(report)
     assert "Next checks" in text and "img-bad" in text.split("Next checks", 1)[1]
+    slack = [str(b.to_dict()) for b in renderer().body_blocks(report)]
+    assert any("Next checks" in b and "img-bad" in b and "api-fail" in b for b in slack)
 
 
 # https://github.com/kubernetes/website/blob/89ce7eec9d6452eae7061696d2bf786ac42c7845/content/id/docs/concepts/policy/pod-security-policy.md
