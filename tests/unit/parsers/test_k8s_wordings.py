@@ -29,7 +29,7 @@ def missing(expect: dict[str, Any], facts: dict[str, object]) -> dict[str, tuple
 
 
 def test_every_entry_names_its_source() -> None:
-    keys = {"id", "project", "file", "versions", "template", "values", "expect"}
+    keys = {"id", "project", "file", "versions", "event", "template", "values", "expect"}
     assert [e.get("id") for e in WORDINGS if set(e) != keys or not all(e[k] for k in ("project", "file"))] == []
     ids = [e["id"] for e in WORDINGS]
     assert len(ids) == len(set(ids))
@@ -42,13 +42,26 @@ def test_a_rendered_wording_is_read(entry: dict[str, Any]) -> None:
     assert missing(entry["expect"], facts_of(text)) == {}
 
 
-_EVENT_REASON = {"fit-error": "FailedScheduling", "kubelet-pull-failed": "Failed", "prober-failed": "Unhealthy",
-                 "volumemanager-unable-to-mount-old": "FailedMount", "sandbox-dockershim": "FailedCreatePodSandBox",
-                 "eviction-low-on-resource": "Evicted"}
+CARRIED = [e for e in WORDINGS if e["event"]]
 
 
-@pytest.mark.parametrize("entry", [e for e in WORDINGS if e["id"] in _EVENT_REASON], ids=lambda e: e["id"])
-def test_a_wording_in_a_describe_events_row_is_read(entry: dict[str, Any]) -> None:
-    row = f"  Warning  {_EVENT_REASON[entry['id']]}  3m (x4 over 10m)  kubelet  {rendered(entry)}"
-    text = "Events:\n  Type     Reason  Age  From  Message\n  ----     ------  ---  ----  -------\n" + row
-    assert missing(entry["expect"], facts_of(text)) == {}
+def _rows(entry: dict[str, Any]) -> dict[str, str]:
+    """The wording as each kubectl era shows the event that carries it."""
+    reason, message = entry["event"], rendered(entry)
+    return {
+        "describe": ("Events:\n  Type     Reason  Age  From  Message\n  ----     ------  ---  ----  -------\n"
+                     f"  Warning  {reason}  3m (x4 over 10m)  kubelet  {message}"),
+        "get-events-1.3-1.9": (
+            "LASTSEEN   FIRSTSEEN   COUNT     NAME      KIND      SUBOBJECT   TYPE      REASON" + " " * 30
+            + "SOURCE                MESSAGE\n"
+            + f"1m         5m          7         web-0     Pod                   Warning   {reason:<36}"
+            + f"{{kubelet node-1}}      {message}"),
+        "get-events-1.14+": ("LAST SEEN   TYPE      REASON" + " " * 30 + "OBJECT      MESSAGE\n"
+                             + f"2m          Warning   {reason:<36}pod/web-0   {message}"),
+    }
+
+
+@pytest.mark.parametrize("layout", ["describe", "get-events-1.3-1.9", "get-events-1.14+"])
+@pytest.mark.parametrize("entry", CARRIED, ids=lambda e: e["id"])
+def test_a_wording_in_an_event_row_is_read(entry: dict[str, Any], layout: str) -> None:
+    assert missing(entry["expect"], facts_of(_rows(entry)[layout])) == {}
