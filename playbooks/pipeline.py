@@ -47,10 +47,10 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
 _MAX_PODS = 20
 
 
-def _pods(facts: FactSet) -> list[tuple[str, str, FactSet]]:
-    """(namespace, name, its own facts) for each pod the evidence says something about, when it names several
-    (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod), or names one only as
-    the object of its events."""
+def _pods(facts: FactSet) -> list[tuple[str, str, Any]]:
+    """(namespace, name, its own facts as a CEL activation) for each pod the evidence says something about, when
+    it names several (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod), or
+    names one only as the object of its events."""
     own: dict[str, list[Fact]] = {}
     for name in facts.names():
         merged = facts.get(name)
@@ -61,19 +61,19 @@ def _pods(facts: FactSet) -> list[tuple[str, str, FactSet]]:
         return []  # one pod, already named by the evidence
     # In the order the evidence shows them, so the first pod that shows a symptom is the one its checks name.
     first = sorted(own, key=lambda subject: min((f.citation.artifact, f.citation.start) for f in own[subject]))
-    out: list[tuple[str, str, FactSet]] = []
+    out: list[tuple[str, str, Any]] = []
     for subject in first[:_MAX_PODS]:
         found = own[subject]
         namespace, _, pod = subject.removeprefix("pod/").rpartition("/")
-        out.append((namespace, pod, FactSet(found)))
+        out.append((namespace, pod, activation(FactSet(found).cel_context())))
     return out
 
 
-def _subject(playbook: CompiledPlaybook, pods: list[tuple[str, str, FactSet]], target: Target,
+def _subject(playbook: CompiledPlaybook, pods: list[tuple[str, str, Any]], target: Target,
              variables: dict[str, Any]) -> dict[str, Any]:
     """The playbook's checks name the pod whose own evidence shows its symptom, not the paste's first pod."""
     for namespace, pod, own in pods:
-        if triggered(playbook, activation(own.cel_context())):
+        if triggered(playbook, own):
             return {**variables, "pod": pod, "service": target.service or pod,
                     "namespace": target.namespace or namespace or variables["namespace"]}
     return variables
