@@ -237,12 +237,12 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
     pairs: list[tuple[str, int]] = []
     marks = list(_COUNT_FIRST.finditer(body))
     if marks:
-        for i, m in enumerate(marks):
+        for i, mark in enumerate(marks):
             end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
-            pairs.append((body[m.end():end], int(m.group(1))))
+            pairs.append((body[mark.end():end], int(mark.group(1))))
     else:
-        pairs = [(m.group(1), int(m.group(2))) for part in body.split(", ")
-                 if (m := _COUNT_AFTER.fullmatch(part)) is not None]
+        pairs = [(after.group(1), int(after.group(2))) for part in body.split(", ")
+                 if (after := _COUNT_AFTER.fullmatch(part)) is not None]
     counts: dict[str, int] = {}
     for text, count in pairs:
         for reason in scheduling_reasons(text):
