@@ -77,6 +77,10 @@ def test_each_playbook_checks_the_pod_that_shows_its_symptom() -> None:
     assert "api-fail" in checks["crash-loop"] and "img-bad" not in checks["crash-loop"]
 
 
+def test_the_paste_is_about_its_first_broken_pod_not_one_still_initialising() -> None:
+    assert _report(POD_TABLE).facts["pod.name"] == "img-bad"
+
+
 def test_a_report_where_nothing_leads_still_lists_next_checks() -> None:
     report = _report(POD_TABLE)
     assert report.leading() is None
