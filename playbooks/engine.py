@@ -15,6 +15,9 @@ from playbooks.templates import promql_regex, render
 # Status sets the band; the playbook's prior orders hypotheses inside a band.
 _BASE: dict[Status, float] = {"confirmed": 0.9, "likely": 0.6, "unknown": 0.3, "ruled-out": 0.0}
 _EVIDENCE_PER_FACT = 3
+# A hypothesis whose `leads` holds takes the top of its status band (the prior term is at most 0.09), so it ranks
+# above the others of its status whatever their priors, and stays inside the band.
+_PRIOR_SPAN = 0.09
 
 
 def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
@@ -91,12 +94,14 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
     cited = list(node.predicates[decided_by].facts) if decided_by else []
     cited += [name for name in spec.cite if name not in cited]
     present = [name for name in cited if name in facts]
-    referenced = {name for predicate in node.predicates.values() for name in predicate.facts}
+    # `leads` only orders hypotheses that already hold: its facts are not evidence one is missing.
+    referenced = {name for key, predicate in node.predicates.items() if key != "leads" for name in predicate.facts}
+    leads = status in ("confirmed", "likely") and outcome.get("leads") is True
     needs = sorted(name for name in referenced if name not in facts) if status == "unknown" else []
     return HypothesisResult(
         id=spec.id,
         status=status,
-        score=round(_BASE[status] + 0.09 * spec.prior, 3),
+        score=round(_BASE[status] + _PRIOR_SPAN * (1.0 if leads else spec.prior), 3),
         claim=render(spec.claim, variables),
         because=[merged.cite() for name in present if (merged := facts.get(name)) is not None],
         falsified_by=render(spec.falsified_by, variables),

@@ -18,7 +18,7 @@ from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
 PLAYBOOK_DIR = Path(__file__).parent
-_PREDICATES = ("confirm", "likely", "rule_out")
+_PREDICATES = ("confirm", "likely", "rule_out", "leads")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ class Hypothesis(BaseModel):
         description="Facts that tell this hypothesis apart from the others: every clause of `likely` must test one "
                     "(lint), so a generic error that many causes share never makes it likely on its own.")
     cite: list[str] = Field(default_factory=list, description="Facts to quote as evidence whenever present.")
+    leads: str | None = Field(None, description="CEL: the evidence weighs most for this cause of all the causes "
+                                                "it names (e.g. it rules out the most nodes); ranks the hypothesis "
+                                                "first among those of its status, before the prior.")
     prior: float = Field(0.5, ge=0, le=1, description="Orders hypotheses that share a status; 1 = most common.")
     falsified_by: str = Field(min_length=1, description="The observation that would prove the claim wrong.")
     next_checks: list[str] = Field(default_factory=list, description="Commands or PromQL (Jinja templates).")

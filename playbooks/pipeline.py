@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from collectors import rank_join
 from collectors.factset import FactSet
@@ -34,13 +35,49 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     variables = template_variables(target, facts)
     forced = set(symptoms or [])
     chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
-    findings = [evaluate(p, facts, variables, context) for p in chosen]
+    pods = [] if target.pod else _pods(facts)
+    findings = [evaluate(p, facts, _subject(p, pods, target, variables), context) for p in chosen]
     _merge_pointers(findings, {p.spec.id: p for p in chosen})
     strength = _strengths(findings)
     # Supported hypotheses rank first; ties keep playbook order, so the leading hypothesis is deterministic.
     findings.sort(key=lambda f: (-strength[f.playbook],
                                  -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0)))
     return findings
+
+
+_MAX_PODS = 20
+
+
+def _pods(facts: FactSet) -> list[tuple[str, str, Any]]:
+    """(namespace, name, its own facts as a CEL activation) for each pod the evidence says something about, when
+    it names several (a `kubectl get pods` table with a crash-looping, an image-pulling and a pending pod), or
+    names one only as the object of its events."""
+    own: dict[str, list[Fact]] = {}
+    for name in facts.names():
+        merged = facts.get(name)
+        for fact in merged.sources if merged else []:
+            if fact.subject.startswith("pod/") and name != "pods.names":
+                own.setdefault(fact.subject, []).append(fact)
+    if len(own) < 2 and (not own or "pod.name" in facts):
+        return []  # one pod, already named by the evidence
+    # In the order the evidence shows them, so the first pod that shows a symptom is the one its checks name.
+    first = sorted(own, key=lambda subject: min((f.citation.artifact, f.citation.start) for f in own[subject]))
+    out: list[tuple[str, str, Any]] = []
+    for subject in first[:_MAX_PODS]:
+        found = own[subject]
+        namespace, _, pod = subject.removeprefix("pod/").rpartition("/")
+        out.append((namespace, pod, activation(FactSet(found).cel_context())))
+    return out
+
+
+def _subject(playbook: CompiledPlaybook, pods: list[tuple[str, str, Any]], target: Target,
+             variables: dict[str, Any]) -> dict[str, Any]:
+    """The playbook's checks name the pod whose own evidence shows its symptom, not the paste's first pod."""
+    for namespace, pod, own in pods:
+        if triggered(playbook, own):
+            return {**variables, "pod": pod, "service": target.service or pod,
+                    "namespace": target.namespace or namespace or variables["namespace"]}
+    return variables
 
 
 def _strengths(findings: list[Finding]) -> dict[str, float]:

@@ -31,6 +31,17 @@ def headline(report: Report) -> str:
     return f"{finding.playbook}: {h.id} ({h.status}, {h.score:.2f}): {h.claim}"
 
 
+def open_checks(report: Report, per_finding: int = 3) -> list[str]:
+    """When nothing leads: the checks of each symptom's most likely open hypothesis, the checks the headline
+    promises ("the checks below would settle the open ones"), without repeats."""
+    checks: list[str] = []
+    for finding in report.findings:
+        first = next((h for h in finding.hypotheses if h.status == "unknown" and h.next_checks), None)
+        if first is not None:
+            checks += first.next_checks[:per_finding]
+    return list(dict.fromkeys(checks))
+
+
 def target_line(report: Report) -> str:
     t = report.target
     parts = [f"{k}={v}" for k, v in (("service", t.service), ("namespace", t.namespace), ("pod", t.pod),

@@ -10,6 +10,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    open_checks,
     scope_line,
 )
 from bot.render.evidence import plain, target_words, why
@@ -50,6 +51,8 @@ def render_markdown(report: Report) -> str:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
     else:
         out += [f"**{_esc(headline(report))}**", ""]
+        if checks := open_checks(report):
+            out += ["## Next checks", "", "```", *checks, "```", ""]
     out += ["## Scope", "", _esc(scope_line(report)), "", "| layer | question | answer | evidence |",
             "|---|---|---|---|"]
     for a in report.scope.answers:

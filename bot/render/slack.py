@@ -28,6 +28,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    open_checks,
     scope_answered,
     scope_evidence,
     scope_line,
@@ -98,6 +99,8 @@ class SlackRenderer:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("checks", lead=hypothesis))))
             if hypothesis.mitigations:
                 blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("mitigations", lead=hypothesis))))
+        elif checks := open_checks(report):  # the headline promises the checks that would settle the open ones
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text("checks", lead=None, checks=checks))))
         if scope_answered(report):  # a line that says nothing is not worth a block of the 50
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
                 "scope", line=scope_line(report), answered=scope_evidence(report)))]))

@@ -17,6 +17,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    open_checks,
     scope_evidence,
     scope_line,
 )
@@ -90,6 +91,9 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
             out += [_prose(f"  - {m}") for m in h.mitigations]
     else:
         out.append(_prose(headline(report), "bold"))
+        if checks := open_checks(report):
+            out += _section("Next checks")
+            out += [(Text(f"  {check}", style="cyan"), None) for check in checks]
     supported, ruled_out, unknown = folded_others(report, lead[1] if lead else None)
     if supported or ruled_out or unknown:
         out += _section("Other hypotheses")

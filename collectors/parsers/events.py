@@ -157,11 +157,15 @@ def _sliced_row(line: str, number: int, cols: _Columns, namespace: str) -> Event
     if not _REASON_CELL.fullmatch(reason):
         return None
     obj = cols.cell(line, "OBJECT")
-    kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", "")
+    # kubectl 1.2-1.13 printed the object in two columns, NAME and KIND (LASTSEEN FIRSTSEEN COUNT NAME KIND ...);
+    # from 1.10 NAME is the event's own name, the object's with the recording time in hex after a dot.
+    name_cell = _EVENT_SUFFIX.sub("", cols.cell(line, "NAME"))
+    kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", name_cell)
     ns = cols.cell(line, "NAMESPACE") or namespace
     return EventRecord(kind_of, reason, cols.cell(line, "MESSAGE"), number, number, kind.lower(), name, ns)
 
 
+_EVENT_SUFFIX = re.compile(r"\.[0-9a-f]{14,16}$")
 _REASON_CELL = re.compile(r"[A-Za-z][A-Za-z0-9]{1,80}")
 
 

@@ -19,12 +19,11 @@ from collectors.parsers.k8s_messages import (
     image_name,
     is_pull_message,
     missing_refs,
-    nodes_total,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
     sandbox_errors,
-    scheduling_reasons,
+    scheduling_facts,
     volume_errors,
 )
 from collectors.parsers.sink import FactSink
@@ -92,7 +91,9 @@ def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | No
 
 
 _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
-_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted", re.I)
+# 1.14+ "Container x failed liveness probe, will be restarted"; before, "...:Container failed liveness probe..
+# Container will be killed and recreated."
+_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
 _PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
 _RECLAIM = re.compile(r"reclaim (\S+)")
@@ -184,12 +185,8 @@ def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) 
         facts.add("pvc.terminating", True, ev, subject)
     if ev.message:
         facts.add("scheduling.message", ev.message, ev, subject)
-    total = nodes_total(ev.message)
-    if total is not None:
-        facts.add("scheduling.nodes_total", total, ev, subject)
-    reasons = scheduling_reasons(ev.message)
-    if reasons:
-        facts.add("scheduling.reasons", reasons, ev, subject)
+    for name, value in scheduling_facts(ev.message):
+        facts.add(name, value, ev, subject)
 
 
 def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:

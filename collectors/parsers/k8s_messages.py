@@ -19,7 +19,9 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("configmap-not-found", re.compile(r"\bconfigmaps? \"[^\"]+\" not found")),
     ("attach-failed", re.compile(r"AttachVolume\.Attach failed|timed out waiting for external-attacher")),
     ("mount-timeout", re.compile(r"Unable to attach or mount volumes.*timed out waiting for the condition"
-                                 r"|Unable to attach or mount volumes.*context deadline exceeded")),
+                                 r"|Unable to attach or mount volumes.*context deadline exceeded"
+                                 # 1.10-1.16: "Unable to mount volumes for pod ...: timeout expired waiting ..."
+                                 r"|timeout expired waiting for volumes to attach")),
     ("mount-failed", re.compile(r"MountVolume\.\w+ failed|mount failed: |MapVolume\.\w+ failed")),
 )
 # A MountVolume.SetUp failure that only says the Secret or ConfigMap is missing is not a storage fault.
@@ -159,6 +161,16 @@ _SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
     (re.compile(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
      "preemption-not-helpful"),
+    # NodeName (1.19+; "hostname" before): the pod names its node, so no other node can take it.
+    (re.compile(r"didn'?t match the requested (?:node ?name|hostname)", re.I), "node-affinity"),
+    # CheckNodeCondition before 1.17: a node out of disk was a node under disk pressure.
+    (re.compile(r"(?:were|was) out of disk space", re.I), "node-pressure"),
+    # VolumeBinding: no PV to bind the claim to on these nodes, no storage capacity for it, or its PV is gone.
+    (re.compile(r"didn'?t find available persistent volumes to bind|did not have enough free storage"
+                r"|bound to non-existent pv", re.I), "unbound-pvc"),
+    (re.compile(r"had no available volume zone", re.I), "volume-node-affinity"),
+    # VolumeRestrictions: the volume is already in use on the node by another pod (disk conflict, ReadWriteOncePod).
+    (re.compile(r"had no available disk|ReadWriteOncePod access mode", re.I), "volume-conflict"),
 ]
 
 
@@ -201,6 +213,68 @@ def _insufficient(resource: str) -> str:
     return "insufficient-other"
 
 
+# The FitError lists "<count> <reason>" pairs after "N/M nodes are available:" (1.8 and later); before 1.8 the
+# predicate summary put the count after the name: "Insufficient cpu (3), PodToleratesNodeTaints (1)".
+_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
+                           r"|fit failure summary on nodes ?: ?")
+# 1.2-1.4 gave one line per node instead: "fit failure on node (node-1): Insufficient cpu".
+_PER_NODE = re.compile(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
+_COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
+_COUNT_AFTER = re.compile(r"\s*(.+) \((\d+)\)\.?\s*")
+# A reason list is short; a pasted "message" can be a 10 MB line. Counting reads no further than this.
+_MAX_COUNTED = 8192
+# The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
+_PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
+
+
+def reason_node_counts(message: str) -> list[tuple[str, int]]:
+    """(normalised reason, nodes it rules out) from a FitError message, the most nodes first (ties keep the
+    message's order). Empty when the message gives no counts."""
+    start = _COUNTED_FROM.search(message)
+    if start is None:
+        return _per_node_counts(message)
+    body = _PREEMPTION_PART.split(message[start.end():start.end() + _MAX_COUNTED], maxsplit=1)[0]
+    pairs: list[tuple[str, int]] = []
+    marks = list(_COUNT_FIRST.finditer(body))
+    if marks:
+        for i, mark in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
+            pairs.append((body[mark.end():end], int(mark.group(1))))
+    else:
+        pairs = [(after.group(1), int(after.group(2))) for part in body.split(", ")
+                 if (after := _COUNT_AFTER.fullmatch(part)) is not None]
+    counts: dict[str, int] = {}
+    for text, count in pairs:
+        for reason in scheduling_reasons(text):
+            counts[reason] = counts.get(reason, 0) + count
+    total = nodes_total(message)
+    if total:
+        counts = {reason: min(count, total) for reason, count in counts.items()}
+    return sorted(counts.items(), key=lambda item: -item[1])
+
+
+def _per_node_counts(message: str) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for m in _PER_NODE.finditer(message[:_MAX_COUNTED * 8]):
+        for reason in scheduling_reasons(m.group(1)):
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda item: -item[1])
+
+
+def scheduling_facts(message: str) -> list[tuple[str, object]]:
+    """Every scheduling.* fact one FailedScheduling message (or PodScheduled condition) gives, by name."""
+    out: list[tuple[str, object]] = []
+    if (total := nodes_total(message)) is not None:
+        out.append(("scheduling.nodes_total", total))
+    if reasons := scheduling_reasons(message):
+        out.append(("scheduling.reasons", reasons))
+    if counted := reason_node_counts(message):
+        out.append(("scheduling.reason_nodes", [f"{reason}={count}" for reason, count in counted]))
+        top = counted[0][1]
+        out.append(("scheduling.leading_reasons", [reason for reason, count in counted if count == top]))
+    return out
+
+
 def nodes_total(message: str) -> int | None:
     m = _NODES_TOTAL.search(message)
     if m:
@@ -209,12 +283,16 @@ def nodes_total(message: str) -> int | None:
 
 
 _PULL_MESSAGE = re.compile(
-    r"pull(?:ing)? image|ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName|PullImage|image pull",
+    r"pull(?:ing)? image|pull policy of Never|default image tag|ErrImagePull|ImagePullBackOff|ErrImageNeverPull"
+    r"|InvalidImageName|PullImage|image pull",
     re.I)
 _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("rate-limited", re.compile(r"toomanyrequests|too many requests|rate limit", re.I)),
     ("no-space", re.compile(r"no space left on device", re.I)),
-    ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown", re.I)),
+    # The registry could not be reached at all: its name does not resolve, or nothing answers (Go's net errors).
+    ("unreachable", re.compile(r"no such host|connection refused|network is unreachable|no route to host", re.I)),
+    ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown"
+                             r"|is not present with pull policy of Never", re.I)),
     # "pull access denied, repository does not exist or may require authorization": the registry will not say
     # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
     ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
@@ -228,7 +306,8 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
 ]
-_IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*["']""")
+# The closing quote may be gone: a pasted line loses it when the quote ends the line.
+_IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|$)""")
 
 
 def is_pull_message(text: str) -> bool:
@@ -236,7 +315,7 @@ def is_pull_message(text: str) -> bool:
 
 
 def pull_error_kind(text: str) -> str:
-    """not-found, unauthorized, denied-or-missing, timeout, rate-limited, no-space, tls or other."""
+    """not-found, unauthorized, denied-or-missing, timeout, unreachable, rate-limited, no-space, tls or other."""
     for kind, rx in _PULL_KINDS:
         if rx.search(text):
             return kind

@@ -18,8 +18,7 @@ from collectors.parsers.k8s_messages import (
     eviction_condition,
     eviction_resource,
     missing_refs,
-    nodes_total,
-    scheduling_reasons,
+    scheduling_facts,
 )
 from collectors.parsers.k8s_object_context import Ctx, identity
 from collectors.parsers.k8s_object_text import Loc, Step
@@ -286,10 +285,8 @@ def _pod_conditions(ctx: Ctx, loc: Loc, status: dict[str, Any], subject: str | N
             add("scheduling.failed", True, line, subject=subject)
             if message:
                 add("scheduling.message", message, line, subject=subject)
-                if (total := nodes_total(message)) is not None:
-                    add("scheduling.nodes_total", total, line, subject=subject)
-                if reasons := scheduling_reasons(message):
-                    add("scheduling.reasons", reasons, line, subject=subject)
+                for name, value in scheduling_facts(message):
+                    add(name, value, line, subject=subject)
         if kind == "DisruptionTarget" and state == "True" and reason.startswith("Preemption"):
             add("scheduling.preempted", True, loc.at("conditions", ("reason", reason)), subject=subject)
 

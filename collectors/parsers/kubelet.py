@@ -37,6 +37,10 @@ _KUBELET_FILES = frozenset({
     "container_gc.go", "status_manager.go", "volume_manager.go", "reconciler_common.go", "pod_container_deletor.go",
     "container_manager_linux.go", "qos_container_manager_linux.go", "cri_stats_provider.go", "kubelet_pods_linux.go",
     "nodeshutdown_manager_linux.go", "pod_startup_latency_tracker.go", "helpers_linux.go", "topology_manager.go",
+    # Volume operations run in the kubelet (pkg/volume/util/nestedpendingoperations, operationexecutor, csi) and
+    # the image manager and dockershim sandbox log under their own files.
+    "nestedpendingoperations.go", "operation_generator.go", "image_manager.go", "csi_attacher.go", "csi_mounter.go",
+    "docker_sandbox.go",
 })
 
 _POD_UID = re.compile(r"""\([0-9a-f]{8}-[0-9a-f]{4}-""")  # "name_namespace(uid)" in older messages

@@ -24,6 +24,7 @@ _WAITING = {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ContainerCr
             "CreateContainerError", "InvalidImageName", "ErrImageNeverPull", "RunContainerError", "PodInitializing"}
 _TERMINATED = {"OOMKilled", "Error", "Completed", "ContainerCannotRun", "DeadlineExceeded", "StartError"}
 _HEALTHY = {"Running", "Completed", "Succeeded"}
+_BROKEN = (_WAITING - {"ContainerCreating", "PodInitializing"}) | (_TERMINATED - {"Completed"}) | {"Evicted", "Pending"}
 _MAX_ROWS = 20_000
 
 
@@ -117,7 +118,8 @@ def _cells_by_order(line: str, names: list[str]) -> dict[str, str] | None:
 
 def _plausible(cells: dict[str, str]) -> bool:
     name, status = cells.get("NAME", ""), cells.get("STATUS", "")
-    if not name or not status or " " in name or not re.fullmatch(r"[A-Za-z][\w:-]*", status):
+    # Init:0/1 (init containers done of all) is a status too.
+    if not name or not status or " " in name or not re.fullmatch(r"[A-Za-z][\w:/-]*", status):
         return False
     ready = cells.get("READY")
     return ready is None or _READY.match(ready) is not None
@@ -134,8 +136,11 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
             sink.add("pods.not_running", [r.name], r.number, subject=subject)
         if r.status == "Pending":
             sink.add("pods.pending", [r.name], r.number, subject=subject)
-    # A table of one pod, or its first troubled pod, is what the paste is about.
-    focus = abnormal[0] if abnormal else (rows[0] if len(rows) == 1 else None)
+    # A table of one pod, or its first broken pod, is what the paste is about: one that shows an error before one
+    # that is only on its way (Init:0/1, ContainerCreating, Terminating).
+    broken = [r for r in abnormal if r.status.removeprefix("Init:") in _BROKEN]
+    candidates = broken or abnormal or (rows if len(rows) == 1 else [])
+    focus = candidates[0] if candidates else None
     for r in ([focus] if focus else []) + [r for r in abnormal if r is not focus]:
         _pod_facts(sink, r, main=r is focus)
     # `-o wide` names each pod's node: do the failing ones share one?

@@ -69,10 +69,16 @@ FACTS: list[FactSpec] = [
     FactSpec("scheduling.reasons", "list[str]",
              "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
              "insufficient-other, untolerated-taint, node-affinity, pod-affinity, topology-spread, unbound-pvc, "
-             "volume-node-affinity, volume-limit, node-pressure, node-not-ready, unschedulable-node, "
+             "volume-node-affinity, volume-limit, volume-conflict, node-pressure, node-not-ready, unschedulable-node, "
              "too-many-pods, host-port, quota-exceeded, preemption-not-helpful", "union", "insufficient-gpu"),
     FactSpec("scheduling.message", "str", "the FailedScheduling message as printed"),
     FactSpec("scheduling.nodes_total", "int", "node count in the FailedScheduling message (0/N nodes)", "max"),
+    FactSpec("scheduling.reason_nodes", "list[str]",
+             "each normalised FailedScheduling reason with the nodes it rules out, as reason=count, the most nodes "
+             "first (the counts the scheduler prints before each reason)", "union", "insufficient-cpu=23"),
+    FactSpec("scheduling.leading_reasons", "list[str]",
+             "the normalised FailedScheduling reasons that rule out the most nodes (several on a tie): the "
+             "reason that weighs most", "union", "insufficient-cpu"),
     FactSpec("scheduling.preempted", "bool", "the pod was preempted by a higher-priority pod", "any"),
     FactSpec("quota.exceeded", "bool", "a ResourceQuota is exhausted or a create was refused for quota", "any"),
     FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
@@ -96,7 +102,8 @@ FACTS: list[FactSpec] = [
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
-             "whether the repository is missing or private), timeout, rate-limited, no-space, tls, other",
+             "whether the repository is missing or private), timeout, unreachable (the registry's name does not "
+             "resolve or nothing answers), rate-limited, no-space, tls, other",
              example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
