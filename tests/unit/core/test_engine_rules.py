@@ -23,6 +23,7 @@ hypotheses:
     claim: "{{ pod }} is throttled"
     confirm: 'cpu.throttled_ratio > 0.25'
     likely: 'cpu.throttled_ratio > 0.05'
+    discriminating: [cpu.throttled_ratio]
     rule_out: 'cpu.nr_throttled == 0'
     prior: 0.6
     falsified_by: "throttled periods stay at zero during the spike"
@@ -32,7 +33,8 @@ hypotheses:
     children:
       - id: limit-below-burst
         claim: c
-        likely: 'true'
+        likely: 'cpu.throttled_ratio > 0.05'
+        discriminating: [cpu.throttled_ratio]
         falsified_by: f
         source: [s]
         chart: {none: an inline test playbook draws no chart}
