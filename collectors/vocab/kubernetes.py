@@ -149,6 +149,22 @@ FACTS: list[FactSpec] = [
     FactSpec("service.selector", "str", "the Service's pod selector as key=value pairs", example="app=checkout"),
     FactSpec("service.has_selector", "bool", "the Service selects pods (false: endpoints are managed by hand)",
              "any"),
+    FactSpec("service.target_port_declared", "bool",
+             "every targetPort of the Service (a number or a port name) is a port some container of the pods it "
+             "selects declares; false names a targetPort none of them declares (read when the Service and its "
+             "pods are in one paste)", "all"),
+    FactSpec("service.selector_matches_pods", "bool",
+             "the Service's selector matches the labels of at least one pod pasted beside it, in its namespace",
+             "any"),
+    FactSpec("netpol.selects_backends", "bool",
+             "a NetworkPolicy pasted beside the Service selects its pods and restricts their ingress (no rule "
+             "admits every client)", "any"),
+    # network clients (curl, wget, nc) run against a service
+    FactSpec("client.errors", "list[str]",
+             "what a network client printed when it could not reach its target: refused, reset, timeout, "
+             "no-route, name-resolution, connect-failed (curl 7.88+ prints no reason)", "union", "refused"),
+    FactSpec("client.targets", "list[str]", "the address (host:port, or host) the failing client connected to",
+             "union", "10.96.112.7:8080"),
     FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
     FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
              example="none"),
