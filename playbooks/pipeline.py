@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from collectors.factset import FactSet
-from collectors.joins import suspect_nodes
+from collectors.joins import service_backends, suspect_nodes
 from collectors.models import Artifact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
@@ -87,6 +87,8 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
             facts.add(fact)
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
+        facts.add(fact)
+    for fact in service_backends(facts):  # a Service's selector and targetPort against the pods beside it
         facts.add(fact)
     findings = conclude(facts, target, playbooks, symptoms)
     notes = [] if facts.names() or not artifacts else [nothing_recognised()]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.k8s_values import as_dict, as_str
-from collectors.parsers import k8s_service_join, node_spread
+from collectors.parsers import node_spread
 from collectors.parsers.k8s_common import (
     DedupSink,
     DistEnv,
@@ -26,7 +26,6 @@ class Ctx:
     netpols: list[tuple[bool, int]] = field(default_factory=list)
     netpol_list_line: int = 0
     placements: list[node_spread.Placement] = field(default_factory=list)
-    services: k8s_service_join.Seen = field(default_factory=k8s_service_join.Seen)
 
 
 

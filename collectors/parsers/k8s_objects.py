@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import k8s_service_join, k8s_services, node_spread
+from collectors.parsers import k8s_services, node_spread
 from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import (
     DedupSink,
@@ -73,14 +73,11 @@ def _parse(sink: DedupSink, text: str) -> None:
         kind, data = (item.kind, item.data) if item.kind else _fragment(item.data)
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            loc = Loc(tx, item)
-            handler(ctx, data, loc)
-            ctx.services.add(kind, data, loc)
+            handler(ctx, data, Loc(tx, item))
     ctx.dist.flush(sink)
     node_spread.emit(sink, ctx.placements)
     ctx.events.finish()
     netpol_totals(ctx)
-    k8s_service_join.emit(sink, ctx.services)
 
 
 # Keys that say what a kindless piece of an object is: people paste `status:` or one containerStatus, not the Pod.
@@ -128,6 +125,9 @@ _HANDLERS: dict[str, Handler] = {
     "Endpoints": lambda ctx, d, loc: k8s_services.endpoints(ctx.sink, d, loc.at),
     "EndpointSlice": lambda ctx, d, loc: k8s_services.endpoint_slice(ctx.sink, d, loc.at),
     "PersistentVolumeClaim": lambda ctx, d, loc: k8s_services.claim(ctx.sink, d, loc.at),
+    # A workload's pod template says which labels and ports its pods carry (joined with a Service's selector).
+    **{kind: lambda ctx, d, loc: k8s_services.workload(ctx.sink, d, loc.at)
+       for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController")},
 }
 
 
