@@ -109,7 +109,9 @@ def _target_ports(fact: Any, target: tuple[Fact, list[str]], declared: list[list
     numbers = {p.split("/", 1)[0] for pod in declared for p in pod}
     names = {p.split("/", 1)[1] for pod in declared for p in pod if "/" in p} - {"-"}
     out: list[Fact] = []
-    missing = [t for t in wanted if not t.isdigit() and t not in names]
+    # Port names are known only from objects ("8080/http", "8080/-"); a description shows numbers alone.
+    knows_names = all("/" in p for pod in declared for p in pod)
+    missing = [t for t in wanted if not t.isdigit() and t not in names] if knows_names else []
     if missing:
         out.append(fact("service.target_port_names_missing", missing, at))
     undeclared = [t for t in wanted if t.isdigit() and numbers and t not in numbers]
