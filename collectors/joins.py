@@ -8,8 +8,6 @@ works without hostNetwork. Pure: facts in, facts out.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collectors.factset import FactSet
 from collectors.models import Fact
 
@@ -84,9 +82,7 @@ def service_backends(facts: FactSet) -> list[Fact]:
             continue
         chosen = [s for s, labels in near.items() if wanted.items() <= _pairs(labels).items()]
 
-        def fact(name: str, value: object, at: Fact = sel) -> Fact:
-            return at.model_copy(update={"name": name, "value": value, "subject": sel.subject, "parser": SERVICE_JOIN})
-
+        fact = _Joined(sel)
         out.append(fact("service.selector_matches_pods", bool(chosen)))
         if chosen and sel.subject in targets:
             out += _target_ports(fact, targets[sel.subject], [ports[s][1] for s in chosen if s in ports])
@@ -100,7 +96,18 @@ def service_backends(facts: FactSet) -> list[Fact]:
     return out
 
 
-def _target_ports(fact: Any, target: tuple[Fact, list[str]], declared: list[list[str]]) -> list[Fact]:
+class _Joined:
+    """Makes a joined fact about one Service, cited to the line of the fact it was joined from."""
+
+    def __init__(self, service: Fact) -> None:
+        self.service = service
+
+    def __call__(self, name: str, value: object, at: Fact | None = None) -> Fact:
+        return (at or self.service).model_copy(update={
+            "name": name, "value": value, "subject": self.service.subject, "parser": SERVICE_JOIN})
+
+
+def _target_ports(fact: _Joined, target: tuple[Fact, list[str]], declared: list[list[str]]) -> list[Fact]:
     """Named targetPorts no selected container declares (the pods are left out of the endpoints), and numeric ones
     none declares while they declare others (containerPort is informational: a hint only)."""
     if not declared:

@@ -11,6 +11,7 @@ from playbooks.pipeline import analyse
 from playbooks.report import Report
 
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld"
+PASTES = Path(__file__).parent / "network_pastes"  # verbatim, as pasted (trailing spaces kept)
 
 
 def _report(text: str) -> Report:
@@ -24,38 +25,7 @@ def _held(report: Report) -> dict[str, str]:
 
 # https://github.com/kubernetes/kubernetes/issues/73049 : containerPort 9999, targetPort 3000, and the app worked,
 # because containerPort is informational. Two files pasted one after the other, without `---`.
-ISSUE_73049 = """\
-`client-pod.yaml`:
-```yaml
-apiVersion: v1
-kind: Pod
-metadata:
-  name: client-pod
-  labels:
-    component: web
-spec:
-  containers: 
-    - name: client
-      image: stephengrider/multi-client
-      ports:
-        - containerPort: 9999
-```
-`client-node-port.yaml`:
-```yaml
-apiVersion: v1
-kind: Service
-metadata:
-  name: client-node-port
-spec:
-  type: NodePort
-  ports:
-    - port: 3050
-      targetPort: 3000
-      nodePort: 31515
-  selector:
-    component: web
-```
-"""
+ISSUE_73049 = (PASTES / "kubernetes-issue-73049.txt").read_text(encoding="utf-8")
 
 
 def test_a_numeric_target_port_no_container_declares_is_only_a_hint() -> None:
@@ -167,17 +137,7 @@ def test_a_reset_alone_makes_nothing_likely() -> None:
 
 def test_a_lone_conntrack_s_with_drops_runs_the_latency_tree() -> None:
     # https://github.com/influxdata/telegraf/issues/8955 (cpu=0..7 of the reporter's conntrack -S)
-    paste = """\
-$ conntrack -S
-cpu=0           found=0 invalid=516 ignore=82082383 insert=0 insert_failed=0 drop=0 early_drop=0 error=0 search_restart=20749 
-cpu=1           found=0 invalid=583 ignore=66209961 insert=0 insert_failed=0 drop=0 early_drop=0 error=0 search_restart=19862 
-cpu=2           found=2 invalid=9632 ignore=405227001 insert=0 insert_failed=0 drop=0 early_drop=0 error=400 search_restart=69990 
-cpu=3           found=0 invalid=1025 ignore=87051149 insert=0 insert_failed=0 drop=0 early_drop=0 error=7 search_restart=21792 
-cpu=4           found=0 invalid=1718 ignore=66035032 insert=0 insert_failed=0 drop=0 early_drop=0 error=0 search_restart=16703 
-cpu=5           found=0 invalid=837 ignore=61290338 insert=0 insert_failed=0 drop=0 early_drop=0 error=0 search_restart=15118 
-cpu=6           found=0 invalid=514 ignore=63989180 insert=0 insert_failed=0 drop=0 early_drop=0 error=0 search_restart=14301 
-cpu=7           found=4 invalid=9927 ignore=530587402 insert=0 insert_failed=1 drop=1 early_drop=0 error=513 search_restart=88005 
-"""
+    paste = (PASTES / "telegraf-issue-8955.txt").read_text(encoding="utf-8")
     report = _report(paste)
     assert report.facts["conntrack.drops"] == 2
     assert report.symptoms == ["latency"]
@@ -192,28 +152,7 @@ def test_a_lone_conntrack_s_with_zero_drops_runs_nothing() -> None:
 
 def test_a_pod_description_gives_labels_and_port_numbers_but_no_port_names() -> None:
     # https://github.com/flannel-io/flannel/issues/1076 (the start of the reporter's kubectl describe pod)
-    paste = """\
-> root@k8s-master:~# kubectl describe pods coredns-757f4547d9-rtzpl  -n kube-system
-> Name:               coredns-757f4547d9-rtzpl
-> Namespace:          kube-system
-> Priority:           0
-> PriorityClassName:  <none>
-> Node:               k8s-master/172.18.3.9
-> Start Time:         Tue, 01 Jan 2019 16:01:02 +0330
-> Labels:             k8s-app=kube-dns
->                     pod-template-hash=757f4547d9
-> Annotations:        <none>
-> Status:             Pending
-> IP:                 
-> Controlled By:      ReplicaSet/coredns-757f4547d9
-> Containers:
->   coredns:
->     Container ID:  
->     Image:          172.18.3.9:5000/coredns:1.2.2
->     Image ID:      
->     Ports:         53/UDP, 53/TCP, 9153/TCP
->     Host Ports:    0/UDP, 0/TCP, 0/TCP
-"""
+    paste = (PASTES / "flannel-issue-1076.txt").read_text(encoding="utf-8")
     report = _report(paste)
     assert report.facts["pod.labels"] == ["k8s-app=kube-dns", "pod-template-hash=757f4547d9"]
     assert report.facts["pod.container_ports"] == ["53", "9153"]
