@@ -26,7 +26,7 @@ LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pas
 AWAITING_A_PASTE = {
     "cni-calico-ipam-none-assigned", "cni-azure-no-address", "cni-multus-default-network-not-ready",
     "curl-connect-failed-timeout", "wget-gnu-connect-timeout", "wget-gnu-connect-no-route", "wget-gnu-read-reset",
-    "wget-gnu-resolve-failed", "busybox-connect-refused", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
+    "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
     "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
 }
 
