@@ -100,3 +100,11 @@ def test_a_curl_refusal_is_not_an_nccl_socket_error() -> None:
 @given(st.text(max_size=300))
 def test_sandbox_kinds_on_any_text(text: str) -> None:
     assert set(sandbox_kinds(text)) <= {"ip-exhausted", "cni-not-ready", "cni-error"}
+
+
+def test_a_service_ip_range_is_not_pod_ip_exhaustion() -> None:
+    # Rendered from kube-apiserver's ClusterIP allocator (pkg/registry/core/service/ipallocator: ErrFull "range
+    # is full", wrapped as "failed to allocate a serviceIP: %v"): a Service, not a pod sandbox.
+    got = _facts('The Service "web" is invalid: spec.clusterIPs: Internal error occurred: failed to allocate a '
+                 'serviceIP: range is full')
+    assert "sandbox.errors" not in got
