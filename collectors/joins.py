@@ -1,4 +1,4 @@
-"""Facts that need two artifacts: the node a suspect rank's pod runs on.
+"""Facts that need two artifacts: the node a suspect rank's pod runs on; a Service against its pods.
 
 A rank's log names its pod (`kubectl logs --prefix`), and only the Pod object names the node. The NCCL parser
 gives `nccl.suspect_pods`; the Pod parser gives `pod.node` per pod. Joined, the straggler's node becomes a
@@ -31,4 +31,97 @@ def suspect_nodes(facts: FactSet) -> list[Fact]:
         if found is not None:
             out.append(found.model_copy(update={"name": "nccl.suspect_hosts", "value": [found.value],
                                                 "parser": JOIN}))
+    return out
+
+
+# ---- a Service against the pods and NetworkPolicies pasted beside it ------------------------------------------
+# Seed 001:319-345 asks of an unreachable Service: does its selector match the pods' labels, is its targetPort a
+# port the containers have, and does a NetworkPolicy select those pods. Each side may come from its own block of
+# the paste (a Service YAML, then a Deployment YAML), so the answer is a join of facts, not one parser's.
+
+SERVICE_JOIN = "join:service-backends"
+
+
+def _by_subject(facts: FactSet, name: str) -> dict[str, tuple[Fact, list[str]]]:
+    merged = facts.get(name)
+    out: dict[str, tuple[Fact, list[str]]] = {}
+    for fact in merged.sources if merged else []:
+        if fact.subject and isinstance(fact.value, list):
+            first, values = out.get(fact.subject, (fact, []))
+            out[fact.subject] = (first, values + [str(v) for v in fact.value if str(v) not in values])
+    return out
+
+
+def _namespace(subject: str) -> str:
+    parts = subject.split("/")
+    return parts[1] if len(parts) == 3 else ""
+
+
+def _pairs(items: list[str] | str) -> dict[str, str]:
+    raw = items.split(",") if isinstance(items, str) else items
+    return dict(item.split("=", 1) for item in raw if "=" in item)
+
+
+def service_backends(facts: FactSet) -> list[Fact]:
+    """Selector, targetPort and NetworkPolicy facts for each Service whose pods (or pod templates) were pasted."""
+    selectors = facts.get("service.selector")
+    pods = _by_subject(facts, "pod.labels")
+    if selectors is None or not pods:
+        return []
+    ports = _by_subject(facts, "pod.container_ports")
+    targets = _by_subject(facts, "service.target_ports")
+    policies = _by_subject(facts, "netpol.ingress_selectors")
+    out: list[Fact] = []
+    for sel in selectors.sources:
+        if not isinstance(sel.value, str) or not sel.subject:
+            continue
+        ns = _namespace(sel.subject)
+        wanted = _pairs(sel.value)
+        near = {s: labels for s, (_, labels) in pods.items() if not ns or not _namespace(s) or _namespace(s) == ns}
+        if not near or not wanted:
+            continue
+        chosen = [s for s, labels in near.items() if wanted.items() <= _pairs(labels).items()]
+
+        fact = _Joined(sel)
+        out.append(fact("service.selector_matches_pods", bool(chosen)))
+        if chosen and sel.subject in targets:
+            out += _target_ports(fact, targets[sel.subject], [ports[s][1] for s in chosen if s in ports])
+        restricting = [(f, v) for s, (f, v) in policies.items() if not ns or not _namespace(s) or _namespace(s) == ns]
+        if restricting:
+            labels = [_pairs(near[s]) for s in chosen]
+            hits = [f for f, values in restricting for v in values
+                    if v == "*" or any(_pairs(v).items() <= pod.items() for pod in labels)
+                    or _pairs(v).items() <= wanted.items()]
+            out.append(fact("netpol.selects_backends", bool(hits), hits[0] if hits else restricting[0][0]))
+    return out
+
+
+class _Joined:
+    """Makes a joined fact about one Service, cited to the line of the fact it was joined from."""
+
+    def __init__(self, service: Fact) -> None:
+        self.service = service
+
+    def __call__(self, name: str, value: object, at: Fact | None = None) -> Fact:
+        return (at or self.service).model_copy(update={
+            "name": name, "value": value, "subject": self.service.subject, "parser": SERVICE_JOIN})
+
+
+def _target_ports(fact: _Joined, target: tuple[Fact, list[str]], declared: list[list[str]]) -> list[Fact]:
+    """Named targetPorts no selected container declares (the pods are left out of the endpoints), and numeric ones
+    none declares while they declare others (containerPort is informational: a hint only)."""
+    if not declared:
+        return []
+    at, wanted = target
+    numbers = {p.split("/", 1)[0] for pod in declared for p in pod}
+    names = {p.split("/", 1)[1] for pod in declared for p in pod if "/" in p} - {"-"}
+    out: list[Fact] = []
+    # Port names are known only from objects ("8080/http", "8080/-"); a description shows numbers alone.
+    knows_names = all("/" in p for pod in declared for p in pod)
+    missing = [t for t in wanted if not t.isdigit() and t not in names] if knows_names else []
+    if missing:
+        out.append(fact("service.target_port_names_missing", missing, at))
+    undeclared = [t for t in wanted if t.isdigit() and numbers and t not in numbers]
+    if undeclared:
+        out.append(fact("service.target_port_numbers_undeclared", undeclared, at))
     return out

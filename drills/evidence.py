@@ -20,7 +20,7 @@ from drills.incident import Incident
 from drills.sources import SOURCES, source_of_kind
 from playbooks.engine import template_variables
 from playbooks.loader import CompiledPlaybook
-from playbooks.pipeline import conclude, default_playbooks
+from playbooks.pipeline import conclude, default_playbooks, joined_facts, unavailable
 from playbooks.report import Report
 from playbooks.templates import render
 
@@ -57,12 +57,9 @@ class IncidentEvidence:
 
     def facts(self, sources: Iterable[str]) -> FactSet:
         chosen = set(sources)
-        facts = FactSet()
-        for artifact in self.incident.artifacts:
-            if artifact.unavailable is None and source_of_kind(artifact.kind) in chosen:
-                for fact in self.parsed(artifact).facts:
-                    facts.add(fact)
-        return facts
+        artifacts = [a for a in self.incident.artifacts if source_of_kind(a.kind) in chosen]
+        parsed = [fact for a in artifacts if a.unavailable is None for fact in self.parsed(a).facts]
+        return joined_facts(artifacts, parsed, unavailable(artifacts))
 
     def report(self, sources: Iterable[str], force: Iterable[str] = ()) -> Report:
         """Findings over the artifacts of `sources` only; playbooks in `force` run whatever their triggers say."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from collectors import rank_join
 from collectors.factset import FactSet
-from collectors.joins import suspect_nodes
+from collectors.joins import service_backends, suspect_nodes
 from collectors.models import Artifact, Fact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
@@ -131,6 +131,29 @@ def alert_leads(findings: list[Finding], leads: Iterable[str], target: Target) -
     return findings
 
 
+def unavailable(artifacts: list[Artifact]) -> list[Missing]:
+    """What a source could not give, as the report lists it."""
+    return [Missing(source=f"{a.kind}:{a.subject or a.id}", reason=a.unavailable)
+            for a in artifacts if a.unavailable is not None]
+
+
+def joined_facts(artifacts: list[Artifact], parsed: list[Fact], missing: list[Missing]) -> FactSet:
+    """The facts parsed from each artifact, with those only their combination shows. Live triage, pastes, replays
+    and drills all come through here, so a drill step sees what `analyse` sees."""
+    joined = rank_join.across(artifacts)  # one log per rank: the wave front needs them together
+    parsed = parsed if joined is None else rank_join.replace(parsed, joined)
+    if rank_join.unread_ranks(missing):
+        parsed = rank_join.without_silent_suspects(parsed)
+    facts = FactSet()
+    for fact in parsed:
+        facts.add(fact)
+    for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
+        facts.add(fact)
+    for fact in service_backends(facts):  # a Service's selector and targetPort against the pods beside it
+        facts.add(fact)
+    return facts
+
+
 def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
             playbooks: list[CompiledPlaybook] | None = None, symptoms: list[str] | None = None,
             leads: list[str] | None = None) -> Report:
@@ -138,26 +161,17 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
     symptoms of the alert that started a live triage) are the findings that lead (`alert_leads`)."""
     target = target or Target()
     playbooks = default_playbooks() if playbooks is None else playbooks
-    facts = FactSet()
     problems: list[str] = []
     missing = list(missing or [])
     parsed: list[Fact] = []
+    missing += unavailable(artifacts)
     for artifact in artifacts:
         if artifact.unavailable is not None:
-            missing.append(Missing(source=f"{artifact.kind}:{artifact.subject or artifact.id}",
-                                   reason=artifact.unavailable))
             continue
         result = parse_artifact(artifact)
         parsed += result.facts
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
-    joined = rank_join.across(artifacts)  # one log per rank: the wave front needs them together
-    parsed = parsed if joined is None else rank_join.replace(parsed, joined)
-    if rank_join.unread_ranks(missing):
-        parsed = rank_join.without_silent_suspects(parsed)
-    for fact in parsed:
-        facts.add(fact)
-    for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
-        facts.add(fact)
+    facts = joined_facts(artifacts, parsed, missing)
     findings = alert_leads(conclude(facts, target, playbooks, symptoms), leads or [], target)
     notes = [] if facts.names() or not artifacts else [nothing_recognised()]
     return Report(

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from collectors.catalogs import network
 from collectors.vocabulary import VOCABULARY
 from collectors.yaml_safe import safe_load
 
@@ -56,6 +57,8 @@ def signals() -> tuple[CompiledSignal, ...]:
     raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of signals")
+    # The CNI and network-client messages live in their own catalog, with their upstream sources (network.yaml).
+    raw = raw + [entry.signal() for entry in network.entries()]
     return tuple(CompiledSignal(Signal.model_validate(entry)) for entry in raw)
 
 

@@ -133,6 +133,7 @@ def _pod_block(sink: DedupSink, lines: list[str], start: int, end: int, dist: Di
     for key, fact in (("QoS Class", "pod.qos_class"), ("Priority Class Name", "pod.priority_class")):
         if (node := top.get(key)) is not None and node.value and node.value != "<none>":
             sink.add(fact, node.value, node.line, subject=subject)
+    _labels_and_ports(sink, top, roots, subject)
     containers = _containers(roots)
     real = bool(find_root(roots, "Containers"))
     _emit_containers(sink, containers, subject)
@@ -403,3 +404,28 @@ def _toleration(text: str) -> str:
 
 
 PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff)
+
+
+_PORT_NUMBER = re.compile(r"^(\d{1,5})/(?:TCP|UDP|SCTP)$")
+
+
+def _labels_and_ports(sink: DedupSink, top: dict[str, DNode], roots: list[DNode], subject: str | None) -> None:
+    """`Labels:` (one key=value a line) and the containers' `Port:`/`Ports:` numbers, for the Service join. The
+    description shows no port names, so the join judges only numbers from it."""
+    if (labels := top.get("Labels")) is not None:
+        pairs = [labels.value] + [c.text.strip() for c in labels.children]
+        if found := [p for p in pairs if "=" in p and " " not in p.strip()]:
+            sink.add("pod.labels", found, labels.line, labels.children[-1].line if labels.children else None,
+                     subject=subject)
+    ports: list[tuple[str, int]] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.key in ("Port", "Ports") and node.value:
+            ports += [(m.group(1), node.line) for part in node.value.split(",")
+                      if (m := _PORT_NUMBER.match(part.strip()))]
+        stack.extend(node.children)
+    if ports:
+        ports.sort(key=lambda p: p[1])
+        sink.add("pod.container_ports", list(dict.fromkeys(n for n, _ in ports)), ports[0][1], ports[-1][1],
+                 subject=subject)

@@ -60,6 +60,11 @@ def _service_block(sink: DedupSink, lines: list[str], start: int, end: int) -> N
         sink.add("service.has_selector", bool(selector.value) and selector.value != "<none>", selector.line,
                  subject=subject)
     _endpoints(sink, [r for r in roots if r.key == "Endpoints"], subject)
+    # "TargetPort: 8080/TCP" or "TargetPort: http/TCP", one row per port: joined with the pods' ports.
+    targets = [(r.value.split("/", 1)[0].strip(), r.line) for r in roots if r.key == "TargetPort" and r.value]
+    if targets := [(t, n) for t, n in targets if t and t != "<none>"]:
+        sink.add("service.target_ports", list(dict.fromkeys(t for t, _ in targets)), targets[0][1], targets[-1][1],
+                 subject=subject)
     block_events(sink, lines, top.get("Events"), end, subject)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from collectors.catalogs.network import sandbox_kinds
+
 # ---- volumes (FailedMount, FailedAttachVolume) --------------------------------------------------------
 
 _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -67,12 +69,20 @@ _CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox
                   r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
 
 
+_MAX_MESSAGE = 4096  # as the line signals: longer text is never handed to a pattern
+
+
 def sandbox_errors(message: str) -> list[str]:
-    """What a pod-sandbox failure shows: the pod network could not get an address, is not set up, or else."""
-    if _IP_EXHAUSTED.search(message):
+    """What a pod-sandbox failure shows: the pod network could not get an address, is not set up, or else.
+
+    The CNI plugins' own wordings are in collectors/catalogs/network.yaml, read here by the same entries."""
+    catalogued = sandbox_kinds(message) if len(message) <= _MAX_MESSAGE else []
+    if "ip-exhausted" in catalogued or _IP_EXHAUSTED.search(message):
         return ["ip-exhausted"]
-    if _CNI_NOT_READY.search(message):
+    if "cni-not-ready" in catalogued or _CNI_NOT_READY.search(message):
         return ["cni-not-ready"]
+    if "cni-error" in catalogued:
+        return ["cni-error"]
     if _CNI.search(message):
         return ["cni-error"]
     if "sandbox" in message.lower():

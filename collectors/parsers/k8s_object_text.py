@@ -72,6 +72,7 @@ def _skip_ws(text: str, pos: int) -> int:
 
 def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
     cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + [len(text)]
+    cuts = sorted(set(cuts + _object_starts(text, cuts)))
     docs: list[Doc] = []
     for start, end in itertools.pairwise(cuts):
         chunk = text[start:end]
@@ -86,6 +87,19 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
             continue
         docs.append(Doc(data, start, end))
     return docs
+
+
+def _object_starts(text: str, cuts: list[int]) -> list[int]:
+    """Where a second object begins inside one document: files pasted one after another without `---` (a Pod's
+    YAML, then a Service's) repeat `apiVersion:` at the margin, which would otherwise keep only the last."""
+    starts: list[int] = []
+    for start, end in itertools.pairwise(cuts):
+        found = [m.start() for m in _TOP_API_VERSION.finditer(text, start, end)]
+        starts += found[1:]
+    return starts
+
+
+_TOP_API_VERSION = re.compile(r"(?m)^apiVersion:")
 
 
 # ---- finding lines -----------------------------------------------------------------------------------

@@ -125,6 +125,9 @@ _HANDLERS: dict[str, Handler] = {
     "Endpoints": lambda ctx, d, loc: k8s_services.endpoints(ctx.sink, d, loc.at),
     "EndpointSlice": lambda ctx, d, loc: k8s_services.endpoint_slice(ctx.sink, d, loc.at),
     "PersistentVolumeClaim": lambda ctx, d, loc: k8s_services.claim(ctx.sink, d, loc.at),
+    # A workload's pod template says which labels and ports its pods carry (joined with a Service's selector).
+    **{kind: lambda ctx, d, loc: k8s_services.workload(ctx.sink, d, loc.at)
+       for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController")},
 }
 
 

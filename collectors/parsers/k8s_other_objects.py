@@ -140,6 +140,13 @@ def netpol(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     # A direction is restricted unless one of its rules is empty (`{}` allows everything).
     restricts = any(not any(rule == {} for rule in as_list(spec.get(t.lower()))) for t in types)
     ctx.netpols.append((restricts, loc.at("metadata", "name")))
+    # Which pods a policy closes to clients it does not name: joined with a Service's pods (collectors/joins.py).
+    selector = as_dict(spec.get("podSelector"))
+    if "Ingress" in types and not any(rule == {} for rule in as_list(spec.get("ingress"))) \
+            and not selector.get("matchExpressions"):  # set-based selectors are left unjudged, not guessed
+        labels = ",".join(f"{k}={as_str(v)}" for k, v in sorted(as_dict(selector.get("matchLabels")).items()))
+        _, _, subject = identity(d, "networkpolicy")
+        ctx.sink.add("netpol.ingress_selectors", [labels or "*"], loc.at("spec", "podSelector"), subject=subject)
 
 
 def netpol_list(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:

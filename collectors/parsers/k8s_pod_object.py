@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.k8s_values import GPU_RESOURCE, as_dict, as_int, as_list, as_str, quantity_int, quantity_milli
-from collectors.parsers import node_spread
+from collectors.parsers import k8s_services, node_spread
 from collectors.parsers.k8s_common import (
     EnvVar,
     is_rdma_resource,
@@ -45,6 +45,7 @@ def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     _pod_conditions(ctx, loc, status, subject)
     _pod_env(ctx, loc, spec, subject)
     _pod_gang(ctx, loc, d, subject)
+    k8s_services.pod_shape(ctx.sink, as_dict(d.get("metadata")), spec, loc.at, subject)
 
 
 def _failing(status: dict[str, Any]) -> bool:

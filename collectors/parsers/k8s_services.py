@@ -33,6 +33,35 @@ def service(sink: DedupSink, d: dict[str, Any], at: At) -> None:
     if selector:
         sink.add("service.selector", ",".join(f"{k}={v}" for k, v in sorted(selector.items())), line,
                  subject=subject)
+    # targetPort defaults to port; a name or a number, joined with the pods' ports (collectors/joins.py).
+    targets = [as_str(p.get("targetPort", p.get("port"))) for p in map(as_dict, as_list(spec.get("ports")))]
+    if targets := [t for t in targets if t]:
+        sink.add("service.target_ports", list(dict.fromkeys(targets)), at("spec", "ports"), subject=subject)
+
+
+def pod_shape(sink: DedupSink, meta: dict[str, Any], spec: dict[str, Any], at: At, subject: str | None,
+              *prefix: str) -> None:
+    """A pod's (or a pod template's) labels and declared container ports, as `k=v` and `number/name`."""
+    labels = [f"{k}={as_str(v)}" for k, v in sorted(as_dict(meta.get("labels")).items())]
+    if labels:
+        sink.add("pod.labels", labels, at(*prefix, "metadata", "labels"), subject=subject)
+    ports = [f"{as_str(p.get('containerPort'))}/{as_str(p.get('name')) or '-'}"
+             for c in map(as_dict, as_list(spec.get("containers")))
+             for p in map(as_dict, as_list(c.get("ports"))) if as_str(p.get("containerPort"))]
+    if spec.get("containers"):
+        # Read even when empty: containers that declare no port are a fact a named targetPort can be judged on.
+        sink.add("pod.container_ports", list(dict.fromkeys(ports)),
+                 at(*prefix, "spec", "containers", "ports") if ports else at(*prefix, "spec", "containers"),
+                 subject=subject)
+
+
+def workload(sink: DedupSink, d: dict[str, Any], at: At) -> None:
+    """A Deployment, StatefulSet, DaemonSet or ReplicaSet: the labels and ports of the pods it makes."""
+    kind = as_str(d.get("kind")).lower() or "deployment"
+    template = as_dict(as_dict(d.get("spec")).get("template"))
+    if template:
+        pod_shape(sink, as_dict(template.get("metadata")), as_dict(template.get("spec")), at,
+                  _subject(kind, d), "spec", "template")
 
 
 def endpoints(sink: DedupSink, d: dict[str, Any], at: At) -> None:

@@ -235,8 +235,12 @@ def _verbs_failure(scan: Scan, line: str, n: int) -> None:
         scan.item("nccl.ib_errors", m.group(1).replace("_", "-") + "-failed", n)
 
 
+# What curl, wget and nc print (collectors/catalogs/network.yaml): a person probing a service, not a rank.
+_NET_CLIENT = re.compile(r"^\s*(?:curl: \(\d+\)|wget: |nc: |Ncat: )|Failed(?: to)? connect to \S+(?: port \d+|:\d+;)")
+
+
 def _socket_error(scan: Scan, line: str, n: int) -> None:
-    if "NET/IB" in line or "ibv_" in line or not _in_dist_context(scan, line, n):
+    if "NET/IB" in line or "ibv_" in line or _NET_CLIENT.search(line) or not _in_dist_context(scan, line, n):
         return
     found = [error for needle, error in SOCKET_ERRORS if needle in line]
     if not found and any(needle in line for needle in _RESOLVER_FALLBACK):

@@ -127,6 +127,11 @@ def _clean(message: str) -> str:
     return message
 
 
+# Two or more groups joined by separators, e.g. "{host}:{port}".
+_JOINED = re.compile(r"\{\w+\}(?:[^{}\w]+\{\w+\})+")
+_JOIN_PART = re.compile(r"([^{}\w]*)\{(\w+)\}")
+
+
 def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
     """The fact's value: a constant, or a named group converted to the fact's type (None when unreadable)."""
     kind = VOCABULARY[name].type
@@ -137,7 +142,13 @@ def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
 
 
 def _value_one(template: str, groups: dict[str, str | None], kind: str) -> object:
-    """"{name}" is a group as it reads; "{name}%" a percentage read as a ratio (44% -> 0.44)."""
+    """"{name}" is a group as it reads; "{name}%" a percentage read as a ratio (44% -> 0.44); "{host}:{port}"
+    joins groups (a group that did not take part is left out with the separator before it)."""
+    if _JOINED.fullmatch(template):
+        parts = [(sep, groups.get(name)) for sep, name in _JOIN_PART.findall(template)]
+        if parts[0][1] is None:
+            return None
+        return "".join(f"{sep}{value}" for sep, value in parts if value is not None)
     percent = template.endswith("%")
     name = template.removesuffix("%")
     if not (name.startswith("{") and name.endswith("}")):

@@ -156,6 +156,34 @@ FACTS: list[FactSpec] = [
     FactSpec("service.selector", "str", "the Service's pod selector as key=value pairs", example="app=checkout"),
     FactSpec("service.has_selector", "bool", "the Service selects pods (false: endpoints are managed by hand)",
              "any"),
+    FactSpec("service.target_ports", "list[str]", "the Service's targetPorts as written: numbers or port names",
+             "union", "8080"),
+    FactSpec("pod.labels", "list[str]", "labels of a pod or of a workload's pod template, as key=value", "union",
+             "app=checkout"),
+    FactSpec("pod.container_ports", "list[str]",
+             "ports the pod's containers declare, as number/name (- when unnamed)", "union", "8080/http"),
+    FactSpec("netpol.ingress_selectors", "list[str]",
+             "pod selectors (key=value,...; * for every pod) of NetworkPolicies whose ingress admits only the "
+             "clients they name", "union", "app=checkout"),
+    # joined across the paste (collectors/joins.py): a Service against the pods and policies beside it
+    FactSpec("service.selector_matches_pods", "bool",
+             "the Service's selector matches the labels of a pod (or pod template) pasted beside it, in its "
+             "namespace", "any"),
+    FactSpec("service.target_port_names_missing", "list[str]",
+             "named targetPorts no container of the selected pods declares: the endpoints controller leaves "
+             "those pods out", "union", "http"),
+    FactSpec("service.target_port_numbers_undeclared", "list[str]",
+             "numeric targetPorts none of the selected containers declares while they declare others "
+             "(containerPort is informational, so a hint, not proof)", "union", "3000"),
+    FactSpec("netpol.selects_backends", "bool",
+             "a NetworkPolicy pasted beside the Service selects its pods and its ingress admits only the clients "
+             "it names", "any"),
+    # network clients (curl, wget, nc) run against a service
+    FactSpec("client.errors", "list[str]",
+             "what a network client printed when it could not reach its target: refused, reset, timeout, "
+             "no-route, name-resolution, connect-failed (curl 7.88+ prints no reason)", "union", "refused"),
+    FactSpec("client.targets", "list[str]", "the address (host:port, or host) the failing client connected to",
+             "union", "10.96.112.7:8080"),
     FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
     FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
              example="none"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from collectors.catalogs.signals import Signal, signals
@@ -20,6 +21,17 @@ LINES = [line for p in sorted(REALWORLD.rglob("evidence.txt"))
          for line in unwrap(p.read_text(encoding="utf-8", errors="replace")).lines]
 # Upstream wordings rendered as their program prints them (test_k8s_wordings.py checks what they are read as).
 RENDERED = [rendered(entry) for entry in WORDINGS]
+# The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
+LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
+          for line in unwrap(paste["text"]).lines]
+# Network catalog entries whose wording is derived from upstream source and checked by rendering its template
+# (test_network_catalog.py), for which no public paste has been found yet. Remove an id when a paste is added.
+AWAITING_A_PASTE = {
+    "cni-calico-ipam-none-assigned", "cni-azure-no-address", "cni-multus-default-network-not-ready",
+    "curl-connect-failed-timeout", "wget-gnu-connect-timeout", "wget-gnu-connect-no-route", "wget-gnu-read-reset",
+    "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
+    "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
+}
 
 
 @pytest.mark.parametrize("signal", signals(), ids=lambda s: s.spec.id)
@@ -27,6 +39,9 @@ def test_every_signal_matches_a_real_line_or_an_upstream_wording(signal: object)
     spec = signal.spec  # type: ignore[attr-defined]
     hits = [line for line in LINES + RENDERED if any(h in line for h in spec.hints)
             and not any(u in line for u in spec.unless) and signal.regex.search(line)]  # type: ignore[attr-defined]
+    if spec.id in AWAITING_A_PASTE:
+        assert not hits, f"{spec.id} now has a real paste: take it off AWAITING_A_PASTE"
+        return
     assert hits, f"no line in tests/realworld and no upstream wording matches {spec.id}"
 
 

@@ -1,0 +1,76 @@
+"""The network catalog (network.yaml): CNI plugins' and network clients' messages, each with its upstream source.
+
+Its entries are line signals like those of signals.yaml (collectors/catalogs/signals.py reads both), plus where
+the wording comes from and a template a test renders. `sandbox_kinds` lets the event readers classify a
+FailedCreatePodSandBox message by the same entries, so a CNI wording is read one way everywhere.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field
+
+from collectors.yaml_safe import safe_load
+
+_CATALOG = Path(__file__).parent / "network.yaml"
+# Keys an entry shares with signals.yaml; the rest say where the wording comes from.
+SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts")
+
+
+class NetworkEntry(BaseModel):
+    """One message shape, where it comes from, and a rendering of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    hints: tuple[str, ...] = Field(min_length=1)
+    pattern: str
+    unless: tuple[str, ...] = ()
+    facts: dict[str, Any] = Field(min_length=1)
+    project: str = Field(min_length=1)
+    file: str = Field(min_length=1)
+    versions: str = Field(min_length=1)
+    template: str = Field(min_length=1)
+    sample: dict[str, Any] = Field(default_factory=dict)
+    expect: dict[str, Any] = Field(min_length=1)
+
+    def signal(self) -> dict[str, Any]:
+        """The entry as a signals.yaml entry, its source naming project, file and versions."""
+        out = {key: getattr(self, key) for key in SIGNAL_KEYS}
+        out["source"] = f"{self.project}: {self.file} ({self.versions})"
+        return out
+
+    def rendered(self) -> str:
+        """The message as the program prints it, with the sample values."""
+        return self.template.format(**self.sample)
+
+
+@cache
+def entries() -> tuple[NetworkEntry, ...]:
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError(f"{_CATALOG}: expected a list of entries")
+    return tuple(NetworkEntry.model_validate(entry) for entry in raw)
+
+
+@cache
+def _sandbox_rules() -> tuple[tuple[str, Any, tuple[str, ...]], ...]:
+    """(sandbox kind, compiled pattern, hints) for every entry that names a sandbox failure."""
+    rules = []
+    for e in entries():
+        for kind in e.facts.get("sandbox.errors", ()):
+            rules.append((str(kind), re2.compile(e.pattern), e.hints))
+    return tuple(rules)
+
+
+def sandbox_kinds(message: str) -> list[str]:
+    """The sandbox failure kinds (ip-exhausted, cni-not-ready, cni-error) the catalog reads in one message."""
+    found: list[str] = []
+    for kind, rx, hints in _sandbox_rules():
+        if kind not in found and any(h in message for h in hints) and rx.search(message):
+            found.append(kind)
+    return found
