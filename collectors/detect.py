@@ -10,7 +10,8 @@ from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
 
 MIN_SCORE = 30
-_LINE_KINDS = {kind for kind, _ in LINE_CLAIMS}
+# Kinds read line by line: a line of a mixed paste belongs to the first of them that claims it.
+LINE_KINDS = frozenset(kind for kind, _ in LINE_CLAIMS)
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
 _PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
                      r"nvidia-smi|top|oc|k|ip|ifconfig)\b")
@@ -70,14 +71,16 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
 ]
 
 
-def split(text: str, commands: list[str] | None = None) -> list[Segment]:
+def split(text: str, commands: list[str] | None = None, lines: list[str] | None = None) -> list[Segment]:
     """Segments of a paste, each of one kind, in order; empty when nothing is recognised.
 
     `commands` gives, per line, the command typed before it (see collectors.unwrap); it says where a new block
-    starts and what kind its output is.
+    starts and what kind its output is. `lines`, when given, is the text already normalised and split (an unwrapped
+    paste has both), so a big paste is not held twice.
     """
-    text = normalise(text)
-    lines = text.split("\n")
+    if lines is None:
+        text = normalise(text)
+        lines = text.split("\n")
     commands = commands or [""] * len(lines)
     if text.lstrip()[:1] in ("{", "["):
         whole = _best(text)
@@ -91,7 +94,7 @@ def split(text: str, commands: list[str] | None = None) -> list[Segment]:
         previous_command = command
         best = _best("\n".join(lines[start:end]), command_kind(command) if command else None)
         if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
-                and segments[-1].kind not in _LINE_KINDS:
+                and segments[-1].kind not in LINE_KINDS:
             # A fragment of nothing known continues what came before (a YAML document after a blank line).
             segments[-1] = Segment(segments[-1].kind, segments[-1].start, end)
             continue
@@ -125,7 +128,7 @@ def _claimed(line: str) -> ArtifactKind | None:
 
 def _classify_block(lines: list[str], start: int, end: int, best: tuple[ArtifactKind, int] | None
                     ) -> list[Segment]:
-    if best is None or best[1] < MIN_SCORE or best[0] in _LINE_KINDS:
+    if best is None or best[1] < MIN_SCORE or best[0] in LINE_KINDS:
         return _by_line(lines, start, end)
     # Log lines pasted straight after a structured block, with no blank line between, are peeled off.
     head = start

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers import (
     alert_text,
     alertmanager,
@@ -85,8 +85,16 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         result.facts += signals.without_repeats(result.facts, found.facts)
         result.problems += found.problems
     kind = str(artifact.kind)
-    result.facts = [f.model_copy(update={"kind": kind}) for f in result.facts]
+    shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
+    result.facts = [f.model_copy(update={"kind": kind, "citation": _shifted(f.citation, shift)} if shift else
+                                 {"kind": kind}) for f in result.facts]
     return result
+
+
+def _shifted(citation: Citation, shift: int) -> Citation:
+    if citation.start == 0:  # the whole artifact
+        return citation
+    return Citation(artifact=citation.artifact, start=citation.start + shift, end=citation.end + shift)
 
 
 def _read_signals(artifact: Artifact) -> ParseResult:
