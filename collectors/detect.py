@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from collectors.models import ArtifactKind
 from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS
@@ -19,8 +19,8 @@ KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
+    # A tuple: a log interleaved line by line with another kind is one segment per line.
     kind: ArtifactKind
     start: int  # 1-based first line
     end: int  # 1-based last line
@@ -122,8 +122,14 @@ def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
     return blocks
 
 
+_UNSEEN: Any = object()
+
+
 def _claimed(line: str) -> ArtifactKind | None:
-    return next((k for k, claims in LINE_CLAIMS if claims(line)), None)
+    for kind, claims in LINE_CLAIMS:
+        if claims(line):
+            return kind
+    return None
 
 
 def _classify_block(lines: list[str], start: int, end: int, best: tuple[ArtifactKind, int] | None
@@ -150,10 +156,13 @@ def _by_line(lines: list[str], start: int, end: int) -> list[Segment]:
     current: ArtifactKind | None = None
     seg_start = start
     claimed: dict[str, ArtifactKind | None] = {}  # a log repeats its lines; each is judged once
+    seen = claimed.get
     for i in range(start, end):
         line = lines[i]
-        kind = claimed[line] if line in claimed else claimed.setdefault(line, _claimed(line))
-        if kind is None or kind == current:
+        kind = seen(line, _UNSEEN)
+        if kind is _UNSEEN:
+            kind = claimed[line] = _claimed(line)
+        if kind is None or kind is current:
             continue
         if current is not None:
             segments.append(Segment(current, seg_start + 1, i))

@@ -84,22 +84,25 @@ def _pieces(lines: list[str], segments: list[Segment]) -> list[_Piece]:
     pieces: list[_Piece] = []
     of_kind: dict[ArtifactKind, int] = {}
     piece_of: list[int] = []  # segment index -> piece index
-    for seg in segments:
-        lo, hi = max(seg.start, 1), min(seg.end, total)
-        group = of_kind.get(seg.kind) if seg.kind in LINE_KINDS else None
+    segments = [s for s in segments if 1 <= s.start <= s.end <= total]  # as split gives them; never else
+    for kind, lo, hi in segments:
+        group = of_kind.get(kind) if kind in LINE_KINDS else None
         if group is None:
             group = len(pieces)
-            pieces.append(_Piece(seg.kind, lo, hi, runs=0))
-            if seg.kind in LINE_KINDS:
-                of_kind[seg.kind] = group
+            pieces.append(_Piece(kind, lo, hi, runs=0))
+            if kind in LINE_KINDS:
+                of_kind[kind] = group
         piece = pieces[group]
-        piece.lo, piece.hi, piece.runs = min(piece.lo, lo), max(piece.hi, hi), piece.runs + 1
+        piece.runs += 1
+        if lo < piece.lo:
+            piece.lo = lo
+        if hi > piece.hi:
+            piece.hi = hi
         piece_of.append(group)
     owner = [-1] * total  # 0-based line -> piece; written last segment first, so the first claim wins
     for i in range(len(segments) - 1, -1, -1):
-        lo, hi = max(segments[i].start, 1), min(segments[i].end, total)
-        if lo <= hi:
-            owner[lo - 1:hi] = [piece_of[i]] * (hi - lo + 1)
+        lo, hi = segments[i].start, segments[i].end
+        owner[lo - 1:hi] = [piece_of[i]] * (hi - lo + 1)
     rest = _Piece(ArtifactKind.TEXT, total + 1, 0)
     for piece in pieces:
         piece.lines = [""] * (piece.hi - piece.lo + 1) if piece.lo <= piece.hi else []
