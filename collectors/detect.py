@@ -71,19 +71,21 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
 ]
 
 
-def split(text: str, commands: list[str] | None = None, lines: list[str] | None = None) -> list[Segment]:
+def split(text: str, commands: list[str] | None = None) -> list[Segment]:
     """Segments of a paste, each of one kind, in order; empty when nothing is recognised.
 
     `commands` gives, per line, the command typed before it (see collectors.unwrap); it says where a new block
-    starts and what kind its output is. `lines`, when given, is the text already normalised and split (an unwrapped
-    paste has both), so a big paste is not held twice.
+    starts and what kind its output is.
     """
-    if lines is None:
-        text = normalise(text)
-        lines = text.split("\n")
+    return split_lines(normalise(text).split("\n"), commands)
+
+
+def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Segment]:
+    """split() of a text already normalised and cut into lines (an unwrapped paste), so it is not held twice."""
     commands = commands or [""] * len(lines)
-    if text.lstrip()[:1] in ("{", "["):
-        whole = _best(text)
+    first = next((line for line in lines if line and not line.isspace()), "")
+    if first.lstrip()[:1] in ("{", "["):
+        whole = _best(_head(lines, 0, len(lines)))
         if whole and whole[1] >= MIN_SCORE:
             return [Segment(whole[0], 1, len(lines))]
     segments: list[Segment] = []
@@ -92,7 +94,7 @@ def split(text: str, commands: list[str] | None = None, lines: list[str] | None 
         command = commands[start] if start < len(commands) else ""
         after_prompt = after_prompt or command != previous_command
         previous_command = command
-        best = _best("\n".join(lines[start:end]), command_kind(command) if command else None)
+        best = _best(_head(lines, start, end), command_kind(command) if command else None)
         if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
                 and segments[-1].kind not in LINE_KINDS:
             # A fragment of nothing known continues what came before (a YAML document after a blank line).
@@ -102,6 +104,20 @@ def split(text: str, commands: list[str] | None = None, lines: list[str] | None 
     return _merge(segments)
 
 
+# Every sniffer reads at most this much of the start of a text (collectors/parsers/*.py, `sniff`; a test holds them
+# to it): a block is joined only that far, not copied whole.
+SNIFF_CHARS = 200_000
+
+
+def _head(lines: list[str], start: int, end: int) -> str:
+    """Lines start..end-1 joined, as far as a sniffer reads."""
+    stop, size = start, 0
+    while stop < end and size <= SNIFF_CHARS:
+        size += len(lines[stop]) + 1
+        stop += 1
+    return "\n".join(lines[start:stop])
+
+
 def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
     """0-based [start, end) ranges between blank lines and shell prompts, and whether a prompt preceded."""
     blocks: list[tuple[int, int, bool]] = []
@@ -109,7 +125,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
     after_prompt = False
     for i, line in enumerate(lines):
         prompt = _PROMPT.match(line) is not None
-        if prompt or not line.strip():
+        if prompt or not line or line.isspace():
             if start is not None:
                 blocks.append((start, i, after_prompt))
                 after_prompt = False
@@ -123,6 +139,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
 
 
 _UNSEEN: Any = object()
+_CLAIM_CACHE = 65_536  # distinct lines whose claim is remembered at once
 
 
 def _claimed(line: str) -> ArtifactKind | None:
@@ -144,7 +161,7 @@ def _classify_block(lines: list[str], start: int, end: int, best: tuple[Artifact
     while tail > head and _claimed(lines[tail - 1]) is not None:
         tail -= 1
     if (head, tail) != (start, end) and tail > head:
-        inner = _best("\n".join(lines[head:tail]))
+        inner = _best(_head(lines, head, tail))
         if inner and inner[0] == best[0] and inner[1] >= MIN_SCORE:
             return [*_by_line(lines, start, head), Segment(best[0], head + 1, tail), *_by_line(lines, tail, end)]
     return [Segment(best[0], start + 1, end)]
@@ -161,6 +178,8 @@ def _by_line(lines: list[str], start: int, end: int) -> list[Segment]:
         line = lines[i]
         kind = seen(line, _UNSEEN)
         if kind is _UNSEEN:
+            if len(claimed) >= _CLAIM_CACHE:
+                claimed.clear()  # lines that all differ (timestamps) would otherwise keep a second copy of the log
             kind = claimed[line] = _claimed(line)
         if kind is None or kind is current:
             continue

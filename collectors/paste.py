@@ -13,7 +13,7 @@ from typing import Any
 
 import re2
 
-from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, LINE_KINDS, Segment, split
+from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, LINE_KINDS, Segment, split_lines
 from collectors.models import Artifact, ArtifactKind
 from collectors.unwrap import unwrap
 
@@ -39,13 +39,15 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
         raise PasteError(f"{name} holds only markdown fences or quotes; paste the evidence inside them")
     if kind is not None:
         return [Artifact(id=name, kind=kind, source=source, content=whole, captured_at=captured_at)]
-    segments = split(whole, clean.commands, clean.lines)
-    if any(word in whole for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(whole):
+    distributed = any(word in whole for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(whole) is not None
+    del whole  # detection reads the lines; the joined paste beside them would be a second copy
+    segments = split_lines(clean.lines, clean.commands)
+    if distributed:
         segments = _one_training_log(clean.lines, segments)
     pieces = _pieces(clean.lines, segments)
+    del segments
     if len(pieces) == 1 and pieces[0].kind != ArtifactKind.TEXT and pieces[0].lo <= 1:
-        return [Artifact(id=name, kind=pieces[0].kind, source=source, content=whole, captured_at=captured_at)]
-    del whole  # the pieces below are cut from the lines; the joined paste is not needed beside them
+        return [Artifact(id=name, kind=pieces[0].kind, source=source, content=clean.text, captured_at=captured_at)]
     artifacts: list[Artifact] = []
     for index, piece in enumerate(pieces, 1):
         text_only = piece.kind == ArtifactKind.TEXT

@@ -69,15 +69,23 @@ def _every(nodes: list[CompiledHypothesis]) -> Iterator[CompiledHypothesis]:
         yield from _every(node.children)
 
 
-def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
+def analyse(artifacts: Iterable[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
             playbooks: list[CompiledPlaybook] | None = None, symptoms: list[str] | None = None) -> Report:
-    """Build a report from artifacts; `symptoms` forces playbooks to run whatever their triggers say."""
+    """Build a report from artifacts; `symptoms` forces playbooks to run whatever their triggers say.
+
+    `artifacts` is read once, in order: a generator lets a caller read big files one at a time, so only one
+    file's artifacts are in memory while they are parsed.
+    """
     target = target or Target()
     playbooks = default_playbooks() if playbooks is None else playbooks
     facts = FactSet()
     problems: list[str] = []
     missing = list(missing or [])
+    refs: list[ArtifactRef] = []
     for artifact in artifacts:
+        refs.append(ArtifactRef(id=artifact.id, kind=str(artifact.kind), source=artifact.source,
+                                unavailable=artifact.unavailable, subject=artifact.subject, command=artifact.command,
+                                captured_at=artifact.captured_at))
         if artifact.unavailable is not None:
             missing.append(Missing(source=f"{artifact.kind}:{artifact.subject or artifact.id}",
                                    reason=artifact.unavailable))
@@ -89,15 +97,13 @@ def analyse(artifacts: list[Artifact], target: Target | None = None, missing: li
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
         facts.add(fact)
     findings = conclude(facts, target, playbooks, symptoms)
-    notes = [] if facts.names() or not artifacts else [nothing_recognised()]
+    notes = [] if facts.names() or not refs else [nothing_recognised()]
     return Report(
         target=target,
         symptoms=[f.playbook for f in findings],
         findings=findings,
         facts=facts.values(),
-        artifacts=[ArtifactRef(id=a.id, kind=str(a.kind), source=a.source, unavailable=a.unavailable,
-                               subject=a.subject, command=a.command, captured_at=a.captured_at)
-                   for a in artifacts],
+        artifacts=refs,
         missing=missing,
         problems=problems,
         notes=notes,

@@ -105,6 +105,13 @@ def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifac
     if parser is None:
         return ParseResult(problems=[f"no parser for kind {artifact.kind}"])
     try:
-        return parser(artifact)
+        result = parser(artifact)
+    except MemoryError:
+        raise  # not a parser's bug: the whole run is out of memory (the CLI says so in one line)
     except Exception as err:
         return ParseResult(problems=[f"parser for {artifact.kind} failed: {type(err).__name__}: {err}"])
+    if any("MemoryError" in p for p in result.problems):
+        # A parser's own guard turned running out of memory into a problem: its reading has holes, and a report
+        # built on it would look whole.
+        raise MemoryError(f"parser for {artifact.kind} ran out of memory")
+    return result
