@@ -86,7 +86,7 @@ def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Seg
     first = next((line for line in lines if line and not line.isspace()), "")
     if first.lstrip()[:1] in ("{", "["):
         whole = _best(_head(lines, 0, len(lines)))
-        if whole and whole[1] >= MIN_SCORE:
+        if whole and whole[1] >= MIN_SCORE and whole[0] not in LINE_KINDS:  # a dmesg log starts with "[" too
             return [Segment(whole[0], 1, len(lines))]
     segments: list[Segment] = []
     previous_command = ""

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from collectors.detect import SNIFF_CHARS
 from collectors.models import ArtifactKind, Target
-from collectors.parsers.registry import parse_artifact
+from collectors.parsers.registry import SNIFFERS, parse_artifact
 from collectors.paste import artifacts_from_text
 from drills.incident import load_incident
 from drills.record import write_incident
@@ -57,10 +58,11 @@ def test_artifacts_hold_a_bounded_multiple_of_the_paste_in_any_order(order: str)
 
 
 def test_an_interleaved_log_reads_like_the_same_lines_grouped() -> None:
-    interleaved = "\n".join(NCCL if i % 2 == 0 else KERNEL for i in range(200))
+    nccl_first = "\n".join(NCCL if i % 2 == 0 else KERNEL for i in range(200))
+    kernel_first = "\n".join(KERNEL if i % 2 == 0 else NCCL for i in range(200))  # starts with "[", like JSON
     grouped = "\n".join([NCCL] * 100 + [KERNEL] * 100)
-    kinds = [{a.kind for a in artifacts_from_text(text, "paste")} for text in (interleaved, grouped)]
-    assert kinds[0] == kinds[1] == {ArtifactKind.KERNEL_LOG, ArtifactKind.CONTAINER_LOG}
+    kinds = [sorted(a.kind for a in artifacts_from_text(text, "paste")) for text in (nccl_first, kernel_first, grouped)]
+    assert kinds[0] == kinds[1] == kinds[2] == sorted([ArtifactKind.KERNEL_LOG, ArtifactKind.CONTAINER_LOG])
 
 
 def test_a_piece_cut_from_a_paste_cites_the_paste_lines() -> None:
@@ -89,3 +91,14 @@ def test_a_recorded_paste_replays_with_the_same_citations(tmp_path: Path) -> Non
     assert facts(replayed) == facts(artifacts)
     xid = text.split("\n").index(next(line for line in text.split("\n") if "Xid" in line)) + 1
     assert ("xid.codes", "[79]", xid, xid) in facts(artifacts)
+
+
+@pytest.mark.parametrize("head", [
+    KERNEL + "\n", NCCL + "\n", DESCRIBE + "\n\n", '{"kind": "Pod", "apiVersion": "v1", "status": {}}\n',
+    "nr_periods 100\nnr_throttled 3\n",
+], ids=["kernel", "nccl", "events", "json", "cpu.stat"])
+def test_no_sniffer_reads_past_the_characters_detection_joins(head: str) -> None:
+    # Detection joins a block only SNIFF_CHARS far: what follows must not change any sniffer's score.
+    text = head * (SNIFF_CHARS // len(head) + 1)
+    for kind, sniff in SNIFFERS.items():
+        assert sniff(text) == sniff(text + DESCRIBE + "\n" + NCCL + "\n" + "}" * 100), kind
