@@ -179,13 +179,11 @@ def main() -> None:
         ': it starts with `[`, which once sent it whole to the kernel reader, so its NCCL lines were never gi'
         "ven to the NCCL reader; that reader's needle scan costs about 10 microseconds for each NCCL line it "
         'matches. Inputs made of many small blocks pay per block: every block is scored by every sniffer (22)'
-        ', and every structured block is an artifact of its own (a parse, a line-signal pass, a report entry)'
-        ', about 0.3 to 0.7 ms per block; linear, but far over 2 s at 200,000 lines. Grouping the structured '
-        'blocks of one kind into one artifact would bring the small kinds back within 1.5x of their grouped o'
-        'rder, but only for readers that read several blocks in one text (describe, event and pod tables), no'
-        't YAML or JSON documents, whose loader keeps only the last of two; that needs a flag in the parser c'
-        'ontract, not done here. Compare the 55 KB JSON row, which does no per-line work, with the previous r'
-        'un on an idle AMD EPYC (0.61 s) to see how much slower this machine was.',
+        ', about 0.3 to 0.6 ms a block; linear, but far over 2 s at 200,000 lines, in any order. The blocks o'
+        'f a kind whose parser reads many (describe, event and pod tables, counters) share one artifact where'
+        'ver they are, so their order costs nothing more; a YAML or JSON document keeps an artifact of its ow'
+        'n (its loader reads one). Compare the 55 KB JSON row, which does no per-line work, with the previous'
+        ' run on an idle AMD EPYC (0.61 s) to see how much slower this machine was.',
     ])
     write_section("paste", "Reading any input", body)
     print(body)

@@ -13,8 +13,9 @@ from typing import Any
 
 import re2
 
-from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, LINE_KINDS, Segment, split_lines
+from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, Segment, split_lines
 from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import GROUPED_KINDS
 from collectors.unwrap import unwrap
 
 
@@ -27,8 +28,9 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
     """Artifacts for one paste or file; raises PasteError only when it is empty.
 
     Every piece is linear to build and to read, whatever order the kinds come in: the lines of one log kind
-    (kernel, kubelet, NCCL, application) make one artifact however often other lines interrupt them, and each
-    piece holds only its own span of lines (`first_line` says where it starts), never a copy of the whole paste.
+    (kernel, kubelet, NCCL, application), or the blocks of a kind whose parser reads many (describe, tables),
+    make one artifact however often other lines interrupt them, and each piece holds only its own span of lines
+    (`first_line` says where it starts), never a copy of the whole paste.
     """
     if not text or text.isspace():  # isspace(): no copy of a paste that may be tens of megabytes
         raise PasteError(f"{name} is empty; expected pasted evidence such as kubectl describe, events, "
@@ -79,8 +81,9 @@ def _pieces(lines: list[str], segments: list[Segment]) -> list[_Piece]:
     """The artifacts' contents, in order of first appearance, the unclaimed lines last; one pass over the lines.
 
     A line belongs to the first segment that claims it (a training log's span straddles the structured segments
-    listed before it). Segments of a log kind share one piece: a log interleaved line by line with another kind
-    is thousands of segments, and a piece (an artifact, a parse) per segment made reading it quadratic.
+    listed before it). Segments of a log kind, or of a kind whose parser reads many blocks, share one piece: a
+    log interleaved line by line with another kind is thousands of segments, and a piece (an artifact, a parse)
+    per segment made reading it quadratic. A JSON or YAML document keeps a piece of its own, only its span long.
     """
     total = len(lines)
     pieces: list[_Piece] = []
@@ -88,11 +91,11 @@ def _pieces(lines: list[str], segments: list[Segment]) -> list[_Piece]:
     piece_of: list[int] = []  # segment index -> piece index
     segments = [s for s in segments if 1 <= s.start <= s.end <= total]  # as split gives them; never else
     for kind, lo, hi in segments:
-        group = of_kind.get(kind) if kind in LINE_KINDS else None
+        group = of_kind.get(kind) if kind in GROUPED_KINDS else None
         if group is None:
             group = len(pieces)
             pieces.append(_Piece(kind, lo, hi, runs=0))
-            if kind in LINE_KINDS:
+            if kind in GROUPED_KINDS:
                 of_kind[kind] = group
         piece = pieces[group]
         piece.runs += 1

@@ -399,4 +399,4 @@ def _toleration(text: str) -> str:
     return "*" + token if token.startswith(":") else token
 
 
-PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff, reads_many=True)

@@ -108,4 +108,4 @@ def _dmon(sink: FactSink, lines: list[str]) -> None:
         sink.add(fact, round(mean * scale, 4), rows[0][1], rows[-1][1], text=text)
 
 
-PARSER = Parser(kinds=(ArtifactKind.NVIDIA_SMI,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.NVIDIA_SMI,), parse=parse, sniff=sniff, reads_many=True)

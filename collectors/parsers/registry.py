@@ -63,6 +63,8 @@ PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for
 # The parser module that reads each kind, named in every fact it gives (the report's trace).
 NAMES: dict[ArtifactKind, str] = {k: p.parse.__module__.rsplit(".", 1)[-1] for p in ALL for k in p.kinds}
 SNIFFERS: dict[ArtifactKind, Callable[[str], int]] = {p.kind: p.sniff for p in ALL if p.sniff is not None}
+# Kinds whose blocks share one artifact wherever they are in a paste: logs, and parsers that read many blocks.
+GROUPED_KINDS = frozenset(p.kind for p in ALL if p.reads_many or p.claims_line is not None)
 LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
     (p.kind, p.claims_line) for p in ALL if p.claims_line is not None
 ]
