@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from collectors.models import ArtifactKind
 from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
 
 MIN_SCORE = 30
-_LINE_KINDS = {kind for kind, _ in LINE_CLAIMS}
+# Kinds read line by line: a line of a mixed paste belongs to the first of them that claims it.
+LINE_KINDS = frozenset(kind for kind, _ in LINE_CLAIMS)
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
 _PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
                      r"nvidia-smi|top|oc|k|ip|ifconfig)\b")
@@ -18,8 +19,8 @@ KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
+    # A tuple: a log interleaved line by line with another kind is one segment per line.
     kind: ArtifactKind
     start: int  # 1-based first line
     end: int  # 1-based last line
@@ -80,12 +81,16 @@ def split(text: str, commands: list[str] | None = None) -> list[Segment]:
     `commands` gives, per line, the command typed before it (see collectors.unwrap); it says where a new block
     starts and what kind its output is.
     """
-    text = normalise(text)
-    lines = text.split("\n")
+    return split_lines(normalise(text).split("\n"), commands)
+
+
+def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Segment]:
+    """split() of a text already normalised and cut into lines (an unwrapped paste), so it is not held twice."""
     commands = commands or [""] * len(lines)
-    if text.lstrip()[:1] in ("{", "["):
-        whole = _best(text)
-        if whole and whole[1] >= MIN_SCORE:
+    first = next((line for line in lines if line and not line.isspace()), "")
+    if first.lstrip()[:1] in ("{", "["):
+        whole = _best(_head(lines, 0, len(lines)))
+        if whole and whole[1] >= MIN_SCORE and whole[0] not in LINE_KINDS:  # a dmesg log starts with "[" too
             return [Segment(whole[0], 1, len(lines))]
     segments: list[Segment] = []
     previous_command = ""
@@ -93,14 +98,28 @@ def split(text: str, commands: list[str] | None = None) -> list[Segment]:
         command = commands[start] if start < len(commands) else ""
         after_prompt = after_prompt or command != previous_command
         previous_command = command
-        best = _best("\n".join(lines[start:end]), command_kind(command) if command else None)
+        best = _best(_head(lines, start, end), command_kind(command) if command else None)
         if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
-                and segments[-1].kind not in _LINE_KINDS:
+                and segments[-1].kind not in LINE_KINDS:
             # A fragment of nothing known continues what came before (a YAML document after a blank line).
             segments[-1] = Segment(segments[-1].kind, segments[-1].start, end)
             continue
         segments.extend(_classify_block(lines, start, end, best))
     return _merge(segments)
+
+
+# Every sniffer reads at most this much of the start of a text (collectors/parsers/*.py, `sniff`; a test holds them
+# to it): a block is joined only that far, not copied whole.
+SNIFF_CHARS = 200_000
+
+
+def _head(lines: list[str], start: int, end: int) -> str:
+    """Lines start..end-1 joined, as far as a sniffer reads."""
+    stop, size = start, 0
+    while stop < end and size <= SNIFF_CHARS:
+        size += len(lines[stop]) + 1
+        stop += 1
+    return "\n".join(lines[start:stop])
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
@@ -110,7 +129,7 @@ def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
     after_prompt = False
     for i, line in enumerate(lines):
         prompt = _PROMPT.match(line) is not None
-        if prompt or not line.strip():
+        if prompt or not line or line.isspace():
             if start is not None:
                 blocks.append((start, i, after_prompt))
                 after_prompt = False
@@ -123,13 +142,20 @@ def _blocks(lines: list[str]) -> list[tuple[int, int, bool]]:
     return blocks
 
 
+_UNSEEN: Any = object()
+_CLAIM_CACHE = 65_536  # distinct lines whose claim is remembered at once
+
+
 def _claimed(line: str) -> ArtifactKind | None:
-    return next((k for k, claims in LINE_CLAIMS if claims(line)), None)
+    for kind, claims in LINE_CLAIMS:
+        if claims(line):
+            return kind
+    return None
 
 
 def _classify_block(lines: list[str], start: int, end: int, best: tuple[ArtifactKind, int] | None
                     ) -> list[Segment]:
-    if best is None or best[1] < MIN_SCORE or best[0] in _LINE_KINDS:
+    if best is None or best[1] < MIN_SCORE or best[0] in LINE_KINDS:
         return _by_line(lines, start, end)
     # Log lines pasted straight after a structured block, with no blank line between, are peeled off.
     head = start
@@ -139,7 +165,7 @@ def _classify_block(lines: list[str], start: int, end: int, best: tuple[Artifact
     while tail > head and _claimed(lines[tail - 1]) is not None:
         tail -= 1
     if (head, tail) != (start, end) and tail > head:
-        inner = _best("\n".join(lines[head:tail]))
+        inner = _best(_head(lines, head, tail))
         if inner and inner[0] == best[0] and inner[1] >= MIN_SCORE:
             return [*_by_line(lines, start, head), Segment(best[0], head + 1, tail), *_by_line(lines, tail, end)]
     return [Segment(best[0], start + 1, end)]
@@ -151,10 +177,15 @@ def _by_line(lines: list[str], start: int, end: int) -> list[Segment]:
     current: ArtifactKind | None = None
     seg_start = start
     claimed: dict[str, ArtifactKind | None] = {}  # a log repeats its lines; each is judged once
+    seen = claimed.get
     for i in range(start, end):
         line = lines[i]
-        kind = claimed[line] if line in claimed else claimed.setdefault(line, _claimed(line))
-        if kind is None or kind == current:
+        kind = seen(line, _UNSEEN)
+        if kind is _UNSEEN:
+            if len(claimed) >= _CLAIM_CACHE:
+                claimed.clear()  # lines that all differ (timestamps) would otherwise keep a second copy of the log
+            kind = claimed[line] = _claimed(line)
+        if kind is None or kind is current:
             continue
         if current is not None:
             segments.append(Segment(current, seg_start + 1, i))

@@ -54,6 +54,10 @@ class Artifact(BaseModel):
     captured_at: datetime | None = None
     content: str = ""
     unavailable: str | None = None  # why the source could not provide it
+    # The source's line number of the content's first line: a piece cut from a long paste holds only its own lines
+    # (copying the paste's length into every piece made reading it quadratic), and its citations still count the
+    # paste's lines (collectors/parsers/registry.py shifts them).
+    first_line: int = Field(1, ge=1)
 
 
 class Citation(BaseModel):

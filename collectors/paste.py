@@ -7,14 +7,16 @@ line-signal layer reads. Detection adds precision; it never decides whether a pa
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import re2
 
-from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, Segment, split
+from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, Segment, split_lines
 from collectors.models import Artifact, ArtifactKind
-from collectors.unwrap import Unwrapped, unwrap
+from collectors.parsers.registry import GROUPED_KINDS
+from collectors.unwrap import unwrap
 
 
 class PasteError(ValueError):
@@ -23,47 +25,106 @@ class PasteError(ValueError):
 
 def artifacts_from_text(text: str, name: str, source: str = "paste", kind: ArtifactKind | None = None,
                         captured_at: datetime | None = None) -> list[Artifact]:
-    """Artifacts for one paste or file; raises PasteError only when it is empty."""
-    if not text.strip():
+    """Artifacts for one paste or file; raises PasteError only when it is empty.
+
+    Every piece is linear to build and to read, whatever order the kinds come in: the lines of one log kind
+    (kernel, kubelet, NCCL, application), or the blocks of a kind whose parser reads many (describe, tables),
+    make one artifact however often other lines interrupt them, and each piece holds only its own span of lines
+    (`first_line` says where it starts), never a copy of the whole paste.
+    """
+    if not text or text.isspace():  # isspace(): no copy of a paste that may be tens of megabytes
         raise PasteError(f"{name} is empty; expected pasted evidence such as kubectl describe, events, "
                          f"dmesg or an NCCL log (understood kinds: {KNOWN_KINDS})")
     clean = unwrap(text)
-    if not clean.text.strip():
+    whole = clean.text
+    if not whole or whole.isspace():
         raise PasteError(f"{name} holds only markdown fences or quotes; paste the evidence inside them")
     if kind is not None:
-        return [Artifact(id=name, kind=kind, source=source, content=clean.text, captured_at=captured_at)]
-    segments = split(clean.text, clean.commands)
-    if any(word in clean.text for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(clean.text):
-        segments = _one_training_log(clean, segments)
-    owner = _owners(clean, segments)
-    lines = clean.lines
-    rest = set() if -1 not in owner[1:] else {
-        n for n, line in enumerate(lines, 1) if owner[n] == -1 and line.strip()}
-    if len(segments) == 1 and segments[0].start <= 1 and not rest:
-        return [Artifact(id=name, kind=segments[0].kind, source=source, content=clean.text,
-                         captured_at=captured_at)]
-    artifacts = [_segment_artifact(clean, name, i, seg, owner, source, captured_at)
-                 for i, seg in enumerate(segments, 1)]
-    if rest:
-        content = "\n".join(line if n in rest else "" for n, line in enumerate(lines, 1))
-        text_id = name if not artifacts else f"{name}#{len(artifacts) + 1}"
-        artifacts.append(Artifact(id=text_id, kind=ArtifactKind.TEXT, source=source, content=content,
-                                  command=f"lines of {name} no structured kind claimed", captured_at=captured_at))
+        return [Artifact(id=name, kind=kind, source=source, content=whole, captured_at=captured_at)]
+    distributed = any(word in whole for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(whole) is not None
+    del whole  # detection reads the lines; the joined paste beside them would be a second copy
+    segments = split_lines(clean.lines, clean.commands)
+    if distributed:
+        segments = _one_training_log(clean.lines, segments)
+    pieces = _pieces(clean.lines, segments)
+    del segments
+    if len(pieces) == 1 and pieces[0].kind != ArtifactKind.TEXT and pieces[0].lo <= 1:
+        return [Artifact(id=name, kind=pieces[0].kind, source=source, content=clean.text, captured_at=captured_at)]
+    artifacts: list[Artifact] = []
+    for index, piece in enumerate(pieces, 1):
+        text_only = piece.kind == ArtifactKind.TEXT
+        artifacts.append(Artifact(
+            id=name if text_only and len(pieces) == 1 else f"{name}#{index}", kind=piece.kind, source=source,
+            content="\n".join(piece.lines), first_line=piece.lo, captured_at=captured_at,
+            command=f"lines of {name} no structured kind claimed" if text_only else piece.command(name)))
+        piece.lines = []  # each piece's list of lines goes as soon as its text is made
     return artifacts
 
 
-def _owners(clean: Unwrapped, segments: list[Segment]) -> list[int]:
-    """For each 1-based line, the index of the segment that reads it (-1: none; index 0 is unused).
+@dataclass
+class _Piece:
+    """What becomes one artifact: a structured segment, every segment of one log kind, or the unclaimed lines."""
 
-    The first segment to claim a line keeps it: segments are written last to first, as C-speed slices.
+    kind: ArtifactKind
+    lo: int  # 1-based first and last line of its span
+    hi: int
+    runs: int = 1  # how many segments it gathers
+    lines: list[str] = field(default_factory=list)  # its span, lines it does not read blank
+
+    def command(self, name: str) -> str:
+        if self.runs == 1:
+            return f"lines {self.lo}-{self.hi} of {name}"
+        return f"{self.runs} runs of {self.kind} lines within lines {self.lo}-{self.hi} of {name}"
+
+
+def _pieces(lines: list[str], segments: list[Segment]) -> list[_Piece]:
+    """The artifacts' contents, in order of first appearance, the unclaimed lines last; one pass over the lines.
+
+    A line belongs to the first segment that claims it (a training log's span straddles the structured segments
+    listed before it). Segments of a log kind, or of a kind whose parser reads many blocks, share one piece: a
+    log interleaved line by line with another kind is thousands of segments, and a piece (an artifact, a parse)
+    per segment made reading it quadratic. A JSON or YAML document keeps a piece of its own, only its span long.
     """
-    total = len(clean.lines)
-    owner = [-1] * (total + 1)
+    total = len(lines)
+    pieces: list[_Piece] = []
+    of_kind: dict[ArtifactKind, int] = {}
+    piece_of: list[int] = []  # segment index -> piece index
+    segments = [s for s in segments if 1 <= s.start <= s.end <= total]  # as split gives them; never else
+    for kind, lo, hi in segments:
+        group = of_kind.get(kind) if kind in GROUPED_KINDS else None
+        if group is None:
+            group = len(pieces)
+            pieces.append(_Piece(kind, lo, hi, runs=0))
+            if kind in GROUPED_KINDS:
+                of_kind[kind] = group
+        piece = pieces[group]
+        piece.runs += 1
+        if lo < piece.lo:
+            piece.lo = lo
+        if hi > piece.hi:
+            piece.hi = hi
+        piece_of.append(group)
+    owner = [-1] * total  # 0-based line -> piece; written last segment first, so the first claim wins
     for i in range(len(segments) - 1, -1, -1):
-        lo, hi = segments[i].start, min(segments[i].end, total)
-        if lo <= hi:
-            owner[lo:hi + 1] = [i] * (hi - lo + 1)
-    return owner
+        lo, hi = segments[i].start, segments[i].end
+        owner[lo - 1:hi] = [piece_of[i]] * (hi - lo + 1)
+    rest = _Piece(ArtifactKind.TEXT, total + 1, 0)
+    for piece in pieces:
+        piece.lines = [""] * (piece.hi - piece.lo + 1) if piece.lo <= piece.hi else []
+    unclaimed: list[int] = []
+    for n, group in enumerate(owner):
+        if group >= 0:
+            piece = pieces[group]
+            piece.lines[n + 1 - piece.lo] = lines[n]
+        elif lines[n] and not lines[n].isspace():
+            unclaimed.append(n)
+    if unclaimed:
+        rest.lo, rest.hi = unclaimed[0] + 1, unclaimed[-1] + 1
+        rest.lines = [""] * (rest.hi - rest.lo + 1)
+        for n in unclaimed:
+            rest.lines[n + 1 - rest.lo] = lines[n]
+        pieces.append(rest)
+    return [p for p in pieces if p.lo <= p.hi]
 
 
 def nothing_recognised() -> str:
@@ -87,23 +148,18 @@ _DISTRIBUTED_WORDS = ("NCCL", "nccl", "distributed", "c10d")
 _TRAINING_KINDS = (ArtifactKind.CONTAINER_LOG, ArtifactKind.NCCL_LOG)
 
 
-def _one_training_log(clean: Unwrapped, segments: list[Segment]) -> list[Segment]:
+def _one_training_log(lines: list[str], segments: list[Segment]) -> list[Segment]:
     """Every line no structured kind claimed, read as one application log (which the NCCL reader also reads)."""
     kept = [s for s in segments if s.kind not in _TRAINING_KINDS]
-    taken = {n for s in kept for n in range(s.start, s.end + 1)}
-    rest = [n for n, line in enumerate(clean.lines, 1) if n not in taken and line.strip()]
-    if not rest:
+    taken = bytearray(len(lines) + 2)  # 1-based: lines a kept segment reads
+    for s in kept:
+        lo, hi = max(s.start, 1), min(s.end, len(lines))
+        if lo <= hi:
+            taken[lo:hi + 1] = b"\x01" * (hi - lo + 1)
+    free = (n for n, line in enumerate(lines, 1) if not taken[n] and line and not line.isspace())
+    first = next(free, None)
+    if first is None:
         return segments
+    last = next(n for n in range(len(lines), 0, -1) if not taken[n] and lines[n - 1] and not lines[n - 1].isspace())
     # The log's span may straddle a structured segment: kept segments come first, so they keep their lines.
-    return [*kept, Segment(ArtifactKind.CONTAINER_LOG, rest[0], rest[-1])]
-
-
-def _segment_artifact(clean: Unwrapped, name: str, index: int, seg: Segment, owner: list[int], source: str,
-                      captured_at: datetime | None) -> Artifact:
-    """The paste with every line this segment does not read blanked, so citations keep the paste's numbering."""
-    lines, total = clean.lines, len(clean.lines)
-    lo, hi = max(seg.start, 1), min(seg.end, total)
-    middle = "\n".join(lines[n - 1] if owner[n] == index - 1 else "" for n in range(lo, hi + 1))
-    content = "\n" * (lo - 1) + middle + "\n" * (total - hi) if lo <= hi else "\n" * (total - 1)
-    return Artifact(id=f"{name}#{index}", kind=seg.kind, source=source, content=content,
-                    command=f"lines {seg.start}-{seg.end} of {name}", captured_at=captured_at)
+    return [*kept, Segment(ArtifactKind.CONTAINER_LOG, first, last)]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from collectors.models import Artifact, ArtifactKind, Fact, Missing
 from collectors.parsers import nccl_ranks
+from collectors.parsers.registry import shifted
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
@@ -50,13 +51,21 @@ class _Routed(FactSink):
         self.sinks[i].add(name, value, start - offset, None if end is None else end - offset, subject, text)
 
     def facts(self) -> list[Fact]:
-        return [f.model_copy(update={"parser": JOIN, "kind": str(sink.artifact.kind)})
+        # Cited at the source's lines, as the registry cites a piece of a paste (Artifact.first_line).
+        return [f.model_copy(update={"parser": JOIN, "kind": str(sink.artifact.kind),
+                                     "citation": shifted(f.citation, sink.artifact.first_line - 1)})
                 for sink in self.sinks for f in sink.result.facts]
 
 
 def _pod(subject: str) -> str:
     parts = subject.split("/")
     return parts[-1] if parts[0] == "pod" and len(parts) >= 2 else ""
+
+
+def may_join(artifact: Artifact, facts: list[Fact]) -> bool:
+    """Whether a parsed log can take part in the join: a log kind that gave NCCL facts (so a caller that streams
+    artifacts keeps only these)."""
+    return artifact.kind in _KINDS and any(f.name.startswith("nccl.") for f in facts)
 
 
 def across(artifacts: list[Artifact]) -> Joined | None:

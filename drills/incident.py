@@ -65,6 +65,8 @@ class IndexEntry(BaseModel):
     command: str = ""
     captured_at: datetime | None = None
     unavailable: str | None = None
+    first_line: int | None = Field(None, ge=1, description="The line of its paste the file starts at, when it is a "
+                                   "piece cut from a longer paste: citations count the paste's lines.")
 
 
 class Incident(BaseModel):
@@ -121,7 +123,7 @@ def load_incident(folder: Path) -> Incident:
             raise IncidentError(f"{artifacts_dir / entry.file}: kind not given and not recognisable")
         artifacts.append(Artifact(id=entry.file, kind=kind, subject=entry.subject, source=entry.source,
                                   command=entry.command, captured_at=entry.captured_at or meta.captured_at,
-                                  content=content))
+                                  content=content, first_line=entry.first_line or 1))
     if dumps:
         artifacts.append(_dump_artifact(dumps, artifacts_dir, meta.captured_at))
     for path in sorted(artifacts_dir.glob("*")) if artifacts_dir.is_dir() else []:

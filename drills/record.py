@@ -36,7 +36,8 @@ def write_incident(folder: Path, artifacts: list[Artifact], target: Target, capt
         with open(files / artifact.id, "w", encoding="utf-8", newline="") as handle:
             handle.write(artifact.content)
         entries.append(IndexEntry(file=artifact.id, kind=artifact.kind, subject=artifact.subject,
-                                  source=artifact.source, command=artifact.command, captured_at=artifact.captured_at))
+                                  source=artifact.source, command=artifact.command, captured_at=artifact.captured_at,
+                                  first_line=artifact.first_line if artifact.first_line > 1 else None))
     meta = IncidentMeta(id=folder.name, title=title, page=page, target=target, captured_at=captured_at,
                         difficulty=difficulty, tags=tags or [], sources=sorted({str(a.kind) for a in artifacts}),
                         ground_truth=ground_truth, missing=missing, symptoms=symptoms or [])

@@ -154,34 +154,43 @@ def joined_facts(artifacts: list[Artifact], parsed: list[Fact], missing: list[Mi
     return facts
 
 
-def analyse(artifacts: list[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
+def analyse(artifacts: Iterable[Artifact], target: Target | None = None, missing: list[Missing] | None = None,
             playbooks: list[CompiledPlaybook] | None = None, symptoms: list[str] | None = None,
             leads: list[str] | None = None) -> Report:
     """Build a report from artifacts; `symptoms` forces playbooks to run whatever their triggers say; `leads` (the
-    symptoms of the alert that started a live triage) are the findings that lead (`alert_leads`)."""
+    symptoms of the alert that started a live triage) are the findings that lead (`alert_leads`).
+
+    `artifacts` is read once, in order: a generator lets a caller read big files one at a time, so only one
+    file's artifacts are in memory while they are parsed (and the logs that hold rank lines, for the rank join).
+    """
     target = target or Target()
     playbooks = default_playbooks() if playbooks is None else playbooks
     problems: list[str] = []
     missing = list(missing or [])
+    refs: list[ArtifactRef] = []
     parsed: list[Fact] = []
-    missing += unavailable(artifacts)
+    rank_logs: list[Artifact] = []
     for artifact in artifacts:
+        refs.append(ArtifactRef(id=artifact.id, kind=str(artifact.kind), source=artifact.source,
+                                unavailable=artifact.unavailable, subject=artifact.subject, command=artifact.command,
+                                captured_at=artifact.captured_at))
         if artifact.unavailable is not None:
+            missing += unavailable([artifact])
             continue
         result = parse_artifact(artifact)
         parsed += result.facts
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
-    facts = joined_facts(artifacts, parsed, missing)
+        if rank_join.may_join(artifact, result.facts):
+            rank_logs.append(artifact)
+    facts = joined_facts(rank_logs, parsed, missing)
     findings = alert_leads(conclude(facts, target, playbooks, symptoms), leads or [], target)
-    notes = [] if facts.names() or not artifacts else [nothing_recognised()]
+    notes = [] if facts.names() or not refs else [nothing_recognised()]
     return Report(
         target=target,
         symptoms=[f.playbook for f in findings],
         findings=findings,
         facts=facts.values(),
-        artifacts=[ArtifactRef(id=a.id, kind=str(a.kind), source=a.source, unavailable=a.unavailable,
-                               subject=a.subject, command=a.command, captured_at=a.captured_at)
-                   for a in artifacts],
+        artifacts=refs,
         missing=missing,
         problems=problems,
         notes=notes,

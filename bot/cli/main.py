@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -206,30 +208,36 @@ def _dump_files(name: str) -> list[tuple[str, bytes]] | None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     check_symptoms(args.symptom)
-    artifacts: list[Artifact] = []
+    target = Target(namespace=args.namespace, service=args.service)
+    emit(redacted(analyse(_analyze_inputs(args), target, symptoms=args.symptom), args), args.format,
+         summary=args.summary, explain=args.explain)
+    return 0
+
+
+def _analyze_inputs(args: argparse.Namespace) -> Iterator[Artifact]:
+    """The artifacts of every input, one file at a time: a file is read only once the one before is parsed, so
+    several big files are never all in memory."""
     dumps: list[tuple[str, bytes]] = []
+    kind = ArtifactKind(args.kind) if args.kind else None
     for name in args.files:
         label = "<stdin>" if name == "-" else name
-        kind = ArtifactKind(args.kind) if args.kind else None
         found = _dump_files(name)
         if found is not None:
             dumps += found
             continue
         try:
-            artifacts += artifacts_from_text(_read(name), label, source="file" if name != "-" else "paste",
-                                             kind=kind)
+            pieces = artifacts_from_text(_read(name), label, source="file" if name != "-" else "paste", kind=kind)
         except PasteError as err:
             raise UsageError(str(err)) from None
+        pieces.reverse()
+        while pieces:  # handed over one by one, so a parsed piece is not kept alive here
+            yield pieces.pop()
     if dumps:  # every rank's dump in one artifact: the wave front needs them together
         text, refused = bundle(dumps)
         if refused:
             raise UsageError(refused[0])
-        artifacts.append(Artifact(id="flight-recorder", kind=ArtifactKind.FLIGHT_RECORDER, source="file",
-                                  command=" ".join(["triagebot analyze", *(n for n in args.files)]), content=text))
-    target = Target(namespace=args.namespace, service=args.service)
-    emit(redacted(analyse(artifacts, target, symptoms=args.symptom), args), args.format, summary=args.summary,
-         explain=args.explain)
-    return 0
+        yield Artifact(id="flight-recorder", kind=ArtifactKind.FLIGHT_RECORDER, source="file",
+                       command=" ".join(["triagebot analyze", *(n for n in args.files)]), content=text)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -326,7 +334,22 @@ COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playb
             "ask": cmd_ask, "eval": cmd_eval}
 
 
+# Made before memory runs out and written with os.write, so saying it allocates nothing that could fail again.
+_OUT_OF_MEMORY = (b"triagebot: error: out of memory: this input needs more memory than the process may use; "
+                  b"analyse fewer or smaller files at a time (split a big log into parts, e.g. split -l 200000)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except MemoryError:
+        pass  # leaving the handler drops the exception's traceback, and with it the frames that hold the input
+    with contextlib.suppress(OSError):
+        os.write(2, _OUT_OF_MEMORY)
+    return 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

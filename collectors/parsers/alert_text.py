@@ -275,4 +275,4 @@ def sniff(text: str) -> int:
     return 0
 
 
-PARSER = Parser(kinds=(ArtifactKind.ALERT_TEXT,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.ALERT_TEXT,), parse=parse, sniff=sniff, reads_many=True)

@@ -242,4 +242,4 @@ def _emit_usage(sink: FactSink, scan: _Scan) -> None:
              text=f"nf_conntrack_count {count} / nf_conntrack_max {limit}")
 
 
-PARSER = Parser(kinds=(ArtifactKind.CONNTRACK_STATS,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.CONNTRACK_STATS,), parse=parse, sniff=sniff, reads_many=True)

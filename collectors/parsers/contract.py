@@ -20,6 +20,11 @@ class Parser:
     parse: Parse
     sniff: Sniff | None = None  # None: never detected from pasted text, only named by a source
     claims_line: ClaimsLine | None = None  # set for line-oriented logs that interleave in one paste
+    # Several blocks of this kind in one text are read as they are when pasted one after another (tables,
+    # describe output, counters): a paste's blocks of the kind share one artifact wherever they are, so blocks
+    # interleaved with other kinds cost what they cost grouped. Not for JSON or YAML documents, which a loader
+    # reads one at a time.
+    reads_many: bool = False
 
     @property
     def kind(self) -> ArtifactKind:

@@ -109,4 +109,4 @@ def _emit_ratio(sink: FactSink, periods: tuple[int, int], throttled: tuple[int, 
              text=f"nr_throttled {n_throttled} / nr_periods {n_periods}")
 
 
-PARSER = Parser(kinds=(ArtifactKind.CPU_STAT,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.CPU_STAT,), parse=parse, sniff=sniff, reads_many=True)

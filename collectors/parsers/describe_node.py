@@ -160,4 +160,4 @@ def _default_zero(gpus: NodeGpus, top: dict[str, DNode]) -> None:
         gpus.allocated, gpus.allocated_line = 0, allocated.line
 
 
-PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_NODE,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_NODE,), parse=parse, sniff=sniff, reads_many=True)

@@ -403,7 +403,7 @@ def _toleration(text: str) -> str:
     return "*" + token if token.startswith(":") else token
 
 
-PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff, reads_many=True)
 
 
 _PORT_NUMBER = re.compile(r"^(\d{1,5})/(?:TCP|UDP|SCTP)$")

@@ -85,4 +85,4 @@ def _endpoints(sink: DedupSink, rows: list[DNode], subject: str | None) -> None:
         sink.add("endpoints.ready", max(n for n, _ in counts), counts[0][1], counts[-1][1], subject=subject)
 
 
-PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_SERVICE,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_SERVICE,), parse=parse, sniff=sniff, reads_many=True)

@@ -214,4 +214,4 @@ def _subject(ev: EventRecord) -> str | None:
     return subject_of(ev.kind, ev.name, ev.namespace)
 
 
-PARSER = Parser(kinds=(ArtifactKind.EVENTS,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.EVENTS,), parse=parse, sniff=sniff, reads_many=True)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Collection, Iterable, Iterator
 from functools import cache, lru_cache
-from itertools import accumulate
 from typing import Any, NamedTuple
 
 import re2
@@ -32,18 +30,22 @@ def scan(data: bytes, needles: Collection[str], per_needle: int | None = None) -
     live = {n for n in needles if n}
     if not live:
         return
-    # Where each line ends (its newline), from the lengths: C-speed accumulate, one list comprehension.
-    ends = [end + n for n, end in enumerate(accumulate(map(len, data.split(b"\n"))))]
     starting = _by_first_byte(frozenset(live))
     counts: dict[str, int] = {}
-    line = -1  # the line being read, and the needles already found on it
+    # The line being read (0-based), where it ends (its newline, or the end), and the needles already found on it.
+    # Matches come in order of position, so the line number is the newlines counted so far: C-speed counts, and no
+    # table of every line's end (which was a second copy of a big log's size in small objects).
+    line, end, counted = -1, -1, 0
     here: set[str] = set()
     pattern = _alternation(frozenset(live))
     match = pattern.search(data)
     while match is not None:
         at = match.start()
-        if line < 0 or at > ends[line]:
-            line, here = bisect_left(ends, at), set()
+        if at > end:
+            line += data.count(b"\n", counted, at) + (1 if line < 0 else 0)
+            counted = at
+            end = data.find(b"\n", at)
+            end, here = len(data) if end < 0 else end, set()
         new = False
         # Several needles can start where the match does ("Xid " and "Xid 79"); the alternation reports one.
         for needle, raw in starting[data[at]]:
@@ -63,9 +65,9 @@ def scan(data: bytes, needles: Collection[str], per_needle: int | None = None) -
         # Only needles this line already gave start here. Look for the others up to the line's end, then move on:
         # a 10 MB line repeating one message is read once, not once per repeat.
         others = live - here
-        match = _alternation(frozenset(others)).search(data, at + 1, ends[line]) if others else None
-        if match is None and line + 1 < len(ends):
-            match = pattern.search(data, ends[line] + 1)
+        match = _alternation(frozenset(others)).search(data, at + 1, end) if others else None
+        if match is None and end < len(data):
+            match = pattern.search(data, end + 1)
 
 
 @lru_cache(maxsize=256)

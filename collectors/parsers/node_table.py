@@ -86,4 +86,4 @@ def _emit(sink: DedupSink, rows: list[tuple[int, str, str, bool]]) -> None:
             sink.add("node.conditions", [], focus[0], subject=subject_of("node", focus[1]))
 
 
-PARSER = Parser(kinds=(ArtifactKind.NODE_TABLE,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.NODE_TABLE,), parse=parse, sniff=sniff, reads_many=True)

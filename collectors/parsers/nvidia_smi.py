@@ -91,4 +91,4 @@ def _cpu_busy(sink: FactSink, lines: list[str]) -> None:
                 return
 
 
-PARSER = Parser(kinds=(ArtifactKind.NVIDIA_SMI,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.NVIDIA_SMI,), parse=parse, sniff=sniff, reads_many=True)

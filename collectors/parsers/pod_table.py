@@ -172,4 +172,4 @@ def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
         sink.add("pod.phase", "Pending", r.number, subject=subject)
 
 
-PARSER = Parser(kinds=(ArtifactKind.POD_TABLE,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.POD_TABLE,), parse=parse, sniff=sniff, reads_many=True)

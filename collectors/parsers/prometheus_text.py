@@ -65,4 +65,4 @@ def _report(sink: FactSink, exposition: Exposition) -> None:
         sink.problem(f"{len(bad)} line(s) are not exposition samples and were skipped (first: line {bad[0]})")
 
 
-PARSER = Parser(kinds=(ArtifactKind.PROMETHEUS_METRICS,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.PROMETHEUS_METRICS,), parse=parse, sniff=sniff, reads_many=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers import (
     access_log,
     alert_text,
@@ -67,6 +67,8 @@ PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for
 # The parser module that reads each kind, named in every fact it gives (the report's trace).
 NAMES: dict[ArtifactKind, str] = {k: p.parse.__module__.rsplit(".", 1)[-1] for p in ALL for k in p.kinds}
 SNIFFERS: dict[ArtifactKind, Callable[[str], int]] = {p.kind: p.sniff for p in ALL if p.sniff is not None}
+# Kinds whose blocks share one artifact wherever they are in a paste: logs, and parsers that read many blocks.
+GROUPED_KINDS = frozenset(p.kind for p in ALL if p.reads_many or p.claims_line is not None)
 LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
     (p.kind, p.claims_line) for p in ALL if p.claims_line is not None
 ]
@@ -89,8 +91,17 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         result.facts += signals.without_repeats(result.facts, found.facts)
         result.problems += found.problems
     kind = str(artifact.kind)
-    result.facts = [f.model_copy(update={"kind": kind}) for f in result.facts]
+    shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
+    result.facts = [f.model_copy(update={"kind": kind, "citation": shifted(f.citation, shift)} if shift else
+                                 {"kind": kind}) for f in result.facts]
     return result
+
+
+def shifted(citation: Citation, shift: int) -> Citation:
+    """A citation counted from a piece's first line, counted from its source's."""
+    if citation.start == 0:  # the whole artifact
+        return citation
+    return Citation(artifact=citation.artifact, start=citation.start + shift, end=citation.end + shift)
 
 
 def _read_signals(artifact: Artifact) -> ParseResult:
@@ -101,6 +112,13 @@ def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifac
     if parser is None:
         return ParseResult(problems=[f"no parser for kind {artifact.kind}"])
     try:
-        return parser(artifact)
+        result = parser(artifact)
+    except MemoryError:
+        raise  # not a parser's bug: the whole run is out of memory (the CLI says so in one line)
     except Exception as err:
         return ParseResult(problems=[f"parser for {artifact.kind} failed: {type(err).__name__}: {err}"])
+    if any("MemoryError" in p for p in result.problems):
+        # A parser's own guard turned running out of memory into a problem: its reading has holes, and a report
+        # built on it would look whole.
+        raise MemoryError(f"parser for {artifact.kind} ran out of memory")
+    return result

@@ -49,4 +49,4 @@ def parse(artifact: Artifact) -> ParseResult:
     return sink.done()
 
 
-PARSER = Parser(kinds=(ArtifactKind.TOP,), parse=parse, sniff=sniff)
+PARSER = Parser(kinds=(ArtifactKind.TOP,), parse=parse, sniff=sniff, reads_many=True)

@@ -36,9 +36,13 @@ def test_any_paste_is_read_without_raising_and_citations_point_into_it(text: str
         return
     artifacts = artifacts_from_text(text, "p")
     assert artifacts
-    count = len(unwrap(text).lines)
+    lines = unwrap(text).lines
+    count = len(lines)
     for artifact in artifacts:
-        assert len(artifact.content.split("\n")) == count  # every artifact keeps the paste's numbering
+        # Every artifact is a span of the paste's lines (others blanked) starting at first_line: its numbering.
+        span = lines[artifact.first_line - 1:artifact.first_line - 1 + len(artifact.content.split("\n"))]
+        assert [c if c in ("", s) else None for c, s in zip(artifact.content.split("\n"), span, strict=True)] \
+            == artifact.content.split("\n")
         result = parse_artifact(artifact)
         assert not [p for p in result.problems if "internal" in p or "failed:" in p], result.problems
         for fact in result.facts:

@@ -46,8 +46,8 @@ def _artifacts() -> Iterator[tuple[str, Artifact]]:
 
 
 def _cited(artifact: Artifact, fact: Fact) -> str:
-    lines = artifact.content.split("\n")
-    return "\n".join(lines[fact.citation.start - 1: fact.citation.end])
+    lines = artifact.content.split("\n")  # citations count the source's lines; the content starts at first_line
+    return "\n".join(lines[fact.citation.start - artifact.first_line: fact.citation.end - artifact.first_line + 1])
 
 
 def _wrong(artifact: Artifact) -> list[str]:
