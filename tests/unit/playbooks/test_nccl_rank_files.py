@@ -24,14 +24,16 @@ def _interleaved(text: str) -> Report:
     return analyse([Artifact(id="all", kind=ArtifactKind.CONTAINER_LOG, content=text)])
 
 
-def _per_rank(job: Job) -> Report:
-    """Each rank's lines in its own file, as `kubectl logs` of each pod writes them."""
+def _per_rank(job: Job, streamed: bool = False) -> Report:
+    """Each rank's lines in its own file, as `kubectl logs` of each pod writes them; `streamed`: handed to analyse
+    one at a time, as the CLI reads files, so only the logs the rank join needs are kept."""
     files: dict[int, list[str]] = {}
     for line in job.lines:
         rank = _rank_of(line, job)
         files.setdefault(rank, []).append(line)
-    return analyse([Artifact(id=f"rank-{r}.log", kind=ArtifactKind.CONTAINER_LOG, content="\n".join(lines) + "\n")
-                    for r, lines in sorted(files.items())])
+    artifacts = (Artifact(id=f"rank-{r}.log", kind=ArtifactKind.CONTAINER_LOG, content="\n".join(lines) + "\n")
+                 for r, lines in sorted(files.items()))
+    return analyse(artifacts if streamed else list(artifacts))
 
 
 def _rank_of(line: str, job: Job) -> int:
@@ -89,6 +91,7 @@ def test_one_file_per_rank_names_the_same_suspects(name: str, job: Job, suspects
     assert together.facts["nccl.suspect_ranks"] == suspects, name
     assert together.facts["nccl.suspect_hosts"] == hosts, name
     assert _wave(apart) == _wave(together), name
+    assert _wave(_per_rank(job, streamed=True)) == _wave(together), name
     for report in (together, apart):
         assert _leader(report) == "straggler-rank", name
         assert _statuses(report)["collective-mismatch"] == "unknown", name
