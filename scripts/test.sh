@@ -10,8 +10,11 @@ if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
 # built: the CPU backend and the library llama-cpp-python loads. No multimodal library (LLAVA_BUILD=OFF, the
 # largest optional part), no tests, examples, tools or server binaries, no GPU or BLAS backends. The flags that
 # are already off by default are spelled out so a changed default cannot add to the build. (Its `common` library
-# is forced on by llama-cpp-python's CMakeLists.txt and cannot be skipped with flags.)
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+# is forced on by llama-cpp-python's CMakeLists.txt and cannot be skipped with flags.) The CPU code is built for
+# x86-64-v3 (AVX2, FMA, F16C), not -march=native: a native build on a CPU that reports AMX emits AMX tile
+# instructions, which a machine that does not grant AMX to processes kills with SIGILL (seen on these machines).
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
 -DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF -DGGML_CUDA=OFF -DGGML_HIP=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF \
 -DGGML_SYCL=OFF -DGGML_OPENCL=OFF -DGGML_RPC=OFF -DGGML_BLAS=OFF}"
@@ -26,8 +29,9 @@ pip_install() {
 # compile. An installed llama_cpp skips even the wheel step.
 WHEELHOUSE=.venv/wheelhouse
 LLAMA_SPEC='llama-cpp-python>=0.3.7'
+# --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and may hold a native build.
 build_llama_wheel() {
-  .venv/bin/pip wheel -q --disable-pip-version-check --no-deps -w "$WHEELHOUSE" "$LLAMA_SPEC" 2>&1 \
+  .venv/bin/pip wheel -q --disable-pip-version-check --no-cache-dir --no-deps -w "$WHEELHOUSE" "$LLAMA_SPEC" 2>&1 \
     | { grep -v "^WARNING: Location 'file:" || true; }
 }
 if .venv/bin/python -c "import llama_cpp" 2>/dev/null; then

@@ -52,8 +52,13 @@ def _cited(artifact: Artifact, fact: Fact) -> str:
 
 def _wrong(artifact: Artifact) -> list[str]:
     wrong: list[str] = []
-    for fact in parse_artifact(artifact).facts:
+    facts = parse_artifact(artifact).facts
+    # A silent rank is named because no line of it was printed: no line can hold its number.
+    silent = {rank for f in facts if f.name == "nccl.silent_ranks" for rank in f.value}
+    for fact in facts:
         if fact.name not in LITERAL or fact.citation.start == 0 or fact.citation.artifact != artifact.id:
+            continue
+        if fact.name == "nccl.suspect_ranks" and set(fact.value) <= silent:
             continue
         text = _cited(artifact, fact)
         values = fact.value if isinstance(fact.value, list) else [fact.value]
