@@ -39,7 +39,12 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     # the GPUs a job's processes run on, from nvidia-smi's Processes joined to its GPU rows
     ({"gpu.job_util_percent": 12.0, "gpu.util_percent": 97.0}, True),
     ({"gpu.job_util_percent": 85.0, "gpu.util_percent": 85.0}, False),
+    # every GPU low and one holds a tenth of its memory: a process holds it and does not compute
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.41}, True),
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.01}, False),  # an idle GPU nobody holds
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.41, "xid.codes": [43]}, False),  # a GPU stalled by an Xid
+    ({"gpu.util_percent": 65.0, "gpu.fb_used_ratio": 0.41}, False),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
-        "job-busy"])
+        "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
