@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
-from collectors.parsers import cuda_oom, nccl
+from collectors.parsers import cuda_oom, nccl, train_log
 from collectors.parsers.contract import Parser
 from collectors.parsers.needles import find_needles
 from collectors.parsers.sink import FactSink
@@ -222,6 +222,7 @@ def parse(artifact: Artifact) -> ParseResult:
                 sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
         _oom_figures(sink, lines)
         _load_time(sink, lines)
+        train_log.emit(sink, lines)
         nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
         sink.result.facts = _distinct(sink.result.facts)
     except Exception as exc:  # a parser must never take the triage down with it

@@ -61,6 +61,13 @@ FACTS: list[FactSpec] = [
     FactSpec("model.load_seconds", "float",
              "the longest model load or GPU warm-up the server logged (weights loading, engine init with KV-cache "
              "profiling and warm-up, CUDA graph capture), in seconds", "max", "90.84"),
+    FactSpec("train.data_wait_ratio", "float",
+             "share of each training iteration spent waiting for its batch, from the training loop's step timings "
+             "(data time over iteration time; the running average where the loop prints one), last step line",
+             "max", "0.9"),
+    FactSpec("train.loader_few_workers", "bool",
+             "the training framework warned that a DataLoader has few worker processes for the CPUs available "
+             "(PyTorch Lightning's 'does not have many workers which may be a bottleneck')", "any"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),

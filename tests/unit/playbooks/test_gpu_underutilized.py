@@ -44,7 +44,12 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.01}, False),  # an idle GPU nobody holds
     ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.41, "xid.codes": [43]}, False),  # a GPU stalled by an Xid
     ({"gpu.util_percent": 65.0, "gpu.fb_used_ratio": 0.41}, False),
+    # the training loop's own step timings and loader warning
+    ({"train.data_wait_ratio": 0.9}, True),
+    ({"train.data_wait_ratio": 0.1}, False),
+    ({"train.loader_few_workers": True}, True),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
-        "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy"])
+        "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy",
+        "data-wait", "short-data-wait", "few-workers"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
