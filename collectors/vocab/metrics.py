@@ -56,6 +56,10 @@ FACTS: list[FactSpec] = [
     FactSpec("cuda.reserved_unallocated_ratio", "float",
              "reserved-but-unallocated over all memory PyTorch reserved, from its out-of-memory message",
              "max", "0.55"),
+    FactSpec("cuda.unavailable", "bool",
+             "the application found no usable GPU: the CUDA runtime could not start (no CUDA-capable device, a "
+             "driver too old for or mismatched with the runtime: CUDA errors 35, 100, 803, 804) or the framework "
+             "was built without CUDA", "any"),
     FactSpec("cuda.ecc_uncorrectable", "bool",
              "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
     FactSpec("model.load_seconds", "float",

@@ -48,8 +48,13 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     ({"train.data_wait_ratio": 0.9}, True),
     ({"train.data_wait_ratio": 0.1}, False),
     ({"train.loader_few_workers": True}, True),
+    # CUDA could not start in the application: it runs without its GPU, unless a lost GPU or an Xid says why
+    ({"cuda.unavailable": True}, True),
+    ({"cuda.unavailable": True, "gpu.fallen_off_bus": True}, False),
+    ({"cuda.unavailable": True, "xid.codes": [79]}, False),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
         "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy",
-        "data-wait", "short-data-wait", "few-workers"])
+        "data-wait", "short-data-wait", "few-workers",
+        "cuda-unavailable", "cuda-unavailable-gpu-lost", "cuda-unavailable-xid"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
