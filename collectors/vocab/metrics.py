@@ -32,6 +32,10 @@ FACTS: list[FactSpec] = [
              "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
              "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
              "process are left out", "min", "18"),
+    FactSpec("gpu.job_util_avg_percent", "float",
+             "a batch job's GPU utilisation averaged over its GPUs and its run so far (Slurm jobstats' Overall "
+             "Utilization); unlike gpu.job_util_percent it is a mean, so one busy GPU can hide behind idle ones",
+             "min", "33"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",

@@ -50,11 +50,14 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     ({"train.loader_few_workers": True}, True),
     # CUDA could not start in the application: it runs without its GPU, unless a lost GPU or an Xid says why
     ({"cuda.unavailable": True}, True),
+    ({"gpu.job_util_avg_percent": 33.0}, True),  # a Slurm job's GPUs averaged (jobstats)
+    ({"gpu.job_util_avg_percent": 80.0}, False),
     ({"cuda.unavailable": True, "gpu.fallen_off_bus": True}, False),
     ({"cuda.unavailable": True, "xid.codes": [79]}, False),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
         "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy",
         "data-wait", "short-data-wait", "few-workers",
-        "cuda-unavailable", "cuda-unavailable-gpu-lost", "cuda-unavailable-xid"])
+        "cuda-unavailable", "cuda-unavailable-gpu-lost", "cuda-unavailable-xid",
+        "job-avg-low", "job-avg-busy"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
