@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
-from collectors.parsers import cuda_oom, nccl
+from collectors.parsers import cuda_oom, nccl, train_log
 from collectors.parsers.contract import Parser
 from collectors.parsers.needles import find_needles
 from collectors.parsers.sink import FactSink
@@ -37,6 +37,19 @@ RULES: tuple[Rule, ...] = (
     Rule("cuda.oom", True, ("CUDA out of memory", "CUDA error: out of memory", "torch.OutOfMemoryError",
                             "cuda.OutOfMemoryError", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation",
                             "CUBLAS_STATUS_ALLOC_FAILED", "OOM when allocating tensor")),
+    # The process found no usable GPU and runs without one. CUDA runtime/driver error strings (CUDA Runtime API
+    # reference, cudaError_t / CUresult, CUDA 10-12): 35 cudaErrorInsufficientDriver, 100 cudaErrorNoDevice,
+    # 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice; PyTorch torch/cuda/__init__.py
+    # (_check_driver "Found no NVIDIA driver on your system", _lazy_init "Torch not compiled with CUDA enabled",
+    # 1.x-2.x).
+    Rule("cuda.unavailable", True, ("CUDA-capable device", "display driver / cuda driver", "insufficient for CUDA",
+                                    "CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+                                    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted",
+                                    "Found no NVIDIA driver", "not compiled with CUDA enabled"),
+         _rx(r"no CUDA-capable device is detected|system has unsupported display driver / cuda driver combination|"
+             r"CUDA driver version is insufficient for CUDA runtime version|CUDA_ERROR_(?:NO_DEVICE|"
+             r"SYSTEM_DRIVER_MISMATCH|COMPAT_NOT_SUPPORTED_ON_DEVICE)|forward compatibility was attempted on non "
+             r"supported HW|Found no NVIDIA driver on your system|Torch not compiled with CUDA enabled")),
     Rule("app.shm_exhausted", True, ("Bus error", "insufficient shared memory", "unable to allocate shared memory"),
          _rx(r"\bBus error\b|insufficient shared memory|unable to allocate shared memory")),
     # "No space left on device" only means shm when PyTorch names its shm file or /dev/shm.
@@ -222,6 +235,7 @@ def parse(artifact: Artifact) -> ParseResult:
                 sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
         _oom_figures(sink, lines)
         _load_time(sink, lines)
+        train_log.emit(sink, lines)
         nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
         sink.result.facts = _distinct(sink.result.facts)
     except Exception as exc:  # a parser must never take the triage down with it

@@ -260,8 +260,17 @@ def _queue_share(index: Index) -> list[Derived]:
                   index.get("nv_inference_request_duration_us"), _TRITON_KEY)
 
 
+def _util(index: Index) -> list[Derived]:
+    """DCGM_FI_DEV_GPU_UTIL of whole GPUs: a MIG instance's series (GPU_I_ID / GPU_I_PROFILE labels) reads 0
+    whatever runs on it, since NVML has no utilisation for MIG (NVIDIA/dcgm-exporter issue #216 and its docs:
+    use DCGM_FI_PROF_GR_ENGINE_ACTIVE there), so it is not a reading."""
+    whole = [s for s in index.get("DCGM_FI_DEV_GPU_UTIL")
+             if not s.labels.get("GPU_I_ID") and not s.labels.get("GPU_I_PROFILE")]
+    return highest("gpu.util_percent", whole)
+
+
 RULES: tuple[Rule, ...] = (
-    _gauge("gpu.util_percent", "DCGM_FI_DEV_GPU_UTIL"),
+    _util,
     _fb_used,
     _gauge("gpu.temp_c", "DCGM_FI_DEV_GPU_TEMP"),
     _xid,

@@ -21,6 +21,9 @@ STATS = re.compile(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\
                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
 # "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |" : the GPU's index opens its first row.
 _GPU_ROW = re.compile(r"^\|\s+(\d+)\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d")
+# The index row's last cell is "Volatile Uncorr. ECC": uncorrectable ECC errors since the driver loaded ("N/A" with
+# ECC off). nvidia-smi's own column, R340 onwards.
+_ECC_CELL = re.compile(r"\|\s*(\d+|N/A)\s*\|$")
 # "|    0   N/A  N/A     48213      C   python      12024MiB |" (older drivers have no GI/CI columns)
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C|G|C\+G|M|M\+C)\s+(\S.*?)\s+(?:\d+MiB|N/A)\s*\|$")
 
@@ -33,6 +36,7 @@ class Gpu:
     used_mib: int
     total_mib: int
     util: int | None
+    ecc_uncorrected: int | None = None
 
 
 @dataclass
@@ -41,12 +45,14 @@ class Table:
     # GPU index -> (PID, process name, line) for every process row; compute rows only in `compute`.
     processes: dict[str, list[tuple[int, str, int]]] = field(default_factory=lambda: defaultdict(list))
     compute: dict[str, list[tuple[int, str, int]]] = field(default_factory=lambda: defaultdict(list))
+    ecc_lines: dict[str, int] = field(default_factory=dict)  # GPU index -> the line of its ECC count
 
 
 def read_table(lines: list[str]) -> Table:
     """Every GPU's row and every process row; a stats row with no index row before it is numbered in order."""
     table = Table()
     index: str | None = None
+    ecc: tuple[int, int] | None = None  # the index row's uncorrected ECC count and its line
     in_processes = False
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
@@ -60,13 +66,18 @@ def read_table(lines: list[str]) -> Table:
             continue
         if g := _GPU_ROW.match(stripped):
             index = g.group(1)
+            cell = _ECC_CELL.search(stripped)
+            ecc = (int(cell.group(1)), n) if cell is not None and cell.group(1).isdigit() else None
             continue
         if (m := STATS.search(line)) is None:
             continue
         key = index if index is not None and index not in table.gpus else str(len(table.gpus))
         util = int(m.group(4)) if m.group(4) is not None else None
-        table.gpus[key] = Gpu(key, n, int(m.group(1)), int(m.group(2)), int(m.group(3)), util)
-        index = None
+        table.gpus[key] = Gpu(key, n, int(m.group(1)), int(m.group(2)), int(m.group(3)), util,
+                              ecc[0] if ecc is not None else None)
+        if ecc is not None:
+            table.ecc_lines[key] = ecc[1]
+        index, ecc = None, None
     return table
 
 
@@ -84,6 +95,12 @@ def emit(sink: FactSink, table: Table) -> None:
         sink.add("gpu.fb_used_ratio", round(fullest.used_mib / fullest.total_mib, 4), fullest.line)
     if hottest := max(gpus, key=lambda g: g.temp_c, default=None):
         sink.add("gpu.temp_c", float(hottest.temp_c), hottest.line)
+    # Only a count above zero is read: the column is volatile, so a zero says nothing of an error before the
+    # driver last loaded (nvidia-smi -q's aggregate counters do).
+    if worst := max((g for g in gpus if g.ecc_uncorrected), key=lambda g: g.ecc_uncorrected or 0, default=None):
+        line = table.ecc_lines.get(worst.index, worst.line)
+        sink.add("gpu.ecc_dbe", worst.ecc_uncorrected, line,
+                 text=f"GPU {worst.index}: {worst.ecc_uncorrected} volatile uncorrectable ECC error(s)")
     if table.processes:
         rows = [n for _, _, n in max(table.processes.values(), key=len)]
         sink.add("gpu.process_count", len(rows), rows[0], rows[-1])

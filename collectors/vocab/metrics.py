@@ -32,6 +32,10 @@ FACTS: list[FactSpec] = [
              "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
              "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
              "process are left out", "min", "18"),
+    FactSpec("gpu.job_util_avg_percent", "float",
+             "a batch job's GPU utilisation averaged over its GPUs and its run so far (Slurm jobstats' Overall "
+             "Utilization); unlike gpu.job_util_percent it is a mean, so one busy GPU can hide behind idle ones",
+             "min", "33"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
     FactSpec("gpu.throttle_reasons", "list[str]",
@@ -56,11 +60,22 @@ FACTS: list[FactSpec] = [
     FactSpec("cuda.reserved_unallocated_ratio", "float",
              "reserved-but-unallocated over all memory PyTorch reserved, from its out-of-memory message",
              "max", "0.55"),
+    FactSpec("cuda.unavailable", "bool",
+             "the application found no usable GPU: the CUDA runtime could not start (no CUDA-capable device, a "
+             "driver too old for or mismatched with the runtime: CUDA errors 35, 100, 803, 804) or the framework "
+             "was built without CUDA", "any"),
     FactSpec("cuda.ecc_uncorrectable", "bool",
              "the CUDA runtime told the application an uncorrectable ECC error was encountered", "any"),
     FactSpec("model.load_seconds", "float",
              "the longest model load or GPU warm-up the server logged (weights loading, engine init with KV-cache "
              "profiling and warm-up, CUDA graph capture), in seconds", "max", "90.84"),
+    FactSpec("train.data_wait_ratio", "float",
+             "share of each training iteration spent waiting for its batch, from the training loop's step timings "
+             "(data time over iteration time; the running average where the loop prints one), last step line",
+             "max", "0.9"),
+    FactSpec("train.loader_few_workers", "bool",
+             "the training framework warned that a DataLoader has few worker processes for the CPUs available "
+             "(PyTorch Lightning's 'does not have many workers which may be a bottleneck')", "any"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),

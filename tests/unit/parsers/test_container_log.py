@@ -137,3 +137,36 @@ def test_sniff_stays_below_specific_kinds() -> None:
     text = (FIXTURES / "container_log" / "cuda_oom.log").read_text(encoding="utf-8")
     assert 60 <= container_log.sniff(text) <= 70
     assert container_log.sniff("") == 0
+
+
+# The CUDA runtime's and PyTorch's words for "no usable GPU", rendered as the programs print them: the runtime's
+# error strings (cudaGetErrorString of errors 35, 100, 803, 804), the driver API's names (cuInit as TensorFlow
+# logs it) and PyTorch's torch/cuda/__init__.py messages.
+@pytest.mark.parametrize("line", [
+    "RuntimeError: CUDA error: no CUDA-capable device is detected",
+    "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+    "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 804: forward "
+    "compatibility was attempted on non supported HW",
+    "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no "
+    "CUDA-capable device is detected",
+    "failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda "
+    "driver combination",
+    "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+    "a driver from http://www.nvidia.com/Download/index.aspx",
+    "AssertionError: Torch not compiled with CUDA enabled",
+])
+def test_no_usable_gpu_is_read_in_every_upstream_wording(line: str) -> None:
+    assert ("cuda.unavailable", True, 1, 1) in read(line)
+
+
+def test_a_real_cuda_803_warning_is_read() -> None:
+    # https://github.com/opendatahub-io/ilab-on-ocp/pull/39 (verbatim line from the pasted eval log)
+    line = ("/usr/local/lib64/python3.11/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: "
+            "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+            "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display "
+            "driver / cuda driver combination (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)")
+    assert ("cuda.unavailable", True, 1, 1) in read(line)
+
+
+def test_a_cuda_device_named_in_passing_is_not_unavailability() -> None:
+    assert not any(name == "cuda.unavailable" for name, *_ in read("Using CUDA-capable device 0: NVIDIA A100"))

@@ -105,3 +105,12 @@ def test_versions_from_a_summed_rate() -> None:
         {"metric": {"destination_version": "v2", "response_code": "200"}, "value": [1, "182"]},
         {"metric": {"destination_version": "v2", "response_code": "500"}, "value": [1, "22"]}])
     assert {f.name: f.value for f in result.facts}["http.failing_version"] == "v2"
+
+
+def test_gpu_util_of_a_mig_instance_is_not_a_reading() -> None:
+    # dcgm-exporter labels a MIG instance's series with GPU_I_PROFILE and GPU_I_ID; DCGM_FI_DEV_GPU_UTIL reads 0 there
+    mig = f'{GPU},GPU_I_PROFILE="1g.10gb",GPU_I_ID="3"'
+    got = scrape(f"DCGM_FI_DEV_GPU_UTIL{{{mig}}} 0\nDCGM_FI_DEV_FB_USED{{{mig}}} 7000\n"
+                 f"DCGM_FI_DEV_FB_FREE{{{mig}}} 2800\n")
+    assert "gpu.util_percent" not in got
+    assert scrape(f"DCGM_FI_DEV_GPU_UTIL{{{GPU}}} 0\n")["gpu.util_percent"] == 0.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers import nvidia_smi
 from collectors.parsers.registry import parse_artifact
@@ -112,3 +114,30 @@ def test_seed_dmon_beside_a_cpu_busy_line() -> None:
 
 def test_a_cpu_line_without_dmon_samples_is_not_read() -> None:
     assert "cpu.busy_ratio" not in facts("CPU: 95%\n")
+
+
+# nvidia-smi's default table as it prints it (R450 layout), rendered with sample values: the index row's last cell
+# is "Volatile Uncorr. ECC".
+def _table(ecc_gpu1: str) -> str:
+    return (
+        "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+        "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n"
+        "|===============================+======================+======================|\n"
+        "|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    0 |\n"
+        "| N/A   50C    P0   219W / 250W |   4617MiB / 32510MiB |    100%      Default |\n"
+        f"|   1  Tesla V100S-PCI...  Off  | 00000000:00:08.0 Off | {ecc_gpu1:>20} |\n"
+        "| N/A   41C    P0    37W / 250W |      4MiB / 32510MiB |      0%      Default |\n"
+        "+-------------------------------+----------------------+----------------------+\n"
+    )
+
+
+def test_the_volatile_uncorrected_ecc_column_is_read_per_gpu() -> None:
+    got = parse_artifact(Artifact(id="s", kind=ArtifactKind.NVIDIA_SMI, content=_table("3"))).facts
+    ecc = next(f for f in got if f.name == "gpu.ecc_dbe")
+    assert (ecc.value, ecc.citation.start) == (3, 6)  # GPU 1's index row
+
+
+@pytest.mark.parametrize("cell", ["0", "N/A"])
+def test_a_zero_or_absent_ecc_count_is_not_read(cell: str) -> None:
+    got = parse_artifact(Artifact(id="s", kind=ArtifactKind.NVIDIA_SMI, content=_table(cell))).facts
+    assert "gpu.ecc_dbe" not in {f.name for f in got}

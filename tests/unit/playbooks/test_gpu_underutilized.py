@@ -39,7 +39,25 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     # the GPUs a job's processes run on, from nvidia-smi's Processes joined to its GPU rows
     ({"gpu.job_util_percent": 12.0, "gpu.util_percent": 97.0}, True),
     ({"gpu.job_util_percent": 85.0, "gpu.util_percent": 85.0}, False),
+    # every GPU low and one holds a tenth of its memory: a process holds it and does not compute
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.41}, True),
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.01}, False),  # an idle GPU nobody holds
+    ({"gpu.util_percent": 0.0, "gpu.fb_used_ratio": 0.41, "xid.codes": [43]}, False),  # a GPU stalled by an Xid
+    ({"gpu.util_percent": 65.0, "gpu.fb_used_ratio": 0.41}, False),
+    # the training loop's own step timings and loader warning
+    ({"train.data_wait_ratio": 0.9}, True),
+    ({"train.data_wait_ratio": 0.1}, False),
+    ({"train.loader_few_workers": True}, True),
+    # CUDA could not start in the application: it runs without its GPU, unless a lost GPU or an Xid says why
+    ({"cuda.unavailable": True}, True),
+    ({"gpu.job_util_avg_percent": 33.0}, True),  # a Slurm job's GPUs averaged (jobstats)
+    ({"gpu.job_util_avg_percent": 80.0}, False),
+    ({"cuda.unavailable": True, "gpu.fallen_off_bus": True}, False),
+    ({"cuda.unavailable": True, "xid.codes": [79]}, False),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
-        "job-busy"])
+        "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy",
+        "data-wait", "short-data-wait", "few-workers",
+        "cuda-unavailable", "cuda-unavailable-gpu-lost", "cuda-unavailable-xid",
+        "job-avg-low", "job-avg-busy"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
