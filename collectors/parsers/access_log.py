@@ -165,8 +165,8 @@ def _from_json(obj: Any, n: int) -> Request | None:
     best: tuple[int, Any, dict[str, str]] | None = None
     for fmt in json_formats():
         fields = {k: _path(obj, p) for k, p in fmt.spec.fields.items()}
-        status = str(fields.get("status") if fields.get("status") is not None else "")
-        if not status.isdigit():
+        said = str(fields.get("status") if fields.get("status") is not None else "")
+        if not said.isdigit():
             continue
         found = {k: str(v) for k, v in fields.items() if v is not None and not isinstance(v, dict | list)}
         if best is None or len(found) > best[0]:
