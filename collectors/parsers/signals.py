@@ -163,6 +163,11 @@ def _value_one(template: str, groups: dict[str, str | None], kind: str) -> objec
             return None
     if kind == "int":
         return int(raw) if raw.isdigit() else None
+    if kind == "float":
+        try:
+            return float(raw)
+        except ValueError:
+            return None
     return raw
 
 

@@ -69,6 +69,24 @@ def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> Non
                                       "connection refused")
 
 
+@pytest.mark.parametrize(("line", "seconds"), [
+    # https://github.com/coredns/coredns/issues/3163 (description): a curl-format.txt template, the slow run.
+    ("    time_namelookup:  5.513", 5.513),
+    # https://github.com/kubernetes/kubernetes/issues/21604 (description): the reporter's own -w labels.
+    ("DNS-Lookup [5.582] Time-Connect [5.584] Time-PreTransfer [5.602] Time-StartTransfer [6.035] Total-Time [6.035]",
+     5.582),
+    # curl's %{json} member, rendered as curl 7.70+ prints it (seconds, six decimals).
+    ('{"time_connect":0.035512,"time_namelookup":0.004201,"time_total":0.150221}', 0.004201),
+])
+def test_a_client_timed_name_lookup_is_read_in_seconds(line: str, seconds: float) -> None:
+    assert _facts(line)["dns.lookup_seconds"] == seconds
+
+
+@pytest.mark.parametrize("line", ["DNS Lookup: 5ms", "time_namelookup: 5", "namelookups: 12.5"])
+def test_a_lookup_time_without_seconds_is_not_read(line: str) -> None:
+    assert "dns.lookup_seconds" not in _facts(line)
+
+
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
