@@ -87,6 +87,26 @@ def test_a_lookup_time_without_seconds_is_not_read(line: str) -> None:
     assert "dns.lookup_seconds" not in _facts(line)
 
 
+@pytest.mark.parametrize("line", [
+    # https://github.com/kubernetes/kubernetes/issues/51135 (comment of 2018-03-15)
+    "When we dropped the CPU limit, container_cpu_cfs_throttled_seconds_total is not appearing anymore and the "
+    "latency p99 and p999 dropped from 60ms and 100ms to ~5ms.",
+    # https://github.com/zalando-incubator/kubernetes-on-aws/pull/923 (description)
+    "Reduce latency of ingress 5-10 times, because of 100ms time slices set by Kubernetes for having the limits.",
+])
+def test_latency_that_fell_with_the_cpu_limit_is_read(line: str) -> None:
+    assert _facts(line)["cpu.limit_slowed"] is True
+
+
+@pytest.mark.parametrize("line", [
+    "We removed the CPU limit. The latency did not change and p99 dropped only when we scaled out.",
+    "We increased the CPU limit to 2 cores.",
+    "Reduce latency of the API by caching responses.",
+])
+def test_a_cpu_limit_change_without_a_latency_fall_is_not_read(line: str) -> None:
+    assert "cpu.limit_slowed" not in _facts(line)
+
+
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
