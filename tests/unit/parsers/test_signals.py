@@ -24,6 +24,25 @@ RENDERED = [rendered(entry) for entry in WORDINGS]
 # The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
+# nginx error-log lines about its upstream, verbatim from public threads, with what each says of the failure.
+NGINX_UPSTREAM_LINES = [
+    # https://github.com/kubernetes/ingress-nginx/issues/12286 (description)
+    ('2024/11/03 10:02:03 [error] 299#299: *174 upstream prematurely closed connection while reading response '
+     'header from upstream, client: 192.168.56.140, server: opensearch-dashboard.example.com, request: "GET / '
+     'HTTP/1.1", upstream: "http://10.244.3.84:5601/", host: "opensearch-dashboard.example.com"',
+     "connection-failure"),
+    # https://github.com/kubernetes/ingress-nginx/issues/759 (description)
+    ('2017/05/23 21:52:25 [error] 317#317: *288785 connect() failed (113: No route to host) while connecting to '
+     'upstream, client: 127.0.0.1, server: aaa.bbb.com, request: "GET /favicon.ico HTTP/2.0", upstream: '
+     '"http://10.2.3.30:3000/favicon.ico", host: "aaa.bbb.com", referrer: "https://aaa.bbb.com/“',
+     "connection-failure"),
+    # https://github.com/rokerkony/dockerize-vps/issues/3 (description)
+    ('2019/09/26 01:32:42 [error] 56#56: *63 no live upstreams while connecting to upstream, client: '
+     '113.185.40.45, server: mywilldomain.tk, request: "GET /favicon.ico HTTP/1.1", upstream: '
+     '"http://mywilldomain.tk/favicon.ico", host: "mywilldomain.tk", referrer: '
+     '"http://mywilldomain.tk/wp-admin/setup-config.php"', "no-upstream"),
+]
+LINES += [line for line, _ in NGINX_UPSTREAM_LINES]
 # Network catalog entries whose wording is derived from upstream source and checked by rendering its template
 # (test_network_catalog.py), for which no public paste has been found yet. Remove an id when a paste is added.
 AWAITING_A_PASTE = {
@@ -107,6 +126,20 @@ def test_a_cpu_limit_change_without_a_latency_fall_is_not_read(line: str) -> Non
     assert "cpu.limit_slowed" not in _facts(line)
 
 
+@pytest.mark.parametrize(("line", "kind"), NGINX_UPSTREAM_LINES, ids=lambda v: v[-40:])
+def test_nginx_says_how_it_failed_a_request_upstream(line: str, kind: str) -> None:
+    assert _facts(line)["http.failure_kinds"] == [kind]
+
+
+@pytest.mark.parametrize("line", [
+    "read: connection reset by peer",  # a generic reset: no proxy said it failed a request
+    "2024/11/03 10:02:03 [error] 12#12: *5 recv() failed (104: Connection reset by peer) while reading client "
+    "request line, client: 10.0.0.1",  # the client's side, not the upstream's
+])
+def test_a_reset_that_is_not_nginx_failing_upstream_is_not_a_failure_kind(line: str) -> None:
+    assert "http.failure_kinds" not in _facts(line)
+
+
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
@@ -128,3 +161,13 @@ def test_the_catalog_refuses_a_signal_with_no_way_to_facts_or_an_unknown_fact() 
         Signal.model_validate(base)
     with pytest.raises(ValidationError, match="unknown facts"):
         Signal.model_validate({**base, "facts": {"no.such.fact": True}})
+
+
+def test_nginx_failing_upstream_alone_triggers_the_error_rate_playbook() -> None:
+    from collectors.paste import artifacts_from_text
+    from playbooks.pipeline import analyse
+
+    report = analyse(artifacts_from_text(NGINX_UPSTREAM_LINES[2][0], "p"))
+    finding = next(f for f in report.findings if f.playbook == "error-rate")
+    assert {h.id: h.status for h in finding.hypotheses}["no-ready-backends"] == "likely"
+    assert "error-rate" not in analyse(artifacts_from_text("read: connection reset by peer", "p")).symptoms
