@@ -140,6 +140,16 @@ def test_a_reset_that_is_not_nginx_failing_upstream_is_not_a_failure_kind(line: 
     assert "http.failure_kinds" not in _facts(line)
 
 
+def test_a_lookup_that_timed_out_is_a_dns_error_and_a_bare_timeout_is_not() -> None:
+    # https://github.com/cilium/cilium/issues/4853 (description)
+    line = ("Two attempts to resolve `AAA? www.google.com.us-west-2.compute.internal` time out, each causing a 5 "
+            "second delay.")
+    assert _facts(line)["dns.errors"] is True
+    for generic in ("request timed out", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+                    "Readiness probe failed: Get \"http://10.0.0.1:8080/\": context deadline exceeded: timeout"):
+        assert "dns.errors" not in _facts(generic), generic
+
+
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
