@@ -1,4 +1,4 @@
-"""Access logs of ingress-nginx, Envoy and Istio, HAProxy, AWS load balancers and plain nginx: who failed, and how.
+"""Access logs of ingress-nginx, Envoy, Istio, Higress, Traefik, HAProxy, cloud load balancers, nginx: who failed, how.
 
 Each line is read with the formats in collectors/catalogs/access_logs.yaml into a status, the upstream (the
 service-level target: an ingress upstream, an Envoy cluster, a HAProxy backend, a target group; the route or
@@ -118,34 +118,67 @@ def _from_json_line(line: str, n: int) -> Request | None:
 
 def _from_document(text: str) -> list[Request]:
     """A whole JSON document: one entry or a list of them (a log viewer's export, one pretty-printed entry)."""
-    with contextlib.suppress(ValueError, RecursionError):
-        doc = json.loads(text)
-        entries = doc if isinstance(doc, list) else [doc]
-        return [r for e in entries if (r := _from_json(e, 1)) is not None]
+    for candidate in (text, _closed(text)):
+        with contextlib.suppress(ValueError, RecursionError):
+            doc = json.loads(candidate)
+            entries = doc if isinstance(doc, list) else [doc]
+            return [r for e in entries if (r := _from_json(e, 1)) is not None]
     return []
+
+
+def _closed(text: str) -> str:
+    """A pretty-printed entry cut off before its end (a paste trimmed mid-object), closed after its last whole
+    member: the keys it still shows are read; a cut inside a nested value stays unreadable."""
+    body = text.rstrip()
+    if not body.startswith("{") or body.endswith("}"):
+        return ""
+    cut = body.rfind(",\n")
+    return body[:cut] + "\n}" if cut > 0 else ""
 
 
 def _path(obj: Any, dotted: str) -> Any:
     for key in dotted.split("."):
-        obj = obj.get(key) if isinstance(obj, dict) else None
+        obj = _key(obj, key) if isinstance(obj, dict) else None
     return obj
+
+
+_KEY_SEPARATORS = ("_", "-", ".", ":")
+
+
+def _key(obj: dict[str, Any], key: str) -> Any:
+    """obj[key], else the one key that is `key` behind a prefix of the operator's own.
+
+    A custom access-log format keeps the upstream operator but often names its keys with a prefix (an Istio
+    accessLogFormat of "iproxy_response_code": "%RESPONSE_CODE%"); only a single such key counts.
+    """
+    if key in obj:
+        return obj[key]
+    found = [k for k in obj if isinstance(k, str) and len(k) > len(key) + 1 and k.endswith(key)
+             and k[-len(key) - 1] in _KEY_SEPARATORS]
+    return obj[found[0]] if len(found) == 1 else None
 
 
 def _from_json(obj: Any, n: int) -> Request | None:
     if not isinstance(obj, dict):
         return None
+    # The format whose keys the entry shows most of: formats share key names (a status key alone says little).
+    best: tuple[int, Any, dict[str, str]] | None = None
     for fmt in json_formats():
         fields = {k: _path(obj, p) for k, p in fmt.spec.fields.items()}
-        status = str(fields.get("status") if fields.get("status") is not None else "")
-        if not status.isdigit():
+        said = str(fields.get("status") if fields.get("status") is not None else "")
+        if not said.isdigit():
             continue
-        groups = {k: str(v) for k, v in fields.items() if v is not None and not isinstance(v, dict | list)}
-        upstream = groups.get("upstream") or _route(groups)
-        family = fmt.spec.family
-        kind = (_GCP_DETAILS.get(groups.get("flags", ""), "") if 500 <= int(status) <= 599 else "") \
-            if family == "gcp-lb" else _kind(family, int(status), groups)
-        return Request(n, int(status), upstream, groups.get("backend", ""), kind)
-    return None
+        found = {k: str(v) for k, v in fields.items() if v is not None and not isinstance(v, dict | list)}
+        if best is None or len(found) > best[0]:
+            best = (len(found), fmt, found)
+    if best is None:
+        return None
+    _, fmt, groups = best
+    status, family = int(groups["status"]), fmt.spec.family
+    upstream = groups.get("upstream") or _route(groups)
+    kind = (_GCP_DETAILS.get(groups.get("flags", ""), "") if 500 <= status <= 599 else "") \
+        if family == "gcp-lb" else _kind(family, status, groups)
+    return Request(n, status, upstream, groups.get("backend", ""), kind)
 
 
 def _route(groups: dict[str, str]) -> str:
@@ -186,7 +219,7 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
         return "app-error" if flags[:1] in ("-", "C") else ""
     if "backend" not in g:  # nginx "combined": no upstream fields at all
         return ""
-    if answered.isdigit() and answered not in ("502", "504") and family == "nginx":
+    if answered.isdigit() and answered not in ("0", "502", "504") and family in ("nginx", "traefik"):
         return "app-error"
     if answered.isdigit() and family == "aws-lb":
         return "app-error"  # the target's own 5xx, passed through

@@ -12,6 +12,7 @@ from collectors.parsers import (
     conntrack,
     container_log,
     cpu_stat,
+    curl_writeout,
     describe_node,
     describe_pod,
     describe_service,
@@ -105,7 +106,12 @@ def shifted(citation: Citation, shift: int) -> Citation:
 
 
 def _read_signals(artifact: Artifact) -> ParseResult:
-    return signals.read_signals(artifact, PARSERS)
+    result = signals.read_signals(artifact, PARSERS)
+    # curl -w output is read through the template the paste shows, which no single line says.
+    timed = curl_writeout.read(artifact)
+    result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
+    result.problems += timed.problems
+    return result
 
 
 def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifact) -> ParseResult:

@@ -29,4 +29,7 @@ FACTS: list[FactSpec] = [
     FactSpec("cpu.throttled_ratio", "float", "throttled periods / periods", "max", "0.42"),
     FactSpec("cpu.nr_periods", "int", "CFS periods elapsed", "max"),
     FactSpec("cpu.nr_throttled", "int", "CFS periods in which the cgroup was throttled", "max"),
+    FactSpec("cpu.limit_slowed", "bool",
+             "latency fell when the CPU limit (its CFS quota) was removed or raised, as an operator reports it",
+             "any"),
 ]

@@ -115,6 +115,8 @@ FACTS: list[FactSpec] = [
     FactSpec("dns.error_ratio", "float", "CoreDNS SERVFAIL+NXDOMAIN / all responses", "max"),
     FactSpec("dns.p99_seconds", "float", "CoreDNS p99 request duration", "max"),
     FactSpec("dns.errors", "bool", "the application failed to resolve names", "any"),
+    FactSpec("dns.lookup_seconds", "float", "the slowest name lookup a client timed (curl time_namelookup)", "max",
+             "5.513"),
     FactSpec("net.mtu_mismatch", "bool",
              "interfaces on the path disagree on MTU: an overlay tunnel with no room for its header on the uplink "
              "(VXLAN/Geneve 50, WireGuard 60, IP-in-IP 20 bytes), or a pod interface wider than the tunnel or "

@@ -66,6 +66,26 @@ def test_a_pretty_printed_json_entry_is_read_whole() -> None:
     assert got["http.failing_upstreams"] == ["ml-serving-backend"]
 
 
+def test_a_json_entry_is_read_by_the_format_whose_keys_it_shows_most_of() -> None:
+    # Traefik 1.x and 2.x share DownstreamStatus; the entry's other keys say which release wrote it.
+    v1 = next(s for s in CATALOG if s.id == "traefik-json-v1")
+    request = access_log.read_line(render(v1.syntax, v1.format, v1.sample), 1)
+    assert request is not None
+    assert (request.upstream, request.backend) == ("backend-web", "172.17.0.10:3000")
+
+
+def test_a_prefixed_key_counts_only_when_one_key_has_that_ending() -> None:
+    one = access_log.read_line('{"gw_response_code": 503, "gw_response_flags": "UH", "x": "a"}', 1)
+    assert one is not None and (one.status, one.kind) == (503, "no-upstream")
+    two = '{"a_response_code": 503, "b_response_code": 200}'
+    assert access_log.read_line(two, 1) is None
+
+
+def test_a_cut_entry_is_closed_only_after_a_whole_member() -> None:
+    assert access_log.sniff('{\n  "response_code": "502",\n  "upstream_host": "10.0.0.1:80",\n  "path": "/x') == 90
+    assert access_log.sniff('{\n  "response_code": "502",\n  "nested": {\n    "a": 1,\n    "b') == 0
+
+
 def test_a_block_of_rendered_lines_gives_shares_per_upstream_and_the_failing_backend() -> None:
     spec = next(s for s in CATALOG if s.id == "ingress-nginx-upstreaminfo")
     rows = []
@@ -119,6 +139,20 @@ REAL = [
     # https://github.com/istio/istio/issues/17139 (description): Istio's JSON encoding, keys in any order; TCP
     # connections (status 0), one failed to connect (UF,URX), none an HTTP 5xx.
     ("istio-17139-json-tcp.txt", {"http.requests": 2, "http.error_ratio": 0.0}),
+    # https://github.com/traefik/traefik/issues/4452 (description): one pretty-printed Traefik 1.7 JSON entry, 502
+    # from the backend address a rolling update was taking away.
+    ("traefik-4452-json-502.txt", {"http.requests": 1, "http.error_statuses": [502],
+                                   "http.failure_kinds": ["connection-failure"]}),
+    # https://github.com/istio/istio/issues/34236 (description): a custom JSON format whose keys carry a prefix
+    # ("iproxy_response_code"), 503 URX during a rolling upgrade. Its cluster key is its own ("iproxy_cluster"),
+    # so the request is grouped by its path.
+    ("istio-34236-prefixed-json-503-urx.txt", {
+        "http.requests": 1, "http.error_statuses": [503], "http.failure_kinds": ["connection-failure"]}),
+    # https://github.com/gpustack/gpustack/issues/4419 (comment of 2026-02-27): a pretty-printed Higress entry cut
+    # before its end, 503 UC.
+    ("higress-gpustack-4419-json-cut-503-uc.txt", {
+        "http.requests": 1, "http.error_statuses": [503], "http.failure_kinds": ["connection-failure"],
+        "http.failing_upstreams": ["outbound|80||model-2-17.static"]}),
 ]
 
 

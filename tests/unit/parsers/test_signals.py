@@ -24,6 +24,25 @@ RENDERED = [rendered(entry) for entry in WORDINGS]
 # The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
+# nginx error-log lines about its upstream, verbatim from public threads, with what each says of the failure.
+NGINX_UPSTREAM_LINES = [
+    # https://github.com/kubernetes/ingress-nginx/issues/12286 (description)
+    ('2024/11/03 10:02:03 [error] 299#299: *174 upstream prematurely closed connection while reading response '
+     'header from upstream, client: 192.168.56.140, server: opensearch-dashboard.example.com, request: "GET / '
+     'HTTP/1.1", upstream: "http://10.244.3.84:5601/", host: "opensearch-dashboard.example.com"',
+     "connection-failure"),
+    # https://github.com/kubernetes/ingress-nginx/issues/759 (description)
+    ('2017/05/23 21:52:25 [error] 317#317: *288785 connect() failed (113: No route to host) while connecting to '
+     'upstream, client: 127.0.0.1, server: aaa.bbb.com, request: "GET /favicon.ico HTTP/2.0", upstream: '
+     '"http://10.2.3.30:3000/favicon.ico", host: "aaa.bbb.com", referrer: "https://aaa.bbb.com/“',
+     "connection-failure"),
+    # https://github.com/rokerkony/dockerize-vps/issues/3 (description)
+    ('2019/09/26 01:32:42 [error] 56#56: *63 no live upstreams while connecting to upstream, client: '
+     '113.185.40.45, server: mywilldomain.tk, request: "GET /favicon.ico HTTP/1.1", upstream: '
+     '"http://mywilldomain.tk/favicon.ico", host: "mywilldomain.tk", referrer: '
+     '"http://mywilldomain.tk/wp-admin/setup-config.php"', "no-upstream"),
+]
+LINES += [line for line, _ in NGINX_UPSTREAM_LINES]
 # Network catalog entries whose wording is derived from upstream source and checked by rendering its template
 # (test_network_catalog.py), for which no public paste has been found yet. Remove an id when a paste is added.
 AWAITING_A_PASTE = {
@@ -69,6 +88,68 @@ def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> Non
                                       "connection refused")
 
 
+@pytest.mark.parametrize(("line", "seconds"), [
+    # https://github.com/coredns/coredns/issues/3163 (description): a curl-format.txt template, the slow run.
+    ("    time_namelookup:  5.513", 5.513),
+    # https://github.com/kubernetes/kubernetes/issues/21604 (description): the reporter's own -w labels.
+    ("DNS-Lookup [5.582] Time-Connect [5.584] Time-PreTransfer [5.602] Time-StartTransfer [6.035] Total-Time [6.035]",
+     5.582),
+    # curl's %{json} member, rendered as curl 7.70+ prints it (seconds, six decimals).
+    ('{"time_connect":0.035512,"time_namelookup":0.004201,"time_total":0.150221}', 0.004201),
+])
+def test_a_client_timed_name_lookup_is_read_in_seconds(line: str, seconds: float) -> None:
+    assert _facts(line)["dns.lookup_seconds"] == seconds
+
+
+@pytest.mark.parametrize("line", ["DNS Lookup: 5ms", "time_namelookup: 5", "namelookups: 12.5"])
+def test_a_lookup_time_without_seconds_is_not_read(line: str) -> None:
+    assert "dns.lookup_seconds" not in _facts(line)
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/kubernetes/kubernetes/issues/51135 (comment of 2018-03-15)
+    "When we dropped the CPU limit, container_cpu_cfs_throttled_seconds_total is not appearing anymore and the "
+    "latency p99 and p999 dropped from 60ms and 100ms to ~5ms.",
+    # https://github.com/zalando-incubator/kubernetes-on-aws/pull/923 (description)
+    "Reduce latency of ingress 5-10 times, because of 100ms time slices set by Kubernetes for having the limits.",
+])
+def test_latency_that_fell_with_the_cpu_limit_is_read(line: str) -> None:
+    assert _facts(line)["cpu.limit_slowed"] is True
+
+
+@pytest.mark.parametrize("line", [
+    "We removed the CPU limit. The latency did not change and p99 dropped only when we scaled out.",
+    "We increased the CPU limit to 2 cores.",
+    "Reduce latency of the API by caching responses.",
+])
+def test_a_cpu_limit_change_without_a_latency_fall_is_not_read(line: str) -> None:
+    assert "cpu.limit_slowed" not in _facts(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), NGINX_UPSTREAM_LINES, ids=lambda v: v[-40:])
+def test_nginx_says_how_it_failed_a_request_upstream(line: str, kind: str) -> None:
+    assert _facts(line)["http.failure_kinds"] == [kind]
+
+
+@pytest.mark.parametrize("line", [
+    "read: connection reset by peer",  # a generic reset: no proxy said it failed a request
+    "2024/11/03 10:02:03 [error] 12#12: *5 recv() failed (104: Connection reset by peer) while reading client "
+    "request line, client: 10.0.0.1",  # the client's side, not the upstream's
+])
+def test_a_reset_that_is_not_nginx_failing_upstream_is_not_a_failure_kind(line: str) -> None:
+    assert "http.failure_kinds" not in _facts(line)
+
+
+def test_a_lookup_that_timed_out_is_a_dns_error_and_a_bare_timeout_is_not() -> None:
+    # https://github.com/cilium/cilium/issues/4853 (description)
+    line = ("Two attempts to resolve `AAA? www.google.com.us-west-2.compute.internal` time out, each causing a 5 "
+            "second delay.")
+    assert _facts(line)["dns.errors"] is True
+    for generic in ("request timed out", "context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+                    "Readiness probe failed: Get \"http://10.0.0.1:8080/\": context deadline exceeded: timeout"):
+        assert "dns.errors" not in _facts(generic), generic
+
+
 def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
@@ -90,3 +171,13 @@ def test_the_catalog_refuses_a_signal_with_no_way_to_facts_or_an_unknown_fact() 
         Signal.model_validate(base)
     with pytest.raises(ValidationError, match="unknown facts"):
         Signal.model_validate({**base, "facts": {"no.such.fact": True}})
+
+
+def test_nginx_failing_upstream_alone_triggers_the_error_rate_playbook() -> None:
+    from collectors.paste import artifacts_from_text
+    from playbooks.pipeline import analyse
+
+    report = analyse(artifacts_from_text(NGINX_UPSTREAM_LINES[2][0], "p"))
+    finding = next(f for f in report.findings if f.playbook == "error-rate")
+    assert {h.id: h.status for h in finding.hypotheses}["no-ready-backends"] == "likely"
+    assert "error-rate" not in analyse(artifacts_from_text("read: connection reset by peer", "p")).symptoms

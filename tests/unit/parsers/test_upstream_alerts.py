@@ -22,7 +22,7 @@ NAMES = [(source["id"], name) for source in DATA["sources"] for names in source[
 
 
 def test_the_names_are_recorded_with_their_source() -> None:
-    assert {s["id"] for s in DATA["sources"]} == {"kube-prometheus", "gpu-operator"}
+    assert {s["id"] for s in DATA["sources"]} == {"kube-prometheus", "gpu-operator", "ingress-nginx"}
     for source in DATA["sources"]:
         assert source["repository"].startswith("https://github.com/")
         assert re.fullmatch(r"[0-9a-f]{40}", source["commit"])
@@ -62,6 +62,7 @@ def test_the_mappings_the_issue_names() -> None:
     assert "capacity" in _hypotheses("latency") and "quota-exceeded" in _hypotheses("pending")
     assert "disk-pressure" in _hypotheses("evicted")
     assert symptom_for("KubeHpaMaxedOut") == "latency"
+    assert (symptom_for("NGINXTooMany500s"), symptom_for("NGINXTooMany400s")) == ("error-rate", None)
     assert {symptom_for(n) for n in ("KubeQuotaAlmostFull", "KubeQuotaFullyUsed", "KubeQuotaExceeded")} == {"pending"}
     assert {symptom_for(n) for _, n in NAMES if n.startswith("NodeFilesystem")} == {"evicted"}
     assert symptom_for("KubeContainerWaiting", {"reason": "ImagePullBackOff"}) == "image-pull"
