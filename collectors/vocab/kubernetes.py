@@ -104,7 +104,7 @@ FACTS: list[FactSpec] = [
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
              "whether the repository is missing or private), timeout, unreachable (the registry's name does not "
              "resolve or nothing answers), rate-limited, no-space, tls, other",
-             example="not-found"),
+             merge="specific", example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
     FactSpec("volume.errors", "list[str]",
