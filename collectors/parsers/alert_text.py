@@ -122,6 +122,8 @@ def _read_cell(reading: _Reading, cell: str, number: int, known: frozenset[str])
             continue  # a title can share its line with a pair ("Subject: [FIRING:1] X" is not one)
         if how == "section":
             _section(reading, groups["section"].lower(), number)
+            if groups.get("rest"):
+                _read_cell(reading, groups["rest"], number, known)
         elif how == "status":
             reading.set_status(groups["status"], number)
         elif how == "group":
@@ -258,6 +260,10 @@ _TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A
                     re.IGNORECASE)
 _AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
                             re.MULTILINE)
+# m-lab/alertmanager-github-receiver alerts/template.go: an issue body opens "Alertmanager URL: <external URL>" and
+# gives each alert as "  * firing <generator URL>" before its Labels; a paste may start at either.
+_RECEIVER_BODY = re.compile(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
+                            re.MULTILINE)
 
 
 def sniff(text: str) -> int:
@@ -267,7 +273,10 @@ def sniff(text: str) -> int:
         return 0  # JSON is the Alertmanager payload's, not ours
     if _TITLE.search(head) or _AMTOOL_HEADER.search(head):
         return 90
-    if re.search(r"(?<![\w\"])alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
+    if _RECEIVER_BODY.search(head):
+        return 70
+    # "Labelsalertname =": an e-mail's Labels heading run into its first pair (alert_forms.yaml email-copied-heading).
+    if re.search(r"(?:(?<![\w\"])|(?<=Labels))alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
         return 80
     if re.search(r"\b(?:Alert|ALERT|Alertname|AlertName)\*?\s*:\*?\s*`?[A-Z_][\w:]*`?(?:\s+[-\u2013]\s+\S+)?\s*$",
                  head, re.MULTILINE):

@@ -91,6 +91,22 @@ def email_as_read() -> str:
                       "Annotations", *[f"{k} = {v}" for k, v in _sorted(NOTES)], "Source"])
 
 
+def email_copied_run_together() -> str:
+    """The e-mail copied from a client that drops the <br /> after each bold heading: "Labelsalertname = ...",
+    and the Source link run into the last annotation."""
+    labels, notes = _sorted(LABELS), _sorted(NOTES)
+    return "\n".join(["[1] Firing", "Labels" + " = ".join(labels[0]), *[f"{k} = {v}" for k, v in labels[1:]],
+                      "Annotations" + " = ".join(notes[0]) + "Source"])
+
+
+def github_receiver_body(status: str = "firing") -> str:
+    """m-lab/alertmanager-github-receiver alerts/template.go: the issue body (html/template escapes the URL)."""
+    pairs = ["", "    Labels:", "", *[f"    - {k} = {v}" for k, v in _sorted(LABELS)], "",
+             "    Annotations:", "", *[f"    - {k} = {v}" for k, v in _sorted(NOTES)]]
+    return "\n".join(["Alertmanager URL: http://alertmanager.monitoring:9093", "",
+                      f"  * {status} {SOURCE.replace('+', '&#43;')}", "  ", *pairs, ""])
+
+
 def slack_example_mrkdwn() -> str:
     """prometheus/docs notification_examples.md's Slack text, as the template writes it (mrkdwn)."""
     details = "\n".join(f" \u2022 *{k}:* `{v}`" for k, v in _sorted(LABELS))
@@ -126,6 +142,9 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
     ("grafana-default", grafana_message, {**FULL, "alert.status": "firing"}),
     ("email-html", email_html, {**FULL, "alert.status": "firing"}),
     ("email-as-read", email_as_read, {**FULL, "alert.status": "firing"}),
+    ("email-copied-run-together", email_copied_run_together, {**FULL, "alert.status": "firing"}),
+    ("github-receiver-body", github_receiver_body, {**FULL, "alert.status": "firing"}),
+    ("github-receiver-body-resolved", lambda: github_receiver_body("resolved"), {**FULL, "alert.status": "resolved"}),
     ("slack-example-mrkdwn", slack_example_mrkdwn, FULL),
     ("slack-example-as-shown", slack_example_as_shown, {**FULL, "alert.status": "firing"}),
     # The default Slack message is its title alone: the group's values, no label names.
@@ -171,7 +190,7 @@ def test_annotations_are_kept_apart_from_labels() -> None:
 
 def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
-    covered = {"subject", "text-alert-list-heading", "status-heading", "email-group-line",
+    covered = {"subject", "text-alert-list-heading", "email-copied-heading", "status-heading", "email-group-line",
                "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
                "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row",
