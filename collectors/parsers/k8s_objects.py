@@ -84,6 +84,10 @@ def _parse(sink: DedupSink, text: str) -> None:
 _POD_STATUS_KEYS = {"containerStatuses", "initContainerStatuses", "phase", "qosClass", "podIP", "hostIP", "startTime"}
 _CONTAINER_STATUS_KEYS = {"lastState", "restartCount", "containerID", "imageID"}
 _EVENT_KEYS = {"involvedObject", "reason", "message"}
+# A container state's `terminated` block alone (`yq '.status.containerStatuses[0].lastState.terminated'`): the
+# fields of ContainerStateTerminated (kubernetes/api core/v1 types.go, every release): exitCode, signal, reason,
+# message, startedAt, finishedAt, containerID. An exit code with the times it ran between says what it is.
+_TERMINATED_KEYS = {"exitCode", "signal", "reason", "message", "startedAt", "finishedAt", "containerID"}
 
 
 def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -100,6 +104,8 @@ def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "Pod", {"status": {"containerStatuses": [data]}}
     if keys >= _EVENT_KEYS:
         return "Event", data
+    if "exitCode" in keys and keys <= _TERMINATED_KEYS and keys & {"startedAt", "finishedAt"}:
+        return "Pod", {"status": {"containerStatuses": [{"lastState": {"terminated": data}}]}}
     return "", data
 
 

@@ -214,6 +214,26 @@ def test_a_pasted_command_line_before_the_yaml() -> None:
     assert facts["pod.phase"] == [("Failed", 7, 7, "pod/x")]
 
 
+# https://github.com/ray-project/kuberay/issues/4287 (issue description): a `yq` of one container's
+# lastState.terminated, which has no key naming what it is a part of.
+KUBERAY_4287 = """\
+containerID: containerd://0f30d47b321c9d9482bc6b78f2292196f7156194f5d2ea02b12eaeb2b395a1b3
+exitCode: 137
+finishedAt: "2025-12-17T10:56:44Z"
+reason: OOMKilled
+startedAt: "2025-12-17T10:56:35Z"
+"""
+
+
+def test_a_terminated_state_alone_is_read_as_the_last_termination() -> None:
+    assert k8s_objects.sniff(KUBERAY_4287) >= 30
+    facts = cited(parse_text(KUBERAY_4287))
+    assert [(v, s) for v, s, _, _ in facts["container.last_terminated.exit_code"]] == [(137, 2)]
+    assert [v for v, *_ in facts["container.last_terminated.reason"]] == ["OOMKilled"]
+    # Two keys of it are not enough: an event's reason/message is no container state.
+    assert "container.last_terminated.exit_code" not in cited(parse_text("reason: Failed\nmessage: x\n"))
+
+
 @pytest.mark.parametrize("text", [
     "", "hello", "{", "[1, 2, 3]", '"just a string"', "a: b\nc: d\n", "---\n---\n",
     '{"kind": "Pod", "spec": "nope", "status": [1, 2], "metadata": 7}',
