@@ -90,5 +90,5 @@ def test_an_arrow_in_a_programs_own_log_is_no_typed_note() -> None:
         "$ kubectl describe node gpu-1",
         "  nvidia.com/gpu:     7   <-- one is gone",
     ])
-    assert unwrap(text).lines[1:] == ["stress: FAIL: [1] (415) <-- worker 7 got signal 9", "$ kubectl describe node gpu-1",
-                                      "  nvidia.com/gpu:     7"]
+    assert unwrap(text).lines[1:] == ["stress: FAIL: [1] (415) <-- worker 7 got signal 9",
+                                      "$ kubectl describe node gpu-1", "  nvidia.com/gpu:     7"]
