@@ -246,7 +246,10 @@ def _progress(table: RankTable, lines: list[str], index: int, pod: str) -> range
     if progress := _PROGRESS.search(text):
         row.enqueued, row.completed, row.line = int(progress.group("enq")), int(progress.group("done")), n
         if table.last_completed is None or row.completed > table.last_completed[0]:
-            table.last_completed = (row.completed, n)
+            # Cited where the number is: a wrapped message may carry it on its second line.
+            done = f"work: {progress.group('done')}"
+            at = next((i + 1 for i in range(last, first - 1, -1) if done in lines[i]), n)
+            table.last_completed = (row.completed, at)
     timeout = _TIMEOUT_AT.search(text)
     work = _WORK.search(text)
     seq = int(timeout.group("seq")) if timeout else (int(work.group("seq")) if work and work.group("seq") else None)
