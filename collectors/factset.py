@@ -45,6 +45,8 @@ def _combine(merge: str, old: Any, new: Any) -> Any:
         return min(old, new)
     if merge == "sum":
         return old + new
+    if merge == "specific" and old == "other":
+        return new
     return old  # "first"
 
 

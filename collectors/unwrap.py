@@ -46,6 +46,10 @@ _LAUNCHER = re.compile(
 )
 # A note typed after a value: "nvidia.com/gpu:  7   <-- one is gone", "Reason: OOMKilled  # <- here".
 _ANNOTATION = re.compile(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{2,}.*$")
+# What these commands print is a program's own log, not output a person annotated: an arrow in it is the program's
+# (stress's "(415) <-- worker 7 got signal 9"), so it stays.
+_LOG_COMMAND = re.compile(r"\b(?:(?:kubectl|oc|k)\s+(?:\S+\s+)*?logs|(?:docker|podman|crictl|nerdctl)\s+logs|"
+                          r"journalctl)\b")
 _DIFF_LINE = re.compile(r"^[+\- ]")
 # A "<" that can start markup or a note ("<details>", "</pre>", "<-- here"), unlike NCCL's "eth0:10.0.0.1<0>".
 _MARKUP_LT = re.compile(r"<[-=/a-zA-Z]")
@@ -115,7 +119,8 @@ def unwrap_lines(lines: list[str]) -> Unwrapped:
             # <br />) separates what it stood between: a tab keeps "a = 1<br />b = 2" two pairs, not "a = 1b = 2".
             line = _BREAK_TAG.sub("\t", line)
         line = _HTML_TAG.sub("", _BOLD.sub("", line)) if ("**" in line or "__" in line or markup) else line
-        line = _ANNOTATION.sub("", line) if (markup or "←" in line or "⬅" in line) else line
+        if (markup or "←" in line or "⬅" in line) and not (command and _LOG_COMMAND.search(command)):
+            line = _ANNOTATION.sub("", line)
         out.append(line.rstrip())
         commands.append(command)
     return Unwrapped(out, commands)

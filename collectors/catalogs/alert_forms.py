@@ -13,7 +13,7 @@ from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "alert_forms.yaml"
 
-How = Literal["title", "section", "status", "group", "pair", "pairs", "row", "alert", "tr", "key", "value"]
+How = Literal["title", "section", "status", "severity", "group", "pair", "pairs", "row", "alert", "tr", "key", "value"]
 
 
 class AlertForm(BaseModel):

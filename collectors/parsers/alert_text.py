@@ -122,8 +122,12 @@ def _read_cell(reading: _Reading, cell: str, number: int, known: frozenset[str])
             continue  # a title can share its line with a pair ("Subject: [FIRING:1] X" is not one)
         if how == "section":
             _section(reading, groups["section"].lower(), number)
+            if groups.get("rest"):
+                _read_cell(reading, groups["rest"], number, known)
         elif how == "status":
             reading.set_status(groups["status"], number)
+        elif how == "severity":
+            reading.set_severity(groups["severity"], number)
         elif how == "group":
             for word in groups["pairs"].split():
                 key, _, value = word.partition("=" if "=" in word else ":")
@@ -243,12 +247,13 @@ def parse(artifact: Artifact) -> ParseResult:
         reading = read(lines)
         if reading.alerts or reading.titles:
             emit_alerts(sink, reading.alerts, reading.titles)
-            if reading.status:
-                sink.add("alert.status", reading.status[0], reading.status[1])
-            if reading.severity:
-                sink.add("alert.severity", reading.severity[0], reading.severity[1])
         elif any(line.strip() for line in lines):
             sink.problem("no alert name found in the alert text")
+        # A body that names no alert ("**Status:** firing" / "**Severity:** warning") still says these.
+        if reading.status:
+            sink.add("alert.status", reading.status[0], reading.status[1])
+        if reading.severity:
+            sink.add("alert.severity", reading.severity[0], reading.severity[1])
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: alert text parser failed: {type(exc).__name__}: {exc}")
     return sink.done()
@@ -258,6 +263,15 @@ _TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A
                     re.IGNORECASE)
 _AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
                             re.MULTILINE)
+# m-lab/alertmanager-github-receiver alerts/template.go: an issue body opens "Alertmanager URL: <external URL>" and
+# gives each alert as "  * firing <generator URL>" before its Labels; a paste may start at either.
+_RECEIVER_BODY = re.compile(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
+                            re.MULTILINE)
+
+
+# alert_forms.yaml status-field as it reads after unwrapping (bold taken off): "Status: firing".
+_STATUS_FIELD = re.compile(r"^\s*(?:[-*\u2022]\s+)?\*{0,2}Status\*{0,2}\s*:\*{0,2}\s*`?(?:firing|resolved)`?\s*$",
+                           re.MULTILINE | re.IGNORECASE)
 
 
 def sniff(text: str) -> int:
@@ -267,7 +281,12 @@ def sniff(text: str) -> int:
         return 0  # JSON is the Alertmanager payload's, not ours
     if _TITLE.search(head) or _AMTOOL_HEADER.search(head):
         return 90
-    if re.search(r"(?<![\w\"])alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
+    if _RECEIVER_BODY.search(head):
+        return 70
+    if _STATUS_FIELD.search(head):
+        return 50
+    # "Labelsalertname =": an e-mail's Labels heading run into its first pair (alert_forms.yaml email-copied-heading).
+    if re.search(r"(?:(?<![\w\"])|(?<=Labels))alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
         return 80
     if re.search(r"\b(?:Alert|ALERT|Alertname|AlertName)\*?\s*:\*?\s*`?[A-Z_][\w:]*`?(?:\s+[-\u2013]\s+\S+)?\s*$",
                  head, re.MULTILINE):

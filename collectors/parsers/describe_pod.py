@@ -15,7 +15,7 @@ from collectors.parsers.contract import Parser
 from collectors.parsers.k8s_common import DedupSink, DistEnv, EnvVar, is_rdma_resource, subject_of, unique
 from collectors.parsers.k8s_describe_layout import DNode, describe_blocks, describe_tree, find_root, node_values
 from collectors.parsers.k8s_event_facts import block_events
-from collectors.parsers.k8s_messages import eviction_condition, eviction_resource, missing_refs
+from collectors.parsers.k8s_messages import eviction_condition, eviction_over_limit, eviction_resource, missing_refs
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")
@@ -186,6 +186,8 @@ def _pod_status_reason(sink: DedupSink, top: dict[str, DNode], subject: str | No
         resource = eviction_resource(message.value) if message is not None else ""
         if resource and message is not None:
             sink.add("eviction.resource", resource, message.line, subject=subject)
+        if message is not None and eviction_over_limit(message.value):
+            sink.add("eviction.over_limit", True, message.line, subject=subject)
         if message is not None and (condition := eviction_condition(message.value)):
             sink.add("node.conditions", [condition], message.line, subject=subject)
 

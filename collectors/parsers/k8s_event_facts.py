@@ -15,6 +15,7 @@ from collectors.parsers.k8s_event_rows import (
 )
 from collectors.parsers.k8s_messages import (
     eviction_condition,
+    eviction_over_limit,
     eviction_resource,
     image_name,
     is_pull_message,
@@ -211,6 +212,8 @@ def _evicted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     resource = eviction_resource(ev.message)
     if resource:
         facts.add("eviction.resource", resource, ev, subject)
+    if eviction_over_limit(ev.message):
+        facts.add("eviction.over_limit", True, ev, subject)
     if condition := eviction_condition(ev.message):
         facts.add("node.conditions", [condition], ev, subject)
 

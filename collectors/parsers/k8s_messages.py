@@ -355,6 +355,18 @@ def eviction_resource(message: str) -> str:
     return ""
 
 
+# The kubelet's local-storage limit evictions (pkg/kubelet/eviction/eviction_manager.go podEphemeralStorageMessageFmt,
+# containerEphemeralStorageMessageFmt, emptyDirMessageFmt, 1.9-1.31): a pod over its own limit, whatever the node has
+# free, unlike "The node was low on resource" (node pressure).
+_OVER_LIMIT = re.compile(r"ephemeral local storage usage exceeds the total limit of containers"
+                         r"|exceeded its local ephemeral storage limit|Usage of EmptyDir volume \S+ exceeds the limit")
+
+
+def eviction_over_limit(message: str) -> bool:
+    """True when an eviction message says the pod went over its own storage limit, not that the node ran low."""
+    return _OVER_LIMIT.search(message) is not None
+
+
 def eviction_condition(message: str) -> str:
     """The node condition an eviction or admission message names (`had condition: [DiskPressure]`), or ""."""
     m = _HAD_CONDITION.search(message)

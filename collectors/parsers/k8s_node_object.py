@@ -27,13 +27,17 @@ def node(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     name_line = loc.at("metadata", ("name", name))
     if name:
         add("node.name", name, name_line, subject=subject)
+    # A status pasted alone says nothing of the spec: no taints and no cordon are read from what is not there.
+    has_spec = "spec" in d
     taints = [taint(as_dict(t)) for t in as_list(spec.get("taints"))]
-    add("node.taints", unique(taints), loc.at("spec", "taints") if taints else name_line, subject=subject)
+    if has_spec:
+        add("node.taints", unique(taints), loc.at("spec", "taints") if taints else name_line, subject=subject)
     addresses = [as_str(as_dict(a).get("address")) for a in as_list(status.get("addresses"))]
     if any(addresses):
         add("node.addresses", unique(a for a in addresses if a), loc.at("status", "addresses"), subject=subject)
-    add("node.unschedulable", spec.get("unschedulable") is True,
-        loc.at("spec", "unschedulable") if "unschedulable" in spec else name_line, subject=subject)
+    if has_spec:
+        add("node.unschedulable", spec.get("unschedulable") is True,
+            loc.at("spec", "unschedulable") if "unschedulable" in spec else name_line, subject=subject)
     _node_conditions(ctx, loc, status, subject)
     labels = {k: as_str(v) for k, v in as_dict(meta.get("labels")).items() if isinstance(k, str)}
     if mode := gpu_sharing(labels):

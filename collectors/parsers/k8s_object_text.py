@@ -83,10 +83,28 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
         try:
             data = safe_load(chunk)
         except Exception as err:  # YAMLError, or RecursionError on absurd nesting
-            problems.append(f"YAML unreadable at character {start}: {type(err).__name__}")
-            continue
+            data = _before_prose(chunk, err)
+            if data is None:
+                problems.append(f"YAML unreadable at character {start}: {type(err).__name__}")
+                continue
+            problems.append(f"YAML read from character {start} up to a line that is not YAML (the rest is not read)")
         docs.append(Doc(data, start, end))
     return docs
+
+
+def _before_prose(chunk: str, err: Exception) -> object | None:
+    """The YAML before the line a parser error is on, when that much is a mapping or a list: a pasted document
+    followed by the paste's own words ("i think i cannot schedule..."), which no YAML parser can take whole."""
+    mark = getattr(err, "problem_mark", None)
+    line = getattr(mark, "line", 0)
+    if not isinstance(line, int) or line < 2:
+        return None
+    head = "\n".join(chunk.split("\n")[:line])
+    try:
+        data = safe_load(head)
+    except Exception:  # still not YAML: nothing is read
+        return None
+    return data if isinstance(data, dict | list) and data else None
 
 
 def _object_starts(text: str, cuts: list[int]) -> list[int]:

@@ -32,7 +32,8 @@ _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 
 _FRAGMENT_KEY = re.compile(
     r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
-    r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime)"""
+    r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime|"""
+    r"""allocatable|capacity|nodeInfo|daemonEndpoints)"""
     r"""["']?[ \t]*:""")
 
 
@@ -84,11 +85,24 @@ def _parse(sink: DedupSink, text: str) -> None:
 _POD_STATUS_KEYS = {"containerStatuses", "initContainerStatuses", "phase", "qosClass", "podIP", "hostIP", "startTime"}
 _CONTAINER_STATUS_KEYS = {"lastState", "restartCount", "containerID", "imageID"}
 _EVENT_KEYS = {"involvedObject", "reason", "message"}
+# A container state's `terminated` block alone (`yq '.status.containerStatuses[0].lastState.terminated'`): the
+# fields of ContainerStateTerminated (kubernetes/api core/v1 types.go, every release): exitCode, signal, reason,
+# message, startedAt, finishedAt, containerID. An exit code with the times it ran between says what it is.
+_TERMINATED_KEYS = {"exitCode", "signal", "reason", "message", "startedAt", "finishedAt", "containerID"}
+
+
+# A Node's status (`kubectl get node -o yaml`, cut to its status): what it can hold and what it offers.
+_NODE_STATUS_KEYS = {"allocatable", "capacity", "nodeInfo", "daemonEndpoints"}
 
 
 def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The kind of a piece of an object pasted without `kind`, and the piece wrapped as that object."""
     keys = set(data)
+    status = data.get("status")
+    if isinstance(status, dict) and len(set(status) & _NODE_STATUS_KEYS) >= 2 and "metadata" not in keys:
+        return "Node", data
+    if len(keys & _NODE_STATUS_KEYS) >= 2:
+        return "Node", {"status": data}
     if "status" in keys and keys & {"spec", "metadata"}:
         return "Pod", data
     if isinstance(data.get("status"), dict) and set(data["status"]) & _POD_STATUS_KEYS:
@@ -100,6 +114,8 @@ def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "Pod", {"status": {"containerStatuses": [data]}}
     if keys >= _EVENT_KEYS:
         return "Event", data
+    if "exitCode" in keys and keys <= _TERMINATED_KEYS and keys & {"startedAt", "finishedAt"}:
+        return "Pod", {"status": {"containerStatuses": [{"lastState": {"terminated": data}}]}}
     return "", data
 
 

@@ -16,6 +16,7 @@ from collectors.parsers.k8s_common import (
 )
 from collectors.parsers.k8s_messages import (
     eviction_condition,
+    eviction_over_limit,
     eviction_resource,
     missing_refs,
     scheduling_facts,
@@ -78,6 +79,8 @@ def _pod_phase(ctx: Ctx, loc: Loc, name: str, status: dict[str, Any], subject: s
             add("eviction.seen", True, reason_line, subject=subject)
             if resource := eviction_resource(message):
                 add("eviction.resource", resource, loc.at("status", "message"), subject=subject)
+            if eviction_over_limit(message):
+                add("eviction.over_limit", True, loc.at("status", "message"), subject=subject)
             if condition := eviction_condition(message):
                 add("node.conditions", [condition], loc.at("status", "message"), subject=subject)
     if message:

@@ -182,10 +182,18 @@ def _has_numbers(text: str) -> bool:
     return bool(_PROGRESS.search(text) or _TIMEOUT_AT.search(text) or ((w := _WORK.search(text)) and w.group("seq")))
 
 
+def _partial(text: str) -> bool:
+    """A timeout line whose progress half a terminal wrapped off: "... work: 2070, last enqueued " and the rest
+    ("NCCL work: 2082, last completed NCCL work: 2069.") on the next line."""
+    return _PROGRESS.search(text) is None and "ast enqueued" in text
+
+
 def _joined(head: str, tail: str) -> str:
     """Two pieces of one wrapped message: cut inside a word or number (no space), or at a space."""
-    glued = head + tail.lstrip()
-    return glued if _has_numbers(glued) else f"{head} {tail.lstrip()}"
+    glued, spaced = head + tail.lstrip(), f"{head} {tail.lstrip()}"
+    if _PROGRESS.search(spaced) and not _PROGRESS.search(glued):
+        return spaced  # cut at a space the line lost ("last enqueued" / "NCCL work: 2082, ...")
+    return glued if _has_numbers(glued) else spaced
 
 
 def _cut(line: str) -> bool:
@@ -205,7 +213,7 @@ def _unwrapped(lines: list[str], index: int) -> tuple[str, int, int]:
             text, first = _joined(lines[index - back][:4096], text), index - back
             if _LABEL.search(text):
                 break
-    while (not _has_numbers(text) and _cut(lines[last]) and last + 1 < len(lines)
+    while ((not _has_numbers(text) or _partial(text)) and _cut(lines[last]) and last + 1 < len(lines)
            and last - index < _WRAP_LINES):
         nxt = lines[last + 1][:4096]
         if _LABEL.search(nxt) or not nxt.strip():
@@ -238,7 +246,10 @@ def _progress(table: RankTable, lines: list[str], index: int, pod: str) -> range
     if progress := _PROGRESS.search(text):
         row.enqueued, row.completed, row.line = int(progress.group("enq")), int(progress.group("done")), n
         if table.last_completed is None or row.completed > table.last_completed[0]:
-            table.last_completed = (row.completed, n)
+            # Cited where the number is: a wrapped message may carry it on its second line.
+            done = f"work: {progress.group('done')}"
+            at = next((i + 1 for i in range(last, first - 1, -1) if done in lines[i]), n)
+            table.last_completed = (row.completed, at)
     timeout = _TIMEOUT_AT.search(text)
     work = _WORK.search(text)
     seq = int(timeout.group("seq")) if timeout else (int(work.group("seq")) if work and work.group("seq") else None)

@@ -99,12 +99,15 @@ FACTS: list[FactSpec] = [
     FactSpec("eviction.reclaiming", "bool",
              "the kubelet's eviction manager is reclaiming a resource: it evicts pods until the signal recovers",
              "any"),
+    FactSpec("eviction.over_limit", "bool",
+             "the kubelet evicted the pod for going over its own local-storage limit (a container's or the pod's "
+             "ephemeral-storage limit, an emptyDir sizeLimit), not because the node ran low", "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
              "whether the repository is missing or private), timeout, unreachable (the registry's name does not "
              "resolve or nothing answers), rate-limited, no-space, tls, other",
-             example="not-found"),
+             merge="specific", example="not-found"),
     FactSpec("image.name", "str", "image that failed to pull"),
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
     FactSpec("volume.errors", "list[str]",

@@ -126,6 +126,11 @@ FACTS: list[FactSpec] = [
     FactSpec("app.shm_exhausted", "bool",
              "shared memory (/dev/shm) ran out: DataLoader bus error, or no space left writing to /dev/shm",
              "any"),
+    FactSpec("app.child_sigkilled", "bool",
+             "a process in the container reports that one of its child processes was killed by SIGKILL (stress's "
+             "worker, a PyTorch DataLoader worker): inside a container only the kernel's OOM killer kills one "
+             "process and spares its parent, so on a runtime that does not report OOMKilled this is the OOM kill",
+             "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
              "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
              "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),

@@ -23,6 +23,9 @@ def fact(name: str, value: Any, artifact: str = "a1", line: int = 1) -> Fact:
         ("cpu.throttled_ratio", [0.1, 0.4, 0.2], 0.4),
         ("gpu.visible_count", [8, 7], 7),
         ("pod.phase", ["Pending", "Running"], "Pending"),
+        # A bare ErrImagePull row (other) read before the event that says why: the cause wins.
+        ("image.pull_error", ["other", "denied-or-missing", "not-found"], "denied-or-missing"),
+        ("image.pull_error", ["not-found", "other"], "not-found"),
     ],
 )
 def test_merge_rules(name: str, values: list[Any], merged: Any) -> None:

@@ -79,3 +79,16 @@ def test_unwrapping_takes_off_what_people_paste_around_evidence() -> None:
                            "  nvidia.com/gpu:     7", "Back-off restarting failed container", "Error: ErrImagePull",
                            ""]
     assert clean.commands[3] == "kubectl get pods" and clean.commands[-1] == ""
+
+
+def test_an_arrow_in_a_programs_own_log_is_no_typed_note() -> None:
+    # https://github.com/kubernetes-sigs/kind/issues/2848: stress's own "<-- worker N got signal 9" under
+    # `kubectl logs`; the same arrow after a value in `kubectl describe` output is a person's note.
+    text = "\n".join([
+        "$ kubectl logs memory-demo-2 -n mem-example",
+        "stress: FAIL: [1] (415) <-- worker 7 got signal 9",
+        "$ kubectl describe node gpu-1",
+        "  nvidia.com/gpu:     7   <-- one is gone",
+    ])
+    assert unwrap(text).lines[1:] == ["stress: FAIL: [1] (415) <-- worker 7 got signal 9",
+                                      "$ kubectl describe node gpu-1", "  nvidia.com/gpu:     7"]

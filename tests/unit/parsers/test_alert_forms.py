@@ -91,6 +91,36 @@ def email_as_read() -> str:
                       "Annotations", *[f"{k} = {v}" for k, v in _sorted(NOTES)], "Source"])
 
 
+def email_copied_run_together() -> str:
+    """The e-mail copied from a client that drops the <br /> after each bold heading: "Labelsalertname = ...",
+    and the Source link run into the last annotation."""
+    labels, notes = _sorted(LABELS), _sorted(NOTES)
+    return "\n".join(["[1] Firing", "Labels" + " = ".join(labels[0]), *[f"{k} = {v}" for k, v in labels[1:]],
+                      "Annotations" + " = ".join(notes[0]) + "Source"])
+
+
+def github_receiver_body(status: str = "firing") -> str:
+    """m-lab/alertmanager-github-receiver alerts/template.go: the issue body (html/template escapes the URL)."""
+    pairs = ["", "    Labels:", "", *[f"    - {k} = {v}" for k, v in _sorted(LABELS)], "",
+             "    Annotations:", "", *[f"    - {k} = {v}" for k, v in _sorted(NOTES)]]
+    return "\n".join(["Alertmanager URL: http://alertmanager.monitoring:9093", "",
+                      f"  * {status} {SOURCE.replace('+', '&#43;')}", "  ", *pairs, ""])
+
+
+def ntfy_message(status: str = "firing") -> str:
+    """binwiederhier/ntfy server/templates/alertmanager.yml: the title, then the message of one alert."""
+    title = "\U0001f6a8 Alert: GPUXidError" if status == "firing" else "\u2705 Resolved: GPUXidError"
+    return "\n".join([title, f"Status: {status.title()}", "Receiver: ntfy", "Alert: GPUXidError",
+                      "Instance: gpu-node-2:9400", f"Severity: {LABELS['severity']}",
+                      "Starts at: 2024-05-02T10:11:12Z", f"Summary: {NOTES['summary']}", f"Source: {SOURCE}", ""])
+
+
+def markdown_fields() -> str:
+    """A webhook bridge's markdown issue body that names no alert: bold fields only."""
+    return "\n".join(["## Alert Details", "", "**Status:** firing", "**Severity:** warning",
+                      f"**Summary:** {NOTES['summary']}", ""])
+
+
 def slack_example_mrkdwn() -> str:
     """prometheus/docs notification_examples.md's Slack text, as the template writes it (mrkdwn)."""
     details = "\n".join(f" \u2022 *{k}:* `{v}`" for k, v in _sorted(LABELS))
@@ -126,6 +156,9 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
     ("grafana-default", grafana_message, {**FULL, "alert.status": "firing"}),
     ("email-html", email_html, {**FULL, "alert.status": "firing"}),
     ("email-as-read", email_as_read, {**FULL, "alert.status": "firing"}),
+    ("email-copied-run-together", email_copied_run_together, {**FULL, "alert.status": "firing"}),
+    ("github-receiver-body", github_receiver_body, {**FULL, "alert.status": "firing"}),
+    ("github-receiver-body-resolved", lambda: github_receiver_body("resolved"), {**FULL, "alert.status": "resolved"}),
     ("slack-example-mrkdwn", slack_example_mrkdwn, FULL),
     ("slack-example-as-shown", slack_example_as_shown, {**FULL, "alert.status": "firing"}),
     # The default Slack message is its title alone: the group's values, no label names.
@@ -138,6 +171,12 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
     ("amtool-simple-before-0.22", lambda: amtool_simple(state=False),
      {"alert.names": ["GPUXidError"], "alert.symptoms": ["gpu-xid"]}),
     ("amtool-extended", amtool_extended, {**FULL, "alert.status": "firing"}),
+    ("ntfy-alertmanager-template", ntfy_message, {"alert.names": ["GPUXidError"], "alert.symptoms": ["gpu-xid"],
+                                                  "alert.status": "firing", "alert.severity": "critical"}),
+    ("ntfy-alertmanager-template-resolved", lambda: ntfy_message("resolved"),
+     {"alert.status": "resolved", "alert.severity": "critical"}),
+    ("markdown-fields-without-a-name", markdown_fields,
+     {"alert.status": "firing", "alert.severity": "warning", "alert.names": None}),
     # alertmanager-to-github's issue title: the common labels, sorted, as name:value words.
     ("github-issue-title", lambda: "[ALERT] " + " ".join(f"{k}:{v}" for k, v in _sorted(LABELS)) + " ", FULL),
 ]
@@ -171,7 +210,8 @@ def test_annotations_are_kept_apart_from_labels() -> None:
 
 def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
-    covered = {"subject", "text-alert-list-heading", "status-heading", "email-group-line",
+    covered = {"subject", "text-alert-list-heading", "email-copied-heading", "status-heading", "email-group-line",
+               "status-field", "severity-field",
                "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
                "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row",
@@ -213,3 +253,10 @@ def test_label_facts_from_the_catalog(labels: dict[str, str], expected: dict[str
 def test_any_text_is_read_without_raising(text: str) -> None:
     result = alert_text.parse(Artifact(id="x", kind=ArtifactKind.ALERT_TEXT, content=text))
     assert not [p for p in result.problems if p.startswith("internal:")]
+
+
+def test_status_and_severity_fields_need_an_alert_status() -> None:
+    # A pod's "Status: Running" or a scanner's "Severity: HIGH" is no alert: nothing sniffs it as one.
+    assert alert_text.sniff("Name: web-0\nStatus: Running\nSeverity: HIGH\n") == 0
+    report = analyse(artifacts_from_text("Status: Running\nSeverity: warning\n", "p"))
+    assert "alert.status" not in report.facts and "alert.severity" not in report.facts

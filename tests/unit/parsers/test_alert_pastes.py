@@ -18,9 +18,13 @@ PASTES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alert_p
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     # m-lab/alertmanager-github-receiver's issue body.
     ("m-lab-github-receiver.txt", "https://github.com/rbo/sandbox/issues/2",
-     # Its "* firing" line stands alone between blank lines, before the block that names the alert: not read.
-     {"alert.names": ["Alert1"], "alert.severity": "page",
+     # Its "* firing" line stands alone between blank lines, before the block that names the alert; the body's
+     # "Alertmanager URL:" opening makes the whole body one alert text, so it is read.
+     {"alert.names": ["Alert1"], "alert.severity": "page", "alert.status": "firing",
       "alert.annotations": ["summary=2 is more than 1"]}),
+    # Alertmanager's e-mail copied from a mail client that dropped the break after each bold heading.
+    ("email-copied-headings-run-together.txt", "https://github.com/helm/charts/issues/18593",
+     {"alert.names": ["KubeControllerManagerDown", "KubeSchedulerDown"], "alert.severity": "critical"}),
     # pfnet-research/alertmanager-to-github's issue body: one cell a line.
     ("alertmanager-to-github-table.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
      {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],

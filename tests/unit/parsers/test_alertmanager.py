@@ -132,6 +132,11 @@ def test_exported_labels_name_the_workload_not_the_exporter() -> None:
     ("NCCLTimeout", {}, "nccl-hang"),
     ("TrainingStalled", {}, "nccl-hang"),
     ("KubePodEvicted", {}, "evicted"),
+    # A node's own disk fills: DiskPressure evicts. A NAS share a host mounts is no kubelet filesystem.
+    ("NodeFilesystemSpaceFillingUp", {"fstype": "ext4", "mountpoint": "/"}, "evicted"),
+    ("NodeFilesystemSpaceFillingUp", {"fstype": "cifs", "mountpoint": "/mnt/nas"}, None),
+    ("NodeFilesystemAlmostOutOfSpace", {"fstype": "nfs4"}, None),
+    ("NodeFilesystemAlmostOutOfFiles", {"fstype": "fuse.sshfs"}, None),
     ("ImagePullBackOff", {}, "image-pull"),
     ("KubeAPILatencyHigh", {}, None),
     ("Watchdog", {}, None),

@@ -214,6 +214,55 @@ def test_a_pasted_command_line_before_the_yaml() -> None:
     assert facts["pod.phase"] == [("Failed", 7, 7, "pod/x")]
 
 
+# https://github.com/ray-project/kuberay/issues/4287 (issue description): a `yq` of one container's
+# lastState.terminated, which has no key naming what it is a part of.
+KUBERAY_4287 = """\
+containerID: containerd://0f30d47b321c9d9482bc6b78f2292196f7156194f5d2ea02b12eaeb2b395a1b3
+exitCode: 137
+finishedAt: "2025-12-17T10:56:44Z"
+reason: OOMKilled
+startedAt: "2025-12-17T10:56:35Z"
+"""
+
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/58 (issue description): a Node's status, indented as a markdown
+# code block, then the reporter's own words after a blank line.
+DEVICE_PLUGIN_58 = """\
+    status:
+      allocatable:
+        cpu: "48"
+        memory: 263412492Ki
+        nvidia.com/gpu: "0"
+        pods: "110"
+      capacity:
+        cpu: "48"
+        memory: 263514892Ki
+        nvidia.com/gpu: "16"
+        pods: "110"
+
+""" + ("i think i cannot schedule any pods because the `allocatable` is zero. i have pods running on the box, "
+       "but none that requested any gpus.\n")
+
+
+def test_a_node_status_alone_gives_its_gpus_and_no_guessed_spec() -> None:
+    assert k8s_objects.sniff(DEVICE_PLUGIN_58) >= 30
+    result = parse_text(DEVICE_PLUGIN_58)
+    facts = {f.name: f.value for f in result.facts}
+    assert (facts["gpu.capacity_total"], facts["gpu.allocatable_total"], facts["gpu.unhealthy_count"]) == (16, 0, 16)
+    # Nothing of the spec was pasted: no taints, no cordon are read.
+    assert "node.taints" not in facts and "node.unschedulable" not in facts
+    assert any("not YAML" in p for p in result.problems)
+
+
+def test_a_terminated_state_alone_is_read_as_the_last_termination() -> None:
+    assert k8s_objects.sniff(KUBERAY_4287) >= 30
+    facts = cited(parse_text(KUBERAY_4287))
+    assert [(v, s) for v, s, _, _ in facts["container.last_terminated.exit_code"]] == [(137, 2)]
+    assert [v for v, *_ in facts["container.last_terminated.reason"]] == ["OOMKilled"]
+    # Two keys of it are not enough: an event's reason/message is no container state.
+    assert "container.last_terminated.exit_code" not in cited(parse_text("reason: Failed\nmessage: x\n"))
+
+
 @pytest.mark.parametrize("text", [
     "", "hello", "{", "[1, 2, 3]", '"just a string"', "a: b\nc: d\n", "---\n---\n",
     '{"kind": "Pod", "spec": "nope", "status": [1, 2], "metadata": 7}',

@@ -207,3 +207,19 @@ def test_a_world_size_from_a_barrier_message_stands_in_for_nccls_size() -> None:
     text = barrier + "\n" + all_waiting(4, init=False).text()
     assert facts(text)["nccl.suspect_ranks"] == []
     assert "nccl.suspect_ranks" not in facts(all_waiting(4, init=False).text())
+
+
+# https://github.com/mila-iqia/milabench/pull/269: a runner prefixes every line it relays, and the terminal cut the
+# watchdog's timeout line inside its progress half, at a space the line then lost.
+MILABENCH_269 = "\n".join([
+    "dinov2-giant-nodes.cn-d003.nolog [stderr] [rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1709] "
+    "[PG 0 (default_pg) Rank 3] Timeout at NCCL work: 2070, last enqueued ",
+    "NCCL work: 2082, last completed NCCL work: 2069.",
+])
+
+
+def test_a_timeout_line_wrapped_inside_its_progress_half_keeps_the_last_completed_work() -> None:
+    table = nccl_ranks.read_table(MILABENCH_269.split("\n"))
+    row = table.rows[("0", 3)]
+    assert (row.timeout_seq, row.enqueued, row.completed, row.global_rank) == (2070, 2082, 2069, 3)
+    assert table.last_completed == (2069, 2)  # cited on the line that holds it

@@ -79,3 +79,16 @@ def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
     for h, _ in compiled.spec.walk():
         assert h.source and all(s.strip() for s in h.source)
+
+
+def test_a_pod_over_its_own_storage_limit_is_no_node_disk_pressure(
+        make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding]) -> None:
+    # https://github.com/cloud-ark/kubeplus/issues/1389: the kubelet's containerEphemeralStorageMessageFmt.
+    limit = {"eviction.seen": True, "eviction.resource": "ephemeral-storage", "eviction.over_limit": True,
+             "pod.status.reason": "Evicted",
+             "pod.status.message": 'Container consumerui exceeded its local ephemeral storage limit "20Mi".'}
+    got = {h.id: h.status for h in judge(PLAYBOOK, make_facts(limit)).hypotheses}
+    assert got["disk-pressure"] == "ruled-out"
+    # The node running low on ephemeral-storage is disk pressure.
+    node = {**limit, "eviction.over_limit": False}
+    assert {h.id: h.status for h in judge(PLAYBOOK, make_facts(node)).hypotheses}["disk-pressure"] == "confirmed"

@@ -73,8 +73,11 @@ def test_missing_evidence_never_rules_out(make_facts: Callable[[dict[str, Any]],
     ({"container.waiting.reason": "CrashLoopBackOff", "container.last_terminated.reason": "Error",
       "container.last_terminated.exit_code": 1}, False),
     ({"kernel.oom_kill": False, "cuda.oom": False}, False),
+    # SIGTERM (a drain's stop) with a reason echoing an earlier cgroup OOM event: no OOM kill ended it.
+    ({"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 143}, False),
+    ({"container.last_terminated.reason": "OOMKilled"}, True),
 ], ids=["oomkilled", "kernel-oom", "cuda-oom", "shm", "alert", "liveness-137", "eviction", "app-crash",
-        "explicit-false"])
+        "explicit-false", "oomkilled-143-sigterm", "oomkilled-no-code"])
 def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
     compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
     assert compiled is not None, [str(p) for p in problems]

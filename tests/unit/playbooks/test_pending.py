@@ -25,6 +25,10 @@ def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
         ({"alert.symptoms": ["pending"]}, True),
         ({"pod.phase": "Running", "pods.pending": []}, False),
         ({"container.last_terminated.reason": "OOMKilled"}, False),
+        # A node with GPUs that offers none: every GPU pod sent there pends.
+        ({"gpu.capacity_total": 16, "gpu.allocatable_total": 0, "gpu.unhealthy_count": 16}, True),
+        # One GPU of eight unhealthy on a node is a gpu-xid matter until a pod is seen waiting.
+        ({"gpu.capacity_total": 8, "gpu.allocatable_total": 7, "gpu.unhealthy_count": 1}, False),
     ],
 )
 def test_trigger(make_facts, given, fires) -> None:
