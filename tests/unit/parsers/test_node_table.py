@@ -39,3 +39,13 @@ def test_a_node_table_is_not_a_pod_table(case: str) -> None:
     text = text_of(case)
     assert node_table.sniff(text) == 90 and pod_table.sniff(text) == 0
     assert "node-table" in {str(a.kind) for a in artifacts_from_text(text, "paste")}
+
+
+def test_rows_after_an_elision_mark_are_still_read() -> None:
+    # krkn-chaos/cerberus#203: the reporter cut rows out and left "........" in their place; the cordoned rows
+    # come after it, all nodes Ready.
+    result = node_table.parse(Artifact(id="a", kind=ArtifactKind.NODE_TABLE,
+                                       content=text_of("cerberus-203-oc-get-nodes-ready-schedulingdisabled-cordoned")))
+    assert [(f.name, f.value, f.subject) for f in result.facts] == [
+        ("node.unschedulable", True, "node/ip-10-0-215-4.us-east-2.compute.internal"),
+        ("node.unschedulable", True, "node/ip-10-0-221-107.us-east-2.compute.internal")]
