@@ -61,6 +61,17 @@ def test_a_message_is_read_whatever_wraps_it(wrapped: str) -> None:
     assert facts["scheduling.reasons"] == ["insufficient-gpu"] and facts["scheduling.nodes_total"] == 4
 
 
+@pytest.mark.parametrize(("row", "node"), [
+    # longhorn/longhorn#1835: a `-o wide` row in backticks, no header; IP and the two later columns <none>.
+    ("`dhub-mysql-app-0                           0/1     ContainerCreating   0          3m8s   <none>          "
+     "node3    <none>           <none>`", "node3"),
+    ("dhub-mysql-app-0   0/1   ContainerCreating   0   3m8s", None),  # the default columns name no node
+])
+def test_a_wide_pod_row_names_its_node(row: str, node: str | None) -> None:
+    facts = _facts("\n".join(unwrap(row).lines))  # as a paste is read: the inline-code backticks unwrapped
+    assert facts["container.waiting.reason"] == "ContainerCreating" and facts.get("pod.node") == node
+
+
 def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> None:
     assert _facts("44% throttling of CPU in namespace monitoring for container x in pod y")["cpu.throttled_ratio"] \
         == 0.44
