@@ -101,3 +101,12 @@ def test_the_catalog_refuses_a_signal_with_no_way_to_facts_or_an_unknown_fact() 
         Signal.model_validate(base)
     with pytest.raises(ValidationError, match="unknown facts"):
         Signal.model_validate({**base, "facts": {"no.such.fact": True}})
+
+
+def test_a_stale_non_ready_condition_row_is_not_a_not_ready_node() -> None:
+    # kubernetes/kubernetes#73397: the node lifecycle controller set OutOfDisk Unknown with the same message
+    # it writes on Ready; only a Ready row at Unknown would say the kubelet stopped posting.
+    row = ("  OutOfDisk            Unknown   Mon, 21 Jan 2019 19:29:36 +0000   Fri, 25 Jan 2019 13:57:23 +0000   "
+           "NodeStatusUnknown            Kubelet stopped posting node status.")
+    assert "node.not_ready_reasons" not in _facts(row)
+    assert _facts(row.replace("OutOfDisk", "Ready    "))["node.not_ready_reasons"] == ["kubelet-stopped-posting"]
