@@ -110,3 +110,13 @@ def test_a_stale_non_ready_condition_row_is_not_a_not_ready_node() -> None:
            "NodeStatusUnknown            Kubelet stopped posting node status.")
     assert "node.not_ready_reasons" not in _facts(row)
     assert _facts(row.replace("OutOfDisk", "Ready    "))["node.not_ready_reasons"] == ["kubelet-stopped-posting"]
+
+
+def test_an_ipv6_restore_failure_is_not_the_ipv4_rules_failing() -> None:
+    # kubernetes/kubernetes#99031: IPVS kube-proxy on a node without the IPv6 nat table; healthy jobs log it too.
+    v6 = ("E0212 11:16:50.751646       1 proxier.go:1619] Failed to execute iptables-restore: exit status 2 "
+          "(ip6tables-restore v1.8.5 (legacy): ip6tables-restore: unable to initialize table 'nat'")
+    assert "proxy.sync_failed" not in _facts(v6)
+    # The same message from the IPv4 restore (the rendered template) is a sync failure.
+    v4 = v6.replace("ip6tables-restore", "iptables-restore")
+    assert _facts(v4)["proxy.sync_failed"] is True
