@@ -63,6 +63,8 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:events?|ev)\b"), ArtifactKind.EVENTS),
     (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:nodes?|no)\b(?!.*-o\s*(?:json|yaml))"),
      ArtifactKind.NODE_TABLE),
+    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:endpoints|ep)\b(?!.*-o\s*(?:json|yaml))"),
+     ArtifactKind.ENDPOINTS_TABLE),
     (re.compile(r"\bcpu\.stat\b"), ArtifactKind.CPU_STAT),
     (re.compile(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
     (re.compile(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),

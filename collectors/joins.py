@@ -66,11 +66,13 @@ def service_backends(facts: FactSet) -> list[Fact]:
     """Selector, targetPort and NetworkPolicy facts for each Service whose pods (or pod templates) were pasted."""
     selectors = facts.get("service.selector")
     pods = _by_subject(facts, "pod.labels")
-    if selectors is None or not pods:
+    policies = _by_subject(facts, "netpol.ingress_selectors")
+    if selectors is None:
         return []
+    if not pods:
+        return _every_pod_policies(selectors.sources, policies)
     ports = _by_subject(facts, "pod.container_ports")
     targets = _by_subject(facts, "service.target_ports")
-    policies = _by_subject(facts, "netpol.ingress_selectors")
     out: list[Fact] = []
     for sel in selectors.sources:
         if not isinstance(sel.value, str) or not sel.subject:
@@ -93,6 +95,21 @@ def service_backends(facts: FactSet) -> list[Fact]:
                     if v == "*" or any(_pairs(v).items() <= pod.items() for pod in labels)
                     or _pairs(v).items() <= wanted.items()]
             out.append(fact("netpol.selects_backends", bool(hits), hits[0] if hits else restricting[0][0]))
+    return out
+
+
+def _every_pod_policies(selectors: list[Fact], policies: dict[str, tuple[Fact, list[str]]]) -> list[Fact]:
+    """With no pods pasted: a policy whose empty podSelector (`*`) takes every pod of the Service's namespace
+    takes its backends too, whatever their labels (a Service's endpoints are pods of its own namespace)."""
+    out: list[Fact] = []
+    for sel in selectors:
+        if not isinstance(sel.value, str) or not sel.subject:
+            continue
+        ns = _namespace(sel.subject)
+        every = [f for s, (f, values) in policies.items()
+                 if "*" in values and (not ns or not _namespace(s) or _namespace(s) == ns)]
+        if every:
+            out.append(_Joined(sel)("netpol.selects_backends", True, every[0]))
     return out
 
 

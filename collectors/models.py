@@ -32,6 +32,7 @@ class ArtifactKind(StrEnum):
     NVML = "nvml"  # the node agent's NVML snapshot JSON (schema triagebot.nvml/v1)
     POD_TABLE = "pod-table"  # `kubectl get pods` (default, -o wide, custom columns)
     NODE_TABLE = "node-table"  # `kubectl get nodes` (default, -o wide)
+    ENDPOINTS_TABLE = "endpoints-table"  # `kubectl get endpoints` (with or without its header after the command)
     NVIDIA_SMI = "nvidia-smi"  # `nvidia-smi` table or `nvidia-smi dmon` samples
     TOP = "top"  # `top` / `top -b` output
     HPA = "hpa"  # `kubectl get hpa` table (every era) or `kubectl describe hpa` text

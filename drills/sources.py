@@ -41,8 +41,9 @@ SOURCES: tuple[Source, ...] = (
            "kubectl describe pod / get pods (-o json)",
            "workload", ("pod", "pods", "describe-pod", "describe pod", "status")),
     Source("events", "events", (K.EVENTS,), 45, "kubectl get events", "workload", ("event",)),
-    Source("objects", "cluster objects", (K.K8S_OBJECT, K.DESCRIBE_SERVICE, K.HPA), 60,
-           "kubectl get job/hpa/resourcequota/networkpolicy/podgroup -o yaml, kubectl describe service", "workload",
+    Source("objects", "cluster objects", (K.K8S_OBJECT, K.DESCRIBE_SERVICE, K.HPA, K.ENDPOINTS_TABLE), 60,
+           "kubectl get job/hpa/resourcequota/networkpolicy/podgroup -o yaml, kubectl describe service, "
+           "kubectl get endpoints", "workload",
            ("object", "k8s-objects", "k8s-object", "cluster-objects", "cluster objects", "manifests")),
     Source("node", "node", (K.DESCRIBE_NODE, K.NODE, K.NODE_TABLE), 60, "kubectl describe node / get nodes", "node",
            ("nodes", "describe-node", "describe node")),

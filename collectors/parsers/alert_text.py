@@ -22,6 +22,9 @@ from collectors.text import normalise
 # An e-mail's HTML source: each <br /> ends a pair; other tags are only markup. Bounded, so linear on any line.
 _BREAK = re.compile(r"<br\s{0,5}/?>|\t", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>\n]{0,400}>")
+# Alertmanager's email.html puts "<strong>Labels</strong><br />" before the first "name = value"; copied out of a
+# mail client the break can vanish, gluing the heading to the pair: "Labelsalertname = KubeSchedulerDown".
+_GLUED_HEADING = re.compile(r"^(\s*(?:Labels|Annotations))([a-z_][A-Za-z0-9_]* = )")
 _NAME = re.compile(r"[A-Za-z_][\w:]*$")
 _AMTOOL_STATES = {"active": "firing", "suppressed": "firing", "unprocessed": "firing"}
 _MAX_LINE = 4096
@@ -97,6 +100,8 @@ def _known_labels() -> frozenset[str]:
 
 
 def _cells(line: str) -> list[str]:
+    if (glued := _GLUED_HEADING.match(line)) is not None:
+        return [glued.group(1), line[glued.end(1):]]
     if "<" not in line and "\t" not in line:
         return [line]
     return [_TAG.sub(" ", cell) for cell in _BREAK.split(line)]

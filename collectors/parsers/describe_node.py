@@ -27,6 +27,10 @@ _KEYS = re.compile(r"(?m)^[ \t]*(Name|Roles|Labels|Taints|Unschedulable|Conditio
 _NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "System Info",
               "Non-terminated Pods", "Allocated resources"}
 _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
+# The header kubectl prints over a node's conditions (k8s.io/kubectl pkg/describe/describe.go, describeNode;
+# pkg/kubectl/describe before 1.12): a paste often keeps the table and drops the `Conditions:` key or the node.
+_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s+Message\s*")
+_CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 _ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
 
 
@@ -36,6 +40,8 @@ def sniff(text: str) -> int:
     if len(keys & _POD_KEYS) >= 2:
         return 10
     node = len(keys & _NODE_KEYS)
+    if any(_CONDITIONS_HEADER.fullmatch(line) for line in text[:200_000].splitlines()):
+        node += 2  # the conditions header is printed by describe node only
     if node >= 2:
         return min(60 + 10 * node, 95)
     return 30 if node == 1 and "Name" in keys else 0
@@ -46,8 +52,11 @@ def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
     try:
-        for start, end in describe_blocks(lines, _NAME):
+        blocks = list(describe_blocks(lines, _NAME))
+        for start, end in blocks:
             _node_block(sink, lines, start, end)
+        if not blocks:
+            _headed_conditions(sink, lines, 0, len(lines), None)
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: describe node parser failed: {type(exc).__name__}: {exc}")
     return sink.done()
@@ -66,7 +75,10 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
         found = [(c.value, c.line) for c in addresses.children if c.key and c.value]
         if found:
             sink.add("node.addresses", unique(v for v, _ in found), found[0][1], found[-1][1], subject=subject)
-    _conditions(sink, top.get("Conditions"), subject)
+    if (table := top.get("Conditions")) is not None:
+        _conditions(sink, [(row.text, row.line) for row in table.children], table.line, subject)
+    else:
+        _headed_conditions(sink, lines, start, end, subject)
     labels = _labels(top.get("Labels"))
     _sharing(sink, labels, top.get("Labels"), subject)
     gpus = _gpus(top)
@@ -88,23 +100,37 @@ def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None
         sink.add("node.unschedulable", node.value == "true", node.line, subject=subject)
 
 
-def _conditions(sink: DedupSink, table: DNode | None, subject: str | None) -> None:
-    if table is None:
+def _headed_conditions(sink: DedupSink, lines: list[str], start: int, end: int, subject: str | None) -> None:
+    """The rows under a bare conditions header, up to the first line that is not a condition row."""
+    header = next((i for i in range(start, end) if _CONDITIONS_HEADER.fullmatch(lines[i])), None)
+    if header is None:
         return
+    rows: list[tuple[str, int]] = []
+    for j in range(header + 1, end):
+        text = lines[j].strip()
+        if not text or set(text) <= {"-", " ", "\t"}:
+            continue  # the dashes under the header
+        if _CONDITION_ROW.match(text) is None:
+            break
+        rows.append((text, j + 1))
+    _conditions(sink, rows, header + 1, subject)
+
+
+def _conditions(sink: DedupSink, rows: list[tuple[str, int]], table_line: int, subject: str | None) -> None:
     found: list[tuple[str, int]] = []
-    for row in table.children:
-        cells = row.text.split()
+    for text, line in rows:
+        cells = text.split()
         if len(cells) >= 2 and (name := node_condition(cells[0], cells[1])):
-            found.append((name, row.line))
+            found.append((name, line))
     if found:
         sink.add("node.conditions", unique(n for n, _ in found), found[0][1], found[-1][1], subject=subject)
-    elif any(len(row.text.split()) >= 2 for row in table.children):
-        sink.add("node.conditions", [], table.line, subject=subject)
-    for row in table.children:
-        cells = row.text.split()
+    elif any(len(text.split()) >= 2 for text, _ in rows):
+        sink.add("node.conditions", [], table_line, subject=subject)
+    for text, line in rows:
+        cells = text.split()
         if len(cells) >= 2 and node_condition(cells[0], cells[1]) == "NotReady" and (
-                reasons := node_not_ready_reasons(row.text)):
-            sink.add("node.not_ready_reasons", reasons, row.line, subject=subject)
+                reasons := node_not_ready_reasons(text)):
+            sink.add("node.not_ready_reasons", reasons, line, subject=subject)
 
 
 def _labels(node: DNode | None) -> dict[str, tuple[str, int]]:

@@ -41,6 +41,10 @@ _NOT_A_SOURCE = re.compile(r"\d+/\d+")
 _OLD_DESCRIBE_ROW = re.compile(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
 _DESCRIBE_HEADER = re.compile(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
 _TOP_LEVEL_KEY = re.compile(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
+# A failed mount's message spans lines at column 0: k8s.io/mount-utils (mount_linux.go, MountSensitive, also
+# pkg/util/mount before 1.17) formats "mount failed: %v\nMounting command: %s\nMounting arguments: %s\nOutput: %s".
+# Those keys continue the message; they are not the next describe section.
+_MOUNT_CONTINUATION = re.compile(r"(?:Mounting command|Mounting arguments|Output):(?:\s|$)")
 
 
 def is_describe_events_header(line: str) -> bool:
@@ -60,7 +64,8 @@ def describe_events(lines: list[str], start: int, end: int, top_indent: int = 0)
         if _DESCRIBE_HEADER.match(line) or set(stripped) <= {"-", " ", "\t"}:
             continue
         indent = len(line) - len(line.lstrip())
-        if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped):
+        if indent <= top_indent and _TOP_LEVEL_KEY.match(stripped) and not (
+                events and not gap and _MOUNT_CONTINUATION.match(stripped)):
             break  # the next describe section
         row = describe_row(line, i + 1) or _old_describe_row(line, i + 1) or typeless_row(line, i + 1)
         if row is not None:

@@ -71,12 +71,14 @@ def _skip_ws(text: str, pos: int) -> int:
 
 
 def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
-    cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + [len(text)]
+    frames = _heredoc_frames(text, offset)
+    cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + frames + [len(text)]
     cuts = sorted(set(cuts + _object_starts(text, cuts)))
     docs: list[Doc] = []
+    frame_set = set(frames)
     for start, end in itertools.pairwise(cuts):
         chunk = text[start:end]
-        if chunk.startswith(("---", "...")):
+        if chunk.startswith(("---", "...")) or start in frame_set:
             chunk = chunk.split("\n", 1)[1] if "\n" in chunk else ""
         if not chunk.strip():
             continue
@@ -118,6 +120,23 @@ def _object_starts(text: str, cuts: list[int]) -> list[int]:
 
 
 _TOP_API_VERSION = re.compile(r"(?m)^apiVersion:")
+# `kubectl apply -f- <<EOF` ... `EOF`: a manifest pasted as the shell here-document that fed it. The command line
+# and the closing word are no YAML; each here-document is a document of its own.
+_HEREDOC = re.compile(r"(?m)^[^\n]*<<-?[ \t]*['\"]?([A-Za-z_]\w*)['\"]?[ \t]*$")
+
+
+def _heredoc_frames(text: str, offset: int) -> list[int]:
+    """Offsets of the lines that open and close each here-document after `offset`."""
+    frames: list[int] = []
+    pos = offset
+    while (m := _HEREDOC.search(text, pos)) is not None:
+        frames.append(m.start())
+        close = re.compile(rf"(?m)^[ \t]*{re.escape(m.group(1))}[ \t]*$").search(text, m.end())
+        if close is None:
+            break
+        frames.append(close.start())
+        pos = close.end()
+    return frames
 
 
 # ---- finding lines -----------------------------------------------------------------------------------

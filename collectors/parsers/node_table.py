@@ -16,6 +16,8 @@ from collectors.text import normalise
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 _STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?")
 _MAX_ROWS = 20_000
+# A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.
+_ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")
 
 
 def _is_header(line: str) -> bool:
@@ -60,6 +62,8 @@ def _rows(lines: list[str]) -> list[tuple[int, str, str, bool]]:
             break
         if _is_header(line):
             in_table = True
+            continue
+        if in_table and _ELIDED.fullmatch(line):
             continue
         if in_table:
             row = _row(line)

@@ -146,7 +146,9 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
     # `-o wide` names each pod's node: do the failing ones share one?
     node_spread.emit(sink, [node_spread.Placement(r.name, r.node, r.status not in _HEALTHY or bool(r.restarts),
                                                   r.number) for r in rows])
-    restarts = [r for r in rows if r.restarts is not None]
+    # The most restarts of a pod that is not healthy (of any pod when all are): a Running pod's past restarts
+    # beside a hung one are not the hung one's crash loop.
+    restarts = [r for r in (abnormal or rows) if r.restarts is not None]
     if restarts:
         top = max(restarts, key=lambda r: r.restarts or 0)
         sink.add("container.restart_count", top.restarts, top.number,

@@ -187,6 +187,9 @@ FACTS: list[FactSpec] = [
              "no-route, name-resolution, connect-failed (curl 7.88+ prints no reason)", "union", "refused"),
     FactSpec("client.targets", "list[str]", "the address (host:port, or host) the failing client connected to",
              "union", "10.96.112.7:8080"),
+    FactSpec("client.upstream_refused", "bool",
+             "a proxy that sends to the Service's endpoints directly (Envoy, nginx) was refused by one: an endpoint "
+             "exists and nothing listens on the port it was sent to", "any"),
     FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
     FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
              example="none"),

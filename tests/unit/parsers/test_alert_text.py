@@ -85,3 +85,15 @@ def test_sniff() -> None:
     assert alert_text.sniff("alertname = KubePodOOMKilled") == 80
     assert alert_text.sniff((FIXTURES / "firing_gpu_xid.json").read_text(encoding="utf-8")) == 0
     assert alert_text.sniff("hello") == 0
+
+
+def test_an_email_heading_glued_to_its_first_label() -> None:
+    # helm/charts#18593: two alerts of Alertmanager's default e-mail, copied from the mail client with the break
+    # after each bold "Labels" heading lost.
+    text = (Path(__file__).resolve().parents[2] / "realworld" / "service-unreachable"
+            / "helm-charts-18593-email-kubecontrollermanagerdown-not-monitored" / "evidence.txt").read_text("utf-8")
+    assert alert_text.sniff(text) == 80
+    result = alert_text.parse(Artifact(id="a", kind=ArtifactKind.ALERT_TEXT, content=text))
+    names = [name for f in result.facts if f.name == "alert.names" for name in f.value]  # type: ignore[union-attr]
+    assert names == ["KubeControllerManagerDown", "KubeSchedulerDown"]
+    assert {f.value for f in result.facts if f.name == "alert.severity"} == {"critical"}

@@ -113,6 +113,9 @@ def test_exported_labels_name_the_workload_not_the_exporter() -> None:
     ("NginxIngressHighErrorRate", {}, "error-rate"),
     ("GPUUnderutilized", {}, "gpu-underutilized"),
     ("BlackboxProbeFailed", {}, "service-unreachable"),
+    ("TargetDown", {"job": "pi-hole"}, "service-unreachable"),  # Prometheus cannot reach an app's endpoints
+    ("TargetDown", {"job": "kube-proxy"}, None),  # a localhost-bound component's metrics: a monitoring gap
+    ("KubeControllerManagerDown", {}, None),  # absent from discovery, no reachability said
     ("KubePodNotReady", {}, "pending"),
     ("KubeContainerWaiting", {}, "crash-loop"),
     ("KubePodNotReady", {}, "pending"),

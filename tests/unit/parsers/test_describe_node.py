@@ -108,3 +108,20 @@ def test_sniff() -> None:
     assert describe_node.sniff((FIXTURES / "gpu_full.txt").read_text(encoding="utf-8")) >= 90
     pod = (FIXTURES.parent / "describe_pod" / "oomkilled.txt").read_text(encoding="utf-8")
     assert describe_node.sniff(pod) < 30
+
+
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "node-not-ready"
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    # nds-org/jupyter-et#13: Name and Roles, then the conditions table with its `Conditions:` key cut.
+    ("jupyter-et-13-describe-nodes-pleg-16h",
+     {"node.name": "etkhub", "node.conditions": ["NotReady"], "node.not_ready_reasons": ["pleg-unhealthy"]}),
+    # kubernetes/kubernetes#73397: the table alone; a stale OutOfDisk row at Unknown, Ready True: nothing wrong.
+    ("k8s-issue-73397-ready-true-stale-outofdisk-unknown", {"node.conditions": []}),
+])
+def test_a_conditions_table_without_its_key_is_read(case: str, expected: dict[str, object]) -> None:
+    text = (REALWORLD / case / "evidence.txt").read_text(encoding="utf-8")
+    assert describe_node.sniff(text) >= 80
+    result = describe_node.parse(Artifact(id="a", kind=ArtifactKind.DESCRIBE_NODE, content=text))
+    assert {f.name: f.value for f in result.facts} == expected

@@ -90,6 +90,26 @@ def test_the_wrapped_message_is_joined() -> None:
     assert isinstance(message, str) and message.endswith("No preemption victims found for incoming pod.")
 
 
+# k8s.io/mount-utils mount_linux.go (MountSensitive) puts the mount command and its output on lines of their own,
+# at column 0 in a describe table; the rows after them are still rows of the same table. Rendered template.
+MOUNT_OUTPUT = (
+    "Events:\n"
+    "  Type     Reason       Age   From     Message\n"
+    "  ----     ------       ----  ----     -------\n"
+    '  Warning  FailedMount  2m    kubelet  MountVolume.SetUp failed for volume "data" : mount failed: exit status 32\n'
+    "Mounting command: mount\n"
+    "Mounting arguments: -t nfs 10.0.0.5:/export /var/lib/kubelet/pods/uid/volumes/kubernetes.io~nfs/data\n"
+    "Output: mount.nfs: Connection timed out\n"
+    "  Warning  FailedMount  30s   kubelet  Unable to attach or mount volumes: unmounted volumes=[data], "
+    "unattached volumes=[data]: timed out waiting for the condition\n")
+
+
+def test_a_mount_failure_output_continues_the_message_and_the_table() -> None:
+    facts = cited(parse_text(MOUNT_OUTPUT))
+    errors = {e for value, *_ in facts["volume.errors"] for e in value}  # type: ignore[union-attr]
+    assert errors == {"mount-failed", "mount-timeout"}
+
+
 def test_namespace_comes_from_the_command_when_the_table_has_no_column() -> None:
     text = (FIXTURES / "get_events.txt").read_text(encoding="utf-8")
     result = parse_text(text, command="kubectl get events -n shop")

@@ -308,3 +308,26 @@ def test_readiness_delay_of_a_pod_object() -> None:
     got = {f.name: (f.value, f.citation.start) for f in result.facts}
     assert got["probe.readiness_delay_seconds"] == (10, 10)
     assert got["probe.liveness_delay_seconds"] == (30, 15)
+
+
+# projectcalico/felix#2836: each manifest pasted as the here-document that fed `kubectl apply -n lzf -f- <<EOF`.
+CALICO = (Path(__file__).resolve().parents[2] / "realworld" / "service-unreachable"
+          / "calico-felix-2836-networkpolicy-allows-nodeport-not-container-port" / "evidence.txt")
+
+
+def test_manifests_inside_shell_here_documents_are_read() -> None:
+    lines = CALICO.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("kubectl apply -n lzf -f- <<EOF"))
+    result = parse_text("\n".join(lines[start:]))
+    facts = {f.name: f.value for f in result.facts}
+    assert facts["service.selector"] == "app=kubia" and facts["netpol.ingress_selectors"] == ["*"]
+
+
+def test_a_policy_over_every_pod_selects_a_services_backends_with_no_pods_pasted() -> None:
+    from collectors.factset import FactSet
+    from collectors.joins import service_backends
+
+    lines = CALICO.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("kubectl apply -n lzf -f- <<EOF"))
+    joined = {f.name: f.value for f in service_backends(FactSet(parse_text("\n".join(lines[start:])).facts))}
+    assert joined == {"netpol.selects_backends": True}

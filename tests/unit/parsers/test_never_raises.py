@@ -36,6 +36,7 @@ FRAGMENTS = [
     "# gpu   pwr  gtemp  mtemp    sm   mem", "    0    75     45      -    20    10",
     "%Cpu(s): 96.1 us,  1.6 id,  0.2 wa",
     '{"kind": "Endpoints", "subsets": [{"notReadyAddresses": [{"ip": "1"}]}]}',
+    "NAME     ENDPOINTS     AGE", "web   <none>   36m", "web  10.0.0.1:80,10.0.0.2:80 + 3 more...   5d",
     "Multi-Attach error for volume", 'failed to allocate for range 0', "PLEG is not healthy",
     "\x1b[31m", "\r\n", "\x00", "{", "[", "- ", "  ", ":", '"', "\t", "0/", "Xid (PCI:", "=",
 ]

@@ -39,3 +39,24 @@ def test_a_node_table_is_not_a_pod_table(case: str) -> None:
     text = text_of(case)
     assert node_table.sniff(text) == 90 and pod_table.sniff(text) == 0
     assert "node-table" in {str(a.kind) for a in artifacts_from_text(text, "paste")}
+
+
+def test_rows_after_an_elision_mark_are_still_read() -> None:
+    # krkn-chaos/cerberus#203: the reporter cut rows out and left "........" in their place; the cordoned rows
+    # come after it, all nodes Ready.
+    result = node_table.parse(Artifact(id="a", kind=ArtifactKind.NODE_TABLE,
+                                       content=text_of("cerberus-203-oc-get-nodes-ready-schedulingdisabled-cordoned")))
+    assert [(f.name, f.value, f.subject) for f in result.facts] == [
+        ("node.unschedulable", True, "node/ip-10-0-215-4.us-east-2.compute.internal"),
+        ("node.unschedulable", True, "node/ip-10-0-221-107.us-east-2.compute.internal")]
+
+
+def test_the_restart_count_is_the_broken_pods_not_a_healthy_neighbours() -> None:
+    # OpenShiftDemos/gogs-openshift-docker#3 (oc get pods, 2016): the new pod hangs in ContainerCreating with 0
+    # restarts; postgresql beside it is Running with 3 past restarts, which is no crash loop of the hung pod.
+    text = (CASES.parent / "container-creating" / "gogs-openshift-3-2016-oc-get-pods-configmap-name-literal"
+            / "evidence.txt").read_text(encoding="utf-8")
+    result = pod_table.parse(Artifact(id="a", kind=ArtifactKind.POD_TABLE, content=text))
+    facts = {f.name: (f.value, f.subject) for f in result.facts}
+    assert facts["container.restart_count"] == (0, "pod/gogs-2-91275")
+    assert facts["container.waiting.reason"] == ("ContainerCreating", "pod/gogs-2-91275")

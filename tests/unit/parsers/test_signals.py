@@ -50,6 +50,7 @@ AWAITING_A_PASTE = {
     "curl-connect-failed-timeout", "wget-gnu-connect-timeout", "wget-gnu-connect-no-route", "wget-gnu-read-reset",
     "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
     "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
+    "nginx-upstream-connect-refused", "telnet-connect-timeout", "telnet-connect-no-route",
 }
 
 
@@ -78,6 +79,17 @@ def _facts(text: str) -> dict[str, object]:
 def test_a_message_is_read_whatever_wraps_it(wrapped: str) -> None:
     facts = _facts(wrapped)
     assert facts["scheduling.reasons"] == ["insufficient-gpu"] and facts["scheduling.nodes_total"] == 4
+
+
+@pytest.mark.parametrize(("row", "node"), [
+    # longhorn/longhorn#1835: a `-o wide` row in backticks, no header; IP and the two later columns <none>.
+    ("`dhub-mysql-app-0                           0/1     ContainerCreating   0          3m8s   <none>          "
+     "node3    <none>           <none>`", "node3"),
+    ("dhub-mysql-app-0   0/1   ContainerCreating   0   3m8s", None),  # the default columns name no node
+])
+def test_a_wide_pod_row_names_its_node(row: str, node: str | None) -> None:
+    facts = _facts("\n".join(unwrap(row).lines))  # as a paste is read: the inline-code backticks unwrapped
+    assert facts["container.waiting.reason"] == "ContainerCreating" and facts.get("pod.node") == node
 
 
 def test_a_percentage_is_read_as_a_ratio_and_a_veto_word_stops_a_signal() -> None:
@@ -181,3 +193,22 @@ def test_nginx_failing_upstream_alone_triggers_the_error_rate_playbook() -> None
     finding = next(f for f in report.findings if f.playbook == "error-rate")
     assert {h.id: h.status for h in finding.hypotheses}["no-ready-backends"] == "likely"
     assert "error-rate" not in analyse(artifacts_from_text("read: connection reset by peer", "p")).symptoms
+
+
+def test_a_stale_non_ready_condition_row_is_not_a_not_ready_node() -> None:
+    # kubernetes/kubernetes#73397: the node lifecycle controller set OutOfDisk Unknown with the same message
+    # it writes on Ready; only a Ready row at Unknown would say the kubelet stopped posting.
+    row = ("  OutOfDisk            Unknown   Mon, 21 Jan 2019 19:29:36 +0000   Fri, 25 Jan 2019 13:57:23 +0000   "
+           "NodeStatusUnknown            Kubelet stopped posting node status.")
+    assert "node.not_ready_reasons" not in _facts(row)
+    assert _facts(row.replace("OutOfDisk", "Ready    "))["node.not_ready_reasons"] == ["kubelet-stopped-posting"]
+
+
+def test_an_ipv6_restore_failure_is_not_the_ipv4_rules_failing() -> None:
+    # kubernetes/kubernetes#99031: IPVS kube-proxy on a node without the IPv6 nat table; healthy jobs log it too.
+    v6 = ("E0212 11:16:50.751646       1 proxier.go:1619] Failed to execute iptables-restore: exit status 2 "
+          "(ip6tables-restore v1.8.5 (legacy): ip6tables-restore: unable to initialize table 'nat'")
+    assert "proxy.sync_failed" not in _facts(v6)
+    # The same message from the IPv4 restore (the rendered template) is a sync failure.
+    v4 = v6.replace("ip6tables-restore", "iptables-restore")
+    assert _facts(v4)["proxy.sync_failed"] is True

@@ -28,6 +28,11 @@ def test_waiting_alone_leaves_everything_open() -> None:
     ({"sandbox.errors": ["ip-exhausted"]}, True),
     ({"container.waiting.reason": "CrashLoopBackOff"}, False),
     ({"container.waiting.reason": "ImagePullBackOff"}, False),
-], ids=["alert", "creating", "config-error", "mount", "sandbox", "crash-loop", "image-pull"])
+    # A Running pod got its volumes, sandbox and objects: a mount failure in its events was transient.
+    ({"volume.mount_failed": True, "pod.missing_refs": ["secret/cert"], "pod.phase": "Running"}, False),
+    ({"volume.mount_failed": True, "pod.phase": "Pending"}, True),
+    ({"container.waiting.reason": "ContainerCreating", "pod.phase": "Running"}, True),
+], ids=["alert", "creating", "config-error", "mount", "sandbox", "crash-loop", "image-pull", "transient-mount-running",
+        "mount-pending", "waiting-says-so"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
