@@ -18,7 +18,7 @@ from bot.render.alert_root import target_words
 from bot.render.slack import actions_block, mrkdwn_escape, renderer
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
-from collectors.alert_target import target_for
+from collectors.alert_target import ALERT_SOURCE, target_for
 from collectors.models import Artifact
 from playbooks.report import Report
 
@@ -57,10 +57,13 @@ def prepare_report(report: Report, artifacts: list[Artifact], templates_dir: Pat
                    chart: bytes | None = None) -> PreparedReport:
     """Render the report's blocks and fallback text, encode its chart and write its evidence file."""
     slack = renderer(templates_dir)
+    # The notification that started an alert's triage is evidence for the engine, but the thread's root already
+    # shows it: the file holds what the triage collected, and there is no file when it collected nothing.
+    collected = [a for a in artifacts if a.source != ALERT_SOURCE]
     return PreparedReport(text=slack.fallback_text(report),
                           body=[b.to_dict() for b in slack.body_blocks(report)],
                           chart_b64=base64.b64encode(chart).decode("ascii") if chart is not None else None,
-                          evidence=evidence_text(artifacts) if artifacts else None)
+                          evidence=evidence_text(collected) if collected else None)
 
 
 def queue_report(session: Session, *, key: str, channel: str, prepared: PreparedReport, run_id: int | str,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import ConfigError, Settings
+from collectors.alert_target import ALERT_SOURCE
 from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
 from collectors.models import Artifact, ArtifactKind, Target
@@ -91,7 +92,7 @@ def named_node(target: Target, collected: Collected) -> Target:
 def alert_artifact(alert: dict[str, Any], captured_at: datetime) -> Artifact:
     """The alerts that started a triage, as the evidence they are: their labels (an Xid code, a waiting reason, a
     node) are read like any other artifact's lines."""
-    return Artifact(id="alert", kind=ArtifactKind.ALERTMANAGER, source="alertmanager",
+    return Artifact(id="alert", kind=ArtifactKind.ALERTMANAGER, source=ALERT_SOURCE,
                     content=json.dumps(alert, indent=2, sort_keys=True), captured_at=captured_at,
                     command="the Alertmanager notification that started this triage")
 

@@ -13,6 +13,9 @@ from collectors.models import Target
 from collectors.parsers.alert_facts import node_from, target_value
 from collectors.validate import InvalidInput, namespace, object_name
 
+# The `source` of the artifact that carries the notification which started an alert's triage (bot/triage.py).
+ALERT_SOURCE = "alertmanager"
+
 # Labels that name a workload, best first. The plain `service` and `job` labels usually name the exporter
 # that was scraped (kube-state-metrics, node-exporter), so they come last and exporters are skipped.
 _WORKLOAD_LABELS = (("deployment", "deployment"), ("statefulset", "statefulset"), ("job_name", "job"),

@@ -63,6 +63,12 @@ def signals() -> tuple[CompiledSignal, ...]:
 
 
 @cache
+def catalog_order() -> dict[str, int]:
+    """Signal id -> its place in the catalog."""
+    return {s.spec.id: n for n, s in enumerate(signals())}
+
+
+@cache
 def signals_by_hint(skip: frozenset[str] = frozenset()) -> dict[str, tuple[CompiledSignal, ...]]:
     """hint -> the signals (not read by a reader in `skip`) that name it, in catalog order."""
     owners: dict[str, list[CompiledSignal]] = {}

@@ -72,7 +72,9 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
 _RESOLVER_FALLBACK = ("getaddrinfo", "gai error")
 # A socket error only counts on a line about rendezvous or NCCL, not on an app's unrelated HTTP call.
 _DIST_CONTEXT = ("NCCL", "nccl", "socket", "Socket", "c10d", "torch.distributed", "Dist", "store", "Store",
-                 "rendezvous", "Rendezvous", "ootstrap", "gai error", "onnect to", "ProcessGroup", "gloo", "Gloo")
+                 "rendezvous", "Rendezvous", "ootstrap", "gai error", "Connect to", "ProcessGroup", "gloo", "Gloo")
+# NCCL's own "Connect to <addr> failed" is capitalised; curl's "Failed to connect to" and telnet's "Unable to connect
+# to remote host" are clients (collectors/catalogs/network.yaml reads them as client.errors), not rendezvous.
 # A resolver or socket error at the bottom of a traceback through the rendezvous is the rendezvous's.
 _CONTEXT_LINES = 12
 _TRACEBACK_CONTEXT = ("init_process_group", "rendezvous", "TCPStore", "torch/distributed", "c10d")

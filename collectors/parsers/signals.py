@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from collectors.catalogs.signals import CompiledSignal, signals_by_hint
+from collectors.catalogs.signals import CompiledSignal, catalog_order, signals_by_hint
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.k8s_common import DedupSink
 from collectors.parsers.k8s_event_facts import EventFacts
@@ -68,7 +68,10 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     fired: dict[int, str] = {}  # line -> the first signal that read it, for each fact's `parser`
     for index, hints in candidate_lines(text, skip).items():
         line = lines[index][:MAX_LINE]
-        for signal in dict.fromkeys(s for h in hints for s in owners[h]):
+        # In catalog order, whatever order the line's hints were found in: which signal reads a line first (and so
+        # which one a fact credits) must not depend on the process's hash seed.
+        for signal in sorted({s.spec.id: s for h in hints for s in owners[h]}.values(),
+                             key=lambda s: catalog_order()[s.spec.id]):
             if budget.get(signal.spec.id, 0) >= _MAX_PER_SIGNAL or any(u in line for u in signal.spec.unless):
                 continue
             m = signal.regex.search(line)

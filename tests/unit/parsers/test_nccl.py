@@ -232,3 +232,15 @@ def test_sniff() -> None:
     assert nccl.sniff((FIXTURES / "watchdog_timeout.log").read_text(encoding="utf-8")) >= 60
     assert nccl.sniff("Nov 22 06:01:02 gpu-node-2 kernel: NVRM: Xid (PCI:0000:2b:00): 79") == 0
     assert nccl.sniff("") == 0
+
+
+def test_a_client_tool_refused_is_not_a_rendezvous_error() -> None:
+    """telnet's and curl's refusals name no rendezvous: they are clients (network.yaml reads them), while NCCL's own
+    capitalised "Connect to <addr> failed" stays an NCCL socket error."""
+    # https://github.com/amaizfinance/redis-operator/issues/2
+    telnet = "Trying 10.101.33.59...\ntelnet: Unable to connect to remote host: Connection refused\n"
+    assert not {row for row in read(telnet) if row[0] == "nccl.errors"}
+    curl = "curl: (7) Failed to connect to 10.96.0.10 port 80: Connection refused\n"  # curl 7.30-7.87's wording
+    assert not {row for row in read(curl) if row[0] == "nccl.errors"}
+    nccl_line = "h:1:2 [0] NCCL WARN socketStartConnect: Connect to 10.0.0.2<45678> failed : Connection refused"
+    assert ("nccl.errors", ("connection-refused",), 1, 1) in read(nccl_line)
