@@ -50,7 +50,7 @@ AWAITING_A_PASTE = {
     "curl-connect-failed-timeout", "wget-gnu-connect-timeout", "wget-gnu-connect-no-route", "wget-gnu-read-reset",
     "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
     "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
-    "nginx-upstream-connect-refused", "telnet-connect-timeout", "telnet-connect-no-route",
+    "telnet-connect-timeout", "telnet-connect-no-route",
 }
 
 
