@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from collectors.catalogs.upstream import UpstreamWording
 from collectors.vocabulary import VOCABULARY
 from collectors.yaml_safe import safe_load
 
@@ -27,17 +28,9 @@ class ResultCode(BaseModel):
     versions: str = Field(min_length=1)
 
 
-class Message(BaseModel):
+class Message(UpstreamWording):
     """One message shape, with the source that prints it and the facts it must give."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
-    project: str = Field(min_length=1)
-    file: str = Field(min_length=1)
-    versions: str = Field(min_length=1)
-    template: str = Field(min_length=1)
-    sample: dict[str, Any] = Field(default_factory=dict)
     facts: dict[str, Any] = Field(min_length=1)
 
     def render(self) -> str:

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import re2
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from collectors.catalogs.upstream import UpstreamWording
 from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "network.yaml"
@@ -21,21 +22,13 @@ _CATALOG = Path(__file__).parent / "network.yaml"
 SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts")
 
 
-class NetworkEntry(BaseModel):
+class NetworkEntry(UpstreamWording):
     """One message shape, where it comes from, and a rendering of it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     hints: tuple[str, ...] = Field(min_length=1)
     pattern: str
     unless: tuple[str, ...] = ()
     facts: dict[str, Any] = Field(min_length=1)
-    project: str = Field(min_length=1)
-    file: str = Field(min_length=1)
-    versions: str = Field(min_length=1)
-    template: str = Field(min_length=1)
-    sample: dict[str, Any] = Field(default_factory=dict)
     expect: dict[str, Any] = Field(min_length=1)
 
     def signal(self) -> dict[str, Any]:
