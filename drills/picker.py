@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from collectors.yaml_safe import safe_load
 from drills.errors import DrillError
 from drills.incident import INCIDENT_DIR, IncidentError, IncidentMeta, incident_dirs
+from drills.levels import DIFFICULTIES as DIFFICULTIES
 
-DIFFICULTIES = ("easy", "medium", "hard")
 RANDOM = "random"
 
 

@@ -18,12 +18,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from collectors.yaml_safe import safe_load
+from drills.levels import DIFFICULTIES as DIFFICULTIES
+from drills.levels import Difficulty as Difficulty
 
 QUESTIONS_DIR = Path(__file__).parent / "questions"
 
-Difficulty = Literal["easy", "medium", "hard"]
 Kind = Literal["concept", "scenario", "design", "behavioural"]
-DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # A source must point at seed lines, e.g. "seed 002:181-195" or "seed 000, hard drill (000:64-76)".

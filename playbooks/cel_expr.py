@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import cel
-
 from collectors.vocabulary import VOCABULARY
+from playbooks.cel_lib import Context, compile_expression
 
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
@@ -41,7 +40,7 @@ class Predicate:
 
 def activation(context: dict[str, Any]) -> Any:
     """Facts converted to CEL values once, for the many predicates evaluated against them."""
-    return cel.Context(variables=context)
+    return Context(variables=context)
 
 
 def referenced_names(expression: str) -> tuple[list[str], list[str]]:
@@ -103,7 +102,7 @@ def _code(text: str) -> Iterator[tuple[int, int]]:
 
 def compile_predicate(expression: str) -> Predicate:
     try:
-        program = cel.compile(expression)
+        program = compile_expression(expression)
     except (ValueError, RuntimeError) as err:
         first = str(err).splitlines()[0] if str(err) else "syntax error"
         raise CelError(first) from None

@@ -12,32 +12,16 @@ from pydantic import ValidationError
 
 from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
+from playbooks import checked
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names, top_level_clauses
 from playbooks.model import SYMPTOMS, Chart, Hypothesis, Playbook
+from playbooks.problems import PlaybookError as PlaybookError
+from playbooks.problems import Problem as Problem
 from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
 PLAYBOOK_DIR = Path(__file__).parent
 _PREDICATES = ("confirm", "likely", "rule_out", "leads")
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int
-    message: str
-    severity: str = "error"
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.severity}: {self.message}"
-
-
-class PlaybookError(ValueError):
-    """A playbook that cannot be used; the message lists its problems."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("; ".join(str(p) for p in problems))
-        self.problems = problems
 
 
 @dataclass
@@ -61,11 +45,15 @@ def playbook_files(directory: Path = PLAYBOOK_DIR) -> list[Path]:
     return sorted(p for p in directory.glob("*.yaml") if not p.name.startswith("_"))
 
 
-def check_file(path: Path) -> tuple[CompiledPlaybook | None, list[Problem]]:
-    """Validate one file; return the compiled playbook only when it has no errors."""
+def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlaybook | None, list[Problem]]:
+    """Validate one file; return the compiled playbook only when it has no errors.
+
+    With `trust_checked`, a file whose exact text already passed every check (playbooks.checked) skips the
+    semantic checks; it is still parsed, validated against the schema and compiled."""
     name = str(path)
     try:
-        data, lines = load_with_lines(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data, lines = load_with_lines(text)
     except OSError as err:
         return None, [Problem(name, 1, f"cannot read: {err.strerror or err}")]
     except UnicodeDecodeError:
@@ -78,10 +66,13 @@ def check_file(path: Path) -> tuple[CompiledPlaybook | None, list[Problem]]:
         spec = Playbook.model_validate(data)
     except ValidationError as err:
         return None, [_schema_problem(name, lines, data, dict(e)) for e in err.errors()]
-    problems = _semantic_problems(spec, path, lines)
+    file_key = checked.key(text) if trust_checked else ""
+    problems = [] if trust_checked and checked.passed(file_key) else _semantic_problems(spec, path, lines)
     compiled = _compile(spec, name, lines, problems)
     if any(p.severity == "error" for p in problems):
         return None, problems
+    if trust_checked and not problems:
+        checked.remember(file_key)
     return compiled, problems
 
 
@@ -251,7 +242,7 @@ def load_playbooks(directory: Path = PLAYBOOK_DIR) -> list[CompiledPlaybook]:
     loaded: list[CompiledPlaybook] = []
     errors: list[Problem] = []
     for path in playbook_files(directory):
-        compiled, problems = check_file(path)
+        compiled, problems = check_file(path, trust_checked=True)
         errors.extend(p for p in problems if p.severity == "error")
         if compiled is not None:
             loaded.append(compiled)

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from collectors.yaml_safe import LOADER, safe_load
+from collectors.yaml_safe import LOADER
 
 Path_ = tuple[str | int, ...]
 _LOADER = LOADER
@@ -32,12 +32,16 @@ class LineMap:
 
 def load_with_lines(text: str) -> tuple[Any, LineMap]:
     """Parse one YAML document; raises yaml.YAMLError with a mark on bad syntax."""
-    node = yaml.compose(text, Loader=_LOADER)
-    lines = LineMap()
-    if node is None:
-        return None, lines
-    _walk(node, (), lines)
-    return safe_load(text), lines
+    loader = _LOADER(text)
+    try:  # one parse: the node tree gives the lines, and the same tree is turned into data
+        node = loader.get_single_node()
+        lines = LineMap()
+        if node is None:
+            return None, lines
+        _walk(node, (), lines)
+        return loader.construct_document(node), lines
+    finally:
+        loader.dispose()
 
 
 def _walk(node: yaml.Node, path: Path_, lines: LineMap) -> None:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.assist.llm import NO_MODEL, Assistant, ModelError
-from bot.assist.search import Hit, Index
 from collectors.redact import redact_text
+
+if TYPE_CHECKING:  # annotations only: importing search loads langchain
+    from bot.assist.search import Hit, Index
 
 MAX_QUESTION_CHARS = 2_000
 # Enough of a passage for a model to answer from; the longest passages are about twice this.

@@ -10,23 +10,15 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from bot.cli.arguments import MAX_TOP_K
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-FORMATS = ("text", "json", "markdown")
-MAX_TOP_K = 20
 
 
 class AskUsageError(ValueError):
     """A mistake in the question or the settings; the CLI prints it in one line, exit 2."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("question", nargs="+", metavar="QUESTION", help="the question; quoting it is optional")
-    parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("-k", "--top-k", type=int, dest="top_k", metavar="N",
-                        help=f"passages to show and answer from, 1-{MAX_TOP_K} (default: setting ask_top_k, 4)")
-    parser.add_argument("--no-model", action="store_true", help="only search, even when a model is configured")
 
 
 def run_ask(args: argparse.Namespace, console: Console | None = None) -> int:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from bot.cli.arguments import DEFAULT_CHANNEL
 from bot.render.debrief import clock, render_debrief
 from bot.render.drill_terminal import (
     artifact_in_full,
@@ -34,7 +35,7 @@ from drills.debrief import Debrief
 from drills.errors import DrillError
 from drills.evidence import evidence_for
 from drills.incident import Incident, IncidentError, load_incident
-from drills.picker import DIFFICULTIES, pick
+from drills.picker import pick
 from drills.session import DrillSession
 from drills.store import SessionStore
 
@@ -43,33 +44,10 @@ if TYPE_CHECKING:
 
 InputFn = Callable[[str], str]
 
-DEFAULT_CHANNEL = "terminal"
 
 
 class DrillUsageError(ValueError):
     """A mistake in the command line (unknown incident, session or filter); printed in one line, exit 2."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("incident", nargs="?", metavar="ID|random|list|history|leaderboard|save",
-                        help="an incident id or `random` (default) to drill; `list` the incidents (bundled and "
-                             "saved); `history` or `leaderboard` to look back; `save INCIDENT` to make a drill of an "
-                             "incident stored by the bot")
-    parser.add_argument("stored", nargs="?", metavar="INCIDENT",
-                        help="with `save`: a stored incident's id or key (from TRIAGEBOT_DATABASE_URL)")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="with `save`: a new folder, whose name is the drill's id (default: "
-                             "<drills_dir>/incident-<id>; only the drills dir is drilled from)")
-    parser.add_argument("--ground-truth", metavar="PLAYBOOK/HYPOTHESIS",
-                        help="with `save`: the real cause (default: from the latest feedback on the incident)")
-    parser.add_argument("--difficulty", choices=DIFFICULTIES, help="pick among incidents of this difficulty")
-    parser.add_argument("--tag", help="pick among incidents with this tag")
-    parser.add_argument("--resume", metavar="SESSION", help="continue a saved drill")
-    parser.add_argument("--trainee", metavar="NAME", help="who is drilling (default: your login name)")
-    parser.add_argument("--channel", metavar="NAME", help=f"leaderboard channel (default: {DEFAULT_CHANNEL})")
-    parser.add_argument("--seed", type=int, help="repeatable random pick")
-    parser.add_argument("--db", metavar="FILE", type=Path,
-                        help="SQLite file for sessions (default: $TRIAGEBOT_STATE_DIR/drills.sqlite)")
 
 
 def open_store(path: Path | None) -> SessionStore:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from datetime import date
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from bot.render.accuracy import accuracy_markdown, render_accuracy
@@ -18,17 +17,6 @@ from playbooks.report import Report
 
 class EvalUsageError(Exception):
     """A mistake on the command line, reported in one line."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("root", metavar="DIR", help="a folder of cases (each a folder with case.yaml and evidence.txt)")
-    parser.add_argument("--write", metavar="FILE", help="also write the accuracy table as markdown (docs/accuracy.md)")
-    parser.add_argument("--quiet", action="store_true", help="only the table, not each failing case")
-    parser.add_argument("--first-sight", metavar="BATCH",
-                        help="score DIR as a new batch of unseen cases, once, and append it to the first-sight ledger")
-    parser.add_argument("--collected-by", metavar="WHO", help="with --first-sight: who collected and labelled it")
-    parser.add_argument("--ledger", metavar="FILE", default=str(LEDGER),
-                        help=f"the first-sight ledger (default {LEDGER})")
 
 
 def analyse_text(text: str, name: str, kind: ArtifactKind | None) -> Report:
@@ -45,7 +33,7 @@ def run_eval(args: argparse.Namespace) -> int:
         raise EvalUsageError(f"{root} is not a folder; expected a folder of cases such as tests/realworld")
     if args.first_sight and not args.collected_by:
         raise EvalUsageError("--first-sight needs --collected-by: who collected and labelled the batch")
-    ledger = Path(args.ledger)
+    ledger = Path(args.ledger) if args.ledger else LEDGER
     try:
         earlier = load_ledger(ledger)
     except LedgerError as err:
@@ -70,7 +58,6 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _version() -> str:
-    try:
-        return version("triagebot")
-    except PackageNotFoundError:
-        return "source"
+    from bot import __version__
+
+    return __version__

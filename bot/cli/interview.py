@@ -15,7 +15,7 @@ from rich.console import Console
 from bot.render.interview_terminal import question_list, render
 from drills import interview
 from drills.interview_pick import HINT, QUIT, SKIP, PickError, check_topic, choose
-from drills.questions import DIFFICULTIES, QuestionBank, QuestionBankError, load_bank
+from drills.questions import QuestionBank, QuestionBankError, load_bank
 
 InputFn = Callable[[str], str]
 
@@ -25,18 +25,6 @@ GRADE = "grade"  # `triagebot interview grade ...`: not a topic (topics are the 
 
 class InterviewUsageError(ValueError):
     """A mistake in the command (unknown topic, id, or filter); the CLI prints it in one line, exit 2."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("topic", nargs="?", metavar="TOPIC|grade",
-                        help="pick from this topic (see --list); `grade` grades one answer non-interactively")
-    parser.add_argument("--difficulty", choices=DIFFICULTIES)
-    parser.add_argument("--id", dest="question_id", metavar="ID", help="ask this question")
-    parser.add_argument("--list", action="store_true", help="list topics, or the questions of TOPIC")
-    parser.add_argument("--seed", type=int, help="repeatable random pick")
-    parser.add_argument("--follow-ups", type=int, default=1, metavar="N", help="follow-up questions to ask")
-    parser.add_argument("--answer-file", metavar="FILE", help="with `grade`: the answer to grade (- reads stdin)")
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="with `grade`: output format")
 
 
 def read_answer(input_fn: InputFn) -> str | None:

@@ -7,20 +7,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.cli.report_output import add_explain_flag
-from collectors.live.base import TargetNotFound
-from collectors.models import Target
-from collectors.validate import InvalidInput, duration, namespace, target_name
+from bot.cli.errors import LiveUsageError
+from bot.cli.flags import FORMATS, add_explain_flag
 
 if TYPE_CHECKING:
     from bot.triage import Triage
-
-FORMATS = ("text", "json", "markdown")
-
-
-class LiveUsageError(Exception):
-    """A user mistake in a live command; the CLI prints it in one line and exits 2."""
-
+    from collectors.models import Target
 
 def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     for name, helptext in (("triage", "triage a service, pod/NAME, node/NAME or job/NAME in a live cluster"),
@@ -88,6 +80,9 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
 
 def _target(args: argparse.Namespace) -> Target:
+    from collectors.models import Target
+    from collectors.validate import namespace, target_name
+
     kind, name = target_name(args.target)
     ns = namespace(args.namespace)
     if kind == "pod":
@@ -100,6 +95,8 @@ def _target(args: argparse.Namespace) -> Target:
 def _run(args: argparse.Namespace) -> Triage:
     # Imported here: pydantic-settings costs ~0.1 s at start, which `analyze` should not pay.
     from bot.config import ConfigError, load_settings
+    from collectors.live.base import TargetNotFound
+    from collectors.validate import InvalidInput, duration
 
     overrides = {k: v for k, v in (("context", args.context), ("kubeconfig", args.kubeconfig)) if v is not None}
     try:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from bot.cli.errors import OutputError
 from bot.render.markdown import render_markdown
 from bot.render.terminal import render_terminal
 from playbooks.report import Report
 
 if TYPE_CHECKING:
     from bot.assist.narrate import Narrative
-
-
-class OutputError(Exception):
-    """The report cannot be written as asked (for example a misconfigured model for --summary)."""
-
-
-def add_explain_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--explain", action="store_true",
-                        help="show how each status was decided: the rule (file:line, CEL) and what read each fact")
 
 
 def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = False) -> None:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2.sandbox import SandboxedEnvironment
 from slack_sdk.models.blocks import Block, ContextBlock, DividerBlock, MarkdownTextObject, SectionBlock
 
-from bot.assist.ask import Answer
 from bot.assist.narrate import Narrative
-from bot.assist.search import Hit
+
+if TYPE_CHECKING:  # only named in annotations: search pulls in langchain, which the bot's start should not pay
+    from bot.assist.ask import Answer
+    from bot.assist.search import Hit
 from bot.render.ask import EXCERPT_CHARS, excerpt
 from bot.render.slack import mrkdwn_escape, renderer
 from collectors.redact import redact_text

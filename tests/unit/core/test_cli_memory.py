@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import analyze as analyze_cmd
 from bot.cli import main as cli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import registry
@@ -41,7 +42,7 @@ def test_running_out_of_memory_anywhere_in_analyze_is_the_same_line(monkeypatch:
     def exhausted(*_: object, **__: object) -> list[Artifact]:
         raise MemoryError
 
-    monkeypatch.setattr(cli, "artifacts_from_text", exhausted)
+    monkeypatch.setattr(analyze_cmd, "artifacts_from_text", exhausted)
     evidence = tmp_path / "dmesg.txt"
     evidence.write_text("[1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n")
     assert cli.main(["analyze", str(evidence)]) == 2

@@ -1,0 +1,45 @@
+"""Each command imports only what it uses (issue #27): `--version` loads no models and no parsers, and `analyze`
+loads neither the live clients, the Slack app, the database nor the CEL library's interactive REPL. The counts
+are the modules in sys.modules after the command ran in a fresh interpreter; they guard against a stray top-level
+import pulling a whole subsystem back in."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+HEAVY = ("pydantic", "rich", "jinja2", "yaml", "cel", "prompt_toolkit", "typer", "pygments", "kubernetes",
+         "slack_sdk", "sqlalchemy", "psycopg", "httpx", "starlette", "uvicorn", "prometheus_client")
+
+
+def modules_after(*argv: str, tmp_path: Path) -> tuple[int, set[str]]:
+    """How many modules a command leaves loaded, and which of the HEAVY packages are among them."""
+    script = (
+        "import contextlib, io, json, sys\n"
+        "from bot.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({list(argv)!r})\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    code, names = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0, done.stderr
+    return len(names), {n.split(".")[0] for n in names} & set(HEAVY)
+
+
+def test_version_loads_no_models_parsers_or_clients(tmp_path: Path) -> None:
+    count, heavy = modules_after("--version", tmp_path=tmp_path)
+    assert heavy == set()
+    assert count < 150  # the interpreter's own start and argparse: about 110
+
+
+def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -> None:
+    evidence = tmp_path / "one.txt"
+    evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
+    count, heavy = modules_after("analyze", str(evidence), tmp_path=tmp_path)
+    assert heavy == {"pydantic", "rich", "jinja2", "yaml", "cel"}
+    assert count < 500  # about 445 with every parser; was 711 when every command loaded everything
