@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.assist.corpus import Hit
 from bot.assist.llm import NO_MODEL, Assistant, ModelError
 from collectors.redact import redact_text
 
-if TYPE_CHECKING:  # annotations only: importing search loads langchain
-    from bot.assist.search import Hit, Index
+if TYPE_CHECKING:  # an annotation only: importing search loads langchain
+    from bot.assist.search import Index
 
 MAX_QUESTION_CHARS = 2_000
 # Enough of a passage for a model to answer from; the longest passages are about twice this.

@@ -286,3 +286,12 @@ def build_corpus(docs_dir: Path | None = None, *, include_docs: bool = True) -> 
     if dupes:  # ids are how tests and answers refer to passages: a clash is a bug worth stopping for
         raise ValueError(f"passage ids repeat: {', '.join(dupes[:5])}")
     return Corpus(passages=tuple(passages), docs_dir=str(folder) if folder else None, notes=tuple(notes))
+
+
+class Hit(BaseModel):
+    """A passage and how well it matched (BM25 score, or cosine similarity for embeddings)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passage: Passage
+    score: float

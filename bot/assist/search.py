@@ -24,9 +24,9 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import PrivateAttr
 
-from bot.assist.corpus import Corpus, Passage, build_corpus
+from bot.assist.corpus import Corpus, Hit, Passage, build_corpus
 from bot.assist.embeddings import EMBEDDINGS_CACHE, CachedEmbeddings, E5Embeddings, e5_model_id
 from bot.config import ConfigError
 from bot.state import state_dir
@@ -71,15 +71,6 @@ def tokenize(text: str) -> list[str]:
     found = words(text) + words(" ".join(parts))
     stems = (stem(w) for w in found if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
     return [s for s in stems if s not in STOPWORDS]  # a word can stem to a stopword: "others" -> "other"
-
-
-class Hit(BaseModel):
-    """A passage and how well it matched (BM25 score, or cosine similarity for embeddings)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    passage: Passage
-    score: float
 
 
 def _document(passage: Passage, score: float) -> Document:

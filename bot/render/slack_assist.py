@@ -19,7 +19,7 @@ from bot.assist.narrate import Narrative
 
 if TYPE_CHECKING:  # only named in annotations: search pulls in langchain, which the bot's start should not pay
     from bot.assist.ask import Answer
-    from bot.assist.search import Hit
+    from bot.assist.corpus import Hit
 from bot.render.ask import EXCERPT_CHARS, excerpt
 from bot.render.slack import mrkdwn_escape, renderer
 from collectors.redact import redact_text
