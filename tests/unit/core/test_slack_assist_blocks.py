@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from bot.assist.ask import Answer
-from bot.assist.corpus import Passage
+from bot.assist.corpus import Hit, Passage
 from bot.assist.narrate import Narrative, deterministic_narrative
-from bot.assist.search import Hit
 from bot.render.slack_assist import answer_blocks, answer_payload, narrative_blocks, narrative_payload
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.replay import replay
