@@ -13,12 +13,14 @@ from collectors.yaml_safe import safe_load
 _CATALOG = Path(__file__).parent / "xid.yaml"
 
 Severity = Literal["info", "warning", "critical"]
+# Where the fault usually lies; "driver" covers the GPU's firmware (GSP, micro-controllers).
+XidClass = Literal["application", "driver", "hardware", "after-effect"]
 
 
 class XidEntry(BaseModel):
     """One Xid code, described in our own words with its sources."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     code: int = Field(ge=0)
     name: str = Field(min_length=1)
@@ -27,6 +29,7 @@ class XidEntry(BaseModel):
     action: str = Field(min_length=1)
     secondary: bool = False  # usually an after-effect of another error: not a root cause on its own
     severity: Severity
+    cause_class: XidClass = Field(alias="class")
     sources: tuple[str, ...] = Field(min_length=1)
     uncertain: bool = False  # public description thin or generation-dependent: verify before relying on it
 
@@ -52,3 +55,18 @@ def lookup(code: int) -> XidEntry | None:
 def secondary_codes() -> frozenset[int]:
     """Codes usually logged as an after-effect of another error (e.g. 45)."""
     return frozenset(code for code, entry in _entries().items() if entry.secondary)
+
+
+def pages(entry: XidEntry) -> bool:
+    """Whether a new occurrence should page someone: a critical fault of the GPU, its driver or firmware.
+
+    Application faults and after-effects warn instead: one user's bad kernel must not page the on-call
+    (issue 28; the shipped rule GPUXidError follows this, deploy/prometheus/rules.yml).
+    """
+    return entry.severity == "critical" and entry.cause_class in ("hardware", "driver")
+
+
+@cache
+def paging_codes() -> frozenset[int]:
+    """The catalogued codes whose new occurrence pages (see pages())."""
+    return frozenset(code for code, entry in _entries().items() if pages(entry))

@@ -127,8 +127,8 @@ def component_names() -> list[str]:
 
 # Combinations beyond the shipped overlays, so every component is rendered together with the others.
 COMBOS: dict[str, tuple[str, ...]] = {
-    "combo-http-everything": ("http-ingress", "node-agent", "node-agent-kernel-log", "postgres-incluster",
-                              "kubelet-logs"),
+    "combo-http-everything": ("http-ingress", "node-agent", "node-agent-kernel-log", "node-agent-priority",
+                              "postgres-incluster", "kubelet-logs"),
     "combo-socket-agent-external-no-operator": ("socket-mode", "node-agent", "postgres-external",
                                                 "without-prometheus-operator"),
 }

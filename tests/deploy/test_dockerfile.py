@@ -3,7 +3,10 @@
 The structure the issue asks for (multi-stage, slim final stage, non-root USER, no build tools in the
 final stage, ENTRYPOINT triagebot), that it agrees with the manifests (uid, state dir, ports), that the
 build context holds what the wheel is built from, and that the wheel will carry what the code needs at
-run time: its data files (package-data) and every third-party module it imports (dependencies).
+run time: its data files (package-data) and every third-party module it imports (dependencies). And that the
+build is reproducible (issue 28, point 3): the base image pinned by digest with its tag beside it, every Python
+package installed from a hash-pinned lock with --require-hashes --no-deps, and the locks agreeing with
+pyproject.toml.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -149,8 +153,8 @@ def test_exposed_ports_match_the_manifests() -> None:
 def test_builder_builds_a_wheel_into_a_venv() -> None:
     runs = " ".join(_build().all("RUN"))
     assert "pip wheel" in runs and "python -m venv /opt/triagebot" in runs
-    assert re.search(r"set -- /wheels/triagebot-\*\.whl\s+&&\s+/opt/triagebot/bin/pip install "
-                     r'"\$1\[\$\{TRIAGEBOT_EXTRAS\}\]"', runs), "the wheel is installed with the chosen extras"
+    assert re.search(r"set -- /wheels/triagebot-\*\.whl\s+&&\s+/opt/triagebot/bin/pip install --no-deps "
+                     r'"\$1\[\$\{TRIAGEBOT_EXTRAS\}\]"', runs), "the wheel is installed, its dependencies from the lock"
     assert "triagebot --help" in runs, "the build proves the entry point imports"
 
 
@@ -392,3 +396,129 @@ def test_image_dependencies_cover_every_import() -> None:
     assert not missing, ("imported but not installed by [project].dependencies or the image's extras (the image "
                          f"would fail to import them): {missing}")
     assert not eager, f"opt-in extras imported where the default image would load them: {eager}"
+
+
+# --- reproducible builds: the pinned base image and the hash-pinned locks ------------------------------------
+
+LOCKS = {"openai,ollama": DEPLOY / "requirements.lock",
+         "openai,ollama,llamacpp,semantic": DEPLOY / "requirements-all-extras.lock"}
+BUILD_LOCK = DEPLOY / "build-requirements.lock"
+
+
+def test_base_image_is_pinned_by_digest_with_its_tag_beside_it() -> None:
+    _, stages = _stages()
+    for stage in stages:
+        # A patch-level tag for readers, the digest for Docker (which ignores the tag when both are given).
+        assert re.fullmatch(r"python:3\.11\.\d+-slim@sha256:[0-9a-f]{64}", stage.image), stage.image
+    assert len({s.image for s in stages}) == 1
+    install = (REPO / "docs" / "install.md").read_text(encoding="utf-8")
+    assert stages[0].image in install, "docs/install.md names the pinned image and how its digest was obtained"
+
+
+@dataclass
+class Locked:
+    name: str
+    version: str
+    hashes: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)
+
+
+def _lock(path: Path) -> dict[str, Locked]:
+    """name -> entry of a uv/pip-tools style lock: `name==version \\` lines, `--hash=` lines, `# via` comments."""
+    entries: dict[str, Locked] = {}
+    current: Locked | None = None
+    in_via = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        pin = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+?)\s*\\?$", line)
+        digest = re.match(r"^\s+--hash=sha256:([0-9a-f]{64})", line)
+        via = re.match(r"^\s+# via(?: (.+))?$", line)
+        more = re.match(r"^\s+#\s{3}(.+)$", line)
+        if pin:
+            current = entries.setdefault(canonicalize_name(pin.group(1)),
+                                         Locked(canonicalize_name(pin.group(1)), pin.group(2)))
+            in_via = False
+        elif digest and current is not None:
+            current.hashes.append(digest.group(1))
+        elif via and current is not None:
+            in_via = via.group(1) is None  # a bare "# via" is followed by one requirer per line
+            current.via += [via.group(1).strip()] if via.group(1) else []
+        elif more and in_via and current is not None:
+            current.via.append(more.group(1).strip())
+        else:
+            assert not line.strip() or line.startswith("#"), f"{path.name}: unexpected line {line!r}"
+    return entries
+
+
+def _requirements(extras: set[str]) -> list[Requirement]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    optional: dict[str, list[str]] = project["optional-dependencies"]
+    return [Requirement(r) for r in [*project["dependencies"], *(r for e in sorted(extras) for r in optional[e])]]
+
+
+def test_the_dockerfile_installs_only_from_the_locks_with_hashes() -> None:
+    runs = " ".join(_build().all("RUN"))
+    assert "pip install --require-hashes --no-deps -r deploy/build-requirements.lock" in runs
+    assert "pip wheel --no-deps --no-build-isolation" in runs, "the wheel's build backend comes from the lock"
+    assert '/opt/triagebot/bin/pip install --require-hashes --no-deps -r "$lock"' in runs
+    assert "/opt/triagebot/bin/pip check" in runs
+    for extras, path in LOCKS.items():
+        assert f",{extras},) lock=deploy/{path.name}" in runs, f"TRIAGEBOT_EXTRAS={extras} installs {path.name}"
+    assert "exit 2" in runs, "any other TRIAGEBOT_EXTRAS fails the build with a reason"
+    # Every pip install in the builder either checks hashes or adds only the wheel built here, without deps.
+    for command in re.findall(r"pip install [^&]*", runs):
+        assert "--require-hashes" in command or ("--no-deps" in command and "/wheels/" in runs), command
+    copied = " ".join(_build().all("COPY"))
+    for path in (*LOCKS.values(), BUILD_LOCK):
+        assert f"deploy/{path.name}" in copied and not _excluded(f"deploy/{path.name}")
+
+
+@pytest.mark.parametrize("extras", sorted(LOCKS))
+def test_every_locked_package_is_hash_pinned_and_required_by_pyproject(extras: str) -> None:
+    """The lock is the closure of pyproject's runtime dependencies (+ those extras): each direct requirement is
+    pinned to a version it allows, every entry is reached from them (the lock's `# via` graph), and each has hashes."""
+    lock = _lock(LOCKS[extras])
+    assert lock, f"{LOCKS[extras].name} is empty"
+    for entry in lock.values():
+        assert entry.hashes, f"{entry.name} has no --hash"
+        assert entry.via, f"{entry.name} says nothing of what requires it"
+    wanted = _requirements(set(extras.split(",")))
+    for req in wanted:
+        name = canonicalize_name(req.name)
+        assert name in lock, f"{LOCKS[extras].name} lacks {req}"
+        assert req.specifier.contains(lock[name].version, prereleases=True), f"{name}=={lock[name].version} vs {req}"
+        for extra in req.extras:  # psycopg[binary] -> psycopg-binary
+            assert canonicalize_name(f"{req.name}-{extra}") in lock, f"{req}: its extra is not locked"
+    direct = {e.name for e in lock.values() if any(v.startswith("triagebot") for v in e.via)}
+    assert direct == {canonicalize_name(r.name) for r in wanted}, "direct pins differ from pyproject's requirements"
+    # Reachability: walk the `via` edges backwards from the direct requirements.
+    reached, todo = set(direct), list(direct)
+    while todo:
+        parent = todo.pop()
+        for entry in lock.values():
+            if entry.name not in reached and parent in {canonicalize_name(v.split()[0]) for v in entry.via}:
+                reached.add(entry.name)
+                todo.append(entry.name)
+    assert set(lock) == reached, f"locked but required by nothing in pyproject.toml: {sorted(set(lock) - reached)}"
+
+
+def test_the_default_lock_is_what_the_image_installs_by_default() -> None:
+    assert _image_extras() == {"openai", "ollama"}
+    assert LOCKS["openai,ollama"].name == "requirements.lock"
+
+
+def test_the_build_backend_lock_matches_build_system_requires() -> None:
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]["requires"]
+    lock = _lock(BUILD_LOCK)
+    for raw in requires:
+        req = Requirement(raw)
+        entry = lock[canonicalize_name(req.name)]
+        assert entry.hashes and req.specifier.contains(entry.version)
+    assert set(lock) == {canonicalize_name(Requirement(r).name) for r in requires}
+
+
+def test_the_locks_come_from_the_lock_script() -> None:
+    script = (REPO / "scripts" / "lock.sh").read_text(encoding="utf-8")
+    assert "--generate-hashes" in script
+    for path in (*LOCKS.values(), BUILD_LOCK):
+        assert f"deploy/{path.name}" in script
+        assert path.read_text(encoding="utf-8").startswith("# This file was autogenerated by uv"), path.name

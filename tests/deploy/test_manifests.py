@@ -102,7 +102,7 @@ def test_variant_renders(variant: Variant) -> None:
     keys = [(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]) for d in docs]
     assert len(keys) == len(set(keys)), f"duplicate objects in {variant.name}"
     # Everything but cluster-scoped kinds lands in an explicit namespace, never `default`.
-    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "PriorityClass"}
     for doc in docs:
         if doc["kind"] not in cluster_scoped:
             assert doc["metadata"].get("namespace") in (BOT_NAMESPACE, AGENT_NAMESPACE), doc["metadata"]
@@ -494,7 +494,6 @@ def test_agent_daemonsets(agent_variant: Variant) -> None:
         spec = ds["spec"]["template"]["spec"]
         assert spec["hostNetwork"] is True and not spec.get("hostPID") and not spec.get("hostIPC")
         assert spec["automountServiceAccountToken"] is False
-        assert any(t.get("key") == "nvidia.com/gpu" and t.get("operator") == "Exists" for t in spec["tolerations"])
         host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
         assert REQUIRED_AGENT_HOST_PATHS <= set(host_paths.values()) <= AGENT_HOST_PATHS, host_paths
         assert "/proc" not in host_paths.values()
@@ -525,6 +524,49 @@ def test_agent_daemonsets(agent_variant: Variant) -> None:
     for key in ("volumeMounts", "securityContext", "resources", "livenessProbe", "readinessProbe", "args"):
         assert cpu[key] == gpu[key], key
     assert {k: v for k, v in env_of(gpu).items() if not k.startswith("NVIDIA_")} == env_of(cpu)
+
+
+@pytest.mark.parametrize("agent_variant", _agent_variants(), ids=[v.name for v in _agent_variants()])
+def test_agent_lands_on_every_node_and_stays(agent_variant: Variant) -> None:
+    """Every taint tolerated (a key-less Exists), node-critical priority (or the component's own class), and
+    requests within limits: a tainted, NotReady or pressured node keeps its agent (issue 28, point 2)."""
+    docs = rendered(agent_variant)
+    own = agent_variant.uses("node-agent-priority")
+    wanted = "triagebot-node-agent" if own else "system-node-critical"
+    for ds in _agents(docs):
+        spec = ds["spec"]["template"]["spec"]
+        assert spec["tolerations"] == [{"operator": "Exists"}], ds["metadata"]["name"]
+        assert spec["priorityClassName"] == wanted, ds["metadata"]["name"]
+        resources = spec["containers"][0]["resources"]
+        for kind in ("cpu", "memory"):
+            assert _quantity(resources["requests"][kind]) <= _quantity(resources["limits"][kind]), kind
+    # The quota that lets clusters with limited critical classes admit the pods names the class they use.
+    quota = one(docs, "ResourceQuota", "triagebot-agent-critical-pods")
+    assert quota["metadata"]["namespace"] == AGENT_NAMESPACE
+    assert quota["spec"]["scopeSelector"]["matchExpressions"] == [
+        {"scopeName": "PriorityClass", "operator": "In", "values": [wanted]}]
+    classes = of_kind(docs, "PriorityClass")
+    if own:
+        [cls] = classes
+        assert cls["metadata"]["name"] == wanted and "namespace" not in cls["metadata"]
+        # The highest value a user-defined class may take; above it the API server refuses the object.
+        assert cls["value"] == 1_000_000_000 and cls["globalDefault"] is False
+    else:
+        assert classes == []
+
+
+def _quantity(value: str) -> float:
+    """A Kubernetes CPU or memory quantity as a number (only the suffixes these manifests use)."""
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+    for suffix, factor in units.items():
+        if str(value).endswith(suffix):
+            return float(str(value)[: -len(suffix)]) * factor
+    return float(value)
+
+
+def test_the_priority_component_is_rendered_with_the_agent() -> None:
+    assert any(v.uses("node-agent-priority") for v in _agent_variants())
+    assert any(not v.uses("node-agent-priority") for v in _agent_variants())
 
 
 @pytest.mark.parametrize("agent_variant", _agent_variants(), ids=[v.name for v in _agent_variants()])

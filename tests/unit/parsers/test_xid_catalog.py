@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from collectors.catalogs.xid import XidEntry, load_catalog, lookup, secondary_codes
+from collectors.catalogs.xid import XidEntry, load_catalog, lookup, paging_codes, secondary_codes
 
 REQUIRED = [13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 119, 120, 121, 140, 143]
 NVIDIA = "NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"
@@ -73,4 +73,27 @@ def test_load_catalog_returns_a_copy() -> None:
 def test_entry_rejects_unknown_fields() -> None:
     with pytest.raises(pydantic.ValidationError):
         XidEntry(code=1, name="n", meaning="m", likely_cause="c", action="a", severity="info",
-                 sources=("s",), colour="red")  # type: ignore[call-arg]
+                 cause_class="application", sources=("s",), colour="red")  # type: ignore[call-arg]
+
+
+def test_entry_needs_a_known_class() -> None:
+    with pytest.raises(pydantic.ValidationError):
+        XidEntry(code=1, name="n", meaning="m", likely_cause="c", action="a", severity="info",
+                 cause_class="cosmic-rays", sources=("s",))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("code", "cause_class"), [
+    (13, "application"), (31, "application"), (43, "application"), (45, "after-effect"), (48, "hardware"),
+    (62, "driver"), (79, "hardware"), (119, "driver"),
+])
+def test_class(code: int, cause_class: str) -> None:
+    entry = lookup(code)
+    assert entry is not None and entry.cause_class == cause_class
+
+
+def test_paging_codes_are_the_critical_hardware_and_driver_faults() -> None:
+    """The shipped GPUXidError rule pages on exactly these (tests/deploy/test_rules.py); application Xids warn."""
+    codes = paging_codes()
+    assert {48, 62, 64, 74, 79, 95, 119, 120} <= codes
+    assert not codes & {13, 31, 43, 45, 63, 92, 94, 154}
+    assert all(lookup(c).severity == "critical" for c in codes)  # type: ignore[union-attr]
