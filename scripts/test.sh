@@ -25,10 +25,14 @@ export CMAKE_BUILD_PARALLEL_LEVEL
 pip_install() {
   .venv/bin/pip install -q --disable-pip-version-check "$@" 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
 }
-# The compiled wheel is kept in the venv: a second run (or a rebuilt venv that keeps .venv/wheelhouse) skips the
-# compile. An installed llama_cpp skips even the wheel step.
-WHEELHOUSE=.venv/wheelhouse
+# The compiled wheel is kept in the user's cache, once per machine: a fresh clone, a new venv or a CI checkout on a
+# machine that built it before skips the compile. The folder is named by the build flags and the Python version, so
+# a wheel built with other flags (say a native one) is never reused. An installed llama_cpp skips even the wheel.
 LLAMA_SPEC='llama-cpp-python>=0.3.7'
+BUILD_KEY=$(printf '%s|%s|%s' "$CMAKE_ARGS" "$LLAMA_SPEC" "$(.venv/bin/python -c 'import sys; print(sys.version_info[:2])')" \
+  | sha256sum | cut -c1-16)
+WHEELHOUSE="${TRIAGEBOT_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/triagebot/wheels/$BUILD_KEY}"
+mkdir -p "$WHEELHOUSE"
 # --no-cache-dir: pip's own wheel cache is keyed by the source, not by CMAKE_ARGS, and may hold a native build.
 build_llama_wheel() {
   .venv/bin/pip wheel -q --disable-pip-version-check --no-cache-dir --no-deps -w "$WHEELHOUSE" "$LLAMA_SPEC" 2>&1 \
@@ -39,7 +43,8 @@ if .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
 elif ls "$WHEELHOUSE"/llama_cpp_python-*.whl >/dev/null 2>&1; then
   echo "== llama-cpp-python: installing the wheel compiled on an earlier run ($WHEELHOUSE) =="
 else
-  step "Compiling llama.cpp for llama-cpp-python, once" "about 4 minutes on 2 cores; kept in $WHEELHOUSE" \
+  step "Compiling llama.cpp for llama-cpp-python, once per machine" \
+    "8-20 minutes on 2 cores, the longest step; kept in $WHEELHOUSE for every later run" \
     build_llama_wheel
 fi
 # llama-cpp-python[server]: its OpenAI-compatible server, which tests/integration/test_llm_real.py talks to the
