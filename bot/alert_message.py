@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from bot.config import Settings
 from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text, target_words
-from bot.render.common import verdict_line
+from bot.render.common import no_verdict_reason, verdict_line
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem, TriageRun
@@ -128,7 +128,8 @@ def latest_verdict(session: Session, incident_id: int) -> str | None:
                              .order_by(TriageRun.id.desc()).limit(1)).first()
     if not report:
         return None
-    return verdict_line(Report.model_validate(report))
+    shown = Report.model_validate(report)
+    return None if no_verdict_reason(shown) else verdict_line(shown)  # its root keeps the outcome instead
 
 
 def text_with_verdict(text: str, line: str | None) -> str:
@@ -168,6 +169,8 @@ def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report
                   done_text: str | None = None) -> OutboxItem | None:
     """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
     a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
+    if (why := no_verdict_reason(report)) is not None:
+        return queue_outcome(session, parent, why)  # e.g. the alert's instance is no node's address
     line = verdict_line(report)
     if parent.payload.get("kind") == "triage-root":
         head = str(parent.payload.get("done_text") or done_text or parent.payload.get("text", ""))
