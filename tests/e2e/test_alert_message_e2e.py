@@ -197,6 +197,10 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
     assert disk.blocks[0]["text"]["text"].startswith(
         ":rotating_light: *[FIRING:1 WARNING] NodeFilesystemAlmostOutOfSpace* on node node-a  :large_orange_circle:\n")
     assert "No playbook" not in "\n".join(block_strings(disk.blocks))
+    # Its dashboard link has no empty variables (a node has no namespace or pod): var-namespace=&var-pod= is gone.
+    disk_links = dict((label, url) for url, label in
+                      (part.strip("<>").split("|") for part in contexts(disk)[0].split("  ·  ")))
+    assert disk_links["Dashboard"] == "https://grafana.example.com/d/pods", disk_links
     # The notification text names the node too, not the exporter pod whose labels the alert carries.
     assert "NodeFilesystemAlmostOutOfSpace* on node node-a\n" in disk.text and "node-exporter-7xk2p" not in disk.text
     assert "_No playbook for KubeDeploymentRolloutStuck yet; the triage runs every playbook on its target._" in \

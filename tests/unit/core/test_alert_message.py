@@ -65,6 +65,29 @@ def test_dashboard_values_are_url_encoded() -> None:
     assert url == "https://g/d?ns=shop&s=web%20app&a=A%26B"
 
 
+def test_a_link_never_carries_an_empty_variable() -> None:
+    """Issue 31, point 6: a node's alert has no namespace or pod; `var-namespace=&var-pod=` would show Grafana's
+    dashboard for "nothing" instead of its defaults, so those variables are left out."""
+    template = "https://g/d/pods?orgId=1&var-namespace={namespace}&var-pod={pod}&var-node={node}#view={pod}"
+    node = {"service": "node/gpu-node-2", "node": "gpu-node-2"}
+    assert dashboard_url(template, {"alertname": "NodeFilesystemSpaceFillingUp"}, node) == \
+        "https://g/d/pods?orgId=1&var-node=gpu-node-2"
+    # A name in the path cannot be left out: no link rather than a broken one.
+    assert dashboard_url("https://g/d/{namespace}/pods", {}, node) is None
+    labels = {"alertname": "NodeFilesystemSpaceFillingUp", "instance": "gpu-node-2:9100", "job": "node-exporter"}
+    raw_node = {"status": "firing", "alerts": [{"labels": labels}], "commonLabels": labels}
+    links = AlertLinks(dashboard_template="https://g/d/pods?var-namespace={namespace}&var-pod={pod}",
+                       node_dashboard_template="https://g/d/node?var-node={node}")
+    (shown,) = [link.url for link in alert_root(raw_node, links).links if link.label == "Dashboard"]
+    assert shown == "https://g/d/node?var-node=gpu-node-2"  # the node's own dashboard
+    (pods,) = [link.url for link in alert_root(raw_node, AlertLinks(dashboard_template=links.dashboard_template))
+               .links if link.label == "Dashboard"]
+    assert pods == "https://g/d/pods"
+    # A pod's alert keeps the general dashboard with both variables.
+    (pod,) = [link.url for link in alert_root(raw(), links).links if link.label == "Dashboard"]
+    assert pod == "https://g/d/pods?var-namespace=shop&var-pod=checkout-0"
+
+
 def test_button_only_when_configured_and_links_cannot_break_out() -> None:
     links = AlertLinks(alertmanager_url="http://am:9093", silence_button=True)
     blocks = root_blocks(alert_root(raw(), links))
