@@ -26,8 +26,9 @@ UPSTREAM = yaml.safe_load((ROOT / "collectors" / "catalogs" / "upstream_alerts.y
 KSM = {"job": "kube-state-metrics", "instance": "10.244.1.7:8080", "namespace": "monitoring",
        "pod": "kube-prometheus-stack-kube-state-metrics-6d5f8b7c9-q2w3e",
        "service": "kube-prometheus-stack-kube-state-metrics", "endpoint": "http", "container": "kube-state-metrics"}
-NODE_EXPORTER = {"job": "node-exporter", "namespace": "monitoring", "pod": "kube-prometheus-stack-prometheus-node-"
-                 "exporter-7xk2p", "service": "kube-prometheus-stack-prometheus-node-exporter", "endpoint": "http-metrics",
+NODE_EXPORTER = {"job": "node-exporter", "namespace": "monitoring",
+                 "pod": "kube-prometheus-stack-prometheus-node-exporter-7xk2p",
+                 "service": "kube-prometheus-stack-prometheus-node-exporter", "endpoint": "http-metrics",
                  "container": "node-exporter"}
 KUBELET = {"job": "kubelet", "instance": "10.0.0.2:10250", "namespace": "kube-system",
            "service": "kube-prometheus-stack-kubelet", "endpoint": "https-metrics", "metrics_path": "/metrics"}
