@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bot.alert_message import latest_shown
@@ -34,16 +34,41 @@ def note_in_rollup(session: Session, parent: OutboxItem, incident_id: int | None
     # The channel's storm row, as the webhooks take it: two triages ending at once edit the message one by one,
     # each counting the other's reason.
     session.scalars(select(AlertStorm).where(AlertStorm.channel == group.channel).with_for_update()).first()
-    text = outcomes_text(_reasons(session, group.rollup_key, {group.id: reason}))
-    key = f"{group.rollup_key}:outcomes"
+    _show(session, rollup, group.channel, _reasons(session, group.rollup_key, {group.id: reason}))
+    return True
+
+
+def triage_note_key(root_key: str) -> str:
+    """The outbox key of the note an alert triage leaves under its root (bot.webhook.alert_flow names the triage
+    `<root>:triage`, bot.jobs its note `<triage>:note`)."""
+    return f"{root_key}:triage:note"
+
+
+def fold_queued_notes(session: Session, rollup: OutboxItem, channel: str, root_keys: list[str]) -> None:
+    """Roots moved under a roll-up whose triage already ended: their notes, still queued, would land in the roll-up's
+    thread one by one. Those never sent are taken back and their reasons join the outcomes message instead (the
+    caller holds the channel's storm row)."""
+    if not root_keys or not rollup.payload.get("rollup_key"):
+        return
+    taken = session.execute(delete(OutboxItem).where(
+        OutboxItem.idempotency_key.in_([triage_note_key(k) for k in root_keys]), OutboxItem.status == "pending",
+        ~OutboxItem.maybe_sent, OutboxItem.attempts == 0).execution_options(synchronize_session=False))
+    if getattr(taken, "rowcount", 0):
+        _show(session, rollup, channel, _reasons(session, str(rollup.payload["rollup_key"]), {}))
+
+
+def _show(session: Session, rollup: OutboxItem, channel: str, by_reason: dict[str, list[str]]) -> None:
+    """Post the outcomes message in the roll-up's thread, or have it show `by_reason` now."""
+    if not by_reason:
+        return
+    text = outcomes_text(by_reason)
+    key = f"{rollup.idempotency_key}:outcomes"
     shown = outbox.find(session, key)
     if shown is None:
-        outbox.enqueue(session, key, group.channel, "chat.postMessage",
-                       {"kind": "rollup-outcomes", "text": text, "in_thread": True, "incident_id": incident_id},
-                       depends_on=rollup)
+        outbox.enqueue(session, key, channel, "chat.postMessage",
+                       {"kind": "rollup-outcomes", "text": text, "in_thread": True}, depends_on=rollup)
     else:
         outbox.set_latest(session, shown, {"text": text})
-    return True
 
 
 def _reasons(session: Session, rollup_key: str, now: dict[int, str]) -> dict[str, list[str]]:
