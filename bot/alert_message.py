@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 from bot.config import Settings
 from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text, target_words
-from bot.render.common import verdict_line
+from bot.render.common import no_verdict_reason, verdict_line
+from bot.render.links import fill_link, link_values
 from bot.render.slack import mrkdwn_escape
 from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem, TriageRun
@@ -38,6 +39,7 @@ class AlertLinks:
 
     alertmanager_url: str | None = None  # default: the externalURL in the webhook
     dashboard_template: str | None = None  # e.g. https://grafana/d/x?var-namespace={namespace}&var-pod={pod}
+    node_dashboard_template: str | None = None  # for node alerts, e.g. https://grafana/d/n?var-node={node}
     silence_button: bool = False
 
 
@@ -56,15 +58,9 @@ def _quote_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def dashboard_url(template: str, labels: Mapping[str, str], target: Mapping[str, Any]) -> str:
-    """The dashboard template with the target's names filled in, each URL-encoded; unknown names become empty."""
-    values = {"alertname": labels.get("alertname", ""), "namespace": target.get("namespace") or "",
-              "service": (target.get("service") or "").split("/")[-1], "pod": target.get("pod") or "",
-              "node": target.get("node") or "", "cluster": labels.get("cluster", "")}
-    out = template
-    for name, value in values.items():
-        out = out.replace("{" + name + "}", quote(str(value), safe=""))
-    return out
+def dashboard_url(template: str, labels: Mapping[str, str], target: Mapping[str, Any]) -> str | None:
+    """The dashboard template filled in for this alert (bot/render/links.py); None when it cannot be."""
+    return fill_link(template, link_values(labels, target))
 
 
 def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None = None,
@@ -84,8 +80,10 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
     runbook = str(annotations.get("runbook_url") or "")
     if runbook.startswith(("http://", "https://")):
         shown.append(Link(label="Runbook", url=runbook))
-    if links.dashboard_template:
-        shown.append(Link(label="Dashboard", url=dashboard_url(links.dashboard_template, labels, target)))
+    # A node's alert has no namespace or pod: its own dashboard, when one is set, shows the node.
+    template = (links.node_dashboard_template if found.scope == "node" else None) or links.dashboard_template
+    if template and (dashboard := dashboard_url(template, labels, target)):
+        shown.append(Link(label="Dashboard", url=dashboard))
     base = links.alertmanager_url or str(raw.get("externalURL") or "")
     if base.startswith(("http://", "https://")):
         shown.append(Link(label="Silence…", url=silence_form_url(base, labels)))
@@ -128,7 +126,8 @@ def latest_verdict(session: Session, incident_id: int) -> str | None:
                              .order_by(TriageRun.id.desc()).limit(1)).first()
     if not report:
         return None
-    return verdict_line(Report.model_validate(report))
+    shown = Report.model_validate(report)
+    return None if no_verdict_reason(shown) else verdict_line(shown)  # its root keeps the outcome instead
 
 
 def text_with_verdict(text: str, line: str | None) -> str:
@@ -168,6 +167,8 @@ def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report
                   done_text: str | None = None) -> OutboxItem | None:
     """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
     a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
+    if (why := no_verdict_reason(report)) is not None:
+        return queue_outcome(session, parent, why)  # e.g. the alert's instance is no node's address
     line = verdict_line(report)
     if parent.payload.get("kind") == "triage-root":
         head = str(parent.payload.get("done_text") or done_text or parent.payload.get("text", ""))
@@ -235,4 +236,5 @@ def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, 
 def alert_links(settings: Settings) -> AlertLinks:
     """The link settings from the bot's settings (bot/config.py)."""
     return AlertLinks(alertmanager_url=settings.alertmanager_url, dashboard_template=settings.grafana_url_template,
+                      node_dashboard_template=settings.grafana_node_url_template,
                       silence_button=settings.silence_button)

@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     grafana_url_template: str | None = Field(
         None, description="dashboard link on alert messages, e.g. https://grafana/d/abc/pods?var-namespace="
         "{namespace}&var-pod={pod}; {alertname}, {namespace}, {service}, {pod}, {node}, {cluster} are filled in")
+    grafana_node_url_template: str | None = Field(
+        None, description="dashboard link on a node's alerts (default: grafana_url_template), e.g. "
+        "https://grafana/d/xyz/node?var-node={node}; the same names are filled in")
     alertmanager_url: str | None = Field(None, description="Alertmanager's URL, for silence links (default: "
                                          "the externalURL the webhook carries) and the Silence button")
     silence_button: bool = Field(False, description="a 'Silence 1h' button on alert messages that creates the "
@@ -157,7 +160,7 @@ class Settings(BaseSettings):
             raise ValueError("must be a plain folder under /var/log, e.g. pytorch-fr")
         return value or None
 
-    @field_validator("grafana_url_template", "alertmanager_url")
+    @field_validator("grafana_url_template", "grafana_node_url_template", "alertmanager_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

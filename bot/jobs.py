@@ -33,6 +33,7 @@ from bot.metrics import Metrics
 from bot.posts import prepare_report, queue_report, queue_text
 from bot.render.chart import render_report_chart
 from bot.render.slack_assist import narrative_payload
+from bot.rollup_outcomes import note_in_rollup
 from bot.store import outbox, repo, triage_queue
 from collectors.live.base import TargetNotFound
 from collectors.live.collect import LiveAccess
@@ -229,7 +230,7 @@ class TriageJobs:
             log.warning("triage %s was taken over by another worker; its result is dropped here", request.key)
             return
         except TargetNotFound as err:
-            self._note(request, f":mag: {err}", outcome=str(err),
+            self._note(request, f":mag: {err}", outcome=str(err), rolled_up=True,
                        finish=(lambda s: finish(s, "not-found")) if finish else None)
             outcome = "not-found"
         except Exception as err:
@@ -319,15 +320,20 @@ class TriageJobs:
                             f"(`triagebot replay {folder}`).", suffix="capture")
 
     def _note(self, request: TriageRequest, text: str, suffix: str = "note",
-              finish: Callable[[Session], None] | None = None, outcome: str | None = None) -> None:
+              finish: Callable[[Session], None] | None = None, outcome: str | None = None,
+              rolled_up: bool = False) -> None:
         """A note in the thread; with `outcome` (why the triage ended without a report), the message it replies
-        under says it too, instead of waiting for a verdict forever."""
+        under says it too, instead of waiting for a verdict forever. `rolled_up`: in an alert storm the note is
+        one line of the roll-up's outcomes message instead (bot/rollup_outcomes.py), not one note per group."""
         with self.factory.begin() as session:
             parent = outbox.find(session, request.parent_key) if request.parent_key else None
-            queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text, parent=parent,
-                       incident_id=request.incident_id)
             if parent is not None and outcome:
                 queue_outcome(session, parent, outcome)
+            folded = rolled_up and parent is not None and bool(outcome) and \
+                note_in_rollup(session, parent, request.incident_id, str(outcome))
+            if not folded:
+                queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text,
+                           parent=parent, incident_id=request.incident_id)
             if finish is not None:
                 finish(session)
         self.on_queued()

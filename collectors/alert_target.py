@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from collectors.catalogs.alert_labels import subject_labels
 from collectors.catalogs.alert_map import rule_for
 from collectors.models import Target
 from collectors.parsers.alert_facts import node_from, target_value
@@ -88,7 +89,10 @@ def target_for(labels: Mapping[str, str]) -> AlertTarget:
     """The target an alert's labels describe. Label values are validated: an alert is untrusted input.
 
     A pod or workload wins (in its namespace, "default" when the alert names none); else a node, which has no
-    namespace; else, for the alerts the catalog marks namespace-scoped (ResourceQuotas), the namespace itself."""
+    namespace; else, for the alerts the catalog marks namespace-scoped (ResourceQuotas), the namespace itself. For
+    an alert whose rule alert_labels.yaml knows, the labels its scrape added (the exporter's pod, namespace,
+    instance) are set aside first."""
+    labels = subject_labels(labels)
     ns_hit = target_value("pod.namespace", labels)
     try:
         ns = namespace(ns_hit[1]) if ns_hit else None

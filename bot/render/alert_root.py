@@ -7,7 +7,9 @@ re-render the same message instead of each writing its own text.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -15,6 +17,7 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
+    ConfirmObject,
     ContextBlock,
     MarkdownTextObject,
     SectionBlock,
@@ -23,6 +26,8 @@ from slack_sdk.models.blocks import (
 from bot.render.slack import mrkdwn_escape
 
 SILENCE_ACTION = "alert_silence_1h"
+SILENCE_DURATION = timedelta(hours=1)  # what the button creates (bot/slack/silence.py), and its dialog says
+_CONFIRM_TEXT_LIMIT = 300  # Slack's limit on a confirm dialog's text
 SEVERITY_ICON = {"critical": ":red_circle:", "error": ":red_circle:", "warning": ":large_orange_circle:",
                  "info": ":large_blue_circle:", "none": ":white_circle:"}
 SUMMARY_LIMIT = 1500  # characters of the summary annotation in the root; the thread has every alert's own
@@ -110,7 +115,45 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=shown)]))
     if root.silence_value and root.status == "firing":
         blocks.append(ActionsBlock(block_id="alert_actions", elements=[
-            ButtonElement(text="Silence 1h", action_id=SILENCE_ACTION, value=root.silence_value)]))
+            ButtonElement(text="Silence 1h", action_id=SILENCE_ACTION, value=root.silence_value,
+                          confirm=silence_confirm(root.silence_value))]))
     for block in blocks:
         block.validate_json()
     return [block.to_dict() for block in blocks]
+
+
+def _duration_words(duration: timedelta) -> str:
+    hours, rest = divmod(int(duration.total_seconds()), 3600)
+    return f"{hours} hour{'s' if hours != 1 else ''}" if not rest else f"{int(duration.total_seconds()) // 60} minutes"
+
+
+def silence_confirm(value: str) -> ConfirmObject:
+    """The dialog Slack shows before the button acts: every matcher the silence will have, and for how long.
+    Past Slack's 300 characters the last matchers are counted rather than shown (the silence still has them)."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = {}
+    pairs = [f"`{mrkdwn_escape(f'{k}={v}')}`" for k, v in sorted(parsed.items())] if isinstance(parsed, dict) else []
+    head = f"Alertmanager will silence, for {_duration_words(SILENCE_DURATION)}, every alert matching "
+    tail = ". The silence is made in your name and said in the alert's thread."
+    shown: list[str] = []
+    for i, pair in enumerate(pairs):
+        more = len(pairs) - i - 1
+        rest = f" and {more} more label{'s' if more != 1 else ''}" if more else ""
+        if len(head + ", ".join([*shown, pair]) + rest + tail) > _CONFIRM_TEXT_LIMIT:
+            left = len(pairs) - i
+            rest = (f" and {left} more label{'s' if left != 1 else ''}" if shown
+                    else f"its {left} labels (too long to show here)")
+            return ConfirmObject(title="Silence this alert?", text=head + ", ".join(shown) + rest + tail,
+                                 confirm="Silence", deny="Cancel")
+        shown.append(pair)
+    return ConfirmObject(title="Silence this alert?", text=head + (", ".join(shown) or "its labels") + tail,
+                         confirm="Silence", deny="Cancel")
+
+
+def silenced_line(user: str, silence_id: str, until: str, labels: Mapping[str, str]) -> str:
+    """The thread's record of a silence: who made it, for how long, which one, and what it matches."""
+    matching = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return (f":no_bell: Silenced for {_duration_words(SILENCE_DURATION)} by <@{user}>, until {until} "
+            f"(silence `{mrkdwn_escape(silence_id)}`, matching {mrkdwn_escape(matching)}).")

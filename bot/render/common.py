@@ -14,6 +14,8 @@ STATUS_MARK = {"confirmed": "✔ confirmed", "likely": "● likely", "unknown": 
 def headline(report: Report) -> str:
     lead = report.leading()
     if lead is None:
+        if (why := no_verdict_reason(report)) is not None:
+            return f"No verdict: {why}."
         if not report.facts:
             return "Nothing in this evidence was recognised."
         if not report.findings:
@@ -104,6 +106,19 @@ def scope_answered(report: Report) -> list[ScopeAnswer]:
 def scope_evidence(report: Report) -> list[tuple[ScopeAnswer, list[str]]]:
     """Each answered question with its evidence said in words (fact names stay in the JSON)."""
     return [(a, [plain(b, report.facts) for b in a.because]) for a in scope_answered(report)]
+
+# The source under which the live resolver reports an alert's scrape address that names no node, or several
+# (collectors/live/k8s_resolve.py): it is the reason there is no verdict, when nothing else leads.
+UNRESOLVED_INSTANCE = "kubernetes:instance/"
+
+
+def no_verdict_reason(report: Report) -> str | None:
+    """Why a report has no verdict, when the evidence says why better than "nothing was recognised": the alert's
+    instance is no node's address, so none of the node's own evidence could be read. None once anything leads."""
+    if report.leading() is not None:
+        return None
+    return next((m.reason for m in report.missing if m.source.startswith(UNRESOLVED_INSTANCE)), None)
+
 
 def verdict_line(report: Report, limit: int = 200) -> str:
     """The verdict in one line, for a root message: the leading hypothesis, its status, and its claim."""

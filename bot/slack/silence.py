@@ -10,7 +10,6 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
@@ -18,15 +17,13 @@ from slack_bolt import Ack, App, Respond
 from bot.alertmanager_api import SilenceError, create_silence
 from bot.context import BotContext
 from bot.policy import scope
-from bot.render.alert_root import SILENCE_ACTION
-from bot.render.slack import mrkdwn_escape
+from bot.render.alert_root import SILENCE_ACTION, SILENCE_DURATION, silenced_line
 from bot.slack import flows
 from bot.store import outbox, repo
 from collectors.alert_target import target_for
 
 log = logging.getLogger("triagebot.slack.silence")
 
-DURATION = timedelta(hours=1)
 ACTION = "button.silence"
 
 
@@ -74,14 +71,13 @@ def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) ->
     comment = f"Silenced for 1h from Slack by {created_by}, with triagebot's Silence button."
     try:
         made = create_silence(settings.alertmanager_url, labels, created_by=created_by, comment=comment,
-                              duration=DURATION)
+                              duration=SILENCE_DURATION)
     except SilenceError as err:
         flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
                     detail={"matchers": labels, "error": str(err)}, outcome="error")
         return f":x: {err}"
     until = made.ends_at.strftime("%H:%M UTC")
-    text = (f":no_bell: Silenced for 1h by <@{click.user}>, until {until} (silence `{mrkdwn_escape(made.id)}`, "
-            f"matching {mrkdwn_escape(', '.join(f'{k}={v}' for k, v in sorted(labels.items())))}).")
+    text = silenced_line(click.user, made.id, until, labels)
     with ctx.factory.begin() as session:
         repo.audit(session, actor=click.user, channel=click.channel, action=ACTION, target=namespace,
                    detail={"silence": made.id, "matchers": labels, "created_by": created_by})

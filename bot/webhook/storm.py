@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from bot.keys import alert_root_key
 from bot.posts import counted, rollup_summary
+from bot.rollup_outcomes import fold_queued_notes
 from bot.store import outbox
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import AlertGroup, AlertStorm, OutboxItem
@@ -70,9 +71,12 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
     # waiting for the storm row this one holds. It joins the storm itself (`adopt_storm`) once this one commits.
     free = set(session.scalars(select(AlertGroup.id).where(AlertGroup.id.in_([g.id for g in recent]))
                                .with_for_update(skip_locked=True)))
-    for member in recent:
-        if member.id in free:
-            _move_under(session, member, key, rollup)
+    moved = [member for member in recent if member.id in free]
+    for member in moved:
+        _move_under(session, member, key, rollup)
+    # A moved root whose triage already ended (a namespace that is gone answers at once) has its note queued under
+    # it: said once in the roll-up's outcomes message rather than as one identical note per group.
+    fold_queued_notes(session, rollup, channel, [alert_root_key(m.group_key, m.episode or 1) for m in moved])
     return rollup
 
 

@@ -49,11 +49,30 @@ class LabelRule(BaseModel):
                 and (not self.values or any(fnmatchcase(value, p) for p in self.values)))
 
 
+class Subject(BaseModel):
+    """The labels an alert family's rule keeps from its own series: the only scrape labels that name its subject."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    alerts: tuple[str, ...] = Field(min_length=1)
+    carries: tuple[str, ...]
+    source: str = Field(min_length=1)
+
+
 class LabelCatalog(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     targets: dict[str, TargetLabels]
     labels: tuple[LabelRule, ...]
+    scrape: frozenset[str]
+    subjects: tuple[Subject, ...]
+
+    @model_validator(mode="after")
+    def _one_entry_per_alert(self) -> LabelCatalog:
+        names = [name for entry in self.subjects for name in entry.alerts]
+        if len(names) != len(set(names)):
+            raise ValueError("an alert is listed under more than one subject entry")
+        return self
 
     def targets_flat(self) -> tuple[str, ...]:
         return tuple(label for entry in self.targets.values() for label in entry.labels)
@@ -62,6 +81,23 @@ class LabelCatalog(BaseModel):
 @cache
 def catalog() -> LabelCatalog:
     return LabelCatalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+
+
+@cache
+def _carried() -> dict[str, frozenset[str]]:
+    return {name: frozenset(entry.carries) for entry in catalog().subjects for name in entry.alerts}
+
+
+def subject_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The alert's labels without the scrape's own (the exporter's pod, namespace, instance...) where its rule is
+    known to keep no such label of its series; an unknown alert keeps them all. `exported_X` is X's own value
+    renamed by the scrape, so it stays when X is carried."""
+    carried = _carried().get(labels.get("alertname", ""))
+    if carried is None:
+        return dict(labels)
+    scrape = catalog().scrape
+    return {k: v for k, v in labels.items()
+            if (base := k.removeprefix("exported_")) not in scrape or base in carried}
 
 
 def target_labels() -> dict[str, tuple[str, ...]]:

@@ -376,12 +376,15 @@ class Resolver:
     def _node_by_address(self, r: Resolved) -> dict[str, Any] | None:
         """The node an alert's scrape address names: the one whose addresses (InternalIP, ExternalIP, Hostname,
         DNS names) or hostname label include the address's host. None, with `r.unmapped` saying why, when no node
-        or several have it, or the nodes cannot be listed."""
+        or several have it, or the nodes cannot be listed. A definite answer (no node, several) is reported as the
+        source `instance/HOST`, which the report's verdict line reads (bot/render/common.no_verdict_reason)."""
         host = r.name
         listed = self.calls.get_list(self.calls.core.list_node, max_items=5000)
+        source = f"instance/{host}"
         if isinstance(listed, Failure):
             self._unsure = True
             self.report("nodes", listed)
+            source = f"node/{host}"
             r.unmapped = (f'the alert names its node only by instance "{self._instance}", and the nodes could not be '
                           f"listed to find the one with address {host}: {listed.reason}")
         else:
@@ -390,12 +393,12 @@ class Resolver:
             if len(matches) == 1:
                 return matches[0]
             if matches:
-                r.unmapped = (f'instance "{self._instance}": several nodes have the address {host} '
+                r.unmapped = (f"instance {host} is the address of several nodes "
                               f"({', '.join(sorted(name_of(n) for n in matches))}); none was chosen")
             else:
-                r.unmapped = (f'instance "{self._instance}": no node has the address {host} (InternalIP, ExternalIP '
-                              f"or Hostname, among {len(nodes)} nodes), so the node's own evidence is missing")
-        self.report(f"node/{host}", Failure(404, r.unmapped))
+                r.unmapped = (f"instance {host} is no node's address: none of the {len(nodes)} nodes has it as its "
+                              f'name, InternalIP, ExternalIP or Hostname (scrape address "{self._instance}")')
+        self.report(source, Failure(404, r.unmapped))
         return None
 
     def _namespace(self, r: Resolved) -> bool:

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from collectors.catalogs.alert_labels import label_facts, target_labels
+from collectors.catalogs.alert_labels import label_facts, subject_labels, target_labels
 from collectors.catalogs.alert_map import rule_for, symptom_for
 from collectors.parsers.sink import FactSink
 
@@ -87,7 +87,7 @@ def emit_alerts(sink: FactSink, alerts: list[Labelled], titles: dict[str, int]) 
 def _emit_targets(sink: FactSink, alerts: list[Labelled]) -> None:
     for fact in target_labels():
         for alert in alerts:
-            found = target_value(fact, alert.plain())
+            found = target_value(fact, subject_labels({"alertname": alert.name, **alert.plain()}))
             if found:
                 label = found[0]
                 sink.add(fact, node_from(label, found[1]), alert.labels[label][1])

@@ -145,6 +145,10 @@ def test_the_root_links_graph_runbook_dashboard_and_a_filled_silence_form(chain:
 def test_silence_1h_creates_the_silence_in_alertmanager_as_the_user(chain: Chain, fired: Message) -> None:
     button = next(a for a in actions(fired) if a["action_id"] == "alert_silence_1h")
     assert button["text"]["text"] == "Silence 1h"
+    # Slack shows this dialog before it sends the click: the matchers and the duration (issue 31, point 8).
+    asked = button["confirm"]["text"]["text"]
+    assert asked.startswith("Alertmanager will silence, for 1 hour, every alert matching ")
+    assert all(f"`{k}={v}`" in asked for k, v in LABELS.items()), asked
     assert chain.silences() == []
     # Mallory clicks in a channel that has no grant for shop: refused, nothing created.
     chain.click(button["value"], fired, user="U0MALLORY", channel="C0ELSE")
@@ -165,7 +169,8 @@ def test_silence_1h_creates_the_silence_in_alertmanager_as_the_user(chain: Chain
         return [m.text for m in chain.slack.thread("C0ALERTS", fired.ts) if m.text.startswith(":no_bell:")]
 
     chain.slack.wait_for(lambda: bool(said()), timeout=WAIT)
-    assert said()[0].startswith(":no_bell: Silenced for 1h by <@U0ALICE>") and made["id"] in said()[0]
+    assert said()[0].startswith(":no_bell: Silenced for 1 hour by <@U0ALICE>") and made["id"] in said()[0]
+    assert all(f"{k}={v}" in said()[0] for k, v in LABELS.items()), said()[0]
 
 
 def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_node(chain: Chain,
@@ -192,6 +197,10 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
     assert disk.blocks[0]["text"]["text"].startswith(
         ":rotating_light: *[FIRING:1 WARNING] NodeFilesystemAlmostOutOfSpace* on node node-a  :large_orange_circle:\n")
     assert "No playbook" not in "\n".join(block_strings(disk.blocks))
+    # Its dashboard link has no empty variables (a node has no namespace or pod): var-namespace=&var-pod= is gone.
+    disk_links = dict((label, url) for url, label in
+                      (part.strip("<>").split("|") for part in contexts(disk)[0].split("  ·  ")))
+    assert disk_links["Dashboard"] == "https://grafana.example.com/d/pods", disk_links
     # The notification text names the node too, not the exporter pod whose labels the alert carries.
     assert "NodeFilesystemAlmostOutOfSpace* on node node-a\n" in disk.text and "node-exporter-7xk2p" not in disk.text
     assert "_No playbook for KubeDeploymentRolloutStuck yet; the triage runs every playbook on its target._" in \

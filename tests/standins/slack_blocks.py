@@ -31,6 +31,10 @@ MAX_OPTION_TEXT = 75
 MAX_OPTION_VALUE = 150
 MAX_PLACEHOLDER = 150
 MAX_VIEW_TITLE = 24
+# The confirm object (a dialog before an interactive element acts): title, text, and its two buttons.
+MAX_CONFIRM_TITLE = 100
+MAX_CONFIRM_TEXT = 300
+MAX_CONFIRM_BUTTON = 30
 MAX_PRIVATE_METADATA = 3000
 # Message text: documented as 40,000 characters. Slack staff said in 2024 (seratch/ChatGPT-in-Slack#102) that the
 # platform now rejects shorter texts with msg_too_long; the limit is configurable for that reason.
@@ -238,6 +242,17 @@ class BlockChecker:
         self.string(obj.get("image_url"), f"{ptr}/image_url", max_len=MAX_URL)
         self.string(obj.get("alt_text"), f"{ptr}/alt_text", max_len=MAX_ALT_TEXT, required=True)
 
+    def confirm(self, obj: Any, ptr: str) -> None:
+        if not isinstance(obj, dict):
+            self.add("must provide an object", ptr)
+            return
+        self.text_object(obj.get("title"), f"{ptr}/title", max_len=MAX_CONFIRM_TITLE, plain_only=True)
+        self.text_object(obj.get("text"), f"{ptr}/text", max_len=MAX_CONFIRM_TEXT)
+        self.text_object(obj.get("confirm"), f"{ptr}/confirm", max_len=MAX_CONFIRM_BUTTON, plain_only=True)
+        self.text_object(obj.get("deny"), f"{ptr}/deny", max_len=MAX_CONFIRM_BUTTON, plain_only=True)
+        if obj.get("style") is not None and obj["style"] not in ("primary", "danger"):
+            self.add("must be one of: primary, danger", f"{ptr}/style")
+
     def element(self, element: Any, ptr: str) -> None:
         if not isinstance(element, dict):
             self.add("must provide an object", ptr)
@@ -260,6 +275,8 @@ class BlockChecker:
             style = element.get("style")
             if style is not None and style not in ("primary", "danger"):
                 self.add("must be one of: primary, danger", f"{ptr}/style")
+        if element.get("confirm") is not None:
+            self.confirm(element["confirm"], f"{ptr}/confirm")
         if element.get("placeholder") is not None:
             self.text_object(element["placeholder"], f"{ptr}/placeholder", max_len=MAX_PLACEHOLDER, plain_only=True)
         if element.get("options") is not None:

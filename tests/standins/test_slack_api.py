@@ -237,6 +237,20 @@ INVALID_BLOCKS: list[tuple[str, list[JSONDict], str]] = [
         "must be less than 76 characters [json-pointer:/blocks/0/elements/0/text/text]",
     ),
     (
+        "confirm text 301",
+        [{"type": "actions", "elements": [{**_button(), "confirm": {
+            "title": {"type": "plain_text", "text": "Sure?"}, "text": {"type": "mrkdwn", "text": "t" * 301},
+            "confirm": {"type": "plain_text", "text": "Yes"}, "deny": {"type": "plain_text", "text": "No"}}}]}],
+        "must be less than 301 characters [json-pointer:/blocks/0/elements/0/confirm/text/text]",
+    ),
+    (
+        "confirm title mrkdwn",
+        [{"type": "actions", "elements": [{**_button(), "confirm": {
+            "title": {"type": "mrkdwn", "text": "Sure?"}, "text": {"type": "mrkdwn", "text": "t"},
+            "confirm": {"type": "plain_text", "text": "Yes"}, "deny": {"type": "plain_text", "text": "No"}}}]}],
+        "must be one of: plain_text [json-pointer:/blocks/0/elements/0/confirm/title/type]",
+    ),
+    (
         "action_id 256",
         [{"type": "actions", "elements": [_button(action_id="a" * 256)]}],
         "must be less than 256 characters [json-pointer:/blocks/0/elements/0/action_id]",

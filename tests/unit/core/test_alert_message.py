@@ -3,13 +3,14 @@ and the Silence button only when configured (issue #13, point 5). End to end: te
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.alert_message import AlertLinks, alert_root, dashboard_url, root_payload, silence_form_url
 from bot.alertmanager_api import silence_body
-from bot.render.alert_root import AlertRoot, root_blocks
+from bot.render.alert_root import AlertRoot, root_blocks, silence_confirm
 from bot.render.common import verdict_line
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.replay import replay
@@ -64,6 +65,29 @@ def test_dashboard_values_are_url_encoded() -> None:
     assert url == "https://g/d?ns=shop&s=web%20app&a=A%26B"
 
 
+def test_a_link_never_carries_an_empty_variable() -> None:
+    """Issue 31, point 6: a node's alert has no namespace or pod; `var-namespace=&var-pod=` would show Grafana's
+    dashboard for "nothing" instead of its defaults, so those variables are left out."""
+    template = "https://g/d/pods?orgId=1&var-namespace={namespace}&var-pod={pod}&var-node={node}#view={pod}"
+    node = {"service": "node/gpu-node-2", "node": "gpu-node-2"}
+    assert dashboard_url(template, {"alertname": "NodeFilesystemSpaceFillingUp"}, node) == \
+        "https://g/d/pods?orgId=1&var-node=gpu-node-2"
+    # A name in the path cannot be left out: no link rather than a broken one.
+    assert dashboard_url("https://g/d/{namespace}/pods", {}, node) is None
+    labels = {"alertname": "NodeFilesystemSpaceFillingUp", "instance": "gpu-node-2:9100", "job": "node-exporter"}
+    raw_node = {"status": "firing", "alerts": [{"labels": labels}], "commonLabels": labels}
+    links = AlertLinks(dashboard_template="https://g/d/pods?var-namespace={namespace}&var-pod={pod}",
+                       node_dashboard_template="https://g/d/node?var-node={node}")
+    (shown,) = [link.url for link in alert_root(raw_node, links).links if link.label == "Dashboard"]
+    assert shown == "https://g/d/node?var-node=gpu-node-2"  # the node's own dashboard
+    (pods,) = [link.url for link in alert_root(raw_node, AlertLinks(dashboard_template=links.dashboard_template))
+               .links if link.label == "Dashboard"]
+    assert pods == "https://g/d/pods"
+    # A pod's alert keeps the general dashboard with both variables.
+    (pod,) = [link.url for link in alert_root(raw(), links).links if link.label == "Dashboard"]
+    assert pod == "https://g/d/pods?var-namespace=shop&var-pod=checkout-0"
+
+
 def test_button_only_when_configured_and_links_cannot_break_out() -> None:
     links = AlertLinks(alertmanager_url="http://am:9093", silence_button=True)
     blocks = root_blocks(alert_root(raw(), links))
@@ -71,6 +95,14 @@ def test_button_only_when_configured_and_links_cannot_break_out() -> None:
     assert (button["action_id"], button["text"]["text"]) == ("alert_silence_1h", "Silence 1h")
     assert button["value"] == ('{"alertname":"KubePodCrashLooping","namespace":"shop","pod":"checkout-0",'
                                '"severity":"warning"}')
+    # Slack asks before it acts: the dialog names every matcher and the duration.
+    confirm = button["confirm"]
+    assert (confirm["title"]["text"], confirm["confirm"]["text"], confirm["deny"]["text"]) == \
+        ("Silence this alert?", "Silence", "Cancel")
+    assert confirm["text"]["text"] == (
+        "Alertmanager will silence, for 1 hour, every alert matching `alertname=KubePodCrashLooping`, "
+        "`namespace=shop`, `pod=checkout-0`, `severity=warning`. The silence is made in your name and said in "
+        "the alert's thread.")
     # A runbook URL with Slack's link syntax in it is escaped, not a second link; a non-http one is dropped.
     hostile = alert_root(raw(runbook_url="https://x/|<!channel>"), AlertLinks())
     assert "<https://x/%7C%3C!channel%3E|Runbook>" in texts(root_blocks(hostile))[-1]
@@ -101,6 +133,16 @@ def test_alerts_without_a_playbook_or_a_target_say_so_in_one_line() -> None:
                             "alerts": [{"labels": {"alertname": "Watchdog"}}]}, AlertLinks())
     assert no_target.note == "Not triaged: the labels of Watchdog name no pod, workload or node."
     assert f"_{no_target.note}_" in texts(root_blocks(no_target))
+
+
+def test_the_confirm_dialog_stays_within_slacks_300_characters_and_counts_what_it_leaves_out() -> None:
+    many = json.dumps({f"label_{i:02d}": "v" * 20 for i in range(12)}, sort_keys=True)
+    text = silence_confirm(many).to_dict()["text"]["text"]
+    assert len(text) <= 300 and "`label_00=" in text
+    shown = text.count("`label_")
+    assert 0 < shown < 12 and f"and {12 - shown} more labels." in text
+    one_huge = silence_confirm(json.dumps({"description": "d" * 400}))
+    assert "its 1 labels (too long to show here)" in one_huge.to_dict()["text"]["text"]
 
 
 def test_silence_body_for_alertmanager_v2() -> None:
