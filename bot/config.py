@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TRIAGEBOT_", extra="forbid", populate_by_name=True)
 
     # Kubernetes: a kubeconfig (and context), or the in-cluster service account when neither is set.
-    kubeconfig: Path | None = Field(None, description="kubeconfig file; default ~/.kube/config, then in-cluster")
+    kubeconfig: Path | None = Field(None, description="kubeconfig file, or a list (a:b) merged as kubectl "
+                                   "merges it; default KUBECONFIG, ~/.kube/config, then in-cluster")
     context: str | None = Field(None, description="kubeconfig context")
     cluster_name: str | None = Field(None, description="name shown in reports")
     # Prometheus.
