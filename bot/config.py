@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     slack_mode: Literal["http", "socket"] = Field("http", description="HTTP endpoint or Socket Mode")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL (proxies, "
                                "air-gapped gateways)")
+    slack_retry_interval: float = Field(10.0, gt=0, le=300, description="seconds between checks of a Slack API "
+                                        "that cannot be reached; queued posts go out at the first answer")
     templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")
     drills_dir: Path | None = Field(None, description="saved drills: where 'Save as drill' and `drill save` "
                                     "write recorded incidents, and where drills find them; default "
