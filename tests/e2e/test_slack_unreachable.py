@@ -13,8 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import pytest
+from pydantic import SecretStr
 from sqlalchemy import func, select
 
+from bot.config import ConfigError, Settings
+from bot.context import build_context
+from bot.slack.app import build_slack_app
 from bot.store.db import make_engine
 from bot.store.models import AlertGroup
 from tests.harness.bot_server import bearer, bot_process, bot_values
@@ -74,3 +79,17 @@ def test_serve_starts_without_slack_and_posts_once_it_is_back(tmp_path: Path, sq
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def test_a_token_slack_refuses_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    """Unlike an unreachable Slack, a refused token will not heal by waiting: the start stops, naming the setting."""
+    with SlackStandIn(channels=("C0OPS",)) as slack:
+        ctx = build_context(Settings(slack_bot_token=SecretStr("xoxb-not-the-right-one"),
+                                     slack_signing_secret=SecretStr("s"), slack_api_url=slack.api_url,
+                                     database_url=f"sqlite:///{tmp_path / 'bot.sqlite'}"), start_poster=False)
+        try:
+            with pytest.raises(ConfigError) as refused:
+                build_slack_app(ctx)
+        finally:
+            ctx.close()
+    assert str(refused.value) == "setting SLACK_BOT_TOKEN was refused by Slack: invalid_auth"
