@@ -93,8 +93,10 @@ def _leads(artifacts: list[Artifact]) -> list[str]:
         body = json.loads(alert.content)
     except ValueError:
         return []
-    alerts = body.get("alerts") or [{}] if isinstance(body, dict) else [{}]
-    labels = (body.get("commonLabels") if isinstance(body, dict) else None) or alerts[0].get("labels") or {}
+    if not isinstance(body, dict):
+        return []
+    # As the alert flow chose them (bot/webhook/alert_flow.py): the group's common labels, else its first alert's.
+    labels = body.get("commonLabels") or (body.get("alerts") or [{}])[0].get("labels") or {}
     return list(target_for({str(k): str(v) for k, v in labels.items()}).symptoms)
 
 
