@@ -1,13 +1,15 @@
 """`serve` with the Slack API unreachable (issue 28, point 4): the bot starts, the webhook stores alerts, the log
 says it once, /healthz tells, and once Slack is back the queued root is posted by itself.
 
-The bot runs as `triagebot serve` composes it (tests/harness/bot_launcher.py with --slack: the bolt app included,
-whose start-up auth.test used to crash the process). "Slack" is the stand-in, on a port that is closed at first.
+The bot runs as `triagebot serve` composes it in HTTP mode (the context, the bolt app, whose start-up auth.test used
+to crash the process, and the ASGI app under uvicorn), in this process so its log records can be counted. "Slack"
+is the stand-in, on a port that is closed at first.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,14 +17,15 @@ from pathlib import Path
 import httpx
 import pytest
 from pydantic import SecretStr
+from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
 
 from bot.config import ConfigError, Settings
 from bot.context import build_context
+from bot.server import create_app
 from bot.slack.app import build_slack_app
-from bot.store.db import make_engine
-from bot.store.models import AlertGroup
-from tests.harness.bot_server import bearer, bot_process, bot_values
+from bot.store.models import AlertGroup, OutboxItem
+from tests.harness.bot_server import bearer, bot_values, serve_app, settings_from
 from tests.harness.fixtures import sqlite_url
 from tests.harness.prometheus import free_port
 from tests.harness.webhooks import webhook_body
@@ -33,45 +36,47 @@ LABELS = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "check
           "severity": "critical"}
 
 
-def log_lines(path: Path) -> list[str]:
-    return [json.loads(line).get("msg", "") for line in path.read_text().splitlines() if line.startswith("{")]
-
-
-def test_serve_starts_without_slack_and_posts_once_it_is_back(tmp_path: Path, sqlite_url: str) -> None:
+def test_serve_starts_without_slack_and_posts_once_it_is_back(sqlite_url: str,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
     port = free_port()
     values = bot_values(slack_api_url=f"http://127.0.0.1:{port}/api/", database_url=sqlite_url,
                         slack_retry_interval=0.3)  # no permissions: the root also says why it is not triaged
-    with bot_process(values, tmp_path, slack=True) as bot, httpx.Client(base_url=bot.url, timeout=10) as client:
-        stored = client.post("/alertmanager", json=webhook_body(LABELS, starts=_now(),
-                                                                  fingerprint="f1"), headers=bearer())
-        assert (stored.status_code, stored.json()) == (200, {"status": "stored", "alerts": 1})
-        engine = make_engine(sqlite_url)
-        try:
-            with engine.connect() as conn:
-                assert conn.execute(select(func.count()).select_from(AlertGroup)).scalar_one() == 1
-        finally:
-            engine.dispose()
-        health = client.get("/healthz")
-        # Liveness stays 200 (restarting does not bring Slack back); the body tells.
-        assert health.status_code == 200 and health.json()["alive"] is True
-        assert health.json()["slack"].startswith("unreachable since ")
-        ready = client.get("/readyz")
-        assert ready.status_code == 200 and ready.json()["slack"].startswith("unreachable since ")
-        time.sleep(1.0)  # a few failed posts and probes: still one log line
+    ctx = build_context(settings_from(values))  # as `serve` composes it, with the bolt app in HTTP mode
+    try:
+        handler = SlackRequestHandler(build_slack_app(ctx))  # its start-up auth.test used to crash the process
+        with serve_app(create_app(ctx, handler)) as url, httpx.Client(base_url=url, timeout=10) as client:
+            stored = client.post("/alertmanager", json=webhook_body(LABELS, starts=_now(), fingerprint="f1"),
+                                 headers=bearer())
+            assert (stored.status_code, stored.json()) == (200, {"status": "stored", "alerts": 1})
+            with ctx.factory() as session:
+                assert session.scalar(select(func.count()).select_from(AlertGroup)) == 1
+                waiting = session.scalar(select(func.count()).select_from(OutboxItem)
+                                         .where(OutboxItem.status != "sent"))
+                assert waiting is not None and waiting >= 1  # the root waits in the outbox
+            health = client.get("/healthz")
+            # Liveness stays 200 (restarting does not bring Slack back); the body tells.
+            assert health.status_code == 200 and health.json()["alive"] is True
+            assert health.json()["slack"].startswith("unreachable since ")
+            ready = client.get("/readyz")
+            assert ready.status_code == 200 and ready.json()["slack"].startswith("unreachable since ")
+            time.sleep(1.0)  # a few failed posts and probes: still one log line
 
-        with SlackStandIn(channels=("C0OPS",), port=port) as slack:
-            slack.wait_for(lambda: bool(slack.top_level("C0OPS")), timeout=15)
-            root = slack.top_level("C0OPS")[0]
-            deadline = time.monotonic() + 5
-            while client.get("/healthz").json()["slack"] != "ok" and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert client.get("/healthz").json() == {"alive": True, "slack": "ok"}
+            with SlackStandIn(channels=("C0OPS",), port=port) as slack:
+                slack.wait_for(lambda: bool(slack.top_level("C0OPS")), timeout=15)
+                root = slack.top_level("C0OPS")[0]
+                deadline = time.monotonic() + 5
+                while client.get("/healthz").json()["slack"] != "ok" and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert client.get("/healthz").json() == {"alive": True, "slack": "ok"}
+    finally:
+        ctx.close()
     said = "\n".join([root.text, *[json.dumps(b) for b in root.blocks]])
     assert "KubePodCrashLooping" in root.text
     assert ("Not triaged: channel C0OPS has no permission entry; set TRIAGEBOT_PERMISSIONS "
             "(permissions.channels).") in said
-    lines = log_lines(bot.log)
-    assert len([line for line in lines if line.startswith("Slack API")]) == 1, lines
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith(("triagebot", "slack_sdk"))]
+    assert len([line for line in lines if "Slack API" in line]) == 1, lines  # slack_sdk's own lines too
     assert [line for line in lines if "not triaged" in line] == [
         "alert KubePodCrashLooping not triaged: channel C0OPS has no permission entry; set TRIAGEBOT_PERMISSIONS "
         "(permissions.channels)"]
