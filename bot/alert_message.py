@@ -64,8 +64,9 @@ def dashboard_url(template: str, labels: Mapping[str, str], target: Mapping[str,
 
 
 def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None = None,
-               allowed: bool = True) -> AlertRoot:
-    """The root message's data from a (redacted) webhook payload."""
+               allowed: bool = True, refusal: str = "") -> AlertRoot:
+    """The root message's data from a (redacted) webhook payload. `refusal`: why the permissions refused the triage
+    (bot.policy.Permissions.alert_refusal), shown when `allowed` is False."""
     alerts: list[Mapping[str, Any]] = list(raw.get("alerts") or [])
     first: Mapping[str, Any] = alerts[0] if alerts else {}
     labels: dict[str, str] = dict(raw.get("commonLabels") or first.get("labels") or {})
@@ -91,7 +92,7 @@ def alert_root(raw: Mapping[str, Any], links: AlertLinks, *, verdict: str | None
     button = links.silence_button and links.alertmanager_url and len(value) <= BUTTON_VALUE_LIMIT
     triaged = found.triageable and allowed
     if not allowed and found.triageable:
-        note = _refused_note(found.target.namespace, found.target.node)
+        note = f"Not triaged: {refusal}." if refusal else _refused_note(found.target.namespace, found.target.node)
     else:
         note = "" if triaged and found.symptoms else _untriaged_note(found.alertname or "this alert",
                                                                       found.target.service)
@@ -219,14 +220,14 @@ def root_outcome(session: Session, root_key: str) -> str:
 
 
 def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, allowed: bool,
-                incident_id: int | None, text: str, outcome: str = "") -> dict[str, Any]:
+                incident_id: int | None, text: str, outcome: str = "", refusal: str = "") -> dict[str, Any]:
     """The root's text, blocks and data for the webhook flow, with the incident's latest verdict if it has one.
 
     `text` is the notification text the flow wrote (bot.posts.alert_summary, fitted); the verdict goes under it
     exactly as the blocks show it, so a status change never drops it from one of the two. `outcome`: why the
     episode's triage ended without a verdict (`root_outcome`), kept through later notifications."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
-    root = alert_root(raw, links, verdict=verdict, allowed=allowed).model_copy(
+    root = alert_root(raw, links, verdict=verdict, allowed=allowed, refusal=refusal).model_copy(
         update={"outcome": "" if verdict else outcome})
     return {"text": text_with_verdict(text, _verdict_text(verdict, outcome)), "base_text": text,
             "blocks": root_blocks(root),

@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TRIAGEBOT_", extra="forbid", populate_by_name=True)
 
     # Kubernetes: a kubeconfig (and context), or the in-cluster service account when neither is set.
-    kubeconfig: Path | None = Field(None, description="kubeconfig file; default ~/.kube/config, then in-cluster")
+    kubeconfig: Path | None = Field(None, description="kubeconfig file, or a list (a:b) merged as kubectl "
+                                   "merges it; default KUBECONFIG, ~/.kube/config, then in-cluster")
     context: str | None = Field(None, description="kubeconfig context")
     cluster_name: str | None = Field(None, description="name shown in reports")
     # Prometheus.
@@ -65,6 +66,8 @@ class Settings(BaseSettings):
     slack_mode: Literal["http", "socket"] = Field("http", description="HTTP endpoint or Socket Mode")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL (proxies, "
                                "air-gapped gateways)")
+    slack_retry_interval: float = Field(10.0, gt=0, le=300, description="seconds between checks of a Slack API "
+                                        "that cannot be reached; queued posts go out at the first answer")
     templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")
     drills_dir: Path | None = Field(None, description="saved drills: where 'Save as drill' and `drill save` "
                                     "write recorded incidents, and where drills find them; default "

@@ -19,6 +19,7 @@ from bot.drill_catalog import drills_dir
 from bot.jobs import TriageJobs
 from bot.metrics import Metrics
 from bot.poster import Poster
+from bot.slack_reach import SlackReach
 from bot.store.db import make_engine, migrate, session_factory
 from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
@@ -41,6 +42,7 @@ class BotContext:
     # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
     workers: TriageWorkers | None = None  # the processes that run live triages (None: threads of this one)
+    slack_reach: SlackReach = field(default_factory=SlackReach)  # whether Slack answers (/healthz)
 
     def search_index(self) -> Index:
         """The runbook search index /ask reads: built on first use, then shared by the whole process."""
@@ -49,6 +51,7 @@ class BotContext:
         return index_for(self.settings)
 
     def close(self) -> None:
+        self.slack_reach.stop()
         if self.poster is not None:
             self.poster.stop()
         if self.workers is not None:
@@ -106,7 +109,8 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     factory = session_factory(engine)
     metrics = metrics or Metrics()
     slack = slack_client(settings)
-    poster = Poster(factory, slack, metrics, lease=timedelta(seconds=settings.outbox_lease)) \
+    reach = SlackReach(retry_interval=settings.slack_retry_interval)
+    poster = Poster(factory, slack, metrics, lease=timedelta(seconds=settings.outbox_lease), reach=reach) \
         if slack is not None else None
     workers = TriageWorkers(settings, factory, metrics).start() \
         if start_workers and settings.triage_workers > 0 else None
@@ -120,5 +124,17 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         jobs.start_sweeping()
     if poster is not None and start_poster:
         poster.start()
+        assert slack is not None
+        reach.when_back(lambda waiting: _resume_posting(factory, poster, waiting))
+        reach.start(slack)
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
-                      slack=slack, assistant=assistant, workers=workers)
+                      slack=slack, assistant=assistant, workers=workers, slack_reach=reach)
+
+
+def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:
+    """Slack answers again: what failed for want of a connection is due now, not after its backoff."""
+    from bot.store import outbox
+
+    with factory.begin() as session:
+        outbox.due_now(session, waiting)
+    poster.wake()

@@ -71,6 +71,18 @@ class Permissions(BaseModel):
                 f"`permissions` in triagebot's config.")
 
 
+    def alert_refusal(self, namespace: str | None, node: str | None, *, channel: str) -> str:
+        """Why an alert routed to `channel` is not triaged (`allowed_scope` said no), in one line that names the
+        setting to change: it is shown on the alert's root and logged."""
+        if channel not in self.channels:
+            return f"channel {channel} has no permission entry; set TRIAGEBOT_PERMISSIONS (permissions.channels)"
+        if namespace is None:
+            return (f'node {node or "?"} is cluster-scoped (its triage reads every namespace on it) and needs "*" '
+                    f"granted to channel {channel} in TRIAGEBOT_PERMISSIONS (permissions.channels)")
+        return (f"namespace {namespace} is not granted to channel {channel}; add it in TRIAGEBOT_PERMISSIONS "
+                "(permissions.channels)")
+
+
 def is_node(target: Target) -> bool:
     """Whether the target is a node itself (`node/NAME`), not a pod or workload that merely runs on one."""
     return (target.service or "").startswith("node/") or bool(target.node and not (target.service or target.pod))

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
+from bot.slack_reach import SlackReach, is_transport_error
 from bot.store import outbox, repo
 from bot.store.db import read_session
 from bot.store.outbox import ClaimedItem
@@ -75,8 +76,9 @@ class LeaseLost(Exception):
 class Poster:
     def __init__(self, factory: sessionmaker[Session], client: WebClient, metrics: Metrics | None = None,
                  worker_id: str | None = None, clock: Callable[[], datetime] = _now,
-                 lease: timedelta = outbox.DEFAULT_LEASE) -> None:
+                 lease: timedelta = outbox.DEFAULT_LEASE, reach: SlackReach | None = None) -> None:
         self.factory = factory
+        self.reach = reach or SlackReach()  # logs an outage once a minute instead of once per failed call
         self.lease = lease
         self.client = client
         self.metrics = metrics or Metrics()
@@ -125,6 +127,7 @@ class Poster:
                 outbox.mark_failed(session, item.id, self.worker_id, str(why), now=self.clock())
             return
         except SlackApiError as err:
+            self.reach.answered()
             error = str(err.response.get("error") or f"http_{err.response.status_code}")
             retry_after = err.response.headers.get("Retry-After") if err.response.headers else None
             self.metrics.slack_errors.labels(item.method, error).inc()
@@ -141,8 +144,12 @@ class Poster:
             with self.factory.begin() as session:
                 outbox.mark_failed(session, item.id, self.worker_id, f"{type(err).__name__}: {err}",
                                    now=self.clock(), uncertain=True)
-            log.warning("slack %s failed for %s: %s", item.method, item.idempotency_key, err)
+            if is_transport_error(err):
+                self.reach.failed(err, item.id)  # one line a minute while Slack cannot be reached
+            else:
+                log.warning("slack %s failed for %s: %s", item.method, item.idempotency_key, err)
             return
+        self.reach.answered()
         with self.factory.begin() as session:
             if outbox.mark_sent(session, item.id, self.worker_id, result, now=self.clock()) and result.get("ts"):
                 repo.record_slack_message(session, channel=str(result.get("channel") or item.channel),

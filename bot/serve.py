@@ -43,6 +43,27 @@ def socket_mode_handler(app: Any, settings: Settings) -> Any:
                              web_client=WebClient(base_url=base, timeout=10))
 
 
+def connect_socket_mode(ctx: Any, socket_mode: Any) -> None:
+    """Open the WebSocket (returns at once; it runs in its own threads). When Slack cannot be reached it is opened
+    once Slack answers again (bot/slack_reach.py): the webhook serves meanwhile."""
+    from bot.slack_reach import is_transport_error
+
+    try:
+        socket_mode.connect()
+    except Exception as err:
+        if not is_transport_error(err):
+            raise
+        ctx.slack_reach.failed(err)
+        opened: list[bool] = []
+
+        def reconnect(_: object) -> None:
+            if not opened:  # once: after that the client reconnects by itself
+                opened.append(True)
+                socket_mode.connect()
+
+        ctx.slack_reach.when_back(reconnect)
+
+
 def serve(settings: Settings, host: str, port: int) -> None:
     check_settings(settings)
     configure(settings.log_level)
@@ -67,7 +88,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
         handler = SlackRequestHandler(app)
     else:
         socket_mode = socket_mode_handler(app, settings)
-        socket_mode.connect()  # returns at once; the WebSocket runs in its own threads
+        connect_socket_mode(ctx, socket_mode)
     log.info("serving", extra={"host": host, "port": port, "slack_mode": settings.slack_mode})
     try:
         uvicorn.run(create_app(ctx, handler), host=host, port=port, log_config=None, access_log=False,

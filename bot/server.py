@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bot.alert_message import alert_links
@@ -118,8 +118,13 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
 def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
     """The ASGI app. `slack_handler` is slack-bolt's Starlette handler, when Slack runs in HTTP mode."""
 
+    def slack_state() -> str:
+        return ctx.slack_reach.status() if ctx.slack is not None else "not configured"
+
     async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok")
+        # Always 200 while the process answers: it is a liveness probe, and restarting the pod does not bring Slack
+        # back (it would only drop the webhook for the restart). The body says how Slack is (docs/install.md).
+        return JSONResponse({"alive": True, "slack": slack_state()})
 
     async def readyz(_: Request) -> Response:
         def ping() -> None:
@@ -129,8 +134,11 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         try:
             await run_in_threadpool(ping)
         except Exception as err:
-            return JSONResponse({"ready": False, "reason": f"database: {type(err).__name__}"}, status_code=503)
-        return JSONResponse({"ready": True})
+            return JSONResponse({"ready": False, "reason": f"database: {type(err).__name__}",
+                                 "slack": slack_state()}, status_code=503)
+        # Ready without Slack: the webhook still stores alerts and queues their posts, so taking the pod out of the
+        # Service would lose alerts rather than save them.
+        return JSONResponse({"ready": True, "slack": slack_state()})
 
     async def metrics(_: Request) -> Response:
         return Response(ctx.metrics.exposition(), media_type="text/plain; version=0.0.4")

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from bot.config import ConfigError, Settings
+from bot.config import Settings
 from collectors.alert_target import ALERT_SOURCE
 from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
@@ -22,22 +20,10 @@ from playbooks.report import CacheState, Report
 
 
 def kube_client(settings: Settings) -> Any:
-    """An ApiClient from the kubeconfig (and context), else the in-cluster service account."""
-    from kubernetes import client, config
+    """An ApiClient from the kubeconfig list (merged as kubectl merges it) or the in-cluster service account."""
+    from bot.kubeconfig import kube_client as from_kubeconfig
 
-    path = settings.kubeconfig or (Path(os.environ["KUBECONFIG"]) if os.environ.get("KUBECONFIG") else None) \
-        or Path.home() / ".kube" / "config"
-    try:
-        if path.is_file():
-            return config.new_client_from_config(config_file=str(path), context=settings.context,
-                                                 persist_config=False)
-        if settings.kubeconfig is not None:
-            raise ConfigError(f"setting kubeconfig (TRIAGEBOT_KUBECONFIG): no such file {path}")
-        config.load_incluster_config()
-        return client.ApiClient()
-    except config.ConfigException as err:
-        raise ConfigError(f"no usable cluster credentials: {str(err).splitlines()[0]} "
-                          f"(set TRIAGEBOT_KUBECONFIG and TRIAGEBOT_CONTEXT, or run in a cluster)") from None
+    return from_kubeconfig(settings)
 
 
 def agent_url(template: str) -> Any:

@@ -51,6 +51,9 @@ class IncidentMeta(BaseModel):
     symptoms: list[str] = Field(
         default_factory=list, description="Playbooks the triage ran (an alert's name can force one whose trigger "
         "does not fire); a replay forces them too, so a saved triage replays to the report on-call saw.")
+    leads: list[str] = Field(
+        default_factory=list, description="The symptoms of the alert that started a saved triage: they lead its "
+        "report, as they led the live one (playbooks.pipeline.alert_leads).")
 
 
 class IndexEntry(BaseModel):

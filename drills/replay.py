@@ -12,7 +12,7 @@ from playbooks.report import Finding, Report
 
 def replay(incident: Incident) -> Report:
     return analyse(incident.artifacts, incident.meta.target, missing=incident.meta.missing,
-                   symptoms=incident.meta.symptoms or None)
+                   symptoms=incident.meta.symptoms or None, leads=incident.meta.leads or None)
 
 
 def _lineage(finding: Finding, hypothesis: str) -> set[str]:

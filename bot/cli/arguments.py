@@ -37,6 +37,8 @@ def add_drill_arguments(parser: argparse.ArgumentParser) -> None:
                              "<drills_dir>/incident-<id>; only the drills dir is drilled from)")
     parser.add_argument("--ground-truth", metavar="PLAYBOOK/HYPOTHESIS",
                         help="with `save`: the real cause (default: from the latest feedback on the incident)")
+    parser.add_argument("--force", action="store_true",
+                        help="with `save`: replace a drill saved in that folder before (e.g. to add --ground-truth)")
     parser.add_argument("--difficulty", choices=DIFFICULTIES, help="pick among incidents of this difficulty")
     parser.add_argument("--tag", help="pick among incidents with this tag")
     parser.add_argument("--resume", metavar="SESSION", help="continue a saved drill")

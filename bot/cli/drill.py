@@ -81,8 +81,9 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
     action = getattr(args, "incident", None)
     if action == "save":
         return _save(args, console)
-    if getattr(args, "stored", None) or getattr(args, "output", None) or getattr(args, "ground_truth", None):
-        raise DrillUsageError("INCIDENT, --output and --ground-truth go with `triagebot drill save`")
+    if getattr(args, "stored", None) or getattr(args, "output", None) or getattr(args, "ground_truth", None) \
+            or getattr(args, "force", False):
+        raise DrillUsageError("INCIDENT, --output, --ground-truth and --force go with `triagebot drill save`")
     saved_dir = saved_dir if saved_dir is not None else configured_drills_dir()
     if action == "list":
         incident_list(load_incident_catalog(saved_dir), getattr(args, "difficulty", None), getattr(args, "tag", None),
@@ -161,10 +162,11 @@ def _save(args: argparse.Namespace, console: Console) -> int:
     from bot.drill_save import SaveError, save_stored_incident
 
     if not getattr(args, "stored", None):
-        raise DrillUsageError("usage: triagebot drill save INCIDENT [-o DIR] [--ground-truth PLAYBOOK/HYPOTHESIS]")
+        raise DrillUsageError("usage: triagebot drill save INCIDENT [-o DIR] [--ground-truth PLAYBOOK/HYPOTHESIS] "
+                              "[--force]")
     try:
         saved = save_stored_incident(load_settings(), args.stored, args.output, args.ground_truth,
-                                     actor=f"cli:{_trainee(args)}")
+                                     actor=f"cli:{_trainee(args)}", force=bool(getattr(args, "force", False)))
     except (SaveError, ConfigError) as err:
         raise DrillUsageError(str(err)) from None
     truth = (f"ground truth {saved.truth.playbook}/{saved.truth.hypothesis}" if saved.truth else

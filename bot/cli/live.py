@@ -14,10 +14,21 @@ if TYPE_CHECKING:
     from bot.triage import Triage
     from collectors.models import Target
 
+CLUSTER_UNREACHABLE = 3  # exit code of `triage` and `record` when the Kubernetes API did not answer at all
+
+
+class ClusterUnreachable(Exception):
+    """Not a user mistake: the API server could not be reached. The CLI prints it in one line and exits 3."""
+
+    def __init__(self, message: str, triage: Triage) -> None:
+        super().__init__(message)
+        self.triage = triage
+
+
 def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
     for name, helptext in (("triage", "triage a service, pod/NAME, node/NAME or job/NAME in a live cluster"),
                            ("record", "save a live triage's evidence as a recorded incident")):
-        p = sub.add_parser(name, help=helptext)
+        p = sub.add_parser(name, help=helptext, epilog=EXIT_CODES)
         p.add_argument("target", metavar="SERVICE", help="SERVICE, pod/NAME, node/NAME or job/NAME")
         p.add_argument("-n", "--namespace", default="default")
         p.add_argument("--context", help="kubeconfig context (default: TRIAGEBOT_CONTEXT or the current one)")
@@ -31,6 +42,11 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
         else:
             p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
+
+
+EXIT_CODES = ("exit codes: 0 the triage ran; 2 a mistake in the command or settings (one line on stderr); "
+              f"{CLUSTER_UNREACHABLE} the cluster could not be reached (the Kubernetes API did not answer GET "
+              "/version): the report, if printed, holds no cluster evidence")
 
 
 def add_serve_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -105,24 +121,44 @@ def _run(args: argparse.Namespace) -> Triage:
         since = duration(args.since or settings.default_since)
         target.cluster = settings.cluster_name or settings.context
         # Imported here: the Kubernetes client costs ~0.4 s to import, which `analyze` should not pay.
+        from bot.kubeconfig import unreachable
         from bot.triage import access_from, kube_client, run_triage
 
-        return run_triage(target, since, access_from(settings, kube_client(settings)))
+        kube = kube_client(settings)
+        triage = run_triage(target, since, access_from(settings, kube))
     except (InvalidInput, ConfigError, TargetNotFound) as err:
         raise LiveUsageError(str(err).strip('"')) from None
+    # Asked only when no Kubernetes source gave anything: a triage that read the cluster reached it.
+    if not any(a.source.startswith("kubernetes") and a.unavailable is None for a in triage.collected.result.artifacts):
+        why = unreachable(kube, settings.call_timeout)
+        if why is not None:
+            raise ClusterUnreachable(f"could not reach the cluster at {why}", triage)
+    return triage
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
     from bot.cli.report_output import emit
 
-    emit(_run(args).report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
+    try:
+        triage = _run(args)
+    except ClusterUnreachable as err:
+        # The report still shows what other sources (Prometheus, agents) said and what is missing; the exit code
+        # and the last line say that the cluster itself was not read.
+        emit(err.triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
+        sys.stderr.write(f"triagebot: error: {err}\n")
+        return CLUSTER_UNREACHABLE
+    emit(triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
     return 0
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     from drills.record import RecordError, write_incident
 
-    triage = _run(args)
+    try:
+        triage = _run(args)
+    except ClusterUnreachable as err:
+        sys.stderr.write(f"triagebot: error: {err}; nothing recorded\n")
+        return CLUSTER_UNREACHABLE
     page = args.page or f"triagebot record {args.target} -n {args.namespace}"
     try:
         folder = write_incident(args.output, triage.collected.result.artifacts, triage.target, triage.captured_at,

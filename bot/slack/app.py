@@ -73,9 +73,13 @@ def build_slack_app(ctx: BotContext) -> App:
     secret = ctx.settings.slack_signing_secret
     if secret is None and ctx.settings.slack_mode == "http":
         raise ConfigError("setting SLACK_SIGNING_SECRET is missing: HTTP mode verifies Slack's signatures with it")
+    # bolt's own start-up auth.test would raise when Slack cannot be reached, taking the webhook down with it. Ask
+    # here instead: a refused token stops the start (ConfigError), an unreachable Slack is recorded and retried
+    # (bot/slack_reach.py), and bolt asks again lazily, at the first request that needs it.
+    ctx.slack_reach.check(ctx.slack)
     # Socket Mode requests arrive over the app's own authenticated WebSocket and carry no signature.
     app = App(client=ctx.slack, signing_secret=secret.get_secret_value() if secret else "",
-              process_before_response=False, logger=bolt_log,
+              process_before_response=False, logger=bolt_log, token_verification_enabled=False,
               listener_executor=ThreadPoolExecutor(ACK_THREADS, thread_name_prefix="slack-ack"))
     later = Later(ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="slack-work"))
     _register_command(app, ctx, later)

@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.context import BotContext
-from bot.drill_save import check_drill_folder, drills_dir, ground_truth, write_run_as_drill
+from bot.drill_save import SaveError, check_drill_folder, drills_dir, ground_truth, started_by, write_run_as_drill
 from bot.jobs import TriageRequest
 from bot.keys import incident_root_key
 from bot.policy import is_node
@@ -596,7 +596,9 @@ def save_drill(ctx: BotContext, value: str, click: Click) -> str | None:
         try:
             check_drill_folder(folder)
             write_run_as_drill(folder, run, truth, page=f"Slack: {run.title}", title=f"Saved from Slack: {run.title}",
-                               tags=["slack"])
+                               tags=["slack"], alert=started_by(session, run))
+        except SaveError as err:  # nothing to save: said to the clicker alone
+            raise ActionError(f"Not saved: {err}.", outcome="refused") from None
         except (RecordError, CatalogError, OSError) as err:
             raise ActionError(f"Could not save the drill: {err}", outcome="error") from None
         shown = hypothesis_label(truth.playbook, truth.hypothesis) if truth else ""

@@ -386,6 +386,14 @@ def retry_dead(session: Session, item_id: int, now: datetime | None = None) -> b
                     .values(status="pending", attempts=0, next_attempt_at=now or utcnow(), last_error=None)) == 1
 
 
+def due_now(session: Session, item_ids: set[int], now: datetime | None = None) -> int:
+    """Make failed items due at once (Slack can be reached again: bot/slack_reach.py); returns how many."""
+    if not item_ids:
+        return 0
+    return _changed(session, update(OutboxItem).where(OutboxItem.id.in_(item_ids), OutboxItem.status == "failed")
+                    .values(next_attempt_at=now or utcnow()))
+
+
 def counts(session: Session) -> dict[str, int]:
     """Items per status, for health checks and metrics."""
     rows = session.execute(select(OutboxItem.status, func.count()).group_by(OutboxItem.status)).all()

@@ -10,6 +10,7 @@ episode in one channel within a minute, their roots are threaded under one roll-
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +32,7 @@ from bot.webhook.payload import AlertmanagerPayload
 from bot.webhook.storm import StormPolicy, adopt_storm, join_storm, refresh_rollup
 from collectors.alert_target import target_for
 
+log = logging.getLogger("triagebot.alerts")
 ROOT_EVENT = "triagebot_alert_episode"  # Slack message metadata event type of every alert root
 
 
@@ -85,16 +87,21 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
             return []
         view = {**raw, "status": merged.status}
         allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
+        refusal = "" if allowed or permissions is None else \
+            permissions.alert_refusal(found.target.namespace, found.target.node, channel=channel)
         # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
         text, cut = fitted_text(alert_summary(view))
         # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
         outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
         shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
-                            text=text, outcome=outcome)
+                            text=text, outcome=outcome, refusal=refusal)
         root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
         if not episode.started or merged.status != "firing" or not found.triageable:
             return []
         if not allowed:
+            # Once per episode (repeats and other replicas return above): the root says it too, for on-call.
+            log.warning("alert %s not triaged: %s", found.alertname or payload.groupKey, refusal,
+                        extra={"channel": channel, "group": group_id(payload.groupKey)})
             return []
         # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
         request = TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,

@@ -207,8 +207,9 @@ def test_default_alerts_without_a_playbook_say_so_and_node_alerts_target_the_nod
         list(block_strings(stuck.blocks))
     # A node belongs to no namespace, and its triage reads every namespace on it: this channel, granted only shop,
     # gets the root with a note saying why it is not triaged, instead of a promise of a verdict.
-    assert ('_Not triaged: node node-a is cluster-scoped; its triage reads every namespace on it, which needs "*" '
-            "granted to this channel (permissions)._") in list(block_strings(disk.blocks))
+    assert ('_Not triaged: node node-a is cluster-scoped (its triage reads every namespace on it) and needs "*" '
+            "granted to channel C0ALERTS in TRIAGEBOT_PERMISSIONS (permissions.channels)._") \
+        in list(block_strings(disk.blocks))
     # Nor may this channel silence the node's alert: a node is not in namespace default, or in shop.
     button = next(a for a in actions(disk) if a["action_id"] == "alert_silence_1h")
     before = len(chain.silences())

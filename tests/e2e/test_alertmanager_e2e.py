@@ -339,10 +339,10 @@ def test_healthz_readyz_and_metrics(bot: RunningBot) -> None:
     with bot.client() as client:
         client.post("/alertmanager", json=payload(), headers=bearer())
         client.post("/alertmanager", json=payload())  # refused: counted under reason="auth"
-        assert client.get("/healthz").text == "ok"
+        assert client.get("/healthz").json() == {"alive": True, "slack": "ok"}
         ready = client.get("/readyz")
         metrics = client.get("/metrics")
-    assert ready.status_code == 200 and ready.json() == {"ready": True}
+    assert ready.status_code == 200 and ready.json() == {"ready": True, "slack": "ok"}
     assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
     exposed = metrics.text
     for name in ("triagebot_alerts_received_total", "triagebot_webhook_rejected_total", "triagebot_outbox_depth",

@@ -7,11 +7,13 @@ answer key is known (par: pod status and metrics) and a drill along the ideal pa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -162,3 +164,116 @@ def test_a_saved_alert_triage_replays_to_the_report_on_call_saw(tmp_path: Path,
     lead = Report.model_validate(replayed).leading()
     assert lead is not None and (lead[0].playbook, lead[1].id, lead[1].status) == (
         "oom-killed", "limit-too-low", "confirmed")
+
+
+# ---- issue 28, point 6: saved drills keep their evidence -------------------------------------------------------
+
+CRASHLOOP = {"alertname": "KubePodCrashLooping", "namespace": "ml", "pod": "training-job-xyz",
+             "container": "trainer", "reason": "CrashLoopBackOff", "severity": "critical"}
+
+
+def store_alert_triage(database: Path, *, evidence: bool = True) -> tuple[int, dict[str, Any], Report]:
+    """An incident opened by a real webhook through the bot's alert flow, whose triage read the recording's
+    evidence and the alert, as `run_triage` does for an alert (symptoms forced, the alert's symptoms leading).
+    Without `evidence` the triage read nothing but the alert (the cluster did not answer). Returns the incident
+    id, the stored webhook body and the stored report."""
+    from bot.policy import Permissions
+    from bot.triage import alert_artifact
+    from bot.webhook.alert_flow import accept_alerts
+    from bot.webhook.payload import AlertmanagerPayload
+    from collectors.models import Missing
+    from tests.harness.webhooks import webhook_body
+
+    recorded = load_incident(INCIDENT_DIR / RECORDING)
+    body = webhook_body(CRASHLOOP, starts=recorded.meta.captured_at, fingerprint="f1",
+                        annotations={"summary": "Pod ml/training-job-xyz (trainer) is in waiting state."})
+    engine = make_engine(f"sqlite:///{database}")
+    migrate(engine)
+    factory = session_factory(engine)
+    try:
+        (request,) = accept_alerts(factory, AlertmanagerPayload.model_validate(body), body, routes=[],
+                                   default_channel="C0OPS", receiver_instance="r", now=recorded.meta.captured_at,
+                                   permissions=Permissions(channels={"C0OPS": ["*"]}))
+        assert request.alert is not None and request.incident_id is not None
+        found = recorded.artifacts if evidence else []
+        missing = recorded.meta.missing if evidence else [Missing(source="kubernetes:pods", reason="timeout after 5s")]
+        artifacts = [*found, alert_artifact(request.alert, recorded.meta.captured_at)]
+        report = analyse(artifacts, request.target, missing=missing, symptoms=request.symptoms,
+                         leads=request.symptoms)
+        with factory.begin() as db:
+            repo.record_triage_run(db, incident_id=request.incident_id, target=request.target, trigger="alert",
+                                   status="ok", started_at=recorded.meta.captured_at, report=report,
+                                   artifacts=artifacts, missing=report.missing)
+        return request.incident_id, body, report
+    finally:
+        engine.dispose()
+
+
+def saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, database: Path) -> Path:
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{database}")
+    monkeypatch.setenv("TRIAGEBOT_DRILLS_DIR", str(tmp_path / "drills"))
+    monkeypatch.setenv("COLUMNS", "200")
+    return tmp_path / "drills"
+
+
+def test_a_saved_alert_triage_keeps_the_alert_and_what_it_read_and_replays_to_its_leader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    database = tmp_path / "bot.sqlite"
+    incident_id, body, stored = store_alert_triage(database)
+    drills = saving(tmp_path, monkeypatch, database)
+    assert main(["drill", "save", str(incident_id)]) == 0
+    folder = drills / f"incident-{incident_id}"
+
+    assert json.loads((folder / "alert.json").read_text()) == body  # the notification that opened the incident
+    saved = load_incident(folder)
+    # Everything the triage read: the recording's artifacts and the alert as the triage read it (and, in
+    # incident.yaml's `missing`, what it could not read).
+    assert sorted(a.id for a in saved.artifacts) == sorted(
+        [a.id for a in load_incident(INCIDENT_DIR / RECORDING).artifacts if a.unavailable is None] + ["alert"])
+    assert saved.meta.page.startswith("[FIRING:1] KubePodCrashLooping: Pod ml/training-job-xyz (trainer)")
+    assert saved.meta.leads == ["crash-loop"] and saved.meta.missing == stored.missing
+    replayed, lead = replay(saved), stored.leading()
+    assert lead is not None and replayed.leading() is not None
+    assert [(f.playbook, h.id, h.status) for f, h in [replayed.leading(), lead]] == [  # type: ignore[misc]
+        (lead[0].playbook, lead[1].id, lead[1].status)] * 2
+    assert replayed.model_dump(mode="json")["findings"] == stored.model_dump(mode="json")["findings"]
+
+
+def test_an_incident_whose_triage_read_nothing_is_refused_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    database = tmp_path / "bot.sqlite"
+    incident_id, _, _ = store_alert_triage(database, evidence=False)
+    drills = saving(tmp_path, monkeypatch, database)
+    assert main(["drill", "save", str(incident_id)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("triagebot: error: triage run ")
+    assert "read no evidence (not read: kubernetes:pods), nothing beyond the alert" in err
+    assert not (drills / f"incident-{incident_id}").exists()
+
+
+def test_force_replaces_a_saved_drill_and_only_a_saved_drill(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    database = tmp_path / "bot.sqlite"
+    incident_id = store_triage(database, verdict="wrong")  # saved first without a ground truth
+    drills = saving(tmp_path, monkeypatch, database)
+    folder = drills / f"incident-{incident_id}"
+    assert main(["drill", "save", str(incident_id)]) == 0
+    assert load_incident(folder).meta.ground_truth is None
+    capsys.readouterr()
+
+    again = ["drill", "save", str(incident_id), "--ground-truth", "oom-killed/limit-too-low"]
+    assert main(again) == 2
+    err = capsys.readouterr().err
+    assert err == f"triagebot: error: {folder} exists and is not empty; add --force to replace it\n"
+    assert main([*again, "--force"]) == 0
+    truth = load_incident(folder).meta.ground_truth
+    assert truth is not None and (truth.playbook, truth.hypothesis) == ("oom-killed", "limit-too-low")
+    assert sorted(p.name for p in drills.iterdir()) == [folder.name]  # nothing left aside
+
+    elsewhere = tmp_path / "notes"
+    elsewhere.mkdir()
+    (elsewhere / "todo.txt").write_text("keep me")
+    capsys.readouterr()
+    assert main(["drill", "save", str(incident_id), "-o", str(elsewhere), "--force"]) == 2
+    assert "is not a saved drill (no incident.yaml); --force only replaces saved drills" in capsys.readouterr().err
+    assert (elsewhere / "todo.txt").read_text() == "keep me"

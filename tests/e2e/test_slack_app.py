@@ -562,6 +562,31 @@ def test_a_live_triage_saved_as_drill_replays_to_the_report_on_call_saw(bot: Bot
     assert replayed["symptoms"] == stored["symptoms"] and replayed["missing"] == stored["missing"]
 
 
+def test_save_as_drill_of_a_run_that_read_nothing_is_refused_privately(bot: Bot, triaged: Triaged) -> None:
+    """Issue 28, point 6: a triage that could not read its cluster is no drill; the clicker is told why, alone."""
+    from bot.store import repo
+
+    with bot.ctx.factory.begin() as session:
+        stored = session.get(TriageRun, int(triaged.run_id))
+        assert stored is not None
+        empty = repo.record_triage_run(
+            session, incident_id=stored.incident_id, target=stored.target, trigger="slash", status="ok",
+            started_at=stored.started_at, report=stored.report, artifacts=[],
+            missing=[{"source": "kubernetes:pods", "reason": "timeout after 5s"}])
+        empty_id = empty.id
+    before = set(bot.slack.response_urls)
+    assert bot.click("triage_save_drill", str(empty_id), triaged.report, triaged.root).status_code == 200
+    bot.slack.wait_for(lambda: any(bot.slack.response_urls[u] for u in bot.slack.response_urls if u not in before),
+                       timeout=SLOW_POSTS)
+    said = [m for u in bot.slack.response_urls if u not in before for m in bot.slack.response_urls[u]]
+    assert said[0]["response_type"] == "ephemeral"
+    assert said[0]["text"] == (f"Not saved: triage run {empty_id} read no evidence (not read: kubernetes:pods), "
+                               "nothing beyond the alert; triage it again once its sources answer, then save.")
+    assert not (bot.drills / f"slack-run-{empty_id}").exists()
+    refused = bot.audited("button.save_drill")[-1]  # audited before the clicker is answered
+    assert (refused.target, refused.outcome) == (f"run:{empty_id}", "refused")
+
+
 def test_button_without_a_stored_run_says_so(bot: Bot, triaged: Triaged) -> None:
     url_before = set(bot.slack.response_urls)
     bot.click("triage_show_evidence", "none", triaged.report, triaged.root)

@@ -126,3 +126,33 @@ def test_socket_mode_acks_the_envelope_and_answers(tmp_path: Path, slack: SlackS
     assert "/triage" in answer and "namespace" in answer.lower()
     # The live command was acked on the socket and its "triaging" root went out through the outbox.
     assert any("checkout" in m.text for m in slack.messages["C0OPS"])
+
+
+def test_socket_mode_connects_once_slack_can_be_reached(tmp_path: Path) -> None:
+    """Issue 28, point 4: with Slack unreachable at start, `serve` in Socket Mode does not die; the WebSocket is
+    opened when Slack first answers (bot/slack_reach.py), and then acks commands."""
+    from bot.serve import connect_socket_mode
+
+    web_port = free_port()
+    endpoint = SocketEndpoint([slash_envelope("env-1", "help", "http://127.0.0.1:9/unused")])
+    settings = Settings(slack_bot_token=SecretStr("xoxb-test-token"), slack_app_token=SecretStr(APP_TOKEN),
+                        slack_mode="socket", slack_api_url=f"http://127.0.0.1:{web_port}/api/",
+                        slack_retry_interval=0.2, database_url=f"sqlite:///{tmp_path / 'bot.sqlite'}",
+                        webhook_token=SecretStr("w" * 24))
+    ctx = build_context(settings)
+    try:
+        app = build_slack_app(ctx)  # Slack is down: recorded, not raised
+        assert ctx.slack_reach.status().startswith("unreachable since ")
+        handler = socket_mode_handler(app, settings.model_copy(update={"slack_api_url": endpoint.api_url}))
+        connect_socket_mode(ctx, handler)  # refused: left to the first answer
+        assert endpoint.acks == []
+        with SlackStandIn(channels=["C0OPS"], port=web_port), endpoint:
+            deadline = time.monotonic() + 15
+            while not endpoint.acks and time.monotonic() < deadline:
+                time.sleep(0.05)
+            handler.close()
+        assert ctx.slack_reach.status() == "ok"
+    finally:
+        ctx.close()
+    assert [ack["envelope_id"] for ack in endpoint.acks] == ["env-1"]
+    assert endpoint.opened_with == [f"Bearer {APP_TOKEN}"]

@@ -295,9 +295,9 @@ class _Server(ThreadingHTTPServer):
     # Tests open many short connections; the default backlog of 5 drops some under a burst.
     request_queue_size = 64
 
-    def __init__(self, standin: SlackStandIn) -> None:
+    def __init__(self, standin: SlackStandIn, port: int = 0) -> None:
         self.standin = standin
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", port), _Handler)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -335,8 +335,10 @@ class SlackStandIn:
         max_text_chars: int = DEFAULT_MAX_TEXT,
         max_blocks_json_chars: int = DEFAULT_MAX_BLOCKS_JSON,
         method_limits: Mapping[str, tuple[float, int]] | None = None,
+        port: int = 0,
     ) -> None:
         self.token = token
+        self.port = port  # 0: the kernel picks; a fixed port lets a test bring Slack "back" where the bot looks
         self.channels: list[str] = list(channels)
         self.users: dict[str, str] = dict(users if users is not None else {"U0ALICE": "alice"})
         self.post_rate_per_channel = post_rate_per_channel
@@ -372,7 +374,7 @@ class SlackStandIn:
 
     def start(self) -> SlackStandIn:
         if self._server is None:
-            self._server = _Server(self)
+            self._server = _Server(self, self.port)
             host, port = self._server.server_address[:2]
             self.url = f"http://{host!s}:{port}"
             # A short poll interval keeps shutdown (and so each test's teardown) quick.

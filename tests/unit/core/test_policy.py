@@ -64,3 +64,17 @@ def test_cluster_scoped_needs_the_star_and_says_so() -> None:
     assert not perms.allowed_scope(None, channel="C0SHOP")  # "default" is not "*"
     refusal = perms.refusal(None, channel="C0SHOP", user="U0BOB")
     assert "cluster-scoped" in refusal and '"*"' in refusal and "C0SHOP" in refusal and "U0BOB" in refusal
+
+
+def test_an_alert_refusal_names_the_channel_and_the_setting() -> None:
+    """Issue 28, point 4: the root and the log say why an alert was not triaged, and what to set."""
+    nothing = Permissions()
+    assert not nothing.allowed_scope("shop", channel="C0OPS")
+    assert nothing.alert_refusal("shop", None, channel="C0OPS") == (
+        "channel C0OPS has no permission entry; set TRIAGEBOT_PERMISSIONS (permissions.channels)")
+    some = Permissions(channels={"C0OPS": ["payments"]})
+    assert some.alert_refusal("shop", None, channel="C0OPS") == (
+        "namespace shop is not granted to channel C0OPS; add it in TRIAGEBOT_PERMISSIONS (permissions.channels)")
+    assert some.alert_refusal(None, "gpu-node-2", channel="C0OPS") == (
+        'node gpu-node-2 is cluster-scoped (its triage reads every namespace on it) and needs "*" granted to '
+        "channel C0OPS in TRIAGEBOT_PERMISSIONS (permissions.channels)")
