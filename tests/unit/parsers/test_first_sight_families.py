@@ -1,0 +1,77 @@
+"""Families of text that batches e and f showed unread at first sight, each read from a paste of ANOTHER public
+thread than the case that revealed it (the URL beside each), so the reading is shown to generalise. The
+wordings themselves are catalogued from the upstream source of the program that prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
+
+PASTES: dict[str, str] = {p["id"]: p["text"] for p in yaml.safe_load(
+    (Path(__file__).parent / "first_sight_pastes.yaml").read_text(encoding="utf-8"))}
+
+
+def facts(text: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for a in artifacts_from_text(text, "paste"):
+        for f in parse_artifact(a).facts:
+            out.setdefault(f.name, f.value)
+    return out
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # https://github.com/ciiiii/cloudflare-docker-proxy/issues/90 (a comment)
+    ("-> docker pull 14790897/openwrt:86_64\n"
+     "Error response from daemon: manifest for 14790897/openwrt:86_64 not found: manifest unknown: manifest unknown",
+     "not-found"),
+    # https://github.com/docker/hub-feedback/issues/1518 (description; a 2018 daemon, without the registry's cause)
+    ("Error response from daemon: manifest for aaronngray/bpi-build:default not found", "not-found"),
+])
+def test_the_docker_daemons_pull_errors_are_pull_errors(text: str, kind: str) -> None:
+    assert facts(text).get("image.pull_error") == kind
+
+
+# https://github.com/kubernetes/kubernetes/issues/122338 (description): a kubelet 0.4 s after a manual restart.
+KUBELET_STARTING = (
+    'Dec 15 17:25:41 single1 kubenswrapper[1832249]: I1215 17:25:41.121883 1832249 setters.go:549] "Node became not '
+    'ready" node="single1" condition={Type:Ready Status:False LastHeartbeatTime:2023-12-15 17:25:41.121753163 +0800 '
+    'CST m=+0.403692528 LastTransitionTime:2023-12-15 17:25:41.121753163 +0800 CST m=+0.403692528 '
+    'Reason:KubeletNotReady Message:[container runtime status check may not have completed yet, PLEG is not healthy: '
+    'pleg has yet to be successful]}')
+# https://github.com/kubernetes/kubernetes/issues/101056 (description): the same start-up phrase beside a PLEG that
+# has not relisted for 16 minutes, which is a fault.
+PLEG_STALLED = (
+    'Apr 13 13:22:22 i-ie33j8hy kubelet[19792]: E0413 13:22:22.676030   19792 kubelet.go:1765] skipping pod '
+    'synchronization - [container runtime status check may not have completed yet, PLEG is not healthy: pleg was last '
+    'seen active 16m6.559177445s ago; threshold is 3m0s]')
+
+
+def test_a_starting_kubelets_not_ready_names_no_fault() -> None:
+    read = facts(KUBELET_STARTING)
+    assert "node.not_ready_reasons" not in read
+    assert "NotReady" not in (read.get("node.conditions") or [])
+
+
+def test_the_start_up_phrase_beside_a_real_fault_keeps_the_fault() -> None:
+    assert facts(PLEG_STALLED).get("node.not_ready_reasons") == ["pleg-unhealthy"]
+
+
+STOPPED_POSTING_READY_CUT = PASTES["eks-ami-79-stopped-posting-ready-row-cut"]
+
+
+def test_rows_the_controller_marked_unknown_say_ready_is_unknown_when_the_ready_row_is_cut() -> None:
+    read = facts(STOPPED_POSTING_READY_CUT)
+    assert read.get("node.conditions") == ["NotReady"]
+    assert read.get("node.not_ready_reasons") == ["kubelet-stopped-posting"]
+
+
+def test_a_shown_ready_row_decides_over_a_stale_unknown_row() -> None:
+    # a synthetic Ready row appended to the paste: the rule under test, not evidence
+    ready = ("  Ready            True      Tue, 13 Nov 2018 17:26:36 -0500   Fri, 02 Nov 2018 22:39:57 -0400   "
+             "KubeletReady              kubelet is posting ready status\n")
+    assert facts(STOPPED_POSTING_READY_CUT + ready).get("node.conditions") == []
