@@ -75,3 +75,29 @@ def test_a_shown_ready_row_decides_over_a_stale_unknown_row() -> None:
     ready = ("  Ready            True      Tue, 13 Nov 2018 17:26:36 -0500   Fri, 02 Nov 2018 22:39:57 -0400   "
              "KubeletReady              kubelet is posting ready status\n")
     assert facts(STOPPED_POSTING_READY_CUT + ready).get("node.conditions") == []
+
+
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld"
+
+
+def case_facts(case: str) -> dict[str, object]:
+    return facts((REALWORLD / case / "evidence.txt").read_text(encoding="utf-8"))
+
+
+def test_a_node_table_of_kubectl_1_5_without_version_or_roles_is_read() -> None:
+    read = case_facts("node-not-ready/cabin-46-old-get-nodes-schedulingdisabled-negative")
+    assert read.get("node.unschedulable") is True
+    assert "pod.name" not in read  # not a pod table
+
+
+def test_node_rows_under_their_command_without_a_header_are_read() -> None:
+    read = case_facts("node-not-ready/k8s-issue-32522-gke-kc-get-nodes-no-roles")
+    assert read.get("node.conditions") == ["NotReady"]
+    assert read.get("node.name") == "gke-cluster-1-default-pool-777adf16-erra"
+
+
+def test_a_namespace_table_is_not_a_node_table() -> None:
+    # the header kubectl get namespaces shares with kubectl 1.5's nodes (synthetic rows)
+    read = facts("$ kubectl get ns\nNAME          STATUS    AGE\ndefault       Active    21d\n"
+                 "kube-system   Active    21d\n")
+    assert "node.conditions" not in read and "node.unschedulable" not in read
