@@ -101,3 +101,17 @@ def test_a_namespace_table_is_not_a_node_table() -> None:
     read = facts("$ kubectl get ns\nNAME          STATUS    AGE\ndefault       Active    21d\n"
                  "kube-system   Active    21d\n")
     assert "node.conditions" not in read and "node.unschedulable" not in read
+
+
+def test_a_runtime_whose_init_was_oom_killed_says_the_containers_cgroup_ran_out() -> None:
+    read = facts(PASTES["ecs-agent-3021-runc-init-oom-killed"])
+    assert (read.get("kernel.oom_kill"), read.get("kernel.oom_memcg")) == (True, True)
+
+
+@pytest.mark.parametrize(("row", "reason"), [
+    # https://github.com/alauda/kubeflow-chart/issues/45 (description): an -A row quoted inline, cut after STATUS
+    ("`kubeflow                    training-operator-8569f97489-zkxbt                            0/1     OOMKilled`。",
+     "OOMKilled"),
+])
+def test_a_pod_row_quoted_inline_and_cut_after_its_status_is_read(row: str, reason: str) -> None:
+    assert facts(row).get("container.last_terminated.reason") == reason
