@@ -115,3 +115,29 @@ def test_a_runtime_whose_init_was_oom_killed_says_the_containers_cgroup_ran_out(
 ])
 def test_a_pod_row_quoted_inline_and_cut_after_its_status_is_read(row: str, reason: str) -> None:
     assert facts(row).get("container.last_terminated.reason") == reason
+
+
+@pytest.mark.parametrize(("line", "target"), [
+    # https://github.com/kubernetes/kubernetes/issues/22688 (kube-proxy's userspace proxier, a Go before 1.5)
+    ("E0308 12:06:14.968642   28933 proxysocket.go:104] Dial failed: dial tcp 172.17.0.5:8080: connection refused",
+     "172.17.0.5:8080"),
+])
+def test_a_go_clients_refused_dial_is_a_client_refusal(line: str, target: str) -> None:
+    read = facts(line)
+    assert (read.get("client.errors"), read.get("client.targets")) == (["refused"], [target])
+
+
+def test_the_kubelets_own_probe_dial_is_not_a_client_refusal() -> None:
+    # https://github.com/getlago/lago-helm-charts/issues/149 (an event row: a liveness probe refused)
+    row = ('12m         Warning   Unhealthy   pod/lago-events-worker-646767f74f-c7vcp    Liveness probe failed: Get '
+           '"http://10.244.147.38:8080/": dial tcp 10.244.147.38:8080: connect: connection refused')
+    assert "client.errors" not in facts(row)
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/rancher/rancher/issues/16052 (description)
+    'W1009 07:01:57.954692       5 controller.go:769] Service "cms/ingress-e213c2b4c622329de7aa2c0c28dc37e5" does '
+    'not have any active Endpoint.',
+])
+def test_an_ingress_controller_finding_no_active_endpoint_says_none_is_ready(line: str) -> None:
+    assert facts(line).get("endpoints.ready") == 0
