@@ -24,6 +24,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import re2
+
 from collectors.catalogs.access_log_formats import json_formats, text_formats
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
@@ -67,7 +69,11 @@ def sniff(text: str) -> int:
     if not lines:
         return 0
     reader = _Reader()
-    read = sum(1 for n, ln in enumerate(lines, 1) if reader.read(ln, n) is not None)
+    read, n = 0, 1
+    while n <= len(lines):
+        request, used = _read_wrapped(reader, lines, n)
+        read += used if request is not None else 0
+        n += used
     if not read and text.lstrip()[:1] in ("{", "["):
         return 90 if _from_document(text[:2_000_000]) else 0
     return min(round(95 * read / len(lines)), 95) if read else 0
@@ -106,6 +112,34 @@ class _Reader:
             family = specs[i].spec.family
             return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups))
         return None
+
+
+# The start of a request line in the text formats: nginx's and ingress-nginx's "$remote_addr - $remote_user
+# [$time_local]", HAProxy's syslog header, Envoy's "[%START_TIME%] \"". A line that starts so but does not read was
+# cut by the terminal or the page it was copied from; its continuation follows on the next lines, joined back.
+_ENTRY_START = re2.compile(r'^(?:\S+ - \S+ \[\d|.*\bhaproxy\[\d+\]: |\[\d{4}-\d\d-\d\dT)')
+_MAX_PIECES = 4
+
+
+def _read_wrapped(reader: _Reader, lines: list[str], n: int) -> tuple[Request | None, int]:
+    """The request on line n, or on line n joined with the next lines when a terminal wrapped it, with the
+    number of lines it took."""
+    line = lines[n - 1]
+    if (request := reader.read(line, n)) is not None or _ENTRY_START.search(line[:_MAX_LINE]) is None:
+        return request, 1
+    joined = line
+    for pieces, nxt in enumerate(lines[n:n + _MAX_PIECES - 1], 2):
+        if not nxt.strip() or _ENTRY_START.search(nxt[:_MAX_LINE]) is not None:
+            break  # a blank line or the next entry: this one was not wrapped
+        if len(joined) + len(nxt) >= _MAX_LINE:
+            break
+        # A terminal breaks at its width and loses nothing; but a space it broke at ends the line and is trimmed
+        # with the trailing blanks of the paste, so the join is tried both ways.
+        for candidate in (joined + nxt, f"{joined} {nxt}"):
+            if (request := reader.read(candidate, n)) is not None:
+                return request, pieces
+        joined += nxt
+    return None, 1
 
 
 def _from_json_line(line: str, n: int) -> Request | None:
@@ -239,7 +273,7 @@ def parse(artifact: Artifact) -> ParseResult:
         if step > 1:
             sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
         reader = _Reader()
-        requests = [r for n in candidates[::step] if (r := reader.read(lines[n - 1], n)) is not None]
+        requests = [r for n in candidates[::step] if (r := _read_wrapped(reader, lines, n)[0]) is not None]
         if not requests and artifact.content.lstrip()[:1] in ("{", "["):
             requests = _from_document(artifact.content)
         if requests:

@@ -141,3 +141,10 @@ def test_the_kubelets_own_probe_dial_is_not_a_client_refusal() -> None:
 ])
 def test_an_ingress_controller_finding_no_active_endpoint_says_none_is_ready(line: str) -> None:
     assert facts(line).get("endpoints.ready") == 0
+
+
+def test_an_access_line_the_terminal_wrapped_is_joined_back() -> None:
+    # the wrap fell on a space, which the paste then lost with the line's trailing blanks
+    read = case_facts("error-rate/ingress-nginx-7673-504-html-body-wrapped-access-line")
+    assert read.get("http.error_statuses") == [504]
+    assert read.get("http.failing_upstreams") == ["cloudservices-aks-check-80"]
