@@ -148,3 +148,17 @@ def test_an_access_line_the_terminal_wrapped_is_joined_back() -> None:
     read = case_facts("error-rate/ingress-nginx-7673-504-html-body-wrapped-access-line")
     assert read.get("http.error_statuses") == [504]
     assert read.get("http.failing_upstreams") == ["cloudservices-aks-check-80"]
+
+
+def test_fortios_result_codes_give_the_share_answered_5xx() -> None:
+    read = facts(PASTES["istio-docs-circuit-breaking-fortio-codes"])
+    assert (read.get("http.error_statuses"), read.get("http.error_ratio")) == ([503], 0.05)
+
+
+def test_envoys_local_reply_says_how_it_failed_the_request() -> None:
+    # https://github.com/istio/istio/issues/20475 (description): the body of the 503 fortio aborted on
+    line = ('Aborting because error 503 for http://fortioserver:8080/echo?size=1024: "HTTP/1.1 503 Service Unavailable'
+            '\\r\\ncontent-length: 91\\r\\ncontent-type: text/plain\\r\\ndate: Fri, 24 Jan 2020 00:13:10 GMT\\r\\n'
+            'server: envoy\\r\\n\\r\\nupstream connect error or disconnect/reset before headers. reset reason: '
+            'connection failure"')
+    assert facts(line).get("http.failure_kinds") == ["connection-failure"]
