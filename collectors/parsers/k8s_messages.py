@@ -186,6 +186,11 @@ _SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
     (re.compile(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
      "preemption-not-helpful"),
+    # The KAI scheduler (NVIDIA/KAI-Scheduler, run:ai's before it) names the resource in its own words:
+    # pkg/scheduler/api/common_info (NewInsufficientResourceError, the job fit errors), v0.2-v0.9.
+    (re.compile(r"didn'?t have enough resources?: GPUs\b"), "insufficient-gpu"),
+    (re.compile(r"didn'?t have enough resources?: CPU cores\b"), "insufficient-cpu"),
+    (re.compile(r"didn'?t have enough resources?: memory\b"), "insufficient-memory"),
     # NodeName (1.19+; "hostname" before): the pod names its node, so no other node can take it.
     (re.compile(r"didn'?t match the requested (?:node ?name|hostname)", re.I), "node-affinity"),
     # CheckNodeCondition before 1.17: a node out of disk was a node under disk pressure.
