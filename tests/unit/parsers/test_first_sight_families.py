@@ -162,3 +162,14 @@ def test_envoys_local_reply_says_how_it_failed_the_request() -> None:
             'server: envoy\\r\\n\\r\\nupstream connect error or disconnect/reset before headers. reset reason: '
             'connection failure"')
     assert facts(line).get("http.failure_kinds") == ["connection-failure"]
+
+
+def test_rancher_shows_the_last_state_and_an_empty_exit_code_is_not_read() -> None:
+    # https://github.com/alpinelinux/docker-alpine/issues/368 (description)
+    line = ("CrashLoopBackOff (back-off 5m0s restarting failed container=container-0 pod=nfs-datafile-acesss-"
+            "577587b9bf-jbl8k_default(6a514d22-c7a7-405a-a2f7-2f57b6e39358)) | Last state: Terminated with : "
+            "Completed, started: "
+            "Thu, Dec 28 2023 9:48:26 am, finished: Thu, Dec 28 2023 9:48:26 am")
+    read = facts(line)
+    assert read.get("container.last_terminated.reason") == "Completed"
+    assert "container.last_terminated.exit_code" not in read
