@@ -173,3 +173,9 @@ def test_rancher_shows_the_last_state_and_an_empty_exit_code_is_not_read() -> No
     read = facts(line)
     assert read.get("container.last_terminated.reason") == "Completed"
     assert "container.last_terminated.exit_code" not in read
+
+
+def test_perf_analyzer_gives_the_p99_and_the_share_spent_queued() -> None:
+    read = facts(PASTES["triton-docs-perf-analyzer-concurrency-4"])
+    assert read.get("latency.p99_seconds") == 0.063609
+    assert read.get("latency.queue_share") == round(33577 / 45602, 4)
