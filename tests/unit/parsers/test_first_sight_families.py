@@ -179,3 +179,8 @@ def test_perf_analyzer_gives_the_p99_and_the_share_spent_queued() -> None:
     read = facts(PASTES["triton-docs-perf-analyzer-concurrency-4"])
     assert read.get("latency.p99_seconds") == 0.063609
     assert read.get("latency.queue_share") == round(33577 / 45602, 4)
+
+
+def test_a_profiler_table_gives_the_share_spent_in_the_dataloader() -> None:
+    read = case_facts("gpu-underutilized/clinicaldg-2-torch-profiler-dataloader-88pct")
+    assert read.get("train.data_wait_ratio") == 0.8918  # CPU total %, not Self CPU % (88.64%)
