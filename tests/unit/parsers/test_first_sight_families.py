@@ -184,3 +184,10 @@ def test_perf_analyzer_gives_the_p99_and_the_share_spent_queued() -> None:
 def test_a_profiler_table_gives_the_share_spent_in_the_dataloader() -> None:
     read = case_facts("gpu-underutilized/clinicaldg-2-torch-profiler-dataloader-88pct")
     assert read.get("train.data_wait_ratio") == 0.8918  # CPU total %, not Self CPU % (88.64%)
+
+
+def test_the_kubelets_shutdown_event_says_the_shutdown_was_planned() -> None:
+    # https://github.com/siderolabs/talos/issues/9991 (an Events row of the node's description)
+    row = ("  Normal   Shutdown                 9m7s                   kubelet          "
+           "Shutdown manager detected shutdown event")
+    assert facts(row).get("node.graceful_shutdown") is True
