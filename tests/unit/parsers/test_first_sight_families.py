@@ -191,3 +191,14 @@ def test_the_kubelets_shutdown_event_says_the_shutdown_was_planned() -> None:
     row = ("  Normal   Shutdown                 9m7s                   kubelet          "
            "Shutdown manager detected shutdown event")
     assert facts(row).get("node.graceful_shutdown") is True
+
+
+def test_a_table_of_cfs_periods_and_throttled_periods_gives_the_throttled_ratio() -> None:
+    # the most throttled row counts: 2189 of 3653 periods
+    assert case_facts("latency/devantler-platform-pr-1727-homepage-cfs-throttled-60pct").get(
+        "cpu.throttled_ratio") == 0.5992
+
+
+def test_a_table_without_both_counters_is_not_read_as_throttling() -> None:
+    # synthetic: a header naming periods alone
+    assert "cpu.throttled_ratio" not in facts("| pod | CFS periods |\n|---|---|\n| web-0 | 3653 |\n")
