@@ -61,6 +61,7 @@ class Request:
     upstream: str
     backend: str
     kind: str  # "" when the line does not say how a 5xx failed
+    tcp: bool = False  # a TCP proxy's session: no HTTP status, only how it ended
 
 
 def sniff(text: str) -> int:
@@ -90,8 +91,8 @@ class _Reader:
         self.last = 0
 
     def read(self, line: str, n: int) -> Request | None:
-        if '"' not in line:
-            return None  # every catalogued format quotes the request line
+        if '"' not in line and "] " not in line:
+            return None  # every catalogued format quotes the request line, but HAProxy's TCP log (its date)
         if line.lstrip().startswith("{"):
             return _from_json_line(line, n)
         if len(line) > _MAX_LINE:
@@ -105,12 +106,13 @@ class _Reader:
             self.last = i
             groups = {k: v.decode("utf-8", "replace") for k, v in zip(specs[i].names, m.groups(), strict=True)
                       if k and v is not None}
-            status = groups.get("status", "")
+            family = specs[i].spec.family
+            status = groups.get("status", "0" if family == "haproxy-tcp" else "")
             if not status.isdigit():
                 return None
             upstream = groups.get("upstream") or _route(groups)
-            family = specs[i].spec.family
-            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups))
+            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups),
+                           tcp=family == "haproxy-tcp")
         return None
 
 
@@ -232,6 +234,8 @@ def _last(value: str) -> str:
 
 
 def _kind(family: str, status: int, g: dict[str, str]) -> str:
+    if family == "haproxy-tcp":
+        return _tcp_kind(g)
     if not 500 <= status <= 599:
         return ""
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))
@@ -264,11 +268,25 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
     return "connection-failure" if status == 502 or answered == "502" else ""
 
 
+def _tcp_kind(g: dict[str, str]) -> str:
+    """How HAProxy's proxy side failed a TCP session, by its termination state (no status to judge by): no server
+    to send it to, a refused or failed connect, a timeout, a full queue; "" for a session that ended normally or
+    that the client ended."""
+    flags = g.get("flags", "--")
+    if g.get("backend") == "<NOSRV>" and flags[:1] != "C":
+        return "no-upstream"
+    if flags[:2] == "sQ":
+        return "overflow"
+    if flags[:1] == "s":
+        return "timeout"
+    return "connection-failure" if flags[:1] == "S" else ""
+
+
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
     try:
-        candidates = [n for n, line in enumerate(lines, 1) if '"' in line]
+        candidates = [n for n, line in enumerate(lines, 1) if '"' in line or "[" in line]
         step = -(-len(candidates) // MAX_READ) if candidates else 1
         if step > 1:
             sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
@@ -284,6 +302,15 @@ def parse(artifact: Artifact) -> ParseResult:
 
 
 def _facts(sink: FactSink, requests: list[Request]) -> None:
+    # TCP sessions have no status: only how the proxy failed them says anything (the 5xx shares are HTTP's).
+    sessions = [r for r in requests if r.tcp]
+    if sessions and (kinds := Counter(r.kind for r in sessions if r.kind)):
+        failed_at = [r.line for r in sessions if r.kind]
+        sink.add("http.failure_kinds", [k for k, _ in kinds.most_common()], failed_at[0], failed_at[-1],
+                 text="TCP sessions: " + ", ".join(f"{k} x{c}" for k, c in kinds.most_common()))
+    requests = [r for r in requests if not r.tcp]
+    if not requests:
+        return
     first, last = requests[0].line, requests[-1].line
     failed = [r for r in requests if 500 <= r.status <= 599]
     share = len(failed) / len(requests)

@@ -202,3 +202,9 @@ def test_a_table_of_cfs_periods_and_throttled_periods_gives_the_throttled_ratio(
 def test_a_table_without_both_counters_is_not_read_as_throttling() -> None:
     # synthetic: a header naming periods alone
     assert "cpu.throttled_ratio" not in facts("| pod | CFS periods |\n|---|---|\n| web-0 | 3653 |\n")
+
+
+def test_haproxy_tcp_sessions_the_server_refused_are_connection_failures_even_wrapped_at_80_columns() -> None:
+    read = case_facts("error-rate/rancher-3360-haproxy-503-sc-wrapped-syslog")
+    assert read.get("http.failure_kinds") == ["connection-failure"]
+    assert "http.error_ratio" not in read  # a TCP session has no status to count a 5xx share from
