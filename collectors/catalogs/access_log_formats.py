@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "access_logs.yaml"
-Family = Literal["nginx", "envoy", "haproxy", "aws-lb", "gcp-lb", "traefik"]
+Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb", "traefik"]
 
 
 class AccessLogFormat(BaseModel):

@@ -24,6 +24,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import re2
+
 from collectors.catalogs.access_log_formats import json_formats, text_formats
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
@@ -59,6 +61,7 @@ class Request:
     upstream: str
     backend: str
     kind: str  # "" when the line does not say how a 5xx failed
+    tcp: bool = False  # a TCP proxy's session: no HTTP status, only how it ended
 
 
 def sniff(text: str) -> int:
@@ -67,7 +70,11 @@ def sniff(text: str) -> int:
     if not lines:
         return 0
     reader = _Reader()
-    read = sum(1 for n, ln in enumerate(lines, 1) if reader.read(ln, n) is not None)
+    read, n = 0, 1
+    while n <= len(lines):
+        request, used = _read_wrapped(reader, lines, n)
+        read += used if request is not None else 0
+        n += used
     if not read and text.lstrip()[:1] in ("{", "["):
         return 90 if _from_document(text[:2_000_000]) else 0
     return min(round(95 * read / len(lines)), 95) if read else 0
@@ -84,8 +91,8 @@ class _Reader:
         self.last = 0
 
     def read(self, line: str, n: int) -> Request | None:
-        if '"' not in line:
-            return None  # every catalogued format quotes the request line
+        if '"' not in line and "] " not in line:
+            return None  # every catalogued format quotes the request line, but HAProxy's TCP log (its date)
         if line.lstrip().startswith("{"):
             return _from_json_line(line, n)
         if len(line) > _MAX_LINE:
@@ -99,13 +106,42 @@ class _Reader:
             self.last = i
             groups = {k: v.decode("utf-8", "replace") for k, v in zip(specs[i].names, m.groups(), strict=True)
                       if k and v is not None}
-            status = groups.get("status", "")
+            family = specs[i].spec.family
+            status = groups.get("status", "0" if family == "haproxy-tcp" else "")
             if not status.isdigit():
                 return None
             upstream = groups.get("upstream") or _route(groups)
-            family = specs[i].spec.family
-            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups))
+            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups),
+                           tcp=family == "haproxy-tcp")
         return None
+
+
+# The start of a request line in the text formats: nginx's and ingress-nginx's "$remote_addr - $remote_user
+# [$time_local]", HAProxy's syslog header, Envoy's "[%START_TIME%] \"". A line that starts so but does not read was
+# cut by the terminal or the page it was copied from; its continuation follows on the next lines, joined back.
+_ENTRY_START = re2.compile(r'^(?:\S+ - \S+ \[\d|.*\bhaproxy\[\d+\]: |\[\d{4}-\d\d-\d\dT)')
+_MAX_PIECES = 4
+
+
+def _read_wrapped(reader: _Reader, lines: list[str], n: int) -> tuple[Request | None, int]:
+    """The request on line n, or on line n joined with the next lines when a terminal wrapped it, with the
+    number of lines it took."""
+    line = lines[n - 1]
+    if (request := reader.read(line, n)) is not None or _ENTRY_START.search(line[:_MAX_LINE]) is None:
+        return request, 1
+    joined = line
+    for pieces, nxt in enumerate(lines[n:n + _MAX_PIECES - 1], 2):
+        if not nxt.strip() or _ENTRY_START.search(nxt[:_MAX_LINE]) is not None:
+            break  # a blank line or the next entry: this one was not wrapped
+        if len(joined) + len(nxt) >= _MAX_LINE:
+            break
+        # A terminal breaks at its width and loses nothing; but a space it broke at ends the line and is trimmed
+        # with the trailing blanks of the paste, so the join is tried both ways.
+        for candidate in (joined + nxt, f"{joined} {nxt}"):
+            if (request := reader.read(candidate, n)) is not None:
+                return request, pieces
+        joined += nxt
+    return None, 1
 
 
 def _from_json_line(line: str, n: int) -> Request | None:
@@ -198,6 +234,8 @@ def _last(value: str) -> str:
 
 
 def _kind(family: str, status: int, g: dict[str, str]) -> str:
+    if family == "haproxy-tcp":
+        return _tcp_kind(g)
     if not 500 <= status <= 599:
         return ""
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))
@@ -230,16 +268,30 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
     return "connection-failure" if status == 502 or answered == "502" else ""
 
 
+def _tcp_kind(g: dict[str, str]) -> str:
+    """How HAProxy's proxy side failed a TCP session, by its termination state (no status to judge by): no server
+    to send it to, a refused or failed connect, a timeout, a full queue; "" for a session that ended normally or
+    that the client ended."""
+    flags = g.get("flags", "--")
+    if g.get("backend") == "<NOSRV>" and flags[:1] != "C":
+        return "no-upstream"
+    if flags[:2] == "sQ":
+        return "overflow"
+    if flags[:1] == "s":
+        return "timeout"
+    return "connection-failure" if flags[:1] == "S" else ""
+
+
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
     try:
-        candidates = [n for n, line in enumerate(lines, 1) if '"' in line]
+        candidates = [n for n, line in enumerate(lines, 1) if '"' in line or "[" in line]
         step = -(-len(candidates) // MAX_READ) if candidates else 1
         if step > 1:
             sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
         reader = _Reader()
-        requests = [r for n in candidates[::step] if (r := reader.read(lines[n - 1], n)) is not None]
+        requests = [r for n in candidates[::step] if (r := _read_wrapped(reader, lines, n)[0]) is not None]
         if not requests and artifact.content.lstrip()[:1] in ("{", "["):
             requests = _from_document(artifact.content)
         if requests:
@@ -250,6 +302,15 @@ def parse(artifact: Artifact) -> ParseResult:
 
 
 def _facts(sink: FactSink, requests: list[Request]) -> None:
+    # TCP sessions have no status: only how the proxy failed them says anything (the 5xx shares are HTTP's).
+    sessions = [r for r in requests if r.tcp]
+    if sessions and (kinds := Counter(r.kind for r in sessions if r.kind)):
+        failed_at = [r.line for r in sessions if r.kind]
+        sink.add("http.failure_kinds", [k for k, _ in kinds.most_common()], failed_at[0], failed_at[-1],
+                 text="TCP sessions: " + ", ".join(f"{k} x{c}" for k, c in kinds.most_common()))
+    requests = [r for r in requests if not r.tcp]
+    if not requests:
+        return
     first, last = requests[0].line, requests[-1].line
     failed = [r for r in requests if 500 <= r.status <= 599]
     share = len(failed) / len(requests)

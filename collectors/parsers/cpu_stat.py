@@ -33,9 +33,57 @@ class _Block:
     end: int = 0
 
 
+# The same two counters as people tabulate them per pod or node: a table whose header names the CFS periods
+# and the throttled periods (cpu.stat's nr_periods and nr_throttled; cAdvisor's container_cpu_cfs_periods_total
+# and container_cpu_cfs_throttled_periods_total, google/cadvisor metrics/prometheus.go).
+_PERIODS_CELL = re.compile(r"(?i)^(?:cfs[ _])?periods(?:[ _]total)?$|^nr_periods$|^cpu_cfs_periods")
+_THROTTLED_CELL = re.compile(r"(?i)^throttled[ _]periods(?:[ _]total)?$|^nr_throttled$|^cpu_cfs_throttled_periods")
+_MAX_TABLE_ROWS = 1000
+
+
+def _cells(line: str) -> list[str]:
+    """A markdown row's cells, or a plain row's columns (two spaces or more apart), bold marks taken off."""
+    text = line.strip().replace("**", "").replace("`", "")
+    parts = text.strip("|").split("|") if text.startswith("|") else re.split(r"\s{2,}|\t", text)
+    return [p.strip() for p in parts]
+
+
+def _table_columns(line: str) -> tuple[int, int] | None:
+    cells = _cells(line)
+    periods = next((i for i, c in enumerate(cells) if _PERIODS_CELL.search(c)), None)
+    throttled = next((i for i, c in enumerate(cells) if _THROTTLED_CELL.search(c)), None)
+    return (periods, throttled) if periods is not None and throttled is not None else None
+
+
+def _table_ratios(lines: list[str]) -> list[tuple[int, int, int, int]]:
+    """(periods, throttled, header line, row line) for every row under a header naming both counters."""
+    out: list[tuple[int, int, int, int]] = []
+    columns: tuple[int, int] | None = None
+    header = 0
+    for number, line in enumerate(lines, 1):
+        if len(out) >= _MAX_TABLE_ROWS:
+            break
+        if (found := _table_columns(line)) is not None:
+            columns, header = found, number
+            continue
+        if columns is None:
+            continue
+        cells = _cells(line)
+        if set("".join(cells)) <= set("-: "):
+            continue  # the markdown rule under the header
+        values = [cells[i].replace(",", "") if i < len(cells) else "" for i in columns]
+        if not all(v.isdigit() for v in values):
+            columns = None  # the table ended
+            continue
+        out.append((int(values[0]), int(values[1]), header, number))
+    return out
+
+
 def sniff(text: str) -> int:
     """0-100 confidence, proportional to the share of lines that are cpu.stat counters."""
     lines = [ln for ln in normalise(text[:200_000]).split("\n")[:500] if ln.strip()]
+    if _table_ratios(lines):
+        return 90
     keys = [m.group(1) for ln in lines if (m := _COUNTER.match(ln))]
     known = sum(1 for key in keys if key in _KNOWN)
     if not lines or not {"nr_periods", "nr_throttled", "usage_usec", "throttled_time"} & set(keys):
@@ -50,6 +98,8 @@ def parse(artifact: Artifact) -> ParseResult:
     try:
         for block in _blocks(lines):
             _emit(sink, block)
+        for periods, throttled, header, row in _table_ratios(lines):
+            _emit_ratio(sink, (periods, header), (throttled, row))
     except Exception as exc:  # a parser must never take the triage down with it
         sink.problem(f"internal: cpu.stat parser failed: {type(exc).__name__}: {exc}")
     return sink.done()

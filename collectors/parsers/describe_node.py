@@ -116,20 +116,30 @@ def _headed_conditions(sink: DedupSink, lines: list[str], start: int, end: int, 
     _conditions(sink, rows, header + 1, subject)
 
 
+def _row_condition(text: str, ready_shown: bool) -> str:
+    """The abnormal condition a row shows. When the kubelet stops posting, the node lifecycle controller sets
+    every condition it knows to Unknown with reason NodeStatusUnknown at once (kubernetes/kubernetes
+    pkg/controller/nodelifecycle/node_lifecycle_controller.go, tryUpdateNodeHealth, 1.8-1.31; the 1.4-1.7
+    nodecontroller did the same). So when the Ready row itself was cut from the paste, such a row (OutOfDisk,
+    MemoryPressure) says Ready is Unknown too. A Ready row, when shown, decides: a stale OutOfDisk row can stay
+    Unknown on a Ready node after kubelets stopped posting OutOfDisk (1.12+)."""
+    cells = text.split()
+    if len(cells) < 2:
+        return ""
+    if not ready_shown and cells[1] == "Unknown" and "NodeStatusUnknown" in text:
+        return "NotReady"
+    return node_condition(cells[0], cells[1])
+
+
 def _conditions(sink: DedupSink, rows: list[tuple[str, int]], table_line: int, subject: str | None) -> None:
-    found: list[tuple[str, int]] = []
-    for text, line in rows:
-        cells = text.split()
-        if len(cells) >= 2 and (name := node_condition(cells[0], cells[1])):
-            found.append((name, line))
+    ready_shown = any(text.split()[:1] == ["Ready"] for text, _ in rows)
+    found = [(name, line) for text, line in rows if (name := _row_condition(text, ready_shown))]
     if found:
         sink.add("node.conditions", unique(n for n, _ in found), found[0][1], found[-1][1], subject=subject)
     elif any(len(text.split()) >= 2 for text, _ in rows):
         sink.add("node.conditions", [], table_line, subject=subject)
     for text, line in rows:
-        cells = text.split()
-        if len(cells) >= 2 and node_condition(cells[0], cells[1]) == "NotReady" and (
-                reasons := node_not_ready_reasons(text)):
+        if _row_condition(text, ready_shown) == "NotReady" and (reasons := node_not_ready_reasons(text)):
             sink.add("node.not_ready_reasons", reasons, line, subject=subject)
 
 

@@ -111,21 +111,36 @@ def pull_seconds(message: str) -> float | None:
 _NOT_READY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("kubelet-stopped-posting", re.compile(r"Kubelet stopped posting node status|NodeStatusUnknown")),
     ("pleg-unhealthy", re.compile(r"PLEG is not healthy")),
-    ("runtime-down", re.compile(r"container runtime is down|container runtime status check may not have "
-                                r"completed|RuntimeReady=false|ContainerRuntimeNotReady"
+    ("runtime-down", re.compile(r"container runtime is down|RuntimeReady=false|ContainerRuntimeNotReady"
                                 r"|containerd\.sock: connect: connection refused"
                                 r"|dockershim\.sock: connect: connection refused")),
     ("network-not-ready", _CNI_NOT_READY),
 )
 
 
+# What a kubelet says in its first second, before its first runtime status check and its first PLEG relist have
+# run: the zero-time branches of pkg/kubelet/runtime.go (runtimeErrors) and pkg/kubelet/pleg/generic.go (Healthy),
+# kubernetes/kubernetes 1.8-1.31. They name no fault; every kubelet start reports them until the first sync.
+_STARTING = re.compile(r"(?:PLEG is not healthy: )?pleg has yet to be successful"
+                       r"|container runtime status check may not have completed yet")
+
+
+def kubelet_starting_only(text: str) -> bool:
+    """Whether the only reasons given for NotReady are those of a kubelet that has just started."""
+    return _STARTING.search(text) is not None and not node_not_ready_reasons(text)
+
+
 def node_not_ready_reasons(text: str) -> list[str]:
     """Why the kubelet reports (or the control plane marks) a node NotReady, from a condition or log text.
 
-    `KubeletNotReady` is the Ready condition's catch-all reason: it counts only when nothing specific is named.
+    `KubeletNotReady` is the Ready condition's catch-all reason: it counts only when nothing specific is named,
+    and not when the only reasons named are a starting kubelet's (see _STARTING).
     """
+    starting = _STARTING.search(text) is not None
+    if starting:
+        text = _STARTING.sub("", text)
     found = [name for name, rx in _NOT_READY_RULES if rx.search(text)]
-    if not found and "KubeletNotReady" in text:
+    if not found and "KubeletNotReady" in text and not starting:
         found = ["kubelet-not-ready"]
     return found
 
@@ -171,6 +186,11 @@ _SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
     (re.compile(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
      "preemption-not-helpful"),
+    # The KAI scheduler (NVIDIA/KAI-Scheduler, run:ai's before it) names the resource in its own words:
+    # pkg/scheduler/api/common_info (NewInsufficientResourceError, the job fit errors), v0.2-v0.9.
+    (re.compile(r"didn'?t have enough resources?: GPUs\b"), "insufficient-gpu"),
+    (re.compile(r"didn'?t have enough resources?: CPU cores\b"), "insufficient-cpu"),
+    (re.compile(r"didn'?t have enough resources?: memory\b"), "insufficient-memory"),
     # NodeName (1.19+; "hostname" before): the pod names its node, so no other node can take it.
     (re.compile(r"didn'?t match the requested (?:node ?name|hostname)", re.I), "node-affinity"),
     # CheckNodeCondition before 1.17: a node out of disk was a node under disk pressure.

@@ -15,6 +15,7 @@ from collectors.parsers.k8s_common import DedupSink, subject_of
 from collectors.parsers.k8s_event_facts import PullErrors, oom_facts
 from collectors.parsers.k8s_messages import (
     is_pull_message,
+    kubelet_starting_only,
     missing_refs,
     node_not_ready_reasons,
     pressure_condition,
@@ -193,7 +194,7 @@ class _Scan:
             conditions += [c.strip("\"' ") for c in re.split(r"[ ,]+", m.group(1) or m.group(2)) if c.strip("\"' ")]
         if 'event="Node' in line and (m := _NODE_EVENT.search(line)):
             conditions.append(_EVENT_CONDITION[m.group(1)])
-        if "Node became not ready" in line:
+        if "Node became not ready" in line and not kubelet_starting_only(line):
             conditions.append("NotReady")
         if conditions:
             self.sink.add("node.conditions", list(dict.fromkeys(conditions)), n, subject=_node_subject(line))

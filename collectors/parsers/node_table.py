@@ -20,18 +20,37 @@ _MAX_ROWS = 20_000
 _ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")
 
 
+# kubectl's node columns by era (kubernetes/kubernetes pkg/kubectl/resource_printer.go, later
+# pkg/printers/internalversion/printers.go): NAME STATUS AGE (+ EXTERNAL-IP with -o wide) in 1.2-1.5, VERSION added
+# in 1.6, ROLES in 1.8. `kubectl get namespaces` also prints NAME STATUS AGE: its rows (Active, Terminating) are
+# not node rows, so the first row decides (see sniff).
+_OLD_HEADERS = (["NAME", "STATUS", "AGE"], ["NAME", "STATUS", "AGE", "EXTERNAL-IP"])
+# The command the rows were printed by, when the header was left out of the paste: `kubectl get nodes`, an alias
+# (`k`, `kc`) or `get no`, as the last words of a prompt line.
+_COMMAND = re.compile(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
+
+
 def _is_header(line: str) -> bool:
     words = line.split()
+    if words in _OLD_HEADERS:
+        return True
     return words[:2] == ["NAME", "STATUS"] and "VERSION" in words and "READY" not in words
+
+
+def _opens_table(line: str) -> bool:
+    return _is_header(line) or _COMMAND.search(line) is not None
 
 
 def sniff(text: str) -> int:
     """0-100 confidence that the text holds a `kubectl get nodes` table."""
     lines = normalise(text[:200_000]).split("\n", 2000)[:2000]
     for n, line in enumerate(lines):
-        if _is_header(line):
+        if _opens_table(line):
             row = next((r for r in lines[n + 1:n + 3] if r.strip()), "")
-            return 90 if _row(row) is not None else 40
+            if _row(row) is not None:
+                return 90
+            if _is_header(line) and "VERSION" in line:
+                return 40
     return 0
 
 
@@ -60,7 +79,7 @@ def _rows(lines: list[str]) -> list[tuple[int, str, str, bool]]:
     for n, line in enumerate(lines, 1):
         if len(rows) >= _MAX_ROWS:
             break
-        if _is_header(line):
+        if _opens_table(line):
             in_table = True
             continue
         if in_table and _ELIDED.fullmatch(line):

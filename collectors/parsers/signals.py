@@ -144,9 +144,27 @@ def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
     return _value_one(template, groups, kind) if isinstance(template, str) else template
 
 
+_RATIO = re.compile(r"\{(\w+)\}/\{(\w+)\}")
+_SCALED = re.compile(r"\{(\w+)\}e(-?\d+)")
+
+
+def _number(raw: str | None) -> float | None:
+    try:
+        return float(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
 def _value_one(template: str, groups: dict[str, str | None], kind: str) -> object:
     """"{name}" is a group as it reads; "{name}%" a percentage read as a ratio (44% -> 0.44); "{host}:{port}"
-    joins groups (a group that did not take part is left out with the separator before it)."""
+    joins groups (a group that did not take part is left out with the separator before it). For a float fact,
+    "{part}/{whole}" is the ratio of two groups and "{name}e-6" a group scaled (microseconds to seconds)."""
+    if kind == "float" and (m := _RATIO.fullmatch(template)):
+        part, whole = _number(groups.get(m.group(1))), _number(groups.get(m.group(2)))
+        return round(part / whole, 4) if part is not None and whole else None
+    if kind == "float" and (m := _SCALED.fullmatch(template)):
+        value = _number(groups.get(m.group(1)))
+        return round(value * 10 ** int(m.group(2)), 6) if value is not None else None
     if _JOINED.fullmatch(template):
         parts = [(sep, groups.get(name)) for sep, name in _JOIN_PART.findall(template)]
         if parts[0][1] is None:

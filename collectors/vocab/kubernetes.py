@@ -140,6 +140,9 @@ FACTS: list[FactSpec] = [
              "(no status from the kubelet: it is down or cut off), pleg-unhealthy, runtime-down, "
              "network-not-ready (CNI not initialised), kubelet-not-ready (other)", "union", "pleg-unhealthy"),
     FactSpec("node.unschedulable", "bool", "a node is cordoned", "any"),
+    FactSpec("node.graceful_shutdown", "bool",
+             "the kubelet's shutdown manager saw the node being shut down (event Shutdown): the NotReady it then "
+             "reports is the planned shutdown's own", "any"),
     FactSpec("node.taints", "list[str]", "node taints as key=value:Effect", "union",
              "gpu-unhealthy=true:NoSchedule"),
     FactSpec("node.addresses", "list[str]",

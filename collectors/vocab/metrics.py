@@ -71,7 +71,8 @@ FACTS: list[FactSpec] = [
              "profiling and warm-up, CUDA graph capture), in seconds", "max", "90.84"),
     FactSpec("train.data_wait_ratio", "float",
              "share of each training iteration spent waiting for its batch, from the training loop's step timings "
-             "(data time over iteration time; the running average where the loop prints one), last step line",
+             "(data time over iteration time; the running average where the loop prints one), last step line; or "
+             "the CPU total share of the DataLoader's next-batch op in a PyTorch profiler table",
              "max", "0.9"),
     FactSpec("train.loader_few_workers", "bool",
              "the training framework warned that a DataLoader has few worker processes for the CPUs available "

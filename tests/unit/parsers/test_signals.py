@@ -24,6 +24,9 @@ RENDERED = [rendered(entry) for entry in WORDINGS]
 # The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
+# Pastes of the families first-sight batches showed unread (first_sight_pastes.yaml, each with its URL).
+LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "first_sight_pastes.yaml").read_text(
+    encoding="utf-8")) for line in unwrap(paste["text"]).lines]
 # nginx error-log lines about its upstream, verbatim from public threads, with what each says of the failure.
 NGINX_UPSTREAM_LINES = [
     # https://github.com/kubernetes/ingress-nginx/issues/12286 (description)

@@ -33,6 +33,10 @@ def test_gpu_fault_points_to_the_gpu_xid_playbook() -> None:
     ({"node.not_ready_reasons": ["pleg-unhealthy"]}, True),
     ({"node.conditions": ["MemoryPressure"]}, False),
     ({"node.conditions": []}, False),
-], ids=["alert", "not-ready", "reason", "pressure-only", "healthy"])
+    # the NotReady of a node its kubelet is shutting down on purpose; a reason beside it still counts
+    ({"node.conditions": ["NotReady"], "node.graceful_shutdown": True}, False),
+    ({"node.conditions": ["NotReady"], "node.graceful_shutdown": True,
+      "node.not_ready_reasons": ["runtime-down"]}, True),
+], ids=["alert", "not-ready", "reason", "pressure-only", "healthy", "planned-shutdown", "shutdown-and-a-fault"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected

@@ -1,0 +1,210 @@
+"""Families of text that batches e and f showed unread at first sight, each read from a paste of ANOTHER public
+thread than the case that revealed it (the URL beside each), so the reading is shown to generalise. The
+wordings themselves are catalogued from the upstream source of the program that prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
+
+PASTES: dict[str, str] = {p["id"]: p["text"] for p in yaml.safe_load(
+    (Path(__file__).parent / "first_sight_pastes.yaml").read_text(encoding="utf-8"))}
+
+
+def facts(text: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for a in artifacts_from_text(text, "paste"):
+        for f in parse_artifact(a).facts:
+            out.setdefault(f.name, f.value)
+    return out
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # https://github.com/ciiiii/cloudflare-docker-proxy/issues/90 (a comment)
+    ("-> docker pull 14790897/openwrt:86_64\n"
+     "Error response from daemon: manifest for 14790897/openwrt:86_64 not found: manifest unknown: manifest unknown",
+     "not-found"),
+    # https://github.com/docker/hub-feedback/issues/1518 (description; a 2018 daemon, without the registry's cause)
+    ("Error response from daemon: manifest for aaronngray/bpi-build:default not found", "not-found"),
+])
+def test_the_docker_daemons_pull_errors_are_pull_errors(text: str, kind: str) -> None:
+    assert facts(text).get("image.pull_error") == kind
+
+
+# https://github.com/kubernetes/kubernetes/issues/122338 (description): a kubelet 0.4 s after a manual restart.
+KUBELET_STARTING = (
+    'Dec 15 17:25:41 single1 kubenswrapper[1832249]: I1215 17:25:41.121883 1832249 setters.go:549] "Node became not '
+    'ready" node="single1" condition={Type:Ready Status:False LastHeartbeatTime:2023-12-15 17:25:41.121753163 +0800 '
+    'CST m=+0.403692528 LastTransitionTime:2023-12-15 17:25:41.121753163 +0800 CST m=+0.403692528 '
+    'Reason:KubeletNotReady Message:[container runtime status check may not have completed yet, PLEG is not healthy: '
+    'pleg has yet to be successful]}')
+# https://github.com/kubernetes/kubernetes/issues/101056 (description): the same start-up phrase beside a PLEG that
+# has not relisted for 16 minutes, which is a fault.
+PLEG_STALLED = (
+    'Apr 13 13:22:22 i-ie33j8hy kubelet[19792]: E0413 13:22:22.676030   19792 kubelet.go:1765] skipping pod '
+    'synchronization - [container runtime status check may not have completed yet, PLEG is not healthy: pleg was last '
+    'seen active 16m6.559177445s ago; threshold is 3m0s]')
+
+
+def test_a_starting_kubelets_not_ready_names_no_fault() -> None:
+    read = facts(KUBELET_STARTING)
+    assert "node.not_ready_reasons" not in read
+    assert "NotReady" not in (read.get("node.conditions") or [])
+
+
+def test_the_start_up_phrase_beside_a_real_fault_keeps_the_fault() -> None:
+    assert facts(PLEG_STALLED).get("node.not_ready_reasons") == ["pleg-unhealthy"]
+
+
+STOPPED_POSTING_READY_CUT = PASTES["eks-ami-79-stopped-posting-ready-row-cut"]
+
+
+def test_rows_the_controller_marked_unknown_say_ready_is_unknown_when_the_ready_row_is_cut() -> None:
+    read = facts(STOPPED_POSTING_READY_CUT)
+    assert read.get("node.conditions") == ["NotReady"]
+    assert read.get("node.not_ready_reasons") == ["kubelet-stopped-posting"]
+
+
+def test_a_shown_ready_row_decides_over_a_stale_unknown_row() -> None:
+    # a synthetic Ready row appended to the paste: the rule under test, not evidence
+    ready = ("  Ready            True      Tue, 13 Nov 2018 17:26:36 -0500   Fri, 02 Nov 2018 22:39:57 -0400   "
+             "KubeletReady              kubelet is posting ready status\n")
+    assert facts(STOPPED_POSTING_READY_CUT + ready).get("node.conditions") == []
+
+
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld"
+
+
+def case_facts(case: str) -> dict[str, object]:
+    return facts((REALWORLD / case / "evidence.txt").read_text(encoding="utf-8"))
+
+
+def test_a_node_table_of_kubectl_1_5_without_version_or_roles_is_read() -> None:
+    read = case_facts("node-not-ready/cabin-46-old-get-nodes-schedulingdisabled-negative")
+    assert read.get("node.unschedulable") is True
+    assert "pod.name" not in read  # not a pod table
+
+
+def test_node_rows_under_their_command_without_a_header_are_read() -> None:
+    read = case_facts("node-not-ready/k8s-issue-32522-gke-kc-get-nodes-no-roles")
+    assert read.get("node.conditions") == ["NotReady"]
+    assert read.get("node.name") == "gke-cluster-1-default-pool-777adf16-erra"
+
+
+def test_a_namespace_table_is_not_a_node_table() -> None:
+    # the header kubectl get namespaces shares with kubectl 1.5's nodes (synthetic rows)
+    read = facts("$ kubectl get ns\nNAME          STATUS    AGE\ndefault       Active    21d\n"
+                 "kube-system   Active    21d\n")
+    assert "node.conditions" not in read and "node.unschedulable" not in read
+
+
+def test_a_runtime_whose_init_was_oom_killed_says_the_containers_cgroup_ran_out() -> None:
+    read = facts(PASTES["ecs-agent-3021-runc-init-oom-killed"])
+    assert (read.get("kernel.oom_kill"), read.get("kernel.oom_memcg")) == (True, True)
+
+
+@pytest.mark.parametrize(("row", "reason"), [
+    # https://github.com/alauda/kubeflow-chart/issues/45 (description): an -A row quoted inline, cut after STATUS
+    ("`kubeflow                    training-operator-8569f97489-zkxbt                            0/1     OOMKilled`。",
+     "OOMKilled"),
+])
+def test_a_pod_row_quoted_inline_and_cut_after_its_status_is_read(row: str, reason: str) -> None:
+    assert facts(row).get("container.last_terminated.reason") == reason
+
+
+@pytest.mark.parametrize(("line", "target"), [
+    # https://github.com/kubernetes/kubernetes/issues/22688 (kube-proxy's userspace proxier, a Go before 1.5)
+    ("E0308 12:06:14.968642   28933 proxysocket.go:104] Dial failed: dial tcp 172.17.0.5:8080: connection refused",
+     "172.17.0.5:8080"),
+])
+def test_a_go_clients_refused_dial_is_a_client_refusal(line: str, target: str) -> None:
+    read = facts(line)
+    assert (read.get("client.errors"), read.get("client.targets")) == (["refused"], [target])
+
+
+def test_the_kubelets_own_probe_dial_is_not_a_client_refusal() -> None:
+    # https://github.com/getlago/lago-helm-charts/issues/149 (an event row: a liveness probe refused)
+    row = ('12m         Warning   Unhealthy   pod/lago-events-worker-646767f74f-c7vcp    Liveness probe failed: Get '
+           '"http://10.244.147.38:8080/": dial tcp 10.244.147.38:8080: connect: connection refused')
+    assert "client.errors" not in facts(row)
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/rancher/rancher/issues/16052 (description)
+    'W1009 07:01:57.954692       5 controller.go:769] Service "cms/ingress-e213c2b4c622329de7aa2c0c28dc37e5" does '
+    'not have any active Endpoint.',
+])
+def test_an_ingress_controller_finding_no_active_endpoint_says_none_is_ready(line: str) -> None:
+    assert facts(line).get("endpoints.ready") == 0
+
+
+def test_an_access_line_the_terminal_wrapped_is_joined_back() -> None:
+    # the wrap fell on a space, which the paste then lost with the line's trailing blanks
+    read = case_facts("error-rate/ingress-nginx-7673-504-html-body-wrapped-access-line")
+    assert read.get("http.error_statuses") == [504]
+    assert read.get("http.failing_upstreams") == ["cloudservices-aks-check-80"]
+
+
+def test_fortios_result_codes_give_the_share_answered_5xx() -> None:
+    read = facts(PASTES["istio-docs-circuit-breaking-fortio-codes"])
+    assert (read.get("http.error_statuses"), read.get("http.error_ratio")) == ([503], 0.05)
+
+
+def test_envoys_local_reply_says_how_it_failed_the_request() -> None:
+    # https://github.com/istio/istio/issues/20475 (description): the body of the 503 fortio aborted on
+    line = ('Aborting because error 503 for http://fortioserver:8080/echo?size=1024: "HTTP/1.1 503 Service Unavailable'
+            '\\r\\ncontent-length: 91\\r\\ncontent-type: text/plain\\r\\ndate: Fri, 24 Jan 2020 00:13:10 GMT\\r\\n'
+            'server: envoy\\r\\n\\r\\nupstream connect error or disconnect/reset before headers. reset reason: '
+            'connection failure"')
+    assert facts(line).get("http.failure_kinds") == ["connection-failure"]
+
+
+def test_rancher_shows_the_last_state_and_an_empty_exit_code_is_not_read() -> None:
+    # https://github.com/alpinelinux/docker-alpine/issues/368 (description)
+    line = ("CrashLoopBackOff (back-off 5m0s restarting failed container=container-0 pod=nfs-datafile-acesss-"
+            "577587b9bf-jbl8k_default(6a514d22-c7a7-405a-a2f7-2f57b6e39358)) | Last state: Terminated with : "
+            "Completed, started: "
+            "Thu, Dec 28 2023 9:48:26 am, finished: Thu, Dec 28 2023 9:48:26 am")
+    read = facts(line)
+    assert read.get("container.last_terminated.reason") == "Completed"
+    assert "container.last_terminated.exit_code" not in read
+
+
+def test_perf_analyzer_gives_the_p99_and_the_share_spent_queued() -> None:
+    read = facts(PASTES["triton-docs-perf-analyzer-concurrency-4"])
+    assert read.get("latency.p99_seconds") == 0.063609
+    assert read.get("latency.queue_share") == round(33577 / 45602, 4)
+
+
+def test_a_profiler_table_gives_the_share_spent_in_the_dataloader() -> None:
+    read = case_facts("gpu-underutilized/clinicaldg-2-torch-profiler-dataloader-88pct")
+    assert read.get("train.data_wait_ratio") == 0.8918  # CPU total %, not Self CPU % (88.64%)
+
+
+def test_the_kubelets_shutdown_event_says_the_shutdown_was_planned() -> None:
+    # https://github.com/siderolabs/talos/issues/9991 (an Events row of the node's description)
+    row = ("  Normal   Shutdown                 9m7s                   kubelet          "
+           "Shutdown manager detected shutdown event")
+    assert facts(row).get("node.graceful_shutdown") is True
+
+
+def test_a_table_of_cfs_periods_and_throttled_periods_gives_the_throttled_ratio() -> None:
+    # the most throttled row counts: 2189 of 3653 periods
+    assert case_facts("latency/devantler-platform-pr-1727-homepage-cfs-throttled-60pct").get(
+        "cpu.throttled_ratio") == 0.5992
+
+
+def test_a_table_without_both_counters_is_not_read_as_throttling() -> None:
+    # synthetic: a header naming periods alone
+    assert "cpu.throttled_ratio" not in facts("| pod | CFS periods |\n|---|---|\n| web-0 | 3653 |\n")
+
+
+def test_haproxy_tcp_sessions_the_server_refused_are_connection_failures_even_wrapped_at_80_columns() -> None:
+    read = case_facts("error-rate/rancher-3360-haproxy-503-sc-wrapped-syslog")
+    assert read.get("http.failure_kinds") == ["connection-failure"]
+    assert "http.error_ratio" not in read  # a TCP session has no status to count a 5xx share from
