@@ -20,7 +20,7 @@ FAST = {"TRIAGEBOT_CALL_TIMEOUT": "1", "TRIAGEBOT_DEADLINE": "3"}
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "COLUMNS": "80", **FAST}
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "TRIAGEBOT_CACHE_DIR": "", "COLUMNS": "80", **FAST}
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=60, check=False, env={**base, **(env or {})})
 

@@ -97,7 +97,7 @@ def test_live_record_replay_gives_the_same_report(tmp_path: Path, prom: PromServ
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "COLUMNS": "80"}
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "TRIAGEBOT_CACHE_DIR": "", "COLUMNS": "80"}
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=120, check=False, env={**base, **(env or {})})
 
