@@ -23,7 +23,7 @@ _PRIOR_SPAN = 0.09
 def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
     """What next checks may mention: the subject, preferring the target over what evidence says."""
     pod = target.pod or facts.value("pod.name")
-    node = target.node or facts.value("node.name") or facts.value("pod.node")
+    node = target.node or facts.value("node.name") or facts.value("pod.node") or _host_named(facts)
     return {
         "service": target.service or pod,
         "namespace": target.namespace or facts.value("pod.namespace"),
@@ -34,6 +34,13 @@ def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
         "container": facts.value("container.name"),
         "facts": facts.values(),
     }
+
+
+def _host_named(facts: FactSet) -> str | None:
+    """The one host the evidence's own lines name, when no object does: a syslog or journal prefix in front of
+    the Xid lines ("Dec  2 11:38:27 worker4 kernel: NVRM: ..." names worker4). Two hosts name no one node."""
+    hosts = facts.value("xid.hosts") or []
+    return hosts[0] if len(hosts) == 1 else None
 
 
 def node_instance(node: str, target: Target, facts: FactSet) -> str:

@@ -6,9 +6,10 @@ import argparse
 import contextlib
 import os
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bot.cli import live as live_cli
 from bot.cli.report_output import OutputError, add_explain_flag, emit
@@ -33,7 +34,18 @@ class UsageError(Exception):
     """A mistake by the user: reported in one line, exit code 2."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help wrapped at spaces only: argparse's default breaks at hyphens too, splitting ids such as error-rate."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
@@ -47,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("files", nargs="+", metavar="FILE")
     analyze.add_argument("--format", choices=FORMATS, default="text")
     analyze.add_argument("--kind", choices=[str(k) for k in ArtifactKind], help="skip detection: all input is KIND")
-    analyze.add_argument("--symptom", action="append", default=[], help="run this playbook whatever its trigger says")
+    analyze.add_argument("--symptom", action="append", default=[], metavar="PLAYBOOK",
+                         help="run this playbook whatever its trigger says (repeatable): "
+                              + ", ".join(bundled_playbook_ids()))
     analyze.add_argument("-n", "--namespace")
     analyze.add_argument("--service")
     add_summary_flag(analyze)
@@ -122,6 +136,13 @@ def redacted(report: Report, args: argparse.Namespace) -> Report:
     if getattr(args, "no_redact", False):
         return report
     return Report.model_validate(redact_json(report.model_dump(mode="json")))
+
+
+def bundled_playbook_ids() -> list[str]:
+    """The bundled playbooks' ids, for --help: each file is named after its id (test_cli_usage checks it), and
+    listing the folder costs nothing, where loading the playbooks would cost every command its start-up."""
+    folder = Path(__file__).resolve().parents[2] / "playbooks"
+    return sorted(p.stem for p in folder.glob("*.yaml") if not p.name.startswith("_"))
 
 
 def check_symptoms(symptoms: list[str]) -> None:

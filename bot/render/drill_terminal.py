@@ -33,6 +33,13 @@ HELP = [
 ]
 
 
+def prompt(clock_seconds: int) -> str:
+    """The drill's input prompt with its clock, as `drill 1:05> `. Not `[0m00s]`: a "[0m" at a line's start reads
+    as a broken colour code (ESC[0m, the ANSI reset, without its ESC), and input() prints the prompt raw."""
+    minutes, seconds = divmod(clock_seconds, 60)
+    return f"drill {minutes}:{seconds:02d}> "
+
+
 def say(console: Console, text: str, style: str = "") -> None:
     """One line as it is: no rich markup read from evidence or names."""
     console.print(Text(text, style=style))
