@@ -84,7 +84,9 @@ def excerpt(line: str, limit: int = EXCERPT_LIMIT, value: object = None) -> str:
     line = line.strip()
     if len(line) <= limit:
         return line
-    spans = find_spans(line, value)
+    # Only words are centred on: a number (a rank, a count) matches too many places in a long line to say which.
+    words = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    spans = find_spans(line, words)
     start = max(0, spans[0][0] - _CONTEXT) if spans else 0
     end = min(len(line), max(start + limit - 2, spans[-1][1] + _CONTEXT if spans else 0))
     return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
