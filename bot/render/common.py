@@ -133,11 +133,21 @@ def verdict_line(report: Report, limit: int = 200) -> str:
     """The verdict in one line, for a root message: the leading hypothesis, its status, and its claim."""
     lead = report.leading()
     if lead is None:
-        return headline(report)[:limit]
+        return cut_words(headline(report), limit)
     finding, h = lead
     claim = " ".join(h.claim.split())
     text = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id}: {claim}"
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return cut_words(text, limit)
+
+
+def cut_words(text: str, limit: int) -> str:
+    """`text` within `limit` characters, shortened at a space with "…": a word, an id or a path is shown whole or
+    not at all (a single word longer than the limit is the one thing cut)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    at = head.rfind(" ")
+    return (head[:at] if at > 0 else head).rstrip() + "…"
 
 
 def missing_lines(report: Report) -> list[str]:

@@ -25,6 +25,7 @@ from slack_sdk.models.blocks import (
 
 from bot.render.common import (
     cache_line,
+    cut_words,
     folded_others,
     headline,
     missing_lines,
@@ -94,7 +95,7 @@ class SlackRenderer:
         lead = report.leading()
         finding, hypothesis = lead if lead else (None, None)
         title = f"Triage of {target_words(report)}"
-        blocks: list[Block] = [HeaderBlock(text=title[:HEADER_LIMIT])]
+        blocks: list[Block] = [HeaderBlock(text=cut_words(title, HEADER_LIMIT))]
         blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
             "leader", lead=hypothesis, finding=finding, headline=headline(report),
             supporting=supporting_lines(report)))))
@@ -127,7 +128,7 @@ class SlackRenderer:
 
     def fallback_text(self, report: Report) -> str:
         """The notification text: what a phone lock screen shows."""
-        return headline(report)[:300]
+        return cut_words(headline(report), 300)
 
 
 def actions_block(run_id: str = "") -> ActionsBlock:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from bot.cli.main import build_parser, bundled_playbook_ids
-from bot.render.common import headline, notes
+from bot.render.common import cut_words, headline, notes
 from bot.render.drill_terminal import prompt
 from bot.render.evidence import CONTEXT, QUOTE_LIMIT, sentence, shorten, why
 from bot.render.markdown import render_markdown
@@ -254,3 +254,9 @@ def test_source_references_can_be_opened() -> None:
     report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
     assert "seed 004, scenario 1 (004:1371-1451) <docs/sources.md#the-seed-documents>" in render_text(report, 120)
     assert "- [seed 004, scenario 1 (004:1371-1451)](docs/sources.md#the-seed-documents)" in render_markdown(report)
+
+
+def test_one_line_summaries_shorten_at_a_word() -> None:
+    assert cut_words("pod training-job-xyz-7d9f on gpu-node-2", 30) == "pod training-job-xyz-7d9f on…"
+    assert cut_words("short", 30) == "short"
+    assert len(cut_words("x" * 50, 30)) == 30  # one word longer than the limit is the only thing cut
