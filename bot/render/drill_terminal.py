@@ -56,11 +56,10 @@ def render_view(view: View, console: Console) -> None:
         for artifact in view.artifacts:
             title = Text(f"{artifact.id}  ({artifact.kind}, {artifact.subject or 'no subject'})")
             if artifact.unavailable is not None:
-                console.print(Panel(Text(f"unavailable: {artifact.unavailable}", style="yellow"), title=title,
-                                    subtitle=Text(f"$ {artifact.command}"), expand=True))
+                _artifact(console, title, artifact.command,
+                          Text(f"unavailable: {artifact.unavailable}", style="yellow"))
                 continue
-            console.print(Panel(excerpt(artifact.content, artifact.id), title=title,
-                                subtitle=Text(f"$ {artifact.command}"), expand=True))
+            _artifact(console, title, artifact.command, excerpt(artifact.content, artifact.id))
     for line in view.text:
         style = _VERDICT_STYLE.get(view.answer.verdict, "") if view.answer else "yellow" if view.hint_level else ""
         console.print(Text(line, style=style))
@@ -78,9 +77,22 @@ def excerpt(content: str, artifact_id: str) -> Text:
     return text
 
 
+def _artifact(console: Console, title: Text, command: str, body: Text) -> None:
+    """Evidence without a box: a box wraps every long log line mid-token between its borders and cuts a long
+    command in its subtitle, and both are what a trainee copies. Each line goes out whole for the terminal to fold."""
+    heading = Text("── ", style="dim")
+    heading.append_text(title)
+    heading.stylize("bold", 3)
+    console.print(heading, soft_wrap=True)
+    if command:
+        console.print(Text(f"$ {command}", style="cyan"), soft_wrap=True, highlight=False)
+    for line in body.split("\n"):
+        console.print(line, soft_wrap=True, highlight=False)
+
+
 def artifact_in_full(found: Artifact, console: Console) -> None:
-    console.print(Panel(Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"),
-                        title=Text(found.id), subtitle=Text(f"$ {found.command}"), expand=True))
+    _artifact(console, Text(found.id), found.command,
+              Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"))
 
 
 def command_help(console: Console) -> None:

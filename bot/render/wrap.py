@@ -11,8 +11,9 @@ import re
 
 from rich.text import Text
 
-# What must stay on one line: a `code span`, a quoted value of up to 60 characters, or a run of non-spaces.
-_TOKEN = re.compile(r"`[^`\n]+`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|“[^”\n]{1,60}”|\S+")
+# What must stay on one line: a `code span`, a quoted value of up to 60 characters, a playbook and its hypothesis
+# joined by the report's separator (SEP, U+203A), or a run of non-spaces.
+_TOKEN = re.compile(r"`[^`\n]+`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|“[^”\n]{1,60}”|[\w.-]+ \u203a [\w.-]+,?|\S+")
 
 
 def breaks(text: str, width: int) -> list[int]:

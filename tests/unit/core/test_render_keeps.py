@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from bot.cli.main import build_parser, bundled_playbook_ids
-from bot.render.common import cut_words, headline, notes
-from bot.render.drill_terminal import prompt
+from bot.render.common import SEP, cut_words, headline, notes
+from bot.render.drill_terminal import artifact_in_full, prompt
 from bot.render.evidence import CONTEXT, QUOTE_LIMIT, sentence, shorten, why
 from bot.render.markdown import render_markdown
 from bot.render.replay_table import summary_lines
@@ -260,3 +260,20 @@ def test_one_line_summaries_shorten_at_a_word() -> None:
     assert cut_words("pod training-job-xyz-7d9f on gpu-node-2", 30) == "pod training-job-xyz-7d9f on…"
     assert cut_words("short", 30) == "short"
     assert len(cut_words("x" * 50, 30)) == 30  # one word longer than the limit is the only thing cut
+
+
+def test_a_playbook_and_hypothesis_name_stays_together() -> None:
+    name = f"crash-loop {SEP} corrupt-model-artifact,"
+    lines = wrap_plain(f"Ruled out: node-oom, gpu-oom, kubelet-eviction, {name} x", 50)
+    assert any(name in line for line in lines)
+
+
+def test_drill_evidence_lines_and_commands_go_out_whole() -> None:
+    incident = load_incident(INCIDENT_DIR / "oom-trainer-limit")
+    dmesg = next(a for a in incident.artifacts if a.id == "dmesg.txt")
+    console = Console(width=60, record=True, color_system=None)
+    artifact_in_full(dmesg, console)
+    shown = console.export_text().splitlines()
+    long_line = dmesg.content.splitlines()[120]
+    assert len(long_line) > 60 and long_line in shown  # line 121, the oom-kill line, on one line
+    assert f"$ {dmesg.command}" in shown
