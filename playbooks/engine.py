@@ -37,10 +37,15 @@ def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
 
 
 def _host_named(facts: FactSet) -> str | None:
-    """The one host the evidence's own lines name, when no object does: a syslog or journal prefix in front of
-    the Xid lines ("Dec  2 11:38:27 worker4 kernel: NVRM: ..." names worker4). Two hosts name no one node."""
-    hosts = facts.value("xid.hosts") or []
-    return hosts[0] if len(hosts) == 1 else None
+    """The one node the evidence's own lines name, when no object does: the host of a syslog or journal prefix in
+    front of the Xid lines ("Dec  2 11:38:27 worker4 kernel: NVRM: ..." names worker4) or of kubelet lines (their
+    facts are about node/<host>). Two different nodes name no one node."""
+    named = set(facts.value("xid.hosts") or [])
+    for name in facts.names():
+        merged = facts.get(name)
+        named.update(f.subject[len("node/"):] for f in (merged.sources if merged else [])
+                     if f.subject.startswith("node/") and len(f.subject) > len("node/"))
+    return named.pop() if len(named) == 1 else None
 
 
 def node_instance(node: str, target: Target, facts: FactSet) -> str:

@@ -277,3 +277,16 @@ def test_drill_evidence_lines_and_commands_go_out_whole() -> None:
     long_line = dmesg.content.splitlines()[120]
     assert len(long_line) > 60 and long_line in shown  # line 121, the oom-kill line, on one line
     assert f"$ {dmesg.command}" in shown
+
+
+# https://github.com/kubernetes/kubernetes/issues/45419: `journalctl -u kubelet` lines whose prefix names the node
+JOURNAL_PLEG = REALWORLD / "node-not-ready" / "k8s-issue-45419-pleg-node-became-not-ready-journal"
+
+
+def test_a_kubelet_journal_host_fills_node_in_next_checks() -> None:
+    report = _case(JOURNAL_PLEG)
+    assert report.lead is not None and report.lead.hypothesis == "pleg-unhealthy"
+    lead = report.leading()
+    assert lead is not None
+    assert "ssh ip-10-50-20-208.ec2.internal crictl ps -a | wc -l" in lead[1].next_checks
+    assert not any("<node>" in check for check in lead[1].next_checks)
