@@ -290,3 +290,11 @@ def test_a_kubelet_journal_host_fills_node_in_next_checks() -> None:
     assert lead is not None
     assert "ssh ip-10-50-20-208.ec2.internal crictl ps -a | wc -l" in lead[1].next_checks
     assert not any("<node>" in check for check in lead[1].next_checks)
+
+
+def test_the_rules_narrative_says_what_supports_the_lead() -> None:
+    from bot.assist.narrate import deterministic_narrative
+
+    text = deterministic_narrative(replay(load_incident(INCIDENT_DIR / "oom-trainer-limit")))
+    assert text.startswith("What we know: `limit-too-low` is confirmed: ")
+    assert "`host-memory-underestimated` is confirmed, supporting `limit-too-low`: " in text
