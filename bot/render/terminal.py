@@ -127,7 +127,7 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
         out += _section("Missing evidence")
         out += [_prose(f"  - {line}", "yellow") for line in missing_lines(report)]
     if explain:
-        out += [_prose(""), (_trace(report), 0)]
+        out += [_prose(""), (_trace(report), None)]  # each line whole: a CEL rule is copied as it is
     if report.problems:
         shown = report.problems[:10]
         out += _section("Could not read")

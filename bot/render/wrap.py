@@ -30,13 +30,12 @@ def breaks(text: str, width: int) -> list[int]:
 
 def wrap_text(text: Text, width: int) -> list[Text]:
     """`text` cut into lines at spaces (styles kept), each line without the spaces it was broken at."""
-    plain = text.plain
-    offsets = breaks(plain, max(width, 1))
-    pieces = text.divide(offsets) if offsets else [text]
     out: list[Text] = []
-    for piece in pieces:
-        piece.rstrip()
-        out.append(piece)
+    for paragraph in text.split("\n", allow_blank=True) if "\n" in text.plain else [text]:
+        offsets = breaks(paragraph.plain, max(width, 1))
+        for piece in paragraph.divide(offsets) if offsets else [paragraph]:
+            piece.rstrip()
+            out.append(piece)
     return out
 
 

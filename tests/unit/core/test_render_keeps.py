@@ -298,3 +298,11 @@ def test_the_rules_narrative_says_what_supports_the_lead() -> None:
     text = deterministic_narrative(replay(load_incident(INCIDENT_DIR / "oom-trainer-limit")))
     assert text.startswith("What we know: `limit-too-low` is confirmed: ")
     assert "`host-memory-underestimated` is confirmed, supporting `limit-too-low`: " in text
+
+
+def test_explain_prints_each_rule_on_one_line() -> None:
+    report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
+    lead = report.leading()
+    assert lead is not None and lead[1].rule is not None
+    shown = render_text(report, width=80, explain=True).splitlines()
+    assert f"    {lead[1].rule.cel}" in shown and len(lead[1].rule.cel) > 80
