@@ -105,7 +105,7 @@ def command_help(console: Console) -> None:
 def sources_table(session: DrillSession, console: Console) -> None:
     table = Table(title=f"Evidence sources (drill clock {clock(session.clock_seconds)})")
     for column in ("source", "what", "cost", "on call you would", "seen"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "source")  # typed back as `evidence SOURCE`: kept whole
     for source in SOURCES:
         seen = "yes" if source.id in session.revealed_sources else ""
         table.add_row(source.id, source.label, f"{source.cost_seconds} s", Text(source.how), seen)
@@ -140,7 +140,8 @@ def incident_list(found: Catalog, difficulty: str | None, tag: str | None, conso
     ground truth would give the answer away."""
     table = Table(title=f"Recorded incidents (saved ones from {found.saved_dir})")
     for column in ("id", "origin", "difficulty", "tags", "drillable"):
-        table.add_column(column, overflow="fold")
+        # The id is what a trainee copies next (`triagebot drill ID`): never folded; the other columns give way.
+        table.add_column(column, overflow="fold", no_wrap=column == "id")
     shown = 0
     for entry in found.entries:
         meta = entry.meta
@@ -160,7 +161,8 @@ def incident_list(found: Catalog, difficulty: str | None, tag: str | None, conso
 def history_table(sessions: list[DrillSession], trainee: str, console: Console) -> None:
     table = Table(title=f"Drills of {trainee}")
     for column in ("session", "started", "incident", "state", "declared", "score"):
-        table.add_column(column)
+        # Ids are copied (`triagebot drill --resume SESSION`): kept whole, the other columns give way.
+        table.add_column(column, no_wrap=column in ("session", "incident", "declared"))
     for s in sessions:
         state = "finished" if s.finished else f"open ({clock(s.clock_seconds)})"
         table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",

@@ -306,3 +306,15 @@ def test_explain_prints_each_rule_on_one_line() -> None:
     assert lead is not None and lead[1].rule is not None
     shown = render_text(report, width=80, explain=True).splitlines()
     assert f"    {lead[1].rule.cel}" in shown and len(lead[1].rule.cel) > 80
+
+
+def test_drill_list_keeps_incident_ids_whole() -> None:
+    from bot.render.drill_terminal import incident_list
+    from drills.catalog import load_catalog
+
+    found = load_catalog(None)
+    console = Console(width=70, record=True, color_system=None)
+    incident_list(found, None, None, console)
+    shown = console.export_text()
+    for entry in found.entries:
+        assert entry.meta.id in shown, entry.meta.id
