@@ -137,7 +137,7 @@ def shorten(line: str, spans: list[tuple[int, int]]) -> tuple[str, tuple[tuple[i
     return out, tuple(moved)
 
 
-def _quote(e: Evidence) -> Quote:
+def quote(e: Evidence) -> Quote:
     """The cited line, on one line, with where the fact's words are in it. A query's cited text is the query,
     kept whole (it is copied to run again); the sample it returned is what a reader needs beside it."""
     flat = " ".join(part.strip() for part in e.excerpt.strip().splitlines())
@@ -162,7 +162,7 @@ def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
     shown: set[tuple[str, str]] = set()
     for fact, items in list(grouped.items())[:MAX_FACTS]:
         value = facts.get(fact, items[0].value)
-        quotes = [q for q in dict.fromkeys(_quote(e) for e in items if e.excerpt)
+        quotes = [q for q in dict.fromkeys(quote(e) for e in items if e.excerpt)
                   if (q.line, q.place) not in shown][:MAX_QUOTES]
         shown.update((q.line, q.place) for q in quotes)
         out.append(Said(fact, sentence(fact, value), tuple(quotes)))

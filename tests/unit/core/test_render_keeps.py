@@ -318,3 +318,19 @@ def test_drill_list_keeps_incident_ids_whole() -> None:
     shown = console.export_text()
     for entry in found.entries:
         assert entry.meta.id in shown, entry.meta.id
+
+
+def test_slack_evidence_listing_quotes_whole_lines() -> None:
+    from bot.render.slack_triage import evidence_listing
+
+    report = _case(TAINT)
+    text = json.dumps(evidence_listing(7, report))
+    assert "untolerated taint {node-role.kubernetes.io/control-plane: }" in text
+
+
+def test_slack_drill_sections_cut_at_a_line() -> None:
+    from bot.render.slack_drill import _fit
+
+    command = "kubectl get events -n ml --field-selector involvedObject.name=training-job-xyz"
+    fitted = _fit("\n".join([command] * 100), 1000)
+    assert all(line == command for line in fitted.splitlines()[:-1]) and fitted.endswith("_…cut_")
