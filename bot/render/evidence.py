@@ -26,6 +26,7 @@ MAX_QUOTES = 2  # raw lines per fact; the evidence file has the rest
 # with CONTEXT characters either side, and says how much it left out. A line is never cut at a fixed column.
 QUOTE_LIMIT = 400
 CONTEXT = 120
+_WORTH = 40  # the fewest characters worth leaving out
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,9 @@ def shorten(line: str, spans: list[tuple[int, int]]) -> tuple[str, tuple[tuple[i
     keep: list[tuple[int, int]] = []  # windows of the line to keep, merged where they touch
     for start, end in spans:
         window = (max(0, start - CONTEXT), min(len(line), end + CONTEXT))
-        if keep and window[0] <= keep[-1][1] + len(_elided(999)):
+        # A few characters are not worth a marker longer than they are: keep them.
+        window = (0 if window[0] <= _WORTH else window[0], len(line) if len(line) - window[1] <= _WORTH else window[1])
+        if keep and window[0] <= keep[-1][1] + _WORTH:
             keep[-1] = (keep[-1][0], max(keep[-1][1], window[1]))
         else:
             keep.append(window)
