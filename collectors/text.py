@@ -42,6 +42,51 @@ def strip_prefixes(line: str) -> str:
     return line
 
 
-def excerpt(line: str, limit: int = 200) -> str:
+# An excerpt keeps the cited line whole up to this length: a reader must see the words a rule matched, so the
+# renderers (bot/render/evidence.py) shorten around those words, never here at a fixed column.
+EXCERPT_LIMIT = 2000
+_CONTEXT = 200  # characters kept either side of the matched words when a line is longer than that
+_WORD_SPLIT = re.compile(r"[\s_\-/]+")
+
+
+def find_spans(text: str, value: object, most: int = 4) -> list[tuple[int, int]]:
+    """Where a fact's value shows in the line it was read from, as (start, end) offsets, in order.
+
+    Values are written as the source wrote them or normalised (`untolerated-taint` for "untolerated taint",
+    79 for "Xid ... 79,"), so a value is looked for as written, then word by word with any separator between.
+    A boolean names no words; a value not in the line gives no span (the line is then shown from its start)."""
+    items = value if isinstance(value, list) else [value]
+    found: list[tuple[int, int]] = []
+    lowered = text.lower()
+    for item in items:
+        if isinstance(item, bool) or item is None:
+            continue
+        word = str(item).strip()
+        if not word:
+            continue
+        if isinstance(item, (int, float)):
+            m = re.search(rf"(?<![\w.]){re.escape(word)}(?![\w])", text)
+            span = m.span() if m else None
+        else:
+            at = lowered.find(word.lower())
+            span = (at, at + len(word)) if at >= 0 else None
+            if span is None and len(parts := [p for p in _WORD_SPLIT.split(word) if p]) > 1:
+                # Escaped words only, a bounded line: no backtracking to speak of.
+                m = re.search(r"[\s_\-/]*".join(re.escape(p) for p in parts), text, re.IGNORECASE)
+                span = m.span() if m else None
+        if span is not None and span not in found:
+            found.append(span)
+    return sorted(found)[:most]
+
+
+def excerpt(line: str, limit: int = EXCERPT_LIMIT, value: object = None) -> str:
+    """The cited line, stripped; a line longer than `limit` keeps the words the value names with context."""
     line = line.strip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    if len(line) <= limit:
+        return line
+    # Only words are centred on: a number (a rank, a count) matches too many places in a long line to say which.
+    words = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    spans = find_spans(line, words)
+    start = max(0, spans[0][0] - _CONTEXT) if spans else 0
+    end = min(len(line), max(start + limit - 2, spans[-1][1] + _CONTEXT if spans else 0))
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")

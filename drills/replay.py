@@ -7,30 +7,12 @@ from typing import Any
 
 from drills.incident import Incident, load_incident
 from playbooks.pipeline import analyse
-from playbooks.report import Finding, Report
+from playbooks.report import Report
 
 
 def replay(incident: Incident) -> Report:
     return analyse(incident.artifacts, incident.meta.target, missing=incident.meta.missing,
                    symptoms=incident.meta.symptoms or None, leads=incident.meta.leads or None)
-
-
-def _lineage(finding: Finding, hypothesis: str) -> set[str]:
-    """The hypothesis, its ancestors and its descendants: all compatible with it being true."""
-    parents = {h.id: h.parent for h in finding.hypotheses}
-    related = {hypothesis}
-    node: str | None = parents.get(hypothesis)
-    while node is not None:
-        related.add(node)
-        node = parents.get(node)
-    changed = True
-    while changed:
-        changed = False
-        for child, parent in parents.items():
-            if parent in related and child not in related:
-                related.add(child)
-                changed = True
-    return related
 
 
 def contradictions(incident: Incident, report: Report) -> list[str]:
@@ -41,7 +23,7 @@ def contradictions(incident: Incident, report: Report) -> list[str]:
     forbidden = set(incident.meta.must_not_confirm)
     out: list[str] = []
     for finding in report.findings:
-        related = _lineage(finding, truth.hypothesis) if finding.playbook == truth.playbook else set()
+        related = finding.lineage(truth.hypothesis) if finding.playbook == truth.playbook else set()
         for h in finding.hypotheses:
             key = f"{finding.playbook}/{h.id}"
             if h.status != "confirmed":

@@ -23,7 +23,7 @@ _PRIOR_SPAN = 0.09
 def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
     """What next checks may mention: the subject, preferring the target over what evidence says."""
     pod = target.pod or facts.value("pod.name")
-    node = target.node or facts.value("node.name") or facts.value("pod.node")
+    node = target.node or facts.value("node.name") or facts.value("pod.node") or _host_named(facts)
     return {
         "service": target.service or pod,
         "namespace": target.namespace or facts.value("pod.namespace"),
@@ -34,6 +34,18 @@ def template_variables(target: Target, facts: FactSet) -> dict[str, Any]:
         "container": facts.value("container.name"),
         "facts": facts.values(),
     }
+
+
+def _host_named(facts: FactSet) -> str | None:
+    """The one node the evidence's own lines name, when no object does: the host of a syslog or journal prefix in
+    front of the Xid lines ("Dec  2 11:38:27 worker4 kernel: NVRM: ..." names worker4) or of kubelet lines (their
+    facts are about node/<host>). Two different nodes name no one node."""
+    named = set(facts.value("xid.hosts") or [])
+    for name in facts.names():
+        merged = facts.get(name)
+        named.update(f.subject[len("node/"):] for f in (merged.sources if merged else [])
+                     if f.subject.startswith("node/") and len(f.subject) > len("node/"))
+    return named.pop() if len(named) == 1 else None
 
 
 def node_instance(node: str, target: Target, facts: FactSet) -> str:

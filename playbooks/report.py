@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from collectors.models import Missing, Target
 
@@ -79,6 +79,24 @@ class Finding(BaseModel):
     # the other workloads on that node show ("also on this node"). Such a finding never leads the report.
     aside: str | None = None
 
+    def lineage(self, hypothesis: str) -> set[str]:
+        """The hypothesis, its ancestors and its descendants: all can be true together with it (a child refines
+        its parent's cause; siblings are alternatives the playbook tells apart)."""
+        parents = {h.id: h.parent for h in self.hypotheses}
+        related = {hypothesis}
+        node: str | None = parents.get(hypothesis)
+        while node is not None and node not in related:
+            related.add(node)
+            node = parents.get(node)
+        changed = True
+        while changed:
+            changed = False
+            for child, parent in parents.items():
+                if parent in related and child not in related:
+                    related.add(child)
+                    changed = True
+        return related
+
 
 class ArtifactRef(BaseModel):
     id: str
@@ -117,6 +135,15 @@ class CacheState(BaseModel):
     namespaces: list[str] = Field(default_factory=list)  # the cache's scope; empty: every namespace
 
 
+class Lead(BaseModel):
+    """The report's one verdict: the leading hypothesis and, by id, the hypotheses of its finding that support it."""
+
+    playbook: str
+    hypothesis: str
+    status: Status
+    supporting: list[str] = Field(default_factory=list)
+
+
 class Report(BaseModel):
     target: Target
     symptoms: list[str]
@@ -143,6 +170,27 @@ class Report(BaseModel):
             if supported:
                 return finding, max(supported, key=lambda h: h.score)
         return None
+
+    def supporting(self) -> list[HypothesisResult]:
+        """The other hypotheses the evidence supports that agree with the lead: in its finding and its lineage
+        (an ancestor or a refinement of it). A report has one lead; these are shown under it, as contributing,
+        never as a second verdict (docs/playbooks.md, "Ranking", and docs/report-json.md, `lead`)."""
+        found = self.leading()
+        if found is None:
+            return []
+        finding, lead = found
+        related = finding.lineage(lead.id)
+        return [h for h in finding.hypotheses if h is not lead and h.supported and h.id in related]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lead(self) -> Lead | None:
+        """The one verdict and what supports it, so a reader of the JSON needs not rank the findings again."""
+        found = self.leading()
+        if found is None:
+            return None
+        return Lead(playbook=found[0].playbook, hypothesis=found[1].id, status=found[1].status,
+                    supporting=[h.id for h in self.supporting()])
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)

@@ -109,17 +109,22 @@ def _bare(sentence: str) -> str:
     return sentence.strip().rstrip(".")
 
 
-def _line(h: HypothesisResult) -> str:
+def _line(h: HypothesisResult, supports: str = "") -> str:
     why = f" ({h.because[0]})" if h.because else ""
-    return f"`{h.id}` is {h.status}: {_bare(h.claim)}{why}"
+    role = f", supporting `{supports}`" if supports else ""
+    return f"`{h.id}` is {h.status}{role}: {_bare(h.claim)}{why}"
 
 
 def deterministic_narrative(report: Report) -> str:
-    """The same three parts, from the report alone."""
-    held = [h for h in _all(report) if h.status in ("confirmed", "likely")]
-    out = [h for h in _all(report) if h.status == "ruled-out"]
+    """The same three parts, from the report alone: the lead first, what supports it said as such (one verdict)."""
     lead = report.leading()
-    know = "; ".join(_line(h) for h in held[:3]) or "no hypothesis is confirmed or likely yet"
+    held = [h for h in _all(report) if h.status in ("confirmed", "likely")]
+    if lead is not None:
+        held = [lead[1], *(h for h in held if h is not lead[1])]
+    supporting = {id(h) for h in report.supporting()}
+    out = [h for h in _all(report) if h.status == "ruled-out"]
+    know = "; ".join(_line(h, lead[1].id if lead and id(h) in supporting else "") for h in held[:3]) \
+        or "no hypothesis is confirmed or likely yet"
     ruled = ", ".join(f"`{h.id}`" for h in out[:8]) or "nothing yet"
     checks: list[str] = []
     if lead is not None:

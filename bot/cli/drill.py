@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.arguments import DEFAULT_CHANNEL
-from bot.render.debrief import clock, render_debrief
+from bot.render.debrief import render_debrief
 from bot.render.drill_terminal import (
     artifact_in_full,
     command_help,
@@ -24,6 +24,7 @@ from bot.render.drill_terminal import (
     hypotheses_table,
     incident_list,
     leaderboard_table,
+    prompt,
     recap,
     render_view,
     say,
@@ -231,7 +232,7 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
           input_fn: InputFn, assistant: Assistant) -> int:
     while True:
         try:
-            line = input_fn(f"[{clock(session.clock_seconds)}] drill> ")
+            line = input_fn(prompt(session.clock_seconds))
         except (EOFError, KeyboardInterrupt):
             line = "quit"
         command, _, arg = line.strip().partition(" ")

@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
-from typing import NoReturn
+from pathlib import Path
+from typing import Any, NoReturn
 
 from bot.cli import live as live_cli
 from bot.cli.arguments import (
@@ -25,7 +27,18 @@ from playbooks.problems import PlaybookError
 # Kubernetes client, the Slack app or the drills.
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help wrapped at spaces only: argparse's default breaks at hyphens too, splitting ids such as error-rate."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
@@ -39,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("files", nargs="+", metavar="FILE")
     analyze.add_argument("--format", choices=FORMATS, default="text")
     analyze.add_argument("--kind", choices=[str(k) for k in ArtifactKind], help="skip detection: all input is KIND")
-    analyze.add_argument("--symptom", action="append", default=[], help="run this playbook whatever its trigger says")
+    analyze.add_argument("--symptom", action="append", default=[], metavar="PLAYBOOK",
+                         help="run this playbook whatever its trigger says (repeatable): "
+                              + ", ".join(bundled_playbook_ids()))
     analyze.add_argument("-n", "--namespace")
     analyze.add_argument("--service")
     add_summary_flag(analyze)
@@ -87,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                                      "written as docs/accuracy.md")
     add_eval_arguments(ev)
     return parser
+
+
+def bundled_playbook_ids() -> list[str]:
+    """The bundled playbooks' ids, for --help: each file is named after its id (test_cli_usage checks it), and
+    listing the folder costs nothing, where loading the playbooks would cost every command its start-up."""
+    folder = Path(__file__).resolve().parents[2] / "playbooks"
+    return sorted(p.stem for p in folder.glob("*.yaml") if not p.name.startswith("_"))
 
 
 def version() -> str:

@@ -33,6 +33,18 @@ def headline(report: Report) -> str:
     return f"{finding.playbook}: {h.id} ({h.status}, {h.score:.2f}): {h.claim}"
 
 
+def notes(report: Report) -> list[str]:
+    """The report's notes without what the headline already says: a note that opens with the headline's sentence
+    ("Nothing in this evidence was recognised.") keeps only the rest, so the reader sees that sentence once."""
+    said = headline(report) if report.leading() is None else ""
+    out = []
+    for note in report.notes:
+        rest = note.removeprefix(said).lstrip() if said and note.startswith(said) else note
+        if rest:
+            out.append(rest[:1].upper() + rest[1:])
+    return out
+
+
 def open_checks(report: Report, per_finding: int = 3) -> list[str]:
     """When nothing leads: the checks of each symptom's most likely open hypothesis, the checks the headline
     promises ("the checks below would settle the open ones"), without repeats."""
@@ -61,12 +73,24 @@ def folded_others(report: Report, lead: HypothesisResult | None
                   ) -> tuple[list[tuple[str, HypothesisResult]], list[str], str]:
     """The other hypotheses as a reader wants them: those with support one per line, the ruled-out ones named
     on one line, and the open ones folded into one line that says what evidence would settle them."""
-    rest = [(p, h) for p, h in others(report, lead) if h.merged_into is None]
+    # The hypotheses that support the lead are shown under it (supporting()), not as verdicts of their own.
+    under_lead = {id(h) for h in report.supporting()} if lead is not None else set()
+    rest = [(p, h) for p, h in others(report, lead) if h.merged_into is None and id(h) not in under_lead]
     supported = [(p, h) for p, h in rest if h.status in ("confirmed", "likely")]
     own = _lead_playbook(report)
     ruled_out = [h.id if p == own else f"{p} {SEP} {h.id}" for p, h in rest if h.status == "ruled-out"]
     unknown = [h for _, h in rest if h.status == "unknown"]
     return supported, ruled_out, unknown_line(unknown) if unknown else ""
+
+
+SUPPORT_MARK = "↳ supporting"
+
+
+def supporting_lines(report: Report) -> list[str]:
+    """The hypotheses that agree with the lead and have evidence of their own (a refinement of it, or its parent),
+    one line each: under the one verdict, as what contributes to it (docs/playbooks.md, "Ranking")."""
+    return [f"{SUPPORT_MARK} ({h.status}, {h.score:.2f}): {h.id}: {' '.join(h.claim.split())}"
+            for h in report.supporting()]
 
 
 def _lead_playbook(report: Report) -> str | None:
@@ -124,11 +148,21 @@ def verdict_line(report: Report, limit: int = 200) -> str:
     """The verdict in one line, for a root message: the leading hypothesis, its status, and its claim."""
     lead = report.leading()
     if lead is None:
-        return headline(report)[:limit]
+        return cut_words(headline(report), limit)
     finding, h = lead
     claim = " ".join(h.claim.split())
     text = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id}: {claim}"
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return cut_words(text, limit)
+
+
+def cut_words(text: str, limit: int) -> str:
+    """`text` within `limit` characters, shortened at a space with "…": a word, an id or a path is shown whole or
+    not at all (a single word longer than the limit is the one thing cut)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    at = head.rfind(" ")
+    return (head[:at] if at > 0 else head).rstrip() + "…"
 
 
 def missing_lines(report: Report) -> list[str]:

@@ -33,6 +33,13 @@ HELP = [
 ]
 
 
+def prompt(clock_seconds: int) -> str:
+    """The drill's input prompt with its clock, as `drill 1:05> `. Not `[0m00s]`: a "[0m" at a line's start reads
+    as a broken colour code (ESC[0m, the ANSI reset, without its ESC), and input() prints the prompt raw."""
+    minutes, seconds = divmod(clock_seconds, 60)
+    return f"drill {minutes}:{seconds:02d}> "
+
+
 def say(console: Console, text: str, style: str = "") -> None:
     """One line as it is: no rich markup read from evidence or names."""
     console.print(Text(text, style=style))
@@ -49,11 +56,10 @@ def render_view(view: View, console: Console) -> None:
         for artifact in view.artifacts:
             title = Text(f"{artifact.id}  ({artifact.kind}, {artifact.subject or 'no subject'})")
             if artifact.unavailable is not None:
-                console.print(Panel(Text(f"unavailable: {artifact.unavailable}", style="yellow"), title=title,
-                                    subtitle=Text(f"$ {artifact.command}"), expand=True))
+                _artifact(console, title, artifact.command,
+                          Text(f"unavailable: {artifact.unavailable}", style="yellow"))
                 continue
-            console.print(Panel(excerpt(artifact.content, artifact.id), title=title,
-                                subtitle=Text(f"$ {artifact.command}"), expand=True))
+            _artifact(console, title, artifact.command, excerpt(artifact.content, artifact.id))
     for line in view.text:
         style = _VERDICT_STYLE.get(view.answer.verdict, "") if view.answer else "yellow" if view.hint_level else ""
         console.print(Text(line, style=style))
@@ -71,9 +77,22 @@ def excerpt(content: str, artifact_id: str) -> Text:
     return text
 
 
+def _artifact(console: Console, title: Text, command: str, body: Text) -> None:
+    """Evidence without a box: a box wraps every long log line mid-token between its borders and cuts a long
+    command in its subtitle, and both are what a trainee copies. Each line goes out whole for the terminal to fold."""
+    heading = Text("── ", style="dim")
+    heading.append_text(title)
+    heading.stylize("bold", 3)
+    console.print(heading, soft_wrap=True)
+    if command:
+        console.print(Text(f"$ {command}", style="cyan"), soft_wrap=True, highlight=False)
+    for line in body.split("\n"):
+        console.print(line, soft_wrap=True, highlight=False)
+
+
 def artifact_in_full(found: Artifact, console: Console) -> None:
-    console.print(Panel(Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"),
-                        title=Text(found.id), subtitle=Text(f"$ {found.command}"), expand=True))
+    _artifact(console, Text(found.id), found.command,
+              Text(found.content if found.unavailable is None else f"unavailable: {found.unavailable}"))
 
 
 def command_help(console: Console) -> None:
@@ -86,7 +105,7 @@ def command_help(console: Console) -> None:
 def sources_table(session: DrillSession, console: Console) -> None:
     table = Table(title=f"Evidence sources (drill clock {clock(session.clock_seconds)})")
     for column in ("source", "what", "cost", "on call you would", "seen"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "source")  # typed back as `evidence SOURCE`: kept whole
     for source in SOURCES:
         seen = "yes" if source.id in session.revealed_sources else ""
         table.add_row(source.id, source.label, f"{source.cost_seconds} s", Text(source.how), seen)
@@ -121,7 +140,8 @@ def incident_list(found: Catalog, difficulty: str | None, tag: str | None, conso
     ground truth would give the answer away."""
     table = Table(title=f"Recorded incidents (saved ones from {found.saved_dir})")
     for column in ("id", "origin", "difficulty", "tags", "drillable"):
-        table.add_column(column, overflow="fold")
+        # The id is what a trainee copies next (`triagebot drill ID`): never folded; the other columns give way.
+        table.add_column(column, overflow="fold", no_wrap=column == "id")
     shown = 0
     for entry in found.entries:
         meta = entry.meta
@@ -141,7 +161,8 @@ def incident_list(found: Catalog, difficulty: str | None, tag: str | None, conso
 def history_table(sessions: list[DrillSession], trainee: str, console: Console) -> None:
     table = Table(title=f"Drills of {trainee}")
     for column in ("session", "started", "incident", "state", "declared", "score"):
-        table.add_column(column)
+        # Ids are copied (`triagebot drill --resume SESSION`): kept whole, the other columns give way.
+        table.add_column(column, no_wrap=column in ("session", "incident", "declared"))
     for s in sessions:
         state = "finished" if s.finished else f"open ({clock(s.clock_seconds)})"
         table.add_row(s.id, f"{s.started_at:%Y-%m-%d %H:%M}", s.incident_id, state, s.declared or "",

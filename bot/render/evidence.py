@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from collectors.text import find_spans
 from collectors.vocabulary import spec
 from drills.sources import label, sources_for_fact
 from playbooks.report import Evidence, HypothesisResult, Report
@@ -21,13 +22,18 @@ from playbooks.report import Evidence, HypothesisResult, Report
 _SENTENCES = Path(__file__).with_name("sentences.yaml")
 MAX_FACTS = 8
 MAX_QUOTES = 2  # raw lines per fact; the evidence file has the rest
-QUOTE_LIMIT = 160
+# A quoted line up to this length is shown whole (the renderer wraps it); a longer one keeps the matched words
+# with CONTEXT characters either side, and says how much it left out. A line is never cut at a fixed column.
+QUOTE_LIMIT = 400
+CONTEXT = 120
+_WORTH = 40  # the fewest characters worth leaving out
 
 
 @dataclass(frozen=True)
 class Quote:
-    line: str  # the raw line as the source shows it
+    line: str  # the raw line as the source shows it; a very long one shortened around `spans`, marked
     place: str  # artifact:lines
+    spans: tuple[tuple[int, int], ...] = ()  # where in `line` the words the fact was read from are
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,10 @@ def sentence(fact: str, value: Any) -> str:
         return form.format(v=_value_text(value), pct=pct, bytes=_bytes(value))
     found = spec(fact)
     meaning = found.meaning if found else fact
+    if not isinstance(value, bool):
+        # "abnormal node conditions: MemoryPressure, DiskPressure, ...": after the colon the vocabulary lists
+        # every value the fact may take; said before the value seen, they would read as all seen.
+        meaning = meaning.split(": ", 1)[0]
     first = meaning.split(" ", 1)[0]
     if first.isalpha() and first.islower():  # not a name such as nvidia.com/gpu or DCGM_FI_DEV_XID_ERRORS
         meaning = meaning[:1].upper() + meaning[1:]
@@ -93,18 +103,51 @@ def _place(e: Evidence) -> str:
     return f"{e.artifact}:{e.lines}" if e.lines else e.artifact
 
 
-def _one_line(text: str) -> str:
-    # The line as the source shows it (inner spacing kept), on one line and bounded.
-    flat = " ".join(part.strip() for part in text.strip().splitlines())
-    return flat if len(flat) <= QUOTE_LIMIT else flat[: QUOTE_LIMIT - 1].rstrip() + "…"
+def _elided(count: int) -> str:
+    return f"[… {count} chars …]"
 
 
-def _quoted(e: Evidence) -> str:
-    """A query's cited text is the query; the sample it returned is what a reader needs beside it."""
-    line = _one_line(e.excerpt)
+def shorten(line: str, spans: list[tuple[int, int]]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A long line kept around its matched spans, the parts left out marked with their size; the spans moved to
+    where they now are. The spans themselves are never left out; nor is any of a line up to QUOTE_LIMIT."""
+    if len(line) <= QUOTE_LIMIT:
+        return line, tuple(spans)
+    if not spans:
+        # Nothing to centre on (a yes/no fact names no words): more of the line, from its start, where a message
+        # usually says what it is.
+        if len(line) <= 2 * QUOTE_LIMIT:
+            return line, ()
+        return line[:2 * QUOTE_LIMIT] + " " + _elided(len(line) - 2 * QUOTE_LIMIT), ()
+    keep: list[tuple[int, int]] = []  # windows of the line to keep, merged where they touch
+    for start, end in spans:
+        window = (max(0, start - CONTEXT), min(len(line), end + CONTEXT))
+        # A few characters are not worth a marker longer than they are: keep them.
+        window = (0 if window[0] <= _WORTH else window[0], len(line) if len(line) - window[1] <= _WORTH else window[1])
+        if keep and window[0] <= keep[-1][1] + _WORTH:
+            keep[-1] = (keep[-1][0], max(keep[-1][1], window[1]))
+        else:
+            keep.append(window)
+    out, moved, at = "", [], 0
+    for start, end in keep:
+        if start > at:
+            out += (" " if out else "") + _elided(start - at) + " "
+        shift = len(out) - start
+        moved += [(a + shift, b + shift) for a, b in spans if start <= a and b <= end]
+        out += line[start:end]
+        at = end
+    if at < len(line):
+        out += " " + _elided(len(line) - at)
+    return out, tuple(moved)
+
+
+def quote(e: Evidence) -> Quote:
+    """The cited line, on one line, with where the fact's words are in it. A query's cited text is the query,
+    kept whole (it is copied to run again); the sample it returned is what a reader needs beside it."""
+    flat = " ".join(part.strip() for part in e.excerpt.strip().splitlines())
     if e.kind == "prometheus-query":
-        return f"{line} → {_value_text(e.value)}"
-    return line
+        return Quote(f"{flat} → {_value_text(e.value)}", _place(e))
+    line, spans = shorten(flat, find_spans(flat, e.value))
+    return Quote(line, _place(e), spans)
 
 
 def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
@@ -118,12 +161,13 @@ def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
     for e in chosen:
         grouped.setdefault(e.fact, []).append(e)
     out: list[Said] = []
-    shown: set[Quote] = set()  # one line often shows two facts (an Xid line: the code and the bus); quote it once
+    # One line often shows two facts (an Xid line: the code and the bus): quote it once.
+    shown: set[tuple[str, str]] = set()
     for fact, items in list(grouped.items())[:MAX_FACTS]:
         value = facts.get(fact, items[0].value)
-        quotes = [q for q in dict.fromkeys(Quote(_quoted(e), _place(e)) for e in items if e.excerpt)
-                  if q not in shown][:MAX_QUOTES]
-        shown.update(quotes)
+        quotes = [q for q in dict.fromkeys(quote(e) for e in items if e.excerpt)
+                  if (q.line, q.place) not in shown][:MAX_QUOTES]
+        shown.update((q.line, q.place) for q in quotes)
         out.append(Said(fact, sentence(fact, value), tuple(quotes)))
     return out
 

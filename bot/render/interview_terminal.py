@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.render.grade import print_grade_details
+from bot.render.sources import with_link
 from drills.interview import InterviewSession, Step
 from drills.questions import DIFFICULTIES, Question, QuestionBank
 
@@ -69,6 +70,6 @@ def _model_answer(step: Step, question: Question, session: InterviewSession, con
                            f"{session.hints_used}/{len(question.hints)}", style="bold"))
         if g.missed:
             console.print(Text("Still missing:\n" + "\n".join(f"  - {p.point}" for p in g.missed), style="yellow"))
-    console.print(Text("Source: " + "; ".join(question.source), style="dim"))
+    console.print(Text("Source: " + "; ".join(with_link(ref) for ref in question.source), style="dim"), soft_wrap=True)
     if question.related_playbook:
         console.print(Text(f"Related playbook: triagebot playbooks show {question.related_playbook}", style="dim"))

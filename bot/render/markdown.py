@@ -10,10 +10,13 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    notes,
     open_checks,
     scope_line,
+    supporting_lines,
 )
 from bot.render.evidence import plain, target_words, why
+from bot.render.sources import markdown_link
 from playbooks.report import Report
 
 
@@ -36,6 +39,8 @@ def render_markdown(report: Report) -> str:
         finding, h = lead
         title = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id} ({h.score:.2f})"
         out += [f"**{title}**", "", _esc(h.claim), ""]
+        if supporting := supporting_lines(report):
+            out += [f"- {_esc(line)}" for line in supporting] + [""]
         out += ["## Why", ""]
         said_all = why(h, report.facts)
         for said in said_all:
@@ -49,6 +54,8 @@ def render_markdown(report: Report) -> str:
             out += ["## Next checks", "", "```", *h.next_checks, "```", ""]
         if h.mitigations:
             out += ["## Mitigations", ""] + [f"- {m}" for m in h.mitigations] + [""]
+        if h.source:
+            out += ["## Sources", ""] + [f"- {markdown_link(ref)}" for ref in h.source] + [""]
     else:
         out += [f"**{_esc(headline(report))}**", ""]
         if checks := open_checks(report):
@@ -69,7 +76,7 @@ def render_markdown(report: Report) -> str:
         out.append("")
     if report.missing:
         out += ["## Missing evidence", "", *[f"- {line}" for line in missing_lines(report)], ""]
-    out += [f"_{_esc(note)}_" for note in report.notes] + ([""] if report.notes else [])
+    out += [f"_{_esc(note)}_" for note in notes(report)] + ([""] if notes(report) else [])
     if (cached := cache_line(report)) is not None:
         out += [f"_{_esc(cached)}_", ""]
     if report.problems:

@@ -25,6 +25,7 @@ from slack_sdk.models.blocks import (
 
 from bot.render.common import (
     cache_line,
+    cut_words,
     folded_others,
     headline,
     missing_lines,
@@ -32,6 +33,7 @@ from bot.render.common import (
     scope_answered,
     scope_evidence,
     scope_line,
+    supporting_lines,
 )
 from bot.render.evidence import target_words, why
 from playbooks.report import Report
@@ -65,7 +67,12 @@ def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
     text = text.strip()
     if len(text) <= limit:
         return text
-    cut = text[: limit - 40].rstrip()
+    cut = text[: limit - 40]
+    # At the last line break (else the last space) before the limit: a command, a path or a quoted value is
+    # either shown whole or not at all, never cut in the middle.
+    at = cut.rfind("\n")
+    cut = cut[:at] if at > 0 else cut[: max(cut.rfind(" "), 1)]
+    cut = cut.rstrip()
     # Keep a code fence balanced, or the rest of the message renders as code.
     if cut.count("```") % 2 == 1:
         cut += "\n```"
@@ -88,9 +95,10 @@ class SlackRenderer:
         lead = report.leading()
         finding, hypothesis = lead if lead else (None, None)
         title = f"Triage of {target_words(report)}"
-        blocks: list[Block] = [HeaderBlock(text=title[:HEADER_LIMIT])]
+        blocks: list[Block] = [HeaderBlock(text=cut_words(title, HEADER_LIMIT))]
         blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
-            "leader", lead=hypothesis, finding=finding, headline=headline(report)))))
+            "leader", lead=hypothesis, finding=finding, headline=headline(report),
+            supporting=supporting_lines(report)))))
         if hypothesis is not None:
             blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
                 "why", lead=hypothesis, why=why(hypothesis, report.facts)))))
@@ -120,7 +128,7 @@ class SlackRenderer:
 
     def fallback_text(self, report: Report) -> str:
         """The notification text: what a phone lock screen shows."""
-        return headline(report)[:300]
+        return cut_words(headline(report), 300)
 
 
 def actions_block(run_id: str = "") -> ActionsBlock:

@@ -69,7 +69,12 @@ def _md(text: str) -> MarkdownTextObject:
 
 def _fit(text: str, limit: int = _SECTION) -> str:
     text = text.strip()
-    return text if len(text) <= limit else text[: limit - 20].rstrip() + "\n_…cut_"
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 20]
+    # At a line break (else a space): a command or an id is shown whole or not at all.
+    at = head.rfind("\n") if "\n" in head else head.rfind(" ")
+    return (head[:at] if at > 0 else head).rstrip() + "\n_…cut_"
 
 
 def _section(text: str) -> SectionBlock:
@@ -132,8 +137,9 @@ def evidence_reply(view: drill.View, raw: str) -> Reply:
                          f"{mrkdwn_escape(artifact.unavailable)}")
         else:
             count = len(artifact.content.splitlines())
+            # The command whole (it is copied and run); _section keeps the block within Slack's limit.
             lines.append(f"• `{mrkdwn_escape(artifact.id)}` ({mrkdwn_escape(about)}): {count:,} lines"
-                         + (f", `$ {mrkdwn_escape(artifact.command[:120])}`" if artifact.command else ""))
+                         + (f", `$ {mrkdwn_escape(artifact.command)}`" if artifact.command else ""))
     if len(view.artifacts) > _ARTIFACT_LINES:
         lines.append(f"… and {len(view.artifacts) - _ARTIFACT_LINES} more, all in the file")
     lines += [mrkdwn_escape(t) for t in view.text]

@@ -22,6 +22,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.render.common import cut_words
+from bot.render.evidence import quote
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from playbooks.loader import CompiledPlaybook
 from playbooks.report import Report
@@ -52,9 +54,11 @@ def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, A
         lines.append(f"*{mrkdwn_escape(hypothesis_label(playbook, h.id))}* {STATUS_EMOJI[h.status]} {h.status}")
         for ev in h.evidence:
             where = f"{ev.artifact}:{ev.lines}" if ev.lines else ev.artifact
-            excerpt = f" _{mrkdwn_escape(ev.excerpt[:160])}_" if ev.excerpt else ""
-            value = mrkdwn_escape(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value)
-            lines.append(f"• `{ev.fact}` = {value[:120]} ({mrkdwn_escape(where)}){excerpt}")
+            # The line whole, or around the words the fact was read from with the parts left out marked; the
+            # value shortened at a word: never cut mid-token (docs/slack.md).
+            excerpt = f" _{mrkdwn_escape(quote(ev).line)}_" if ev.excerpt else ""
+            value = mrkdwn_escape(cut_words(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value, 120))
+            lines.append(f"• `{ev.fact}` = {value} ({mrkdwn_escape(where)}){excerpt}")
     if report.missing:
         lines.append("*Missing:* " + "; ".join(mrkdwn_escape(f"{m.source} ({m.reason})") for m in report.missing))
     if not lines:

@@ -1,13 +1,13 @@
 """The report for a terminal, with rich: a note a person reads top to bottom, readable at 80 columns.
 
 No panels or tables: a box border wrapped through a command breaks copy and paste, and a table of every
-hypothesis buries the diagnosis. Commands are printed one per line, never wrapped, so they copy whole.
+hypothesis buries the diagnosis. Commands are printed one per line, never wrapped, so they copy whole; prose and
+quoted lines wrap at spaces only (bot/render/wrap.py), so a path, an id or a quoted value is never split.
 """
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.padding import Padding
 from rich.text import Text
 
 from bot.render.common import (
@@ -17,11 +17,15 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    notes,
     open_checks,
     scope_evidence,
     scope_line,
+    supporting_lines,
 )
-from bot.render.evidence import target_words, why
+from bot.render.evidence import Quote, target_words, why
+from bot.render.sources import with_link
+from bot.render.wrap import wrap_text
 from playbooks.report import Report
 
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
@@ -55,6 +59,14 @@ def _prose(text: str, style: str = "") -> Line:
     return Text(body, style=style), len(text) - len(body)
 
 
+def _quote_text(quote: Quote) -> Text:
+    """A quoted line in full (wrapped, never cut), the words the fact was read from in bold."""
+    body = Text(quote.line, style="dim")
+    for start, end in quote.spans:
+        body.stylize("bold", start, end)
+    return Text.assemble(("“", "dim"), body, ("”", "dim"), (f"  ({quote.place})", "dim"))
+
+
 def _section(title: str) -> list[Line]:
     return [_prose(""), _prose(title, "bold")]
 
@@ -73,12 +85,12 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
         title = f"{STATUS_MARK[h.status]}: {finding.playbook} {SEP} {h.id} ({h.score:.2f})"
         out.append(_prose(title, _STYLE[h.status]))
         out.append(_prose(h.claim))
+        out += [_prose(f"  {line}", "green") for line in supporting_lines(report)]
         out += _section("Why")
         said_all = why(h, report.facts)
         for said in said_all:
             out.append(_prose(f"  • {said.sentence}"))
-            for quote in said.quotes:
-                out.append(_prose(f"      “{quote.line}”  ({quote.place})", "dim"))
+            out += [(_quote_text(quote), 6) for quote in said.quotes]
         if not said_all:
             out.append(_prose("  No direct evidence yet."))
         out += _section("Would be falsified by")
@@ -89,6 +101,9 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
         if h.mitigations:
             out += _section("Mitigations")
             out += [_prose(f"  - {m}") for m in h.mitigations]
+        if h.source:
+            out += _section("Sources")
+            out += [_prose(f"  - {with_link(ref)}", "dim") for ref in h.source]
     else:
         out.append(_prose(headline(report), "bold"))
         if checks := open_checks(report):
@@ -104,7 +119,7 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
             out.append(_prose(f"  Ruled out: {', '.join(ruled_out)}.", _STYLE["ruled-out"]))
         if unknown:
             out.append(_prose(f"  {unknown}", _STYLE["unknown"]))
-    for note in report.notes:
+    for note in notes(report):
         out += [_prose(""), _prose(note, "yellow")]
     if (cached := cache_line(report)) is not None:
         out += [_prose(""), _prose(cached, "dim")]
@@ -112,7 +127,7 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
         out += _section("Missing evidence")
         out += [_prose(f"  - {line}", "yellow") for line in missing_lines(report)]
     if explain:
-        out += [_prose(""), (_trace(report), 0)]
+        out += [_prose(""), (_trace(report), None)]  # each line whole: a CEL rule is copied as it is
     if report.problems:
         shown = report.problems[:10]
         out += _section("Could not read")
@@ -130,7 +145,11 @@ def _print(console: Console, report: Report, explain: bool) -> None:
             # soft_wrap: the line goes out whole, for the terminal to fold; a copied command stays one line.
             console.print(text, soft_wrap=True, highlight=False)
         else:
-            console.print(Padding(text, (0, 0, 0, indent), expand=False), highlight=False)
+            # Wrapped here, at spaces only: rich would fold a path or an id mid-token to fit the width.
+            # A bullet's continuation lines hang under its text, not under the bullet.
+            hang = indent + 2 if text.plain.startswith(("• ", "- ", "↳ ")) else indent
+            for number, line in enumerate(wrap_text(text, console.width - hang)):
+                console.print(Text(" " * (hang if number else indent)) + line, soft_wrap=True, highlight=False)
 
 
 def render_terminal(report: Report, console: Console | None = None, explain: bool = False) -> None:

@@ -34,7 +34,7 @@ class FactSink:
                 value=value,
                 subject=self.artifact.subject if subject is None else subject,
                 citation=Citation(artifact=self.artifact.id, start=start, end=end),
-                excerpt=excerpt(text),
+                excerpt=excerpt(text, value=value),
             )
         )
 
