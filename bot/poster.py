@@ -132,7 +132,7 @@ class Poster:
             return
         except SlackApiError as err:
             # A page from a proxy or a 5xx may hide a post Slack did make: the retry looks first.
-            self._failed(item, slack_failure(err), str(err.response.get("error") or ""))
+            self._failed(item, slack_failure(err), "")
             return
         except Exception as err:  # network errors (retried), or a payload no call can be made from (dead)
             self._failed(item, exception_failure(err), f"{type(err).__name__}: {err}")

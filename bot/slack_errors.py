@@ -21,6 +21,7 @@ from reading it) is permanent, and no Slack call was made, so nothing is looked 
 from __future__ import annotations
 
 import http.client
+import re
 from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError, SlackRequestError
@@ -46,6 +47,7 @@ PERMANENT = frozenset({
     "invalid_metadata_schema", "metadata_too_large",
 })
 # Slack's own trouble, where the call may still have taken effect: look before posting again.
+_CODE = re.compile(r"[a-z0-9_.]{1,64}")
 MAYBE_DONE = frozenset({"internal_error", "fatal_error", "request_timeout", "service_unavailable"})
 
 
@@ -62,7 +64,10 @@ class Failure:
 def slack_failure(err: SlackApiError) -> Failure:
     """An answer from Slack (or from what stands in front of it) that was not ok."""
     status = int(getattr(err.response, "status_code", 0) or 0)
-    error = str(err.response.get("error") or f"http_{status}")
+    said = str(err.response.get("error") or "")
+    # slack_sdk puts a non-JSON page (a proxy's 503) into `error` as prose: name it by its status instead, which
+    # also keeps the metric's label values few.
+    error = said if _CODE.fullmatch(said) else f"http_{status}"
     retry_after = _seconds((err.response.headers or {}).get("Retry-After")) if status == 429 else None
     if status == 429 or error in ("ratelimited", "rate_limited"):
         return Failure(error, permanent=False, retry_after=retry_after if retry_after is not None else 1.0)
