@@ -66,7 +66,7 @@ def bot(db_url: str) -> Iterator[Bot]:
         slack_bot_token=SecretStr("xoxb-unused"), slack_signing_secret=SecretStr("wide-groups-signing-secret-0123"),
         slack_api_url="http://127.0.0.1:9/api/", database_url=db_url, webhook_token=SecretStr(TOKEN),
         default_channel="C0ALERTS", kubeconfig=Path("/nonexistent/kubeconfig"), call_timeout=1.0, deadline=2.0,
-        alertmanager_url="http://alertmanager.monitoring:9093", silence_button=True, storm_groups=0,
+        alertmanager_url="http://alertmanager.monitoring:9093", silence_button=True, storm_groups=5,
         grafana_url_template="https://grafana.example/d/x?var-namespace={namespace}&var-pod={pod}")
     ctx = build_context(bot_settings, start_poster=False)
     try:
