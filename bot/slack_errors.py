@@ -24,7 +24,7 @@ import http.client
 import re
 from dataclasses import dataclass
 
-from slack_sdk.errors import SlackApiError, SlackRequestError
+from slack_sdk.errors import SlackApiError
 
 # Same call, same answer (docs.slack.dev, the "Errors" table of chat.postMessage, chat.update, files.* and the
 # common errors of every method).
@@ -81,9 +81,11 @@ def exception_failure(err: BaseException) -> Failure:
     name = type(err).__name__
     if isinstance(err, (OSError, http.client.HTTPException)):  # connection refused or reset, timeouts, DNS
         return Failure(name, permanent=False, uncertain=True)
-    if isinstance(err, (KeyError, TypeError, ValueError, AttributeError, SlackRequestError)):
+    if isinstance(err, (KeyError, TypeError, ValueError, AttributeError)):
         # Raised while reading the payload or building the request: nothing reached Slack, and nothing will.
         return Failure(name, permanent=True)
+    # Anything else, slack_sdk's SlackRequestError included (it reports a failed file upload's HTTP status as well
+    # as bad arguments), is retried within the budget.
     return Failure(name, permanent=False, uncertain=True)
 
 

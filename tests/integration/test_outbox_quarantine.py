@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from sqlalchemy import select, text
 
 from bot.metrics import Metrics
@@ -231,3 +231,5 @@ def test_the_classifier_on_our_own_errors() -> None:
     for err in (KeyError("filename"), TypeError("'NoneType' object is not iterable"), ValueError("no ts")):
         failure = exception_failure(err)
         assert failure.permanent and not failure.uncertain
+    # slack_sdk says "Failed to upload a file (status: 503 ...)" with this class: not permanent.
+    assert exception_failure(SlackRequestError("Failed to upload a file (status: 503)")).permanent is False
