@@ -57,7 +57,7 @@ from sqlalchemy.orm import Session, aliased, defer, sessionmaker
 from bot.store.db import read_session
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import OUTBOX_METHODS, ChannelPace, OutboxItem
-from bot.store.quarantine import Quarantined, decode_object, quarantine, raw_columns
+from bot.store.quarantine import Quarantined, decode_object, quarantine, raw_columns, readable
 from bot.store.types import UTCDateTime, utcnow
 
 DEFAULT_LEASE = timedelta(seconds=30)
@@ -135,7 +135,13 @@ def enqueue(
 
 
 def find(session: Session, key: str) -> OutboxItem | None:
-    return session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == key)).first()
+    """The row under `key`. Its JSON columns are read as text: a poisoned one reads as empty (bot/store/
+    quarantine.py) instead of failing the webhook that looks the row up, which Alertmanager would retry forever."""
+    item = session.scalars(select(OutboxItem).options(defer(OutboxItem.payload), defer(OutboxItem.result))
+                           .where(OutboxItem.idempotency_key == key)).first()
+    if item is not None:
+        readable(session, item)
+    return item
 
 
 def set_latest(

@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Text, cast, select, update
+from sqlalchemy import Text, cast, inspect, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from bot.store.models import OutboxItem
 
@@ -60,3 +61,17 @@ def quarantine(session: Session, item: OutboxItem, reason: str) -> Quarantined:
                             last_error=f"quarantined: {reason}"[:4000])
                     .execution_options(synchronize_session=False))
     return Quarantined(item.id, item.idempotency_key, item.channel, reason)
+
+
+def readable(session: Session, item: OutboxItem) -> None:
+    """Load a row's deferred JSON columns without the ORM's decoder: an unreadable payload reads as {} and an
+    unreadable result as None, set as the committed value, so nothing is written back unless the caller changes
+    it (a webhook that rewrites a queued root then heals it with the current state)."""
+    unloaded = inspect(item).unloaded
+    if "payload" not in unloaded and "result" not in unloaded:
+        return
+    payload_text, result_text = raw_columns(session, item.id)
+    if "payload" in unloaded:
+        set_committed_value(item, "payload", decode_object(payload_text)[0] or {})
+    if "result" in unloaded:
+        set_committed_value(item, "result", decode_object(result_text)[0] if result_text is not None else None)

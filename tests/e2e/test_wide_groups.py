@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 from slack_sdk import WebClient
 from slack_sdk.models.blocks import Block
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from bot.config import Settings
 from bot.context import BotContext, build_context
@@ -206,3 +206,29 @@ def test_the_names_shown_are_capped(bot: Bot, names: int) -> None:
     assert (full is not None) == (names > 10)
     if full is not None:
         assert f"KubeSomethingWentWrongNumber{names - 1:03d}" in full.payload["content"]
+
+
+def test_a_poisoned_root_does_not_fail_its_groups_next_webhook(bot: Bot) -> None:
+    # Issue 31, point 3, at the webhook's door: the group's root row was left unreadable (truncated JSON on SQLite,
+    # a JSON string on PostgreSQL's jsonb); the next notification of the group is still stored, never a 5xx.
+    first = _wide(3)
+    assert _send(bot, first).status_code == 200
+    key = alert_root_key(first["groupKey"], 1)
+    with bot.ctx.factory.begin() as session:
+        if bot.ctx.engine.dialect.name == "sqlite":
+            session.execute(text("UPDATE outbox SET payload = :p WHERE idempotency_key = :k"),
+                            {"p": '{"kind": "alert", "text": "trunc', "k": key})
+        else:
+            session.execute(text("UPDATE outbox SET payload = to_jsonb(CAST(:p AS text)) WHERE idempotency_key = :k"),
+                            {"p": '{"kind": "alert", "text": "trunc', "k": key})
+    resolved = {**first, "status": "resolved",
+                "alerts": [{**a, "status": "resolved", "endsAt": "2030-01-01T12:05:00Z"} for a in first["alerts"]]}
+    response = _send(bot, resolved)
+    assert response.status_code == 200, response.text
+    with bot.ctx.factory() as session:
+        group = session.scalars(select(AlertGroup).where(AlertGroup.group_key == first["groupKey"])).one()
+        assert group.status == "resolved"
+    # The queued root was rewritten with the current state: readable again, and saying "resolved".
+    root = _stored_root(bot, resolved)
+    assert root["root"]["status"] == "resolved"
+    assert_fits_slack(root)
