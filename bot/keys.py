@@ -19,16 +19,23 @@ def alert_root_key(group_key: str, episode: int) -> str:
     return f"alert:{gid}:root" if episode <= 1 else f"alert:{gid}:e{episode}:root"
 
 
+# incidents.key is VARCHAR(300); a group key can be 4 KiB (group_by over long label values).
+_INCIDENT_KEY_ROOM = 300
+
+
 def episode_incident_key(group_key: str, episode: int) -> str:
-    """The incident of one firing episode: "alert:<groupKey>" for the first, "alert-episode:<id>:<n>" after."""
-    return f"alert:{group_key}" if episode <= 1 else f"{_EPISODE_PREFIX}{group_id(group_key)}:{episode}"
+    """The incident of one firing episode: "alert:<groupKey>" for the first, "alert-episode:<id>:<n>" after, and
+    for a first episode whose group key would not fit the column."""
+    if episode <= 1 and len(group_key) + len("alert:") <= _INCIDENT_KEY_ROOM:
+        return f"alert:{group_key}"
+    return f"{_EPISODE_PREFIX}{group_id(group_key)}:{max(episode, 1)}"
 
 
 def incident_root_key(incident_key: str) -> str:
     """The outbox key of the message an incident's thread hangs off."""
     if incident_key.startswith(_EPISODE_PREFIX):
         gid, _, episode = incident_key.removeprefix(_EPISODE_PREFIX).rpartition(":")
-        return f"alert:{gid}:e{episode}:root"
+        return f"alert:{gid}:root" if episode == "1" else f"alert:{gid}:e{episode}:root"
     if incident_key.startswith("alert:"):
         return alert_root_key(incident_key.removeprefix("alert:"), 1)
     return f"{incident_key}:root"

@@ -28,6 +28,10 @@ class Metrics:
                                         ["reason"], registry=r)
         self.slack_errors = Counter("triagebot_slack_errors", "Slack Web API errors, by method and error.",
                                     ["method", "error"], registry=r)
+        # Dead items by cause: quarantined (a row that cannot be read), permanent (an error no retry can fix),
+        # exhausted (the attempt budget ran out on transient errors).
+        self.outbox_dead = Counter("triagebot_outbox_dead", "Outbox items given up on, by cause.", ["cause"],
+                                   registry=r)
         self.outbox_depth = Gauge("triagebot_outbox_depth", "Slack posts waiting in the outbox.", registry=r)
         self.commands = Counter("triagebot_commands", "Slack commands and actions handled.", ["command"],
                                 registry=r)

@@ -32,18 +32,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
+from bot.slack_errors import Failure, exception_failure, slack_failure
 from bot.slack_reach import SlackReach, is_transport_error
 from bot.store import outbox, repo
 from bot.store.db import read_session
 from bot.store.outbox import ClaimedItem
+from bot.store.quarantine import Quarantined
 from bot.uploads import shared_in, upload_file
 
 log = logging.getLogger("triagebot.poster")
 
-# Errors that no retry will fix: the item is dead at once and the error is logged and counted.
-PERMANENT = frozenset({"channel_not_found", "invalid_auth", "not_authed", "account_inactive", "not_in_channel",
-                       "is_archived", "no_text", "message_not_found", "cant_update_message", "invalid_arguments",
-                       "missing_scope", "token_revoked", "user_not_found"})
+# Which errors no retry will fix (the item is dead at once, logged and counted): bot/slack_errors.py.
 # Refusals of the content itself: sent again as plain, shorter text (PLAIN_LIMITS, in turn), never dead for this.
 CONTENT_ERRORS = frozenset({"msg_too_long", "msg_blocks_too_long", "invalid_blocks", "invalid_blocks_format",
                             "invalid_metadata_format", "invalid_metadata_schema", "metadata_too_large"})
@@ -91,11 +90,18 @@ class Poster:
 
     def run_once(self) -> int:
         """Claim and send what is due now; returns how many items were attempted."""
-        items = outbox.claim(self.factory, self.worker_id, self.clock(), lease=self.lease)
+        items = outbox.claim(self.factory, self.worker_id, self.clock(), lease=self.lease,
+                             on_quarantine=self._quarantined)
         for item in items:
             self._send(item)
         self._count()
         return len(items)
+
+    def _quarantined(self, row: Quarantined) -> None:
+        """A row the claim set aside as unreadable: said once (it is dead from now on) and counted."""
+        self.metrics.outbox_dead.labels("quarantined").inc()
+        log.error("outbox item %s (%s, channel %s) quarantined: %s", row.id, row.idempotency_key, row.channel,
+                  row.reason)
 
     def _count(self) -> None:
         """Set the depth gauge, at most once a second."""
@@ -128,26 +134,14 @@ class Poster:
             return
         except SlackApiError as err:
             self.reach.answered()
-            error = str(err.response.get("error") or f"http_{err.response.status_code}")
-            retry_after = err.response.headers.get("Retry-After") if err.response.headers else None
-            self.metrics.slack_errors.labels(item.method, error).inc()
             # A page from a proxy or a 5xx may hide a post Slack did make: the retry looks first.
-            uncertain = err.response.status_code >= 500
-            with self.factory.begin() as session:
-                status = outbox.mark_failed(session, item.id, self.worker_id, error,
-                                            retry_after=float(retry_after) if retry_after else None,
-                                            permanent=error in PERMANENT, now=self.clock(), uncertain=uncertain)
-            log.warning("slack %s failed for %s: %s (%s)", item.method, item.idempotency_key, error, status)
+            self._failed(item, slack_failure(err), "")
             return
-        except Exception as err:  # network errors and the like: retry later with backoff
-            self.metrics.slack_errors.labels(item.method, type(err).__name__).inc()
-            with self.factory.begin() as session:
-                outbox.mark_failed(session, item.id, self.worker_id, f"{type(err).__name__}: {err}",
-                                   now=self.clock(), uncertain=True)
-            if is_transport_error(err):
+        except Exception as err:  # network errors (retried), or a payload no call can be made from (dead)
+            unreachable = is_transport_error(err)
+            self._failed(item, exception_failure(err), f"{type(err).__name__}: {err}", logged=not unreachable)
+            if unreachable:
                 self.reach.failed(err, item.id)  # one line a minute while Slack cannot be reached
-            else:
-                log.warning("slack %s failed for %s: %s", item.method, item.idempotency_key, err)
             return
         self.reach.answered()
         with self.factory.begin() as session:
@@ -162,6 +156,21 @@ class Poster:
                                    {"kind": "full-text", "in_thread": True, "filename": "message.txt",
                                     "title": "The full text of the message above", "content": full_text,
                                     "incident_id": item.payload.get("incident_id")}, depends_on=anchor)
+
+    def _failed(self, item: ClaimedItem, failure: Failure, detail: str, *, logged: bool = True) -> None:
+        """Record a failed call: dead at once if no retry can fix it, else retried within the attempt budget.
+
+        `logged=False` when the outage is reported elsewhere (SlackReach's line a minute), not per call."""
+        self.metrics.slack_errors.labels(item.method, failure.error).inc()
+        with self.factory.begin() as session:
+            status = outbox.mark_failed(session, item.id, self.worker_id, detail or failure.error,
+                                        retry_after=failure.retry_after, permanent=failure.permanent,
+                                        now=self.clock(), uncertain=failure.uncertain)
+        if status == "dead":
+            self.metrics.outbox_dead.labels("permanent" if failure.permanent else "exhausted").inc()
+        if logged or status == "dead":
+            log.warning("slack %s failed for %s: %s (%s)", item.method, item.idempotency_key,
+                        detail or failure.error, status)
 
     def _call_fitting(self, item: ClaimedItem) -> tuple[dict[str, Any], str | None]:
         """The call; if Slack refuses the content, again as plain cut text. Returns the result and, when the text

@@ -31,6 +31,16 @@ _CONFIRM_TEXT_LIMIT = 300  # Slack's limit on a confirm dialog's text
 SEVERITY_ICON = {"critical": ":red_circle:", "error": ":red_circle:", "warning": ":large_orange_circle:",
                  "info": ":large_blue_circle:", "none": ":white_circle:"}
 SUMMARY_LIMIT = 1500  # characters of the summary annotation in the root; the thread has every alert's own
+# Slack's Block Kit limits (docs.slack.dev, "Blocks"): a section's text and a context element's text are at most
+# 3,000 characters. A wide group (Alertmanager can send hundreds of alert names in one) or long label values must
+# still make a valid root: the names are summarised past NAMES_SHOWN, each part is cut to its share, and links
+# that do not fit are left out (the thread gets the whole text as a file: bot/webhook/alert_flow.py).
+SECTION_LIMIT = 3000
+NAMES_SHOWN = 10
+NAME_LIMIT = 120  # characters of one alert name in the headline
+TARGET_LIMIT = 300  # characters of the target in words (label values can be 1,024 characters each)
+NOTE_LIMIT = 1000  # the note and the outcome lines
+CUT = "…"
 PENDING_VERDICT = "_Triage running; the verdict lands here._"
 
 
@@ -79,12 +89,43 @@ def _url(url: str) -> str:
     return url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C").replace(" ", "%20")
 
 
+def shown_names(alertnames: list[str]) -> str:
+    """The group's alert names for a headline: the first NAMES_SHOWN, then how many more."""
+    names = ", ".join(_cut(name, NAME_LIMIT) for name in alertnames[:NAMES_SHOWN])
+    more = len(alertnames) - NAMES_SHOWN
+    return f"{names} and {more} more" if more > 0 else names
+
+
+def summarised(root: AlertRoot) -> bool:
+    """Whether the root leaves something out (names past NAMES_SHOWN, a long summary, target or name), which the
+    thread then carries in full."""
+    return (len(root.alertnames) > NAMES_SHOWN or len(root.summary) > SUMMARY_LIMIT
+            or len(root.target) > TARGET_LIMIT or any(len(n) > NAME_LIMIT for n in root.alertnames))
+
+
 def headline(root: AlertRoot) -> str:
     icon = ":rotating_light:" if root.status == "firing" else ":white_check_mark:"
-    severity = f" {root.severity}" if root.severity else ""
-    names = ", ".join(root.alertnames)
-    on = f" on {root.target}" if root.target else ""
-    return f"{icon} *[{root.status.upper()}:{root.count}{severity.upper()}] {names}*{on}"
+    severity = f" {_cut(root.severity, 40)}" if root.severity else ""
+    on = f" on {_cut(root.target, TARGET_LIMIT)}" if root.target else ""
+    return f"{icon} *[{root.status.upper()}:{root.count}{severity.upper()}] {shown_names(root.alertnames)}*{on}"
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` within `limit` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - len(CUT)].rstrip() + CUT
+
+
+def _fit(mrkdwn: str, limit: int = SECTION_LIMIT) -> str:
+    """Escaped mrkdwn within `limit` characters, never ending in half an escape (&amp;) or an open code span."""
+    if len(mrkdwn) <= limit:
+        return mrkdwn
+    cut = mrkdwn[: limit - len(CUT)]
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    if cut.count("```") % 2 == 1:
+        cut = cut[: cut.rfind("```")]
+    return cut.rstrip() + CUT
 
 
 def root_text(root: AlertRoot) -> str:
@@ -93,7 +134,18 @@ def root_text(root: AlertRoot) -> str:
     if root.verdict:
         lines.append(f"Verdict: {root.verdict}")
     lines.append(root.summary[:SUMMARY_LIMIT])
-    return mrkdwn_escape("\n".join(line for line in lines if line).strip())
+    return _fit(mrkdwn_escape("\n".join(line for line in lines if line).strip()))
+
+
+def _links(links: list[Link]) -> str:
+    """The links as one mrkdwn line, leaving out those that would not fit (a link cannot be cut in half)."""
+    shown = ""
+    for link in links:
+        part = f"<{_url(link.url)}|{mrkdwn_escape(link.label)}>"
+        joined = f"{shown}  ·  {part}" if shown else part
+        if len(joined) <= SECTION_LIMIT:
+            shown = joined
+    return shown
 
 
 def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
@@ -101,17 +153,18 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
     first = mrkdwn_escape(headline(root)) + (f"  {icon}" if icon and root.status == "firing" else "")
     if root.summary:
         first += "\n" + mrkdwn_escape(root.summary[:SUMMARY_LIMIT])
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=first))]
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_fit(first)))]
     if root.verdict:
         said = [f"*Verdict:* {mrkdwn_escape(root.verdict)}"]
     else:  # why there is no verdict (the triage ended without one), and why this alert may not get one
-        said = [line for line in (f"*No verdict:* {mrkdwn_escape(root.outcome)}" if root.outcome else "",
-                                  f"_{mrkdwn_escape(root.note)}_" if root.note else "") if line]
+        said = [line for line in (f"*No verdict:* {mrkdwn_escape(_cut(root.outcome, NOTE_LIMIT))}" if root.outcome
+                                  else "",
+                                  f"_{mrkdwn_escape(_cut(root.note, NOTE_LIMIT))}_" if root.note else "") if line]
         if not said and root.triaged and root.status == "firing":
             said = [PENDING_VERDICT]
-    blocks += [SectionBlock(text=MarkdownTextObject(text=line)) for line in said]
-    if root.links:
-        shown = "  ·  ".join(f"<{_url(link.url)}|{mrkdwn_escape(link.label)}>" for link in root.links)
+    blocks += [SectionBlock(text=MarkdownTextObject(text=_fit(line))) for line in said]
+    shown = _links(root.links)
+    if shown:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=shown)]))
     if root.silence_value and root.status == "firing":
         blocks.append(ActionsBlock(block_id="alert_actions", elements=[

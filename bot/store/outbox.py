@@ -33,7 +33,7 @@ another, so a storm of webhooks becomes one edit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -52,11 +52,12 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import Session, aliased, sessionmaker
+from sqlalchemy.orm import Session, aliased, defer, sessionmaker
 
 from bot.store.db import read_session
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import OUTBOX_METHODS, ChannelPace, OutboxItem
+from bot.store.quarantine import Quarantined, decode_object, quarantine, raw_columns, readable
 from bot.store.types import UTCDateTime, utcnow
 
 DEFAULT_LEASE = timedelta(seconds=30)
@@ -65,6 +66,8 @@ BACKOFF_BASE = 1.0  # seconds before the first retry; doubles each attempt
 BACKOFF_CAP = 300.0
 # Attempts before an item is dead. With the 5-minute cap, 25 attempts ride out roughly 90 minutes of Slack outage.
 DEFAULT_MAX_ATTEMPTS = 25
+# Unreadable rows a claim sets aside in one channel before leaving the rest to the next claim.
+_QUARANTINE_PER_CLAIM = 5
 _SWEEP_ROUNDS = 10  # dependency chains longer than this are finished off by later claims
 # chat.update is Tier 3 (50+ a minute per workspace): one every 1.2 s, with a burst of 10 (Slack allows
 # "occasional bursts" without saying how many; the Slack stand-in allows the same).
@@ -132,7 +135,13 @@ def enqueue(
 
 
 def find(session: Session, key: str) -> OutboxItem | None:
-    return session.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == key)).first()
+    """The row under `key`. Its JSON columns are read as text: a poisoned one reads as empty (bot/store/
+    quarantine.py) instead of failing the webhook that looks the row up, which Alertmanager would retry forever."""
+    item = session.scalars(select(OutboxItem).options(defer(OutboxItem.payload), defer(OutboxItem.result))
+                           .where(OutboxItem.idempotency_key == key)).first()
+    if item is not None:
+        readable(session, item)
+    return item
 
 
 def set_latest(
@@ -231,17 +240,20 @@ def _claimable(session: Session, now: datetime, max_attempts: int) -> bool:
 def claim(
     factory: sessionmaker[Session], worker_id: str, now: datetime, limit: int = 10,
     lease: timedelta = DEFAULT_LEASE, pace: timedelta = DEFAULT_PACE, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    on_quarantine: Callable[[Quarantined], None] | None = None,
 ) -> list[ClaimedItem]:
     """Hand out up to `limit` due items, at most one per channel, oldest first, in a transaction of its own.
 
     A channel is skipped while it is paced (`pace` after its previous claim, or a Retry-After), while one of its
     items is in flight, or while another worker is claiming in it. An item waits until the item it depends on is
-    sent, and then carries that item's result.
+    sent, and then carries that item's result. A row whose payload cannot be read is marked dead instead
+    (bot/store/quarantine.py) and reported to `on_quarantine` once the claim has committed.
     """
     with read_session(factory) as session:
         if not _claimable(session, now, max_attempts):
             return []  # most polls find every channel paced: no need to queue for the write lock to learn that
     claimed: list[ClaimedItem] = []
+    poisoned: list[Quarantined] = []
     with factory.begin() as session:
         _sweep_dead(session, now, max_attempts)
         updates_open, refresh_open = _update_lane_open(session, now)
@@ -257,14 +269,10 @@ def claim(
             lane = [] if updates_open else [OutboxItem.method != "chat.update"]
             if updates_open and not refresh_open:
                 lane = [or_(OutboxItem.method != "chat.update", OutboxItem.priority < PRIORITY_REFRESH)]
-            item = session.scalars(
-                select(OutboxItem)
-                .where(OutboxItem.channel == channel, _due(now), _dependency_sent(), *lane)
-                .order_by(OutboxItem.priority, OutboxItem.id).limit(1)
-                .with_for_update(skip_locked=True)  # e.g. a slow worker marking its expired item right now
-            ).first()
-            if item is None:
+            found = _next_readable(session, channel, now, lane, poisoned)
+            if found is None:
                 continue
+            item, payload, progress = found
             if item.method == "chat.update":
                 _take_update_slot(session, now)
                 updates_open = False
@@ -279,14 +287,39 @@ def claim(
                                 .values(next_at=now + pace, last_sent_at=now))
             parent_result = None
             if item.depends_on is not None:
-                parent_result = session.scalar(select(OutboxItem.result).where(OutboxItem.id == item.depends_on))
+                parent_result = decode_object(raw_columns(session, item.depends_on)[1])[0]
             claimed.append(ClaimedItem(
                 id=item.id, idempotency_key=item.idempotency_key, channel=item.channel, method=item.method,
-                payload=item.payload, depends_on=item.depends_on, attempts=item.attempts,
+                payload=payload, depends_on=item.depends_on, attempts=item.attempts,
                 locked_until=item.locked_until, parent_result=parent_result, maybe_sent=item.maybe_sent,
-                created_at=item.created_at, progress=dict(item.result) if item.result else None,
+                created_at=item.created_at, progress=progress or None,
             ))
+    for row in poisoned:  # after the commit: each is reported once, as the row is dead from now on
+        if on_quarantine is not None:
+            on_quarantine(row)
     return claimed
+
+
+def _next_readable(session: Session, channel: str, now: datetime, lane: list[ColumnElement[bool]],
+                   poisoned: list[Quarantined]) -> tuple[OutboxItem, dict[str, Any], dict[str, Any] | None] | None:
+    """The channel's next due item with its payload and progress decoded; unreadable ones on the way are marked
+    dead (appended to `poisoned`). The JSON columns are read as text, so a broken one cannot fail the claim."""
+    for _ in range(_QUARANTINE_PER_CLAIM):
+        item = session.scalars(
+            select(OutboxItem).options(defer(OutboxItem.payload), defer(OutboxItem.result))
+            .where(OutboxItem.channel == channel, _due(now), _dependency_sent(), *lane)
+            .order_by(OutboxItem.priority, OutboxItem.id).limit(1)
+            .with_for_update(skip_locked=True)  # e.g. a slow worker marking its expired item right now
+        ).first()
+        if item is None:
+            return None
+        payload_text, result_text = raw_columns(session, item.id)
+        payload, why = decode_object(payload_text)
+        if payload is None:
+            poisoned.append(quarantine(session, item, f"payload {why}"))
+            continue
+        return item, payload, decode_object(result_text)[0] if result_text is not None else None
+    return None
 
 
 def _update_lane_open(session: Session, now: datetime) -> tuple[bool, bool]:

@@ -24,6 +24,7 @@ from bot.jobs import TriageRequest
 from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
 from bot.posts import alert_summary, fitted_text, queue_full_text, queue_text
+from bot.render.alert_root import AlertRoot, summarised
 from bot.store import outbox, repo, triage_queue
 from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
@@ -95,6 +96,8 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
         shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
                             text=text, outcome=outcome, refusal=refusal)
+        # A root that leaves names or text out (a wide group, long labels) gets the whole text in its thread.
+        cut = cut or summarised(AlertRoot.model_validate(shown["root"]))
         root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
         if not episode.started or merged.status != "firing" or not found.triageable:
             return []
