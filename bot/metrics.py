@@ -28,6 +28,10 @@ class Metrics:
                                         ["reason"], registry=r)
         self.slack_errors = Counter("triagebot_slack_errors", "Slack Web API errors, by method and error.",
                                     ["method", "error"], registry=r)
+        self.lookup_settled = Counter("triagebot_slack_lookup_settled",
+                                      "Waiting posts settled by another post's history lookup (found: already in "
+                                      "Slack; absent: posts without a lookup), and lookups deferred for budget.",
+                                      ["outcome"], registry=r)
         self.outbox_depth = Gauge("triagebot_outbox_depth", "Slack posts waiting in the outbox.", registry=r)
         self.commands = Counter("triagebot_commands", "Slack commands and actions handled.", ["command"],
                                 registry=r)
