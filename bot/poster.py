@@ -37,6 +37,7 @@ from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
 from bot.store import outbox, repo
 from bot.store.db import read_session
+from bot.store.outage import database_away
 from bot.store.outbox import ClaimedItem
 from bot.uploads import shared_in, upload_file
 
@@ -57,6 +58,7 @@ CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead 
 # queued; without the pause the poster queried the database dozens of times a second in the process that acks.
 WAKE_COALESCE = 0.05  # seconds
 DEPTH_EVERY = 1.0  # seconds between counts of the outbox for the depth gauge
+DB_RETRY = 1.0  # seconds between polls while the database is away (a poll a tick would only fill the log)
 
 
 def _now() -> datetime:
@@ -435,9 +437,19 @@ class Poster:
             while not self._stop.is_set():
                 try:
                     busy = self.run_once()
-                except Exception:
-                    log.exception("poster loop failed; retrying")
-                    busy = 0
+                except Exception as err:
+                    if not database_away(err):
+                        log.exception("poster loop failed; retrying")
+                    elif self.metrics.db_failed("poster", err):
+                        log.error("database unavailable: the poster retries every %.0f s (%s)", DB_RETRY,
+                                  type(err).__name__)
+                    # A claimed item whose outcome was not recorded stays `sending` until its lease runs out, and
+                    # is then looked for in Slack before it is posted again: nothing is lost or posted twice.
+                    self._stop.wait(DB_RETRY)
+                    continue
+                outage = self.metrics.db_ok("poster")
+                if outage is not None:
+                    log.warning("database committing again after %.1f s: the poster resumes", outage)
                 if not busy:
                     if self._wake.wait(interval):
                         self._stop.wait(WAKE_COALESCE)

@@ -16,12 +16,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bot.alert_message import alert_links
 from bot.context import BotContext
 from bot.slack.gate import SlackGate, payload_problem
+from bot.store.outage import database_away
 from bot.webhook.alert_flow import accept_alerts
 from bot.webhook.payload import AlertmanagerPayload
 from bot.webhook.storm import StormPolicy
@@ -35,6 +36,11 @@ log = logging.getLogger("triagebot.server")
 
 def _error(status: int, error: str, expected: str) -> JSONResponse:
     return JSONResponse({"error": error, "expected": expected}, status_code=status)
+
+
+# Alertmanager retries a 5xx with backoff; a 4xx would drop the notification.
+DATABASE_AWAY = "the database cannot commit now; nothing of this notification was stored"
+RETRY_LATER = "the same notification again later (Alertmanager retries a 5xx by itself)"
 
 
 def _authorised(request: Request, token: str) -> bool:
@@ -97,17 +103,34 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
                           "groupKey, status and at least one alert with an alertname label")
-        requests = await run_in_threadpool(
-            accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
-            default_channel=settings.default_channel, receiver_instance=ctx.instance,
-            since=duration(settings.default_since), permissions=settings.permissions,
-            capture_alerts=settings.capture_alerts, links=alert_links(settings),
-            storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
+        try:
+            requests = await run_in_threadpool(
+                accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
+                default_channel=settings.default_channel, receiver_instance=ctx.instance,
+                since=duration(settings.default_since), permissions=settings.permissions,
+                capture_alerts=settings.capture_alerts, links=alert_links(settings),
+                storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
+        except Exception as err:
+            if not database_away(err):
+                raise
+            # Not committed, so not answered 200: Alertmanager keeps the notification and sends it again.
+            if ctx.metrics.db_failed("webhook", err):
+                log.error("database unavailable: webhooks are answered 503 until it commits again (%s)",
+                          type(err).__name__)
+            return JSONResponse({"error": DATABASE_AWAY, "expected": RETRY_LATER}, status_code=503,
+                                headers={"Retry-After": "5"})
+        _back(ctx, "webhook")
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
         # Stored and committed, the triage jobs with them (accept_alerts queues them): only now start them.
         for triage in requests:
-            await run_in_threadpool(ctx.jobs.start_queued, triage)  # may claim in the database: off the event loop
+            try:  # may claim in the database: off the event loop
+                await run_in_threadpool(ctx.jobs.start_queued, triage)
+            except Exception as err:
+                if not database_away(err):
+                    raise
+                # The job is committed with the alert: a worker claims it once the database is back.
+                ctx.metrics.db_failed("webhook", err)
         if ctx.poster is not None:
             ctx.poster.wake()
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
@@ -115,11 +138,18 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
     return receive
 
 
+def _back(ctx: BotContext, where: str) -> None:
+    outage = ctx.metrics.db_ok(where)
+    if outage is not None:
+        log.warning("database committing again after %.1f s (%s)", outage, where)
+
+
 def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
     """The ASGI app. `slack_handler` is slack-bolt's Starlette handler, when Slack runs in HTTP mode."""
 
     async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok")
+        # Alive while the database is away (a restart would not bring it back): 200, saying what happened.
+        return JSONResponse({"status": "ok", "database": ctx.metrics.db_state()})
 
     async def readyz(_: Request) -> Response:
         def ping() -> None:

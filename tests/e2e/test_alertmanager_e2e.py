@@ -339,7 +339,7 @@ def test_healthz_readyz_and_metrics(bot: RunningBot) -> None:
     with bot.client() as client:
         client.post("/alertmanager", json=payload(), headers=bearer())
         client.post("/alertmanager", json=payload())  # refused: counted under reason="auth"
-        assert client.get("/healthz").text == "ok"
+        assert client.get("/healthz").json()["status"] == "ok"
         ready = client.get("/readyz")
         metrics = client.get("/metrics")
     assert ready.status_code == 200 and ready.json() == {"ready": True}
