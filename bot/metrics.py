@@ -29,6 +29,8 @@ class Metrics:
                               ["status"], registry=r)
         self.webhook_rejected = Counter("triagebot_webhook_rejected", "Webhook requests refused, by reason.",
                                         ["reason"], registry=r)
+        self.webhook_unchanged = Counter("triagebot_webhook_unchanged", "Webhooks that repeated the last "
+                                         "notification of their group (answered with one read).", registry=r)
         self.slack_errors = Counter("triagebot_slack_errors", "Slack Web API errors, by method and error.",
                                     ["method", "error"], registry=r)
         self.lookup_settled = Counter("triagebot_slack_lookup_settled",

@@ -25,6 +25,7 @@ from bot.slack.gate import SlackGate, payload_problem
 from bot.store.outage import database_away
 from bot.webhook.alert_flow import accept_alerts
 from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.repeat import state_digest, unchanged
 from bot.webhook.storm import StormPolicy
 from collectors.http.body_limit import BodyLimit
 from collectors.http.strict_json import BadJson, loads
@@ -93,6 +94,18 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         if not isinstance(parsed, dict):
             ctx.metrics.webhook_rejected.labels("schema").inc()
             return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
+        # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done.
+        digest = state_digest(parsed)
+        if digest is not None:
+            try:
+                repeat = await run_in_threadpool(unchanged, ctx.factory, str(parsed["groupKey"]), digest)
+            except Exception as err:
+                if not database_away(err):
+                    raise
+                return _store_away(ctx, err)
+            if repeat:
+                ctx.metrics.webhook_unchanged.inc()
+                return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
         # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
         raw: dict[str, Any] = redact_json(parsed)
         try:
@@ -109,16 +122,12 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
                 default_channel=settings.default_channel, receiver_instance=ctx.instance,
                 since=duration(settings.default_since), permissions=settings.permissions,
                 capture_alerts=settings.capture_alerts, links=alert_links(settings),
-                storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
+                storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)),
+                digest=digest)
         except Exception as err:
             if not database_away(err):
                 raise
-            # Not committed, so not answered 200: Alertmanager keeps the notification and sends it again.
-            if ctx.metrics.db_failed("webhook", err):
-                log.error("database unavailable: webhooks are answered 503 until it commits again (%s)",
-                          type(err).__name__)
-            return JSONResponse({"error": DATABASE_AWAY, "expected": RETRY_LATER}, status_code=503,
-                                headers={"Retry-After": "5"})
+            return _store_away(ctx, err)
         _back(ctx, "webhook")
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
@@ -136,6 +145,14 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
 
     return receive
+
+
+def _store_away(ctx: BotContext, err: Exception) -> Response:
+    """Not committed, so not answered 200: Alertmanager keeps the notification and sends it again."""
+    if ctx.metrics.db_failed("webhook", err):
+        log.error("database unavailable: webhooks are answered 503 until it commits again (%s)", type(err).__name__)
+    return JSONResponse({"error": DATABASE_AWAY, "expected": RETRY_LATER}, status_code=503,
+                        headers={"Retry-After": "5"})
 
 
 def _back(ctx: BotContext, where: str) -> None:
