@@ -44,7 +44,7 @@ __all__ = ["sqlite_url"]  # fixture, re-exported for pytest
 CHANNELS = ("C0OPS", "C0GPU", "C0SHOP", "C0DATA")
 ROUTES = [{"match": {"route": c}, "channel": c} for c in CHANNELS]
 PERMISSIONS = {"channels": {c: ["*"] for c in CHANNELS}}
-GROUPS = 16  # over the four channels: the bot posts at most one message a second to each
+GROUPS = 8  # over the four channels: the bot posts at most one message a second to each
 RETRY_EVERY = 0.2  # Alertmanager backs off from 10 ms up; a short fixed pause keeps the test short
 
 
