@@ -100,6 +100,9 @@ class Poster:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._counted_at: float | None = None
+        # Slack failed without an answer (5xx, no connection) since the last success; True at start, as a poster
+        # that replaces a dead one inherits its failures.
+        self._slack_failing = True
 
     def run_once(self) -> int:
         """Claim and send what is due now; returns how many items were attempted."""
@@ -148,6 +151,7 @@ class Poster:
             self.metrics.slack_errors.labels(item.method, error).inc()
             # A page from a proxy or a 5xx may hide a post Slack did make: the retry looks first.
             uncertain = may_have_reached_slack(err)
+            self._slack_failing = self._slack_failing or err.response.status_code >= 500
             with self.factory.begin() as session:
                 status = outbox.mark_failed(session, item.id, self.worker_id, error,
                                             retry_after=float(retry_after) if retry_after else None,
@@ -156,12 +160,19 @@ class Poster:
             return
         except Exception as err:  # network errors and the like: retry later with backoff
             self.metrics.slack_errors.labels(item.method, type(err).__name__).inc()
+            self._slack_failing = True
             with self.factory.begin() as session:
                 outbox.mark_failed(session, item.id, self.worker_id, f"{type(err).__name__}: {err}",
                                    now=self.clock(), uncertain=may_have_reached_slack(err))
             log.warning("slack %s failed for %s: %s", item.method, item.idempotency_key, err)
             return
         with self.factory.begin() as session:
+            if self._slack_failing:
+                # Slack is back: what backed off through the outage goes now, roots first, not minutes later.
+                self._slack_failing = False
+                pulled = outbox.retry_now(session, self.clock())
+                if pulled:
+                    log.info("slack answers again: %d waiting items retried now", pulled)
             if outbox.mark_sent(session, item.id, self.worker_id, result, now=self.clock()) and result.get("ts"):
                 self._record(session, item, result)
                 if full_text is not None and item.method == "chat.postMessage":

@@ -385,6 +385,14 @@ def maybe_sent_posts(session: Session, channel: str, *, exclude: int) -> list[Cl
                         maybe_sent=True, created_at=r.created_at) for r in rows]
 
 
+def retry_now(session: Session, now: datetime) -> int:
+    """Slack answers again after failures: every failed item waiting out its backoff may go at once (the claim's
+    order still puts roots first, and a channel held back by a Retry-After stays held). Without this, posts that
+    failed through an outage wait up to their last backoff, minutes, after Slack is back."""
+    return _changed(session, update(OutboxItem).where(OutboxItem.status == "failed", OutboxItem.next_attempt_at > now)
+                    .values(next_attempt_at=now))
+
+
 def settle_found(session: Session, item_id: int, result: Mapping[str, Any], now: datetime | None = None) -> bool:
     """A waiting post found in Slack by another item's history lookup: sent, without a call. False when a poster
     holds it now (that poster finds it itself)."""

@@ -139,3 +139,22 @@ def test_one_lookup_settles_every_waiting_post_of_the_channel(store: MigratedSto
     recovered = [r.idempotency_key for r in rows(store) if (r.result or {}).get("recovered")]
     assert sorted(recovered) == sorted(maybe)
     assert poster.metrics.lookup_settled.labels("found")._value.get() == len(maybe) - 1
+
+
+def test_posts_that_backed_off_through_an_outage_go_as_soon_as_slack_answers(store: MigratedStore,
+                                                                            slack: SlackStandIn) -> None:
+    """An outage long enough for the backoff to reach half a minute: once one call succeeds, every waiting post
+    goes at the channel's pace, not when its own backoff runs out."""
+    clock = Clock()
+    queue_posts(store, clock)
+    down = poster_for(store, f"http://127.0.0.1:{closed_port()}/api/", clock)
+    for _ in range(70):
+        down.run_once()
+        clock.now += timedelta(seconds=1)
+    waiting = rows(store)
+    assert max(r.next_attempt_at for r in waiting) - clock.now >= timedelta(seconds=10)  # backed off far
+
+    poster = poster_for(store, slack.api_url, clock)
+    drain(poster, store, clock, steps=POSTS + 3)  # one post a second in the channel, from the first success on
+    assert posted_keys(slack) == Counter({f"root:{n}": 1 for n in range(POSTS)})
+    assert lookups(slack) == 0
