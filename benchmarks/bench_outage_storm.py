@@ -286,7 +286,7 @@ def report(results: list[OutageResult], alerts: int, seconds: float, groups: int
              f"{ACT:.0f} s; the bot is killed with SIGKILL {KILLS_AT[0]:.0f} s and {KILLS_AT[1]:.0f} s into the "
              "outage and started again. Slack stand-in limits: 1 post/s/channel, history lookups 50/min.", "",
              "| backend | budget | root in Slack after the group's first webhook | posts in the first 15 s "
-             "after Slack is back | duplicates / lost roots | history lookups answered / refused (429) | "
+             "after Slack is back | duplicates / roots not yet posted when the wait ended | history lookups answered / refused (429) | "
              "webhooks retried | restarts took | bot CPU / wall |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
