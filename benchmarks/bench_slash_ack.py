@@ -159,6 +159,7 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
                         stop.wait(0.1)
 
             webhooks_ms: list[float] = []
+            changes_ms: list[float] = []
             webhook_errors: list[str] = []
 
             def webhooks() -> None:
@@ -173,8 +174,23 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
                             webhook_errors.append(f"{response.status_code} {response.text[:200]}")
                         stop.wait(0.1)
 
+            def changes() -> None:
+                # Another group gaining an alert in each webhook: every one is news, stored in a transaction.
+                group = Group(1, "b")
+                started = datetime.now(UTC)
+                with httpx.Client(base_url=bot.url, timeout=10.0) as client:
+                    time.sleep(1.05)
+                    while not stop.is_set():
+                        body = group.add_alert(started)
+                        begin = time.perf_counter()
+                        response = client.post("/alertmanager", json=body, headers=bearer())
+                        changes_ms.append((time.perf_counter() - begin) * 1000)
+                        if response.status_code != 200:
+                            webhook_errors.append(f"{response.status_code} {response.text[:200]}")
+                        stop.wait(0.1)
+
             threads = [threading.Thread(target=load, daemon=True), threading.Thread(target=probe, daemon=True),
-                       threading.Thread(target=webhooks, daemon=True)]
+                       threading.Thread(target=webhooks, daemon=True), threading.Thread(target=changes, daemon=True)]
             for thread in threads:
                 thread.start()
             time.sleep(seconds)
@@ -193,7 +209,7 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
     return {"acks": driver.acks_ms, "probes": driver.probe_ms, "started": driver.started, "done": done,
             "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes, "kube_calls": kube_calls,
             "in_flight_median": statistics.median(steady) if steady else 0, "rss": rss, "seconds": seconds,
-            "webhooks": webhooks_ms, "backend": backend, "load": load_average}
+            "webhooks": webhooks_ms, "changes": changes_ms, "backend": backend, "load": load_average}
 
 
 def report(runs: list[dict[str, Any]]) -> str:
@@ -208,8 +224,11 @@ def report(runs: list[dict[str, Any]]) -> str:
         "Triages run in the worker process, at a lower CPU priority, so an ack does not compete with them for "
         "the serving interpreter's lock; it still shares two cores with them (and with the stand-ins). The ack "
         "itself is short (parse the command, check the permission, open the incident and queue the job in one "
-        "transaction, ack), and bolt waits for it by polling every 10 ms. A webhook must store its alert before "
-        "it answers, in one transaction. On PostgreSQL writes do not exclude each other; each of the webhook's "
+        "transaction, ack), and bolt waits for it by polling every 10 ms. A webhook that changes its group must "
+        "store it before it answers, in one transaction; a repeat that changed nothing (Alertmanager's "
+        "repeat_interval, the HA twin) is answered after one read of its group's digest, with no redaction and "
+        "no write lock (bot/webhook/repeat.py), so it never waits behind a triage's write. "
+        "On PostgreSQL writes do not exclude each other; each of the webhook's "
         "round trips to the database gives up the serving interpreter's lock, and getting it back waits for "
         "whatever else that process is doing, so its tail is set by the serving process's own CPU. That was cut "
         "by half (profiled with py-spy --gil): message templates are compiled once per folder instead of once "
@@ -235,6 +254,8 @@ def _rows(r: dict[str, Any]) -> list[str]:
     verdict = "within" if quantile(acks, 99) < ACK_BUDGET_MS else "OVER"
     hooks = r["webhooks"]
     hook_verdict = "within" if quantile(hooks, 99) < WEBHOOK_BUDGET_MS else "OVER"
+    changes = r["changes"]
+    change_verdict = "within" if quantile(changes, 99) < WEBHOOK_BUDGET_MS else "OVER"
     db = r["backend"]
     return [
         f"| {db} | `/triage svc -n shop` ack (HTTP round trip to bolt's ack) with {IN_FLIGHT} live triages kept "
@@ -242,9 +263,12 @@ def _rows(r: dict[str, Any]) -> list[str]:
         f"p50 {statistics.median(acks):.1f} ms, p99 {quantile(acks, 99):.1f} ms, max {max(acks):.0f} ms "
         f"({verdict} budget); the {len(probes)} probes sent every 100 ms: p50 {statistics.median(probes):.1f} ms, "
         f"p99 {quantile(probes, 99):.1f} ms |",
-        f"| {db} | Alertmanager webhook (one group re-notified every 100 ms) during the same run | p99 < "
+        f"| {db} | Alertmanager webhook (one group re-notified unchanged every 100 ms) during the same run | p99 < "
         f"{WEBHOOK_BUDGET_MS:.0f} ms | {len(hooks)} webhooks: p50 {statistics.median(hooks):.1f} ms, "
         f"p99 {quantile(hooks, 99):.1f} ms, max {max(hooks):.0f} ms ({hook_verdict} budget) |",
+        f"| {db} | Alertmanager webhook (another group gaining an alert every 100 ms: stored) during the same run | "
+        f"p99 < {WEBHOOK_BUDGET_MS:.0f} ms | {len(changes)} webhooks: p50 {statistics.median(changes):.1f} ms, "
+        f"p99 {quantile(changes, 99):.1f} ms, max {max(changes):.0f} ms ({change_verdict} budget) |",
         f"| {db} | the triages behind that load | none | {r['done']} finished of {r['started']} started ({outcomes}), "
         f"mean {r['triage_mean']:.2f} s each with a median of {r['in_flight_median']:.0f} in flight; "
         f"{r['kube_calls']:,} Kubernetes API calls; serving process peak RSS {r['rss'] / 1024 / 1024:.0f} MB |",

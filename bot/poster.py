@@ -8,7 +8,9 @@ post the same item twice.
 Every post carries Slack message metadata naming its outbox key. An item that may already have been posted (its
 worker died between Slack's answer and `mark_sent`, or the call timed out) is first looked for in the channel's
 history (`conversations.history`, or `conversations.replies` for a thread reply) and only posted if it is not
-there. A file upload is looked for the same way, by the file id recorded before Slack was asked to share it
+there. Lookups are Slack's scarcest budget (bot/lookups.py): a failure that cannot have posted (a refused
+connection, a 429) asks for none, and one read of a channel or thread settles every waiting post of it, found or
+not. A file upload is looked for the same way, by the file id recorded before Slack was asked to share it
 (bot/uploads.py). A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
 `invalid_blocks`) is sent again at once as plain, cut text, with the whole text queued as a file in the thread:
 nothing is dead for its size.
@@ -30,12 +32,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.lookups import LookupBudget, may_have_reached_slack
 from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
 from bot.slack_errors import Failure, exception_failure, slack_failure
 from bot.slack_reach import SlackReach, is_transport_error
 from bot.store import outbox, repo
 from bot.store.db import read_session
+from bot.store.outage import database_away
 from bot.store.outbox import ClaimedItem
 from bot.store.quarantine import Quarantined
 from bot.uploads import shared_in, upload_file
@@ -54,6 +58,7 @@ CLOCK_SLACK = timedelta(minutes=2)  # how far the database's clock may be ahead 
 # queued; without the pause the poster queried the database dozens of times a second in the process that acks.
 WAKE_COALESCE = 0.05  # seconds
 DEPTH_EVERY = 1.0  # seconds between counts of the outbox for the depth gauge
+DB_RETRY = 1.0  # seconds between polls while the database is away (a poll a tick would only fill the log)
 
 
 def _now() -> datetime:
@@ -68,6 +73,14 @@ class NothingToDo(Exception):
     """The item can never be sent and need not be (the thread it belongs in was never posted): recorded as done."""
 
 
+class Deferred(Exception):
+    """The item needs a history lookup and the lookup budget is spent: handed back untried until `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"history lookups spent for {seconds:.1f} s")
+        self.seconds = seconds
+
+
 class LeaseLost(Exception):
     """Another poster took the item over while this one worked on it: that one records the outcome."""
 
@@ -75,9 +88,11 @@ class LeaseLost(Exception):
 class Poster:
     def __init__(self, factory: sessionmaker[Session], client: WebClient, metrics: Metrics | None = None,
                  worker_id: str | None = None, clock: Callable[[], datetime] = _now,
-                 lease: timedelta = outbox.DEFAULT_LEASE, reach: SlackReach | None = None) -> None:
+                 lease: timedelta = outbox.DEFAULT_LEASE, reach: SlackReach | None = None,
+                 lookups: LookupBudget | None = None) -> None:
         self.factory = factory
         self.reach = reach or SlackReach()  # logs an outage once a minute instead of once per failed call
+        self.lookups = lookups or LookupBudget()
         self.lease = lease
         self.client = client
         self.metrics = metrics or Metrics()
@@ -87,6 +102,9 @@ class Poster:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._counted_at: float | None = None
+        # Slack failed without an answer (5xx, no connection) since the last success; True at start, as a poster
+        # that replaces a dead one inherits its failures.
+        self._slack_failing = True
 
     def run_once(self) -> int:
         """Claim and send what is due now; returns how many items were attempted."""
@@ -122,6 +140,10 @@ class Poster:
         except LeaseLost:
             log.warning("%s was taken over by another poster mid-call", item.idempotency_key)
             return
+        except Deferred as why:
+            with self.factory.begin() as session:
+                outbox.hand_back(session, item.id, self.worker_id, self.clock() + timedelta(seconds=why.seconds))
+            return
         except NothingToDo as why:
             log.warning("%s is not sent: %s", item.idempotency_key, why)
             with self.factory.begin() as session:
@@ -135,21 +157,27 @@ class Poster:
         except SlackApiError as err:
             self.reach.answered()
             # A page from a proxy or a 5xx may hide a post Slack did make: the retry looks first.
-            self._failed(item, slack_failure(err), "")
+            self._slack_failing = self._slack_failing or err.response.status_code >= 500
+            self._failed(item, slack_failure(err), "")  # a 5xx page may hide a post: uncertain; a 429 is not
             return
         except Exception as err:  # network errors (retried), or a payload no call can be made from (dead)
+            self._slack_failing = True
             unreachable = is_transport_error(err)
-            self._failed(item, exception_failure(err), f"{type(err).__name__}: {err}", logged=not unreachable)
+            failure = replace(exception_failure(err), uncertain=may_have_reached_slack(err))
+            self._failed(item, failure, f"{type(err).__name__}: {err}", logged=not unreachable)
             if unreachable:
                 self.reach.failed(err, item.id)  # one line a minute while Slack cannot be reached
             return
         self.reach.answered()
         with self.factory.begin() as session:
+            if self._slack_failing:
+                # Slack is back: what backed off through the outage goes now, roots first, not minutes later.
+                self._slack_failing = False
+                pulled = outbox.retry_now(session, self.clock())
+                if pulled:
+                    log.info("slack answers again: %d waiting items retried now", pulled)
             if outbox.mark_sent(session, item.id, self.worker_id, result, now=self.clock()) and result.get("ts"):
-                repo.record_slack_message(session, channel=str(result.get("channel") or item.channel),
-                                          ts=str(result["ts"]), kind=str(item.payload.get("kind", item.method)),
-                                          thread_ts=item.payload.get("thread_ts") or _thread_root(item),
-                                          incident_id=item.payload.get("incident_id"))
+                self._record(session, item, result)
                 if full_text is not None and item.method == "chat.postMessage":
                     anchor = outbox.find(session, item.idempotency_key)
                     outbox.enqueue(session, f"{item.idempotency_key}:full", item.channel, "files.upload_v2",
@@ -171,6 +199,14 @@ class Poster:
         if logged or status == "dead":
             log.warning("slack %s failed for %s: %s (%s)", item.method, item.idempotency_key,
                         detail or failure.error, status)
+
+    @staticmethod
+    def _record(session: Session, item: ClaimedItem, result: dict[str, Any]) -> None:
+        """Remember a posted message (channel, ts) for the incident it belongs to."""
+        repo.record_slack_message(session, channel=str(result.get("channel") or item.channel),
+                                  ts=str(result["ts"]), kind=str(item.payload.get("kind", item.method)),
+                                  thread_ts=item.payload.get("thread_ts") or _thread_root(item),
+                                  incident_id=item.payload.get("incident_id"))
 
     def _call_fitting(self, item: ClaimedItem) -> tuple[dict[str, Any], str | None]:
         """The call; if Slack refuses the content, again as plain cut text. Returns the result and, when the text
@@ -210,17 +246,40 @@ class Poster:
         return None  # edits and Home views are idempotent: doing them again is harmless
 
     def _already_posted(self, item: ClaimedItem) -> dict[str, Any] | None:
-        """The message this item posted before a crash, found by its metadata; None if it is not in Slack."""
+        """The message this item posted before a crash, found by its metadata; None if it is not in Slack.
+
+        The same read settles the channel's (or thread's) other waiting posts that may have been made: those it
+        finds are recorded as sent, and, when it read back to before they were queued, those it does not find
+        are cleared to post without a lookup of their own."""
         thread_ts = self._thread_ts(item)
-
-        def mine(message: dict[str, Any]) -> bool:
-            meta = (message.get("metadata") or {}).get("event_payload") or {}
-            return bool(meta.get("outbox_key") == item.idempotency_key)
-
-        message = self._find_message(item, thread_ts, mine)
+        with read_session(self.factory) as session:
+            peers = [p for p in outbox.maybe_sent_posts(session, item.channel, exclude=item.id)
+                     if _known_thread(p) == (thread_ts,)]
+        oldest = min((p.created_at for p in [item, *peers] if p.created_at), default=None)
+        found, complete, short = self._read_posts(item, thread_ts, oldest)
+        settled: list[tuple[ClaimedItem, dict[str, Any]]] = []
+        absent: dict[int, int] = {}
+        for peer in peers:
+            message = found.get(peer.idempotency_key)
+            if message is not None:
+                settled.append((peer, self._recovered(peer, thread_ts, message)))
+            elif complete:
+                absent[peer.id] = peer.attempts
+        with self.factory.begin() as session:
+            for peer, result in settled:
+                if outbox.settle_found(session, peer.id, result, now=self.clock()):
+                    self._record(session, peer, result)
+                    self.metrics.lookup_settled.labels("found").inc()
+            self.metrics.lookup_settled.labels("absent").inc(outbox.settle_absent(session, absent))
+        message = found.get(item.idempotency_key)
+        if message is None and short:
+            raise Deferred(short)  # read in part, for want of budget: the rest of the read comes later
         if message is None:
             return None
         log.info("%s was already in Slack (%s): not posting it again", item.idempotency_key, message.get("ts"))
+        return self._recovered(item, thread_ts, message)
+
+    def _recovered(self, item: ClaimedItem, thread_ts: str | None, message: dict[str, Any]) -> dict[str, Any]:
         self.metrics.slack_errors.labels(item.method, "recovered").inc()
         result: dict[str, Any] = {"ts": message["ts"], "channel": item.channel,
                                   "thread_ts": thread_ts or message["ts"], "recovered": True}
@@ -228,6 +287,49 @@ class Poster:
         if link:
             result["episode_link"] = link
         return result
+
+    def _read_posts(self, item: ClaimedItem, thread_ts: str | None,
+                    oldest: datetime | None) -> tuple[dict[str, dict[str, Any]], bool, float]:
+        """This bot's posts in the thread (or the channel since `oldest`), by outbox key, whether the read was
+        complete, and, when the lookup budget cut it short, the seconds until the next lookup. Each page spends
+        one lookup; with none left before the first page, `Deferred`."""
+        found: dict[str, dict[str, Any]] = {}
+        cursor: str | None = None
+        for page_number in range(HISTORY_PAGES):
+            wait = self.lookups.take()
+            if wait > 0:
+                if page_number == 0:
+                    self.metrics.lookup_settled.labels("deferred").inc()
+                    raise Deferred(wait)
+                return found, False, wait
+            try:
+                page = self._history_page(item, thread_ts, oldest, cursor)
+            except SlackApiError as err:
+                if err.response.status_code != 429:
+                    raise
+                retry_after = float(err.response.headers.get("Retry-After") or 1) if err.response.headers else 1.0
+                self.lookups.hold(retry_after)
+                self.metrics.slack_errors.labels("conversations.history", "ratelimited").inc()
+                if page_number == 0:
+                    raise Deferred(retry_after) from err
+                return found, False, retry_after
+            for message in page.get("messages") or []:
+                key = ((message.get("metadata") or {}).get("event_payload") or {}).get("outbox_key")
+                if key:
+                    found.setdefault(str(key), dict(message))
+            cursor = ((page.get("response_metadata") or {}).get("next_cursor")) or None
+            if not page.get("has_more") or not cursor:
+                return found, True, 0.0
+        return found, False, 0.0
+
+    def _history_page(self, item: ClaimedItem, thread_ts: str | None, oldest: datetime | None,
+                      cursor: str | None) -> Any:
+        if thread_ts:
+            return self.client.conversations_replies(channel=item.channel, ts=thread_ts, limit=200,
+                                                     include_all_metadata=True, cursor=cursor)
+        since = (oldest - CLOCK_SLACK).timestamp() if oldest else 0
+        return self.client.conversations_history(channel=item.channel, oldest=f"{since:.6f}", limit=200,
+                                                 include_all_metadata=True, cursor=cursor)
 
     def _already_uploaded(self, item: ClaimedItem) -> dict[str, Any] | None:
         """The file this item shared before a crash (its id was checkpointed just before the share), found among
@@ -248,13 +350,10 @@ class Poster:
         """The first message of the item's thread (or of the channel since the item was queued) that `match`es."""
         cursor: str | None = None
         for _ in range(HISTORY_PAGES):
-            if thread_ts:
-                page = self.client.conversations_replies(channel=item.channel, ts=thread_ts, limit=200,
-                                                         include_all_metadata=True, cursor=cursor)
-            else:
-                oldest = (item.created_at - CLOCK_SLACK).timestamp() if item.created_at else 0
-                page = self.client.conversations_history(channel=item.channel, oldest=f"{oldest:.6f}", limit=200,
-                                                         include_all_metadata=True, cursor=cursor)
+            wait = self.lookups.take()
+            if wait > 0:
+                raise Deferred(wait)
+            page = self._history_page(item, thread_ts, item.created_at, cursor)
             for message in page.get("messages") or []:
                 if match(message):
                     return dict(message)
@@ -367,9 +466,19 @@ class Poster:
             while not self._stop.is_set():
                 try:
                     busy = self.run_once()
-                except Exception:
-                    log.exception("poster loop failed; retrying")
-                    busy = 0
+                except Exception as err:
+                    if not database_away(err):
+                        log.exception("poster loop failed; retrying")
+                    elif self.metrics.db_failed("poster", err):
+                        log.error("database unavailable: the poster retries every %.0f s (%s)", DB_RETRY,
+                                  type(err).__name__)
+                    # A claimed item whose outcome was not recorded stays `sending` until its lease runs out, and
+                    # is then looked for in Slack before it is posted again: nothing is lost or posted twice.
+                    self._stop.wait(DB_RETRY)
+                    continue
+                outage = self.metrics.db_ok("poster")
+                if outage is not None:
+                    log.warning("database committing again after %.1f s: the poster resumes", outage)
                 if not busy:
                     if self._wake.wait(interval):
                         self._stop.wait(WAKE_COALESCE)
@@ -387,6 +496,20 @@ class Poster:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def _known_thread(item: ClaimedItem) -> tuple[str | None] | None:
+    """The thread a waiting post goes to, as far as its row and its parent's result tell ((None,) for the
+    channel itself); None when only a further query could say (`thread_of`), or its parent is not posted."""
+    payload = item.payload
+    if payload.get("thread_ts"):
+        return (str(payload["thread_ts"]),)
+    if payload.get("thread_of"):
+        return None
+    if payload.get("in_thread"):
+        root = _thread_root(item)
+        return (root,) if root else None
+    return (None,)
 
 
 def _parent_ts(item: ClaimedItem) -> str | None:

@@ -22,8 +22,10 @@ from starlette.routing import Route
 from bot.alert_message import alert_links
 from bot.context import BotContext
 from bot.slack.gate import SlackGate, payload_problem
+from bot.store.outage import database_away
 from bot.webhook.alert_flow import accept_alerts
 from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.repeat import state_digest, unchanged
 from bot.webhook.storm import StormPolicy
 from collectors.http.body_limit import BodyLimit
 from collectors.http.strict_json import BadJson, loads
@@ -35,6 +37,11 @@ log = logging.getLogger("triagebot.server")
 
 def _error(status: int, error: str, expected: str) -> JSONResponse:
     return JSONResponse({"error": error, "expected": expected}, status_code=status)
+
+
+# Alertmanager retries a 5xx with backoff; a 4xx would drop the notification.
+DATABASE_AWAY = "the database cannot commit now; nothing of this notification was stored"
+RETRY_LATER = "the same notification again later (Alertmanager retries a 5xx by itself)"
 
 
 def _authorised(request: Request, token: str) -> bool:
@@ -87,6 +94,18 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         if not isinstance(parsed, dict):
             ctx.metrics.webhook_rejected.labels("schema").inc()
             return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
+        # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done.
+        digest = state_digest(parsed)
+        if digest is not None:
+            try:
+                repeat = await run_in_threadpool(unchanged, ctx.factory, str(parsed["groupKey"]), digest)
+            except Exception as err:
+                if not database_away(err):
+                    raise
+                return _store_away(ctx, err)
+            if repeat:
+                ctx.metrics.webhook_unchanged.inc()
+                return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
         # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
         raw: dict[str, Any] = redact_json(parsed)
         try:
@@ -97,22 +116,49 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
                           "groupKey, status and at least one alert with an alertname label")
-        requests = await run_in_threadpool(
-            accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
-            default_channel=settings.default_channel, receiver_instance=ctx.instance,
-            since=duration(settings.default_since), permissions=settings.permissions,
-            capture_alerts=settings.capture_alerts, links=alert_links(settings),
-            storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)))
+        try:
+            requests = await run_in_threadpool(
+                accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
+                default_channel=settings.default_channel, receiver_instance=ctx.instance,
+                since=duration(settings.default_since), permissions=settings.permissions,
+                capture_alerts=settings.capture_alerts, links=alert_links(settings),
+                storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)),
+                digest=digest)
+        except Exception as err:
+            if not database_away(err):
+                raise
+            return _store_away(ctx, err)
+        _back(ctx, "webhook")
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
         # Stored and committed, the triage jobs with them (accept_alerts queues them): only now start them.
         for triage in requests:
-            await run_in_threadpool(ctx.jobs.start_queued, triage)  # may claim in the database: off the event loop
+            try:  # may claim in the database: off the event loop
+                await run_in_threadpool(ctx.jobs.start_queued, triage)
+            except Exception as err:
+                if not database_away(err):
+                    raise
+                # The job is committed with the alert: a worker claims it once the database is back.
+                ctx.metrics.db_failed("webhook", err)
         if ctx.poster is not None:
             ctx.poster.wake()
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
 
     return receive
+
+
+def _store_away(ctx: BotContext, err: Exception) -> Response:
+    """Not committed, so not answered 200: Alertmanager keeps the notification and sends it again."""
+    if ctx.metrics.db_failed("webhook", err):
+        log.error("database unavailable: webhooks are answered 503 until it commits again (%s)", type(err).__name__)
+    return JSONResponse({"error": DATABASE_AWAY, "expected": RETRY_LATER}, status_code=503,
+                        headers={"Retry-After": "5"})
+
+
+def _back(ctx: BotContext, where: str) -> None:
+    outage = ctx.metrics.db_ok(where)
+    if outage is not None:
+        log.warning("database committing again after %.1f s (%s)", outage, where)
 
 
 def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
@@ -122,9 +168,11 @@ def create_app(ctx: BotContext, slack_handler: Any | None = None) -> Starlette:
         return ctx.slack_reach.status() if ctx.slack is not None else "not configured"
 
     async def healthz(_: Request) -> Response:
-        # Always 200 while the process answers: it is a liveness probe, and restarting the pod does not bring Slack
-        # back (it would only drop the webhook for the restart). The body says how Slack is (docs/install.md).
-        return JSONResponse({"alive": True, "slack": slack_state()})
+        # Always 200 while the process answers: it is a liveness probe, and restarting the pod brings back neither
+        # Slack nor the database (it would only drop the webhook for the restart). The body says how each is
+        # (docs/install.md).
+        return JSONResponse({"status": "ok", "alive": True, "slack": slack_state(),
+                             "database": ctx.metrics.db_state()})
 
     async def readyz(_: Request) -> Response:
         def ping() -> None:

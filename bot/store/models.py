@@ -102,6 +102,8 @@ class AlertGroup(Base):
     alert_states: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     # The outbox key of the roll-up message this episode's root is threaded under, during a storm.
     rollup_key: Mapped[str | None] = mapped_column(String(300))
+    # The digest of the last notification applied (bot.webhook.repeat): the same again changed nothing.
+    state_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class Alert(Base):

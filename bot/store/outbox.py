@@ -402,6 +402,55 @@ def mark_failed(
     return str(values["status"]) if done else None
 
 
+def maybe_sent_posts(session: Session, channel: str, *, exclude: int) -> list[ClaimedItem]:
+    """The channel's waiting posts that an earlier attempt may have made (`maybe_sent`), with their parents'
+    results: one history page read for one of them can settle the others too."""
+    rows = session.scalars(select(OutboxItem).where(
+        OutboxItem.channel == channel, OutboxItem.method == "chat.postMessage", OutboxItem.maybe_sent,
+        OutboxItem.status.in_(("pending", "failed")), OutboxItem.id != exclude).order_by(OutboxItem.id)).all()
+    parents = {i for i in (r.depends_on for r in rows) if i is not None}
+    results: dict[int, Any] = dict(session.execute(select(OutboxItem.id, OutboxItem.result).where(
+        OutboxItem.id.in_(parents), OutboxItem.status == "sent")).all()) if parents else {}
+    return [ClaimedItem(id=r.id, idempotency_key=r.idempotency_key, channel=r.channel, method=r.method,
+                        payload=r.payload, depends_on=r.depends_on, attempts=r.attempts,
+                        locked_until=r.next_attempt_at,
+                        parent_result=results.get(r.depends_on) if r.depends_on else None,
+                        maybe_sent=True, created_at=r.created_at) for r in rows]
+
+
+def retry_now(session: Session, now: datetime) -> int:
+    """Slack answers again after failures: every failed item waiting out its backoff may go at once (the claim's
+    order still puts roots first, and a channel held back by a Retry-After stays held). Without this, posts that
+    failed through an outage wait up to their last backoff, minutes, after Slack is back."""
+    return _changed(session, update(OutboxItem).where(OutboxItem.status == "failed", OutboxItem.next_attempt_at > now)
+                    .values(next_attempt_at=now))
+
+
+def settle_found(session: Session, item_id: int, result: Mapping[str, Any], now: datetime | None = None) -> bool:
+    """A waiting post found in Slack by another item's history lookup: sent, without a call. False when a poster
+    holds it now (that poster finds it itself)."""
+    return _changed(session, update(OutboxItem).where(
+        OutboxItem.id == item_id, OutboxItem.status.in_(("pending", "failed")), OutboxItem.maybe_sent)
+        .values(status="sent", result=dict(result), sent_at=now or utcnow(), last_error=None)) == 1
+
+
+def settle_absent(session: Session, seen: Mapping[int, int]) -> int:
+    """Waiting posts (id -> attempts when they were read) that a complete read of their channel or thread did not
+    find: no earlier attempt made them, so the next one posts without looking again. A post tried again since it
+    was read (its attempts moved on) keeps its flag: that attempt may have come after the read."""
+    return sum(_changed(session, update(OutboxItem).where(
+        OutboxItem.id == item_id, OutboxItem.attempts == attempts, OutboxItem.status.in_(("pending", "failed")))
+        .values(maybe_sent=False)) for item_id, attempts in seen.items())
+
+
+def hand_back(session: Session, item_id: int, worker_id: str, until: datetime) -> bool:
+    """Hand a claimed item back untried (the lookup it needs has no budget now): its attempt is not counted."""
+    return _changed(session, update(OutboxItem)
+                    .where(OutboxItem.id == item_id, OutboxItem.status == "sending", OutboxItem.locked_by == worker_id)
+                    .values(status="failed", attempts=OutboxItem.attempts - 1, next_attempt_at=until,
+                            locked_by=None, locked_until=None)) == 1
+
+
 def _changed(session: Session, statement: Update) -> int:
     """Run a bulk UPDATE (no ORM state to synchronise: callers re-read) and return how many rows it changed."""
     result = session.execute(statement.execution_options(synchronize_session=False))

@@ -51,12 +51,15 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                   routes: list[Route], default_channel: str | None, receiver_instance: str,
                   since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
                   storm: StormPolicy | None = None, now: datetime | None = None,
-                  capture_alerts: Collection[str] = (), links: AlertLinks | None = None) -> list[TriageRequest]:
+                  capture_alerts: Collection[str] = (), links: AlertLinks | None = None,
+                  digest: str | None = None) -> list[TriageRequest]:
     """Store the payload and queue its posts and its triage job in one transaction; return the triages to hand to
-    the triage runner after the commit (`TriageJobs.submit`, which finds their jobs queued already)."""
+    the triage runner after the commit (`TriageJobs.submit`, which finds their jobs queued already). `digest`
+    (bot.webhook.repeat) is kept with the group, so the same notification again is known to change nothing."""
     received = now or utcnow()
     with factory.begin() as session:
         group, created = repo.lock_alert_group(session, raw, received)
+        group.state_hash = digest
         previous = None if created else group.status
         merged = merge(group.alert_states or {}, payload.alerts, received)
         group.alert_states = merged.states

@@ -339,7 +339,9 @@ def test_healthz_readyz_and_metrics(bot: RunningBot) -> None:
     with bot.client() as client:
         client.post("/alertmanager", json=payload(), headers=bearer())
         client.post("/alertmanager", json=payload())  # refused: counted under reason="auth"
-        assert client.get("/healthz").json() == {"alive": True, "slack": "ok"}
+        health = client.get("/healthz").json()
+        assert health["status"] == "ok" and health["alive"] is True and health["slack"] == "ok"
+        assert health["database"]["up"] is True
         ready = client.get("/readyz")
         metrics = client.get("/metrics")
     assert ready.status_code == 200 and ready.json() == {"ready": True, "slack": "ok"}

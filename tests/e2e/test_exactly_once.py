@@ -160,9 +160,10 @@ def test_two_replicas_post_once_per_group_through_a_slack_outage(tmp_path: Path,
     assert sum(c.status == 429 for c in slack.calls) == 2  # only the injected ones: pacing never tripped Slack
     assert sum(c.status == 500 for c in slack.calls) == 1
     with engine.connect() as conn:
-        # Both replicas stored every delivery (2 groups x 3 deliveries x 2 replicas), in one group row each.
+        # Each notification was stored (2 groups x 2 notifications, by one replica or both when they raced);
+        # the repeat changed nothing and was answered with one read by both (bot.webhook.repeat).
         instances = conn.execute(select(Alert.receiver_instance, func.count()).group_by(Alert.receiver_instance))
-        assert dict(instances.all()) == {"replica-a": 6, "replica-b": 6}
+        assert 4 <= sum(dict(instances.all()).values()) <= 8
         assert conn.scalar(select(func.count()).select_from(AlertGroup)) == 2
         assert conn.scalar(select(func.count()).select_from(Incident)) == 2
         # A triage per group, maybe one per replica when both received the first payload at once; never more.

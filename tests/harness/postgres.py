@@ -128,12 +128,8 @@ def start_postgres(log_dir: Path | None = None, database: str = "triagebot", att
         # A free port can be taken between probing and binding; try a few before giving up.
         for attempt in range(attempts):
             port = _free_port()
-            # Durability settings off: this cluster is thrown away, and fsync dominates test time otherwise.
-            options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off "
-                       "-c synchronous_commit=off -c full_page_writes=off")
             try:
-                _run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "30", "-o", options,
-                      "start"], root, "pg_ctl start")
+                _pg_ctl_start(bindir, root, port)
             except RuntimeError:
                 if attempt == attempts - 1:
                     raise RuntimeError(f"PostgreSQL did not start; server log:\n{_read(log)}") from None
@@ -151,6 +147,25 @@ def start_postgres(log_dir: Path | None = None, database: str = "triagebot", att
             with suppress(OSError):
                 shutil.copy(log, log_dir / "postgres-server.log")
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _pg_ctl_start(bindir: Path, root: Path, port: int) -> None:
+    # Durability settings off: this cluster is thrown away, and fsync dominates test time otherwise.
+    options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off "
+               "-c synchronous_commit=off -c full_page_writes=off")
+    _run([str(bindir / "pg_ctl"), "-D", str(root / "data"), "-l", str(root / "server.log"), "-w", "-t", "30",
+          "-o", options, "start"], root, "pg_ctl start")
+
+
+def stop_server(server: PgServer) -> None:
+    """Stop the server as an operator's restart does (`-m fast`: sessions are cut, open transactions roll back)."""
+    _run([str(server.bindir / "pg_ctl"), "-D", str(server.root / "data"), "-m", "fast", "-w", "stop"],
+         server.root, "pg_ctl stop")
+
+
+def start_server(server: PgServer) -> None:
+    """Start a stopped server again, on its port."""
+    _pg_ctl_start(server.bindir, server.root, server.port)
 
 
 def _read(path: Path) -> str:

@@ -134,6 +134,8 @@ class SlackFault:
     answers that status with a non-JSON body, like a load balancer in front of a failing Slack.
     ``times=None`` fires forever. ``delay_after`` holds a successful answer back after the call took effect (the
     message is stored, the caller does not know yet): the window in which a crashing caller posts twice.
+    ``applied=True`` lets the call take effect and then answers with the fault, as a proxy does that times out
+    (502/503/504) while Slack behind it has already posted.
     """
 
     method: str
@@ -143,6 +145,7 @@ class SlackFault:
     times: int | None = None
     delay: float = 0.0
     delay_after: float = 0.0
+    applied: bool = False
 
 
 @dataclass
@@ -501,6 +504,8 @@ class SlackStandIn:
             time.sleep(fault.delay)
         params: JSON = {}
         if fault is not None and (fault.error is not None or fault.status != 200):
+            if fault.applied:
+                _, params = run()  # done behind the proxy; the caller only sees the proxy's page
             reply = self._fault_reply(fault)
         else:
             reply, params = run()

@@ -1,0 +1,55 @@
+"""Repeats that changed nothing: Alertmanager re-sends every group each repeat_interval, and an HA pair sends each
+notification twice. The webhook answers such a repeat with one read (`unchanged`): nothing is redacted, validated
+or written again, and on SQLite it never waits for the write lock a triage may hold.
+
+A notification is a repeat when its digest matches the one stored with its group by the last notification
+applied (`alert_flow.accept_alerts`). Applying the same notification twice changes nothing (bot.webhook.ordering
+keeps each alert's newest state, and the same state is not newer), so skipping it is safe, as long as every
+alert carries its own times: an alert without `startsAt` (or a resolved one without `endsAt`) is dated by its
+arrival, which makes every copy newer, so such notifications get no digest and always take the full path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.store.db import read_session
+from bot.store.models import AlertGroup
+
+# Differs between the two instances of an HA pair for the same notification; says nothing about the alerts.
+_IGNORED = frozenset({"externalURL"})
+_NO_TIME = "0001-"  # Alertmanager's zero time
+
+
+def _dated(alert: Any) -> bool:
+    if not isinstance(alert, dict):
+        return False
+    starts, ends = alert.get("startsAt"), alert.get("endsAt")
+    if not isinstance(starts, str) or not starts or starts.startswith(_NO_TIME):
+        return False
+    return alert.get("status") != "resolved" or (isinstance(ends, str) and bool(ends) and
+                                                 not ends.startswith(_NO_TIME))
+
+
+def state_digest(body: dict[str, Any]) -> str | None:
+    """The digest of a parsed (not yet redacted) webhook body, or None when a repeat of it may not be a no-op."""
+    alerts = body.get("alerts")
+    if not isinstance(body.get("groupKey"), str) or not isinstance(alerts, list) or not alerts:
+        return None
+    if not all(_dated(a) for a in alerts):
+        return None
+    canonical = json.dumps({k: v for k, v in body.items() if k not in _IGNORED}, sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def unchanged(factory: sessionmaker[Session], group_key: str, digest: str) -> bool:
+    """Whether the group's last applied notification had this digest: one read, no write lock."""
+    with read_session(factory) as session:
+        return session.scalar(select(AlertGroup.id).where(AlertGroup.group_key == group_key,
+                                                          AlertGroup.state_hash == digest)) is not None

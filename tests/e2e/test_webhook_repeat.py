@@ -1,0 +1,97 @@
+"""A repeat notification that changed nothing (Alertmanager's repeat_interval, the other instance of an HA pair)
+is answered with one statement, a read, on a real database: nothing is redacted, validated or written again."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, func, select
+
+import bot.server
+from bot.store.models import Alert, AlertGroup
+from tests.harness.bot_server import bearer, bot_in_thread, bot_values, settings_from
+from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
+from tests.harness.webhooks import webhook_body
+from tests.standins.slack_api import SlackStandIn
+
+__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
+
+LABELS = {"alertname": "CheckoutDown", "namespace": "shop", "severity": "warning"}
+
+
+@contextmanager
+def webhook_statements(engine: Engine) -> Iterator[list[str]]:
+    """The SQL statements the webhook's request threads run (not the poster's, not the triage pool's), without
+    the transaction control SQLite's BEGIN/PRAGMA events add."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if threading.current_thread().name.startswith("AnyIO worker thread") and \
+                not statement.lstrip().upper().startswith(("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK")):
+            seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def test_an_unchanged_repeat_is_one_read(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    redactions: list[int] = []
+    real_redact = bot.server.redact_json
+
+    def counted(value: Any) -> Any:
+        redactions.append(1)
+        return real_redact(value)
+
+    monkeypatch.setattr(bot.server, "redact_json", counted)
+    body = webhook_body(LABELS, starts=datetime.now(UTC), fingerprint="fp-checkout")
+    with SlackStandIn(channels=("C0OPS",)) as slack:
+        values = bot_values(slack_api_url=slack.api_url, database_url=db_url, triage_workers=0,
+                            permissions={"channels": {"C0OPS": ["*"]}})
+        with bot_in_thread(settings_from(values)) as running, running.client() as client:
+            first = client.post("/alertmanager", json=body, headers=bearer())
+            with webhook_statements(running.ctx.engine) as statements:
+                # The HA twin differs only in its externalURL.
+                again = client.post("/alertmanager", json={**body, "externalURL": "http://am-1:9093"},
+                                    headers=bearer())
+            repeat_statements = list(statements)
+            changed = {**body, "alerts": [*body["alerts"], {**body["alerts"][0], "fingerprint": "fp-second",
+                                                             "labels": {**LABELS, "pod": "checkout-1"}}]}
+            with webhook_statements(running.ctx.engine) as statements:
+                grown = client.post("/alertmanager", json=changed, headers=bearer())
+            changed_statements = list(statements)
+            exposed = client.get("/metrics").text
+            with running.ctx.engine.connect() as conn:
+                rows = conn.scalar(select(func.count()).select_from(Alert))
+                digest = conn.scalar(select(AlertGroup.state_hash))
+
+    assert [first.status_code, again.status_code, grown.status_code] == [200, 200, 200]
+    assert again.json() == {"status": "unchanged", "alerts": 1}
+    assert len(repeat_statements) == 1 and repeat_statements[0].lstrip().upper().startswith("SELECT")
+    assert len(changed_statements) > 5  # a change takes the full path: stored, merged, its root edited
+    assert len(redactions) == 2  # the first body and the changed one; never the repeat
+    assert rows == 1 + 2 and digest is not None and len(digest) == 64
+    assert "triagebot_webhook_unchanged_total 1.0" in exposed
+
+
+def test_a_body_without_its_own_times_is_never_taken_for_a_repeat(sqlite_url: str) -> None:
+    """An alert without startsAt is dated by its arrival: each copy is newer, so each is applied."""
+    body = webhook_body(LABELS, starts=datetime.now(UTC), fingerprint="fp-checkout")
+    body["alerts"][0].pop("startsAt")
+    with SlackStandIn(channels=("C0OPS",)) as slack:
+        values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, triage_workers=0,
+                            permissions={"channels": {"C0OPS": ["*"]}})
+        with bot_in_thread(settings_from(values)) as running, running.client() as client:
+            answers = [client.post("/alertmanager", json=body, headers=bearer()).json() for _ in range(2)]
+            with running.ctx.engine.connect() as conn:
+                rows = conn.scalar(select(func.count()).select_from(Alert))
+                digest = conn.scalar(select(AlertGroup.state_hash))
+    assert [a["status"] for a in answers] == ["stored", "stored"]
+    assert rows == 2 and digest is None
