@@ -208,3 +208,22 @@ def test_haproxy_tcp_sessions_the_server_refused_are_connection_failures_even_wr
     read = case_facts("error-rate/rancher-3360-haproxy-503-sc-wrapped-syslog")
     assert read.get("http.failure_kinds") == ["connection-failure"]
     assert "http.error_ratio" not in read  # a TCP session has no status to count a 5xx share from
+
+
+@pytest.mark.parametrize(("paste", "codes"), [
+    ("gpud-100-xid-61-and-65-in-prose", [61, 65]),
+    ("marin-7344-xid-13-43-markdown-bullets", [13, 43]),
+])
+def test_xid_codes_named_in_prose_are_read_however_quoted_or_listed(paste: str, codes: list[int]) -> None:
+    read = [f for a in artifacts_from_text(PASTES[paste], "paste") for f in parse_artifact(a).facts
+            if f.name == "xid.codes"]
+    assert sorted({c for f in read for c in f.value}) == codes
+
+
+@pytest.mark.parametrize("text", [
+    # Ranges and version-like numbers are no Xid codes (gpud's own PR titles say "XID 144-150").
+    "fix XID 144-150 reboot handling",
+    "xid 1.5 is out",
+])
+def test_numbers_after_xid_that_are_no_code_are_not_read(text: str) -> None:
+    assert "xid.codes" not in facts(text)
