@@ -227,3 +227,42 @@ def test_xid_codes_named_in_prose_are_read_however_quoted_or_listed(paste: str, 
 ])
 def test_numbers_after_xid_that_are_no_code_are_not_read(text: str) -> None:
     assert "xid.codes" not in facts(text)
+
+
+@pytest.mark.parametrize("reason", [
+    # Kueue's flavor assigner's reasons (pkg/scheduler/flavorassigner/flavorassigner.go), rendered with samples.
+    "resource memory unavailable in ClusterQueue",
+    "insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 2 more needed",
+    "insufficient quota for cpu in flavor default-flavor, request > maximum capacity (24 > 16)",
+    "borrowing limit for nvidia.com/gpu in flavor ml.g5.8xlarge exceeded",
+])
+def test_kueue_holding_a_workload_for_its_cluster_queue_quota_is_a_quota_fact(reason: str) -> None:
+    assert facts(f"couldn't assign flavors to pod set main: {reason}").get("quota.exceeded") is True
+
+
+def test_kueue_failing_for_another_cause_is_no_quota_fact() -> None:
+    # A topology-aware placement failure is not a quota (kueue issue #5039's title).
+    assert "quota.exceeded" not in facts("couldn't assign flavors to pod set main: no topology domains at level")
+
+
+@pytest.mark.parametrize("paste", [
+    "jupyterhub-3384-configproxy-503-econnrefused",
+    "jupyterhub-1244-configproxy-legacy-socket-hang-up",
+])
+def test_configurable_http_proxy_failing_to_reach_its_target_is_a_connection_failure(paste: str) -> None:
+    assert facts(PASTES[paste]).get("http.failure_kinds") == ["connection-failure"]
+
+
+def test_configurable_http_proxy_answering_its_api_is_no_failure() -> None:
+    # https://github.com/jupyterhub/jupyterhub/issues/3355 (description): routes added, a 201 from its API.
+    text = ("16:58:55.533 [ConfigProxy] info: Route added /user/363a4e54-b02d-4b42-9fe0-9451f9458f40 -> "
+            "http://172.31.28.148:7713\n"
+            "16:58:55.533 [ConfigProxy] info: 201 POST /api/routes/user/363a4e54-b02d-4b42-9fe0-9451f9458f40 ")
+    assert "http.failure_kinds" not in facts(text)
+
+
+def test_xid_codes_named_in_prose_say_which_are_faults_of_their_own() -> None:
+    # As the kernel reader does: 13 and 43 are application faults, not after-effects (45 would be one).
+    read = [f for a in artifacts_from_text(PASTES["marin-7344-xid-13-43-markdown-bullets"], "paste")
+            for f in parse_artifact(a).facts if f.name == "xid.primary_codes"]
+    assert sorted({c for f in read for c in f.value}) == [13, 43]
