@@ -266,3 +266,14 @@ def test_xid_codes_named_in_prose_say_which_are_faults_of_their_own() -> None:
     read = [f for a in artifacts_from_text(PASTES["marin-7344-xid-13-43-markdown-bullets"], "paste")
             for f in parse_artifact(a).facts if f.name == "xid.primary_codes"]
     assert sorted({c for f in read for c in f.value}) == [13, 43]
+
+
+def test_rays_memory_monitor_killing_a_worker_is_read_in_its_older_wording_too() -> None:
+    assert facts(PASTES["ray-27716-raylet-system-memory-low-kill"]).get("app.memory_monitor_kill") is True
+
+
+def test_ray_naming_its_threshold_setting_is_no_kill() -> None:
+    # The advice Ray prints after a kill (as in ray-project/ray#32195), without the kill report: synthetic.
+    text = ("To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting "
+            "Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.")
+    assert "app.memory_monitor_kill" not in facts(text)
