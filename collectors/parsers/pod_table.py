@@ -25,10 +25,6 @@ _WAITING = {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ContainerCr
 _TERMINATED = {"OOMKilled", "Error", "Completed", "ContainerCannotRun", "DeadlineExceeded", "StartError"}
 _HEALTHY = {"Running", "Completed", "Succeeded"}
 _BROKEN = (_WAITING - {"ContainerCreating", "PodInitializing"}) | (_TERMINATED - {"Completed"}) | {"Evicted", "Pending"}
-# kubectl's STATUS shows a container's waiting reason in place of the phase (pkg/printers/internalversion/printers.go,
-# printPod, 1.10 to 1.31): an init container's state ("Init:0/1", "Init:ErrImagePull") can only be shown while the pod
-# is Pending, and so can "ContainerCreating" and "PodInitializing", which no container that ever started shows again.
-_PHASE_PENDING = {"Pending", "ContainerCreating", "PodInitializing"}
 _MAX_ROWS = 20_000
 
 
@@ -138,7 +134,7 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
         sink.add("pods.names", [r.name], r.number, subject=subject)
         if r.status not in _HEALTHY:
             sink.add("pods.not_running", [r.name], r.number, subject=subject)
-        if r.status in _PHASE_PENDING or r.status.startswith("Init:"):
+        if r.status == "Pending":
             sink.add("pods.pending", [r.name], r.number, subject=subject)
     # A table of one pod, or its first broken pod, is what the paste is about: one that shows an error before one
     # that is only on its way (Init:0/1, ContainerCreating, Terminating).

@@ -60,11 +60,3 @@ def test_the_restart_count_is_the_broken_pods_not_a_healthy_neighbours() -> None
     facts = {f.name: (f.value, f.subject) for f in result.facts}
     assert facts["container.restart_count"] == (0, "pod/gogs-2-91275")
     assert facts["container.waiting.reason"] == ("ContainerCreating", "pod/gogs-2-91275")
-
-
-def test_a_pod_kubectl_shows_as_container_creating_is_in_phase_pending() -> None:
-    # The same oc get pods: gogs-2-91275 has never started a container, so its phase is Pending; Running pods are not.
-    text = (CASES.parent / "container-creating" / "gogs-openshift-3-2016-oc-get-pods-configmap-name-literal"
-            / "evidence.txt").read_text(encoding="utf-8")
-    result = pod_table.parse(Artifact(id="a", kind=ArtifactKind.POD_TABLE, content=text))
-    assert [f.value for f in result.facts if f.name == "pods.pending"] == [["gogs-2-91275"]]
