@@ -34,6 +34,8 @@ def sniff(text: str) -> int:
         return 95
     if re.search(r"(?m)^#\s*gpu\s+.*\bsm\b", head):
         return 90
+    if re.search(r"(?m)^=+NVSMI LOG=+\s*$", head):  # the banner `nvidia-smi -q` prints above its report
+        return 90
     if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",
                                            head):
         return 85

@@ -1,4 +1,5 @@
-"""The memory-error sections of `nvidia-smi -q` (the report, not the table): ECC counters and remapped rows.
+"""Sections of `nvidia-smi -q` (the report, not the table): ECC counters, remapped rows, temperature, and the
+reasons the clocks are held down.
 
 A100 and later remap a bad memory row to a spare one; the remap takes effect at the next GPU reset, and until
 then `Pending` says Yes. A remap for an uncorrectable error that still waits for its reset, or a remap that
@@ -14,7 +15,15 @@ from collectors.parsers.k8s_describe_layout import DNode, describe_tree
 from collectors.parsers.sink import FactSink
 
 _GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-SECTIONS = re.compile(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages)\s*$")
+SECTIONS = re.compile(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
+_READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons")
+# nvidia-smi -q names each clocks-event reason as NVML's nvmlClocksEventReason* bits (nvml.h, the same bits
+# DCGM_FI_DEV_CLOCKS_EVENT_REASONS carries, read in metric_facts.THROTTLE_BITS); the section was "Clocks Throttle
+# Reasons" up to driver R530 and "Clocks Event Reasons" from R535 (nvidia-smi(1), NVIDIA driver 450-580). Idle,
+# Applications Clocks Setting, Sync Boost and Display Clock Setting are normal states and are not throttling.
+_REASONS = {"SW Power Cap": "power", "HW Slowdown": "hw-slowdown", "HW Thermal Slowdown": "thermal",
+            "HW Power Brake Slowdown": "power-brake", "SW Thermal Slowdown": "sw-thermal"}
+_TEMP = re.compile(r"(\d{1,3}(?:\.\d+)?) C")
 
 
 def read_query(sink: FactSink, lines: list[str]) -> None:
@@ -26,6 +35,10 @@ def read_query(sink: FactSink, lines: list[str]) -> None:
             _remapped_rows(sink, node, subject)
         elif node.text == "ECC Errors":
             _ecc(sink, node, subject)
+        elif node.text == "Temperature":
+            _temperature(sink, node, subject)
+        else:
+            _clock_reasons(sink, node, subject)
 
 
 def _sections(roots: list[DNode]) -> list[DNode]:
@@ -33,7 +46,7 @@ def _sections(roots: list[DNode]) -> list[DNode]:
     stack = list(reversed(roots))
     while stack:
         node = stack.pop()
-        if node.text in ("Remapped Rows", "ECC Errors") and node.children:
+        if node.text in _READ and node.children:
             found.append(node)
         else:
             stack.extend(reversed(node.children))
@@ -91,3 +104,26 @@ def _ecc(sink: FactSink, node: DNode, subject: str | None) -> None:
         if counts:
             sink.add(fact, sum(c for c, _ in counts), min(n for _, n in counts), max(n for _, n in counts),
                      subject=subject)
+
+
+def _temperature(sink: FactSink, node: DNode, subject: str | None) -> None:
+    """The GPU's current temperature (its limits, printed beside it, are thresholds, not readings)."""
+    found = _value(node, "GPU Current Temp")
+    if found and (m := _TEMP.fullmatch(found[0])):
+        sink.add("gpu.temp_c", float(m.group(1)), found[1], subject=subject)
+
+
+def _clock_reasons(sink: FactSink, node: DNode, subject: str | None) -> None:
+    """Every reason marked Active, nested ones included; a section that was read with none active says so."""
+    stack, active, lines = list(node.children), [], []
+    while stack:
+        child = stack.pop()
+        stack.extend(child.children)
+        if child.key in _REASONS:
+            lines.append(child.line)
+            if child.value == "Active":
+                active.append((child.line, _REASONS[child.key]))
+    for line, reason in sorted(active):
+        sink.add("gpu.throttle_reasons", [reason], line, subject=subject)
+    if lines and not active:
+        sink.add("gpu.throttle_reasons", [], min(lines), max(lines), subject=subject)

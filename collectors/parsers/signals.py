@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from collectors.catalogs.signals import CompiledSignal, catalog_order, signals_by_hint
+from collectors.catalogs.xid import secondary_codes
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.k8s_common import DedupSink
 from collectors.parsers.k8s_event_facts import EventFacts
@@ -66,6 +67,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     owners = signals_by_hint(skip)
     budget: dict[str, int] = {}
     fired: dict[int, str] = {}  # line -> the first signal that read it, for each fact's `parser`
+    xids: list[tuple[int, int]] = []  # (line, code) of every Xid code a signal read
     for index, hints in candidate_lines(text, skip).items():
         line = lines[index][:MAX_LINE]
         # In catalog order, whatever order the line's hints were found in: which signal reads a line first (and so
@@ -79,8 +81,9 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
                 # A signal whose facts are constants has said all it can; others read on, up to a budget.
                 budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
                 fired.setdefault(index + 1, signal.spec.id)
-                _apply(signal, m, index + 1, lines, sink, events, by_reader)
+                _apply(signal, m, index + 1, lines, sink, events, by_reader, xids)
     events.finish()
+    _primary_xids(sink, xids)
     result = sink.done()
     result.facts = [_read_by(f, fired, "") for f in result.facts]
     for kind, numbers in by_reader.items():
@@ -98,8 +101,18 @@ def _read_by(fact: Fact, fired: dict[int, str], reader: str) -> Fact:
     return fact.model_copy(update={"parser": f"{reader} ({name})" if reader else name})
 
 
+def _primary_xids(sink: DedupSink, xids: list[tuple[int, int]]) -> None:
+    """Which of the Xid codes read are faults of their own rather than after-effects (45 after a process died),
+    as the kernel and NVML readers say: an Xid named in prose or by a health check weighs the same way."""
+    primary = [(line, code) for line, code in xids if code not in secondary_codes()]
+    for line, code in primary:
+        sink.add("xid.primary_codes", [code], line)
+    if xids and not primary:
+        sink.add("xid.primary_codes", [], xids[0][0])
+
+
 def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: DedupSink, events: EventFacts,
-           by_reader: dict[str, set[int]]) -> None:
+           by_reader: dict[str, set[int]], xids: list[tuple[int, int]]) -> None:
     spec = signal.spec
     if spec.reader is not None:
         by_reader.setdefault(spec.reader, set()).add(number)
@@ -113,6 +126,8 @@ def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: 
             value = _value(name, template, groups)
             if value is not None:
                 sink.add(name, value, number)
+                if name == "xid.codes" and isinstance(value, list):
+                    xids += [(number, code) for code in value if isinstance(code, int)]
 
 
 def _continued(message: str, lines: list[str], number: int) -> tuple[str, int]:

@@ -127,6 +127,9 @@ FACTS: list[FactSpec] = [
     FactSpec("app.shm_exhausted", "bool",
              "shared memory (/dev/shm) ran out: DataLoader bus error, or no space left writing to /dev/shm",
              "any"),
+    FactSpec("app.memory_monitor_kill", "bool",
+             "a framework's own memory monitor (Ray's raylet) killed a worker because the node's memory use crossed "
+             "its threshold, before the kernel's OOM killer would have", "any"),
     FactSpec("app.child_sigkilled", "bool",
              "a process in the container reports that one of its child processes was killed by SIGKILL (stress's "
              "worker, a PyTorch DataLoader worker): inside a container only the kernel's OOM killer kills one "

@@ -208,3 +208,72 @@ def test_haproxy_tcp_sessions_the_server_refused_are_connection_failures_even_wr
     read = case_facts("error-rate/rancher-3360-haproxy-503-sc-wrapped-syslog")
     assert read.get("http.failure_kinds") == ["connection-failure"]
     assert "http.error_ratio" not in read  # a TCP session has no status to count a 5xx share from
+
+
+@pytest.mark.parametrize(("paste", "codes"), [
+    ("gpud-100-xid-61-and-65-in-prose", [61, 65]),
+    ("marin-7344-xid-13-43-markdown-bullets", [13, 43]),
+])
+def test_xid_codes_named_in_prose_are_read_however_quoted_or_listed(paste: str, codes: list[int]) -> None:
+    read = [f for a in artifacts_from_text(PASTES[paste], "paste") for f in parse_artifact(a).facts
+            if f.name == "xid.codes"]
+    assert sorted({c for f in read for c in f.value}) == codes
+
+
+@pytest.mark.parametrize("text", [
+    # Ranges and version-like numbers are no Xid codes (gpud's own PR titles say "XID 144-150").
+    "fix XID 144-150 reboot handling",
+    "xid 1.5 is out",
+])
+def test_numbers_after_xid_that_are_no_code_are_not_read(text: str) -> None:
+    assert "xid.codes" not in facts(text)
+
+
+@pytest.mark.parametrize("reason", [
+    # Kueue's flavor assigner's reasons (pkg/scheduler/flavorassigner/flavorassigner.go), rendered with samples.
+    "resource memory unavailable in ClusterQueue",
+    "insufficient unused quota for nvidia.com/gpu in flavor gpu-a100, 2 more needed",
+    "insufficient quota for cpu in flavor default-flavor, request > maximum capacity (24 > 16)",
+    "borrowing limit for nvidia.com/gpu in flavor ml.g5.8xlarge exceeded",
+])
+def test_kueue_holding_a_workload_for_its_cluster_queue_quota_is_a_quota_fact(reason: str) -> None:
+    assert facts(f"couldn't assign flavors to pod set main: {reason}").get("quota.exceeded") is True
+
+
+def test_kueue_failing_for_another_cause_is_no_quota_fact() -> None:
+    # A topology-aware placement failure is not a quota (kueue issue #5039's title).
+    assert "quota.exceeded" not in facts("couldn't assign flavors to pod set main: no topology domains at level")
+
+
+@pytest.mark.parametrize("paste", [
+    "jupyterhub-3384-configproxy-503-econnrefused",
+    "jupyterhub-1244-configproxy-legacy-socket-hang-up",
+])
+def test_configurable_http_proxy_failing_to_reach_its_target_is_a_connection_failure(paste: str) -> None:
+    assert facts(PASTES[paste]).get("http.failure_kinds") == ["connection-failure"]
+
+
+def test_configurable_http_proxy_answering_its_api_is_no_failure() -> None:
+    # https://github.com/jupyterhub/jupyterhub/issues/3355 (description): routes added, a 201 from its API.
+    text = ("16:58:55.533 [ConfigProxy] info: Route added /user/363a4e54-b02d-4b42-9fe0-9451f9458f40 -> "
+            "http://172.31.28.148:7713\n"
+            "16:58:55.533 [ConfigProxy] info: 201 POST /api/routes/user/363a4e54-b02d-4b42-9fe0-9451f9458f40 ")
+    assert "http.failure_kinds" not in facts(text)
+
+
+def test_xid_codes_named_in_prose_say_which_are_faults_of_their_own() -> None:
+    # As the kernel reader does: 13 and 43 are application faults, not after-effects (45 would be one).
+    read = [f for a in artifacts_from_text(PASTES["marin-7344-xid-13-43-markdown-bullets"], "paste")
+            for f in parse_artifact(a).facts if f.name == "xid.primary_codes"]
+    assert sorted({c for f in read for c in f.value}) == [13, 43]
+
+
+def test_rays_memory_monitor_killing_a_worker_is_read_in_its_older_wording_too() -> None:
+    assert facts(PASTES["ray-27716-raylet-system-memory-low-kill"]).get("app.memory_monitor_kill") is True
+
+
+def test_ray_naming_its_threshold_setting_is_no_kill() -> None:
+    # The advice Ray prints after a kill (as in ray-project/ray#32195), without the kill report: synthetic.
+    text = ("To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting "
+            "Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.")
+    assert "app.memory_monitor_kill" not in facts(text)
