@@ -111,7 +111,7 @@ def _dumps_of(artifact: Artifact, text: str, problems: list[str]) -> list[tuple[
     """(name, rank, dump) for each rank in the artifact; a dump whose rank cannot be told is a problem."""
     try:
         doc = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: nesting deeper than the decoder goes
         problems.append(f"not JSON: {err}")
         return []
     named = {artifact.subject or artifact.id: doc} if is_dump(doc) else doc if isinstance(doc, dict) else {}

@@ -154,7 +154,7 @@ def _links(text: str, lines: list[str], sink: FactSink) -> list[Link]:
     if text.lstrip().startswith("{"):
         try:
             doc = json.loads(text)
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:  # RecursionError: nesting deeper than the decoder goes
             sink.problem(f"network interfaces answer is not JSON: {err}")
             return []
         if not isinstance(doc, dict) or doc.get("available") is not True:
