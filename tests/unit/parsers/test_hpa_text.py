@@ -121,5 +121,3 @@ def test_too_few_replicas_is_not_the_ceiling() -> None:
     text = text.replace("10 current / 10 desired", "4 current / 5 desired")
     text = text.replace("True    TooManyReplicas ", "True    TooFewReplicas  ")
     assert facts(text)["hpa.at_max"] is False
-
-
