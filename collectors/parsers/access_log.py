@@ -285,19 +285,16 @@ def _tcp_kind(g: dict[str, str]) -> str:
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        candidates = [n for n, line in enumerate(lines, 1) if '"' in line or "[" in line]
-        step = -(-len(candidates) // MAX_READ) if candidates else 1
-        if step > 1:
-            sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
-        reader = _Reader()
-        requests = [r for n in candidates[::step] if (r := _read_wrapped(reader, lines, n)[0]) is not None]
-        if not requests and artifact.content.lstrip()[:1] in ("{", "["):
-            requests = _from_document(artifact.content)
-        if requests:
-            _facts(sink, requests)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: access-log parser failed: {type(exc).__name__}: {exc}")
+    candidates = [n for n, line in enumerate(lines, 1) if '"' in line or "[" in line]
+    step = -(-len(candidates) // MAX_READ) if candidates else 1
+    if step > 1:
+        sink.problem(f"access log: {len(candidates)} lines; read every {step}th ({len(candidates[::step])})")
+    reader = _Reader()
+    requests = [r for n in candidates[::step] if (r := _read_wrapped(reader, lines, n)[0]) is not None]
+    if not requests and artifact.content.lstrip()[:1] in ("{", "["):
+        requests = _from_document(artifact.content)
+    if requests:
+        _facts(sink, requests)
     return sink.done()
 
 

@@ -248,19 +248,16 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from alerts as pasted: rendered notifications and amtool output."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        reading = read(lines)
-        if reading.alerts or reading.titles:
-            emit_alerts(sink, reading.alerts, reading.titles)
-        elif any(line.strip() for line in lines):
-            sink.problem("no alert name found in the alert text")
-        # A body that names no alert ("**Status:** firing" / "**Severity:** warning") still says these.
-        if reading.status:
-            sink.add("alert.status", reading.status[0], reading.status[1])
-        if reading.severity:
-            sink.add("alert.severity", reading.severity[0], reading.severity[1])
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: alert text parser failed: {type(exc).__name__}: {exc}")
+    reading = read(lines)
+    if reading.alerts or reading.titles:
+        emit_alerts(sink, reading.alerts, reading.titles)
+    elif any(line.strip() for line in lines):
+        sink.problem("no alert name found in the alert text")
+    # A body that names no alert ("**Status:** firing" / "**Severity:** warning") still says these.
+    if reading.status:
+        sink.add("alert.status", reading.status[0], reading.status[1])
+    if reading.severity:
+        sink.add("alert.severity", reading.severity[0], reading.severity[1])
     return sink.done()
 
 

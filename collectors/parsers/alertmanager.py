@@ -186,10 +186,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from an Alertmanager webhook payload."""
     text = normalise(artifact.content)
     sink = FactSink(artifact, text.split("\n"))
-    try:
-        _read(sink, text)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: alertmanager parser failed: {type(exc).__name__}: {exc}")
+    _read(sink, text)
     return sink.done()
 
 

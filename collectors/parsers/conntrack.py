@@ -84,11 +84,8 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read drop counters and table usage from conntrack statistics."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        scan = _scan(lines)
-        _emit(sink, scan)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: conntrack parser failed: {type(exc).__name__}: {exc}")
+    scan = _scan(lines)
+    _emit(sink, scan)
     return sink.done()
 
 

@@ -227,19 +227,16 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from an application log, including any NCCL / PyTorch distributed output in it."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        found = sorted(scan_lines(lines).first.items(), key=lambda item: item[1])
-        for (fact, value), line in found:
-            sink.add(fact, [value] if fact == "app.errors" else value, line)
-            if fact == "cuda.oom" and (ratio := _held_elsewhere(lines[line - 1])) is not None:
-                sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
-        _oom_figures(sink, lines)
-        _load_time(sink, lines)
-        train_log.emit(sink, lines)
-        nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
-        sink.result.facts = _distinct(sink.result.facts)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: container log parser failed: {type(exc).__name__}: {exc}")
+    found = sorted(scan_lines(lines).first.items(), key=lambda item: item[1])
+    for (fact, value), line in found:
+        sink.add(fact, [value] if fact == "app.errors" else value, line)
+        if fact == "cuda.oom" and (ratio := _held_elsewhere(lines[line - 1])) is not None:
+            sink.add("cuda.memory_held_elsewhere_ratio", ratio, line)
+    _oom_figures(sink, lines)
+    _load_time(sink, lines)
+    train_log.emit(sink, lines)
+    nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
+    sink.result.facts = _distinct(sink.result.facts)
     return sink.done()
 
 

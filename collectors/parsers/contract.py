@@ -29,3 +29,19 @@ class Parser:
     @property
     def kind(self) -> ArtifactKind:
         return self.kinds[0]
+
+
+def guarded(parse: Parse, artifact: Artifact) -> ParseResult:
+    """One parser's reading of one artifact, where a bug in the parser costs that reading and never the triage.
+
+    The one catch-all for every parser (the registry and the signals' hand-offs call parsers only through it). What
+    the parser read before it failed is dropped, since a reading with holes would look whole; the problem names the
+    parser and the exception. Running out of memory is not a parser's bug: the caller says so for the whole run.
+    """
+    try:
+        return parse(artifact)
+    except MemoryError:
+        raise
+    except Exception as err:  # a parser must never take the triage down with it
+        name = parse.__module__.rsplit(".", 1)[-1]
+        return ParseResult(problems=[f"internal: {name} parser failed on {artifact.kind}: {type(err).__name__}: {err}"])

@@ -95,13 +95,10 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read CFS period and throttling counters from cpu.stat."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        for block in _blocks(lines):
-            _emit(sink, block)
-        for periods, throttled, header, row in _table_ratios(lines):
-            _emit_ratio(sink, (periods, header), (throttled, row))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: cpu.stat parser failed: {type(exc).__name__}: {exc}")
+    for block in _blocks(lines):
+        _emit(sink, block)
+    for periods, throttled, header, row in _table_ratios(lines):
+        _emit_ratio(sink, (periods, header), (throttled, row))
     return sink.done()
 
 

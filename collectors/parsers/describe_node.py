@@ -51,14 +51,11 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read every node block of a describe paste."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        blocks = list(describe_blocks(lines, _NAME))
-        for start, end in blocks:
-            _node_block(sink, lines, start, end)
-        if not blocks:
-            _headed_conditions(sink, lines, 0, len(lines), None)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: describe node parser failed: {type(exc).__name__}: {exc}")
+    blocks = list(describe_blocks(lines, _NAME))
+    for start, end in blocks:
+        _node_block(sink, lines, start, end)
+    if not blocks:
+        _headed_conditions(sink, lines, 0, len(lines), None)
     return sink.done()
 
 

@@ -60,13 +60,10 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read every pod block of a describe paste."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        dist = DistEnv()
-        for start, end in describe_blocks(lines, _NAME):
-            _pod_block(sink, lines, start, end, dist)
-        dist.flush(sink)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: describe pod parser failed: {type(exc).__name__}: {exc}")
+    dist = DistEnv()
+    for start, end in describe_blocks(lines, _NAME):
+        _pod_block(sink, lines, start, end, dist)
+    dist.flush(sink)
     return sink.done()
 
 

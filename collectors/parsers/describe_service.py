@@ -40,11 +40,8 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read every service block of a describe paste."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        for start, end in describe_blocks(lines, _NAME):
-            _service_block(sink, lines, start, end)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: describe service parser failed: {type(exc).__name__}: {exc}")
+    for start, end in describe_blocks(lines, _NAME):
+        _service_block(sink, lines, start, end)
     return sink.done()
 
 

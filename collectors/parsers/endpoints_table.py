@@ -73,10 +73,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from the rows: the first Service with no ready address is the one the paste is about."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        _emit(sink, _rows(lines))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: endpoints table parser failed: {type(exc).__name__}: {exc}")
+    _emit(sink, _rows(lines))
     return sink.done()
 
 

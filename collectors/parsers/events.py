@@ -59,10 +59,7 @@ def parse(artifact: Artifact) -> ParseResult:
     if not headers and _STRUCTURED_LINE.search(text):
         return k8s_objects.parse(artifact)  # JSON or YAML after a pasted command line
     sink = DedupSink(artifact, lines)
-    try:
-        _parse_tables(sink, lines, headers, _default_namespace(artifact))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: events parser failed: {type(exc).__name__}: {exc}")
+    _parse_tables(sink, lines, headers, _default_namespace(artifact))
     return sink.done()
 
 

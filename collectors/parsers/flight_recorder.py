@@ -111,7 +111,7 @@ def _dumps_of(artifact: Artifact, text: str, problems: list[str]) -> list[tuple[
     """(name, rank, dump) for each rank in the artifact; a dump whose rank cannot be told is a problem."""
     try:
         doc = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: nesting deeper than the decoder goes
         problems.append(f"not JSON: {err}")
         return []
     named = {artifact.subject or artifact.id: doc} if is_dump(doc) else doc if isinstance(doc, dict) else {}
@@ -159,20 +159,17 @@ def _world(dumps: list[tuple[str, int, dict[str, Any]]]) -> int | None:
 def parse(artifact: Artifact) -> ParseResult:
     """The wave front from every rank's dump: the same facts the rank table gives from logs."""
     sink = FactSink(artifact)
-    try:
-        problems: list[str] = []
-        found = _dumps_of(artifact, artifact.content, problems)
-        for problem in problems:
-            sink.problem(problem)
-        if not found:
-            return sink.done()
-        lines = _key_lines(artifact.content, [name for name, _, _ in found])
-        rank_lines = {rank: lines.get(name, 1) for name, rank, _ in found}
-        ranks = table([from_plain(rank, dump) for _, rank, dump in found], lines=rank_lines)
-        world = _world(found)
-        nccl_ranks.emit(sink, ranks, (world, 1) if world else None)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: Flight Recorder parser failed: {type(exc).__name__}: {exc}")
+    problems: list[str] = []
+    found = _dumps_of(artifact, artifact.content, problems)
+    for problem in problems:
+        sink.problem(problem)
+    if not found:
+        return sink.done()
+    lines = _key_lines(artifact.content, [name for name, _, _ in found])
+    rank_lines = {rank: lines.get(name, 1) for name, rank, _ in found}
+    ranks = table([from_plain(rank, dump) for _, rank, dump in found], lines=rank_lines)
+    world = _world(found)
+    nccl_ranks.emit(sink, ranks, (world, 1) if world else None)
     return sink.done()
 
 

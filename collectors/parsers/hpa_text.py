@@ -50,12 +50,9 @@ def sniff(text: str) -> int:
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        bare = [_COMMENT.sub("", line, count=1) for line in lines]
-        _tables(sink, bare)
-        _describe(sink, bare)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: HPA parser failed: {type(exc).__name__}: {exc}")
+    bare = [_COMMENT.sub("", line, count=1) for line in lines]
+    _tables(sink, bare)
+    _describe(sink, bare)
     return sink.done()
 
 

@@ -56,10 +56,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from every object in the artifact."""
     text = normalise(artifact.content)
     sink = DedupSink(artifact, text.split("\n"))
-    try:
-        _parse(sink, text)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: object parser failed: {type(exc).__name__}: {exc}")
+    _parse(sink, text)
     return sink.done()
 
 

@@ -157,11 +157,8 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read Xid, lost-GPU, OOM, conntrack and hung-task evidence from a kernel log."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        seen = _scan(lines)
-        _emit(sink, seen)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: kernel log parser failed: {type(exc).__name__}: {exc}")
+    seen = _scan(lines)
+    _emit(sink, seen)
     return sink.done()
 
 

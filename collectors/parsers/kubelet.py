@@ -88,13 +88,10 @@ def parse(artifact: Artifact) -> ParseResult:
     """Read kubelet lines; anything else in the artifact is skipped."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        scan = _Scan(sink)
-        for number, line in enumerate(lines, 1):
-            scan.line(line, number)
-        scan.finish()
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: kubelet log parser failed: {type(exc).__name__}: {exc}")
+    scan = _Scan(sink)
+    for number, line in enumerate(lines, 1):
+        scan.line(line, number)
+    scan.finish()
     return sink.done()
 
 

@@ -421,10 +421,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from NCCL debug output and PyTorch distributed errors."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        emit(sink, scan_lines(lines, artifact.command))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: NCCL log parser failed: {type(exc).__name__}: {exc}")
+    emit(sink, scan_lines(lines, artifact.command))
     return sink.done()
 
 

@@ -141,15 +141,12 @@ def parse(artifact: Artifact) -> ParseResult:
     text = normalise(artifact.content[:8 * 1024 * 1024])
     lines = text.split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        links = _links(text, lines, sink)
-        for link in links:
-            if link.up and link.name != "lo":
-                sink.add("net.mtus", [f"{link.name}={link.mtu}"], link.line)
-        if (verdict := judge(links)) is not None:
-            sink.add("net.mtu_mismatch", verdict.mismatch, verdict.lines[0], verdict.lines[1], text=verdict.text)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: network interface parser failed: {type(exc).__name__}: {exc}")
+    links = _links(text, lines, sink)
+    for link in links:
+        if link.up and link.name != "lo":
+            sink.add("net.mtus", [f"{link.name}={link.mtu}"], link.line)
+    if (verdict := judge(links)) is not None:
+        sink.add("net.mtu_mismatch", verdict.mismatch, verdict.lines[0], verdict.lines[1], text=verdict.text)
     return sink.done()
 
 
@@ -157,7 +154,7 @@ def _links(text: str, lines: list[str], sink: FactSink) -> list[Link]:
     if text.lstrip().startswith("{"):
         try:
             doc = json.loads(text)
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:  # RecursionError: nesting deeper than the decoder goes
             sink.problem(f"network interfaces answer is not JSON: {err}")
             return []
         if not isinstance(doc, dict) or doc.get("available") is not True:

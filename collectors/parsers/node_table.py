@@ -58,10 +58,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from every node row under a `kubectl get nodes` header: which nodes are NotReady or cordoned."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        _emit(sink, _rows(lines))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: node table parser failed: {type(exc).__name__}: {exc}")
+    _emit(sink, _rows(lines))
     return sink.done()
 
 

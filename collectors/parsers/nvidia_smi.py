@@ -45,13 +45,10 @@ def sniff(text: str) -> int:
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        emit(sink, read_table(lines))
-        if _dmon(sink, lines):
-            _cpu_busy(sink, lines)
-        read_query(sink, lines)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: nvidia-smi parser failed: {type(exc).__name__}: {exc}")
+    emit(sink, read_table(lines))
+    if _dmon(sink, lines):
+        _cpu_busy(sink, lines)
+    read_query(sink, lines)
     return sink.done()
 
 

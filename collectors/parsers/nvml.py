@@ -152,10 +152,7 @@ def parse(artifact: Artifact) -> ParseResult:
     text = normalise(artifact.content[:_MAX_TEXT])
     lines = text.split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        _read(sink, text, _Lines(lines))
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: NVML parser failed: {type(exc).__name__}: {exc}")
+    _read(sink, text, _Lines(lines))
     return sink.done()
 
 

@@ -56,11 +56,8 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from every pod row under a `kubectl get pods` header."""
     lines = normalise(artifact.content).split("\n")
     sink = DedupSink(artifact, lines)
-    try:
-        rows = _rows(lines)
-        _emit(sink, rows)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: pod table parser failed: {type(exc).__name__}: {exc}")
+    rows = _rows(lines)
+    _emit(sink, rows)
     return sink.done()
 
 

@@ -412,10 +412,7 @@ def parse(artifact: Artifact) -> ParseResult:
     """Facts from a Prometheus query result; an error body becomes a problem, not an exception."""
     text = normalise(artifact.content)
     sink = FactSink(artifact, text.split("\n"))
-    try:
-        _read(sink, text, artifact.command)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: prometheus API parser failed: {type(exc).__name__}: {exc}")
+    _read(sink, text, artifact.command)
     return sink.done()
 
 

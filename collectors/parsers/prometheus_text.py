@@ -45,15 +45,12 @@ def parse(artifact: Artifact) -> ParseResult:
     Triton metrics in a scrape."""
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        exposition = parse_exposition(lines)
-        for fact in derive(exposition.samples):
-            # One line is its own best excerpt; a ratio over several lines needs the rendered parts.
-            text = None if fact.start == fact.end else fact.text
-            sink.add(fact.name, fact.value, fact.start, fact.end, text=text)
-        _report(sink, exposition)
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: prometheus text parser failed: {type(exc).__name__}: {exc}")
+    exposition = parse_exposition(lines)
+    for fact in derive(exposition.samples):
+        # One line is its own best excerpt; a ratio over several lines needs the rendered parts.
+        text = None if fact.start == fact.end else fact.text
+        sink.add(fact.name, fact.value, fact.start, fact.end, text=text)
+    _report(sink, exposition)
     return sink.done()
 
 

@@ -34,7 +34,7 @@ from collectors.parsers import (
     signals,
     top,
 )
-from collectors.parsers.contract import Parser
+from collectors.parsers.contract import Parser, guarded
 
 # Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
 # the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).
@@ -119,14 +119,9 @@ def _read_signals(artifact: Artifact) -> ParseResult:
 def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifact) -> ParseResult:
     if parser is None:
         return ParseResult(problems=[f"no parser for kind {artifact.kind}"])
-    try:
-        result = parser(artifact)
-    except MemoryError:
-        raise  # not a parser's bug: the whole run is out of memory (the CLI says so in one line)
-    except Exception as err:
-        return ParseResult(problems=[f"parser for {artifact.kind} failed: {type(err).__name__}: {err}"])
+    result = guarded(parser, artifact)
     if any("MemoryError" in p for p in result.problems):
-        # A parser's own guard turned running out of memory into a problem: its reading has holes, and a report
-        # built on it would look whole.
+        # A reader's own recovery (a YAML loader's) turned running out of memory into a problem: its reading has
+        # holes, and a report built on it would look whole.
         raise MemoryError(f"parser for {artifact.kind} ran out of memory")
     return result

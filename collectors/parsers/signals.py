@@ -13,6 +13,7 @@ from typing import Any
 from collectors.catalogs.signals import CompiledSignal, catalog_order, signals_by_hint
 from collectors.catalogs.xid import secondary_codes
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
+from collectors.parsers.contract import guarded
 from collectors.parsers.k8s_common import DedupSink
 from collectors.parsers.k8s_event_facts import EventFacts
 from collectors.parsers.k8s_event_rows import EventRecord
@@ -90,7 +91,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
         sub = _only(artifact, lines, numbers, ArtifactKind(kind))
         reader = readers[ArtifactKind(kind)]
         name = reader.__module__.rsplit(".", 1)[-1]
-        result.facts += [_read_by(f, fired, name) for f in reader(sub).facts]
+        result.facts += [_read_by(f, fired, name) for f in guarded(reader, sub).facts]
     return result
 
 

@@ -30,22 +30,19 @@ def sniff(text: str) -> int:
 def parse(artifact: Artifact) -> ParseResult:
     lines = normalise(artifact.content).split("\n")
     sink = FactSink(artifact, lines)
-    try:
-        last: tuple[dict[str, float], int] | None = None
-        for n, line in enumerate(lines, 1):
-            if m := _CPU.match(line.strip()):
-                fields = {name: float(value) for value, name in _FIELD.findall(m.group(1))}
-                if "id" in fields:
-                    last = (fields, n)
-        if last is not None:
-            fields, n = last
-            sink.add("cpu.busy_ratio", round(max(0.0, 100.0 - fields["id"]) / 100, 4), n)
-            if "wa" in fields:
-                sink.add("cpu.iowait_ratio", round(fields["wa"] / 100, 4), n)
-        elif any(_CPU.match(line.strip()) for line in lines):
-            sink.problem("top: a CPU summary line without an idle (id) field; CPU use left unknown")
-    except Exception as exc:  # a parser must never take the triage down with it
-        sink.problem(f"internal: top parser failed: {type(exc).__name__}: {exc}")
+    last: tuple[dict[str, float], int] | None = None
+    for n, line in enumerate(lines, 1):
+        if m := _CPU.match(line.strip()):
+            fields = {name: float(value) for value, name in _FIELD.findall(m.group(1))}
+            if "id" in fields:
+                last = (fields, n)
+    if last is not None:
+        fields, n = last
+        sink.add("cpu.busy_ratio", round(max(0.0, 100.0 - fields["id"]) / 100, 4), n)
+        if "wa" in fields:
+            sink.add("cpu.iowait_ratio", round(fields["wa"] / 100, 4), n)
+    elif any(_CPU.match(line.strip()) for line in lines):
+        sink.problem("top: a CPU summary line without an idle (id) field; CPU use left unknown")
     return sink.done()
 
 

@@ -11,7 +11,7 @@ from collectors.parsers.registry import parse_artifact
 from collectors.paste import PasteError, artifacts_from_text
 from collectors.text import normalise
 from collectors.unwrap import unwrap, unwrap_lines
-from tests.unit.parsers.test_never_raises import FRAGMENTS
+from tests.unit.parsers.test_parser_contract import FRAGMENTS
 
 WRAPPERS = ["```", "```diff", "> ", "$ kubectl get pods", "root@node:~# dmesg -T", "[1,0]<stdout>:", "[rank3]:",
             "[trainer0|0]:", "**", "  <-- look here", "\x1b[1;31m", "\r", "`", "<details>", "+ ", "- "]

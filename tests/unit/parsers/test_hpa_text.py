@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from collectors.detect import detect_kind
 from collectors.models import Artifact, ArtifactKind
@@ -123,11 +121,3 @@ def test_too_few_replicas_is_not_the_ceiling() -> None:
     text = text.replace("10 current / 10 desired", "4 current / 5 desired")
     text = text.replace("True    TooManyReplicas ", "True    TooFewReplicas  ")
     assert facts(text)["hpa.at_max"] is False
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("NAMEREFCTSPOD/%<>:\t \n0123456789#-abc")), max_size=400))
-def test_never_raises(text: str) -> None:
-    result = hpa_text.parse(Artifact(id="a", kind=ArtifactKind.HPA, content=text))
-    assert not result.problems
-    hpa_text.sniff(text)
