@@ -42,6 +42,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?=[-*•]|\d+[.)])|\n")
 _TOKEN = re.compile(r"[^\W_]+|[,;:()\[\]\u2014\u2013]|\s-\s")
 _CLAUSE_WORDS = frozenset({"but", "however", "although", "though", "whereas", "yet", "because", "since",
                            "while", "which", "wherea"})
+# Where a sentence splits into clauses, on its original text so each clause can be shown as written. A comma,
+# semicolon or colon is also where the items of a list meet; a contrast word or a bracket is not.
+_CLAUSE_SPLIT = re.compile(r"\s*([,;:])\s*|\s*[()\[\]\u2014\u2013]\s*|\s+-\s+|"
+                           r"\s*\b(?=(?:but|however|although|though|whereas|yet|because|since|while|which)\b)",
+                           re.IGNORECASE)
+_LIST_JOINS = frozenset({",", ";", ":"})
+# A list item is a short fragment; three or more of them joined by commas, semicolons or a label's colon are a
+# list of terms, which names things without asserting anything about them.
+LIST_ITEM_WORDS = 4
+LIST_MIN_ITEMS = 3
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,16 @@ class Sentence:
     text: str
     tokens: tuple[str, ...]  # stemmed, synonym-folded words; BOUNDARY between clauses
     clause: tuple[int, ...]  # clause number of each token
+    clauses: tuple[str, ...] = ()  # each clause's text as the candidate wrote it
+    listed: frozenset[int] = frozenset()  # clauses that are items of a list of terms
+
+    def in_list(self, i: int) -> bool:
+        return self.clause[i] in self.listed
+
+    @property
+    def is_list(self) -> bool:
+        """Most of the sentence is list items: it names terms and asserts nothing."""
+        return bool(self.tokens) and sum(self.in_list(i) for i in range(len(self.tokens))) * 2 > len(self.tokens)
 
     def clause_span(self, i: int) -> tuple[int, int]:
         c = self.clause[i]
@@ -92,6 +112,38 @@ def _tokens(text: str, lex: Lexicon) -> list[str]:
     return _fold_synonyms(raw, lex)
 
 
+def _clauses(text: str) -> list[tuple[str, str]]:
+    """(the separator before it, the clause's text) for each clause of a sentence, empty ones dropped."""
+    parts = _CLAUSE_SPLIT.split(text)
+    out: list[tuple[str, str]] = []
+    joint = ""
+    # re.split with one capture group gives text, separator, text, ...; an uncaptured split gives None.
+    for k, part in enumerate(parts):
+        if k % 2:
+            joint = part or ""
+        elif part and part.strip():
+            out.append((joint, part.strip()))
+            joint = ""
+    return out
+
+
+def _listed(joints: Sequence[str], sizes: Sequence[int]) -> frozenset[int]:
+    """Clauses that belong to a run of LIST_MIN_ITEMS or more short fragments joined by list punctuation."""
+    listed: set[int] = set()
+    run: list[int] = []
+    for k, (joint, size) in enumerate(zip(joints, sizes, strict=True)):
+        short = 0 < size <= LIST_ITEM_WORDS
+        if short and run and joint in _LIST_JOINS:
+            run.append(k)
+            continue
+        if len(run) >= LIST_MIN_ITEMS:
+            listed.update(run)
+        run = [k] if short else []
+    if len(run) >= LIST_MIN_ITEMS:
+        listed.update(run)
+    return frozenset(listed)
+
+
 def split_sentences(answer: str) -> list[Sentence]:
     lex = lexicon()
     out: list[Sentence] = []
@@ -100,16 +152,24 @@ def split_sentences(answer: str) -> list[Sentence]:
         if not text:
             continue
         tokens: list[str] = []
-        clauses: list[int] = []
-        clause = 0
-        for t in _tokens(text, lex):
-            if t == BOUNDARY:
-                clause += 1
+        clause_of: list[int] = []
+        texts: list[str] = []
+        joints: list[str] = []
+        sizes: list[int] = []
+        for joint, part in _clauses(text):
+            # A clause may still hold a boundary (a dash inside a word run): its tokens stay one clause.
+            mine = [t for t in _tokens(part, lex) if t != BOUNDARY]
+            if not mine:
                 continue
-            tokens.append(t)
-            clauses.append(clause)
+            n = len(texts)
+            texts.append(part)
+            joints.append(joint)
+            sizes.append(sum(1 for t in mine if t not in lex.stopwords) or len(mine))
+            tokens.extend(mine)
+            clause_of.extend([n] * len(mine))
         if tokens:
-            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clauses)))
+            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clause_of), clauses=tuple(texts),
+                                listed=_listed(joints, sizes)))
     return out
 
 
@@ -197,18 +257,44 @@ def dismissed(match: Match, sentence: Sentence) -> bool:
 
 
 def elaboration(sentence: Sentence, covered: Iterable[int], own: frozenset[str]) -> int:
-    """Words of the sentence that are neither concept words, the question's own words, stopwords nor filler."""
+    """Words of the sentence that are neither concept words, the question's own words, stopwords, filler nor
+    items of a list."""
     lex = lexicon()
     skip = set(covered)
     # A causal connective is reasoning even though it is a short function word: "4x traffic, so GPUs saturate".
     return sum(1 for i, t in enumerate(sentence.tokens)
-               if i not in skip and (t in lex.reasons or (t not in own and t not in lex.stopwords
-                                                          and t not in lex.fillers)))
+               if i not in skip and not sentence.in_list(i)
+               and (t in lex.reasons or (t not in own and t not in lex.stopwords and t not in lex.fillers)))
 
 
 def has_relation(sentence: Sentence) -> bool:
+    """A connective or a verb outside the sentence's list items: something is said, not only named."""
     rel = lexicon().relations
-    return any(t in rel for t in sentence.tokens)
+    return any(t in rel and not sentence.in_list(i) for i, t in enumerate(sentence.tokens))
+
+
+def listed(match: Match, sentence: Sentence) -> bool:
+    """The concept sits in a list of terms: named, not asserted."""
+    return any(sentence.in_list(i) for i in match.positions)
+
+
+def claim_text(match: Match, sentence: Sentence) -> str:
+    """The clause that asserts the concept at `match`: its own clause, joined up to the nearest clause with a
+    verb or connective when its own has none ("on one node" -> "I found a bad cable, on one node")."""
+    rel = lexicon().relations
+    first, last = sentence.clause[match.start], sentence.clause[match.end]
+
+    def predicated(c: int) -> bool:
+        return any(t in rel for i, t in enumerate(sentence.tokens) if sentence.clause[i] == c)
+
+    if not any(predicated(c) for c in range(first, last + 1)):
+        before = next((c for c in range(first - 1, -1, -1) if predicated(c)), None)
+        after = next((c for c in range(last + 1, len(sentence.clauses)) if predicated(c)), None)
+        if before is not None and (after is None or first - before <= after - last):
+            first = before
+        elif after is not None:
+            last = after
+    return ", ".join(sentence.clauses[first:last + 1]) if sentence.clauses else sentence.text
 
 
 def question_words(text: str) -> frozenset[str]:

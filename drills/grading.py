@@ -23,11 +23,13 @@ from drills.claims import (
     NUMBER,
     Match,
     Sentence,
+    claim_text,
     compile_phrase,
     dismissed,
     elaboration,
     find,
     has_relation,
+    listed,
     question_words,
     split_sentences,
 )
@@ -44,6 +46,7 @@ PARTIAL_AT = 40
 # A wrong claim costs about as much as a missed point on a four-point question: confidently wrong should not
 # outscore honestly incomplete.
 WRONG_CLAIM_COST = 20
+LIST_NOTE = "a list of terms asserts nothing: terms named only in a list earned no point"
 
 
 class PointResult(BaseModel):
@@ -85,6 +88,7 @@ class Grade(BaseModel):
     points: tuple[PointResult, ...]
     word_count: int
     wrong_claims: tuple[WrongClaim, ...] = ()
+    notes: tuple[str, ...] = ()  # why the grade is what it is, where the points alone do not say
 
     @property
     def covered(self) -> list[PointResult]:
@@ -103,8 +107,9 @@ class Grade(BaseModel):
         return {"score": self.score,
                 "points": [{"id": p.id, "credited": p.covered,
                             "evidence": p.quote if p.by == "model" else p.evidence} for p in self.points],
-                "wrong_claims": [{"id": w.id, "point": w.point, "claim": w.claim, "evidence": w.evidence}
-                                 for w in self.wrong_claims]}
+                "wrong_claims": [{"id": w.id, "point": w.point, "claim": w.claim, "misconception": w.claim,
+                                  "evidence": w.evidence} for w in self.wrong_claims],
+                "notes": list(self.notes)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -118,12 +123,13 @@ def verdict_for(score: int, word_count: int) -> Verdict:
     return "partial" if score >= PARTIAL_AT else "weak"
 
 
-def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[WrongClaim] = ()) -> Grade:
+def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[WrongClaim] = (),
+           notes: Sequence[str] = ()) -> Grade:
     total = len(results)
     base = round(100 * sum(r.covered for r in results) / total) if total else 0
     score = max(0, base - WRONG_CLAIM_COST * len(wrong))
     return Grade(score=score, verdict=verdict_for(score, word_count), points=tuple(results), word_count=word_count,
-                 wrong_claims=tuple(wrong))
+                 wrong_claims=tuple(wrong), notes=tuple(dict.fromkeys(notes)))
 
 
 def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tuple[str, Match]]:
@@ -135,23 +141,41 @@ def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tupl
     return out
 
 
-def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> Sentence | None:
-    for i, sentence in enumerate(sentences):
-        if all(any(not dismissed(m, sentence) for _, m in _matches(group, [sentence]) if m.sentence == 0)
-               for group in misconception.says):
-            return sentences[i]
+def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> str | None:
+    """The clauses of the first sentence that assert every group of the misconception, none of them denied or
+    merely listed."""
+    for sentence in sentences:
+        chosen: list[Match] = []
+        for group in misconception.says:
+            ok = [m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence) and not listed(m, sentence)]
+            if not ok:
+                break
+            chosen.append(ok[0])
+        else:
+            return _span_text(chosen, sentence)
     return None
 
 
+def _span_text(matches: Sequence[Match], sentence: Sentence) -> str:
+    first = min(sentence.clause[m.start] for m in matches)
+    last = max(sentence.clause[m.end] for m in matches)
+    lo = Match(0, min(m.start for m in matches if sentence.clause[m.start] == first),
+               max(m.end for m in matches if sentence.clause[m.end] == last), ())
+    return claim_text(lo, sentence)
+
+
 def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grade:
-    """Which expected points `answer` asserts (with the sentence that showed it), its wrong claims, a 0-100 score.
+    """Which expected points `answer` asserts (with the clause that showed it), its wrong claims, a 0-100 score.
 
     `asked` is the question's text: its own words do not count as the candidate's reasoning."""
     text = answer if isinstance(answer, str) else ""
     word_count = len(words(text))
     sentences = split_sentences(text)
     own = question_words(asked) if asked else frozenset()
-    found = {p.id: _matches(p.concepts, sentences) for p in points}
+    raw = {p.id: _matches(p.concepts, sentences) for p in points}
+    # A concept named as an item of a list of terms is not claimed: it neither earns nor is denied.
+    found = {pid: [(ph, m) for ph, m in hits if not listed(m, sentences[m.sentence])] for pid, hits in raw.items()}
+    notes = [LIST_NOTE] if any(len(raw[pid]) > len(found[pid]) for pid in raw) else []
     # Per sentence: which points it names (undismissed) and which words those names cover.
     named: dict[int, set[str]] = {}
     covered: dict[int, set[int]] = {}
@@ -171,7 +195,7 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
         for mc in p.misconceptions:
             where = _asserted(mc, sentences)
             if where is not None:
-                wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where.text))
+                wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where))
     wrong_points = {w.point for w in wrong}
     results: list[PointResult] = []
     for p in points:
@@ -182,10 +206,10 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
         if good and p.id not in wrong_points:
             phrase, m = min(good, key=lambda h: (h[1].sentence, h[1].start))
             results.append(PointResult(id=p.id, point=p.point, covered=True, matched=tuple(words(phrase)),
-                                       evidence=sentences[m.sentence].text))
+                                       evidence=claim_text(m, sentences[m.sentence])))
         else:
             results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=denied))
-    return _grade(results, word_count, wrong)
+    return _grade(results, word_count, wrong, notes)
 
 
 def combine(grades: Iterable[Grade]) -> Grade:
