@@ -25,6 +25,7 @@ from drills.claims import (
     Sentence,
     claim_text,
     compile_phrase,
+    denied,
     dismissed,
     elaboration,
     find,
@@ -156,6 +157,10 @@ def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> st
     return None
 
 
+def _clause_of(match: Match, sentences: Sequence[Sentence]) -> tuple[int, int]:
+    return match.sentence, sentences[match.sentence].clause[match.start]
+
+
 def _span_text(matches: Sequence[Match], sentence: Sentence) -> str:
     first = min(sentence.clause[m.start] for m in matches)
     last = max(sentence.clause[m.end] for m in matches)
@@ -202,13 +207,20 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
         hits = found[p.id]
         good = [(phrase, m) for phrase, m in hits
                 if m.sentence in reasoned and not dismissed(m, sentences[m.sentence])]
-        denied = bool(hits) and not any(not dismissed(m, sentences[m.sentence]) for _, m in hits)
-        if good and p.id not in wrong_points:
+        # Polarity by sentence: a point the answer denies at least as often as it asserts is not asserted
+        # ("no need for a pilot ... the pilot would only slow us down" earns nothing).
+        backing = {_clause_of(m, sentences) for _, m in good}
+        # A clause where one phrase of the point holds the negator itself ("not GPU memory") backs the point
+        # even though a shorter phrase inside it looks denied.
+        against = {_clause_of(m, sentences) for _, m in hits if denied(m, sentences[m.sentence])} - backing
+        refuted = bool(against) and len(against) >= len(backing)
+        if backing and not refuted and p.id not in wrong_points:
+            good = [(phrase, m) for phrase, m in good if _clause_of(m, sentences) in backing]
             phrase, m = min(good, key=lambda h: (h[1].sentence, h[1].start))
             results.append(PointResult(id=p.id, point=p.point, covered=True, matched=tuple(words(phrase)),
                                        evidence=claim_text(m, sentences[m.sentence])))
         else:
-            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=denied))
+            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=refuted))
     return _grade(results, word_count, wrong, notes)
 
 

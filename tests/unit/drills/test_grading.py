@@ -111,7 +111,7 @@ def test_the_question_text_does_not_count_as_reasoning() -> None:
 def test_json_contract() -> None:
     result = grade("MIG splits one A100 so small models share it. The scheduler splits the GPU for pods.", POINTS)
     data = json.loads(result.to_json())
-    assert set(data) == {"score", "points", "wrong_claims"}
+    assert set(data) == {"score", "points", "wrong_claims", "notes"}
     assert data["score"] == result.score
     assert [set(p) for p in data["points"]] == [{"id", "credited", "evidence"}] * len(POINTS)
     assert data["wrong_claims"][0]["claim"] == "The scheduler splits the GPU itself"
