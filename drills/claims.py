@@ -169,7 +169,6 @@ def _listed(joints: Sequence[str], sizes: Sequence[int], heads: Sequence[bool]) 
     def close(run: list[int]) -> None:
         if len(run) < LIST_MIN_ITEMS:
             return
-        before = run[0] - 1
         # Any clause before the run in the same sentence may carry it: "changes are in place: scaling pools,
         # adding a pool (for example a new type), changing replicas or images, expanding volumes".
         headed = any(heads[k] for k in range(run[-1] + 1))
@@ -217,8 +216,8 @@ def split_sentences(answer: str) -> list[Sentence]:
             tokens.extend(mine)
             clause_of.extend([n] * len(mine))
         if tokens:
-            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clause_of), clauses=tuple(texts), spans=tuple(spans),
-                                listed=_listed(joints, sizes, heads)))
+            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clause_of), clauses=tuple(texts),
+                                spans=tuple(spans), listed=_listed(joints, sizes, heads)))
     return out
 
 
