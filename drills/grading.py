@@ -229,9 +229,11 @@ def combine(grades: Iterable[Grade]) -> Grade:
     answer covered it (the first that did supplies the evidence); wrong claims add up, once each."""
     merged: dict[str, PointResult] = {}
     wrong: dict[str, WrongClaim] = {}
+    notes: list[str] = []
     word_count = 0
     for g in grades:
         word_count += g.word_count
+        notes.extend(g.notes)
         for p in g.points:
             if p.id not in merged or (p.covered and not merged[p.id].covered):
                 merged[p.id] = p
@@ -239,7 +241,7 @@ def combine(grades: Iterable[Grade]) -> Grade:
             wrong.setdefault(w.id, w)
     wrong_points = {w.point for w in wrong.values()}
     points = [p.model_copy(update={"covered": False}) if p.id in wrong_points else p for p in merged.values()]
-    return _grade(points, word_count, list(wrong.values()))
+    return _grade(points, word_count, list(wrong.values()), notes)
 
 
 def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
@@ -250,4 +252,4 @@ def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
     blocked = result.contradicted()
     points = [p.model_copy(update={"covered": True, "by": "model", "quote": quotes[p.id]})
               if not p.covered and p.id in quotes and p.id not in blocked else p for p in result.points]
-    return _grade(points, result.word_count, result.wrong_claims)
+    return _grade(points, result.word_count, result.wrong_claims, result.notes)
