@@ -98,7 +98,7 @@ def _full_report(evidence: IncidentEvidence) -> Report:
     return report
 
 
-def _full_status(evidence: IncidentEvidence) -> str:
+def _full_status(evidence: IncidentEvidence) -> Status:
     """The ground truth's status over the whole recording: what a trainee's evidence has to reach."""
     truth = ground_truth(evidence.incident)
     for finding in _full_report(evidence).findings:
