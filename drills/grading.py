@@ -146,14 +146,14 @@ def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> st
     """The clauses of the first sentence that assert every group of the misconception, none of them denied or
     merely listed."""
     for sentence in sentences:
-        chosen: list[Match] = []
-        for group in misconception.says:
-            ok = [m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence) and not listed(m, sentence)]
-            if not ok:
-                break
-            chosen.append(ok[0])
-        else:
-            return _span_text(chosen, sentence)
+        ok = [[m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence) and not listed(m, sentence)]
+              for group in misconception.says]
+        # All of it in one clause: "Volcano replaces the scheduler, whereas Kueue only admits jobs" does not say
+        # that Kueue replaces the scheduler.
+        for clause in sorted({sentence.clause[m.start] for m in ok[0]} if ok and ok[0] else set()):
+            chosen = [next((m for m in group if sentence.clause[m.start] == clause), None) for group in ok]
+            if all(m is not None for m in chosen):
+                return _span_text([m for m in chosen if m is not None], sentence)
     return None
 
 
