@@ -27,6 +27,14 @@ from drills.lexicon import Lexicon, Phrase, lexicon
 # A negator this far before a concept (in the same clause) still governs it: "I do not think we need X".
 NEGATION_REACH = 8
 DISMISSAL_REACH = 10
+# A negator this far after a concept, in its clause, denies the predicate the concept is the subject of.
+PREDICATE_REACH = 4
+_PREDICATE_NEGATORS = frozenset({"not", "never", "no"})
+# Where the concept's own predicate ends: a coordinated or subordinate clause starts ("X, so two people cannot
+# apply at once", "a server that cannot feed readers" keeps the concept asserted).
+_SUBORDINATORS = frozenset({"so", "that", "to", "when", "if", "who", "where", "unless", "until", "after", "before",
+                            "once"})
+_COORDINATORS = _SUBORDINATORS | {"and", "or", "then"}
 # "without" and "no" deny only the next word or two: "appended without committing is discarded".
 SHORT_REACH = 2
 # Extra words a phrase match may straddle: "packing jobs tightly" against "pack tight" allows "jobs".
@@ -42,6 +50,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n\s*(?=[-*•]|\d+[.)])|\n")
 _TOKEN = re.compile(r"[^\W_]+|[,;:()\[\]\u2014\u2013]|\s-\s")
 _CLAUSE_WORDS = frozenset({"but", "however", "although", "though", "whereas", "yet", "because", "since",
                            "while", "which", "wherea"})
+# Where a sentence splits into clauses, on its original text so each clause can be shown as written. A comma,
+# semicolon or colon is also where the items of a list meet; a contrast word or a bracket is not.
+_CLAUSE_SPLIT = re.compile(r"\s*([,;:])\s*|\s*[()\[\]\u2014\u2013]\s*|\s+-\s+|"
+                           r"\s*\b(?=(?:but|however|although|though|whereas|yet|because|since|while|which)\b)",
+                           re.IGNORECASE)
+_LIST_JOINS = frozenset({",", ";", ":"})
+# A list item is a short fragment; three or more of them joined by commas, semicolons or a label's colon are a
+# list of terms, which names things without asserting anything about them.
+LIST_ITEM_WORDS = 4
+LIST_MIN_ITEMS = 3
 
 
 @dataclass(frozen=True)
@@ -49,6 +67,17 @@ class Sentence:
     text: str
     tokens: tuple[str, ...]  # stemmed, synonym-folded words; BOUNDARY between clauses
     clause: tuple[int, ...]  # clause number of each token
+    clauses: tuple[str, ...] = ()  # each clause's text as the candidate wrote it
+    listed: frozenset[int] = frozenset()  # clauses that are items of a list of terms
+    spans: tuple[tuple[int, int], ...] = ()  # where each clause is in `text`
+
+    def in_list(self, i: int) -> bool:
+        return self.clause[i] in self.listed
+
+    @property
+    def is_list(self) -> bool:
+        """Most of the sentence is list items: it names terms and asserts nothing."""
+        return bool(self.tokens) and sum(self.in_list(i) for i in range(len(self.tokens))) * 2 > len(self.tokens)
 
     def clause_span(self, i: int) -> tuple[int, int]:
         c = self.clause[i]
@@ -92,6 +121,72 @@ def _tokens(text: str, lex: Lexicon) -> list[str]:
     return _fold_synonyms(raw, lex)
 
 
+def _clauses(text: str) -> list[tuple[str, int, int]]:
+    """(the separator before it, its start, its end in `text`) for each clause of a sentence, empty ones
+    dropped."""
+    out: list[tuple[str, int, int]] = []
+    joint = ""
+    pos = 0
+    for sep in [*_CLAUSE_SPLIT.finditer(text), None]:
+        end = sep.start() if sep is not None else len(text)
+        if text[pos:end].strip():
+            out.append((joint, pos, end))
+            joint = ""
+        if sep is None:
+            break
+        # A separator found inside an earlier clause's trailing space is part of the same gap.
+        joint = sep.group(1) or joint
+        pos = max(sep.end(), pos)
+    return out
+
+
+# Words that give a fragment the shape of a clause (a subject pronoun, an auxiliary, an article, a preposition):
+# "the job hangs" is a clause, "restart policy" or "acknowledge page" is a noun phrase that happens to hold a verb.
+_CLAUSE_SHAPE = frozenset({"i", "we", "you", "they", "it", "he", "she", "is", "are", "was", "were", "be", "been",
+                           "has", "have", "had", "do", "doe", "did", "can", "could", "would", "should", "will",
+                           "may", "might", "must", "the", "a", "an", "thi", "this", "that", "our", "their", "my",
+                           "from", "through", "via", "into", "with"})
+
+
+def _head(tokens: Sequence[str], size: int) -> bool:
+    """The fragment is a clause that says something about a list: it has a clause's shape (a subject pronoun, an
+    auxiliary, an article or a preposition) and either a verb that is not one that only introduces a list ("I'd
+    use", "consider", "check") or more words than one list item."""
+    lex = lexicon()
+    if not any(t in _CLAUSE_SHAPE for t in tokens):
+        return False
+    return size > LIST_ITEM_WORDS or any(t in lex.verbs and t not in lex.fillers and t not in _CLAUSE_SHAPE
+                                         for t in tokens)
+
+
+def _listed(joints: Sequence[str], sizes: Sequence[int], heads: Sequence[bool]) -> frozenset[int]:
+    """Clauses that are items of a bare list: a run of LIST_MIN_ITEMS or more short fragments joined by list
+    punctuation, with no clause saying something about them. A run that follows a clause with a verb ("isolation
+    comes from RBAC, network policies and service accounts"), or that holds such a clause, says something about
+    its items; a run that only follows a label ("Key terms:") is bare."""
+    listed: set[int] = set()
+
+    def close(run: list[int]) -> None:
+        if len(run) < LIST_MIN_ITEMS:
+            return
+        # Any clause before the run in the same sentence may carry it: "changes are in place: scaling pools,
+        # adding a pool (for example a new type), changing replicas or images, expanding volumes".
+        headed = any(heads[k] for k in range(run[-1] + 1))
+        if not headed:
+            listed.update(run)
+
+    run: list[int] = []
+    for k, (joint, size) in enumerate(zip(joints, sizes, strict=True)):
+        short = 0 < size <= LIST_ITEM_WORDS
+        if short and run and joint in _LIST_JOINS:
+            run.append(k)
+            continue
+        close(run)
+        run = [k] if short else []
+    close(run)
+    return frozenset(listed)
+
+
 def split_sentences(answer: str) -> list[Sentence]:
     lex = lexicon()
     out: list[Sentence] = []
@@ -100,16 +195,29 @@ def split_sentences(answer: str) -> list[Sentence]:
         if not text:
             continue
         tokens: list[str] = []
-        clauses: list[int] = []
-        clause = 0
-        for t in _tokens(text, lex):
-            if t == BOUNDARY:
-                clause += 1
+        clause_of: list[int] = []
+        texts: list[str] = []
+        joints: list[str] = []
+        sizes: list[int] = []
+        heads: list[bool] = []
+        spans: list[tuple[int, int]] = []
+        for joint, begin, end in _clauses(text):
+            part = text[begin:end]
+            # A clause may still hold a boundary (a dash inside a word run): its tokens stay one clause.
+            mine = [t for t in _tokens(part, lex) if t != BOUNDARY]
+            if not mine:
                 continue
-            tokens.append(t)
-            clauses.append(clause)
+            n = len(texts)
+            texts.append(part.strip())
+            spans.append((begin, end))
+            joints.append(joint)
+            sizes.append(sum(1 for t in mine if t not in lex.stopwords) or len(mine))
+            heads.append(_head(mine, sizes[-1]))
+            tokens.extend(mine)
+            clause_of.extend([n] * len(mine))
         if tokens:
-            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clauses)))
+            out.append(Sentence(text=text, tokens=tuple(tokens), clause=tuple(clause_of), clauses=tuple(texts),
+                                spans=tuple(spans), listed=_listed(joints, sizes, heads)))
     return out
 
 
@@ -180,7 +288,13 @@ def _cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int) -> list[int]:
 
 
 def dismissed(match: Match, sentence: Sentence) -> bool:
-    """The concept at `match` is denied or waved away within its own clause."""
+    """The concept at `match` is denied or waved away within its own clause, or is the subject of a denied
+    predicate; either way this clause does not assert it."""
+    return denied(match, sentence) or negated(match, sentence)
+
+
+def denied(match: Match, sentence: Sentence) -> bool:
+    """The concept itself is denied or dismissed: "I would not use X", "no need for X", "X does not matter"."""
     lex = lexicon()
     tokens = sentence.tokens
     c_start, c_end = sentence.clause_span(match.start)
@@ -193,22 +307,70 @@ def dismissed(match: Match, sentence: Sentence) -> bool:
             if not any(_cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
                 return True
     hi = min(c_end + 1, match.end + 1 + DISMISSAL_REACH)
+    # "Taints and affinity do not matter" dismisses both; "locking, so two people cannot apply at once" is a
+    # consequence, not a dismissal.
+    hi = next((j for j in range(match.end + 1, hi) if tokens[j] in _SUBORDINATORS), hi)
     return any(_cue_at(cue, tokens, match.end + 1, hi) for cue in lex.dismissals)
 
 
+def negated(match: Match, sentence: Sentence) -> bool:
+    """The concept is the subject of a denied predicate: "preemption should never be used", "MTU problems
+    cannot cause timeouts". Such a clause does not assert the point, but it may be a true negative statement
+    ("a small batch cannot keep the GPU busy"), so it does not count against the point elsewhere.
+    Only a plain "not"/"never"/"no" negates the predicate; "rather than X" after the concept negates X, a
+    coordinated predicate ("keeps X and never runs on spot") is a claim of its own, and a goal or condition
+    before the negator ("X so pods do not wait") is no denial."""
+    lex = lexicon()
+    tokens = sentence.tokens
+    _, c_end = sentence.clause_span(match.start)
+    near = min(c_end + 1, match.end + 1 + PREDICATE_REACH)
+    near = next((j for j in range(match.end + 1, near) if tokens[j] in _COORDINATORS), near)
+    return any(tokens[at] in _PREDICATE_NEGATORS
+               and not any(_cue_at(p, tokens, match.end + 1, at) for p in lex.purpose_markers)
+               for at in range(match.end + 1, near))
+
+
 def elaboration(sentence: Sentence, covered: Iterable[int], own: frozenset[str]) -> int:
-    """Words of the sentence that are neither concept words, the question's own words, stopwords nor filler."""
+    """Words of the sentence that are neither concept words, the question's own words, stopwords, filler nor
+    items of a list."""
     lex = lexicon()
     skip = set(covered)
     # A causal connective is reasoning even though it is a short function word: "4x traffic, so GPUs saturate".
     return sum(1 for i, t in enumerate(sentence.tokens)
-               if i not in skip and (t in lex.reasons or (t not in own and t not in lex.stopwords
-                                                          and t not in lex.fillers)))
+               if i not in skip and not sentence.in_list(i)
+               and (t in lex.reasons or (t not in own and t not in lex.stopwords and t not in lex.fillers)))
 
 
 def has_relation(sentence: Sentence) -> bool:
+    """A connective or a verb outside the sentence's list items: something is said, not only named."""
     rel = lexicon().relations
-    return any(t in rel for t in sentence.tokens)
+    return any(t in rel and not sentence.in_list(i) for i, t in enumerate(sentence.tokens))
+
+
+def listed(match: Match, sentence: Sentence) -> bool:
+    """The concept sits in a list of terms: named, not asserted."""
+    return any(sentence.in_list(i) for i in match.positions)
+
+
+def claim_text(match: Match, sentence: Sentence) -> str:
+    """The clause that asserts the concept at `match`: its own clause, joined up to the nearest clause with a
+    verb or connective when its own has none ("on one node" -> "I found a bad cable, on one node")."""
+    rel = lexicon().relations
+    first, last = sentence.clause[match.start], sentence.clause[match.end]
+
+    def predicated(c: int) -> bool:
+        return any(t in rel for i, t in enumerate(sentence.tokens) if sentence.clause[i] == c)
+
+    if not any(predicated(c) for c in range(first, last + 1)):
+        before = next((c for c in range(first - 1, -1, -1) if predicated(c)), None)
+        after = next((c for c in range(last + 1, len(sentence.clauses)) if predicated(c)), None)
+        if before is not None and (after is None or first - before <= after - last):
+            first = before
+        elif after is not None:
+            last = after
+    if not sentence.spans:
+        return sentence.text
+    return sentence.text[sentence.spans[first][0]:sentence.spans[last][1]].strip()
 
 
 def question_words(text: str) -> frozenset[str]:

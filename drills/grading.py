@@ -23,11 +23,14 @@ from drills.claims import (
     NUMBER,
     Match,
     Sentence,
+    claim_text,
     compile_phrase,
+    denied,
     dismissed,
     elaboration,
     find,
     has_relation,
+    listed,
     question_words,
     split_sentences,
 )
@@ -44,6 +47,7 @@ PARTIAL_AT = 40
 # A wrong claim costs about as much as a missed point on a four-point question: confidently wrong should not
 # outscore honestly incomplete.
 WRONG_CLAIM_COST = 20
+LIST_NOTE = "a list of terms asserts nothing: terms named only in a list earned no point"
 
 
 class PointResult(BaseModel):
@@ -85,6 +89,7 @@ class Grade(BaseModel):
     points: tuple[PointResult, ...]
     word_count: int
     wrong_claims: tuple[WrongClaim, ...] = ()
+    notes: tuple[str, ...] = ()  # why the grade is what it is, where the points alone do not say
 
     @property
     def covered(self) -> list[PointResult]:
@@ -103,8 +108,9 @@ class Grade(BaseModel):
         return {"score": self.score,
                 "points": [{"id": p.id, "credited": p.covered,
                             "evidence": p.quote if p.by == "model" else p.evidence} for p in self.points],
-                "wrong_claims": [{"id": w.id, "point": w.point, "claim": w.claim, "evidence": w.evidence}
-                                 for w in self.wrong_claims]}
+                "wrong_claims": [{"id": w.id, "point": w.point, "claim": w.claim, "misconception": w.claim,
+                                  "evidence": w.evidence} for w in self.wrong_claims],
+                "notes": list(self.notes)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -118,12 +124,13 @@ def verdict_for(score: int, word_count: int) -> Verdict:
     return "partial" if score >= PARTIAL_AT else "weak"
 
 
-def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[WrongClaim] = ()) -> Grade:
+def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[WrongClaim] = (),
+           notes: Sequence[str] = ()) -> Grade:
     total = len(results)
     base = round(100 * sum(r.covered for r in results) / total) if total else 0
     score = max(0, base - WRONG_CLAIM_COST * len(wrong))
     return Grade(score=score, verdict=verdict_for(score, word_count), points=tuple(results), word_count=word_count,
-                 wrong_claims=tuple(wrong))
+                 wrong_claims=tuple(wrong), notes=tuple(dict.fromkeys(notes)))
 
 
 def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tuple[str, Match]]:
@@ -135,23 +142,45 @@ def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tupl
     return out
 
 
-def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> Sentence | None:
-    for i, sentence in enumerate(sentences):
-        if all(any(not dismissed(m, sentence) for _, m in _matches(group, [sentence]) if m.sentence == 0)
-               for group in misconception.says):
-            return sentences[i]
+def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> str | None:
+    """The clauses of the first sentence that assert every group of the misconception, none of them denied or
+    merely listed."""
+    for sentence in sentences:
+        ok = [[m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence) and not listed(m, sentence)]
+              for group in misconception.says]
+        # All of it in one clause: "Volcano replaces the scheduler, whereas Kueue only admits jobs" does not say
+        # that Kueue replaces the scheduler.
+        for clause in sorted({sentence.clause[m.start] for m in ok[0]} if ok and ok[0] else set()):
+            chosen = [next((m for m in group if sentence.clause[m.start] == clause), None) for group in ok]
+            if all(m is not None for m in chosen):
+                return _span_text([m for m in chosen if m is not None], sentence)
     return None
 
 
+def _clause_of(match: Match, sentences: Sequence[Sentence]) -> tuple[int, int]:
+    return match.sentence, sentences[match.sentence].clause[match.start]
+
+
+def _span_text(matches: Sequence[Match], sentence: Sentence) -> str:
+    first = min(sentence.clause[m.start] for m in matches)
+    last = max(sentence.clause[m.end] for m in matches)
+    lo = Match(0, min(m.start for m in matches if sentence.clause[m.start] == first),
+               max(m.end for m in matches if sentence.clause[m.end] == last), ())
+    return claim_text(lo, sentence)
+
+
 def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grade:
-    """Which expected points `answer` asserts (with the sentence that showed it), its wrong claims, a 0-100 score.
+    """Which expected points `answer` asserts (with the clause that showed it), its wrong claims, a 0-100 score.
 
     `asked` is the question's text: its own words do not count as the candidate's reasoning."""
     text = answer if isinstance(answer, str) else ""
     word_count = len(words(text))
     sentences = split_sentences(text)
     own = question_words(asked) if asked else frozenset()
-    found = {p.id: _matches(p.concepts, sentences) for p in points}
+    raw = {p.id: _matches(p.concepts, sentences) for p in points}
+    # A concept named as an item of a list of terms is not claimed: it neither earns nor is denied.
+    found = {pid: [(ph, m) for ph, m in hits if not listed(m, sentences[m.sentence])] for pid, hits in raw.items()}
+    notes = [LIST_NOTE] if any(len(raw[pid]) > len(found[pid]) for pid in raw) else []
     # Per sentence: which points it names (undismissed) and which words those names cover.
     named: dict[int, set[str]] = {}
     covered: dict[int, set[int]] = {}
@@ -171,21 +200,28 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
         for mc in p.misconceptions:
             where = _asserted(mc, sentences)
             if where is not None:
-                wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where.text))
+                wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where))
     wrong_points = {w.point for w in wrong}
     results: list[PointResult] = []
     for p in points:
         hits = found[p.id]
         good = [(phrase, m) for phrase, m in hits
                 if m.sentence in reasoned and not dismissed(m, sentences[m.sentence])]
-        denied = bool(hits) and not any(not dismissed(m, sentences[m.sentence]) for _, m in hits)
-        if good and p.id not in wrong_points:
+        # Polarity by sentence: a point the answer denies at least as often as it asserts is not asserted
+        # ("no need for a pilot ... the pilot would only slow us down" earns nothing).
+        backing = {_clause_of(m, sentences) for _, m in good}
+        # A clause where one phrase of the point holds the negator itself ("not GPU memory") backs the point
+        # even though a shorter phrase inside it looks denied.
+        against = {_clause_of(m, sentences) for _, m in hits if denied(m, sentences[m.sentence])} - backing
+        refuted = bool(against) and len(against) >= len(backing)
+        if backing and not refuted and p.id not in wrong_points:
+            good = [(phrase, m) for phrase, m in good if _clause_of(m, sentences) in backing]
             phrase, m = min(good, key=lambda h: (h[1].sentence, h[1].start))
             results.append(PointResult(id=p.id, point=p.point, covered=True, matched=tuple(words(phrase)),
-                                       evidence=sentences[m.sentence].text))
+                                       evidence=claim_text(m, sentences[m.sentence])))
         else:
-            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=denied))
-    return _grade(results, word_count, wrong)
+            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=refuted))
+    return _grade(results, word_count, wrong, notes)
 
 
 def combine(grades: Iterable[Grade]) -> Grade:
@@ -193,9 +229,11 @@ def combine(grades: Iterable[Grade]) -> Grade:
     answer covered it (the first that did supplies the evidence); wrong claims add up, once each."""
     merged: dict[str, PointResult] = {}
     wrong: dict[str, WrongClaim] = {}
+    notes: list[str] = []
     word_count = 0
     for g in grades:
         word_count += g.word_count
+        notes.extend(g.notes)
         for p in g.points:
             if p.id not in merged or (p.covered and not merged[p.id].covered):
                 merged[p.id] = p
@@ -203,7 +241,7 @@ def combine(grades: Iterable[Grade]) -> Grade:
             wrong.setdefault(w.id, w)
     wrong_points = {w.point for w in wrong.values()}
     points = [p.model_copy(update={"covered": False}) if p.id in wrong_points else p for p in merged.values()]
-    return _grade(points, word_count, list(wrong.values()))
+    return _grade(points, word_count, list(wrong.values()), notes)
 
 
 def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
@@ -214,4 +252,4 @@ def credit(result: Grade, quotes: Mapping[str, str]) -> Grade:
     blocked = result.contradicted()
     points = [p.model_copy(update={"covered": True, "by": "model", "quote": quotes[p.id]})
               if not p.covered and p.id in quotes and p.id not in blocked else p for p in result.points]
-    return _grade(points, result.word_count, result.wrong_claims)
+    return _grade(points, result.word_count, result.wrong_claims, result.notes)

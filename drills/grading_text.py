@@ -38,7 +38,7 @@ def stem(word: str) -> str:
         w = _undouble(w[:-3])
     elif w.endswith("ed") and not w.endswith("eed") and len(w) - 2 >= 3:
         w = _undouble(w[:-2])
-    if len(w) > 3 and w.endswith("e"):
+    if len(w) > 3 and w.endswith("e") and w != "note":  # "notes" must not become the negator "not"
         w = w[:-1]
     return w
 

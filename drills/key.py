@@ -65,30 +65,62 @@ def separates(evidence: IncidentEvidence, sources: Iterable[str]) -> bool:
     """Whether these sources' evidence makes the ground truth stand out from its rivals (see the module doc)."""
     truth = ground_truth(evidence.incident)
     report = truth_report(evidence, sources)
+    full = _full_status(evidence)
+    # A rival the whole recording holds as firmly as the truth (two faults in one recording: a GPU off the bus
+    # and a too-small /dev/shm) cannot be told apart by any evidence, so it neither blocks separation nor
+    # counts against the trainee who revealed the evidence for it.
+    inseparable = _co_held(evidence)
     lead = report.leading()
-    if lead is None or (lead[0].playbook, lead[1].id) != (truth.playbook, truth.hypothesis):
+    if lead is None:
         return False
-    finding, held = lead
-    if held.status != _full_status(evidence):
+    lead_key = f"{lead[0].playbook}/{lead[1].id}"
+    if lead_key != f"{truth.playbook}/{truth.hypothesis}" and lead_key not in inseparable:
+        return False
+    finding = next((f for f in report.findings if f.playbook == truth.playbook), None)
+    held = next((h for h in finding.hypotheses if h.id == truth.hypothesis), None) if finding else None
+    if finding is None or held is None or held.status != full:
         return False
     refs = evidence.refs
     related = lineage(refs, f"{truth.playbook}/{truth.hypothesis}")
     for h in finding.hypotheses:
-        if f"{finding.playbook}/{h.id}" not in related and _BAND[h.status] >= _BAND[held.status]:
+        rival = f"{finding.playbook}/{h.id}"
+        if rival not in related and rival not in inseparable and _BAND[h.status] >= _BAND[held.status]:
             return False
-    return not contradictions(evidence.incident, report)
+    return not [c for c in contradictions(evidence.incident, report) if c not in inseparable]
 
 
-def _full_status(evidence: IncidentEvidence) -> str:
+def _full_report(evidence: IncidentEvidence) -> Report:
+    cached = evidence.memo.get("full_truth_report")
+    if isinstance(cached, Report):
+        return cached
+    report = truth_report(evidence, evidence.available_sources())
+    evidence.memo["full_truth_report"] = report
+    return report
+
+
+def _full_status(evidence: IncidentEvidence) -> Status:
     """The ground truth's status over the whole recording: what a trainee's evidence has to reach."""
     truth = ground_truth(evidence.incident)
-    report = truth_report(evidence, evidence.available_sources())
-    for finding in report.findings:
+    for finding in _full_report(evidence).findings:
         if finding.playbook == truth.playbook:
             for h in finding.hypotheses:
                 if h.id == truth.hypothesis and h.status in ("confirmed", "likely"):
                     return h.status
     return "confirmed"  # the recording itself does not hold the truth up: nothing separates it (unsuitable)
+
+
+def _co_held(evidence: IncidentEvidence) -> frozenset[str]:
+    """Hypotheses outside the truth's lineage that the whole recording holds in the truth's band or above,
+    unless the incident names them as ones a correct triage must not confirm."""
+    truth = ground_truth(evidence.incident)
+    full = _full_status(evidence)
+    if full not in ("confirmed", "likely"):
+        return frozenset()
+    related = lineage(evidence.refs, f"{truth.playbook}/{truth.hypothesis}")
+    banned = set(evidence.incident.meta.must_not_confirm)
+    return frozenset(f"{f.playbook}/{h.id}" for f in _full_report(evidence).findings for h in f.hypotheses
+                     if _BAND[h.status] >= _BAND[full] and f"{f.playbook}/{h.id}" not in related
+                     and f"{f.playbook}/{h.id}" not in banned)
 
 
 def answer_key(evidence: IncidentEvidence) -> AnswerKey:
@@ -134,6 +166,8 @@ def _compute(evidence: IncidentEvidence) -> AnswerKey:
         ideal_path=ideal,
         par_seconds=_cost(ideal),
         minimal_sets=tuple(minimal),
-        discriminating=frozenset(s for combo in minimal for s in combo),
+        # When nothing separates the truth, no source is discriminating: the debrief must not call a step
+        # discriminating that the score says could not have been.
+        discriminating=frozenset(s for combo in minimal for s in combo) if suitable else frozenset(),
         suitable=suitable,
     )

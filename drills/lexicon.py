@@ -27,6 +27,7 @@ class Lexicon:
     purpose_markers: tuple[Phrase, ...]
     dismissals: tuple[Phrase, ...]
     relations: frozenset[str]
+    verbs: frozenset[str]
     reasons: frozenset[str]
     fillers: frozenset[str]
     longest_variant: int
@@ -64,6 +65,7 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         purpose_markers=_phrases(raw.get("purpose_markers")),
         dismissals=_phrases(raw.get("dismissals")),
         relations=frozenset(relation_words),
+        verbs=frozenset(stem(w) for x in relations.get("verbs") or [] for w in words(str(x))),
         reasons=frozenset(stem(w) for x in relations.get("reasons") or [] for w in words(str(x))),
         fillers=frozenset(stem(w) for x in raw.get("fillers") or [] for w in words(str(x))),
         longest_variant=max((len(k) for k in synonyms), default=1),

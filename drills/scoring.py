@@ -63,6 +63,9 @@ def score(*, declared: str, truth: str, lineage: frozenset[str], requested: Sequ
     touched = [s for s in requested if s in discriminating]
     if separated:
         disc, disc_why = DISCRIMINATION, "your evidence separated the truth from its rivals before you declared"
+    elif touched:
+        disc, disc_why = 0, (f"you requested {', '.join(dict.fromkeys(touched))}, part of a separating set, but "
+                             "declared before your evidence separated the truth from its rivals")
     else:
         disc, disc_why = 0, "you declared without the evidence that separates the truth from its rivals"
 

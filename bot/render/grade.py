@@ -25,6 +25,8 @@ def print_grade_details(grade: Grade, console: Console, said_header: str = "you 
     console.print(grade_table(grade, said_header))
     for w in grade.wrong_claims:
         console.print(Text(f"Wrong claim: {w.claim} (in “{w.evidence}”)", style="red"))
+    for note in grade.notes:
+        console.print(Text(f"Note: {note}", style="yellow"))
 
 
 def render_grade(result: Grade, console: Console) -> None:

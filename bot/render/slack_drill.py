@@ -253,6 +253,7 @@ def _points(g: Grade) -> str:
              for p in g.points]
     lines += [f":warning: Wrong claim: {mrkdwn_escape(w.claim)} _(you said: “{mrkdwn_escape(w.evidence)}”)_"
               for w in g.wrong_claims]
+    lines += [f":information_source: {mrkdwn_escape(n)}" for n in g.notes]
     return "\n".join(lines)
 
 

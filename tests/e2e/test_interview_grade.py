@@ -33,7 +33,7 @@ def test_json_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     answer.write_text(EXPERT, encoding="utf-8")
     code, out, _ = run(["--id", "mig-configuration", "--answer-file", str(answer), "--format", "json"], capsys)
     data = json.loads(out)
-    assert code == 0 and set(data) == {"score", "points", "wrong_claims"}
+    assert code == 0 and set(data) == {"score", "points", "wrong_claims", "notes"}
     assert data["score"] >= 70 and data["wrong_claims"] == []
     assert {p["id"] for p in data["points"]} == {"below-k8s", "profiles", "expose", "right-size"}
     credited = [p for p in data["points"] if p["credited"]]

@@ -111,7 +111,7 @@ def test_the_question_text_does_not_count_as_reasoning() -> None:
 def test_json_contract() -> None:
     result = grade("MIG splits one A100 so small models share it. The scheduler splits the GPU for pods.", POINTS)
     data = json.loads(result.to_json())
-    assert set(data) == {"score", "points", "wrong_claims"}
+    assert set(data) == {"score", "points", "wrong_claims", "notes"}
     assert data["score"] == result.score
     assert [set(p) for p in data["points"]] == [{"id", "credited", "evidence"}] * len(POINTS)
     assert data["wrong_claims"][0]["claim"] == "The scheduler splits the GPU itself"
@@ -207,3 +207,61 @@ def test_any_valid_keywords_and_any_answer_never_raise(groups: list[str], answer
 @given(st.text(max_size=200))
 def test_grading_is_deterministic(answer: str) -> None:
     assert grade(answer, POINTS) == grade(answer, POINTS)
+
+
+# --- claims in clauses (issue 26) ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    # A list with a few words of its own beyond the bank's terms is still a list: nothing is said about them.
+    "MIG partitions, CFS throttling limits, nvidia.com/gpu counts, /dev/shm sizing, 30 percent savings, buy-in",
+    "Key terms: hardware partition, processor cap, nvidia.com/gpu, shared memory volume, canary rollout.",
+])
+def test_a_list_of_terms_with_extra_words_asserts_nothing_and_the_grade_says_why(answer: str) -> None:
+    result = grade(answer, POINTS)
+    assert result.covered == [] and result.score == 0
+    assert any("list of terms asserts nothing" in n for n in result.notes)
+    assert json.loads(result.to_json())["notes"] == list(result.notes)
+
+
+def test_a_list_that_is_the_object_of_a_claim_is_a_claim() -> None:
+    result = grade("Isolation for small models comes from the hardware partition, MIG slices, separate pods "
+                   "and quotas, which keeps one tenant from starving another.", POINTS)
+    assert [p.id for p in result.covered] == ["mig"] and result.notes == ()
+
+
+@pytest.mark.parametrize("answer", [
+    "There is no need for MIG, because the models are small enough to share a card anyway.",
+    "MIG should never be used for inference, whatever the size of the models.",
+    "We run every model on a whole card. MIG is a bad idea for serving and should be avoided.",
+])
+def test_a_point_denied_or_dismissed_earns_nothing(answer: str) -> None:
+    result = grade(answer, POINTS)
+    assert "mig" not in {p.id for p in result.covered}
+
+
+def test_a_point_denied_as_often_as_asserted_earns_nothing() -> None:
+    result = grade("MIG lets small models share a card. But honestly MIG does not matter for us.", POINTS)
+    mig = next(p for p in result.points if p.id == "mig")
+    assert not mig.covered and mig.dismissed
+
+
+def test_a_true_negative_sentence_about_a_point_does_not_cancel_it() -> None:
+    # "X cannot ..." is a claim about X, not a denial of the point that was asserted elsewhere.
+    result = grade("The CFS quota throttles the container each period. A throttled pod cannot keep up with "
+                   "its requests.", POINTS)
+    assert {p.id for p in result.covered} == {"throttle"}
+
+
+def test_the_evidence_is_the_clause_that_earned_the_point() -> None:
+    answer = ("We looked at the dashboards first, and nothing stood out; the pods were throttled because "
+              "their CPU limit was too low, which we raised.")
+    point = next(p for p in grade(answer, POINTS).covered if p.id == "throttle")
+    assert point.evidence == "the pods were throttled"
+    assert point.evidence in answer
+
+
+def test_a_wrong_claim_names_its_misconception_in_json() -> None:
+    data = json.loads(grade("The scheduler splits the GPU itself, so small pods share it.", POINTS).to_json())
+    assert data["wrong_claims"] == [{"id": "k8s-splits", "point": "mig", "claim": "The scheduler splits the GPU itself",
+                                     "misconception": "The scheduler splits the GPU itself",
+                                     "evidence": "The scheduler splits the GPU itself"}]

@@ -188,3 +188,49 @@ def test_leaderboard_counts_each_incidents_best_score_once(player: Player, incid
     assert [r.trainee for r in rows] == ["ann", "bob"]
     assert rows[0].points == 100 and rows[0].drills == 2 and rows[0].incidents == 1 and rows[0].best == 100
     assert rows[0].average == round((total(a1) + 100) / 2, 1)
+
+
+# --- two hypotheses confirmed by the same recording (issue 26, point 5) ----------------------------------------
+
+
+def _two_faults(incident: Loader) -> Incident:
+    """A saved incident with two faults at once: the recording of a rank whose GPU fell off the bus (Xid 79)
+    together with the recording of a job whose /dev/shm was left at 64 MiB, both real bundled recordings. The
+    whole recording confirms nccl-hang/gpu-hardware (the truth) and nccl-hang/shm-too-small alike."""
+    first, second = incident("nccl-xid79-watchdog-timeout"), incident("nccl-shm-default-64mib")
+    taken = {a.id for a in first.artifacts}
+    extra = [a.model_copy(update={"id": f"shm-{a.id}"}) if a.id in taken else a for a in second.artifacts]
+    meta = first.meta.model_copy(update={"id": "two-faults-saved", "must_not_confirm": [
+        h for h in first.meta.must_not_confirm if h != "nccl-hang/shm-too-small"]})
+    return first.model_copy(update={"meta": meta, "artifacts": [*first.artifacts, *extra]})
+
+
+def test_a_rival_confirmed_by_the_same_recording_does_not_cost_discrimination(player: Player,
+                                                                                incident: Loader) -> None:
+    two = _two_faults(incident)
+    key = answer_key(evidence_for(two))
+    assert key.suitable and key.discriminating
+    # Reading the NCCL log as well (it shows the shm fault too) must not undo the separation the kernel log made.
+    session, debrief = player(two, ["evidence nccl-log", "evidence kernel-log", "evidence pod-status",
+                                    "declare nccl-hang/gpu-hardware"])
+    assert debrief is not None and debrief.outcome == "right"
+    assert parts(session)["discrimination"] == 20
+
+
+@pytest.mark.parametrize("steps", [
+    ["evidence nccl-log", "evidence kernel-log", "evidence pod-status", "declare nccl-hang/gpu-hardware"],
+    ["evidence nccl-log", "declare nccl-hang/gpu-hardware"],
+    ["evidence pod-status", "evidence metrics", "declare nccl-hang/gpu-hardware"],
+    ["declare nccl-hang/gpu-hardware"],
+])
+def test_the_debrief_never_credits_and_denies_the_same_step(player: Player, incident: Loader,
+                                                            steps: list[str]) -> None:
+    session, debrief = player(_two_faults(incident), steps)
+    assert debrief is not None
+    named = [s.source for s in debrief.your_path if s.discriminating]
+    separated = parts(session)["discrimination"] == 20
+    # A step shown as discriminating means evidence that separates; a zero for discrimination names which of
+    # the player's steps were on a separating set instead of contradicting them.
+    if not separated:
+        why = next(p.why for p in debrief.score.parts if p.name == "discrimination")
+        assert all(s in why for s in named), (named, why)

@@ -1,0 +1,59 @@
+"""The grader on the tuning half of issue 26's answer set (tuning_half_a.yaml, see README.md): per-kind targets.
+
+The answers were written without sight of the grader; graded the way `triagebot interview grade` grades.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import pytest
+import yaml
+
+from bot.cli.interview_grade import grade_answer
+from drills.grading import Grade
+from drills.questions import load_bank
+
+HERE = Path(__file__).parent
+KINDS = ("expert", "partial", "vague", "stuffed", "wrong")
+BANK = load_bank()
+ENTRIES: list[dict[str, Any]] = yaml.safe_load((HERE / "tuning_half_a.yaml").read_text(encoding="utf-8"))["answers"]
+
+
+@pytest.fixture(scope="module")
+def grades() -> dict[str, list[Grade]]:
+    out: dict[str, list[Grade]] = {k: [] for k in KINDS}
+    for e in ENTRIES:
+        out[e["kind"]].append(grade_answer(BANK, e["question"], e["answer"]))
+    return out
+
+
+def test_the_half_is_whole() -> None:
+    questions = {e["question"] for e in ENTRIES}
+    assert len(questions) == 32 and all(BANK.get(q) is not None for q in questions)
+    assert sorted((e["question"], e["kind"]) for e in ENTRIES) == sorted((q, k) for q in questions for k in KINDS)
+
+
+def test_per_kind_targets(grades: dict[str, list[Grade]]) -> None:
+    means = {k: mean(g.score for g in gs) for k, gs in grades.items()}
+    assert means["expert"] >= 70, means
+    assert 25 <= means["partial"] <= 75, means
+    assert max(means["vague"], means["stuffed"], means["wrong"]) <= 30, means
+    assert means["expert"] - max(means["vague"], means["stuffed"], means["wrong"]) >= 50, means
+
+
+def test_a_list_of_terms_earns_nothing_and_says_why(grades: dict[str, list[Grade]]) -> None:
+    stuffed = grades["stuffed"]
+    assert all(g.score <= 30 for g in stuffed), [g.score for g in stuffed]
+    assert sum(1 for g in stuffed if any("list of terms" in n for n in g.notes)) >= len(stuffed) * 3 // 4
+
+
+def test_credited_evidence_is_a_clause_not_the_answer(grades: dict[str, list[Grade]]) -> None:
+    answers = {(e["question"], e["kind"]): e["answer"] for e in ENTRIES}
+    experts = [e for e in ENTRIES if e["kind"] == "expert"]
+    for entry, g in zip(experts, grades["expert"], strict=True):
+        answer = " ".join(answers[(entry["question"], "expert")].split())
+        for p in g.covered:
+            assert p.evidence and p.evidence in answer and len(p.evidence) < len(answer), (entry["question"], p.id)
