@@ -14,13 +14,14 @@ from collectors.catalogs.range_series import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks import checked
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names, top_level_clauses
+from playbooks.files import PLAYBOOK_DIR as PLAYBOOK_DIR
+from playbooks.files import playbook_files as playbook_files
 from playbooks.model import SYMPTOMS, Chart, Hypothesis, Playbook
 from playbooks.problems import PlaybookError as PlaybookError
 from playbooks.problems import Problem as Problem
 from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
-PLAYBOOK_DIR = Path(__file__).parent
 _PREDICATES = ("confirm", "likely", "rule_out", "leads")
 
 
@@ -39,10 +40,6 @@ class CompiledPlaybook:
     path: str
     trigger: Predicate
     hypotheses: list[CompiledHypothesis]
-
-
-def playbook_files(directory: Path = PLAYBOOK_DIR) -> list[Path]:
-    return sorted(p for p in directory.glob("*.yaml") if not p.name.startswith("_"))
 
 
 def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlaybook | None, list[Problem]]:

@@ -8,7 +8,6 @@ import os
 import sys
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from bot.cli import live as live_cli
@@ -21,6 +20,7 @@ from bot.cli.arguments import (
 from bot.cli.errors import LiveUsageError, OutputError, UsageError
 from bot.cli.flags import FORMATS, add_explain_flag, add_redact_flag, add_summary_flag
 from collectors.kinds import ArtifactKind
+from playbooks.files import playbook_files
 from playbooks.problems import PlaybookError
 
 # Each command imports what it needs when it runs: `--version` and a one-line `analyze` must not pay for the
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--kind", choices=[str(k) for k in ArtifactKind], help="skip detection: all input is KIND")
     analyze.add_argument("--symptom", action="append", default=[], metavar="PLAYBOOK",
                          help="run this playbook whatever its trigger says (repeatable): "
-                              + ", ".join(bundled_playbook_ids()))
+                              + ", ".join(p.stem for p in playbook_files()))
     analyze.add_argument("-n", "--namespace")
     analyze.add_argument("--service")
     add_summary_flag(analyze)
@@ -102,13 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
                                      "written as docs/accuracy.md")
     add_eval_arguments(ev)
     return parser
-
-
-def bundled_playbook_ids() -> list[str]:
-    """The bundled playbooks' ids, for --help: each file is named after its id (test_cli_usage checks it), and
-    listing the folder costs nothing, where loading the playbooks would cost every command its start-up."""
-    folder = Path(__file__).resolve().parents[2] / "playbooks"
-    return sorted(p.stem for p in folder.glob("*.yaml") if not p.name.startswith("_"))
 
 
 def version() -> str:
