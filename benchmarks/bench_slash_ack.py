@@ -127,6 +127,20 @@ def finished(client: httpx.Client) -> tuple[int, float, dict[str, float]]:
     return done, seconds, outcomes
 
 
+def _warm_up(bot: BotProcess, driver: Driver, timeout: float = 300.0) -> None:
+    """Wait until the worker process has finished one triage: on a loaded machine a spawned worker takes tens of
+    seconds to import and compile its playbooks, and a run that starts before it measures nothing (0 finished)."""
+    with httpx.Client(base_url=bot.url, timeout=10.0) as client:
+        driver.triage(client)
+        deadline = time.monotonic() + timeout
+        while finished(client)[0] < 1:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the triage worker finished no triage in {timeout:.0f} s")
+            time.sleep(0.5)
+    with driver.lock:
+        driver.acks_ms.clear()  # its ack is not part of the measured load (it stays counted as started and done)
+
+
 def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
     load_average = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-slash-") as tmp, database(backend, Path(tmp)) as url, \
@@ -138,6 +152,7 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
                             max_concurrent_triages=IN_FLIGHT, call_timeout=5.0, deadline=30.0)
         with bot_process(values, Path(tmp), "slash-bot", slack=True) as bot:
             driver = Driver(bot, slack)
+            _warm_up(bot, driver)
             stop = threading.Event()
             in_flight_seen: list[int] = []
 
