@@ -12,12 +12,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drills import exact
 from drills.grading import Grade, combine, grade
 from drills.questions import Question
 
-Phase = Literal["answering", "follow-up", "done"]
+Phase = Literal["answering", "exact", "follow-up", "done"]
 Grader = Callable[[str, Question, Grade], Grade]
-StepKind = Literal["question", "feedback", "follow-up", "hint", "model-answer", "notice"]
+StepKind = Literal["question", "feedback", "exact", "exact-result", "follow-up", "hint", "model-answer", "notice"]
+EXACT_SHARE = 0.25  # of the final score, when exact follow-ups were asked: the free answer stays the larger part
 
 
 class Turn(BaseModel):
@@ -39,7 +41,8 @@ class Step(BaseModel):
     text: str
     grade: Grade | None = None
     newly_covered: tuple[str, ...] = ()  # point ids a follow-up answer added to the earlier ones
-    position: tuple[int, int] | None = None  # (n, of) for hints and follow-ups
+    position: tuple[int, int] | None = None  # (n, of) for hints, exact follow-ups and follow-ups
+    score: int | None = None  # on model-answer: the final score, exact follow-ups included
 
 
 class InterviewSession(BaseModel):
@@ -49,11 +52,24 @@ class InterviewSession(BaseModel):
     phase: Phase = "answering"
     max_follow_ups: int = Field(default=1, ge=0)
     follow_ups_asked: int = 0
+    max_exact: int = Field(default=2, ge=0)
+    exact_scores: tuple[int, ...] = ()  # one per exact follow-up asked and answered (0 when skipped)
+    exact_asked: int = 0
     hints_used: int = 0
     turns: tuple[Turn, ...] = ()
 
     def overall(self) -> Grade | None:
         return combine(t.grade for t in self.turns) if self.turns else None
+
+    def final_score(self) -> int | None:
+        """The free answers' coverage, with the exact follow-ups' mean as EXACT_SHARE of it when any were asked."""
+        coverage = self.overall()
+        if coverage is None:
+            return None
+        if not self.exact_scores:
+            return coverage.score
+        mean = sum(self.exact_scores) / len(self.exact_scores)
+        return round((1 - EXACT_SHARE) * coverage.score + EXACT_SHARE * mean)
 
 
 def _check(session: InterviewSession, question: Question) -> None:
@@ -63,6 +79,8 @@ def _check(session: InterviewSession, question: Question) -> None:
 
 
 def current_prompt(session: InterviewSession, question: Question) -> str:
+    if session.phase == "exact" and session.exact_asked:
+        return exact.for_question(question)[session.exact_asked - 1].text()
     if session.phase == "follow-up" and session.follow_ups_asked:
         return question.follow_ups[session.follow_ups_asked - 1]
     return question.question
@@ -77,7 +95,17 @@ def start(question: Question, max_follow_ups: int = 1) -> tuple[InterviewSession
     return session, [Step(kind="question", text=question.question)]
 
 
+def _exact_budget(session: InterviewSession, question: Question) -> int:
+    return min(session.max_exact, len(exact.for_question(question)))
+
+
 def _next(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
+    # The exact follow-ups come first, straight after the free answer they test; then the bank's open ones.
+    if session.phase in ("answering", "exact") and session.exact_asked < _exact_budget(session, question):
+        n = session.exact_asked + 1
+        session = session.model_copy(update={"phase": "exact", "exact_asked": n})
+        return session, [Step(kind="exact", text=exact.for_question(question)[n - 1].text(),
+                              position=(n, _exact_budget(session, question)))]
     if session.follow_ups_asked < _follow_up_budget(session, question):
         n = session.follow_ups_asked + 1
         session = session.model_copy(update={"phase": "follow-up", "follow_ups_asked": n})
@@ -95,6 +123,8 @@ def submit(session: InterviewSession, question: Question, answer: str,
     _check(session, question)
     if session.phase == "done":
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
+    if session.phase == "exact":
+        return _submit_exact(session, question, answer)
     result = grade(answer, question.expected_points, asked=f"{question.question}\n{current_prompt(session, question)}")
     if result.verdict == "empty":
         return session, [Step(kind="notice", text="That answer had no words in it. Answer, ask for a hint, "
@@ -115,6 +145,20 @@ def submit(session: InterviewSession, question: Question, answer: str,
     return session, [feedback, *following]
 
 
+def _submit_exact(session: InterviewSession, question: Question, answer: str) -> tuple[InterviewSession, list[Step]]:
+    asked = exact.for_question(question)[session.exact_asked - 1]
+    picked = exact.parse(answer, asked)
+    if picked is None:
+        every = " (every one of them, once)" if asked.kind == "order" else ""
+        return session, [Step(kind="notice", text=f"Answer with the letters of the options{every}, for example "
+                                                   f"`{asked.letters(tuple(range(min(3, len(asked.options)))))}`, "
+                                                   "or skip.")]
+    result = exact.score(asked, picked)
+    session = session.model_copy(update={"exact_scores": (*session.exact_scores, result.score)})
+    session, following = _next(session, question)
+    return session, [Step(kind="exact-result", text=result.text), *following]
+
+
 def hint(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
     """The next hint, weakest first; hints are counted and reported with the result, never deducted."""
     _check(session, question)
@@ -132,6 +176,9 @@ def skip(session: InterviewSession, question: Question) -> tuple[InterviewSessio
     _check(session, question)
     if session.phase == "done":
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
+    if session.phase == "exact":  # a skipped exact follow-up scores 0: it counts, like an answered one
+        session = session.model_copy(update={"exact_scores": (*session.exact_scores, 0)})
+        return _next(session, question)
     if session.phase == "follow-up":
         return _next(session, question)
     return finish(session, question)
@@ -145,4 +192,5 @@ def empty_grade(question: Question) -> Grade:
 def finish(session: InterviewSession, question: Question) -> tuple[InterviewSession, list[Step]]:
     _check(session, question)
     session = session.model_copy(update={"phase": "done"})
-    return session, [Step(kind="model-answer", text=question.model_answer, grade=session.overall())]
+    return session, [Step(kind="model-answer", text=question.model_answer, grade=session.overall(),
+                          score=session.final_score())]

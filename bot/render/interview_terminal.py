@@ -48,6 +48,11 @@ def render(steps: list[Step], question: Question, session: InterviewSession, con
                 console.print(Text("Your follow-up answer added:\n" + "\n".join(f"  + {a}" for a in added),
                                    style="green"))
             print_grade_details(step.grade, console)
+        elif step.kind == "exact":
+            n, of = step.position or (1, 1)
+            console.print(Panel(Text(step.text), title=f"Exact follow-up {n}/{of} (from the playbook)", expand=True))
+        elif step.kind == "exact-result":
+            console.print(Text(step.text, style="bold"))
         elif step.kind == "follow-up":
             n, of = step.position or (1, 1)
             console.print(Panel(Text(step.text), title=f"Follow-up {n}/{of}", expand=True))
@@ -60,6 +65,11 @@ def render(steps: list[Step], question: Question, session: InterviewSession, con
             console.print(Text(step.text, style="dim"))
 
 
+def _exact_line(session: InterviewSession, step: Step) -> str:
+    scores = ", ".join(f"{v}/100" for v in session.exact_scores)
+    return f"Exact follow-ups {scores}; score {step.score}/100 (they count for a quarter)"
+
+
 def _model_answer(step: Step, question: Question, session: InterviewSession, console: Console) -> None:
     console.print(Panel(Text(step.text), title="Model answer", expand=True))
     g = step.grade
@@ -68,6 +78,8 @@ def _model_answer(step: Step, question: Question, session: InterviewSession, con
     else:
         console.print(Text(f"Overall coverage {g.score}/100 ({g.verdict}); hints used "
                            f"{session.hints_used}/{len(question.hints)}", style="bold"))
+        if session.exact_scores:
+            console.print(Text(_exact_line(session, step), style="bold"))
         if g.missed:
             console.print(Text("Still missing:\n" + "\n".join(f"  - {p.point}" for p in g.missed), style="yellow"))
     console.print(Text("Source: " + "; ".join(with_link(ref) for ref in question.source), style="dim"), soft_wrap=True)

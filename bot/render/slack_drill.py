@@ -265,6 +265,12 @@ def _step_text(step: Step, question: Question, session: InterviewSession) -> str
         extra = "".join(f"\n+ {mrkdwn_escape(a)}" for a in added)
         head = f"*Coverage{so_far} {step.grade.score}/100: {step.grade.verdict}*"
         return head + (f"\nYour follow-up answer added:{extra}" if added else "") + "\n" + _points(step.grade)
+    if step.kind == "exact":
+        n, of = step.position or (1, 1)
+        return (f"*Exact follow-up {n}/{of} (from the playbook):* {mrkdwn_escape(step.text)}\n"
+                "_Reply in this thread with the letters, or Skip._")
+    if step.kind == "exact-result":
+        return f"*{mrkdwn_escape(step.text)}*"
     if step.kind == "follow-up":
         n, of = step.position or (1, 1)
         return f"*Follow-up {n}/{of}:* {mrkdwn_escape(step.text)}\n_Reply in this thread to answer it, or Skip._"
@@ -284,6 +290,9 @@ def _model_answer(step: Step, question: Question, session: InterviewSession) -> 
     else:
         parts.append(f"*Overall coverage {g.score}/100 ({g.verdict})*; hints used "
                      f"{session.hints_used}/{len(question.hints)}")
+        if session.exact_scores:
+            scores = ", ".join(f"{v}/100" for v in session.exact_scores)
+            parts.append(f"*Exact follow-ups {scores}; score {step.score}/100* (they count for a quarter)")
         if g.missed:
             parts.append("Still missing:\n" + "\n".join(f"• {mrkdwn_escape(p.point)}" for p in g.missed))
     parts.append("_Source: " + mrkdwn_escape("; ".join(question.source)) + "_")

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from bot.cli.interview import InterviewUsageError, run_interview
 from bot.cli.main import build_parser, main
+from drills import exact
 from drills.questions import load_bank
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,6 +84,20 @@ def test_strong_answer_and_related_playbook() -> None:
     code, out, _ = interview(["--id", q.id, "--follow-ups", "0"], [q.model_answer, ""])
     assert code == 0 and "strong" in out and "Follow-up" not in out
     assert "Related playbook: triagebot playbooks show nccl-hang" in out
+
+
+def test_exact_follow_ups_from_the_playbook_are_answered_with_letters() -> None:
+    q = BANK.questions["ddp-init-hang"]
+    first = exact.for_question(q)[0]
+    code, out, _ = interview(["--id", q.id, "--follow-ups", "0"], [
+        q.model_answer, "",
+        "no idea", "",  # not letters: asked again
+        first.letters(first.answer), "",
+        "skip"])
+    assert code == 0
+    assert "Exact follow-up 1/2 (from the playbook)" in out and "Exact follow-up 2/2" in out
+    assert "Answer with the letters" in out and "100/100" in out
+    assert "Exact follow-ups 100/100, 0/100; score" in out
 
 
 def test_topic_and_difficulty_pick_is_repeatable() -> None:

@@ -39,6 +39,7 @@ from bot.store.db import make_engine, migrate, session_factory
 from bot.store.drill_sessions import SqlSessionStore
 from bot.store.models import AuditEntry, OutboxItem
 from collectors.models import Artifact, ArtifactKind, Target
+from drills import exact
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.picker import list_incidents, pick
 from drills.questions import load_bank
@@ -339,6 +340,25 @@ def test_an_interview_answered_in_the_thread(bot: Bot) -> None:
     bot.reply("C0IVIEW", root, "One more thought.")  # after the model answer: nothing more to grade
     time.sleep(0.5)
     assert len(bot.said("C0IVIEW", root)) == 3 and len(bot.audited("message.interview_answer")) == 1
+
+
+def test_exact_follow_ups_are_answered_in_the_thread(bot: Bot) -> None:
+    question = load_bank().get("ddp-init-hang")
+    assert question is not None
+    first, second = exact.for_question(question)
+    root = bot.start("interview ddp-init-hang", "C0IVIEW")
+    bot.reply("C0IVIEW", root, question.model_answer)
+    said = bot.wait_said("C0IVIEW", root, 1)
+    assert "Exact follow-up 1/2 (from the playbook)" in message_text(said[0])
+    bot.reply("C0IVIEW", root, first.letters(first.answer))
+    said = bot.wait_said("C0IVIEW", root, 2)
+    assert "100/100" in message_text(said[1]) and "Exact follow-up 2/2" in message_text(said[1])
+    bot.reply("C0IVIEW", root, second.letters(second.answer))
+    said = bot.wait_said("C0IVIEW", root, 3)
+    assert "100/100" in message_text(said[2]) and "Follow-up 1/1" in message_text(said[2])  # then the bank's own
+    bot.click("interview_model_answer", root)
+    said = bot.wait_said("C0IVIEW", root, 4)
+    assert "Exact follow-ups 100/100, 100/100; score" in message_text(said[3])
 
 
 def test_a_reply_that_beats_the_record_of_its_root_still_counts(tmp_path: Path) -> None:
