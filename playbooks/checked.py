@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from collectors.catalogs.range_series import RANGE_METRICS
+from collectors.catalogs.queries import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks.model import SYMPTOMS
 

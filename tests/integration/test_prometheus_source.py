@@ -23,18 +23,12 @@ from typing import Any
 import pytest
 
 from bot.render.chart import pick_declared, render_report_chart
-from collectors.catalogs.range_series import RANGE_METRICS, split_key
+from collectors.catalogs.queries import RANGE_METRICS, split_key
 from collectors.factset import FactSet
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
-from collectors.live.prometheus import (
-    PromClient,
-    Query,
-    build_plan,
-    chart_queries,
-    collect_prometheus,
-    run_queries,
-    series_query,
-)
+from collectors.live.prom_client import PromClient
+from collectors.live.prom_plan import Query, build_plan, chart_queries, series_query
+from collectors.live.prometheus import collect_prometheus, run_queries
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collectors.live.base import NodeRef, PodRef, Scope, Window
-from collectors.live.prometheus import Query, build_plan, discovered_names
+from collectors.live.prom_plan import Query, build_plan, discovered_names
 from collectors.live.promql import (
     MAX_POINTS,
     any_of,
@@ -273,7 +273,7 @@ RESULTS: dict[str, tuple[dict[str, Any], str]] = {
 }
 # Collected as evidence, but no vocabulary fact reads them (yet).
 UNRECOGNISED = {"service-metrics", "gpu-power-max"}
-# Range twins of instant queries, fetched for the charts playbooks declare (collectors/catalogs/range_series.py);
+# Range twins of instant queries, fetched for the charts playbooks declare (playbooks/queries/<id>.yaml);
 # the instant query gives the fact, once.
 CHARTED = {"cpu-throttled-ratio-range": "cpu-throttled-ratio", "gpu-util-range": "gpu-util"}
 
