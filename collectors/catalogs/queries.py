@@ -267,21 +267,16 @@ def file_problems(data: Any, file: str) -> list[QueryProblem]:
     return problems
 
 
-def duplicate_problems(catalog: QueryCatalog, seen_series: dict[str, list[str]]) -> list[QueryProblem]:
-    """Names used twice across the files: each names one artifact."""
+def duplicate_problems(catalog: QueryCatalog, places: dict[str, list[tuple[str, str | int]]]) -> list[QueryProblem]:
+    """Names used twice across the files (each names one artifact): `places` gives each query's and each series'
+    (file, index or key), in reading order."""
     problems: list[QueryProblem] = []
-    names: dict[str, str] = {}
-    for q in catalog.queries:
-        if q.name in names:
-            problems.append(QueryProblem(q.file, ("queries",), f"query {q.name} is also declared in {names[q.name]}"))
-        names.setdefault(q.name, q.file)
-    for key, files in seen_series.items():
-        if len(files) > 1:
-            problems.append(QueryProblem(files[1], ("series", key), f"series {key} is also declared in {files[0]}"))
+    for name, where in places.items():
+        problems += [QueryProblem(file, ("queries" if isinstance(at, int) else "series", at),
+                                  f"{name} is also declared in {where[0][0]}") for file, at in where[1:]]
     for key, s in catalog.series.items():
-        if s.query in names and names[s.query] != "series":
+        if s.query in {q.name for q in catalog.queries}:
             problems.append(QueryProblem(s.file, ("series", key, "query"), f"{s.query} is also a query's name"))
-        names.setdefault(s.query, "series")
     return problems
 
 
@@ -290,7 +285,7 @@ def read_catalog(files: list[tuple[str, Any]]) -> tuple[QueryCatalog, list[Query
     problems: list[QueryProblem] = []
     queries: list[PromQuery] = []
     series: dict[str, RangeSeries] = {}
-    seen: dict[str, list[str]] = {}
+    places: dict[str, list[tuple[str, str | int]]] = {}
     for file, data in files:
         found = file_problems(data, file)
         problems += found
@@ -299,11 +294,12 @@ def read_catalog(files: list[tuple[str, Any]]) -> tuple[QueryCatalog, list[Query
                 continue
             if section == "queries":
                 queries.append(_query(raw, file))
+                places.setdefault(f"query {queries[-1].name}", []).append((file, at))
             else:
-                seen.setdefault(str(at), []).append(file)
+                places.setdefault(f"series {at}", []).append((file, at))
                 series.setdefault(str(at), _series(raw, file))
     catalog = QueryCatalog(tuple(queries), series)
-    return catalog, problems + duplicate_problems(catalog, seen)
+    return catalog, problems + duplicate_problems(catalog, places)
 
 
 def query_files(directory: Path = QUERY_DIR) -> list[Path]:
