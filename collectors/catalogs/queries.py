@@ -37,25 +37,9 @@ _METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MARKER = re.compile(r"<([a-z_]+)>")
 
-# marker -> what it becomes (and what the target needs for it); docs/playbooks.md shows this table.
+# The markers (docs/playbooks.md, "Queries", says what each becomes), with what each becomes for a target that has
+# everything: the sample values the checks fill in.
 MARKERS: dict[str, str] = {
-    "pods": '`namespace="…",pod=~"…"` (kube-state-metrics, kubelet, Triton); needs pods or a workload',
-    "containers": '`<pods>` plus `container!="",container!="POD"` (cAdvisor); needs pods or a workload',
-    "namespace": '`namespace="…"`; needs a namespace',
-    "service": '`namespace="…",service="…"` (ingress-nginx); needs a service',
-    "endpoint": '`namespace="…",endpoint="…"` (kube-state-metrics\' Endpoints); needs a service',
-    "deployment": '`namespace="…",deployment="…"`; needs a Deployment',
-    "scaled": '`namespace="…",scaletargetref_name="…"` (the HPA\'s target); needs a workload or a service',
-    "instance": '`instance=~"(node|ip)(:port)?"` (node_exporter, kubelet, kube-proxy); needs nodes',
-    "node": '`node=~"…"` (kube-state-metrics\' Node metrics); needs nodes',
-    "gpus": '`Hostname=~"…"` (dcgm-exporter); needs GPU nodes',
-    "window": "the rate window of a range query: 5m, or the step when longer, so no sample falls between points",
-    "span": "the triage's whole window (`1h`), for `max_over_time(...[<span>])` over it",
-    "histogram": "the latency histogram the pods export (`…_bucket`, found by discovery); needs one",
-    "counter": "the request counter the pods export (found by discovery); needs one",
-}
-# Sample values for the checks: what each marker becomes for a target that has everything.
-SAMPLES: dict[str, str] = {
     "pods": 'namespace="ns",pod=~"a|b"', "containers": 'namespace="ns",pod=~"a|b",container!="",container!="POD"',
     "namespace": 'namespace="ns"', "service": 'namespace="ns",service="s"', "endpoint": 'namespace="ns",endpoint="s"',
     "deployment": 'namespace="ns",deployment="d"', "scaled": 'namespace="ns",scaletargetref_name="d"',
@@ -133,7 +117,7 @@ def markers_of(promql: str) -> set[str]:
 
 def with_samples(promql: str) -> str:
     """The template with every known marker replaced by its sample value (for the checks)."""
-    return MARKER.sub(lambda m: SAMPLES.get(m.group(1), m.group(0)), promql)
+    return MARKER.sub(lambda m: MARKERS.get(m.group(1), m.group(0)), promql)
 
 
 # ---- checking the PromQL ------------------------------------------------------------------------------------

@@ -9,14 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.k8s_values import as_dict, as_int, as_list, as_str
-from collectors.live.k8s_util import (
-    kubectl,
-    labels_of,
-    meta,
-    rank_env,
-    rank_label,
-    selector_string,
-)
+from collectors.live.k8s_util import kubectl, labels_of, meta, rank_env, rank_label, selector_string
 
 
 @dataclass(frozen=True)

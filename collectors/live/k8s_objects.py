@@ -11,17 +11,7 @@ from collectors.live.k8s_calls import Failure
 from collectors.live.k8s_kinds import DEPLOYMENT, STATEFULSET, Kind, Workload, is_distributed
 from collectors.live.k8s_resolve import Resolved
 from collectors.live.k8s_run import EVENT_LIMIT, CollectionBase
-from collectors.live.k8s_util import (
-    dump,
-    items_of,
-    kubectl,
-    labels_of,
-    list_doc,
-    meta,
-    name_of,
-    rank_env,
-    tidy,
-)
+from collectors.live.k8s_util import dump, items_of, kubectl, labels_of, list_doc, meta, name_of, rank_env, tidy
 from collectors.models import ArtifactKind
 
 _GROUP_KEYS = (  # pod label/annotation -> the PodGroup kind it names
