@@ -43,7 +43,8 @@ def _last_points(body: Any) -> list[float]:
     for item in result if isinstance(result, list) else []:
         if not isinstance(item, dict):
             continue
-        points = item.get("values") if isinstance(item.get("values"), list) else [item.get("value")]
+        values = item.get("values")
+        points: list[Any] = values if isinstance(values, list) else [item.get("value")]
         finite = [v for v in map(_number, points) if v is not None]
         out += finite[-1:]
     return out
