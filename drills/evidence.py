@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from collectors.factset import FactSet
 from collectors.models import Artifact, ParseResult
-from collectors.parsers.registry import parse_artifact
+from collectors.query_facts import parse_with_declared
 from drills.hypotheses import HypothesisRef, index
 from drills.incident import Incident
 from drills.sources import SOURCES, source_of_kind
@@ -52,7 +52,7 @@ class IncidentEvidence:
     def parsed(self, artifact: Artifact) -> ParseResult:
         result = self._parsed.get(artifact.id)
         if result is None:
-            result = self._parsed[artifact.id] = parse_artifact(artifact)
+            result = self._parsed[artifact.id] = parse_with_declared(artifact)
         return result
 
     def facts(self, sources: Iterable[str]) -> FactSet:

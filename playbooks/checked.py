@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from collectors.catalogs.range_series import RANGE_METRICS
+from collectors.catalogs.queries import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks.model import SYMPTOMS
 
@@ -33,7 +33,7 @@ def _context() -> bytes:
     """What the checks depend on apart from the file itself."""
     facts = sorted(f"{spec.name}:{spec.type}" for spec in VOCABULARY.values())
     parts = [_LOADER.read_bytes(), "\n".join(facts).encode(), "\n".join(SYMPTOMS).encode(),
-             "\n".join(sorted(RANGE_METRICS)).encode()]
+             "\n".join(sorted(f"{k}:{s.unit}" for k, s in RANGE_METRICS.items())).encode()]
     return hashlib.sha256(b"\0".join(parts)).digest()
 
 

@@ -10,7 +10,7 @@ import jinja2
 import yaml
 from pydantic import ValidationError
 
-from collectors.catalogs.range_series import RANGE_METRICS
+from collectors.catalogs.queries import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
 from playbooks import checked
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names, top_level_clauses
@@ -81,7 +81,7 @@ def _schema_problem(name: str, lines: LineMap, data: Any, error: dict[str, Any])
     if error["type"] == "missing" and loc[-1:] == ("chart",):
         return Problem(name, lines.line(loc), f"hypothesis {_id_at(data, loc[:-1])!r} declares no chart: add "
                        "`chart:` with the series that shows it (metric, title, unit; the metrics are in "
-                       "collectors/catalogs/range_series.py), or `chart: {none: <why no series can show it>}`")
+                       "playbooks/queries/<id>.yaml), or `chart: {none: <why no series can show it>}`")
     return Problem(name, lines.line(loc), f"{'.'.join(map(str, loc)) or 'file'}: {error['msg']}")
 
 
@@ -164,7 +164,7 @@ def _chart_problems(hid: str, chart: Chart, name: str, where: int) -> list[Probl
     series = RANGE_METRICS.get(chart.metric)
     if series is None:
         problems.append(problem(f"{chart.metric} is not fetched as a range query; expected one of "
-                                f"{', '.join(sorted(RANGE_METRICS))} (collectors/catalogs/range_series.py)"))
+                                f"{', '.join(sorted(RANGE_METRICS))} (playbooks/queries/<id>.yaml)"))
     elif chart.unit != series.unit:
         problems.append(problem(f"unit {chart.unit!r}, but the range query {series.query} returns {series.unit!r}"))
     if chart.threshold_fact is not None and chart.threshold_fact not in VOCABULARY:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from collectors.catalogs.range_series import SERIES_KEY, Unit
+from collectors.catalogs.queries import SERIES_KEY, Unit
 
 # The symptom ids are the bundled playbook files: adding a playbook is adding its YAML, nothing else to list.
 SYMPTOMS: tuple[str, ...] = tuple(sorted(p.stem for p in Path(__file__).parent.glob("*.yaml")
@@ -21,7 +21,7 @@ class Chart(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metric: str = Field(pattern=SERIES_KEY, description="The series live triage fetches for it: a key of "
-                        "collectors/catalogs/range_series.py (a metric name, or a metric with one label matcher).")
+                        "playbooks/queries/<id>.yaml (a metric name, or a metric with one label matcher).")
     title: str = Field(min_length=1, description="What the series shows, in words (the chart's title).")
     unit: Unit = Field(description="How values read on the axis; the unit the series' range query returns.")
     threshold: float | None = Field(None, description="The line the rule compares against, in the series' unit.")

@@ -9,8 +9,8 @@ from collectors import rank_join
 from collectors.factset import FactSet
 from collectors.joins import service_backends, suspect_nodes
 from collectors.models import Artifact, Fact
-from collectors.parsers.registry import parse_artifact
 from collectors.paste import nothing_recognised
+from collectors.query_facts import parse_with_declared
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
@@ -177,7 +177,7 @@ def analyse(artifacts: Iterable[Artifact], target: Target | None = None, missing
         if artifact.unavailable is not None:
             missing += unavailable([artifact])
             continue
-        result = parse_artifact(artifact)
+        result = parse_with_declared(artifact)
         parsed += result.facts
         problems.extend(f"{artifact.id}: {p}" for p in result.problems)
         if rank_join.may_join(artifact, result.facts):

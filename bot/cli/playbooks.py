@@ -10,14 +10,21 @@ from pathlib import Path
 from playbooks.loader import PLAYBOOK_DIR, Problem, check_file, load_playbooks, playbook_files
 from playbooks.model import Hypothesis, Playbook
 from playbooks.precision import generic_problems, load_situations
+from playbooks.query_files import query_problems
 
 
 def _lint(paths: list[str]) -> int:
     files: list[Path] = []
+    query_dirs: list[Path] = []  # the query files beside the playbooks (playbooks/queries/), checked as one catalog
     for name in paths or [str(PLAYBOOK_DIR)]:
         path = Path(name)
-        if path.is_dir():
+        if path.is_dir() and path.name == "queries":
+            query_dirs.append(path)
+        elif path.is_dir():
             files += playbook_files(path)
+            query_dirs += [path / "queries"] if (path / "queries").is_dir() else []
+        elif path.exists() and path.parent.name == "queries":
+            query_dirs.append(path.parent)
         elif path.exists():
             files.append(path)
         else:
@@ -31,6 +38,8 @@ def _lint(paths: list[str]) -> int:
         compiled += [playbook] if playbook is not None else []
     # Generic evidence is judged by the playbooks that compiled; one that did not has its errors above already.
     problems += generic_problems(compiled, load_situations())
+    for folder in dict.fromkeys(query_dirs):
+        problems += query_problems(folder)
     for problem in problems:
         sys.stdout.write(f"{problem}\n")
     errors = sum(1 for p in problems if p.severity == "error")

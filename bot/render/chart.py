@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from collectors.catalogs.range_series import RANGE_METRICS, split_key
+from collectors.catalogs.queries import RANGE_METRICS, split_key
 from collectors.models import Artifact, ArtifactKind
 from playbooks.report import ChartSpec, Report
 

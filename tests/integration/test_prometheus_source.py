@@ -23,21 +23,16 @@ from typing import Any
 import pytest
 
 from bot.render.chart import pick_declared, render_report_chart
-from collectors.catalogs.range_series import RANGE_METRICS, split_key
+from collectors.catalogs.queries import RANGE_METRICS, load_catalog, split_key
 from collectors.factset import FactSet
 from collectors.live.base import NodeRef, PodRef, Scope, SourceResult, Window
-from collectors.live.prometheus import (
-    PromClient,
-    Query,
-    build_plan,
-    chart_queries,
-    collect_prometheus,
-    run_queries,
-    series_query,
-)
+from collectors.live.prom_client import PromClient
+from collectors.live.prom_plan import Query, build_plan, chart_queries, series_query
+from collectors.live.prometheus import collect_prometheus, run_queries
 from collectors.live.promql import MAX_POINTS, points, range_step
 from collectors.models import Artifact, ArtifactKind, Missing
 from collectors.parsers.registry import parse_artifact
+from collectors.query_facts import declared_facts
 from playbooks.engine import template_variables
 from playbooks.loader import load_playbooks
 from playbooks.model import Chart
@@ -84,6 +79,8 @@ def _gpus(h: History) -> None:
         h.gauge("DCGM_FI_DEV_POWER_USAGE", labels, 650)
         h.gauge("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", labels, 0x40)  # HW thermal slowdown
         h.gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", labels, 0)
+        # No bundled query reads it: test_a_metric_is_added_by_one_query_file adds one.
+        h.gauge("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", labels, 212 if gpu == "1" else 0)
     # Another node's Xid: not in any scope here.
     h.gauge("DCGM_FI_DEV_XID_ERRORS", {"gpu": "0", "UUID": "GPU-3-0", "Hostname": "gpu-node-3"}, 13)
 
@@ -212,6 +209,29 @@ def test_oom_bound_pod_reads_working_set_at_limit(prom: PromServer, history: His
     assert found["memory.growing"] == [True]
     working_set = series(by_id(result)["prom-memory-working-set-range.json"])
     assert {s["metric"]["container"] for s in working_set} == {"main"}  # not POD, not the pod cgroup
+
+
+# A metric the Prometheus parser does not know, added as one query file: its answer is read as the declared fact.
+NEW_QUERY_FILE = """
+queries:
+  - name: gpu-pcie-replays
+    promql: max by (Hostname, gpu) (DCGM_FI_DEV_PCIE_REPLAY_COUNTER{<gpus>})
+    value: {fact: gpu.pcie_replays}
+"""
+
+
+def test_a_metric_is_added_by_one_query_file(prom: PromServer, history: History, tmp_path: Path) -> None:
+    (tmp_path / "gpu-xid.yaml").write_text(NEW_QUERY_FILE, encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    result = collect_prometheus(prom.url, TRAINER, history.window, catalog=catalog)
+    assert result.missing == []
+    artifact = by_id(result)["prom-gpu-pcie-replays.json"]
+    assert artifact.command == 'max by (Hostname, gpu) (DCGM_FI_DEV_PCIE_REPLAY_COUNTER{Hostname="gpu-node-2"})'
+    assert artifact.subject == "node/gpu-node-2"
+    assert not [f for f in parse_artifact(artifact).facts if f.name == "gpu.pcie_replays"]  # the parser: none
+    declared = declared_facts(artifact, catalog)
+    assert [(f.name, f.value, f.parser) for f in declared] == [("gpu.pcie_replays", 212, "query_files")]
+    assert declared_facts(artifact) == []  # the bundled files do not declare it
 
 
 def test_artifacts_keep_query_and_evaluation_time(prom: PromServer, history: History) -> None:

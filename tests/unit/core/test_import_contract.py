@@ -107,7 +107,8 @@ def _cycles() -> list[list[str]]:
 
 def test_the_graph_is_read() -> None:
     assert len(MODULES) > 100
-    assert "collectors.parsers.registry" in GRAPH["playbooks.pipeline"]
+    assert "collectors.query_facts" in GRAPH["playbooks.pipeline"]
+    assert "collectors.parsers.registry" in GRAPH["collectors.query_facts"]
 
 
 def test_no_import_cycles() -> None:

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from collectors.catalogs.queries import bundled
 from collectors.live.base import NodeRef, PodRef, Scope, Window
-from collectors.live.prometheus import Query, build_plan, discovered_names
+from collectors.live.prom_plan import Query, build_plan, discovered_names
 from collectors.live.promql import (
     MAX_POINTS,
     any_of,
@@ -273,7 +274,7 @@ RESULTS: dict[str, tuple[dict[str, Any], str]] = {
 }
 # Collected as evidence, but no vocabulary fact reads them (yet).
 UNRECOGNISED = {"service-metrics", "gpu-power-max"}
-# Range twins of instant queries, fetched for the charts playbooks declare (collectors/catalogs/range_series.py);
+# Range twins of instant queries, fetched for the charts playbooks declare (the `series` of playbooks/queries/);
 # the instant query gives the fact, once.
 CHARTED = {"cpu-throttled-ratio-range": "cpu-throttled-ratio", "gpu-util-range": "gpu-util"}
 
@@ -292,4 +293,11 @@ def test_parser_recognises_planned_query(name: str) -> None:
                         command=queries[name].promql, content=json.dumps(body, indent=2))
     parsed = parse_artifact(artifact)
     assert parsed.problems == []
-    assert fact in {f.name for f in parsed.facts}
+    spec = bundled().query(name)  # a range twin is a chart series, not a query of the files
+    declared = set(spec.facts) if spec is not None else {fact}
+    assert fact in declared  # the query file says what its answer gives, and the parser gives it
+    assert declared <= {f.name for f in parsed.facts}
+
+
+def test_queries_that_give_no_fact_declare_none() -> None:
+    assert {q.name for q in bundled().queries if not q.facts and q.value is None} == UNRECOGNISED - {"service-metrics"}

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from collectors.catalogs.range_series import RANGE_METRICS, UNITS, split_key
+from collectors.catalogs.queries import RANGE_METRICS, UNITS, split_key
 from collectors.live.base import NodeRef, PodRef, Scope, Window
-from collectors.live.prometheus import (
+from collectors.live.prom_plan import (
     MAX_RANGE_QUERIES,
     Query,
     build_plan,
