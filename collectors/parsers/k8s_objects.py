@@ -23,6 +23,7 @@ from collectors.parsers.k8s_object_context import Ctx
 from collectors.parsers.k8s_object_text import Loc, ObjectText, items_of, load_docs
 from collectors.parsers.k8s_other_objects import event, event_list, hpa, job, netpol, netpol_list, netpol_totals, quota
 from collectors.parsers.k8s_pod_object import pod
+from collectors.parsers.k8s_pod_templates import templates
 from collectors.text import normalise
 
 _JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")
@@ -72,6 +73,10 @@ def _parse(sink: DedupSink, text: str) -> None:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(ctx, data, Loc(tx, item))
+        if kind and kind != "Pod":
+            # Whatever the kind (a Deployment, a PyTorchJob, an InferenceService), its pod templates say what its
+            # pods will request, mount and listen on.
+            templates(ctx, data, Loc(tx, item))
     ctx.dist.flush(sink)
     node_spread.emit(sink, ctx.placements)
     ctx.events.finish()
@@ -138,9 +143,6 @@ _HANDLERS: dict[str, Handler] = {
     "Endpoints": lambda ctx, d, loc: k8s_services.endpoints(ctx.sink, d, loc.at),
     "EndpointSlice": lambda ctx, d, loc: k8s_services.endpoint_slice(ctx.sink, d, loc.at),
     "PersistentVolumeClaim": lambda ctx, d, loc: k8s_services.claim(ctx.sink, d, loc.at),
-    # A workload's pod template says which labels and ports its pods carry (joined with a Service's selector).
-    **{kind: lambda ctx, d, loc: k8s_services.workload(ctx.sink, d, loc.at)
-       for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController")},
 }
 
 

@@ -49,6 +49,14 @@ def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     k8s_services.pod_shape(ctx.sink, as_dict(d.get("metadata")), spec, loc.at, subject)
 
 
+def template(ctx: Ctx, loc: Loc, meta: dict[str, Any], spec: dict[str, Any], subject: str | None) -> None:
+    """A pod template's facts: what every pod made from it will request, mount, probe and listen on."""
+    _pod_spec(ctx, loc, spec, subject)
+    _pod_statuses(ctx, loc, spec, {}, subject)
+    _pod_env(ctx, loc, spec, subject)
+    k8s_services.pod_shape(ctx.sink, meta, spec, loc.at, subject)
+
+
 def _failing(status: dict[str, Any]) -> bool:
     """Not Running or Succeeded, a container waiting on an error, or any restart."""
     if as_str(status.get("phase")) not in ("Running", "Succeeded"):
