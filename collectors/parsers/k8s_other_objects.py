@@ -16,6 +16,7 @@ from collectors.parsers.k8s_event_rows import EventRecord
 from collectors.parsers.k8s_object_context import Ctx, identity
 from collectors.parsers.k8s_object_text import Loc
 from collectors.parsers.k8s_pod_object import group_key
+from collectors.parsers.k8s_policy_egress import dns_blocked, egress_rules
 
 
 def event(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
@@ -147,6 +148,26 @@ def netpol(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         labels = ",".join(f"{k}={as_str(v)}" for k, v in sorted(as_dict(selector.get("matchLabels")).items()))
         _, _, subject = identity(d, "networkpolicy")
         ctx.sink.add("netpol.ingress_selectors", [labels or "*"], loc.at("spec", "podSelector"), subject=subject)
+    _dns_egress(ctx, d, loc, [spec], cilium=False)
+
+
+def _dns_egress(ctx: Ctx, d: dict[str, Any], loc: Loc, specs: list[dict[str, Any]], cilium: bool) -> None:
+    """netpol.dns_egress_blocked: the policy restricts its pods' egress and no rule lets DNS out."""
+    sections = [rules for spec in specs if (rules := egress_rules(spec, cilium)) is not None]
+    if not sections:
+        return
+    # Cilium ORs the rule sets of one policy (and of all policies on a pod): any rule allowing DNS is enough.
+    blocked = all(dns_blocked(rules) for rules in sections)
+    _, _, subject = identity(d, as_str(d.get("kind")) or "networkpolicy")
+    ctx.sink.add("netpol.dns_egress_blocked", blocked, loc.at("egress"), subject=subject)
+
+
+def cilium_policy(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
+    """A CiliumNetworkPolicy (or the clusterwide one): `spec`, or several rule sets under `specs`."""
+    specs = [as_dict(s) for s in [d.get("spec"), *as_list(d.get("specs"))] if isinstance(s, dict)]
+    restricts = any(k in spec for spec in specs for k in ("ingress", "egress", "ingressDeny", "egressDeny"))
+    ctx.netpols.append((restricts, loc.at("metadata", "name")))
+    _dns_egress(ctx, d, loc, specs, cilium=True)
 
 
 def netpol_list(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:

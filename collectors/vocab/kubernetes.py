@@ -181,6 +181,9 @@ FACTS: list[FactSpec] = [
     FactSpec("service.target_port_numbers_undeclared", "list[str]",
              "numeric targetPorts none of the selected containers declares while they declare others "
              "(containerPort is informational, so a hint, not proof)", "union", "3000"),
+    FactSpec("netpol.dns_egress_blocked", "bool",
+             "a NetworkPolicy or CiliumNetworkPolicy restricts its pods' egress and none of its rules lets DNS out "
+             "(port 53 to kube-dns): every lookup from those pods times out", "any"),
     FactSpec("netpol.selects_backends", "bool",
              "a NetworkPolicy pasted beside the Service selects its pods and its ingress admits only the clients "
              "it names", "any"),
