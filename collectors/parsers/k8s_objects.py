@@ -34,8 +34,8 @@ from collectors.parsers.k8s_other_objects import (
     quota,
 )
 from collectors.parsers.k8s_pod_object import pod
-from collectors.parsers.k8s_policy_egress import CILIUM_RULE_KEYS, K8S_RULE_KEYS
 from collectors.parsers.k8s_pod_templates import templates
+from collectors.parsers.k8s_policy_egress import CILIUM_RULE_KEYS, K8S_RULE_KEYS
 from collectors.text import normalise
 
 _JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")

@@ -4,6 +4,8 @@ policy's egress rules against DNS. Every paste is verbatim from the thread named
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from collectors.paste import artifacts_from_text
@@ -252,8 +254,8 @@ def _report(text: str) -> tuple[dict[str, object], dict[str, str]]:
     return report.facts, statuses
 
 
-def _every(hypotheses: list) -> list:  # type: ignore[type-arg]
-    out = []
+def _every(hypotheses: list[Any]) -> list[Any]:
+    out: list[Any] = []
     for h in hypotheses:
         out += [h, *_every(getattr(h, "children", []) or [])]
     return out
@@ -264,8 +266,8 @@ def _every(hypotheses: list) -> list:  # type: ignore[type-arg]
                       "service.selector_matches_pods": True, "service.target_ports": ["80"],
                       "pod.labels": ["app=my-app", "env=production", "tier=front-end"],
                       "container.image": "nginx"}),
-    (CLICKVISUAL_414, {"service.target_ports": ["server", "governor"],
-                       "service.selector": "app.kubernetes.io/instance=clickvisual,app.kubernetes.io/name=clickvisual"}),
+    (CLICKVISUAL_414, {"service.target_ports": ["server", "governor"], "service.selector":
+                       "app.kubernetes.io/instance=clickvisual,app.kubernetes.io/name=clickvisual"}),
     (KUBE_ROUTER_1617_DENY, {"netpol.dns_egress_blocked": True, "netpol.count": 1}),
     (KUBE_ROUTER_1617, {"netpol.dns_egress_blocked": False, "netpol.count": 2}),
     (AWS_NPC_146, {"netpol.dns_egress_blocked": False}),
