@@ -36,8 +36,8 @@ _DELAY = re.compile(r"\bdelay=(\d+)s")
 # The port of a probe as kubectl describe prints it (k8s.io/kubectl pkg/describe/describe.go, DescribeProbe, 1.10 to
 # 1.34): "http-get <scheme>://<host>:<port><path>", "tcp-socket <host>:<port>", "grpc <pod>:<port> <service>";
 # the port is a number or a container port's name.
-_PROBE_PORT = re.compile(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|"
-                         r"grpc <pod>:(\d+)\b)")
+_PROBE_PORT = re.compile(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)"
+                         r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
 _PROBE_KINDS = {"Liveness": "liveness", "Readiness": "readiness", "Startup": "startup"}
 _MOUNT = re.compile(r"(\S+) from (\S+)")
 
