@@ -65,3 +65,28 @@ def test_the_port_join_takes_any_mix_of_facts(rows: list[tuple[str, str, list[st
     for fact in pod_ports(facts):
         assert fact.name in {"probe.ports_undeclared", "client.errors", "client.targets", "client.ports_undeclared"}
         assert isinstance(fact.value, list) and fact.value
+
+
+@given(st.lists(st.tuples(st.sampled_from(["Master", "Worker", "Launcher"]), st.integers(1, 8), st.booleans()),
+                min_size=1, max_size=3, unique_by=lambda r: r[0]))
+@settings(max_examples=40)
+def test_each_replica_template_is_read_and_cited_at_its_own_lines(replicas: list[tuple[str, int, bool]]) -> None:
+    lines = ["apiVersion: kubeflow.org/v1", "kind: PyTorchJob", "metadata:", "  name: job", "spec:",
+             "  pytorchReplicaSpecs:"]
+    for name, gpus, shm in replicas:
+        lines += [f"    {name}:", "      template:", "        spec:", "          containers:",
+                  f"          - name: {name.lower()}", "            image: trainer:1",
+                  "            resources:", "              limits:", f"                nvidia.com/gpu: {gpus}"]
+        if shm:
+            lines += ["            volumeMounts:", "            - mountPath: /dev/shm", "              name: dshm",
+                      "          volumes:", "          - name: dshm", "            emptyDir:",
+                      "              medium: Memory"]
+    text = "\n".join(lines) + "\n"
+    result = k8s_objects.parse(Artifact(id="a", kind=ArtifactKind.K8S_OBJECT, content=text))
+    gpu = [f for f in result.facts if f.name == "pod.gpu_request"]
+    assert sorted(f.value for f in gpu) == sorted({g for _, g, _ in replicas}) or len(gpu) == len(replicas)
+    for fact in gpu:
+        assert f"nvidia.com/gpu: {fact.value}" in lines[fact.citation.start - 1]
+    shm_lines = [lines[f.citation.start - 1] for f in result.facts if f.name == "pod.shm_volume" and f.value]
+    assert all("/dev/shm" in line for line in shm_lines)
+    assert bool(shm_lines) == any(s for _, _, s in replicas)
