@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from collectors.k8s_values import as_list
+from collectors.k8s_values import as_dict, as_list
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_services, node_spread
 from collectors.parsers.contract import Parser
@@ -34,7 +34,7 @@ from collectors.parsers.k8s_other_objects import (
     quota,
 )
 from collectors.parsers.k8s_pod_object import pod
-from collectors.parsers.k8s_pod_templates import templates
+from collectors.parsers.k8s_pod_templates import is_pod_spec, templates
 from collectors.parsers.k8s_policy_egress import CILIUM_RULE_KEYS, K8S_RULE_KEYS
 from collectors.text import normalise
 
@@ -46,7 +46,7 @@ _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 _FRAGMENT_KEY = re.compile(
     r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
     r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime|"""
-    r"""allocatable|capacity|nodeInfo|daemonEndpoints)"""
+    r"""allocatable|capacity|nodeInfo|daemonEndpoints|containers|volumeMounts|emptyDir|containerPort)"""
     r"""["']?[ \t]*:""")
 
 
@@ -139,6 +139,8 @@ def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "Event", data
     if policy := _policy_piece(data):
         return policy
+    if pod := _pod_spec_piece(data):
+        return pod
     if "exitCode" in keys and keys <= _TERMINATED_KEYS and keys & {"startedAt", "finishedAt"}:
         return "Pod", {"status": {"containerStatuses": [{"lastState": {"terminated": data}}]}}
     return "", data
@@ -161,6 +163,16 @@ def _policy_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
                 {"spec": {"egress": rules, **({} if cilium else {"policyTypes": ["Egress"]})}})
     if keys & {"egress", "egressDeny", "ingress"} and keys <= _POLICY_SPEC_KEYS:
         return ("CiliumNetworkPolicy" if cilium else "NetworkPolicy"), {"spec": data}
+    return None
+
+
+def _pod_spec_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A pod spec pasted without its object (`spec:` with containers and volumes, or the spec's own keys). Only one
+    that lists its volumes is read: without them the reader would state the runtime's default /dev/shm for a spec
+    that may just have been cut short."""
+    spec = as_dict(data.get("spec")) if "spec" in data else data
+    if is_pod_spec(spec) and "volumes" in spec:
+        return "Pod", {**data, "spec": spec} if "spec" in data else {"spec": spec}
     return None
 
 

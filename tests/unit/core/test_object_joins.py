@@ -247,6 +247,13 @@ specs:
           k8s-app: kube-dns
 """
 
+# https://github.com/NVIDIA/nccl/issues/525 (description): a pod spec pasted without its object, a memory-backed
+# emptyDir mounted at /dev/shm.
+NCCL_525 = (" - a solution on the kubernetes side (override the 64mb allocated by docker by mounting a volume in "
+            "memory):\n ```\nspec:\n  volumes:\n  - name: dshm\n    emptyDir:     \n        medium: Memory\n"
+            "  containers:\n  - image:  image-name\n    volumeMounts:\n      - mountPath: /dev/shm\n"
+            "        name: dshm\n```\n")
+
 
 def _report(text: str) -> tuple[dict[str, object], dict[str, str]]:
     report = analyse(artifacts_from_text(text, "paste"))
@@ -276,8 +283,9 @@ def _every(hypotheses: list[Any]) -> list[Any]:
     (CILIUM_18900, {"netpol.dns_egress_blocked": False}),
     (CILIUM_29212, {"netpol.dns_egress_blocked": False, "netpol.count": 1,
                     "pod.labels": ["app=client", "app=server"]}),
+    (NCCL_525, {"pod.shm_volume": True, "container.image": "image-name", "pod.shm_size_bytes": None}),
 ], ids=["minikube-17027", "clickvisual-414", "kube-router-1617-deny", "kube-router-1617", "aws-npc-146",
-        "aws-npa-230", "cilium-31803", "cilium-18900", "cilium-29212"])
+        "aws-npa-230", "cilium-31803", "cilium-18900", "cilium-29212", "nccl-525"])
 def test_objects_in_real_wrappers_are_read_and_joined(paste: str, expected: dict[str, object]) -> None:
     facts, _ = _report(paste)
     assert {name: facts.get(name) for name in expected} == expected
