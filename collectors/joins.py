@@ -142,3 +142,52 @@ def _target_ports(fact: _Joined, target: tuple[Fact, list[str]], declared: list[
     if undeclared:
         out.append(fact("service.target_port_numbers_undeclared", undeclared, at))
     return out
+
+
+# ---- ports that something in the pod dials, against the ports its containers declare ---------------------------
+# Seed 001:319-345: "does the container listen on the targetPort". The same question holds for the pod's own
+# clients: a probe checks a port, a sidecar dials 127.0.0.1:port. A container port's name resolves only against
+# the pod's own ports (a probe on an unknown name fails every time); a number no container declares, while they
+# declare others, is a hint (containerPort is informational) that turns into evidence when the dial is refused.
+
+PORT_JOIN = "join:pod-ports"
+
+
+def _declared(values: list[str]) -> tuple[set[str], set[str], bool]:
+    """Numbers and names of declared ports ("8080/http", "8080/-"), and whether names are known at all."""
+    numbers = {v.split("/", 1)[0] for v in values}
+    names = {v.split("/", 1)[1] for v in values if "/" in v} - {"-"}
+    return numbers, names, all("/" in v for v in values)
+
+
+def _undeclared(port: str, numbers: set[str], names: set[str], knows_names: bool) -> bool:
+    if port.isdigit():
+        return bool(numbers) and port not in numbers
+    return knows_names and port not in names
+
+
+def pod_ports(facts: FactSet) -> list[Fact]:
+    """probe.ports_undeclared per pod (or template); for a refused loopback dial to a port no pasted container
+    declares: client.errors, client.targets and client.ports_undeclared, cited to the refused line."""
+    declared = _by_subject(facts, "pod.container_ports")
+    out: list[Fact] = []
+    for subject, (at, probes) in _by_subject(facts, "pod.probe_ports").items():
+        if subject not in declared:
+            continue
+        numbers, names, knows = _declared(declared[subject][1])
+        missing = [p for p in probes if ":" in p and _undeclared(p.split(":", 1)[1], numbers, names, knows)]
+        if missing:
+            out.append(at.model_copy(update={"name": "probe.ports_undeclared", "value": missing,
+                                             "parser": PORT_JOIN}))
+    loopback = facts.get("client.loopback_refused")
+    every = [v for _, values in declared.values() for v in values]
+    numbers = _declared(every)[0]
+    for fact in loopback.sources if loopback and numbers else []:
+        targets = [str(t) for t in fact.value] if isinstance(fact.value, list) else []
+        for target in targets:
+            port = target.rsplit(":", 1)[-1]
+            if port.isdigit() and port not in numbers:
+                for name, value in (("client.errors", ["refused"]), ("client.targets", [target]),
+                                    ("client.ports_undeclared", [port])):
+                    out.append(fact.model_copy(update={"name": name, "value": value, "parser": PORT_JOIN}))
+    return out

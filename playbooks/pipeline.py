@@ -7,7 +7,7 @@ from typing import Any
 
 from collectors import rank_join
 from collectors.factset import FactSet
-from collectors.joins import service_backends, suspect_nodes
+from collectors.joins import pod_ports, service_backends, suspect_nodes
 from collectors.models import Artifact, Fact
 from collectors.paste import nothing_recognised
 from collectors.query_facts import parse_with_declared
@@ -150,6 +150,8 @@ def joined_facts(artifacts: list[Artifact], parsed: list[Fact], missing: list[Mi
     for fact in suspect_nodes(facts):  # the straggler's pod, joined to the node its Pod object names
         facts.add(fact)
     for fact in service_backends(facts):  # a Service's selector and targetPort against the pods beside it
+        facts.add(fact)
+    for fact in pod_ports(facts):  # probe and loopback-client ports against the containers' declared ports
         facts.add(fact)
     return facts
 

@@ -33,6 +33,12 @@ _NODE_KEYS = {"Capacity", "Allocatable", "System Info", "Non-terminated Pods", "
 _SERVICE_KEYS = {"Selector", "TargetPort", "Endpoints", "Session Affinity"}
 _HPA_KEYS = {"Reference", "Min replicas", "Max replicas"}
 _DELAY = re.compile(r"\bdelay=(\d+)s")
+# The port of a probe as kubectl describe prints it (k8s.io/kubectl pkg/describe/describe.go, DescribeProbe, 1.10 to
+# 1.34): "http-get <scheme>://<host>:<port><path>", "tcp-socket <host>:<port>", "grpc <pod>:<port> <service>";
+# the port is a number or a container port's name.
+_PROBE_PORT = re.compile(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)"
+                         r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
+_PROBE_KINDS = {"Liveness": "liveness", "Readiness": "readiness", "Startup": "startup"}
 _MOUNT = re.compile(r"(\S+) from (\S+)")
 
 
@@ -96,6 +102,7 @@ class _Container:
     liveness_delay: tuple[int, int] | None = None
     readiness_delay: tuple[int, int] | None = None
     startup_probe: bool = False
+    probe_ports: list[tuple[str, int]] = field(default_factory=list)  # ("readiness:8080", line)
     mounts: list[tuple[str, str, int]] = field(default_factory=list)
     env: dict[str, EnvVar] = field(default_factory=dict)
     env_from: bool = False
@@ -220,6 +227,8 @@ def _state_siblings(nodes: list[DNode]) -> list[DNode]:
 def _container(name: str, line: int, fields: list[DNode], init: bool) -> _Container:
     c = _Container(name, line, init)
     for i, node in enumerate(fields):
+        if node.key in _PROBE_KINDS and (p := _PROBE_PORT.match(node.value)):
+            c.probe_ports.append((f"{_PROBE_KINDS[node.key]}:{next(g for g in p.groups() if g)}", node.line))
         if node.key == "Image":
             c.image = (node.value, node.line)
         elif node.key in ("State", "Last State"):
@@ -343,6 +352,10 @@ def _pod_resources(sink: DedupSink, containers: list[_Container], heading: DNode
     sink.add("pod.gpu_request", total, cite, subject=subject)
     rdma = [n for c in containers for name, (_, n) in (c.limits | c.requests).items() if is_rdma_resource(name)]
     sink.add("pod.rdma_request", bool(rdma), min(rdma, default=heading.line), subject=subject)
+    probes = [(port, line) for c in containers if not c.init for port, line in c.probe_ports]
+    if probes:  # joined with the declared ports (collectors/joins.py pod_ports)
+        sink.add("pod.probe_ports", list(dict.fromkeys(p for p, _ in probes)), probes[0][1], probes[-1][1],
+                 subject=subject)
     ready = [c.readiness_delay for c in containers if c.readiness_delay is not None and not c.init]
     if ready:
         delay, line = min(ready)

@@ -25,6 +25,8 @@ class Ctx:
     dist: DistEnv = field(default_factory=DistEnv)
     netpols: list[tuple[bool, int]] = field(default_factory=list)
     netpol_list_line: int = 0
+    # Per policy that restricts egress: (namespace, lets DNS out, line, subject); judged together at the end.
+    egress: list[tuple[str, bool, int, str | None]] = field(default_factory=list)
     placements: list[node_spread.Placement] = field(default_factory=list)
 
 

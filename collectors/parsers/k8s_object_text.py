@@ -80,6 +80,10 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
         chunk = text[start:end]
         if chunk.startswith(("---", "...")) or start in frame_set:
             chunk = chunk.split("\n", 1)[1] if "\n" in chunk else ""
+        chunk, captioned = _without_caption(chunk)
+        if captioned:
+            problems.append(f"YAML read from character {start} up to lines that are not YAML (a caption or prose, "
+                            "not read)")
         if not chunk.strip():
             continue
         try:
@@ -92,6 +96,25 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
             problems.append(f"YAML read from character {start} up to a line that is not YAML (the rest is not read)")
         docs.append(Doc(data, start, end))
     return docs
+
+
+# A line at the margin that is no mapping key, list item, comment or document marker: the file name or command
+# a paste puts above the next manifest ("service.yml", "$ kubectl get svc web -o yaml", "Deployment:"), which
+# ends the document before it. Keys are k8s-shaped (no spaces), so "Rendered policy egress:" is a caption too.
+_CAPTION = re.compile(r"""^(?![ \t#-]|\.\.\.)(?!["']?[^\s:"']+["']?[ \t]*:(?:[ \t]|$)).*\S""")
+
+
+def _without_caption(chunk: str) -> tuple[str, bool]:
+    """The chunk without the caption lines (and blank lines) that close it, and whether there were any."""
+    lines = chunk.split("\n")
+    end = len(lines)
+    while end > 0 and (not lines[end - 1].strip() or _CAPTION.match(lines[end - 1])):
+        end -= 1
+    # Only a trailing stretch after some YAML is a caption; a chunk of nothing but prose stays as it was (and is
+    # reported unreadable, or read as a scalar and ignored).
+    if end == 0 or not any(_CAPTION.match(line) for line in lines[end:]):
+        return chunk, False
+    return "\n".join(lines[:end]), True
 
 
 def _before_prose(chunk: str, err: Exception) -> object | None:
@@ -234,6 +257,14 @@ class Loc:
         kubectl sorts keys, so a sibling can come before the key that identifies its object (`image`
         before `name` in a container): a step not found after the latest hit is retried after earlier ones.
         """
+        return self.text.line_at(self._offset(path))
+
+    def within(self, *path: Step) -> Loc:
+        """Lookups confined to the part of the object from `path` on: one pod template among several."""
+        start = self._offset(path)
+        return Loc(self.text, Item(self.item.data, self.item.kind, start, max(start, self.item.end)))
+
+    def _offset(self, path: tuple[Step, ...]) -> int:
         anchors = [self.item.start]
         for i, step in enumerate(path):
             key, value = (step, None) if isinstance(step, str) else (step[0], as_str(step[1]) or None)
@@ -242,7 +273,7 @@ class Loc:
                 found = self._search(key, None, anchors)
             if found is not None:
                 anchors.append(found)
-        return self.text.line_at(anchors[-1])
+        return anchors[-1]
 
     def _search(self, key: str, value: str | None, anchors: list[int]) -> int | None:
         for anchor in reversed(anchors):

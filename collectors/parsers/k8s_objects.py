@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from collectors.k8s_values import as_dict, as_list
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers import k8s_services, node_spread
 from collectors.parsers.contract import Parser
@@ -21,8 +22,20 @@ from collectors.parsers.k8s_event_facts import EventFacts
 from collectors.parsers.k8s_node_object import node
 from collectors.parsers.k8s_object_context import Ctx
 from collectors.parsers.k8s_object_text import Loc, ObjectText, items_of, load_docs
-from collectors.parsers.k8s_other_objects import event, event_list, hpa, job, netpol, netpol_list, netpol_totals, quota
+from collectors.parsers.k8s_other_objects import (
+    cilium_policy,
+    event,
+    event_list,
+    hpa,
+    job,
+    netpol,
+    netpol_list,
+    netpol_totals,
+    quota,
+)
 from collectors.parsers.k8s_pod_object import pod
+from collectors.parsers.k8s_pod_templates import is_pod_spec, templates
+from collectors.parsers.k8s_policy_egress import CILIUM_RULE_KEYS, K8S_RULE_KEYS
 from collectors.text import normalise
 
 _JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")
@@ -33,13 +46,20 @@ _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 _FRAGMENT_KEY = re.compile(
     r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
     r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime|"""
-    r"""allocatable|capacity|nodeInfo|daemonEndpoints)"""
+    r"""allocatable|capacity|nodeInfo|daemonEndpoints|containers|volumeMounts|emptyDir|containerPort)"""
     r"""["']?[ \t]*:""")
+
+
+# The keys of a policy's rules, quoted (JSON, a Python repr of a rendered value) or at a line's start (YAML).
+_RULE_KEY = re.compile(r"""(?m)(?:^[ \t]*(?:- )?|["'])(toEndpoints|toEntities|toFQDNs|toCIDR|toCIDRSet|toServices|"""
+                       r"""toPorts|endpointSelector|podSelector|policyTypes|egress|namespaceSelector)["']?[ \t]*:""")
 
 
 def sniff(text: str) -> int:
     """0-100 confidence that the text is Kubernetes objects as JSON or YAML (or a piece of one)."""
     head = text[:50_000]
+    if len(set(_RULE_KEY.findall(head))) >= 2 and not _JSON_KIND.search(head) and not _YAML_KIND.search(head):
+        return 60  # a policy's rules without the policy: a rendered `egress:` value, a spec
     if len(set(_FRAGMENT_KEY.findall(head))) >= 2 and not _JSON_KIND.search(head) and not _YAML_KIND.search(head):
         return 60  # a kindless piece of an object: a `status:` block, one containerStatus, an Event
     first = head.lstrip()[:1]
@@ -63,6 +83,8 @@ def parse(artifact: Artifact) -> ParseResult:
 def _parse(sink: DedupSink, text: str) -> None:
     problems: list[str] = []
     docs = load_docs(text, problems)
+    for doc in docs:
+        doc.data = rule_list(doc.data)
     for p in problems:
         sink.problem(p)
     tx = ObjectText(text)
@@ -72,6 +94,10 @@ def _parse(sink: DedupSink, text: str) -> None:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(ctx, data, Loc(tx, item))
+        if kind and kind != "Pod":
+            # Whatever the kind (a Deployment, a PyTorchJob, an InferenceService), its pod templates say what its
+            # pods will request, mount and listen on.
+            templates(ctx, data, Loc(tx, item))
     ctx.dist.flush(sink)
     node_spread.emit(sink, ctx.placements)
     ctx.events.finish()
@@ -111,9 +137,55 @@ def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "Pod", {"status": {"containerStatuses": [data]}}
     if keys >= _EVENT_KEYS:
         return "Event", data
+    if policy := _policy_piece(data):
+        return policy
+    if pod := _pod_spec_piece(data):
+        return pod
     if "exitCode" in keys and keys <= _TERMINATED_KEYS and keys & {"startedAt", "finishedAt"}:
         return "Pod", {"status": {"containerStatuses": [{"lastState": {"terminated": data}}]}}
     return "", data
+
+
+# A policy's spec pasted alone (`kubectl get cnp x -o yaml | yq .spec`, a rendered values block): its selector and
+# rule sections without the object around them.
+_POLICY_SPEC_KEYS = frozenset({"podSelector", "endpointSelector", "nodeSelector", "policyTypes", "ingress", "egress",
+                               "ingressDeny", "egressDeny", "description"})
+RULES = "_rules"  # the key a bare list of egress rules is kept under (see rule_list)
+
+
+def _policy_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    keys = set(data)
+    cilium = bool(keys & {"endpointSelector", "egressDeny", "ingressDeny"}) or _cilium_rules(data.get("egress"))
+    if RULES in keys:
+        rules = as_list(data[RULES])
+        cilium = _cilium_rules(rules)
+        return ("CiliumNetworkPolicy" if cilium else "NetworkPolicy",
+                {"spec": {"egress": rules, **({} if cilium else {"policyTypes": ["Egress"]})}})
+    if keys & {"egress", "egressDeny", "ingress"} and keys <= _POLICY_SPEC_KEYS:
+        return ("CiliumNetworkPolicy" if cilium else "NetworkPolicy"), {"spec": data}
+    return None
+
+
+def _pod_spec_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A pod spec pasted without its object (`spec:` with containers and volumes, or the spec's own keys). Only one
+    that lists its volumes is read: without them the reader would state the runtime's default /dev/shm for a spec
+    that may just have been cut short."""
+    spec = as_dict(data.get("spec")) if "spec" in data else data
+    if is_pod_spec(spec) and "volumes" in spec:
+        return "Pod", {**data, "spec": spec} if "spec" in data else {"spec": spec}
+    return None
+
+
+def _cilium_rules(rules: object) -> bool:
+    return any(set(r) & CILIUM_RULE_KEYS for r in as_list(rules) if isinstance(r, dict))
+
+
+def rule_list(data: object) -> object:
+    """A bare list of egress rules (a chart's rendered `egress:` value), kept together as one policy's rules."""
+    if isinstance(data, list) and data and all(
+            isinstance(r, dict) and r and set(r) <= CILIUM_RULE_KEYS | K8S_RULE_KEYS for r in data):
+        return {RULES: data}
+    return data
 
 
 Handler = Callable[[Ctx, dict[str, Any], Loc], None]
@@ -133,14 +205,13 @@ _HANDLERS: dict[str, Handler] = {
     "Workload": job,
     "NetworkPolicy": netpol,
     "NetworkPolicyList": netpol_list,
+    "CiliumNetworkPolicy": cilium_policy,
+    "CiliumClusterwideNetworkPolicy": cilium_policy,
     "HorizontalPodAutoscaler": hpa,
     "Service": lambda ctx, d, loc: k8s_services.service(ctx.sink, d, loc.at),
     "Endpoints": lambda ctx, d, loc: k8s_services.endpoints(ctx.sink, d, loc.at),
     "EndpointSlice": lambda ctx, d, loc: k8s_services.endpoint_slice(ctx.sink, d, loc.at),
     "PersistentVolumeClaim": lambda ctx, d, loc: k8s_services.claim(ctx.sink, d, loc.at),
-    # A workload's pod template says which labels and ports its pods carry (joined with a Service's selector).
-    **{kind: lambda ctx, d, loc: k8s_services.workload(ctx.sink, d, loc.at)
-       for kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController")},
 }
 
 

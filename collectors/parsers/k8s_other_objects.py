@@ -16,6 +16,7 @@ from collectors.parsers.k8s_event_rows import EventRecord
 from collectors.parsers.k8s_object_context import Ctx, identity
 from collectors.parsers.k8s_object_text import Loc
 from collectors.parsers.k8s_pod_object import group_key
+from collectors.parsers.k8s_policy_egress import dns_blocked, egress_rules
 
 
 def event(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
@@ -147,6 +148,37 @@ def netpol(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         labels = ",".join(f"{k}={as_str(v)}" for k, v in sorted(as_dict(selector.get("matchLabels")).items()))
         _, _, subject = identity(d, "networkpolicy")
         ctx.sink.add("netpol.ingress_selectors", [labels or "*"], loc.at("spec", "podSelector"), subject=subject)
+    _dns_egress(ctx, d, loc, [spec], cilium=False)
+
+
+def _dns_egress(ctx: Ctx, d: dict[str, Any], loc: Loc, specs: list[dict[str, Any]], cilium: bool) -> None:
+    """Whether a policy that restricts egress lets DNS out; netpol_totals judges the policies together."""
+    sections = [rules for spec in specs if (rules := egress_rules(spec, cilium)) is not None]
+    if not sections:
+        return
+    # Cilium ORs the rule sets of one policy: any rule allowing DNS is enough.
+    allows = not all(dns_blocked(rules) for rules in sections)
+    _, ns, subject = identity(d, as_str(d.get("kind")) or "networkpolicy")
+    ctx.egress.append((ns, allows, loc.at("egress"), subject))
+
+
+def _dns_totals(ctx: Ctx) -> None:
+    """netpol.dns_egress_blocked per namespace: policies add up (a pod may send what any policy selecting it
+    allows), so DNS is blocked only when no restricting policy beside it lets DNS out. A policy whose own pods
+    differ still counts as allowing it: the fact is stated only when no pasted policy could carry DNS."""
+    for ns in dict.fromkeys(n for n, _, _, _ in ctx.egress):
+        near = [e for e in ctx.egress if not ns or not e[0] or e[0] == ns]
+        allowing = [e for e in near if e[1]]
+        _, _, line, subject = allowing[0] if allowing else near[0]
+        ctx.sink.add("netpol.dns_egress_blocked", not allowing, line, subject=subject)
+
+
+def cilium_policy(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
+    """A CiliumNetworkPolicy (or the clusterwide one): `spec`, or several rule sets under `specs`."""
+    specs = [as_dict(s) for s in [d.get("spec"), *as_list(d.get("specs"))] if isinstance(s, dict)]
+    restricts = any(k in spec for spec in specs for k in ("ingress", "egress", "ingressDeny", "egressDeny"))
+    ctx.netpols.append((restricts, loc.at("metadata", "name")))
+    _dns_egress(ctx, d, loc, specs, cilium=True)
 
 
 def netpol_list(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
@@ -155,6 +187,7 @@ def netpol_list(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
 
 
 def netpol_totals(ctx: Ctx) -> None:
+    _dns_totals(ctx)
     if ctx.netpols:
         lines = [n for _, n in ctx.netpols]
         ctx.sink.add("netpol.count", len(ctx.netpols), min(lines), max(lines))

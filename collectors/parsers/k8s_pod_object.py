@@ -49,6 +49,14 @@ def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
     k8s_services.pod_shape(ctx.sink, as_dict(d.get("metadata")), spec, loc.at, subject)
 
 
+def template(ctx: Ctx, loc: Loc, meta: dict[str, Any], spec: dict[str, Any], subject: str | None) -> None:
+    """A pod template's facts: what every pod made from it will request, mount, probe and listen on."""
+    _pod_spec(ctx, loc, spec, subject)
+    _pod_statuses(ctx, loc, spec, {}, subject)
+    _pod_env(ctx, loc, spec, subject)
+    k8s_services.pod_shape(ctx.sink, meta, spec, loc.at, subject)
+
+
 def _failing(status: dict[str, Any]) -> bool:
     """Not Running or Succeeded, a container waiting on an error, or any restart."""
     if as_str(status.get("phase")) not in ("Running", "Succeeded"):
@@ -136,7 +144,25 @@ def toleration(t: dict[str, Any]) -> str:
                            as_str(t.get("effect")))
 
 
+# The probe handlers that name a port (core/v1 Probe): httpGet and tcpSocket take a number or a container port's
+# name, grpc a number. exec has none.
+_PROBE_KINDS = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
+_PORT_HANDLERS = ("httpGet", "tcpSocket", "grpc")
+
+
+def _probe_ports(ctx: Ctx, loc: Loc, main: list[dict[str, Any]], subject: str | None) -> None:
+    """Each probe's port as kind:port, joined with the containers' ports (collectors/joins.py)."""
+    for key, kind in _PROBE_KINDS:
+        for c in main:
+            probe = as_dict(c.get(key))
+            for handler in _PORT_HANDLERS:
+                if port := as_str(as_dict(probe.get(handler)).get("port")):
+                    ctx.sink.add("pod.probe_ports", [f"{kind}:{port}"], loc.at("spec", key, handler, "port"),
+                                 subject=subject)
+
+
 def _probes(ctx: Ctx, loc: Loc, main: list[dict[str, Any]], subject: str | None) -> None:
+    _probe_ports(ctx, loc, main, subject)
     ready = [as_int(as_dict(c.get("readinessProbe")).get("initialDelaySeconds")) or 0
              for c in main if isinstance(c.get("readinessProbe"), dict)]
     if ready:

@@ -55,15 +55,6 @@ def pod_shape(sink: DedupSink, meta: dict[str, Any], spec: dict[str, Any], at: A
                  subject=subject)
 
 
-def workload(sink: DedupSink, d: dict[str, Any], at: At) -> None:
-    """A Deployment, StatefulSet, DaemonSet or ReplicaSet: the labels and ports of the pods it makes."""
-    kind = as_str(d.get("kind")).lower() or "deployment"
-    template = as_dict(as_dict(d.get("spec")).get("template"))
-    if template:
-        pod_shape(sink, as_dict(template.get("metadata")), as_dict(template.get("spec")), at,
-                  _subject(kind, d), "spec", "template")
-
-
 def endpoints(sink: DedupSink, d: dict[str, Any], at: At) -> None:
     """core/v1 Endpoints: addresses are ready, notReadyAddresses are not; no subsets means nothing behind it."""
     subsets = [as_dict(s) for s in as_list(d.get("subsets"))]

@@ -181,6 +181,9 @@ FACTS: list[FactSpec] = [
     FactSpec("service.target_port_numbers_undeclared", "list[str]",
              "numeric targetPorts none of the selected containers declares while they declare others "
              "(containerPort is informational, so a hint, not proof)", "union", "3000"),
+    FactSpec("netpol.dns_egress_blocked", "bool",
+             "a NetworkPolicy or CiliumNetworkPolicy restricts its pods' egress and none of its rules lets DNS out "
+             "(port 53 to kube-dns): every lookup from those pods times out", "any"),
     FactSpec("netpol.selects_backends", "bool",
              "a NetworkPolicy pasted beside the Service selects its pods and its ingress admits only the clients "
              "it names", "any"),
@@ -193,6 +196,19 @@ FACTS: list[FactSpec] = [
     FactSpec("client.upstream_refused", "bool",
              "a proxy that sends to the Service's endpoints directly (Envoy, nginx) was refused by one: an endpoint "
              "exists and nothing listens on the port it was sent to", "any"),
+    FactSpec("client.loopback_refused", "list[str]",
+             "a refused dial to the loopback (127.0.0.1:port, localhost:port): a client in the same network "
+             "namespace found nothing listening there (joined with the pod's containerPorts)", "union",
+             "127.0.0.1:8080"),
+    FactSpec("client.ports_undeclared", "list[str]",
+             "ports a client in the pod was refused on that none of the pod's containers declares, while they "
+             "declare others: it dials a port the app does not listen on", "union", "8080"),
+    FactSpec("pod.probe_ports", "list[str]",
+             "ports the containers' probes check (httpGet, tcpSocket, grpc), as kind:port, the port a number or "
+             "a name", "union", "readiness:8080"),
+    FactSpec("probe.ports_undeclared", "list[str]",
+             "probe ports no container of the pod declares (a name that does not resolve fails every probe; a "
+             "number is a hint), as kind:port", "union", "liveness:http"),
     FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
     FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
              example="none"),

@@ -32,3 +32,24 @@ def test_pods_in_another_namespace_are_not_the_service_s() -> None:
     facts = FactSet([_fact("service.selector", "service/shop/web", "app=web"),
                      _fact("pod.labels", "pod/billing/web-1", ["app=web"])])
     assert service_backends(facts) == []
+
+
+def test_a_probe_on_a_port_name_no_container_has_is_undeclared_and_a_declared_one_is_not() -> None:
+    from collectors.joins import pod_ports
+
+    facts = FactSet([_fact("pod.container_ports", "deployment/web", ["8080/http"]),
+                     _fact("pod.probe_ports", "deployment/web", ["readiness:http", "liveness:metrics",
+                                                                 "startup:8080"])])
+    assert [(f.name, f.value) for f in pod_ports(facts)] == [("probe.ports_undeclared", ["liveness:metrics"])]
+
+
+def test_a_refused_loopback_dial_joins_only_when_no_container_declares_its_port() -> None:
+    from collectors.joins import pod_ports
+
+    declared = _fact("pod.container_ports", "pod/ml/predictor", ["8998/-"])
+    refused = _fact("client.loopback_refused", "", ["127.0.0.1:8080"])
+    assert {f.name: f.value for f in pod_ports(FactSet([declared, refused]))} == {
+        "client.errors": ["refused"], "client.targets": ["127.0.0.1:8080"], "client.ports_undeclared": ["8080"]}
+    # The port is declared (the app is just not up yet), or no pod was pasted: no mismatch is claimed.
+    assert pod_ports(FactSet([_fact("pod.container_ports", "pod/ml/p", ["8080/-"]), refused])) == []
+    assert pod_ports(FactSet([refused])) == []
