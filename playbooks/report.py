@@ -13,7 +13,8 @@ from collectors.models import Fact, Missing, Target
 from playbooks.cel_expr import referenced_names
 
 __all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Expression", "Finding", "HypothesisResult", "Missing", "Report",
-           "Rule", "Scope", "ScopeAnswer", "Status", "Target", "Traced", "Use", "cited_evidence"]
+           "Rule", "Scope", "ScopeAnswer", "Status", "Target", "Traced", "Use", "cited_evidence",
+           "expressions"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
 
@@ -136,17 +137,9 @@ class Use(BaseModel):
     rule: str = ""  # where the expression is written, playbooks/oom-killed.yaml:20; empty for `cite`
 
 
-class Traced(BaseModel):
+class Traced(Evidence):
     """A cited fact on its line, with what read it, the code that emitted it and every rule that used it."""
 
-    fact: str
-    value: Any
-    artifact: str
-    lines: str
-    excerpt: str = ""
-    kind: str = ""
-    parser: str = ""
-    origin: str = ""
     uses: list[Use] = Field(default_factory=list)
 
 
@@ -155,11 +148,10 @@ def _reads(cel: str) -> frozenset[str]:
     return frozenset(referenced_names(cel)[0])
 
 
-def _expression(h: HypothesisResult, fact: str) -> tuple[Expression, str]:
-    """The predicate of `h` that read `fact`, and where it is written: the deciding one, else the `cite:` list."""
-    if h.rule is not None and h.decided_by is not None and fact in _reads(h.rule.cel):
-        return h.decided_by, f"{h.rule.file}:{h.rule.line}"
-    return "cite", ""
+def expressions(h: HypothesisResult) -> dict[str, Expression]:
+    """Which predicate of `h` used each fact it cites: the one that decided its status, else its `cite:` list."""
+    used = _reads(h.rule.cel) if h.rule is not None and h.decided_by is not None else frozenset()
+    return {e.fact: (h.decided_by if h.decided_by is not None and e.fact in used else "cite") for e in h.evidence}
 
 
 def trace_of(findings: list[Finding]) -> list[Traced]:
@@ -179,9 +171,12 @@ def trace_of(findings: list[Finding]) -> list[Traced]:
             for e in f.trigger_evidence:
                 add(e, Use(playbook=f.playbook, expression="trigger", rule=f"{f.trigger.file}:{f.trigger.line}"))
         for h in f.hypotheses:
+            used = expressions(h)
+            rule = f"{h.rule.file}:{h.rule.line}" if h.rule is not None else ""
             for e in h.evidence:
-                expression, rule = _expression(h, e.fact)
-                add(e, Use(playbook=f.playbook, hypothesis=h.id, expression=expression, status=h.status, rule=rule))
+                expression = used[e.fact]
+                add(e, Use(playbook=f.playbook, hypothesis=h.id, expression=expression, status=h.status,
+                           rule="" if expression == "cite" else rule))
     return list(out.values())
 
 

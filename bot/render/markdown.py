@@ -17,6 +17,7 @@ from bot.render.common import (
 )
 from bot.render.evidence import plain, target_words, why
 from bot.render.sources import markdown_link
+from bot.render.trace import trace_rows
 from playbooks.report import Report
 
 
@@ -28,6 +29,22 @@ def _code(text: str) -> str:
     """Inline code that survives backticks in the quoted line."""
     fence = "``" if "`" in text else "`"
     return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+_TRACE_ROWS = 60  # a ticket stays readable; the JSON report has every row
+
+
+def _trace(report: Report) -> list[str]:
+    """Each cited line: the fact read from it, what read it and the code that emitted it, the rules that used it."""
+    rows = trace_rows(report)
+    if not rows:
+        return []
+    out = ["## How it was decided", "", "| line | fact | read by | used by |", "|---|---|---|---|"]
+    out += [f"| {_esc(r.place)} | {_code(f'{r.fact} = {r.value}')} | {_esc(r.read_by)} | {_esc('; '.join(r.uses))} |"
+            for r in rows[:_TRACE_ROWS]]
+    if len(rows) > _TRACE_ROWS:
+        out.append(f"\n_… {len(rows) - _TRACE_ROWS} more cited lines in the JSON report (`--format json`, `trace`)_")
+    return [*out, ""]
 
 
 def render_markdown(report: Report) -> str:
@@ -81,5 +98,6 @@ def render_markdown(report: Report) -> str:
         out += [f"_{_esc(cached)}_", ""]
     if report.problems:
         out += ["## Could not read", ""] + [f"- {_esc(p)}" for p in report.problems[:20]] + [""]
+    out += _trace(report)
     out += ["## Artifacts", ""] + [f"- `{a.id}` ({a.kind}) {a.command}".rstrip() for a in report.artifacts]
     return "\n".join(out) + "\n"

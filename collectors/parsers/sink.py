@@ -9,7 +9,6 @@ from collectors.models import Artifact, Citation, Fact, ParseResult
 from collectors.text import excerpt
 from collectors.vocabulary import VOCABULARY, conforms
 
-
 _ROOT = str(Path(__file__).resolve().parents[2]) + "/"
 _ORIGINS: dict[tuple[str, int], str] = {}
 
