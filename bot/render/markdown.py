@@ -35,12 +35,13 @@ _TRACE_ROWS = 60  # a ticket stays readable; the JSON report has every row
 
 
 def _trace(report: Report) -> list[str]:
-    """Each cited line: the fact read from it, what read it and the code that emitted it, the rules that used it."""
+    """Each cited line: what it says, what read it and the code that emitted it, the rules that used it. Fact names
+    stay out, as in the rest of the note: the rules' places lead to them, and the JSON report has them."""
     rows = trace_rows(report)
     if not rows:
         return []
-    out = ["## How it was decided", "", "| line | fact | read by | used by |", "|---|---|---|---|"]
-    out += [f"| {_esc(r.place)} | {_code(f'{r.fact} = {r.value}')} | {_esc(r.read_by)} | {_esc('; '.join(r.uses))} |"
+    out = ["## How it was decided", "", "| line | what it says | read by | used by |", "|---|---|---|---|"]
+    out += [f"| {_esc(r.place)} | {_esc(r.said)} | {_esc(r.read_by)} | {_esc('; '.join(r.uses))} |"
             for r in rows[:_TRACE_ROWS]]
     if len(rows) > _TRACE_ROWS:
         out.append(f"\n_… {len(rows) - _TRACE_ROWS} more cited lines in the JSON report (`--format json`, `trace`)_")

@@ -62,8 +62,9 @@ def _trace(report: Report) -> Text:
 def _cited(out: Text, evidence: list[Evidence], expression: str) -> None:
     for e in evidence:
         where = f"{e.artifact}:{e.lines}" if e.lines else e.artifact
-        out.append(f"  {e.fact} = {e.value!r}  [{expression}] read by {e.parser or '?'} from {where} "
-                   f"({e.kind or '?'})" + (f", emitted at {e.origin}" if e.origin else "") + "\n")
+        emitted = f", emitted at {e.origin}" if e.origin else ""
+        out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {where} ({e.kind or '?'}){emitted}; "
+                   f"used by {expression}\n")
 
 
 def _prose(text: str, style: str = "") -> Line:

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from bot.render.common import SEP
-from bot.render.evidence import Quote, quote
+from bot.render.evidence import Quote, quote, sentence
 from playbooks.report import Report, Traced, Use
 
 # What each use weighs when rows are ordered: a line a supported status rests on first, context last.
@@ -19,6 +19,7 @@ class TraceRow:
     place: str  # artifact:lines
     fact: str
     value: str  # the value as JSON text (a string bare), for a reader to compare with the line
+    said: str  # the fact said as a sentence, for renderers that keep fact names out of their prose (markdown)
     quote: Quote | None  # the cited line as the other renderers quote it; None when no text was kept
     read_by: str  # the parser or line signal, and the line of code that emitted the fact
     uses: tuple[str, ...]  # each rule that used the line, with where it is written
@@ -50,7 +51,7 @@ def read_by(parser: str, origin: str) -> str:
 def _row(t: Traced) -> TraceRow:
     value = t.value if isinstance(t.value, str) else json.dumps(t.value)
     place = f"{t.artifact}:{t.lines}" if t.lines else t.artifact
-    return TraceRow(place, t.fact, value, quote(t) if t.excerpt else None, read_by(t.parser, t.origin),
+    return TraceRow(place, t.fact, value, sentence(t.fact, t.value), quote(t) if t.excerpt else None, read_by(t.parser, t.origin),
                     tuple(use_text(u) for u in sorted(t.uses, key=_weight)))
 
 
