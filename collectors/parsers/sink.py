@@ -11,13 +11,17 @@ from collectors.vocabulary import VOCABULARY, conforms
 
 _ROOT = str(Path(__file__).resolve().parents[2]) + "/"
 _ORIGINS: dict[tuple[str, int], str] = {}
+# The `add` of each FactSink subclass (a sink that drops repeats): it passes facts on, the parser's call emits them.
+_PASSING_ON: set[int] = set()
 
 
-def _origin(depth: int) -> str:
-    """Where the caller `depth` frames up emitted a fact, `collectors/parsers/kernel.py:120`, for the report's
-    trace. One frame lookup per fact and the text made once per line of code: walking the stack (inspect) per fact
-    would cost a 200,000-line paste several per cent of its time."""
-    frame = sys._getframe(depth + 1)
+def _origin() -> str:
+    """Where the parser called `add`, `collectors/parsers/kernel.py:120`, for the report's trace. A frame lookup
+    per fact and the text made once per line of code: walking the stack (inspect) per fact would cost a
+    200,000-line paste several per cent of its time."""
+    frame = sys._getframe(2)
+    while id(frame.f_code) in _PASSING_ON and frame.f_back is not None:
+        frame = frame.f_back
     key = (frame.f_code.co_filename, frame.f_lineno)
     found = _ORIGINS.get(key)
     if found is None:
@@ -27,6 +31,11 @@ def _origin(depth: int) -> str:
 
 class FactSink:
     """Collects facts for one artifact; refuses names or values outside the vocabulary."""
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if "add" in cls.__dict__:
+            _PASSING_ON.add(id(cls.__dict__["add"].__code__))
 
     def __init__(self, artifact: Artifact, lines: list[str] | None = None) -> None:
         self.artifact = artifact
@@ -53,7 +62,7 @@ class FactSink:
                 subject=self.artifact.subject if subject is None else subject,
                 citation=Citation(artifact=self.artifact.id, start=start, end=end),
                 excerpt=excerpt(text, value=value),
-                origin=_origin(1),
+                origin=_origin(),
             )
         )
 
