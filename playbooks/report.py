@@ -31,6 +31,10 @@ class Evidence(BaseModel):
     parser: str = ""  # what read it: a parser module (kernel) or a line signal (signal:nvrm-line)
     origin: str = ""  # the line of code that emitted it: collectors/parsers/kernel.py:120
 
+    @property
+    def place(self) -> str:
+        return f"{self.artifact}:{self.lines}" if self.lines else self.artifact
+
     @classmethod
     def of(cls, name: str, fact: Fact) -> Evidence:
         c = fact.citation

@@ -61,9 +61,8 @@ def _trace(report: Report) -> Text:
 
 def _cited(out: Text, evidence: list[Evidence], expression: str) -> None:
     for e in evidence:
-        where = f"{e.artifact}:{e.lines}" if e.lines else e.artifact
         emitted = f", emitted at {e.origin}" if e.origin else ""
-        out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {where} ({e.kind or '?'}){emitted}; "
+        out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {e.place} ({e.kind or '?'}){emitted}; "
                    f"used by {expression}\n")
 
 

@@ -50,8 +50,7 @@ def read_by(parser: str, origin: str) -> str:
 
 def _row(t: Traced) -> TraceRow:
     value = t.value if isinstance(t.value, str) else json.dumps(t.value)
-    place = f"{t.artifact}:{t.lines}" if t.lines else t.artifact
-    return TraceRow(place, t.fact, value, sentence(t.fact, t.value), quote(t) if t.excerpt else None,
+    return TraceRow(t.place, t.fact, value, sentence(t.fact, t.value), quote(t) if t.excerpt else None,
                     read_by(t.parser, t.origin), tuple(use_text(u) for u in sorted(t.uses, key=_weight)))
 
 
