@@ -15,11 +15,11 @@ _ORIGINS: dict[tuple[str, int], str] = {}
 _PASSING_ON: set[int] = set()
 
 
-def _origin() -> str:
-    """Where the parser called `add`, `collectors/parsers/kernel.py:120`, for the report's trace. A frame lookup
-    per fact and the text made once per line of code: walking the stack (inspect) per fact would cost a
-    200,000-line paste several per cent of its time."""
-    frame = sys._getframe(2)
+def emitted_at(depth: int = 0) -> str:
+    """The line of code `depth` calls above the caller, `collectors/parsers/kernel.py:120`: where a fact was
+    emitted, for the report's trace. A frame lookup per fact and the text made once per line of code: walking the
+    stack (inspect) per fact would cost a 200,000-line paste several per cent of its time."""
+    frame = sys._getframe(depth + 1)
     while id(frame.f_code) in _PASSING_ON and frame.f_back is not None:
         frame = frame.f_back
     key = (frame.f_code.co_filename, frame.f_lineno)
@@ -62,7 +62,7 @@ class FactSink:
                 subject=self.artifact.subject if subject is None else subject,
                 citation=Citation(artifact=self.artifact.id, start=start, end=end),
                 excerpt=excerpt(text, value=value),
-                origin=_origin(),
+                origin=emitted_at(1),  # the parser's call of add
             )
         )
 

@@ -157,3 +157,13 @@ def test_slack_show_evidence_stays_within_slacks_limits_on_a_big_report() -> Non
     # The lines a supported status rests on come first.
     first = sections[0]["text"]["text"].split("\n• ")[1]
     assert "→ confirmed" in first or "→ likely" in first
+
+
+def test_a_joined_fact_names_the_join_that_made_it() -> None:
+    # kubernetes/kubernetes#106304: a Service selecting app-id while its pods are labelled name; the verdict comes
+    # from joining the Service with the pods, so the code that emitted it is the join, not either parser.
+    report = _report(Case("service-unreachable/k8s-issue-106304-selector-app-id-vs-pod-label-name",
+                          "service.selector_matches_pods", "43", "", "", "", ""))
+    traced = next(t for t in report.trace if t.fact == "service.selector_matches_pods")
+    assert traced.parser == "join:service-backends"
+    assert traced.origin.startswith("collectors/joins.py:") and "selector_matches_pods" in _line(traced.origin)
