@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collectors.factset import FactSet
 from collectors.models import Fact
+from collectors.parsers.sink import emitted_at
 
 JOIN = "join:pod-node"
 
@@ -30,7 +31,7 @@ def suspect_nodes(facts: FactSet) -> list[Fact]:
         found = nodes.get(pod)
         if found is not None:
             out.append(found.model_copy(update={"name": "nccl.suspect_hosts", "value": [found.value],
-                                                "parser": JOIN}))
+                                                "parser": JOIN, "origin": emitted_at()}))
     return out
 
 
@@ -121,7 +122,8 @@ class _Joined:
 
     def __call__(self, name: str, value: object, at: Fact | None = None) -> Fact:
         return (at or self.service).model_copy(update={
-            "name": name, "value": value, "subject": self.service.subject, "parser": SERVICE_JOIN})
+            "name": name, "value": value, "subject": self.service.subject, "parser": SERVICE_JOIN,
+            "origin": emitted_at(1)})
 
 
 def _target_ports(fact: _Joined, target: tuple[Fact, list[str]], declared: list[list[str]]) -> list[Fact]:

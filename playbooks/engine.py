@@ -9,12 +9,11 @@ from collectors.factset import FactSet
 from playbooks.cel_expr import activation
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook
 from playbooks.model import Chart, NoChart
-from playbooks.report import ChartSpec, Evidence, Finding, HypothesisResult, Rule, Status, Target
+from playbooks.report import ChartSpec, Finding, HypothesisResult, Rule, Status, Target, cited_evidence
 from playbooks.templates import promql_regex, render
 
 # Status sets the band; the playbook's prior orders hypotheses inside a band.
 _BASE: dict[Status, float] = {"confirmed": 0.9, "likely": 0.6, "unknown": 0.3, "ruled-out": 0.0}
-_EVIDENCE_PER_FACT = 3
 # A hypothesis whose `leads` holds takes the top of its status band (the prior term is at most 0.09), so it ranks
 # above the others of its status whatever their priors, and stays inside the band.
 _PRIOR_SPAN = 0.09
@@ -120,7 +119,7 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         next_checks=[render(check, variables) for check in spec.next_checks],
         mitigations=[render(m, variables) for m in spec.mitigations],
         parent=parent,
-        evidence=_evidence(present, facts),
+        evidence=cited_evidence(present, facts),
         needs=needs,
         source=list(spec.source),
         decided_by=decided_by,
@@ -162,17 +161,3 @@ def _on_pods_node(names: Iterable[str], facts: FactSet) -> bool:
         if not any(f.subject == f"node/{node}" for f in merged.sources):
             return False
     return True
-
-
-def _evidence(names: list[str], facts: FactSet) -> list[Evidence]:
-    out: list[Evidence] = []
-    for name in names:
-        merged = facts.get(name)
-        if merged is None:
-            continue
-        for fact in merged.sources[:_EVIDENCE_PER_FACT]:
-            c = fact.citation
-            lines = "" if c.start == 0 else (str(c.start) if c.start == c.end else f"{c.start}-{c.end}")
-            out.append(Evidence(fact=name, value=fact.value, artifact=c.artifact, lines=lines,
-                                excerpt=fact.excerpt, kind=fact.kind, parser=fact.parser))
-    return out

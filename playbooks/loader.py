@@ -19,6 +19,7 @@ from playbooks.files import playbook_files as playbook_files
 from playbooks.model import SYMPTOMS, Chart, Hypothesis, Playbook
 from playbooks.problems import PlaybookError as PlaybookError
 from playbooks.problems import Problem as Problem
+from playbooks.report import Rule
 from playbooks.templates import check_template
 from playbooks.yaml_lines import LineMap, load_with_lines
 
@@ -40,6 +41,7 @@ class CompiledPlaybook:
     path: str
     trigger: Predicate
     hypotheses: list[CompiledHypothesis]
+    trigger_rule: Rule | None = None  # the trigger as the report's trace names it: file, line, CEL on one line
 
 
 def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlaybook | None, list[Problem]]:
@@ -222,7 +224,8 @@ def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem])
     hypotheses = [build(h, ("hypotheses", i)) for i, h in enumerate(spec.hypotheses)]
     if trigger is None:
         return None
-    return CompiledPlaybook(spec, file, trigger, hypotheses)
+    rule = Rule(file=_shown_path(file), line=lines.line(("trigger",)), cel=" ".join(spec.trigger.split()))
+    return CompiledPlaybook(spec, file, trigger, hypotheses, rule)
 
 
 def _shown_path(file: str) -> str:

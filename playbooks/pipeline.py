@@ -14,7 +14,7 @@ from collectors.query_facts import parse_with_declared
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
-from playbooks.report import ArtifactRef, Finding, Missing, Report, Target
+from playbooks.report import ArtifactRef, Finding, Missing, Report, Target, cited_evidence
 from playbooks.scope import narrow
 
 _DEFAULT: list[CompiledPlaybook] | None = None
@@ -36,13 +36,22 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     forced = set(symptoms or [])
     chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
     pods = [] if target.pod else _pods(facts)
-    findings = [evaluate(p, facts, _subject(p, pods, target, variables), context) for p in chosen]
+    findings = [_triggered_by(evaluate(p, facts, _subject(p, pods, target, variables), context), p, facts, context)
+                for p in chosen]
     _merge_pointers(findings, {p.spec.id: p for p in chosen})
     strength = _strengths(findings)
     # Supported hypotheses rank first; ties keep playbook order, so the leading hypothesis is deterministic.
     findings.sort(key=lambda f: (-strength[f.playbook],
                                  -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0)))
     return findings
+
+
+def _triggered_by(finding: Finding, playbook: CompiledPlaybook, facts: FactSet, context: Any) -> Finding:
+    """The finding with the trigger that started it and the evidence the trigger read (the report's trace)."""
+    if playbook.trigger_rule is not None and triggered(playbook, context):
+        finding.trigger = playbook.trigger_rule
+        finding.trigger_evidence = cited_evidence(list(playbook.trigger.facts), facts)
+    return finding
 
 
 _MAX_PODS = 20

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from collectors.models import Missing, Target
+from collectors.factset import FactSet
+from collectors.models import Fact, Missing, Target
+from playbooks.cel_expr import referenced_names
 
-__all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Finding", "HypothesisResult", "Missing", "Report", "Rule",
-           "Scope", "ScopeAnswer", "Status", "Target"]
+__all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Expression", "Finding", "HypothesisResult", "Missing", "Report",
+           "Rule", "Scope", "ScopeAnswer", "Status", "Target", "Traced", "Use", "cited_evidence",
+           "expressions"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
 
@@ -25,6 +29,27 @@ class Evidence(BaseModel):
     excerpt: str = ""
     kind: str = ""  # the artifact's kind, e.g. kernel-log
     parser: str = ""  # what read it: a parser module (kernel) or a line signal (signal:nvrm-line)
+    origin: str = ""  # the line of code that emitted it: collectors/parsers/kernel.py:120
+
+    @property
+    def place(self) -> str:
+        return f"{self.artifact}:{self.lines}" if self.lines else self.artifact
+
+    @classmethod
+    def of(cls, name: str, fact: Fact) -> Evidence:
+        c = fact.citation
+        lines = "" if c.start == 0 else (str(c.start) if c.start == c.end else f"{c.start}-{c.end}")
+        return cls(fact=name, value=fact.value, artifact=c.artifact, lines=lines, excerpt=fact.excerpt,
+                   kind=fact.kind, parser=fact.parser, origin=fact.origin)
+
+
+EVIDENCE_PER_FACT = 3
+
+
+def cited_evidence(names: list[str], facts: FactSet) -> list[Evidence]:
+    """The evidence behind facts a rule reads: the first few lines each was read from."""
+    return [Evidence.of(name, fact) for name in names if (merged := facts.get(name)) is not None
+            for fact in merged.sources[:EVIDENCE_PER_FACT]]
 
 
 class ChartSpec(BaseModel):
@@ -78,6 +103,9 @@ class Finding(BaseModel):
     # Set when the finding is context, not a candidate verdict: in a triage an alert about a node started, what
     # the other workloads on that node show ("also on this node"). Such a finding never leads the report.
     aside: str | None = None
+    # The playbook's trigger as written, and the evidence it read; None when it did not hold (a forced symptom).
+    trigger: Rule | None = None
+    trigger_evidence: list[Evidence] = Field(default_factory=list)
 
     def lineage(self, hypothesis: str) -> set[str]:
         """The hypothesis, its ancestors and its descendants: all can be true together with it (a child refines
@@ -96,6 +124,64 @@ class Finding(BaseModel):
                     related.add(child)
                     changed = True
         return related
+
+
+# Which expression of a playbook used a cited line: its trigger, the predicate that decided a hypothesis, or the
+# hypothesis's `cite:` list (context the decision did not rest on).
+Expression = Literal["trigger", "confirm", "likely", "rule_out", "cite"]
+
+
+class Use(BaseModel):
+    """One rule that used a cited line."""
+
+    playbook: str
+    hypothesis: str | None = None  # None for the playbook's trigger
+    expression: Expression
+    status: Status | None = None  # the hypothesis's status; None for the trigger
+    rule: str = ""  # where the expression is written, playbooks/oom-killed.yaml:20; empty for `cite`
+
+
+class Traced(Evidence):
+    """A cited fact on its line, with what read it, the code that emitted it and every rule that used it."""
+
+    uses: list[Use] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=1024)
+def _reads(cel: str) -> frozenset[str]:
+    return frozenset(referenced_names(cel)[0])
+
+
+def expressions(h: HypothesisResult) -> dict[str, Expression]:
+    """Which predicate of `h` used each fact it cites: the one that decided its status, else its `cite:` list."""
+    used = _reads(h.rule.cel) if h.rule is not None and h.decided_by is not None else frozenset()
+    return {e.fact: (h.decided_by if h.decided_by is not None and e.fact in used else "cite") for e in h.evidence}
+
+
+def trace_of(findings: list[Finding]) -> list[Traced]:
+    """Every cited line once (first cited first), with each rule that used it: the trace all renderers show."""
+    out: dict[tuple[str, str, str], Traced] = {}
+
+    def add(e: Evidence, use: Use) -> None:
+        key = (e.fact, e.artifact, e.lines)
+        found = out.get(key)
+        if found is None:
+            found = out[key] = Traced(**e.model_dump(), uses=[])
+        if use not in found.uses:
+            found.uses.append(use)
+
+    for f in findings:
+        if f.trigger is not None:
+            for e in f.trigger_evidence:
+                add(e, Use(playbook=f.playbook, expression="trigger", rule=f"{f.trigger.file}:{f.trigger.line}"))
+        for h in f.hypotheses:
+            used = expressions(h)
+            rule = f"{h.rule.file}:{h.rule.line}" if h.rule is not None else ""
+            for e in h.evidence:
+                expression = used[e.fact]
+                add(e, Use(playbook=f.playbook, hypothesis=h.id, expression=expression, status=h.status,
+                           rule="" if expression == "cite" else rule))
+    return list(out.values())
 
 
 class ArtifactRef(BaseModel):
@@ -191,6 +277,12 @@ class Report(BaseModel):
             return None
         return Lead(playbook=found[0].playbook, hypothesis=found[1].id, status=found[1].status,
                     supporting=[h.id for h in self.supporting()])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def trace(self) -> list[Traced]:
+        """Every cited line once, with what read it, the code that emitted it and each rule that used it."""
+        return trace_of(self.findings)
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = False) -> None:
     """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured).
 
-    `explain` adds the trace to the terminal report; JSON always carries it, markdown shows the rule per row.
+    `explain` adds the trace to the terminal report; JSON always carries it (`trace`), markdown ends with it.
     """
     narrative = _narrative(report) if summary else None
     if fmt == "json":

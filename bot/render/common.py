@@ -56,13 +56,6 @@ def open_checks(report: Report, per_finding: int = 3) -> list[str]:
     return list(dict.fromkeys(checks))
 
 
-def target_line(report: Report) -> str:
-    t = report.target
-    parts = [f"{k}={v}" for k, v in (("service", t.service), ("namespace", t.namespace), ("pod", t.pod),
-                                       ("node", t.node), ("cluster", t.cluster)) if v]
-    return " ".join(parts) or "pasted evidence"
-
-
 def others(report: Report, lead: HypothesisResult | None) -> list[tuple[str, HypothesisResult]]:
     """Every other hypothesis with its playbook (and why it is set aside, when it is), in report order."""
     return [(f"{f.playbook} ({f.aside})" if f.aside else f.playbook, h)

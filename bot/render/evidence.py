@@ -17,7 +17,7 @@ import yaml
 from collectors.text import find_spans
 from collectors.vocabulary import spec
 from drills.sources import label, sources_for_fact
-from playbooks.report import Evidence, HypothesisResult, Report
+from playbooks.report import Evidence, HypothesisResult, Report, expressions
 
 _SENTENCES = Path(__file__).with_name("sentences.yaml")
 MAX_FACTS = 8
@@ -92,17 +92,6 @@ def sentence(fact: str, value: Any) -> str:
     return f"{meaning}: {_value_text(value)}."
 
 
-def _used_by_rule(h: HypothesisResult) -> set[str]:
-    """The facts the deciding predicate reads: evidence beyond those supports nothing the status rests on."""
-    if h.rule is None:
-        return set()
-    return {e.fact for e in h.evidence if re.search(rf"(?<![\w.]){re.escape(e.fact)}(?![\w])", h.rule.cel)}
-
-
-def _place(e: Evidence) -> str:
-    return f"{e.artifact}:{e.lines}" if e.lines else e.artifact
-
-
 def _elided(count: int) -> str:
     return f"[… {count} chars …]"
 
@@ -145,9 +134,9 @@ def quote(e: Evidence) -> Quote:
     kept whole (it is copied to run again); the sample it returned is what a reader needs beside it."""
     flat = " ".join(part.strip() for part in e.excerpt.strip().splitlines())
     if e.kind == "prometheus-query":
-        return Quote(f"{flat} → {_value_text(e.value)}", _place(e))
+        return Quote(f"{flat} → {_value_text(e.value)}", e.place)
     line, spans = shorten(flat, find_spans(flat, e.value))
-    return Quote(line, _place(e), spans)
+    return Quote(line, e.place, spans)
 
 
 def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
@@ -155,8 +144,9 @@ def why(h: HypothesisResult, facts: dict[str, Any]) -> list[Said]:
     if not h.evidence:
         # A report stored before evidence was structured has only its `because` lines; show them as they are.
         return [Said("", line, ()) for line in h.because[:MAX_FACTS]]
-    used = _used_by_rule(h)
-    chosen = [e for e in h.evidence if e.fact in used] or list(h.evidence)
+    # The facts the deciding predicate read: evidence beyond those supports nothing the status rests on.
+    used = expressions(h)
+    chosen = [e for e in h.evidence if used[e.fact] != "cite"] or list(h.evidence)
     grouped: dict[str, list[Evidence]] = {}
     for e in chosen:
         grouped.setdefault(e.fact, []).append(e)

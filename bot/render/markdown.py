@@ -17,6 +17,7 @@ from bot.render.common import (
 )
 from bot.render.evidence import plain, target_words, why
 from bot.render.sources import markdown_link
+from bot.render.trace import trace_rows
 from playbooks.report import Report
 
 
@@ -28,6 +29,23 @@ def _code(text: str) -> str:
     """Inline code that survives backticks in the quoted line."""
     fence = "``" if "`" in text else "`"
     return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+_TRACE_ROWS = 60  # a ticket stays readable; the JSON report has every row
+
+
+def _trace(report: Report) -> list[str]:
+    """Each cited line: what it says, what read it and the code that emitted it, the rules that used it. Fact names
+    stay out, as in the rest of the note: the rules' places lead to them, and the JSON report has them."""
+    rows = trace_rows(report)
+    if not rows:
+        return []
+    out = ["## How it was decided", "", "| line | what it says | read by | used by |", "|---|---|---|---|"]
+    out += [f"| {_esc(r.place)} | {_esc(r.said)} | {_esc(r.read_by)} | {_esc('; '.join(r.uses))} |"
+            for r in rows[:_TRACE_ROWS]]
+    if len(rows) > _TRACE_ROWS:
+        out.append(f"\n_… {len(rows) - _TRACE_ROWS} more cited lines in the JSON report (`--format json`, `trace`)_")
+    return [*out, ""]
 
 
 def render_markdown(report: Report) -> str:
@@ -81,5 +99,6 @@ def render_markdown(report: Report) -> str:
         out += [f"_{_esc(cached)}_", ""]
     if report.problems:
         out += ["## Could not read", ""] + [f"- {_esc(p)}" for p in report.problems[:20]] + [""]
+    out += _trace(report)
     out += ["## Artifacts", ""] + [f"- `{a.id}` ({a.kind}) {a.command}".rstrip() for a in report.artifacts]
     return "\n".join(out) + "\n"

@@ -5,7 +5,6 @@ Pure: reports and texts in, Block Kit dicts out. The handlers (bot/slack/) regis
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -23,8 +22,8 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.render.common import cut_words
-from bot.render.evidence import quote
-from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
+from bot.render.slack import mrkdwn_escape
+from bot.render.trace import trace_rows
 from playbooks.loader import CompiledPlaybook
 from playbooks.report import Report
 
@@ -43,22 +42,22 @@ def hypothesis_label(playbook: str, hypothesis: str) -> str:
     return f"{playbook} \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} {hypothesis}"
 
 
+_USES_SHOWN = 3  # rules named per line in Slack; `--format json` has them all
+
+
 def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, Any]]]:
-    """The citations behind every hypothesis (strongest first), as a few mrkdwn sections."""
+    """Every cited line once (those a supported status rests on first): the fact, the line, what read it and the
+    code that emitted it, and the rules that used it; as a few mrkdwn sections."""
     lines: list[str] = []
-    ranked = sorted(((f.playbook, h) for f in report.findings for h in f.hypotheses),
-                    key=lambda ph: (ph[1].status == "ruled-out", -ph[1].score))
-    for playbook, h in ranked:
-        if not h.evidence:
-            continue
-        lines.append(f"*{mrkdwn_escape(hypothesis_label(playbook, h.id))}* {STATUS_EMOJI[h.status]} {h.status}")
-        for ev in h.evidence:
-            where = f"{ev.artifact}:{ev.lines}" if ev.lines else ev.artifact
-            # The line whole, or around the words the fact was read from with the parts left out marked; the
-            # value shortened at a word: never cut mid-token (docs/slack.md).
-            excerpt = f" _{mrkdwn_escape(quote(ev).line)}_" if ev.excerpt else ""
-            value = mrkdwn_escape(cut_words(json.dumps(ev.value) if not isinstance(ev.value, str) else ev.value, 120))
-            lines.append(f"• `{ev.fact}` = {value} ({mrkdwn_escape(where)}){excerpt}")
+    for row in trace_rows(report):
+        # The line whole, or around the words the fact was read from with the parts left out marked; the value
+        # shortened at a word: never cut mid-token (docs/slack.md).
+        excerpt = f" _{mrkdwn_escape(row.quote.line)}_" if row.quote else ""
+        value = mrkdwn_escape(cut_words(row.value, 120))
+        uses = "; ".join(row.uses[:_USES_SHOWN]) + (f"; +{len(row.uses) - _USES_SHOWN} more"
+                                                   if len(row.uses) > _USES_SHOWN else "")
+        lines.append(f"• `{row.fact}` = {value} ({mrkdwn_escape(row.place)}){excerpt}\n"
+                     f"    read by {mrkdwn_escape(row.read_by)}; used by {mrkdwn_escape(uses)}")
     if report.missing:
         lines.append("*Missing:* " + "; ".join(mrkdwn_escape(f"{m.source} ({m.reason})") for m in report.missing))
     if not lines:

@@ -26,7 +26,7 @@ from bot.render.common import (
 from bot.render.evidence import Quote, target_words, why
 from bot.render.sources import with_link
 from bot.render.wrap import wrap_text
-from playbooks.report import Report
+from playbooks.report import Evidence, Report, expressions
 
 _STYLE = {"confirmed": "bold green", "likely": "yellow", "unknown": "dim", "ruled-out": "red"}
 
@@ -35,9 +35,14 @@ Line = tuple[Text, int | None]
 
 
 def _trace(report: Report) -> Text:
-    """How each status was decided: the rule that held (file:line and its CEL) and what read each fact."""
+    """How each status was decided: the trigger and the rule that held (file:line and its CEL), which of its
+    expressions used each fact, what read the fact and the line of code that emitted it."""
     out = Text("How it was decided (--explain)\n", style="bold")
     for finding in report.findings:
+        if finding.trigger is not None:
+            out.append(f"\n{finding.playbook}", style="bold")
+            out.append(f"  triggered at {finding.trigger.file}:{finding.trigger.line}\n    {finding.trigger.cel}\n")
+            _cited(out, finding.trigger_evidence, "trigger")
         for h in finding.hypotheses:
             out.append(f"\n{finding.playbook}/{h.id}", style="bold")
             out.append(f"  {h.status}\n", style=_STYLE[h.status])
@@ -48,10 +53,17 @@ def _trace(report: Report) -> Text:
             for note in (h.note, f"joined the {h.merged_into} finding" if h.merged_into else None):
                 if note:
                     out.append(f"  ({note})\n", style="dim")
+            used = expressions(h)
             for e in h.evidence:
-                where = f"{e.artifact}:{e.lines}" if e.lines else e.artifact
-                out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {where} ({e.kind or '?'})\n")
+                _cited(out, [e], used.get(e.fact, "cite"))
     return out
+
+
+def _cited(out: Text, evidence: list[Evidence], expression: str) -> None:
+    for e in evidence:
+        emitted = f", emitted at {e.origin}" if e.origin else ""
+        out.append(f"  {e.fact} = {e.value!r}  read by {e.parser or '?'} from {e.place} ({e.kind or '?'}){emitted}; "
+                   f"used by {expression}\n")
 
 
 def _prose(text: str, style: str = "") -> Line:

@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from collectors.models import Artifact, Citation, Fact, ParseResult
 from collectors.text import excerpt
 from collectors.vocabulary import VOCABULARY, conforms
 
+_ROOT = str(Path(__file__).resolve().parents[2]) + "/"
+_ORIGINS: dict[tuple[str, int], str] = {}
+# The `add` of each FactSink subclass (a sink that drops repeats): it passes facts on, the parser's call emits them.
+_PASSING_ON: set[int] = set()
+
+
+def emitted_at(depth: int = 0) -> str:
+    """The line of code `depth` calls above the caller, `collectors/parsers/kernel.py:120`: where a fact was
+    emitted, for the report's trace. A frame lookup per fact and the text made once per line of code: walking the
+    stack (inspect) per fact would cost a 200,000-line paste several per cent of its time."""
+    frame = sys._getframe(depth + 1)
+    while id(frame.f_code) in _PASSING_ON and frame.f_back is not None:
+        frame = frame.f_back
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    found = _ORIGINS.get(key)
+    if found is None:
+        found = _ORIGINS[key] = f"{key[0].removeprefix(_ROOT)}:{key[1]}"
+    return found
+
 
 class FactSink:
     """Collects facts for one artifact; refuses names or values outside the vocabulary."""
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        if "add" in cls.__dict__:
+            _PASSING_ON.add(id(cls.__dict__["add"].__code__))
 
     def __init__(self, artifact: Artifact, lines: list[str] | None = None) -> None:
         self.artifact = artifact
@@ -35,6 +62,7 @@ class FactSink:
                 subject=self.artifact.subject if subject is None else subject,
                 citation=Citation(artifact=self.artifact.id, start=start, end=end),
                 excerpt=excerpt(text, value=value),
+                origin=emitted_at(1),  # the parser's call of add
             )
         )
 
