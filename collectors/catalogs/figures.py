@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import re
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.vocabulary import VOCABULARY

@@ -95,8 +95,8 @@ def read(artifact: Artifact) -> ParseResult:
     for fact, reading_set in _facts(readings):
         for e in reading_set:
             # A figure joined from several lines quotes each of them.
-            text = e.text if e.start == e.end else " / ".join(x.strip() for x in lines[e.start - 1:e.end] if x.strip())
-            sink.add(fact.fact, e.value, e.start, e.end, subject=e.subject, text=text)
+            quoted = e.text if e.start == e.end else " / ".join(x.strip() for x in lines[e.start - 1:e.end] if x.strip())
+            sink.add(fact.fact, e.value, e.start, e.end, subject=e.subject, text=quoted)
             if e.stated:
                 stated_lines.add(e.start)
     result = sink.done()

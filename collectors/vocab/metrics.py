@@ -111,8 +111,8 @@ FACTS: list[FactSpec] = [
     FactSpec("latency.queue_share", "float", "share of request time spent queued", "max", "0.7"),
     FactSpec("serving.waiting_requests", "int",
              "requests waiting in an inference server's queue for a slot (the most seen): vLLM's "
-             "num_requests_waiting or its stats line's Waiting/Pending, TGI's tgi_queue_size, Triton's nv_inference_pending_request_count "
-             "(collectors/catalogs/figures.yaml)", "max", "184"),
+             "num_requests_waiting or its stats line's Waiting/Pending, TGI's tgi_queue_size, Triton's "
+             "nv_inference_pending_request_count (collectors/catalogs/figures.yaml)", "max", "184"),
     FactSpec("serving.running_requests", "int",
              "requests an inference server computes at once (the most seen): vLLM's num_requests_running or "
              "Running, TGI's tgi_batch_current_size", "max", "72"),
