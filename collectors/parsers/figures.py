@@ -34,7 +34,7 @@ _MAX_TABLE_ROWS = 64
 _STAT = r"(?:mean|median|avg|average|p\d{2,3})"
 # A sentence's verb, then words that only hedge the amount ("stuck at", "around"); "not" is none of them, so
 # "GPU util is not 0%" is not read.
-_VERB = (r"(?:is|was|are|were|stays|stayed|remains|remained|sits|sat|reaches|reached|hovers|hovering|shows|showed)"
+_VERB = (r"(?:is|was|are|were|stays|stayed|remains|remained|sits|sat|reaches|reached|hovers|hovering|shows|showed|of|at)"
          r"(?:\s+(?:only|just|around|about|at|stuck|always|almost|nearly|constantly|roughly|approximately|consistently)"
          r")*")
 _NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
@@ -60,8 +60,10 @@ _PAIR: Any = None
 _NAMES: Any = None
 _VALUE: Any = re2.compile(r"^\s*[~≈]?\s*(" + _NUMBER + r")\s*(" + _UNIT + r")?\s*$")
 _CELL_UNIT: Any = re2.compile(r"^(.*?)\s*(?:[\[(]\s*([^\])]{1,12})\s*[\])]|(%))?\s*(?:\([^)]*\))?\s*$")
+_GPU_CELL: Any = re2.compile(r"^((?i:gpu(?:-i)?)?)\s*(\d+)$")
 _HEADING: Any = re2.compile(r"^\s*(?:#{1,6}\s|={3,}|-{3,}\s*$)")
 _QUESTION_OR_IF: Any = re2.compile(r"(?i)(?:\?\s*$|\b(?:if|whether|unless|should|expect|expected)\b)")
+_NEGATED: Any = re2.compile(r"(?i)\b(?:not|no|never|nor|isn't|wasn't|without)\b[^,;]*$")
 
 
 def _patterns() -> tuple[Any, Any]:
@@ -74,6 +76,18 @@ def _patterns() -> tuple[Any, Any]:
             r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
         _NAMES = _compile(r"(?im)(?:^|[^A-Za-z0-9_:])(" + names + r")(?:[^A-Za-z0-9_]|$)")
     return _PAIR, _NAMES
+
+
+_VALUE_FIRST: Any = None
+
+
+def _value_first() -> Any:
+    """`20% GPU utilization`, `at 0 % GPU-Util`: prose that puts the percentage before the name."""
+    global _VALUE_FIRST
+    if _VALUE_FIRST is None:
+        _VALUE_FIRST = _compile(r"(?im)(?:^|[^\w.,])[~≈]?(\d{1,3}(?:\.\d+)?)[ \t]*%[ \t]+(?:of[ \t]+)?(?:the[ \t]+)?("
+                                + name_alternation() + r")(?:[^A-Za-z0-9_]|$)")
+    return _VALUE_FIRST
 
 
 # Printed units and what they say: a scale (SI suffix) or a unit class.
@@ -119,6 +133,14 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
         if reading is not None:
             out.append(reading)
             read_lines.add(index)
+    for m in _value_first().finditer(text):
+        index = bisect.bisect_right(starts, m.start(2)) - 1
+        if index in read_lines:
+            continue
+        reading = _stated_value_first(m, lines[index], m.start(1) - starts[index], index, blocks[index])
+        if reading is not None:
+            out.append(reading)
+            read_lines.add(index)
     header_lines = sorted({bisect.bisect_right(starts, m.start(1)) - 1 for m in names.finditer(text)} - read_lines)
     for index in header_lines:
         out.extend(_table(lines, index, blocks))
@@ -149,7 +171,8 @@ def _pair(m: Any, line: str, col: int, index: int, block: int) -> Reading | None
     if entry is None:
         return None
     stated = sep.strip() not in (":", "=", "")
-    if stated and _QUESTION_OR_IF.search(line[:col] + line[m.end():m.end() + 200].split(".")[0]):
+    if stated and (_unsure(line, col, col + m.end() - m.start(2)) or (entry.unit != "count" and not _known(unit))):
+        # A sentence says its unit ("is 0%", "was 60 s"); a bare number after "is" may be anything.
         return None
     if sep.strip() == "" and not stated:
         # `name value` is a layout only where the name starts the line or is a metric name: in prose "GPU util 0"
@@ -159,6 +182,24 @@ def _pair(m: Any, line: str, col: int, index: int, block: int) -> Reading | None
             return None
     subject = _label_subject(labels or "")
     return _reading(entry, number, unit or bracket_unit, index, block, stated, subject)
+
+
+def _stated_value_first(m: Any, line: str, col: int, index: int, block: int) -> Reading | None:
+    entry = _alias(m.group(2), line[:_MAX_LINE])
+    if entry is None or entry.unit not in ("percent", "ratio") or _unsure(line, col, col + m.end(2) - m.start(1)):
+        return None
+    return _reading(entry, m.group(1), "%", index, block, True, None)
+
+
+def _known(unit: str | None) -> bool:
+    return bool(unit) and (unit == "%" or unit in _SI or unit in _TIME or (unit or "").lower() in _TIME)
+
+
+def _unsure(line: str, start: int, end: int) -> bool:
+    """A question, a condition or a negation around a stated figure: not an observation."""
+    before = line[max(0, start - 80):start]
+    after = line[end:end + 200].split(".")[0]
+    return bool(_QUESTION_OR_IF.search(before + " " + after) or _NEGATED.search(before[-24:]))
 
 
 def _label_subject(labels: str) -> str | None:
@@ -216,7 +257,7 @@ def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]
     for n, cell in enumerate(header):
         m = _CELL_UNIT.match(cell)
         name, unit = (m.group(1), m.group(2) or m.group(3)) if m else (cell, None)
-        if normalise(name) in ("gpu", "index", "idx", "gpuid", "gpuindex"):
+        if normalise(name) in ("gpu", "index", "idx", "gpuid", "gpuindex", "entity"):
             gpu_column = n
             continue
         entry = _alias(name, lines[index])
@@ -232,10 +273,14 @@ def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]
             return
         cells = _split_cells(row)
         if len(cells) != len(header):
+            if row_index == index + 1 and not any(c.isdigit() for c in row):
+                continue  # a second header row of units or ids (dcgmi dmon's "Id", nvidia-smi dmon's "# Idx W C")
             return
         subject = None
-        if gpu_column is not None and cells[gpu_column].isdigit():
-            subject = f"gpu {cells[gpu_column]}"
+        if gpu_column is not None:
+            m = _GPU_CELL.match(cells[gpu_column])
+            # A MIG instance (dcgmi's "GPU-I 1") is not the whole GPU of the same number.
+            subject = f"{(m.group(1) or 'gpu').lower()} {m.group(2)}" if m else None
         for n, (entry, unit) in columns.items():
             m = _VALUE.match(cells[n])
             if m is None:
