@@ -121,6 +121,19 @@ REAL = [
 ]
 
 
+REAL.append(pytest.param(
+    # https://github.com/NVIDIA/DCGM/issues/244 (description): dcgmi dmon's table, N/A where a field was not sampled
+    "[root@b76d14397 sanmu]# dcgmi dmon -e 1001,1002,1003,1004,1005,1006,1007,1008\n"
+    "#Entity    GRACT        SMACT        SMOCC        TENSO        DRAMA        FP64A        FP32A        FP16A\n"
+    "ID\n"
+    "GPU 0      N/A          N/A          N/A          N/A          N/A          N/A          N/A          N/A\n"
+    "GPU 1      N/A          N/A          N/A          N/A          N/A          N/A          N/A          N/A\n"
+    "GPU 0      0.888        N/A          N/A          0.178        N/A          N/A          N/A          0.001\n"
+    "GPU 1      N/A          0.777        N/A          N/A          N/A          0.000        0.046        N/A\n",
+    {"gpu.gr_engine_active_ratio": 0.888, "gpu.sm_active_ratio": 0.777, "gpu.tensor_active_ratio": 0.178},
+    id="dcgm-244-dcgmi-dmon-profiling-table"))
+
+
 @pytest.mark.parametrize(("text", "expected"), REAL)
 def test_real_pastes(text: str, expected: dict[str, object]) -> None:
     got = values(text)
@@ -174,9 +187,28 @@ def test_nvidia_smi_csv_query_is_a_table() -> None:
     "GPU-Util: 300 MiB",  # a unit of another quantity
     "Waiting: 5",  # a word too common to trust without vLLM's line around it
     "Pods Statuses:  1 Running / 0 Waiting / 0 Succeeded / 0 Failed",
+    "GPU util is 3 nodes",  # a sentence says its unit; a bare number after "is" may be anything
+    "not 20% GPU utilization",
+    "gpu stays at 30% GPU-Util?",
 ])
 def test_not_read(text: str) -> None:
     assert read(text) == []
+
+
+def test_dcgmi_dmon_rows_keep_their_gpu_and_mig_instance_apart() -> None:
+    text = "  # Entity  GRACT  SMACT\n      Id\n   GPU 0  0.429  0.429\n   GPU-I 1  0.750  0.750\n"
+    got = {(f.subject, f.value) for f in read(text) if f.name == "gpu.sm_active_ratio"}
+    assert got == {("gpu 0", 0.429), ("gpu-i 1", 0.75)}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("only 20% GPU utilization on each card", 20.0),
+    ("with a GPU utilization of 20%", 20.0),
+    ("GPU utilization is only 4% and never above 10%", 4.0),
+])
+def test_prose_states_a_figure_with_its_unit(text: str, value: float) -> None:
+    facts = read(text)
+    assert [(f.name, f.value, f.parser) for f in facts] == [("gpu.util_percent", value, "stated:figures")]
 
 
 def test_a_busy_gpu_reads_busy() -> None:
