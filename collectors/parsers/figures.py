@@ -34,7 +34,8 @@ _MAX_TABLE_ROWS = 64
 _STAT = r"(?:mean|median|avg|average|p\d{2,3})"
 # A sentence's verb, then words that only hedge the amount ("stuck at", "around"); "not" is none of them, so
 # "GPU util is not 0%" is not read.
-_VERB = (r"(?:is|was|are|were|stays|stayed|remains|remained|sits|sat|reaches|reached|hovers|hovering|shows|showed|of|at)"
+_VERB = (r"(?:is|was|are|were|stays|stayed|remains|remained|sits|sat|reaches|reached|hovers|hovering|shows|showed"
+         r"|of|at)"
          r"(?:\s+(?:only|just|around|about|at|stuck|always|almost|nearly|constantly|roughly|approximately|consistently)"
          r")*")
 _NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
@@ -109,7 +110,8 @@ def read(artifact: Artifact) -> ParseResult:
     for fact, reading_set in _facts(readings):
         for e in reading_set:
             # A figure joined from several lines quotes each of them.
-            quoted = e.text if e.start == e.end else " / ".join(x.strip() for x in lines[e.start - 1:e.end] if x.strip())
+            joined = " / ".join(x.strip() for x in lines[e.start - 1:e.end] if x.strip())
+            quoted = e.text if e.start == e.end else joined
             sink.add(fact.fact, e.value, e.start, e.end, subject=e.subject, text=quoted)
             if e.stated:
                 stated_lines.add(e.start)
