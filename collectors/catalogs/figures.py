@@ -39,15 +39,16 @@ class FigureFact(BaseModel):
 
     fact: str
     figure: str | None = None
-    ratio: tuple[str, str] | None = None
+    ratio: tuple[str, str] | None = None  # a / b
+    share: tuple[str, str] | None = None  # a / (a + b): failed over failed and succeeded
     unit: Unit
 
     @model_validator(mode="after")
     def _known(self) -> FigureFact:
         if self.fact not in VOCABULARY:
             raise ValueError(f"figures catalog: unknown fact {self.fact}")
-        if (self.figure is None) == (self.ratio is None):
-            raise ValueError(f"figures catalog: {self.fact} needs exactly one of figure or ratio")
+        if sum(x is not None for x in (self.figure, self.ratio, self.share)) != 1:
+            raise ValueError(f"figures catalog: {self.fact} needs exactly one of figure, ratio or share")
         return self
 
 
@@ -61,7 +62,7 @@ class Catalog(BaseModel):
     def _figures_exist(self) -> Catalog:
         known = {e.figure for e in self.entries}
         for f in self.facts:
-            used = [f.figure] if f.figure else list(f.ratio or ())
+            used = [f.figure] if f.figure else list(f.ratio or f.share or ())
             missing = [u for u in used if u not in known]
             if missing:
                 raise ValueError(f"figures catalog: {f.fact} reads figures no entry gives: {missing}")

@@ -62,6 +62,8 @@ _NAMES: Any = None
 _VALUE: Any = re2.compile(r"^\s*[~≈]?\s*(" + _NUMBER + r")\s*(" + _UNIT + r")?\s*$")
 _CELL_UNIT: Any = re2.compile(r"^(.*?)\s*(?:[\[(]\s*([^\])]{1,12})\s*[\])]|(%))?\s*(?:\([^)]*\))?\s*$")
 _GPU_CELL: Any = re2.compile(r"^((?i:gpu(?:-i)?)?)\s*(\d+)$")
+# A scrape's own comments are not headings: its HELP and TYPE lines sit between the series of one block.
+_EXPOSITION_COMMENT: Any = re2.compile(r"^\W*#\s*(?:HELP|TYPE|UNIT|EOF)\b")
 _HEADING: Any = re2.compile(r"^\s*(?:#{1,6}\s|={3,}|-{3,}\s*$)")
 _QUESTION_OR_IF: Any = re2.compile(r"(?i)(?:\?\s*$|\b(?:if|whether|unless|should|expect|expected)\b)")
 _NEGATED: Any = re2.compile(r"(?i)\b(?:not|no|never|nor|isn't|wasn't|without)\b[^,;]*$")
@@ -154,7 +156,7 @@ def _blocks(lines: list[str]) -> list[int]:
     out: list[int] = []
     block = 0
     for line in lines:
-        if not line.strip() or _HEADING.match(line[:_MAX_LINE]):
+        if not line.strip() or (_HEADING.match(line[:_MAX_LINE]) and not _EXPOSITION_COMMENT.match(line[:_MAX_LINE])):
             block += 1
         out.append(block)
     return out
@@ -331,19 +333,23 @@ def _facts(readings: list[Reading]) -> Iterator[tuple[FigureFact, list[Emitted]]
                     out.append(Emitted(shown, r.line, r.line, r.stated, r.subject))
         elif fact.ratio is not None:
             out = _ratios(by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], []))
+        elif fact.share is not None:
+            out = _ratios(by_figure.get(fact.share[0], []), by_figure.get(fact.share[1], []), share=True)
         if out:
             yield fact, out
 
 
-def _ratios(numerators: list[Reading], denominators: list[Reading]) -> list[Emitted]:
-    """num / den per block (summed over the block's readings, as a scrape's label sets add up)."""
+def _ratios(numerators: list[Reading], denominators: list[Reading], share: bool = False) -> list[Emitted]:
+    """num / den per block (summed over the block's readings, as a scrape's label sets add up); with `share`,
+    num / (num + den)."""
     out: list[Emitted] = []
     blocks = sorted({r.block for r in numerators} & {r.block for r in denominators})
     for block in blocks:
         num = [r for r in numerators if r.block == block]
         den = [r for r in denominators if r.block == block]
-        top = sum(_convert(r, "s") or 0.0 for r in num)
-        bottom = sum(_convert(r, "s") or 0.0 for r in den)
+        unit = "count" if share else "s"
+        top = sum(_convert(r, unit) or 0.0 for r in num)
+        bottom = sum(_convert(r, unit) or 0.0 for r in den) + (top if share else 0.0)
         if bottom <= 0 or top > bottom:
             continue
         lines = [r.line for r in num + den]

@@ -109,7 +109,7 @@ REAL = [
         "nv_inference_request_duration_us{model=\"gpt2_16\",version=\"1\"} 32435\n"
         "nv_inference_queue_duration_us{model=\"gpt2_16\",version=\"1\"} 64\n"
         "nv_inference_compute_input_duration_us{model=\"gpt2_16\",version=\"1\"} 4629\n",
-        {"latency.queue_share": 0.002},
+        {"latency.queue_share": 0.002, "http.error_ratio": 0.0},
         id="triton-5106-queue-small-share"),
     pytest.param(
         # https://github.com/triton-inference-server/server/issues/2755 (description): Triton's GPU gauge, 0-1
@@ -132,6 +132,18 @@ REAL.append(pytest.param(
     "GPU 1      N/A          0.777        N/A          N/A          N/A          0.000        0.046        N/A\n",
     {"gpu.gr_engine_active_ratio": 0.888, "gpu.sm_active_ratio": 0.777, "gpu.tensor_active_ratio": 0.178},
     id="dcgm-244-dcgmi-dmon-profiling-table"))
+
+
+REAL.append(pytest.param(
+    # https://github.com/triton-inference-server/server/issues/6448 (description): no failures, a 0 error share
+    "`# HELP nv_inference_request_success Number of successful inference requests, all batch sizes\n"
+    "# TYPE nv_inference_request_success counter\n"
+    "nv_inference_request_success{model=\"triton-vllm-code-llama-model\",version=\"1\"} 2639\n"
+    "# HELP nv_inference_request_failure Number of failed inference requests, all batch sizes\n"
+    "# TYPE nv_inference_request_failure counter\n"
+    "nv_inference_request_failure{model=\"triton-vllm-code-llama-model\",version=\"1\"} 0\n",
+    {"http.error_ratio": 0.0},
+    id="triton-6448-success-and-failure-counters"))
 
 
 @pytest.mark.parametrize(("text", "expected"), REAL)
@@ -209,6 +221,11 @@ def test_dcgmi_dmon_rows_keep_their_gpu_and_mig_instance_apart() -> None:
 def test_prose_states_a_figure_with_its_unit(text: str, value: float) -> None:
     facts = read(text)
     assert [(f.name, f.value, f.parser) for f in facts] == [("gpu.util_percent", value, "stated:figures")]
+
+
+def test_failed_over_all_requests() -> None:
+    text = "tgi_request_success 190\ntgi_request_failure{err=\"overloaded\"} 10\n"
+    assert values(text) == {"http.error_ratio": 0.05}
 
 
 def test_a_busy_gpu_reads_busy() -> None:
