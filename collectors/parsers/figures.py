@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate, islice
 from typing import Any
 
 import re2
@@ -31,6 +32,9 @@ PARSER = "figures"
 _MAX_LINE = 4096
 _MAX_TABLE_ROWS = 64
 
+_MAX_PAIRS = 2000
+_MAX_PROSE = 500
+_MAX_HEADERS = 20
 _STAT = r"(?:mean|median|avg|average|p\d{2,3})"
 # A sentence's verb, then words that only hedge the amount ("stuck at", "around"); "not" is none of them, so
 # "GPU util is not 0%" is not read.
@@ -62,9 +66,6 @@ _NAMES: Any = None
 _VALUE: Any = re2.compile(r"^\s*[~≈]?\s*(" + _NUMBER + r")\s*(" + _UNIT + r")?\s*$")
 _CELL_UNIT: Any = re2.compile(r"^(.*?)\s*(?:[\[(]\s*([^\])]{1,12})\s*[\])]|(%))?\s*(?:\([^)]*\))?\s*$")
 _GPU_CELL: Any = re2.compile(r"^((?i:gpu(?:-i)?)?)\s*(\d+)$")
-# A scrape's own comments are not headings: its HELP and TYPE lines sit between the series of one block.
-_EXPOSITION_COMMENT: Any = re2.compile(r"^\W*#\s*(?:HELP|TYPE|UNIT|EOF)\b")
-_HEADING: Any = re2.compile(r"^\s*(?:#{1,6}\s|={3,}|-{3,}\s*$)")
 _QUESTION_OR_IF: Any = re2.compile(r"(?i)(?:\?\s*$|\b(?:if|whether|unless|should|expect|expected)\b)")
 _NEGATED: Any = re2.compile(r"(?i)\b(?:not|no|never|nor|isn't|wasn't|without)\b[^,;]*$")
 
@@ -125,19 +126,21 @@ def read(artifact: Artifact) -> ParseResult:
 
 def _readings(text: str, lines: list[str]) -> list[Reading]:
     pair, names = _patterns()
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
+    if names.search(text) is None:
+        return []  # no catalogued name anywhere: one scan in C, nothing built per line
+    starts = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
     blocks = _blocks(lines)
     out: list[Reading] = []
     read_lines: set[int] = set()
-    for m in pair.finditer(text):
+    # Budgets: a figure is read from a handful of lines, and the highest reading is what a fact keeps; past these
+    # many candidates a paste is a long log or garbage, and reading on would only cost time.
+    for m in islice(pair.finditer(text), _MAX_PAIRS):
         index = bisect.bisect_right(starts, m.start(2)) - 1
         reading = _pair(m, lines[index], m.start(2) - starts[index], index, blocks[index])
         if reading is not None:
             out.append(reading)
             read_lines.add(index)
-    for m in _value_first().finditer(text):
+    for m in islice(_value_first().finditer(text), _MAX_PROSE):
         index = bisect.bisect_right(starts, m.start(2)) - 1
         if index in read_lines:
             continue
@@ -145,8 +148,14 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
         if reading is not None:
             out.append(reading)
             read_lines.add(index)
-    header_lines = sorted({bisect.bisect_right(starts, m.start(1)) - 1 for m in names.finditer(text)} - read_lines)
-    for index in header_lines:
+    headers: list[int] = []
+    for m in islice(names.finditer(text), _MAX_HEADERS * 20):
+        index = bisect.bisect_right(starts, m.start(1)) - 1
+        if index not in read_lines and (not headers or headers[-1] != index):
+            headers.append(index)
+            if len(headers) >= _MAX_HEADERS:
+                break
+    for index in headers:
         out.extend(_table(lines, index, blocks))
     return out
 
@@ -156,17 +165,46 @@ def _blocks(lines: list[str]) -> list[int]:
     out: list[int] = []
     block = 0
     for line in lines:
-        if not line.strip() or (_HEADING.match(line[:_MAX_LINE]) and not _EXPOSITION_COMMENT.match(line[:_MAX_LINE])):
+        first = line.lstrip()[:1]
+        if not first or (first in "#=-" and _starts_block(line)):
             block += 1
         out.append(block)
     return out
 
 
+def _starts_block(line: str) -> bool:
+    """A blank line, a markdown heading (not a scrape's `# HELP` / `# TYPE` comment) or a rule of = or -."""
+    stripped = line.strip()
+    if not stripped:
+        return True
+    if stripped[0] == "#":
+        rest = stripped.lstrip("#")
+        words = rest.split(None, 1)
+        return len(stripped) - len(rest) <= 6 and rest[:1] in (" ", "\t") and (
+            not words or words[0] not in ("HELP", "TYPE", "UNIT", "EOF"))
+    return len(stripped) >= 3 and (set(stripped) <= {"="} or set(stripped) <= {"-"})
+
+
 def _alias(name: str, line: str) -> Alias | None:
     for entry in aliases().get(normalise(name), ()):
-        if not entry.context or any(re2.search(r"(?i)\b" + re2.escape(w) + r"\b", line) for w in entry.context):
+        if not entry.context or _has_word(line, entry.context):
             return entry
     return None
+
+
+def _has_word(line: str, words: tuple[str, ...]) -> bool:
+    """One of `words` on the line as a word of its own (case ignored)."""
+    lower = line.lower()
+    for word in words:
+        w = word.lower()
+        at = lower.find(w)
+        while at >= 0:
+            before = lower[at - 1] if at else " "
+            after = lower[at + len(w)] if at + len(w) < len(lower) else " "
+            if not before.isalnum() and not after.isalnum():
+                return True
+            at = lower.find(w, at + 1)
+    return False
 
 
 def _pair(m: Any, line: str, col: int, index: int, block: int) -> Reading | None:
