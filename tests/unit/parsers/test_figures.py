@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from collectors.catalogs.figures import Alias, catalog
 from collectors.models import Artifact, ArtifactKind, Fact
 from collectors.parsers import figures
+from collectors.parsers.registry import parse_artifact
 
 
 def read(text: str) -> list[Fact]:
@@ -264,3 +265,18 @@ def test_time_grows_linearly_with_adversarial_input() -> None:
     unit = "GPU-Util GPU Util gpu_util: : = | Running Waiting " * 50 + "\n"
     small, large = _seconds(unit * 20), _seconds(unit * 160)
     assert large < small * 8 * 4 + 0.5
+
+
+def test_a_pasted_vllm_line_reaches_the_facts_once_through_the_registry() -> None:
+    text = ("INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 "
+            "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache "
+            "usage: 0.0%\n")
+    result = parse_artifact(Artifact(id="p", kind=ArtifactKind.TEXT, content=text, source="paste"))
+    waiting = [f for f in result.facts if f.name == "serving.waiting_requests"]
+    assert [(f.value, f.parser, f.citation.start) for f in waiting] == [(3, "figures", 1)]
+
+
+def test_a_scrape_read_by_its_parser_is_not_read_twice() -> None:
+    text = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 7\n'
+    result = parse_artifact(Artifact(id="p", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="paste"))
+    assert [(f.value, f.parser) for f in result.facts if f.name == "gpu.util_percent"] == [(7.0, "prometheus_text")]
