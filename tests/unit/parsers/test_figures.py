@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from collectors.catalogs.figures import Alias, catalog
 from collectors.models import Artifact, ArtifactKind, Fact
 from collectors.parsers import figures
+from collectors.parsers.metric_serving import FIGURES, SERVING_GAUGES
 from collectors.parsers.registry import parse_artifact
 
 
@@ -280,3 +281,16 @@ def test_a_scrape_read_by_its_parser_is_not_read_twice() -> None:
     text = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 7\n'
     result = parse_artifact(Artifact(id="p", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="paste"))
     assert [(f.value, f.parser) for f in result.facts if f.name == "gpu.util_percent"] == [(7.0, "prometheus_text")]
+
+
+def test_the_scrape_rules_know_the_catalogs_serving_gauges() -> None:
+    listed = {name: FIGURES[e.figure] for e in catalog().entries if e.figure in FIGURES
+              for name in e.names if "_" in name or ":" in name}
+    assert listed == SERVING_GAUGES
+
+
+def test_a_live_scrape_gives_the_serving_facts() -> None:
+    text = 'vllm:num_requests_waiting{model_name="m"} 184\nvllm:gpu_cache_usage_perc{model_name="m"} 0.998\n'
+    result = parse_artifact(Artifact(id="s", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="prometheus"))
+    assert {f.name: f.value for f in result.facts} == {"serving.waiting_requests": 184,
+                                                        "serving.kv_cache_usage_ratio": 0.998}
