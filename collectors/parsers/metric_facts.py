@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from collectors.catalogs.xid import secondary_codes
-from collectors.parsers import metric_gpu, metric_http
+from collectors.parsers import metric_gpu, metric_http, metric_serving
 from collectors.parsers.metric_base import Derived, Index, Rule, derive_fact, finite, highest, label_key
 from collectors.parsers.promql_samples import Sample, format_number
 
@@ -294,6 +294,7 @@ RULES: tuple[Rule, ...] = (
     _queue_share,
     *metric_gpu.RULES,
     *metric_http.RULES,
+    *metric_serving.RULES,
 )
 
 # Every metric a rule reads; the API parser uses it to recognise a query over one of them.
@@ -313,7 +314,7 @@ KNOWN_METRICS: frozenset[str] = frozenset({
     "node_memory_MemAvailable_bytes",
     "node_memory_MemTotal_bytes", "node_cpu_seconds_total", "coredns_dns_responses_total",
     "coredns_dns_response_rcode_count_total", "nv_inference_queue_duration_us",
-    "nv_inference_request_duration_us", *metric_gpu.METRICS, *metric_http.METRICS,
+    "nv_inference_request_duration_us", *metric_gpu.METRICS, *metric_http.METRICS, *metric_serving.METRICS,
 })
 
 

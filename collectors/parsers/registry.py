@@ -18,6 +18,7 @@ from collectors.parsers import (
     describe_service,
     endpoints_table,
     events,
+    figures,
     flight_recorder,
     hpa_text,
     k8s_objects,
@@ -113,6 +114,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     timed = curl_writeout.read(artifact)
     result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
     result.problems += timed.problems
+    # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.
+    numbers = figures.read(artifact)
+    result.facts += signals.without_repeats(result.facts, numbers.facts)
+    result.problems += numbers.problems
     return result
 
 

@@ -109,6 +109,19 @@ FACTS: list[FactSpec] = [
              "the one version (canary) that carries the errors while the others stay clean", example="v2"),
     FactSpec("latency.p99_seconds", "float", "service p99 latency", "max", "0.8"),
     FactSpec("latency.queue_share", "float", "share of request time spent queued", "max", "0.7"),
+    FactSpec("serving.waiting_requests", "int",
+             "requests waiting in an inference server's queue for a slot (the most seen): vLLM's "
+             "num_requests_waiting or its stats line's Waiting/Pending, TGI's tgi_queue_size, Triton's "
+             "nv_inference_pending_request_count (collectors/catalogs/figures.yaml)", "max", "184"),
+    FactSpec("serving.running_requests", "int",
+             "requests an inference server computes at once (the most seen): vLLM's num_requests_running or "
+             "Running, TGI's tgi_batch_current_size", "max", "72"),
+    FactSpec("serving.kv_cache_usage_ratio", "float",
+             "share of an LLM server's KV cache in use (the highest seen): vLLM's gpu_cache_usage_perc / "
+             "kv_cache_usage_perc, or its stats line's GPU KV cache usage", "max", "0.998"),
+    FactSpec("serving.ttft_seconds", "float",
+             "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
+             "mean, median or a percentile", "max", "60"),
     FactSpec("traffic.increase_ratio", "float", "request rate now / baseline", "max", "4.0"),
     FactSpec("traffic.idle_pods", "list[str]",
              "pods of a service that served no requests in the window while others did", "union",

@@ -1,0 +1,296 @@
+"""Numbers in any layout through the metric alias catalog (collectors/parsers/figures.py, catalogs/figures.yaml)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors.catalogs.figures import Alias, catalog
+from collectors.models import Artifact, ArtifactKind, Fact
+from collectors.parsers import figures
+from collectors.parsers.metric_serving import FIGURES, SERVING_GAUGES
+from collectors.parsers.registry import parse_artifact
+
+
+def read(text: str) -> list[Fact]:
+    result = figures.read(Artifact(id="p", kind=ArtifactKind.TEXT, content=text))
+    assert not result.problems
+    return result.facts
+
+
+def values(text: str) -> dict[str, object]:
+    """Each fact's value as the fact set keeps it: the highest of several readings (every fact here is `max`)."""
+    out: dict[str, object] = {}
+    for f in read(text):
+        prev = out.get(f.name)
+        out[f.name] = f.value if prev is None or f.value > prev else prev  # type: ignore[operator]
+    return out
+
+
+# ---------------------------------------------------------------- the catalog, rendered as each program prints it
+
+def _sample(entry: Alias) -> tuple[str, float]:
+    """A sample number for the entry's unit, as printed, and its value in that unit."""
+    return ("0.42", 0.42) if entry.unit == "ratio" else ("42", 42.0)
+
+
+CASES = [(entry, template) for entry in catalog().entries for template in entry.render]
+
+
+@pytest.mark.parametrize(("entry", "template"), CASES,
+                         ids=[f"{e.figure}:{t[:40]}" for e, t in CASES])
+def test_every_catalog_entry_is_read_as_its_program_prints_it(entry: Alias, template: str) -> None:
+    printed, value = _sample(entry)
+    text = template.replace("<N>", printed)
+    found = [r for r in figures._readings(text, text.split("\n")) if r.figure == entry.figure]
+    assert found, f"{entry.program}: {text!r} not read"
+    expected = value * 100 if entry.unit == "ratio" and found[0].unit == "percent" else value
+    assert found[0].value == pytest.approx(expected)
+
+
+def test_every_fact_of_the_catalog_is_in_the_vocabulary_and_every_entry_cites_its_source() -> None:
+    assert {f.fact for f in catalog().facts} >= {"gpu.util_percent", "serving.waiting_requests",
+                                                  "serving.kv_cache_usage_ratio", "latency.queue_share"}
+    assert all(e.source and e.versions and e.program for e in catalog().entries)
+
+
+# ---------------------------------------------------------------- real pastes, verbatim, whole lines
+
+REAL = [
+    pytest.param(
+        # https://github.com/intel/llm-scaler/issues/391 (description): vLLM v1 stats lines, a queue that never drains
+        "(APIServer pid=851) INFO 04-28 22:54:32 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
+        "Prefix cache hit rate: 92.0%\n"
+        "(APIServer pid=851) INFO:     10.109.20.86:59146 - \"GET /metrics HTTP/1.1\" 200 OK\n",
+        {"serving.waiting_requests": 14, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.765},
+        id="llm-scaler-391-vllm-v1-waiting-14"),
+    pytest.param(
+        # https://github.com/vllm-project/vllm/issues/3094 (description): vLLM 0.3/0.4 line, Pending and CPU KV cache
+        "INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 "
+        "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: "
+        "0.0%\n",
+        {"serving.waiting_requests": 3, "serving.running_requests": 2, "serving.kv_cache_usage_ratio": 0.821},
+        id="vllm-3094-pending-3-cpu-kv-not-gpu"),
+    pytest.param(
+        # https://github.com/ai-dynamo/dynamo/issues/4087 (description): a healthy engine, nothing waiting
+        "(APIServer pid=1240) INFO 11-04 12:26:52 [loggers.py:127] Engine 000: Avg prompt throughput: 1759.2 tokens/s, "
+        "Avg generation throughput: 1039.3 tokens/s, Running: 16 reqs, Waiting: 0 reqs, GPU KV cache usage: 21.0%, "
+        "Prefix cache hit rate: 1.4%\n",
+        {"serving.waiting_requests": 0, "serving.running_requests": 16, "serving.kv_cache_usage_ratio": 0.21},
+        id="dynamo-4087-waiting-0"),
+    pytest.param(
+        # https://github.com/vllm-project/vllm/pull/33743 (description): `vllm bench serve` result table
+        "---------------Time to First Token----------------\n"
+        "Mean TTFT (ms):                          2633.55\n"
+        "Median TTFT (ms):                        2648.65\n"
+        "P99 TTFT (ms):                           4610.48\n"
+        "-----Time per Output Token (excl. 1st token)------\n"
+        "Mean TPOT (ms):                          51.78\n",
+        {"serving.ttft_seconds": 4.6105},
+        id="vllm-pr-33743-bench-serve-ttft"),
+    pytest.param(
+        # https://github.com/vllm-project/vllm/pull/7062 (description): benchmark_serving.py, a TTFT well in budget
+        "---------------Time to First Token----------------\n"
+        "Mean TTFT (ms):                          157.75    \n"
+        "Median TTFT (ms):                        118.73    \n"
+        "P90 TTFT (ms):                           332.99    \n"
+        "P95 TTFT (ms):                           400.04    \n"
+        "P99 TTFT (ms):                           532.92    \n",
+        {"serving.ttft_seconds": 0.5329},
+        id="vllm-pr-7062-benchmark-serving-ttft"),
+    pytest.param(
+        # https://github.com/triton-inference-server/server/issues/5106 (description): queue 64 us of 32435 us
+        "> nv_inference_request_success{model=\"gpt2_16\",version=\"1\"} 1\n"
+        "nv_inference_request_failure{model=\"gpt2_16\",version=\"1\"} 0\n"
+        "nv_inference_request_failure{model=\"gpt2_16\",version=\"1\"} 0\n"
+        "nv_inference_exec_count{model=\"gpt2_16\",version=\"1\"} 1\n"
+        "nv_inference_request_duration_us{model=\"gpt2_16\",version=\"1\"} 32435\n"
+        "nv_inference_queue_duration_us{model=\"gpt2_16\",version=\"1\"} 64\n"
+        "nv_inference_compute_input_duration_us{model=\"gpt2_16\",version=\"1\"} 4629\n",
+        {"latency.queue_share": 0.002, "http.error_ratio": 0.0},
+        id="triton-5106-queue-small-share"),
+    pytest.param(
+        # https://github.com/triton-inference-server/server/issues/2755 (description): Triton's GPU gauge, 0-1
+        "# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)\n"
+        "# TYPE nv_gpu_utilization gauge\n"
+        "nv_gpu_utilization{gpu_uuid=\"GPU-d4d0dbb0-037e-652e-6df4-a742b597738c\"} 0.120000\n",
+        {"gpu.util_percent": 12.0},
+        id="triton-2755-nv-gpu-utilization-ratio"),
+]
+
+
+REAL.append(pytest.param(
+    # https://github.com/NVIDIA/DCGM/issues/244 (description): dcgmi dmon's table, N/A where a field was not sampled
+    "[root@b76d14397 sanmu]# dcgmi dmon -e 1001,1002,1003,1004,1005,1006,1007,1008\n"
+    "#Entity    GRACT        SMACT        SMOCC        TENSO        DRAMA        FP64A        FP32A        FP16A\n"
+    "ID\n"
+    "GPU 0      N/A          N/A          N/A          N/A          N/A          N/A          N/A          N/A\n"
+    "GPU 1      N/A          N/A          N/A          N/A          N/A          N/A          N/A          N/A\n"
+    "GPU 0      0.888        N/A          N/A          0.178        N/A          N/A          N/A          0.001\n"
+    "GPU 1      N/A          0.777        N/A          N/A          N/A          0.000        0.046        N/A\n",
+    {"gpu.gr_engine_active_ratio": 0.888, "gpu.sm_active_ratio": 0.777, "gpu.tensor_active_ratio": 0.178},
+    id="dcgm-244-dcgmi-dmon-profiling-table"))
+
+
+REAL.append(pytest.param(
+    # https://github.com/triton-inference-server/server/issues/6448 (description): no failures, a 0 error share
+    "`# HELP nv_inference_request_success Number of successful inference requests, all batch sizes\n"
+    "# TYPE nv_inference_request_success counter\n"
+    "nv_inference_request_success{model=\"triton-vllm-code-llama-model\",version=\"1\"} 2639\n"
+    "# HELP nv_inference_request_failure Number of failed inference requests, all batch sizes\n"
+    "# TYPE nv_inference_request_failure counter\n"
+    "nv_inference_request_failure{model=\"triton-vllm-code-llama-model\",version=\"1\"} 0\n",
+    {"http.error_ratio": 0.0},
+    id="triton-6448-success-and-failure-counters"))
+
+
+@pytest.mark.parametrize(("text", "expected"), REAL)
+def test_real_pastes(text: str, expected: dict[str, object]) -> None:
+    got = values(text)
+    for name, value in expected.items():
+        assert got.get(name) == pytest.approx(value), name
+    assert set(got) == set(expected)
+
+
+def test_cpu_kv_cache_is_not_the_gpu_kv_cache() -> None:
+    # The vLLM 0.4 line prints both; the GPU's is the one that fills.
+    text = "Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 1.0%, CPU KV cache usage: 90.0%"
+    assert values(text)["serving.kv_cache_usage_ratio"] == pytest.approx(0.01)
+
+
+# ---------------------------------------------------------------- layouts, units and what is not read
+
+@pytest.mark.parametrize(("text", "fact", "value", "parser"), [
+    ("num_requests_waiting=184", "serving.waiting_requests", 184, "figures"),
+    ("GPU-Util 0%", "gpu.util_percent", 0.0, "figures"),
+    ("GPU utilization is 0%", "gpu.util_percent", 0.0, "stated:figures"),
+    ("the gpu util stays around 12 %", "gpu.util_percent", 12.0, "stated:figures"),
+    ("nv_inference_queue_duration_us : 4.718189K\nnv_inference_request_duration_us : 9.29832K",
+     "latency.queue_share", 0.5074, "figures"),
+    ("- TTFT p50 = 60s (requests stuck waiting)", "serving.ttft_seconds", 60.0, "figures"),
+    ("vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.998", "serving.kv_cache_usage_ratio", 0.998, "figures"),
+    ("tgi_queue_size 31", "serving.waiting_requests", 31, "figures"),
+])
+def test_layouts(text: str, fact: str, value: float, parser: str) -> None:
+    facts = [f for f in read(text) if f.name == fact]
+    assert [f.value for f in facts] == [pytest.approx(value)]
+    assert facts[0].parser == parser
+
+
+def test_a_table_gives_one_reading_per_gpu() -> None:
+    text = "| GPU | util % | mem MiB |\n|---|---|---|\n| 0 | 95 | 100 |\n| 1 | 3 | 100 |\n"
+    got = {(f.subject, f.value) for f in read(text) if f.name == "gpu.util_percent"}
+    assert got == {("gpu 0", 95.0), ("gpu 1", 3.0)}
+
+
+def test_nvidia_smi_csv_query_is_a_table() -> None:
+    text = "index, utilization.gpu [%], memory.used [MiB]\n0, 7 %, 1 MiB\n1, 88 %, 9000 MiB\n"
+    assert sorted(f.value for f in read(text) if f.name == "gpu.util_percent") == [7.0, 88.0]
+
+
+@pytest.mark.parametrize("text", [
+    "gpu_util : 4.67K",  # 4670 is no utilisation: not read rather than guessed
+    "why is GPU utilization 0%?",  # a question
+    "is the GPU utilization is 0% expected?",
+    "GPU utilization is not 0%",  # negated
+    "the gpu utilization is not stable from 0% to 90%",
+    "GPU-Util: 300 MiB",  # a unit of another quantity
+    "Waiting: 5",  # a word too common to trust without vLLM's line around it
+    "Pods Statuses:  1 Running / 0 Waiting / 0 Succeeded / 0 Failed",
+    "GPU util is 3 nodes",  # a sentence says its unit; a bare number after "is" may be anything
+    "not 20% GPU utilization",
+    "gpu stays at 30% GPU-Util?",
+])
+def test_not_read(text: str) -> None:
+    assert read(text) == []
+
+
+def test_dcgmi_dmon_rows_keep_their_gpu_and_mig_instance_apart() -> None:
+    text = "  # Entity  GRACT  SMACT\n      Id\n   GPU 0  0.429  0.429\n   GPU-I 1  0.750  0.750\n"
+    got = {(f.subject, f.value) for f in read(text) if f.name == "gpu.sm_active_ratio"}
+    assert got == {("gpu 0", 0.429), ("gpu-i 1", 0.75)}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("only 20% GPU utilization on each card", 20.0),
+    ("with a GPU utilization of 20%", 20.0),
+    ("GPU utilization is only 4% and never above 10%", 4.0),
+])
+def test_prose_states_a_figure_with_its_unit(text: str, value: float) -> None:
+    facts = read(text)
+    assert [(f.name, f.value, f.parser) for f in facts] == [("gpu.util_percent", value, "stated:figures")]
+
+
+def test_failed_over_all_requests() -> None:
+    text = "tgi_request_success 190\ntgi_request_failure{err=\"overloaded\"} 10\n"
+    assert values(text) == {"http.error_ratio": 0.05}
+
+
+def test_a_busy_gpu_reads_busy() -> None:
+    # The negative for gpu-underutilized: a GPU at 95 % gives 95, which its trigger (< 40) does not take.
+    assert values("GPU utilization is 95%") == {"gpu.util_percent": 95.0}
+
+
+# ---------------------------------------------------------------- properties
+
+_WORDS = st.sampled_from(["GPU-Util", "Waiting", "Running", "reqs", ":", "=", " ", "%", "K", "M", "{", "}", "|",
+                          "\n", "is", "not", "0", "4.67", "1,234", "ms", "vllm:num_requests_waiting", "TTFT", "?",
+                          "nv_inference_queue_duration_us", "---", ",", "\t", "µs"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, max_size=60).map("".join))
+def test_never_raises_on_catalog_words_in_any_order(text: str) -> None:
+    for f in read(text):
+        assert f.value is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=400))
+def test_never_raises_on_any_text(text: str) -> None:
+    read(text)
+
+
+def _seconds(text: str) -> float:
+    start = time.perf_counter()
+    read(text)
+    return time.perf_counter() - start
+
+
+def test_time_grows_linearly_with_adversarial_input() -> None:
+    # Names with no value after them, over and over on one line and on many: RE2 stays linear.
+    unit = "GPU-Util GPU Util gpu_util: : = | Running Waiting " * 50 + "\n"
+    small, large = _seconds(unit * 20), _seconds(unit * 160)
+    assert large < small * 8 * 4 + 0.5
+
+
+def test_a_pasted_vllm_line_reaches_the_facts_once_through_the_registry() -> None:
+    text = ("INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 "
+            "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache "
+            "usage: 0.0%\n")
+    result = parse_artifact(Artifact(id="p", kind=ArtifactKind.TEXT, content=text, source="paste"))
+    waiting = [f for f in result.facts if f.name == "serving.waiting_requests"]
+    assert [(f.value, f.parser, f.citation.start) for f in waiting] == [(3, "figures", 1)]
+
+
+def test_a_scrape_read_by_its_parser_is_not_read_twice() -> None:
+    text = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 7\n'
+    result = parse_artifact(Artifact(id="p", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="paste"))
+    assert [(f.value, f.parser) for f in result.facts if f.name == "gpu.util_percent"] == [(7.0, "prometheus_text")]
+
+
+def test_the_scrape_rules_know_the_catalogs_serving_gauges() -> None:
+    listed = {name: FIGURES[e.figure] for e in catalog().entries if e.figure in FIGURES
+              for name in e.names if "_" in name or ":" in name}
+    assert listed == SERVING_GAUGES
+
+
+def test_a_live_scrape_gives_the_serving_facts() -> None:
+    text = 'vllm:num_requests_waiting{model_name="m"} 184\nvllm:gpu_cache_usage_perc{model_name="m"} 0.998\n'
+    result = parse_artifact(Artifact(id="s", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="prometheus"))
+    assert {f.name: f.value for f in result.facts} == {"serving.waiting_requests": 184,
+                                                        "serving.kv_cache_usage_ratio": 0.998}
