@@ -50,7 +50,13 @@ def add_drill_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("root", metavar="DIR", help="a folder of cases (each a folder with case.yaml and evidence.txt)")
+    parser.add_argument("root", metavar="DIR", nargs="?",
+                        help="a folder of cases (each a folder with case.yaml and evidence.txt)")
+    parser.add_argument("--production", action="store_true",
+                        help="instead of DIR: accuracy from on-call feedback in the bot's database "
+                             "(TRIAGEBOT_DATABASE_URL), by playbook and hypothesis, with the confusions")
+    parser.add_argument("--since", metavar="AGE", default="30d",
+                        help="with --production: how far back, e.g. 30d, 12h, 2w (default 30d)")
     parser.add_argument("--write", metavar="FILE", help="also write the accuracy table as markdown (docs/accuracy.md)")
     parser.add_argument("--quiet", action="store_true", help="only the table, not each failing case")
     parser.add_argument("--first-sight", metavar="BATCH",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
+import re
+from datetime import date, timedelta
 from pathlib import Path
 
 from bot.render.accuracy import accuracy_markdown, render_accuracy
@@ -28,6 +29,13 @@ def evaluate(root: Path) -> list[CaseResult]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    if args.production:
+        if args.root or args.first_sight or args.write:
+            raise EvalUsageError("--production reads the bot's database: give no DIR, --first-sight or --write")
+        return _production(args.since)
+    if not args.root:
+        raise EvalUsageError("usage: triagebot eval DIR [--write FILE] [--first-sight BATCH --collected-by WHO] "
+                             "| triagebot eval --production [--since 30d]")
     root = Path(args.root)
     if not root.is_dir():
         raise EvalUsageError(f"{root} is not a folder; expected a folder of cases such as tests/realworld")
@@ -54,6 +62,43 @@ def run_eval(args: argparse.Namespace) -> int:
         earlier.append(score)
     if args.write:
         Path(args.write).write_text(accuracy_markdown(results, earlier), encoding="utf-8")
+    return 0
+
+
+_AGE = re.compile(r"(\d{1,4})([hdw])")
+_UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_age(text: str) -> timedelta:
+    found = _AGE.fullmatch(text.strip())
+    if found is None or int(found.group(1)) == 0:
+        raise EvalUsageError(f"--since {text!r}: expected a number of hours, days or weeks, e.g. 12h, 30d, 2w")
+    return int(found.group(1)) * _UNIT[found.group(2)]
+
+
+def _production(since_text: str) -> int:
+    from rich.console import Console
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot.config import ConfigError, load_settings
+    from bot.memory.labels import labels_since
+    from bot.memory.production import accuracy
+    from bot.render.production import render_production
+    from bot.store.db import make_engine, missing_sqlite_file, session_factory
+    from bot.store.types import utcnow
+
+    age = parse_age(since_text)
+    try:
+        url = load_settings().database_url
+        if (missing := missing_sqlite_file(url)) is not None:
+            raise EvalUsageError(f"no bot database at {missing}; set TRIAGEBOT_DATABASE_URL to the bot's")
+        engine = make_engine(url)
+        with session_factory(engine).begin() as db:
+            result = accuracy(labels_since(db, utcnow() - age))
+    except (ConfigError, SQLAlchemyError) as err:
+        raise EvalUsageError(f"cannot read the bot's database (TRIAGEBOT_DATABASE_URL): "
+                             f"{str(err).splitlines()[0]}") from None
+    render_production(result, since_text.strip(), Console())
     return 0
 
 

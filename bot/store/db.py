@@ -55,6 +55,16 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
 
 
+def missing_sqlite_file(url: str | None) -> str | None:
+    """The SQLite file a URL names when it does not exist: a reader of the bot's history (the CLI) must say so
+    instead of creating an empty database there."""
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
+            and not Path(parsed.database).is_file():
+        return parsed.database
+    return None
+
+
 def _enable_wal(cursor: Any) -> None:
     """Switch to WAL (readers and the writer stop blocking each other), retrying while another process holds a lock.
 
