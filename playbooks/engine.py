@@ -61,7 +61,8 @@ def node_instance(node: str, target: Target, facts: FactSet) -> str:
 
 
 def triggered(playbook: CompiledPlaybook, context: Any) -> bool:
-    return playbook.trigger.evaluate(context) is True
+    """The written trigger holds, or one derived from the hypotheses' discriminating facts (loader.derived_trigger)."""
+    return playbook.trigger.evaluate(context) is True or any(p.evaluate(context) is True for p in playbook.derived)
 
 
 def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, Any], context: Any = None) -> Finding:
