@@ -116,6 +116,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
 
 def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     kind = VOCABULARY[term.spec.fact].type
+    if kind == "bool":
+        return True  # the term itself is the observation (the NCCL watchdog timed out)
     if term.spec.terms:
         raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
                                None)
@@ -123,8 +125,6 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
         raw = groups.get("number") or groups.get("named")
     if raw is None:
         return None
-    if kind == "bool":
-        return True
     if kind in ("int", "list[int]"):
         number = int(raw)
         if not term.valid(number):
