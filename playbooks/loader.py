@@ -246,15 +246,15 @@ def derived_trigger(spec: Playbook, hypotheses: list[CompiledHypothesis],
       that point to another playbook (`see:`).
     The mere presence of a fact is not enough: `gpu.util_percent` is read from every nvidia-smi table."""
     quiet = shared | set(spec.not_triggering)
-    out: list[Predicate] = []
+    out: dict[str, Predicate] = {}
     for node in hypotheses:
         if node.spec.see is not None or node.spec.likely is None:
             continue
         telling = set(node.spec.discriminating) - quiet
         for clause in top_level_clauses(node.spec.likely):
             if telling & set(referenced_names(clause)[0]):
-                out.append(compile_predicate(clause))
-    return tuple(out)
+                out.setdefault(" ".join(clause.split()), compile_predicate(clause))
+    return tuple(out.values())
 
 
 def shared_facts(specs: list[Playbook]) -> frozenset[str]:
