@@ -26,10 +26,12 @@ _OUTPUT = re.compile(
     r"^\s*(?:\d|[\[{<(|$#]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
-_FUNCTION = frozenset(
-    "the a an is are was were be been being it its we i our my they their this that these those and but with in "
-    "on of to for after when keeps keep kept getting gets got get see seeing saw shows showed returns returned "
-    "has have had all some every again still".split())
+_FUNCTION = frozenset({
+    "the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "it", "its", "we", "i", "our", "my",
+    "they", "their", "this", "that", "these", "those", "and", "but", "with", "in", "on", "of", "to", "for", "after",
+    "when", "keeps", "keep", "kept", "getting", "gets", "got", "get", "see", "seeing", "saw", "shows", "showed",
+    "returns", "returned", "has", "have", "had", "all", "some", "every", "again", "still",
+})
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
 _CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)

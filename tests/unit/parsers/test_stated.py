@@ -31,7 +31,7 @@ REAL: list[tuple[str, str, dict[str, Any]]] = [
      "Hey, All friends, my pod is exit with code 137 when i connect mysql in this pod.",
      {"container.last_terminated.exit_code": 137}),
     ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507",
-     "You’re getting a XID 79, fallen off the bus. Most common reasons for this issue are overheating or lack of "
+     "You’re getting a XID 79, fallen off the bus. Most common reasons for this issue are overheating or lack of "  # noqa: RUF001
      "power or outdated SBIOS.",
      {"xid.codes": [79]}),
     ("https://github.com/rancher/rke2/issues/4833",

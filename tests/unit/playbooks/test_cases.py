@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from collectors.factset import FactSet
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
-from playbooks.pipeline import default_playbooks
 from playbooks.loader import PLAYBOOK_DIR, playbook_files
+from playbooks.pipeline import default_playbooks
 from playbooks.report import Target
 from tests.unit.playbooks.conftest import build_facts, bundled_playbook
 
