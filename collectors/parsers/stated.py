@@ -57,7 +57,7 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         for hint in term.hints:
             owners.setdefault(hint, []).append(term)
     candidates: dict[int, set[str]] = {}
-    for hit in scan(utf8(text.lower()), owners):
+    for hit in scan(utf8(text.lower()), owners, per_needle=_MAX_LINES):
         candidates.setdefault(hit.line, set()).add(hit.needle)
     facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
