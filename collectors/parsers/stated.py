@@ -24,6 +24,9 @@ _FENCE = ("```", "~~~")
 # prefix, `key: value` or `key=value` at its start, a table row.
 _OUTPUT = re.compile(
     r"^\s*(?:\d|[\[{<(|$#]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
+# A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
+# sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
+_FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -39,7 +42,7 @@ _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
     r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder)\b", re.IGNORECASE)
-_QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)]\s+)*")
+_QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
 __all__ = ["is_stated", "read_stated", "restate"]
@@ -152,7 +155,12 @@ def _negated(before: str) -> bool:
 
 
 def _prose(line: str) -> bool:
-    if _OUTPUT.match(line):
+    field = _FIELD.match(line)
+    if field is not None:
+        line = line[field.end():]
+    elif _OUTPUT.match(line):
+        return False
+    if field is not None and _OUTPUT.match(line):
         return False
     words = _WORD.findall(line)
     return len(words) >= 4 and sum(w.lower() in _FUNCTION for w in words) >= 2

@@ -40,6 +40,10 @@ REAL: list[tuple[str, str, dict[str, Any]]] = [
     ("https://github.com/kubesphere/kubesphere/issues/4502",
      "And when I check the nodes, I find all nodes are NotReady!!! Nothing running properly.",
      {"node.conditions": ["NotReady"]}),
+    ("https://github.com/kubernetes/kubernetes/issues/102026",
+     "3.When I forcibly shut down three worker nodes, all workers are in NotReady state. However, there may be one "
+     "or two pods whose status is always running.",
+     {"node.conditions": ["NotReady"]}),
     ("https://github.com/rancher/rancher/issues/5559",
      "I would deploy my service and then shortly afterwards, I would deploy the ingress but when I tried accessing "
      "my service through the browser, I kept getting 503 from the Rancher load balancer.",
@@ -111,6 +115,12 @@ def test_spelt_in_words_reads_the_term() -> None:
     got = {f.value for f in read_stated(_paste("The pod keeps getting OOM-killed and goes into crash loop backoff "
                                                "again.")).facts}
     assert got == {"OOMKilled", "CrashLoopBackOff"}
+
+
+def test_an_issue_template_field_holds_a_sentence_but_a_describe_field_does_not() -> None:
+    said = read_stated(_paste("**What happened**: the training pod is OOMKilled every hour since Monday."))
+    assert [f.value for f in said.facts] == ["OOMKilled"]
+    assert read_stated(_paste("Reason:       OOMKilled")).facts == []
 
 
 def test_program_output_is_left_to_its_reader() -> None:
