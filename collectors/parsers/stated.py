@@ -88,7 +88,8 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
 
 def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
     """The line signals' facts, with those read from a sentence marked stated (`stated:<signal>`), and those read
-    from a question dropped: "we see Xid 79 in dmesg" is said, not shown; "is it ImagePullBackOff?" is neither."""
+    from a question or a negated clause dropped: "we see Xid 79 in dmesg" is said, not shown; "is it
+    ImagePullBackOff?" and "there is no Xid 79" are neither."""
     if not facts:
         return facts
     lines = artifact.content.split("\n")
@@ -101,11 +102,39 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
-        if not _prose(line):
-            out.append(fact)
-        elif not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()):
+        if not _prose(line) or _quoted(line, fact.value):
+            out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
+        elif not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
     return out
+
+
+# A program's message quoted inside a sentence: inline code, or a long quoted string.
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+
+
+def _quoted(line: str, value: object) -> bool:
+    """The value sits in a quoted span of the line (a true-or-false fact: the line quotes a long message)."""
+    spans = [m.group() for m in _QUOTED.finditer(line)]
+    if not spans:
+        return False
+    items = value if isinstance(value, list) else [value]
+    texts = [str(v) for v in items if not isinstance(v, bool) and str(v)]
+    if not texts:
+        return any(len(span) >= 20 for span in spans)
+    return any(text in span for text in texts for span in spans)
+
+
+def _denied(line: str, value: object) -> bool:
+    """The value a signal read sits in a negated clause of the sentence ("there is no Xid 79 in dmesg")."""
+    items = value if isinstance(value, list) else [value]
+    texts = [str(v) for v in items if not isinstance(v, bool) and str(v)]
+    for sentence in _SENTENCE.split(line):
+        for text in texts:
+            at = sentence.find(text)
+            if at >= 0 and _negated(sentence[:at]):
+                return True
+    return False
 
 
 def _values(term: CompiledTerm, sentence: str) -> list[object]:

@@ -142,3 +142,13 @@ def test_a_signal_read_from_a_sentence_is_stated_and_from_a_question_dropped() -
 def test_never_raises_on_garbage(text: str) -> None:
     result = read_stated(_paste(text))
     assert all(f.parser.startswith("stated:") for f in result.facts)
+
+
+def test_a_message_quoted_in_a_sentence_stays_observed_and_a_negated_one_is_dropped() -> None:
+    # Rule tests (made-up sentences): a program's message in inline code is shown, not said.
+    quoted = parse_artifact(_paste("After the upgrade every GPU pod gets `0/3 nodes are available: 3 Insufficient "
+                                   "nvidia.com/gpu.` from the scheduler.")).facts
+    reasons = [f for f in quoted if f.name == "scheduling.reasons"]
+    assert reasons and not any(f.parser.startswith("stated:") for f in reasons)
+    denied = parse_artifact(_paste("We checked the node and there is no Xid 79 in dmesg at all.")).facts
+    assert [f.name for f in denied if f.name.startswith("xid.")] == []

@@ -42,7 +42,9 @@ def test_a_stated_reason_rules_nothing_out() -> None:
 
 def test_a_negated_or_asked_term_runs_no_playbook() -> None:
     for text in ("The pod is not OOMKilled, it exits with code 0 after the job is done.",
-                 "Could it be that the node is NotReady while the GPU is fine?"):
+                 "Could it be that the node is NotReady while the GPU is fine?",
+                 "Maybe the pod was OOMKilled? It restarted once overnight.",
+                 "We checked the node and there is no Xid 79 in dmesg at all."):
         assert analyse([_paste(text)]).findings == [], text
 
 
