@@ -114,12 +114,13 @@ _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
 
 
 def _quoted(line: str, value: object) -> bool:
-    """The value sits in a quoted span of the line (a true-or-false fact: the line quotes a long message)."""
+    """The value sits in a quoted span of the line; a value the line does not spell (true, a normalised reason):
+    the line quotes a long message."""
     spans = [m.group() for m in _QUOTED.finditer(line)]
     if not spans:
         return False
     items = value if isinstance(value, list) else [value]
-    texts = [str(v) for v in items if not isinstance(v, bool) and str(v)]
+    texts = [str(v) for v in items if not isinstance(v, bool) and str(v) and str(v) in line]
     if not texts:
         return any(len(span) >= 20 for span in spans)
     return any(text in span for text in texts for span in spans)
