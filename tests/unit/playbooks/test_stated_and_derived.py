@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bot.cli.main import main
 from bot.render.terminal import render_text
 from collectors.models import Artifact, ArtifactKind
 from playbooks.loader import check_file, shared_facts
@@ -75,3 +78,9 @@ def test_not_triggering_must_name_a_declared_discriminating_fact(tmp_path: Path)
     compiled, problems = check_file(broken)
     assert compiled is None
     assert any("not_triggering names 'pod.phase'" in p.message for p in problems)
+
+
+def test_playbooks_show_lists_the_derived_trigger(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["playbooks", "show", "service-unreachable"]) == 0
+    out = capsys.readouterr().out
+    assert '  or kubelet.hairpin_mode == "none"' in out
