@@ -23,10 +23,17 @@ _FENCE = ("```", "~~~")
 # A line that is program output, not a sentence: a timestamp, a bracketed or braced record, a klog or syslog
 # prefix, `key: value` or `key=value` at its start, a table row.
 _OUTPUT = re.compile(
-    r"^\s*(?:\d|[\[{<(|$#]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
+    r"^\s*(?:\d|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+# Marks of a program's message however sentence-like it reads: an exception or error class in front
+# ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
+# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
+_PROGRAM = re.compile(
+    r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
+    r"\S {2,}\S.*\S {2,}\S|\S {4,}\S|\S\t")  # columns: a table or event row
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -42,6 +49,8 @@ _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
     r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder)\b", re.IGNORECASE)
+# A program's message quoted inside a sentence: inline code, or a long quoted string.
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
@@ -109,10 +118,6 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
     return out
 
 
-# A program's message quoted inside a sentence: inline code, or a long quoted string.
-_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
-
-
 def _quoted(line: str, value: object) -> bool:
     """The value sits in a quoted span of the line; a value the line does not spell (true, a normalised reason):
     the line quotes a long message."""
@@ -139,10 +144,11 @@ def _denied(line: str, value: object) -> bool:
 
 
 def _values(term: CompiledTerm, sentence: str) -> list[object]:
+    quoted = [m.span() for m in _QUOTED.finditer(sentence)]
     out: list[object] = []
     for match in term.regex.finditer(sentence):
-        if _negated(sentence[:match.start()]):
-            continue
+        if _negated(sentence[:match.start()]) or any(a <= match.start() < b for a, b in quoted):
+            continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
         value = _value(term, match.groupdict())
         if value is not None:
             out.append(value)
@@ -190,7 +196,7 @@ def _prose(line: str) -> bool:
         line = line[field.end():]
     elif _OUTPUT.match(line):
         return False
-    if field is not None and _OUTPUT.match(line):
+    if (field is not None and _OUTPUT.match(line)) or _PROGRAM.search(line):
         return False
     words = _WORD.findall(line)
     return len(words) >= 4 and sum(w.lower() in _FUNCTION for w in words) >= 2

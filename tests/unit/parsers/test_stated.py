@@ -152,3 +152,13 @@ def test_a_message_quoted_in_a_sentence_stays_observed_and_a_negated_one_is_drop
     assert reasons and not any(f.parser.startswith("stated:") for f in reasons)
     denied = parse_artifact(_paste("We checked the node and there is no Xid 79 in dmesg at all.")).facts
     assert [f.name for f in denied if f.name.startswith("xid.")] == []
+
+
+@pytest.mark.parametrize("line", [
+    # Rule tests (made-up lines in the shapes programs print): however sentence-like, these are output.
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. The pod is OOMKilled after this in the job.",
+    "  Warning  BackOff  3m  kubelet  the container is in CrashLoopBackOff and it restarts",
+    "node5:240:240 [6] misc/socket.cc:533 NCCL WARN the watchdog timed out on this rank",
+])
+def test_a_program_line_is_not_a_sentence(line: str) -> None:
+    assert read_stated(_paste(line)).facts == []
