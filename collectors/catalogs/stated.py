@@ -27,6 +27,7 @@ class StatedTerm(BaseModel):
     pattern: str | None = None
     hints: tuple[str, ...] = ()
     valid: Literal["xid"] | None = None
+    about: tuple[str, ...] = ()
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -68,6 +69,13 @@ class CompiledTerm:
         else:
             self.regex = re2.compile(f"(?i){spec.pattern}")
             self.hints = spec.hints
+
+        self.about: Any = (re2.compile(r"(?i)\b(?:" + "|".join(re.escape(w) for w in spec.about) + r")")
+                           if spec.about else None)
+
+    def concerns(self, sentence: str) -> bool:
+        """The sentence names the kind of object the term is a state of (a node, for NotReady; `node1` too)."""
+        return self.about is None or self.about.search(sentence) is not None
 
     def valid(self, number: int) -> bool:
         return self.spec.valid != "xid" or number in load_catalog()

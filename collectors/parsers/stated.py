@@ -144,6 +144,8 @@ def _denied(line: str, value: object) -> bool:
 
 
 def _values(term: CompiledTerm, sentence: str) -> list[object]:
+    if not term.concerns(sentence):
+        return []
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
     out: list[object] = []
     for match in term.regex.finditer(sentence):

@@ -103,7 +103,7 @@ def _sample(term: Any) -> tuple[str, object]:
 def test_every_catalog_entry_is_read_in_a_sentence_and_not_when_negated_or_asked(term: Any) -> None:
     words, value = _sample(term)
     fact = term.spec.fact
-    said = read_stated(_paste(f"Since the upgrade we see that the job is {words} on every run."))
+    said = read_stated(_paste(f"Since the upgrade we see that the job on the node is {words} on every run."))
     assert [(f.name, f.parser) for f in said.facts] == [(fact, f"stated:{term.spec.id}")]
     assert said.facts[0].value in (value, [value])
     for sentence in (f"We checked and it is not {words} on this run.", f"Could it be that the job is {words}?",
@@ -162,3 +162,9 @@ def test_a_message_quoted_in_a_sentence_stays_observed_and_a_negated_one_is_drop
 ])
 def test_a_program_line_is_not_a_sentence(line: str) -> None:
     assert read_stated(_paste(line)).facts == []
+
+
+def test_notready_is_read_for_a_node_not_for_a_pod() -> None:
+    # Rule test: NotReady is a state of pods and containers too; only a sentence about a node gives the condition.
+    assert read_stated(_paste("Two of the pods are stuck in NotReady after the rollout.")).facts == []
+    assert [f.value for f in read_stated(_paste("The worker is NotReady since the reboot.")).facts] == [["NotReady"]]
