@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.models import Fact
+from collectors.models import Fact, is_stated
 from collectors.vocabulary import ROOTS, VOCABULARY
 
 
@@ -55,6 +55,8 @@ class FactSet:
 
     def __init__(self, facts: list[Fact] | None = None) -> None:
         self._merged: dict[str, MergedFact] = {}
+        self._stated = 0  # facts read from what a person wrote in words (collectors.models.is_stated)
+        self._observed: FactSet | None = None
         for fact in facts or []:
             self.add(fact)
 
@@ -62,6 +64,8 @@ class FactSet:
         spec = VOCABULARY.get(fact.name)
         if spec is None:
             return
+        self._observed = None
+        self._stated += is_stated(fact)
         value = list(fact.value) if isinstance(fact.value, list) else fact.value
         current = self._merged.get(fact.name)
         if current is None:
@@ -69,6 +73,18 @@ class FactSet:
             return
         current.value = _combine(spec.merge, current.value, value)
         current.sources.append(fact)
+
+    @property
+    def has_stated(self) -> bool:
+        return self._stated > 0
+
+    def observed(self) -> FactSet:
+        """The facts without those only stated in words: what a rule would conclude from program output alone."""
+        if not self._stated:
+            return self
+        if self._observed is None:
+            self._observed = FactSet([f for m in self._merged.values() for f in m.sources if not is_stated(f)])
+        return self._observed
 
     def get(self, name: str) -> MergedFact | None:
         return self._merged.get(name)

@@ -61,6 +61,16 @@ class Fact(BaseModel):
     origin: str = ""  # the line of code that emitted it, `collectors/parsers/kernel.py:120` (the report's trace)
 
 
+# The parser name of a fact read from a sentence a person wrote ("the pod keeps getting OOMKilled"), not from a
+# program's output line: `stated:<reader>`. Such a fact makes a hypothesis likely at most, and rules nothing out
+# on its own (playbooks/engine.py).
+STATED_PREFIX = "stated:"
+
+
+def is_stated(fact: Fact) -> bool:
+    return fact.parser.startswith(STATED_PREFIX)
+
+
 class ParseResult(BaseModel):
     """What a parser could read, and what it could not."""
 

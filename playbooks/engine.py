@@ -60,7 +60,8 @@ def node_instance(node: str, target: Target, facts: FactSet) -> str:
 
 
 def triggered(playbook: CompiledPlaybook, context: Any) -> bool:
-    return playbook.trigger.evaluate(context) is True
+    """The written trigger holds, or one derived from the hypotheses' discriminating facts (loader.derived_trigger)."""
+    return playbook.trigger.evaluate(context) is True or any(p.evaluate(context) is True for p in playbook.derived)
 
 
 def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, Any], context: Any = None) -> Finding:
@@ -69,11 +70,12 @@ def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, An
     `context` is `activation(facts.cel_context())`, passed in when several playbooks share it.
     """
     context = activation(facts.cel_context()) if context is None else context
+    observed = _Observed(facts)
     results: list[HypothesisResult] = []
     order: dict[str, int] = {}
 
     def visit(node: CompiledHypothesis, parent: str | None) -> None:
-        result = _judge(node, parent, facts, context, variables)
+        result = _judge(node, parent, facts, context, variables, observed)
         order[result.id] = len(order)
         results.append(result)
         if result.status in ("confirmed", "likely"):
@@ -86,10 +88,35 @@ def evaluate(playbook: CompiledPlaybook, facts: FactSet, variables: dict[str, An
     return Finding(playbook=playbook.spec.id, title=playbook.spec.title, hypotheses=results)
 
 
+class _Observed:
+    """The CEL context of the facts without the stated ones, built once per playbook and only when needed."""
+
+    def __init__(self, facts: FactSet) -> None:
+        self.facts = facts
+        self._context: Any = None
+
+    def holds(self, node: CompiledHypothesis, key: str) -> bool:
+        if not self.facts.has_stated:
+            return True
+        if self._context is None:
+            self._context = activation(self.facts.observed().cel_context())
+        return node.predicates[key].evaluate(self._context) is True
+
+
+STATED_NOTE = "stated in the paste, not observed"
+
+
 def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context: Any,
-           variables: dict[str, Any]) -> HypothesisResult:
+           variables: dict[str, Any], observed: _Observed | None = None) -> HypothesisResult:
     spec = node.spec
+    observed = observed or _Observed(facts)
     outcome = {key: predicate.evaluate(context) for key, predicate in node.predicates.items()}
+    note = None
+    # What a person wrote in words is weaker than what a program printed: a rule that holds only because of a
+    # stated fact makes the hypothesis likely at most, and a stated fact never rules a hypothesis out on its own.
+    if outcome.get("rule_out") is True and not observed.holds(node, "rule_out"):
+        outcome["rule_out"] = None
+        note = f"{STATED_NOTE}: rule_out holds only on what the paste says in words, so nothing is ruled out"
     status: Status = "unknown"
     decided_by: str | None = None
     order: tuple[tuple[str, Status], ...] = (("confirm", "confirmed"), ("rule_out", "ruled-out"), ("likely", "likely"))
@@ -97,7 +124,11 @@ def _judge(node: CompiledHypothesis, parent: str | None, facts: FactSet, context
         if outcome.get(key) is True:
             status, decided_by = verdict, key
             break
-    note = None
+    if status == "confirmed" and not observed.holds(node, "confirm"):
+        status = "likely"
+        note = f"{STATED_NOTE}: confirm holds only on what the paste says in words, so likely at most"
+    elif status == "likely" and not observed.holds(node, "likely"):
+        note = f"{STATED_NOTE}: likely holds only on what the paste says in words"
     if status == "confirmed" and spec.same_node and not _on_pods_node(node.predicates["confirm"].facts, facts):
         status = "likely"  # the fault is real, but nothing ties that node to this pod
         note = (f"confirm held, but its node evidence is not about the pod's node {facts.value('pod.node')}: "

@@ -42,6 +42,9 @@ class CompiledPlaybook:
     trigger: Predicate
     hypotheses: list[CompiledHypothesis]
     trigger_rule: Rule | None = None  # the trigger as the report's trace names it: file, line, CEL on one line
+    # The trigger by construction (`derived_trigger`): the predicates of top-level hypotheses that rest on their
+    # declared discriminating facts. The playbook runs when its written trigger or any of these holds.
+    derived: tuple[Predicate, ...] = ()
 
 
 def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlaybook | None, list[Problem]]:
@@ -106,6 +109,10 @@ def _semantic_problems(spec: Playbook, path: Path, lines: LineMap) -> list[Probl
     if spec.id not in SYMPTOMS:
         problems.append(Problem(name, lines.line(("id",)), f"unknown symptom {spec.id!r}; expected one of "
                                 + ", ".join(SYMPTOMS)))
+    declared = {f for h in spec.walk() for f in h[0].discriminating}
+    problems += [Problem(name, lines.line(("not_triggering", fact)), f"not_triggering names {fact!r}, which no "
+                         "hypothesis of this playbook declares as discriminating")
+                 for fact in spec.not_triggering if fact not in declared]
     seen: set[str] = set()
     for h, path_ in _with_paths(spec.hypotheses, ("hypotheses",)):
         where = lines.line(path_)
@@ -228,6 +235,40 @@ def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem])
     return CompiledPlaybook(spec, file, trigger, hypotheses, rule)
 
 
+def derived_trigger(spec: Playbook, hypotheses: list[CompiledHypothesis],
+                    shared: frozenset[str]) -> tuple[Predicate, ...]:
+    """When a playbook runs whatever its written trigger says: an alternative (top-level `||` clause) of a
+    top-level hypothesis's `likely` holds, and it tests a discriminating fact that only this playbook declares.
+
+    Lint makes every clause of a `likely` test a discriminating fact, so this is "a fact that tells one of the
+    playbook's causes apart is read, with the value that tells it apart" - derived, never written per playbook.
+    Left out, because they tell causes apart without showing this symptom:
+    - facts several playbooks declare (`shared`): an Xid or a restart count is a cause behind many symptoms;
+    - facts the playbook lists under `not_triggering`, with why (a generic reading many healthy pastes carry);
+    - children (explored under their parent; alone, a busy GPU says nothing about a pending pod) and hypotheses
+      that point to another playbook (`see:`).
+    The mere presence of a fact is not enough: `gpu.util_percent` is read from every nvidia-smi table."""
+    quiet = shared | set(spec.not_triggering)
+    out: dict[str, Predicate] = {}
+    for node in hypotheses:
+        if node.spec.see is not None or node.spec.likely is None:
+            continue
+        telling = set(node.spec.discriminating) - quiet
+        for clause in top_level_clauses(node.spec.likely):
+            if telling & set(referenced_names(clause)[0]):
+                out.setdefault(" ".join(clause.split()), compile_predicate(clause))
+    return tuple(out.values())
+
+
+def shared_facts(specs: list[Playbook]) -> frozenset[str]:
+    """Discriminating facts that more than one playbook declares."""
+    seen: dict[str, int] = {}
+    for spec in specs:
+        for name in {f for h, _ in spec.walk() for f in h.discriminating}:
+            seen[name] = seen.get(name, 0) + 1
+    return frozenset(name for name, count in seen.items() if count > 1)
+
+
 def _shown_path(file: str) -> str:
     """The file as a reader finds it: relative to the repository for bundled playbooks, else as given."""
     path = Path(file)
@@ -248,4 +289,13 @@ def load_playbooks(directory: Path = PLAYBOOK_DIR) -> list[CompiledPlaybook]:
             loaded.append(compiled)
     if errors:
         raise PlaybookError(errors)
-    return loaded
+    return with_derived_triggers(loaded)
+
+
+def with_derived_triggers(playbooks: list[CompiledPlaybook]) -> list[CompiledPlaybook]:
+    """The playbooks, each with the trigger derived from its hypotheses (derived_trigger) beside its own: which
+    facts are shared is known only once all are loaded."""
+    shared = shared_facts([p.spec for p in playbooks])
+    for playbook in playbooks:
+        playbook.derived = derived_trigger(playbook.spec, playbook.hypotheses, shared)
+    return playbooks

@@ -95,6 +95,12 @@ class Playbook(BaseModel):
     summary: str = ""
     trigger: str = Field(description="CEL: when this playbook applies.")
     sources: list[str] = Field(description="Artifact kinds this playbook reads.")
+    not_triggering: dict[str, str] = Field(
+        default_factory=dict,
+        description="Discriminating facts that must not run the playbook on their own, each with why: the playbook "
+                    "also runs when a top-level hypothesis's likely holds on a discriminating fact only it declares "
+                    "(docs/playbooks.md, 'Triggers by construction'), and some such facts are read from healthy "
+                    "pastes too.")
     hypotheses: list[Hypothesis] = Field(min_length=1)
 
     def walk(self) -> list[tuple[Hypothesis, Hypothesis | None]]:

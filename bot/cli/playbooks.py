@@ -73,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
                          f"{', '.join(pb.spec.id for pb in books)}\n")
         return 2
     spec = match[0].spec
-    out = [f"{spec.id}: {spec.title}", spec.summary, f"trigger: {spec.trigger}", "hypotheses:"]
+    # The trigger derived from the hypotheses' discriminating facts (playbooks/loader.py derived_trigger).
+    derived = [f"  or {' '.join(p.source.split())}" for p in match[0].derived]
+    out = [f"{spec.id}: {spec.title}", spec.summary, f"trigger: {' '.join(spec.trigger.split())}", *derived,
+           "hypotheses:"]
     for h in spec.hypotheses:
         out += _tree(h, 1)
     sys.stdout.write("\n".join(line for line in out if line) + "\n")

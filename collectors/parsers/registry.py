@@ -33,6 +33,7 @@ from collectors.parsers import (
     prometheus_api,
     prometheus_text,
     signals,
+    stated,
     top,
 )
 from collectors.parsers.contract import Parser, guarded
@@ -92,8 +93,14 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
     if artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED:
         found = _guarded(_read_signals, artifact)
-        result.facts += signals.without_repeats(result.facts, found.facts)
+        result.facts += stated.restate(artifact, signals.without_repeats(result.facts, found.facts))
         result.problems += found.problems
+        # Sentences last: a line a program printed is read by its reader, never a second time as a statement;
+        # a sentence a line signal read is read again only for the terms the signal did not give.
+        read = [(f.citation.start, f.citation.end) for f in result.facts if not stated.is_stated(f)]
+        told = {(f.citation.start, f.name) for f in result.facts if stated.is_stated(f)}
+        result.facts += [f for f in _guarded(lambda a: stated.read_stated(a, read), artifact).facts
+                         if (f.citation.start, f.name) not in told]
     kind = str(artifact.kind)
     shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
     result.facts = [f.model_copy(update={"kind": kind, "citation": shifted(f.citation, shift)} if shift else

@@ -50,6 +50,10 @@ def _cited(artifact: Artifact, fact: Fact) -> str:
     return "\n".join(lines[fact.citation.start - artifact.first_line: fact.citation.end - artifact.first_line + 1])
 
 
+def _spelt(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch not in " -")
+
+
 def _wrong(artifact: Artifact) -> list[str]:
     wrong: list[str] = []
     facts = parse_artifact(artifact).facts
@@ -62,7 +66,10 @@ def _wrong(artifact: Artifact) -> list[str]:
             continue
         text = _cited(artifact, fact)
         values = fact.value if isinstance(fact.value, list) else [fact.value]
-        missing = [v for v in values if str(v) not in text]
+        if fact.parser.startswith("stated:"):  # a term spelt in words: "crash loop backoff" states CrashLoopBackOff
+            missing = [v for v in values if _spelt(str(v)) not in _spelt(text)]
+        else:
+            missing = [v for v in values if str(v) not in text]
         if missing:
             wrong.append(f"{fact.name}={missing} not on {artifact.id}:{fact.citation.start}-{fact.citation.end}")
     return wrong

@@ -14,8 +14,11 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from playbooks.engine import evaluate, template_variables
+from collectors.factset import FactSet
+from playbooks.cel_expr import activation
+from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.loader import PLAYBOOK_DIR, playbook_files
+from playbooks.pipeline import default_playbooks
 from playbooks.report import Target
 from tests.unit.playbooks.conftest import build_facts, bundled_playbook
 
@@ -28,8 +31,13 @@ class Case(BaseModel):
     id: str
     why: str = ""
     facts: dict[str, Any]
+    # Facts among `facts` that the paste only says in words (parser `stated:`): likely at most, never a rule-out.
+    stated: list[str] = Field(default_factory=list)
     expect: dict[str, str]
     leader: str
+    # Whether the playbook runs on these facts among all bundled playbooks: its trigger, or the one derived from
+    # its hypotheses' discriminating facts (playbooks/loader.py derived_trigger). Unchecked when absent.
+    runs: bool | None = None
 
 
 class CaseFile(BaseModel):
@@ -37,6 +45,17 @@ class CaseFile(BaseModel):
     playbook: str
     target: dict[str, str] = Field(default_factory=dict)
     cases: list[Case] = Field(min_length=1)
+
+
+def _facts(case: Case) -> FactSet:
+    """The case's facts; those it lists under `stated` read as a sentence would give them."""
+    given = build_facts(case.facts)
+    out = FactSet()
+    for name in given.names():
+        merged = given.get(name)
+        for fact in merged.sources if merged else []:
+            out.add(fact.model_copy(update={"parser": "stated:case"}) if name in case.stated else fact)
+    return out
 
 
 def _load(path: Path) -> CaseFile:
@@ -65,12 +84,16 @@ def test_cases_name_only_real_hypotheses_and_statuses() -> None:
             assert set(case.expect) <= known, (name, case.id, set(case.expect) - known)
             assert case.leader in known, (name, case.id)
             assert set(case.expect.values()) <= set(STATUSES), (name, case.id)
+            assert set(case.stated) <= set(case.facts), (name, case.id)
 
 
 @pytest.mark.parametrize(("name", "case"), ALL, ids=[f"{name}:{case.id}" for name, case in ALL])
 def test_case(name: str, case: Case) -> None:
     compiled = bundled_playbook(name)
-    facts = build_facts(case.facts)
+    facts = _facts(case)
+    if case.runs is not None:
+        bundled = next(p for p in default_playbooks() if p.spec.id == name)
+        assert triggered(bundled, activation(facts.cel_context())) is case.runs
     finding = evaluate(compiled, facts, template_variables(Target(**FILES[name].target), facts))
     got = {h.id: h.status for h in finding.hypotheses}
     for hid, status in case.expect.items():

@@ -1,0 +1,89 @@
+"""The stated-terms catalog (stated.yaml): identifiers programs print, as people write them in sentences."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from collectors.catalogs.xid import load_catalog
+from collectors.vocabulary import VOCABULARY
+from collectors.yaml_safe import safe_load
+
+_CATALOG = Path(__file__).parent / "stated.yaml"
+_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
+
+
+class StatedTerm(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    fact: str
+    terms: tuple[str, ...] = ()
+    pattern: str | None = None
+    hints: tuple[str, ...] = ()
+    valid: Literal["xid"] | None = None
+    about: tuple[str, ...] = ()
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> StatedTerm:
+        if bool(self.terms) == (self.pattern is not None):
+            raise ValueError(f"stated {self.id}: give terms or a pattern, not both")
+        if self.pattern is not None and not self.hints:
+            raise ValueError(f"stated {self.id}: a pattern needs hints")
+        if self.fact not in VOCABULARY:
+            raise ValueError(f"stated {self.id}: unknown fact {self.fact}")
+        return self
+
+
+def humps(term: str) -> list[str]:
+    """CrashLoopBackOff -> Crash, Loop, Back, Off; OOMKilled -> OOM, Killed."""
+    return _HUMP.findall(term)
+
+
+def spelt(term: str) -> str:
+    """An RE2 pattern for the term as people write it: humps joined by nothing, a space or a hyphen."""
+    return r"[- ]?".join(re.escape(h) for h in humps(term))
+
+
+def term_hints(term: str) -> list[str]:
+    """Lower-case substrings one of which a line that spells the term holds (its first two humps, joined)."""
+    parts = [h.lower() for h in humps(term)]
+    if len(parts) == 1:
+        return parts
+    return [parts[0] + sep + parts[1] for sep in ("", " ", "-")]
+
+
+class CompiledTerm:
+    def __init__(self, spec: StatedTerm) -> None:
+        self.spec = spec
+        if spec.terms:
+            alternatives = "|".join(f"(?P<t{i}>{spelt(t)})" for i, t in enumerate(spec.terms))
+            self.regex: Any = re2.compile(rf"(?i)(?:^|[^\w-])(?:{alternatives})(?:$|[^\w-])")
+            self.hints = tuple(h for t in spec.terms for h in term_hints(t))
+        else:
+            self.regex = re2.compile(f"(?i){spec.pattern}")
+            self.hints = spec.hints
+
+        self.about: Any = (re2.compile(r"(?i)\b(?:" + "|".join(re.escape(w) for w in spec.about) + r")")
+                           if spec.about else None)
+
+    def concerns(self, sentence: str) -> bool:
+        """The sentence names the kind of object the term is a state of (a node, for NotReady; `node1` too)."""
+        return self.about is None or self.about.search(sentence) is not None
+
+    def valid(self, number: int) -> bool:
+        return self.spec.valid != "xid" or number in load_catalog()
+
+
+@cache
+def stated_terms() -> tuple[CompiledTerm, ...]:
+    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError(f"{_CATALOG}: expected a list")
+    return tuple(CompiledTerm(StatedTerm.model_validate(entry)) for entry in raw)

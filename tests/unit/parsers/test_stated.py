@@ -1,0 +1,170 @@
+"""Stated observations (collectors/parsers/stated.py): terms of art in the sentences people write.
+
+Real sentences, verbatim from the thread named beside each; the catalog tests render every term of
+collectors/catalogs/stated.yaml in a sentence, negated, and asked about.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors.catalogs.stated import stated_terms
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import parse_artifact
+from collectors.parsers.stated import read_stated
+
+REAL: list[tuple[str, str, dict[str, Any]]] = [
+    ("https://github.com/kubernetes/kubernetes/issues/98157",
+     "If the pod exceeds the memory limit and is oomkilled, executing any command in the pod will cause the pod to "
+     "oomkilled continuously, even if the memory does not exceed the upper limit.",
+     {"container.last_terminated.reason": "OOMKilled"}),
+    ("https://github.com/cloudnative-pg/cloudnative-pg/issues/4946",
+     "Recently we started facing issue that all cnpg clusters running on a node restarts at same time for no reason "
+     "and these restarted are happening randomly. Upon debugging postgres container it was terminated with Exit "
+     "Code 137.",
+     {"container.last_terminated.exit_code": 137}),
+    ("https://github.com/kubernetes/kubernetes/issues/77924",
+     "Hey, All friends, my pod is exit with code 137 when i connect mysql in this pod.",
+     {"container.last_terminated.exit_code": 137}),
+    ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/507",
+     "You’re getting a XID 79, fallen off the bus. Most common reasons for this issue are overheating or lack of "  # noqa: RUF001
+     "power or outdated SBIOS.",
+     {"xid.codes": [79]}),
+    ("https://github.com/rancher/rke2/issues/4833",
+     "node1 is stuck at NotReady and the rke2 doesnt come up",
+     {"node.conditions": ["NotReady"]}),
+    ("https://github.com/kubesphere/kubesphere/issues/4502",
+     "And when I check the nodes, I find all nodes are NotReady!!! Nothing running properly.",
+     {"node.conditions": ["NotReady"]}),
+    ("https://github.com/kubernetes/kubernetes/issues/102026",
+     "3.When I forcibly shut down three worker nodes, all workers are in NotReady state. However, there may be one "
+     "or two pods whose status is always running.",
+     {"node.conditions": ["NotReady"]}),
+    ("https://github.com/rancher/rancher/issues/5559",
+     "I would deploy my service and then shortly afterwards, I would deploy the ingress but when I tried accessing "
+     "my service through the browser, I kept getting 503 from the Rancher load balancer.",
+     {"http.error_statuses": [503]}),
+    ("https://github.com/kubernetes/ingress-nginx/issues/3590",
+     "Hi guys, I'm trying to get an ingress to work but am always just getting 503 back when browsing to the URL.",
+     {"http.error_statuses": [503]}),
+    ("https://github.com/justmeandopensource/kubernetes/issues/60",
+     "When I input http://nginx.example.com/ into my browser, I get error 503 Service Unavailable - No server is "
+     "available to handle this request.",
+     {"http.error_statuses": [503]}),
+]
+
+# Real sentences that state none of the terms: a question about an exit code, an error code that is no exit code.
+NOTHING: list[tuple[str, str]] = [
+    ("https://github.com/pdreker/fritz_exporter/issues/674", "Anyone knows what error code 137 means?"),
+    ("https://github.com/web3labs/blk-explorer-free/issues/10",
+     "Is there information somewhere what code 137 is caused by?"),
+    ("https://github.com/NVIDIA/NVSentinel/issues/155",
+     "We have seen some cases in our on-prem fleet where we the following logs are printed in dmesg that are not "
+     "linked to an XID:"),
+]
+
+
+def _paste(text: str) -> Artifact:
+    return Artifact(id="p", kind=ArtifactKind.TEXT, source="paste", content=text)
+
+
+def _stated(text: str) -> dict[str, Any]:
+    result = parse_artifact(_paste(text))
+    return {f.name: f.value for f in result.facts if f.parser.startswith("stated:")}
+
+
+@pytest.mark.parametrize(("url", "text", "expected"), REAL, ids=[u.rsplit("/", 3)[-3] + "-" + u.rsplit("/", 1)[-1]
+                                                                  for u, _, _ in REAL])
+def test_a_real_sentence_is_read_as_stated(url: str, text: str, expected: dict[str, Any]) -> None:
+    got = _stated(text)
+    for name, value in expected.items():
+        assert got.get(name) == value, (url, got)
+
+
+@pytest.mark.parametrize(("url", "text"), NOTHING, ids=[u.rsplit("/", 1)[-1] for u, _ in NOTHING])
+def test_a_real_sentence_that_states_no_term_gives_nothing(url: str, text: str) -> None:
+    assert _stated(text) == {}, url
+
+
+def _sample(term: Any) -> tuple[str, object]:
+    """A term as a person writes it, and the value it must give."""
+    if term.spec.terms:
+        return term.spec.terms[0], term.spec.terms[0]
+    samples = {"exit-code": ("exit code 137", 137), "xid": ("Xid 79", 79), "http-5xx": ("returns 503", 503),
+               "nccl-watchdog": ("NCCL watchdog timed out", True)}
+    return samples[term.spec.id]
+
+
+@pytest.mark.parametrize("term", stated_terms(), ids=[t.spec.id for t in stated_terms()])
+def test_every_catalog_entry_is_read_in_a_sentence_and_not_when_negated_or_asked(term: Any) -> None:
+    words, value = _sample(term)
+    fact = term.spec.fact
+    said = read_stated(_paste(f"Since the upgrade we see that the job on the node is {words} on every run."))
+    assert [(f.name, f.parser) for f in said.facts] == [(fact, f"stated:{term.spec.id}")]
+    assert said.facts[0].value in (value, [value])
+    for sentence in (f"We checked and it is not {words} on this run.", f"Could it be that the job is {words}?",
+                     f"We see the job failing instead of {words} this time."):
+        assert read_stated(_paste(sentence)).facts == [], sentence
+
+
+def test_spelt_in_words_reads_the_term() -> None:
+    got = {f.value for f in read_stated(_paste("The pod keeps getting OOM-killed and goes into crash loop backoff "
+                                               "again.")).facts}
+    assert got == {"OOMKilled", "CrashLoopBackOff"}
+
+
+def test_an_issue_template_field_holds_a_sentence_but_a_describe_field_does_not() -> None:
+    said = read_stated(_paste("**What happened**: the training pod is OOMKilled every hour since Monday."))
+    assert [f.value for f in said.facts] == ["OOMKilled"]
+    assert read_stated(_paste("Reason:       OOMKilled")).facts == []
+
+
+def test_program_output_is_left_to_its_reader() -> None:
+    # A describe field is a program's line, and a fenced block is quoted output: neither is a statement.
+    assert _stated("    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n") == {}
+    assert read_stated(_paste("```\nthe pod is OOMKilled again and again\n```")).facts == []
+
+
+def test_a_signal_read_from_a_sentence_is_stated_and_from_a_question_dropped() -> None:
+    facts = parse_artifact(_paste("We also see Xid 79 in dmesg on that node.")).facts
+    assert {f.name for f in facts} >= {"xid.codes"}
+    assert all(f.parser.startswith("stated:") for f in facts if f.name == "xid.codes")
+    asked = parse_artifact(_paste("Is it ImagePullBackOff in the end?")).facts
+    assert [f.name for f in asked] == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=400))
+def test_never_raises_on_garbage(text: str) -> None:
+    result = read_stated(_paste(text))
+    assert all(f.parser.startswith("stated:") for f in result.facts)
+
+
+def test_a_message_quoted_in_a_sentence_stays_observed_and_a_negated_one_is_dropped() -> None:
+    # Rule tests (made-up sentences): a program's message in inline code is shown, not said.
+    quoted = parse_artifact(_paste("After the upgrade every GPU pod gets `0/3 nodes are available: 3 Insufficient "
+                                   "nvidia.com/gpu.` from the scheduler.")).facts
+    reasons = [f for f in quoted if f.name == "scheduling.reasons"]
+    assert reasons and not any(f.parser.startswith("stated:") for f in reasons)
+    denied = parse_artifact(_paste("We checked the node and there is no Xid 79 in dmesg at all.")).facts
+    assert [f.name for f in denied if f.name.startswith("xid.")] == []
+
+
+@pytest.mark.parametrize("line", [
+    # Rule tests (made-up lines in the shapes programs print): however sentence-like, these are output.
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. The pod is OOMKilled after this in the job.",
+    "  Warning  BackOff  3m  kubelet  the container is in CrashLoopBackOff and it restarts",
+    "node5:240:240 [6] misc/socket.cc:533 NCCL WARN the watchdog timed out on this rank",
+])
+def test_a_program_line_is_not_a_sentence(line: str) -> None:
+    assert read_stated(_paste(line)).facts == []
+
+
+def test_notready_is_read_for_a_node_not_for_a_pod() -> None:
+    # Rule test: NotReady is a state of pods and containers too; only a sentence about a node gives the condition.
+    assert read_stated(_paste("Two of the pods are stuck in NotReady after the rollout.")).facts == []
+    assert [f.value for f in read_stated(_paste("The worker is NotReady since the reboot.")).facts] == [["NotReady"]]
