@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers import events
 from playbooks.pipeline import conclude, default_playbooks
 from playbooks.report import Target
 from tests.unit.playbooks.conftest import build_facts
@@ -49,3 +51,20 @@ def test_an_empty_service_without_an_error_rate_stays_service_unreachable_s() ->
     target = Target(namespace="shop", service="checkout")
     assert _lead({"endpoints.ready": 0, "endpoints.not_ready": 2}, target) == ("service-unreachable",
                                                                                 "readiness-failing")
+
+
+def test_a_scale_to_zero_supports_no_ready_backends_not_a_bad_rollout() -> None:
+    # The deployment controller's ScalingReplicaSet row (pkg/controller/deployment/sync.go), rendered: the only
+    # replica set emptied, none scaled up. It is a scale-down, not a rollout (finding 29.5).
+    text = ("LAST SEEN   TYPE     REASON              OBJECT           MESSAGE\n"
+            "3m          Normal   ScalingReplicaSet   deployment/web   Scaled down replica set web-7f98c7b879 to 0 from 3\n")
+    parsed = events.parse(Artifact(id="ev", kind=ArtifactKind.EVENTS, content=text))
+    facts = {f.name: f.value for f in parsed.facts if f.name != "events.reasons"}
+    assert facts == {"rollout.scaled_to_zero": True}
+    target = Target(namespace="shop", service="web")
+    findings = conclude(build_facts({**facts, "http.error_ratio": 0.42, "http.error_statuses": [503]}), target,
+                        default_playbooks())
+    statuses = {(f.playbook, h.id): h.status for f in findings for h in f.hypotheses}
+    assert statuses[("error-rate", "bad-rollout")] == "unknown"
+    assert _lead({**facts, "http.error_ratio": 0.42, "http.error_statuses": [503]}, target) == (
+        "error-rate", "no-ready-backends")
