@@ -57,7 +57,8 @@ def test_a_scale_to_zero_supports_no_ready_backends_not_a_bad_rollout() -> None:
     # The deployment controller's ScalingReplicaSet row (pkg/controller/deployment/sync.go), rendered: the only
     # replica set emptied, none scaled up. It is a scale-down, not a rollout (finding 29.5).
     text = ("LAST SEEN   TYPE     REASON              OBJECT           MESSAGE\n"
-            "3m          Normal   ScalingReplicaSet   deployment/web   Scaled down replica set web-7f98c7b879 to 0 from 3\n")
+            "3m          Normal   ScalingReplicaSet   deployment/web   "
+            "Scaled down replica set web-7f98c7b879 to 0 from 3\n")
     parsed = events.parse(Artifact(id="ev", kind=ArtifactKind.EVENTS, content=text))
     facts = {f.name: f.value for f in parsed.facts if f.name != "events.reasons"}
     assert facts == {"rollout.scaled_to_zero": True}
