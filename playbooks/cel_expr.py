@@ -9,6 +9,7 @@ from typing import Any
 
 from collectors.vocabulary import VOCABULARY
 from playbooks.cel_lib import Context, compile_expression
+from playbooks.tolerations import tolerates
 
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
@@ -40,7 +41,9 @@ class Predicate:
 
 def activation(context: dict[str, Any]) -> Any:
     """Facts converted to CEL values once, for the many predicates evaluated against them."""
-    return Context(variables=context)
+    out = Context(variables=context)
+    out.add_function("tolerates", tolerates)  # pod.tolerations against one node taint (playbooks/tolerations.py)
+    return out
 
 
 def referenced_names(expression: str) -> tuple[list[str], list[str]]:

@@ -100,14 +100,21 @@ def _strengths(findings: list[Finding]) -> dict[str, float]:
 
 
 def _merge_pointers(findings: list[Finding], chosen: dict[str, CompiledPlaybook]) -> None:
-    """A hypothesis that says "this is the other playbook's cause" joins that finding when it ran too."""
+    """A hypothesis that says "this is the other playbook's cause" joins that finding when it ran too, and takes
+    its refinements with it: they explain the cause the other playbook owns, so they no longer compete with it."""
     see = {(pid, h.spec.id): h.spec.see for pid, p in chosen.items() for h in _every(p.hypotheses) if h.spec.see}
+    below = {(pid, h.spec.id): [d.spec.id for d in _every(h.children)]
+             for pid, p in chosen.items() for h in _every(p.hypotheses) if h.spec.see}
     ran = {f.playbook for f in findings}
     for finding in findings:
+        joined: dict[str, str] = {}
         for h in finding.hypotheses:
             target = see.get((finding.playbook, h.id))
             if target and target in ran and target != finding.playbook and h.status != "ruled-out":
-                h.merged_into = target
+                joined.update({hid: target for hid in [h.id, *below[(finding.playbook, h.id)]]})
+        for h in finding.hypotheses:
+            if h.id in joined and h.status != "ruled-out":
+                h.merged_into = joined[h.id]
 
 
 def _every(nodes: list[CompiledHypothesis]) -> Iterator[CompiledHypothesis]:

@@ -124,6 +124,9 @@ class EventFacts:
         # A repeat of an event already read says nothing new (its first row is the citation), so a 200,000-row
         # table of one message costs one read. Only the events whose order matters are read every time.
         self._fed: set[tuple[str, str, str | None]] = set()
+        # ScalingReplicaSet per workload: a replica set scaled down to 0, and whether one was scaled up (a rollout).
+        self.scaled_to_zero: dict[str | None, EventRecord] = {}
+        self.scaled_up: set[str | None] = set()
 
     def none_seen(self, line: int) -> None:
         """An events table was read and was empty (`Events: <none>`)."""
@@ -170,6 +173,8 @@ class EventFacts:
                 self.add("image.pulling", False, ev, subject)
         for subject, ev in self._unscheduled.items():
             self.add("scheduling.failed", True, ev, subject)
+        for subject, ev in self.scaled_to_zero.items():
+            self.add("rollout.recent" if subject in self.scaled_up else "rollout.scaled_to_zero", True, ev, subject)
 
     def add(self, name: str, value: object, ev: EventRecord, subject: str | None) -> None:
         if not self.sink.has(name, value, subject):
@@ -273,7 +278,21 @@ _ENTRYPOINT_FAILED = re.compile(r"exec(?:ve)?[: ].{0,160}(?:no such file or dire
                                 r"|executable file not found in \$PATH|exec format error")
 
 
+# The deployment controller's ScalingReplicaSet message (kubernetes pkg/controller/deployment/sync.go,
+# scaleReplicaSet): "Scaled up|down replica set NAME to N" in older releases, "... to N from M" since about 1.26,
+# and "... from M to N" (argo-rollouts and later releases): the three orders are read alike.
+_SCALED = re.compile(r"\bScaled (up|down) replica set \S{1,253} (?:from \d{1,9} )?to (\d{1,9})(?: from \d{1,9})?\b")
+
+
 def _scaled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """A replica set scaled up is a rollout or a scale-up; one scaled down to 0 is a rollout only beside a
+    scale-up (the old set emptied for the new one): alone, the workload was scaled to zero (finish())."""
+    m = _SCALED.search(ev.message)
+    if m and m.group(1) == "down" and int(m.group(2)) == 0:
+        facts.scaled_to_zero.setdefault(subject, ev)
+        return
+    if m and m.group(1) == "up":
+        facts.scaled_up.add(subject)
     facts.add("rollout.recent", True, ev, subject)
 
 

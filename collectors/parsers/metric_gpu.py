@@ -7,7 +7,7 @@ the GPU did work, so they separate an idle GPU from a starved, memory-bound or t
 
 from __future__ import annotations
 
-from collectors.parsers.metric_base import Derived, Index, Rule, derive_fact, finite, label_key
+from collectors.parsers.metric_base import Derived, Index, Rule, derive_fact, finite, highest, label_key
 
 _GPU_KEY = ("Hostname", "instance", "node", "UUID", "gpu", "GPU_I_ID")
 
@@ -24,6 +24,9 @@ LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 _RX = "DCGM_FI_PROF_PCIE_RX_BYTES"  # bytes/s host-to-device, a rate already
 _GEN, _WIDTH = "DCGM_FI_DEV_PCIE_LINK_GEN", "DCGM_FI_DEV_PCIE_LINK_WIDTH"
 _MAX_GEN, _MAX_WIDTH = "DCGM_FI_DEV_PCIE_MAX_LINK_GEN", "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"
+# DCGM field 202: NVML's PCIe replay counter (nvmlDeviceGetPcieReplayCounter), the same count the nvml
+# snapshot reads, so both give gpu.pcie_replays (dcgm-exporter default-counters.csv, DCGM dcgm_fields.h).
+_REPLAYS = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
 
 
 def _profiling(fact: str, metric: str) -> Rule:
@@ -74,5 +77,6 @@ RULES: tuple[Rule, ...] = (
     *(_profiling(fact, metric) for fact, metric in _PROFILING.items()),
     _pcie_saturation,
     _link_degraded,
+    lambda index: highest("gpu.pcie_replays", [s for s in index.get(_REPLAYS) if s.value >= 0], as_int=True),
 )
-METRICS: frozenset[str] = frozenset({*_PROFILING.values(), _RX, _GEN, _WIDTH, _MAX_GEN, _MAX_WIDTH})
+METRICS: frozenset[str] = frozenset({*_PROFILING.values(), _RX, _GEN, _WIDTH, _MAX_GEN, _MAX_WIDTH, _REPLAYS})

@@ -130,6 +130,9 @@ FACTS: list[FactSpec] = [
              "an image pull started and had not finished when the events were read (Pulling without Pulled); "
              "false when every pull seen finished", "any"),
     FactSpec("rollout.recent", "bool", "a rollout or scaling of the workload happened in the window", "any"),
+    FactSpec("rollout.scaled_to_zero", "bool",
+             "a replica set was scaled down to 0 (ScalingReplicaSet) and none was scaled up: a scale-down to zero "
+             "replicas, not a rollout", "any"),
     # nodes
     FactSpec("node.name", "str", "node the evidence is about", example="gpu-node-2"),
     FactSpec("node.conditions", "list[str]",

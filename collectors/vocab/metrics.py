@@ -21,8 +21,8 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.pcie_link_degraded", "bool",
              "a GPU's PCIe link trained below its maximum generation or width", "any"),
     FactSpec("gpu.pcie_replays", "int",
-             "PCIe replay counter of the worst GPU (NVML): link-level retransmissions since driver load, a sign of a "
-             "marginal link", "max", "212"),
+             "PCIe replay counter of the worst GPU (NVML, or DCGM field 202 DCGM_FI_DEV_PCIE_REPLAY_COUNTER): "
+             "link-level retransmissions since driver load, a sign of a marginal link", "max", "212"),
     FactSpec("gpu.nvlink_errors", "int",
              "NVLink data-link errors (CRC flit + CRC data + replay + recovery) summed over the active links of the "
              "worst GPU, counted since driver load (NVML)", "max", "1937"),

@@ -79,8 +79,9 @@ def _gpus(h: History) -> None:
         h.gauge("DCGM_FI_DEV_POWER_USAGE", labels, 650)
         h.gauge("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", labels, 0x40)  # HW thermal slowdown
         h.gauge("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", labels, 0)
-        # No bundled query reads it: test_a_metric_is_added_by_one_query_file adds one.
         h.gauge("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", labels, 212 if gpu == "1" else 0)
+        # No bundled query reads it: test_a_metric_is_added_by_one_query_file adds one.
+        h.gauge("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", labels, 37 if gpu == "1" else 0)
     # Another node's Xid: not in any scope here.
     h.gauge("DCGM_FI_DEV_XID_ERRORS", {"gpu": "0", "UUID": "GPU-3-0", "Hostname": "gpu-node-3"}, 13)
 
@@ -214,9 +215,9 @@ def test_oom_bound_pod_reads_working_set_at_limit(prom: PromServer, history: His
 # A metric the Prometheus parser does not know, added as one query file: its answer is read as the declared fact.
 NEW_QUERY_FILE = """
 queries:
-  - name: gpu-pcie-replays
-    promql: max by (Hostname, gpu) (DCGM_FI_DEV_PCIE_REPLAY_COUNTER{<gpus>})
-    value: {fact: gpu.pcie_replays}
+  - name: gpu-nvlink-crc
+    promql: max by (Hostname, gpu) (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL{<gpus>})
+    value: {fact: gpu.nvlink_errors}
 """
 
 
@@ -225,12 +226,13 @@ def test_a_metric_is_added_by_one_query_file(prom: PromServer, history: History,
     catalog = load_catalog(tmp_path)
     result = collect_prometheus(prom.url, TRAINER, history.window, catalog=catalog)
     assert result.missing == []
-    artifact = by_id(result)["prom-gpu-pcie-replays.json"]
-    assert artifact.command == 'max by (Hostname, gpu) (DCGM_FI_DEV_PCIE_REPLAY_COUNTER{Hostname="gpu-node-2"})'
+    artifact = by_id(result)["prom-gpu-nvlink-crc.json"]
+    assert artifact.command == ('max by (Hostname, gpu) (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL'
+                                '{Hostname="gpu-node-2"})')
     assert artifact.subject == "node/gpu-node-2"
-    assert not [f for f in parse_artifact(artifact).facts if f.name == "gpu.pcie_replays"]  # the parser: none
+    assert not [f for f in parse_artifact(artifact).facts if f.name == "gpu.nvlink_errors"]  # the parser: none
     declared = declared_facts(artifact, catalog)
-    assert [(f.name, f.value, f.parser) for f in declared] == [("gpu.pcie_replays", 212, "query_files")]
+    assert [(f.name, f.value, f.parser) for f in declared] == [("gpu.nvlink_errors", 37, "query_files")]
     assert declared_facts(artifact) == []  # the bundled files do not declare it
 
 

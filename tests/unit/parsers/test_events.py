@@ -238,3 +238,41 @@ def test_fifty_thousand_event_lines_keep_first_citation() -> None:
     result = parse_text(text)
     assert ("not-found", 8, 8) in [(f.value, f.citation.start, f.citation.end) for f in result.facts
                                    if f.name == "image.pull_error"]
+
+
+# ScalingReplicaSet, rendered as the deployment controller prints it (kubernetes pkg/controller/deployment/sync.go,
+# scaleReplicaSet) in its three orders, as a `kubectl get events` row (finding 29.5).
+_ROW = "3m   Normal   ScalingReplicaSet   deployment/{d}   Scaled {op} replica set {rs} {counts}\n"
+_HEAD = "LAST SEEN   TYPE     REASON              OBJECT            MESSAGE\n"
+
+
+@pytest.mark.parametrize("counts", ["to 0", "to 0 from 3", "from 3 to 0"])
+def test_a_replica_set_scaled_to_zero_alone_is_no_rollout(counts: str) -> None:
+    got = cited(parse_text(_HEAD + _ROW.format(d="web", op="down", rs="web-7f98c7b879", counts=counts)))
+    assert "rollout.recent" not in got
+    assert got["rollout.scaled_to_zero"] == [(True, 2, 2, "deployment/web")]
+
+
+def test_an_old_replica_set_emptied_for_a_new_one_is_a_rollout() -> None:
+    text = (_HEAD + _ROW.format(d="web", op="up", rs="web-68cdb75dc", counts="to 3 from 0")
+            + _ROW.format(d="web", op="down", rs="web-7f98c7b879", counts="to 0 from 3"))
+    got = cited(parse_text(text))
+    assert "rollout.scaled_to_zero" not in got
+    assert [v for v, *_ in got["rollout.recent"]] == [True]
+
+
+def test_another_workload_s_rollout_does_not_make_a_scale_to_zero_one() -> None:
+    text = (_HEAD + _ROW.format(d="api", op="up", rs="api-68cdb75dc", counts="to 2")
+            + _ROW.format(d="web", op="down", rs="web-7f98c7b879", counts="to 0"))
+    got = cited(parse_text(text))
+    assert got["rollout.scaled_to_zero"] == [(True, 3, 3, "deployment/web")]
+    assert got["rollout.recent"] == [(True, 2, 2, "deployment/api")]
+
+
+def test_a_real_scale_up_is_still_a_rollout_or_scaling() -> None:
+    # kedacore/http-add-on#601 (https://github.com/kedacore/http-add-on/issues/601), `kubectl get events` rows.
+    text = ("53m         Normal    ScalingReplicaSet              deployment/podinfo"
+            "                                               Scaled up replica set podinfo-64cd6479c9 to 1 from 0\n")
+    got = cited(parse_text(text))
+    assert [v for v, *_ in got["rollout.recent"]] == [True]
+    assert "rollout.scaled_to_zero" not in got

@@ -114,3 +114,20 @@ def test_gpu_util_of_a_mig_instance_is_not_a_reading() -> None:
                  f"DCGM_FI_DEV_FB_FREE{{{mig}}} 2800\n")
     assert "gpu.util_percent" not in got
     assert scrape(f"DCGM_FI_DEV_GPU_UTIL{{{GPU}}} 0\n")["gpu.util_percent"] == 0.0
+
+
+def test_dcgm_pcie_replay_counter_is_the_nvml_count() -> None:
+    # Finding 29.3: dcgm-exporter's field 202 is NVML's replay counter, so it gives the nvml snapshot's fact.
+    got = scrape(f'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{{{GPU}}} 0\n'
+                 'DCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu="1",UUID="GPU-2",Hostname="n1"} 212\n')
+    assert got == {"gpu.pcie_replays": 212}
+    live = query('max by (Hostname, gpu) (DCGM_FI_DEV_PCIE_REPLAY_COUNTER{Hostname="n1"})',
+                 [{"metric": {"Hostname": "n1", "gpu": "3"}, "value": [1700000000, "97"]}])
+    assert [(f.name, f.value) for f in live.facts] == [("gpu.pcie_replays", 97)]
+
+
+def test_a_replay_rate_is_not_read_as_the_count() -> None:
+    # The chart's series is replays per hour: a rate, not the counter's value.
+    live = query('sum by (Hostname, gpu) (rate(DCGM_FI_DEV_PCIE_REPLAY_COUNTER{Hostname="n1"}[5m])) * 3600',
+                 [{"metric": {"Hostname": "n1", "gpu": "3"}, "value": [1700000000, "4.5"]}])
+    assert not [f for f in live.facts if f.name == "gpu.pcie_replays"]

@@ -36,6 +36,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("gpu.throttle_reasons", ("power",), 71, 71),  # 68 = 0x44: SW power cap + HW thermal
         ("gpu.throttle_reasons", ("thermal",), 71, 71),
         ("gpu.row_remap_failed", False, 83, 83),
+        ("gpu.pcie_replays", 0, 27, 27),  # DCGM field 202, NVML's replay counter (finding 29.3)
         ("gpu.gr_engine_active_ratio", 0.9682, 87, 87),  # profiling fields: the GPU really is busy
         ("gpu.tensor_active_ratio", 0.5129, 91, 91),
         ("gpu.dram_active_ratio", 0.4311, 95, 95),
