@@ -26,7 +26,9 @@ FACTS: list[FactSpec] = [
              "sum of drop + early_drop + insert_failed from `conntrack -S` or /proc/net/stat/nf_conntrack",
              "max"),
     FactSpec("conntrack.usage_ratio", "float", "conntrack entries / limit", "max", "0.99"),
-    FactSpec("cpu.throttled_ratio", "float", "throttled periods / periods", "max", "0.42"),
+    FactSpec("cpu.throttled_ratio", "float",
+             "share of CPU (CFS) periods in which the container was throttled at its CPU limit: throttled periods "
+             "/ periods", "max", "0.42"),
     FactSpec("cpu.nr_periods", "int", "CFS periods elapsed", "max"),
     FactSpec("cpu.nr_throttled", "int", "CFS periods in which the cgroup was throttled", "max"),
     FactSpec("cpu.limit_slowed", "bool",
