@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.harness.processes import finish
 from tests.standins.kube_api import KubeStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,17 +24,6 @@ def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
     base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "TRIAGEBOT_CACHE_DIR": "", "COLUMNS": "80", **FAST}
     return subprocess.Popen([sys.executable, "-m", "bot.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**base, **(env or {})})
-
-
-def finish(proc: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
-    """Its exit and output. The timeout only stops a hung process; it is no budget (two may run at once)."""
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
