@@ -61,4 +61,6 @@ export TRIAGEBOT_TEST_EXTRAS=required
 echo "== ruff =="; .venv/bin/ruff check .
 step "mypy (strict)" "about a minute" .venv/bin/mypy
 echo "== playbook lint =="; .venv/bin/triagebot playbooks lint
-echo "== pytest (about 10-15 minutes on 2 cores) =="; .venv/bin/pytest "$@"
+# --durations=25: the slowest tests are listed at the end of every run, so a test that starts to cost minutes
+# shows in the CI log (tests/README.md, "Suite time").
+echo "== pytest (about 10-15 minutes on 2 cores) =="; .venv/bin/pytest --durations=25 "$@"

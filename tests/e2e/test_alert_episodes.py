@@ -23,11 +23,8 @@ from collectors.live.collect import LiveAccess
 from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
 from tests.harness.alertmanager import AlertmanagerServer, start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
-from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
 from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import Message, SlackFault, SlackStandIn
-
-__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 CHANNELS = ("C0OPS",)
 PERMISSIONS = {"channels": {"C0OPS": ["*"]}}

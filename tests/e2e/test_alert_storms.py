@@ -23,11 +23,8 @@ from tests.e2e.test_alert_episodes import iso
 from tests.e2e.test_alertmanager_e2e import all_sent, wait_until
 from tests.harness.alertmanager import start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, RunningBot, bearer, bot_in_thread, bot_values, settings_from
-from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
 from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import Message, SlackStandIn
-
-__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 GROUPS = 8
 ALERTS_PER_GROUP = 4

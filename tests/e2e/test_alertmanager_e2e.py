@@ -33,12 +33,9 @@ from tests.harness.bot_server import (
     bot_values,
     settings_from,
 )
-from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
 from tests.harness.postgres import PgServer
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import Message, SlackStandIn
-
-__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 CHANNELS = ("C0ALERTS", "C0OPS", "C0GPU")
 # GPU alerts to the GPU channel, anything from an ml-* namespace to the alerts channel, the rest to C0OPS.

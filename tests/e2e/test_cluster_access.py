@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.harness.processes import finish
 from tests.standins.kube_api import KubeStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,10 +20,14 @@ SHOP = ROOT / "tests" / "fixtures" / "live" / "k8s" / "shop.yaml"
 FAST = {"TRIAGEBOT_CALL_TIMEOUT": "1", "TRIAGEBOT_DEADLINE": "3"}
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "TRIAGEBOT_CACHE_DIR": "", "COLUMNS": "80", **FAST}
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60, check=False, env={**base, **(env or {})})
+    return subprocess.Popen([sys.executable, "-m", "bot.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**base, **(env or {})})
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return finish(spawn(*args, env=env))
 
 
 def shop() -> list[dict[str, object]]:
@@ -39,8 +44,10 @@ def closed_port_kubeconfig(tmp_path: Path) -> tuple[Path, str]:
 
 def test_triage_exits_3_with_one_line_when_the_cluster_is_unreachable(tmp_path: Path) -> None:
     path, server = closed_port_kubeconfig(tmp_path)
-    triage = cli("triage", "checkout", "-n", "shop", "--kubeconfig", str(path))
-    record = cli("record", "checkout", "-n", "shop", "--kubeconfig", str(path), "-o", str(tmp_path / "rec"))
+    # The two commands are independent: run at once (each is mostly interpreter start-up; CI has two cores).
+    triage, record = map(finish, [
+        spawn("triage", "checkout", "-n", "shop", "--kubeconfig", str(path)),
+        spawn("record", "checkout", "-n", "shop", "--kubeconfig", str(path), "-o", str(tmp_path / "rec"))])
     assert triage.returncode == 3, triage.stderr
     assert triage.stderr.splitlines() == [triage.stderr.strip()]  # one line, no traceback
     assert re.fullmatch(rf"triagebot: error: could not reach the cluster at {re.escape(server)}: .*[Rr]efused.*",
@@ -54,8 +61,8 @@ def test_triage_exits_3_with_one_line_when_the_cluster_is_unreachable(tmp_path: 
 def test_a_user_mistake_stays_exit_2_with_the_cluster_reachable(tmp_path: Path) -> None:
     with KubeStandIn(shop()) as kube:
         path = kube.kubeconfig(tmp_path / "kc")
-        wrong = cli("triage", "checkuot", "-n", "shop", "--kubeconfig", str(path))
-        ok = cli("triage", "checkout", "-n", "shop", "--kubeconfig", str(path))
+        wrong, ok = map(finish, [spawn("triage", "checkuot", "-n", "shop", "--kubeconfig", str(path)),
+                                 spawn("triage", "checkout", "-n", "shop", "--kubeconfig", str(path))])
     assert wrong.returncode == 2 and wrong.stderr.startswith('triagebot: error: service "checkuot" not found')
     assert ok.returncode == 0, ok.stderr
 

@@ -33,10 +33,7 @@ from tests.harness.bot_server import (
     start_bot_process,
     stop_bot_process,
 )
-from tests.harness.fixtures import postgres_server, postgres_url, sqlite_url
 from tests.standins.slack_api import Call, Message, SlackFault, SlackStandIn
-
-__all__ = ["postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 CHANNELS = ("C0OPS", "C0GPU")
 ROUTES = [{"match": {"alertname": "~GPU.*"}, "channel": "C0GPU"}]

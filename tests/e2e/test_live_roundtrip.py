@@ -28,6 +28,7 @@ from drills.incident import load_incident
 from drills.record import write_incident
 from drills.replay import replay
 from tests.harness.openmetrics import History, per_second
+from tests.harness.processes import finish
 from tests.harness.prometheus import PromServer, free_port, start_prometheus
 from tests.standins.kube_api import Fault, KubeStandIn
 
@@ -96,10 +97,14 @@ def test_live_record_replay_gives_the_same_report(tmp_path: Path, prom: PromServ
     assert replayed.model_dump(mode="json") == live.report.model_dump(mode="json")
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     base = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT), "TRIAGEBOT_CACHE_DIR": "", "COLUMNS": "80"}
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120, check=False, env={**base, **(env or {})})
+    return subprocess.Popen([sys.executable, "-m", "bot.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**base, **(env or {})})
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return finish(spawn(*args, env=env))
 
 
 def test_missing_permissions_are_one_line_of_missing_evidence(tmp_path: Path) -> None:
@@ -128,10 +133,12 @@ def test_missing_permissions_are_one_line_of_missing_evidence(tmp_path: Path) ->
 def test_cli_triage_record_replay(tmp_path: Path) -> None:
     with KubeStandIn(objects("shop.yaml")) as kube:
         kubeconfig = kube.kubeconfig(tmp_path / "kubeconfig")
-        triage = cli("triage", "checkout", "-n", "shop", "--kubeconfig", str(kubeconfig), "--format", "json")
-        record = cli("record", "checkout", "-n", "shop", "--kubeconfig", str(kubeconfig), "-o",
-                     str(tmp_path / "rec"), "--page", "checkout errors")
-        missing = cli("triage", "checkuot", "-n", "shop", "--kubeconfig", str(kubeconfig))
+        # Three independent commands, run at once.
+        triage, record, missing = map(finish, [
+            spawn("triage", "checkout", "-n", "shop", "--kubeconfig", str(kubeconfig), "--format", "json"),
+            spawn("record", "checkout", "-n", "shop", "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "rec"),
+                  "--page", "checkout errors"),
+            spawn("triage", "checkuot", "-n", "shop", "--kubeconfig", str(kubeconfig))])
     assert triage.returncode == 0, triage.stderr
     assert record.returncode == 0, record.stderr
     assert "recorded" in record.stdout and "replay with: triagebot replay" in record.stdout

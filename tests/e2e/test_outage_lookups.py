@@ -21,10 +21,8 @@ from bot.lookups import LookupBudget
 from bot.poster import Poster
 from bot.store import outbox
 from bot.store.models import OutboxItem
-from tests.harness.fixtures import MigratedStore, postgres_server, postgres_store_engine, store
+from tests.harness.fixtures import MigratedStore
 from tests.standins.slack_api import SlackFault, SlackStandIn
-
-__all__ = ["postgres_server", "postgres_store_engine", "store"]  # fixtures, re-exported for pytest
 
 CHANNEL = "C0OPS"
 POSTS = 8

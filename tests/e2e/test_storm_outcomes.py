@@ -14,12 +14,9 @@ from tests.e2e.test_alert_storms import metadata
 from tests.e2e.test_alertmanager_e2e import all_sent, wait_until
 from tests.harness.alertmanager import start_alertmanager
 from tests.harness.bot_server import WEBHOOK_TOKEN, bot_in_thread, bot_values, settings_from
-from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
 from tests.harness.slack_bot import message_text
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import Message, SlackStandIn
-
-__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 GROUPS = 6
 

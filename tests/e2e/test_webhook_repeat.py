@@ -15,11 +15,8 @@ from sqlalchemy import Engine, event, func, select
 import bot.server
 from bot.store.models import Alert, AlertGroup
 from tests.harness.bot_server import bearer, bot_in_thread, bot_values, settings_from
-from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
 from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import SlackStandIn
-
-__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 LABELS = {"alertname": "CheckoutDown", "namespace": "shop", "severity": "warning"}
 

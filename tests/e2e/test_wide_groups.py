@@ -35,7 +35,6 @@ from bot.poster import Poster
 from bot.server import create_app
 from bot.store.models import AlertGroup, OutboxItem
 from tests.harness.bot_server import serve_app
-from tests.harness.fixtures import db_url, postgres_server, postgres_url, sqlite_url
 from tests.standins.slack_api import SlackStandIn
 from tests.standins.slack_blocks import (
     DEFAULT_MAX_BLOCKS_JSON,
@@ -44,8 +43,6 @@ from tests.standins.slack_blocks import (
     blocks_json_size,
     validate_blocks,
 )
-
-__all__ = ["db_url", "postgres_server", "postgres_url", "sqlite_url"]  # fixtures, re-exported for pytest
 
 TOKEN = "wide-groups-webhook-token-0123456789"
 WIDE = settings(max_examples=25, deadline=None, derandomize=True, database=None,

@@ -1,6 +1,6 @@
 """pytest fixtures for the store: a session-wide PostgreSQL, a fresh database per test, SQLite files, and `db_url`
-parametrised over both backends. Wire them from a conftest with `from tests.harness.fixtures import *`
-(or list this module in `pytest_plugins` of the top-level conftest)."""
+parametrised over both backends. tests/conftest.py registers them once for every folder; a test module must not
+import them itself (its copy of the session-scoped `postgres_server` would start a PostgreSQL of its own)."""
 
 from __future__ import annotations
 

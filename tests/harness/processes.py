@@ -17,3 +17,16 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    """A started command's exit and output, as subprocess.run gives them. Tests start independent commands together
+    and finish them after (each is mostly interpreter start-up, and CI has two cores). The timeout only stops a hung
+    process; it is no budget."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)

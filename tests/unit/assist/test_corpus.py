@@ -15,7 +15,7 @@ from bot.assist import corpus as corpus_module
 from bot.assist.corpus import MAX_PASSAGE_CHARS, Corpus, Passage, build_corpus, doc_passages, neutral, slug
 from bot.config import ConfigError
 from collectors.catalogs.xid import load_catalog
-from drills.questions import load_bank
+from drills.questions import QuestionBank, load_bank
 from playbooks.loader import playbook_files
 from playbooks.model import Playbook
 
@@ -32,13 +32,21 @@ def by_id() -> dict[str, Passage]:
     return {p.id: p for p in corpus().passages}
 
 
-def _playbooks() -> list[Playbook]:
-    return [Playbook.model_validate(yaml.safe_load(p.read_text(encoding="utf-8"))) for p in playbook_files()]
+# The playbooks and the question bank are parsed once per run, not once per parametrised case (parsing every YAML
+# file again cost seconds per case); the tests only read them.
+@cache
+def _playbooks() -> tuple[Playbook, ...]:
+    return tuple(Playbook.model_validate(yaml.safe_load(p.read_text(encoding="utf-8"))) for p in playbook_files())
+
+
+@cache
+def _bank() -> QuestionBank:
+    return load_bank()
 
 
 HYPOTHESES = [(book.id, h.id, tuple(h.source)) for book in _playbooks() for h, _ in book.walk()]
 XIDS = sorted(load_catalog())
-QUESTIONS = sorted(load_bank().questions)
+QUESTIONS = sorted(_bank().questions)
 
 
 @pytest.mark.parametrize(("playbook", "hypothesis", "sources"), HYPOTHESES,
@@ -71,7 +79,7 @@ def test_every_xid_is_a_passage(code: int) -> None:
 
 @pytest.mark.parametrize("question_id", QUESTIONS)
 def test_every_question_is_a_passage(question_id: str) -> None:
-    bank = load_bank()
+    bank = _bank()
     question = bank.questions[question_id]
     passage = by_id()[f"question:{question_id}"]
     assert passage.kind == "question"

@@ -20,8 +20,8 @@ from collectors.models import Artifact, ArtifactKind, Citation, Fact
 from drills.incident import INCIDENT_DIR, load_incident
 from drills.replay import replay
 from playbooks.engine import chart_spec
-from playbooks.loader import load_playbooks
 from playbooks.model import Chart, NoChart
+from playbooks.pipeline import default_playbooks
 from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
 
 T0 = 1_700_000_000
@@ -43,7 +43,8 @@ def declared(playbook: str, hypothesis: str, **facts: Any) -> ChartSpec:
     fs = FactSet()
     for i, (name, value) in enumerate(facts.items(), start=1):
         fs.add(Fact(name=name.replace("__", "."), value=value, citation=Citation(artifact="a1", start=i, end=i)))
-    chart = next(h.chart for book in load_playbooks() if book.spec.id == playbook
+    # The bundled set, compiled once per process: compiling every playbook again cost seconds per test.
+    chart = next(h.chart for book in default_playbooks() if book.spec.id == playbook
                  for h, _ in book.spec.walk() if h.id == hypothesis)
     assert isinstance(chart, Chart)
     spec = chart_spec(chart, fs)
@@ -99,7 +100,7 @@ def test_the_leading_hypothesis_chart_plots_its_declared_series_never_another() 
 
 
 def test_a_leader_that_declares_none_gets_no_chart_even_beside_range_queries() -> None:
-    chart = next(h.chart for book in load_playbooks() if book.spec.id == "nccl-hang"
+    chart = next(h.chart for book in default_playbooks() if book.spec.id == "nccl-hang"
                  for h, _ in book.spec.walk() if h.id == "rendezvous-env")
     assert isinstance(chart, NoChart) and "environment variables" in chart.none
     assert chart_spec(chart, FactSet()) is None  # the report carries no chart for it
