@@ -271,6 +271,8 @@ RESULTS: dict[str, tuple[dict[str, Any], str]] = {
                          ({"__name__": "DCGM_FI_DEV_PCIE_LINK_WIDTH", **GPU}, "16")), "gpu.pcie_rx_saturation"),
     "dns-error-ratio": (_vector(({}, "0.05")), "dns.error_ratio"),
     "dns-p99": (_vector(({}, "0.055")), "dns.p99_seconds"),
+    "gpu-pcie-replays": (_vector(({"__name__": "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", **GPU}, "212")),
+                         "gpu.pcie_replays"),
 }
 # Collected as evidence, but no vocabulary fact reads them (yet).
 UNRECOGNISED = {"service-metrics", "gpu-power-max"}
