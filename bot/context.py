@@ -133,8 +133,8 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:
     """Slack answers again: what failed for want of a connection is due now, not after its backoff."""
-    from bot.store import outbox
+    from bot.delivery import due_now
 
     with factory.begin() as session:
-        outbox.due_now(session, waiting)
+        due_now(session, waiting)
     poster.wake()

@@ -26,15 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import queue_outcome, queue_verdict
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
+from bot.delivery import Reply, find, queue
+from bot.delivery.roots import queue_outcome, queue_verdict
 from bot.metrics import Metrics
-from bot.posts import prepare_report, queue_report, queue_text
+from bot.posts import prepare_report, report_post
 from bot.render.chart import render_report_chart
 from bot.render.slack_assist import narrative_payload
 from bot.rollup_outcomes import note_in_rollup
-from bot.store import outbox, repo, triage_queue
+from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound
 from collectors.live.collect import LiveAccess
 from collectors.models import Artifact, Target
@@ -261,12 +262,12 @@ class TriageJobs:
                 trigger=request.trigger, status="ok", started_at=started, finished_at=datetime.now(UTC),
                 requested_by=request.requested_by, report=dumped, artifacts=dumped_artifacts,
                 missing=[m.model_dump() for m in report.missing])
-            parent = outbox.find(session, request.parent_key) if request.parent_key else None
-            queue_report(session, key=request.key, channel=request.channel, prepared=prepared, run_id=run.id,
-                         incident_id=request.incident_id, parent=parent)
+            parent = find(session, request.parent_key) if request.parent_key else None
+            queue(session, report_post(prepared, key=request.key, channel=request.channel, run_id=run.id,
+                                       incident_id=request.incident_id, parent=parent))
             if parent is not None:
                 # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
-                queue_verdict(session, parent, request.key, report)
+                queue_verdict(session, parent, report)
             run_id = run.id
             if finish is not None:
                 finish(session)
@@ -282,13 +283,13 @@ class TriageJobs:
             narrative = narrate_report(report, self.assistant)  # never raises for a model's failure: falls back
             payload = narrative_payload(narrative, self.templates_dir)
             with self.factory.begin() as session:
-                post = outbox.find(session, f"{request.key}:report")
+                post = find(session, f"{request.key}:report")
                 if post is None:
                     return
                 # Depends on the report, so it is posted after it; a reply to a reply lands in the same thread.
-                outbox.enqueue(session, f"{request.key}:narrative", request.channel, "chat.postMessage",
-                               {**payload, "kind": "narrative", "incident_id": request.incident_id,
-                                "in_thread": True, "generated": narrative.generated}, depends_on=post)
+                queue(session, Reply(key=f"{request.key}:narrative", channel=request.channel, kind="narrative",
+                                     incident_id=request.incident_id, text=payload["text"], blocks=payload["blocks"],
+                                     parent=post, extra={"generated": narrative.generated}))
         except Exception:
             log.exception("the narrative of %s failed", request.key)
             return
@@ -326,14 +327,14 @@ class TriageJobs:
         under says it too, instead of waiting for a verdict forever. `rolled_up`: in an alert storm the note is
         one line of the roll-up's outcomes message instead (bot/rollup_outcomes.py), not one note per group."""
         with self.factory.begin() as session:
-            parent = outbox.find(session, request.parent_key) if request.parent_key else None
+            parent = find(session, request.parent_key) if request.parent_key else None
             if parent is not None and outcome:
                 queue_outcome(session, parent, outcome)
             folded = rolled_up and parent is not None and bool(outcome) and \
                 note_in_rollup(session, parent, request.incident_id, str(outcome))
             if not folded:
-                queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text,
-                           parent=parent, incident_id=request.incident_id)
+                queue(session, Reply(key=f"{request.key}:{suffix}", channel=request.channel, kind="note", text=text,
+                                     parent=parent, incident_id=request.incident_id))
             if finish is not None:
                 finish(session)
         self.on_queued()
