@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.assist.llm import NO_MODEL, Assistant, assistant_from
 from bot.config import ConfigError, Settings
+from bot.delivery.poster import Poster
+from bot.delivery.slack_reach import SlackReach
 from bot.drill_catalog import drills_dir
 from bot.jobs import TriageJobs
 from bot.metrics import Metrics
-from bot.poster import Poster
-from bot.slack_reach import SlackReach
 from bot.store.db import make_engine, migrate, session_factory
 from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess

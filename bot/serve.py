@@ -45,8 +45,8 @@ def socket_mode_handler(app: Any, settings: Settings) -> Any:
 
 def connect_socket_mode(ctx: Any, socket_mode: Any) -> None:
     """Open the WebSocket (returns at once; it runs in its own threads). When Slack cannot be reached it is opened
-    once Slack answers again (bot/slack_reach.py): the webhook serves meanwhile."""
-    from bot.slack_reach import is_transport_error
+    once Slack answers again (bot/delivery/slack_reach.py): the webhook serves meanwhile."""
+    from bot.delivery.slack_reach import is_transport_error
 
     try:
         socket_mode.connect()

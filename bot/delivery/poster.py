@@ -8,10 +8,10 @@ post the same item twice.
 Every post carries Slack message metadata naming its outbox key. An item that may already have been posted (its
 worker died between Slack's answer and `mark_sent`, or the call timed out) is first looked for in the channel's
 history (`conversations.history`, or `conversations.replies` for a thread reply) and only posted if it is not
-there. Lookups are Slack's scarcest budget (bot/lookups.py): a failure that cannot have posted (a refused
+there. Lookups are Slack's scarcest budget (bot/delivery/lookups.py): a failure that cannot have posted (a refused
 connection, a 429) asks for none, and one read of a channel or thread settles every waiting post of it, found or
 not. A file upload is looked for the same way, by the file id recorded before Slack was asked to share it
-(bot/uploads.py). A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
+(bot/delivery/uploads.py). A message Slack refuses for its size or its blocks (`msg_too_long`, `msg_blocks_too_long`,
 `invalid_blocks`) is sent again at once as plain, cut text, with the whole text queued as a file in the thread:
 nothing is dead for its size.
 """
@@ -32,21 +32,21 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.lookups import LookupBudget, may_have_reached_slack
+from bot.delivery.lookups import LookupBudget, may_have_reached_slack
+from bot.delivery.slack_errors import Failure, exception_failure, slack_failure
+from bot.delivery.slack_reach import SlackReach, is_transport_error
+from bot.delivery.uploads import shared_in, upload_file
 from bot.metrics import Metrics
 from bot.posts import CUT_MARK, TEXT_LIMIT, episode_link_line, fired_again_line, fitted_text, rollup_text
-from bot.slack_errors import Failure, exception_failure, slack_failure
-from bot.slack_reach import SlackReach, is_transport_error
 from bot.store import outbox, repo
 from bot.store.db import read_session
 from bot.store.outage import database_away
 from bot.store.outbox import ClaimedItem
 from bot.store.quarantine import Quarantined
-from bot.uploads import shared_in, upload_file
 
 log = logging.getLogger("triagebot.poster")
 
-# Which errors no retry will fix (the item is dead at once, logged and counted): bot/slack_errors.py.
+# Which errors no retry will fix (the item is dead at once, logged and counted): bot/delivery/slack_errors.py.
 # Refusals of the content itself: sent again as plain, shorter text (PLAIN_LIMITS, in turn), never dead for this.
 CONTENT_ERRORS = frozenset({"msg_too_long", "msg_blocks_too_long", "invalid_blocks", "invalid_blocks_format",
                             "invalid_metadata_format", "invalid_metadata_schema", "metadata_too_large"})
@@ -450,7 +450,7 @@ class Poster:
         if item.method == "files.upload_v2":
             content = base64.b64decode(payload["content_b64"]) if "content_b64" in payload \
                 else str(payload.get("content", "")).encode("utf-8")
-            # Slack's three steps, with the file's id recorded before the share (bot/uploads.py).
+            # Slack's three steps, with the file's id recorded before the share (bot/delivery/uploads.py).
             file_id = upload_file(self.client, channel=item.channel, thread_ts=self._file_thread(item),
                                   filename=payload["filename"], title=payload.get("title", payload["filename"]),
                                   content=content, initial_comment=payload.get("initial_comment"),

@@ -107,5 +107,5 @@ def thread_under(session: Session, key: str, parent: OutboxItem) -> bool:
 
 
 def due_now(session: Session, item_ids: set[int]) -> int:
-    """Make failed items due at once (Slack can be reached again: bot/slack_reach.py); returns how many."""
+    """Make failed items due at once (Slack can be reached again: bot/delivery/slack_reach.py); returns how many."""
     return outbox.due_now(session, item_ids)
