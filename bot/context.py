@@ -17,11 +17,11 @@ from bot.assist.llm import NO_MODEL, Assistant, assistant_from
 from bot.config import ConfigError, Settings
 from bot.delivery.poster import Poster
 from bot.delivery.slack_reach import SlackReach
-from bot.drill_catalog import drills_dir
-from bot.jobs import TriageJobs
 from bot.metrics import Metrics
+from bot.runner.drill_catalog import drills_dir
+from bot.runner.jobs import TriageJobs
+from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
-from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
 from playbooks.pipeline import default_playbooks
 
@@ -77,7 +77,7 @@ def _lazy_access(settings: Settings) -> Any:
     def get() -> LiveAccess:
         with lock:
             if not cached:
-                from bot.triage import access_from, kube_client
+                from bot.runner.triage import access_from, kube_client
 
                 try:
                     kube = kube_client(settings)

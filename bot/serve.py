@@ -73,7 +73,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
     from bot.server import create_app
     from bot.slack.app import build_slack_app
 
-    # Live triages run in worker processes (bot/workers.py), so this interpreter only acks, stores and posts.
+    # Live triages run in worker processes (bot/runner/workers.py), so this interpreter only acks, stores and posts.
     # With triage_workers=0 they share it as threads; a shorter switch interval then lets an ack's thread run
     # sooner while triages parse (measured: slash-ack p99 ~330 ms -> ~200 ms with 20 triages).
     if settings.triage_workers == 0:

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.alert_message import alert_links
+from bot.alerts.alert_message import alert_links
 from bot.context import BotContext
 from bot.slack.gate import SlackGate, payload_problem
 from bot.store.outage import database_away

@@ -133,7 +133,7 @@ def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, 
                 incident_id: int | None, text: str, outcome: str = "", refusal: str = "") -> dict[str, Any]:
     """The root's text, blocks and data for the webhook flow, with the incident's latest verdict if it has one.
 
-    `text` is the notification text the flow wrote (bot.posts.alert_summary, fitted); the verdict goes under it
+    `text` is the notification text the flow wrote (bot.delivery.words.alert_summary, fitted); the verdict goes under it
     exactly as the blocks show it, so a status change never drops it from one of the two. `outcome`: why the
     episode's triage ended without a verdict (`root_outcome`), kept through later notifications."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None

@@ -40,7 +40,7 @@ def note_in_rollup(session: Session, parent: OutboxItem, incident_id: int | None
 
 def triage_note_key(root_key: str) -> str:
     """The outbox key of the note an alert triage leaves under its root (bot.webhook.alert_flow names the triage
-    `<root>:triage`, bot.jobs its note `<triage>:note`)."""
+    `<root>:triage`, bot.runner.jobs its note `<triage>:note`)."""
     return f"{root_key}:triage:note"
 
 

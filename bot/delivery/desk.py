@@ -13,8 +13,8 @@ from slack_sdk import WebClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.delivery.lookups import LookupBudget
+from bot.delivery.words import rollup_text
 from bot.metrics import Metrics
-from bot.posts import rollup_text
 from bot.store import outbox, repo
 from bot.store.outbox import ClaimedItem
 

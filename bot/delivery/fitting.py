@@ -11,8 +11,8 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
+from bot.delivery.words import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.metrics import Metrics
-from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.store.outbox import ClaimedItem
 
 log = logging.getLogger("triagebot.poster")

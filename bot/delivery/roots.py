@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from bot.delivery.posts import PRIORITY_ROOT, Edit
 from bot.delivery.queue import find, queue
-from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
+from bot.delivery.words import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.render.alert_root import AlertRoot, root_blocks
 from bot.render.common import no_verdict_reason, verdict_line
 from bot.render.slack import mrkdwn_escape

@@ -39,13 +39,12 @@ from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import drill_catalog
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
 from bot.context import BotContext
 from bot.delivery import Edit, Root, Upload, find, queue
 from bot.delivery import Reply as ThreadPost
-from bot.posts import evidence_text
+from bot.delivery.words import evidence_text
 from bot.render.slack_assist import narrative_payload
 from bot.render.slack_drill import (
     Reply,
@@ -62,6 +61,7 @@ from bot.render.slack_drill import (
     proposal_reply,
     question_blocks,
 )
+from bot.runner import drill_catalog
 from bot.slack import flows
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who
 from bot.store import repo

@@ -28,8 +28,6 @@ from sqlalchemy.orm import Session
 from bot.context import BotContext
 from bot.delivery import Reply, Root, View, find, queue
 from bot.delivery.roots import queue_note
-from bot.drill_save import SaveError, check_drill_folder, drills_dir, ground_truth, started_by, write_run_as_drill
-from bot.jobs import TriageRequest
 from bot.keys import incident_root_key
 from bot.policy import is_node
 from bot.render.slack import mrkdwn_escape
@@ -44,7 +42,16 @@ from bot.render.slack_triage import (
     hypothesis_label,
     wrong_modal,
 )
-from bot.runs import ActionError, Run, load_run
+from bot.runner.drill_save import (
+    SaveError,
+    check_drill_folder,
+    drills_dir,
+    ground_truth,
+    started_by,
+    write_run_as_drill,
+)
+from bot.runner.jobs import TriageRequest
+from bot.runner.runs import ActionError, Run, load_run
 from bot.store import repo
 from bot.store.models import OutboxItem, TriageRun
 from bot.store.types import utcnow

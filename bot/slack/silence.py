@@ -1,7 +1,7 @@
 """The "Silence 1h" button on an alert's root message: a silence in Alertmanager, authored by whoever clicked.
 
 Off unless `silence_button` and `alertmanager_url` are set (bot/config.py); the button only appears then
-(bot/alert_message.py). The clicker needs the alert's namespace granted, like /triage.
+(bot/alerts/alert_message.py). The clicker needs the alert's namespace granted, like /triage.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
 
-from bot.alertmanager_api import SilenceError, create_silence
+from bot.alerts.alertmanager_api import SilenceError, create_silence
 from bot.context import BotContext
 from bot.delivery import Reply, queue
 from bot.policy import scope

@@ -18,15 +18,15 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import AlertLinks, root_fields
-from bot.capture import wants_capture
+from bot.alerts.alert_message import AlertLinks, root_fields
 from bot.delivery import PRIORITY_REFRESH, PRIORITY_ROOT, Edit, Reply, Root, find, queue
 from bot.delivery.roots import root_outcome
-from bot.jobs import TriageRequest
+from bot.delivery.words import alert_summary, fitted_text, full_text_upload
 from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
-from bot.posts import alert_summary, fitted_text, full_text_upload
 from bot.render.alert_root import AlertRoot, summarised
+from bot.runner.capture import wants_capture
+from bot.runner.jobs import TriageRequest
 from bot.store import repo, triage_queue
 from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
@@ -95,7 +95,7 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
         refusal = "" if allowed or permissions is None else \
             permissions.alert_refusal(found.target.namespace, found.target.node, channel=channel)
-        # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
+        # The root's blocks (severity, target, links, the latest verdict): bot/alerts/alert_message.py.
         text, cut = fitted_text(alert_summary(view))
         # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
         outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))

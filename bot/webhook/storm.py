@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.alerts.rollup_outcomes import fold_queued_notes
 from bot.delivery import Edit, Root, find, queue, thread_under
+from bot.delivery.words import counted, rollup_summary
 from bot.keys import alert_root_key
-from bot.posts import counted, rollup_summary
-from bot.rollup_outcomes import fold_queued_notes
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import AlertGroup, AlertStorm, OutboxItem
 

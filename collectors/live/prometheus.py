@@ -43,7 +43,7 @@ RATE = "5m"  # the rate window dashboards and the playbooks' next checks use
 # from, to a few MB, and cost Prometheus about one dashboard refresh. The chart series come in the order the
 # verdict needs them (the leader's first), so the bound only drops pictures of hypotheses far down the report.
 MAX_RANGE_QUERIES = 20
-# Given the evidence so far, the chart series to fetch, most needed first (bot/triage.py builds it from the
+# Given the evidence so far, the chart series to fetch, most needed first (bot/runner/triage.py builds it from the
 # playbooks: collectors cannot import them).
 ChartPicker = Callable[[list[Artifact]], Sequence[str]]
 # Longer queries go as a POST form: a scope of many pods makes a long regex, and proxies cap URL length.

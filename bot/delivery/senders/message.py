@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.delivery.desk import Deferred, Desk, NothingToDo, known_thread, record, with_line
 from bot.delivery.history import read_posts
-from bot.posts import episode_link_line, fired_again_line
+from bot.delivery.words import episode_link_line, fired_again_line
 from bot.store import outbox
 from bot.store.db import read_session
 from bot.store.outbox import ClaimedItem
