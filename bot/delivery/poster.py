@@ -62,13 +62,11 @@ class Poster:
                  lookups: LookupBudget | None = None) -> None:
         self.factory = factory
         self.reach = reach or SlackReach()  # logs an outage once a minute instead of once per failed call
-        self.lookups = lookups or LookupBudget()
         self.lease = lease
-        self.client = client
         self.metrics = metrics or Metrics()
         self.worker_id = worker_id or f"poster-{uuid.uuid4().hex[:8]}"
         self.clock = clock
-        self.desk = Desk(factory=factory, client=client, metrics=self.metrics, lookups=self.lookups,
+        self.desk = Desk(factory=factory, client=client, metrics=self.metrics, lookups=lookups or LookupBudget(),
                          worker_id=self.worker_id, clock=clock)
         self._stop = threading.Event()
         self._wake = threading.Event()
