@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
 from bot.context import BotContext
-from bot.delivery import Edit, Root, Upload, find, queue
+from bot.delivery import PRIORITY_REPORT, Edit, Root, Upload, find, queue
 from bot.delivery import Reply as ThreadPost
 from bot.delivery.words import evidence_text
 from bot.render.slack_assist import narrative_payload
@@ -150,7 +150,7 @@ def _queue(db: Session, root: OutboxItem, prefix: str, outcome: Outcome) -> None
     if outcome.finished is not None:
         closed = closed_root(root.payload.get("blocks") or [], outcome.finished)
         queue(db, Edit(key=f"{root.idempotency_key}:closed", kind="drill-root", target=root,
-                       fields={"text": root.payload.get("text", ""), "blocks": closed}))
+                       fields={"text": root.payload.get("text", ""), "blocks": closed}, priority=PRIORITY_REPORT))
 
 
 DrillStep = Callable[[DrillSession, Incident], tuple[DrillSession, Outcome]]
