@@ -81,7 +81,7 @@ CLIENT = """
 import json, os, sys, time
 from datetime import UTC, datetime, timedelta
 from kubernetes import client
-from bot.triage import run_triage
+from bot.runner.triage import run_triage
 from collectors.live.collect import LiveAccess
 from collectors.live.watch_cache import KINDS, WatchCache
 from collectors.models import Target

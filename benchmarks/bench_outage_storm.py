@@ -304,7 +304,7 @@ def report(results: list[OutageResult], alerts: int, seconds: float, groups: int
               "page, a timeout, a lease that ran out under a killed bot); a refused connection or a 429 made "
               "nothing and is simply tried again. One read of a channel settles every waiting post of it, found "
               "(recorded as sent) or not (posted without another lookup), and lookups are paced below Slack's "
-              "Tier 3 so they are not refused (bot/lookups.py). Roots go first in each channel's line."]
+              "Tier 3 so they are not refused (bot/delivery/lookups.py). Roots go first in each channel's line."]
     return "\n".join(lines)
 
 

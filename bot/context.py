@@ -15,13 +15,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.assist.llm import NO_MODEL, Assistant, assistant_from
 from bot.config import ConfigError, Settings
-from bot.drill_catalog import drills_dir
-from bot.jobs import TriageJobs
+from bot.delivery.poster import Poster
+from bot.delivery.slack_reach import SlackReach
 from bot.metrics import Metrics
-from bot.poster import Poster
-from bot.slack_reach import SlackReach
+from bot.runner.drill_catalog import drills_dir
+from bot.runner.jobs import TriageJobs
+from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
-from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
 from playbooks.pipeline import default_playbooks
 
@@ -77,7 +77,7 @@ def _lazy_access(settings: Settings) -> Any:
     def get() -> LiveAccess:
         with lock:
             if not cached:
-                from bot.triage import access_from, kube_client
+                from bot.runner.triage import access_from, kube_client
 
                 try:
                     kube = kube_client(settings)
@@ -133,8 +133,8 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:
     """Slack answers again: what failed for want of a connection is due now, not after its backoff."""
-    from bot.store import outbox
+    from bot.delivery import due_now
 
     with factory.begin() as session:
-        outbox.due_now(session, waiting)
+        due_now(session, waiting)
     poster.wake()

@@ -45,8 +45,8 @@ def socket_mode_handler(app: Any, settings: Settings) -> Any:
 
 def connect_socket_mode(ctx: Any, socket_mode: Any) -> None:
     """Open the WebSocket (returns at once; it runs in its own threads). When Slack cannot be reached it is opened
-    once Slack answers again (bot/slack_reach.py): the webhook serves meanwhile."""
-    from bot.slack_reach import is_transport_error
+    once Slack answers again (bot/delivery/slack_reach.py): the webhook serves meanwhile."""
+    from bot.delivery.slack_reach import is_transport_error
 
     try:
         socket_mode.connect()
@@ -73,7 +73,7 @@ def serve(settings: Settings, host: str, port: int) -> None:
     from bot.server import create_app
     from bot.slack.app import build_slack_app
 
-    # Live triages run in worker processes (bot/workers.py), so this interpreter only acks, stores and posts.
+    # Live triages run in worker processes (bot/runner/workers.py), so this interpreter only acks, stores and posts.
     # With triage_workers=0 they share it as threads; a shorter switch interval then lets an ack's thread run
     # sooner while triages parse (measured: slash-ack p99 ~330 ms -> ~200 ms with 20 triages).
     if settings.triage_workers == 0:

@@ -14,7 +14,7 @@ from collectors.models import Target
 from collectors.parsers.alert_facts import node_from, target_value
 from collectors.validate import InvalidInput, namespace, object_name
 
-# The `source` of the artifact that carries the notification which started an alert's triage (bot/triage.py).
+# The `source` of the artifact that carries the notification which started an alert's triage (bot/runner/triage.py).
 ALERT_SOURCE = "alertmanager"
 
 # Labels that name a workload, best first. The plain `service` and `job` labels usually name the exporter

@@ -235,7 +235,7 @@ def _load(path: Path) -> tuple[list[dict[str, Any]], str]:
 def docs_pictures(out: Path) -> list[Path]:
     """The messages docs/slack.md shows, rendered from the Block Kit the bot builds for a recorded incident."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from bot.alert_message import AlertLinks, alert_root, root_payload
+    from bot.alerts.alert_message import AlertLinks, alert_root, root_payload
     from bot.render.common import verdict_line
     from bot.render.slack import blocks_json
     from drills.incident import INCIDENT_DIR, load_incident

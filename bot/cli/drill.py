@@ -130,7 +130,7 @@ def configured_assistant() -> Assistant:
 def configured_drills_dir() -> Path:
     """The drills dir the settings name (a ConfigError is a usage error)."""
     from bot.config import ConfigError, load_settings
-    from bot.drill_catalog import drills_dir
+    from bot.runner.drill_catalog import drills_dir
 
     try:
         return drills_dir(load_settings())
@@ -160,7 +160,7 @@ def _debrief(d: Debrief, assistant: Assistant, console: Console) -> None:
 def _save(args: argparse.Namespace, console: Console) -> int:
     """`triagebot drill save INCIDENT`: the report's "Save as drill" button, from the command line."""
     from bot.config import ConfigError, load_settings
-    from bot.drill_save import SaveError, save_stored_incident
+    from bot.runner.drill_save import SaveError, save_stored_incident
 
     if not getattr(args, "stored", None):
         raise DrillUsageError("usage: triagebot drill save INCIDENT [-o DIR] [--ground-truth PLAYBOOK/HYPOTHESIS] "

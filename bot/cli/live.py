@@ -11,7 +11,7 @@ from bot.cli.errors import LiveUsageError
 from bot.cli.flags import FORMATS, add_explain_flag
 
 if TYPE_CHECKING:
-    from bot.triage import Triage
+    from bot.runner.triage import Triage
     from collectors.models import Target
 
 CLUSTER_UNREACHABLE = 3  # exit code of `triage` and `record` when the Kubernetes API did not answer at all
@@ -121,8 +121,8 @@ def _run(args: argparse.Namespace) -> Triage:
         since = duration(args.since or settings.default_since)
         target.cluster = settings.cluster_name or settings.context
         # Imported here: the Kubernetes client costs ~0.4 s to import, which `analyze` should not pay.
-        from bot.kubeconfig import unreachable
-        from bot.triage import access_from, kube_client, run_triage
+        from bot.runner.kubeconfig import unreachable
+        from bot.runner.triage import access_from, kube_client, run_triage
 
         kube = kube_client(settings)
         triage = run_triage(target, since, access_from(settings, kube))

@@ -1,5 +1,5 @@
 """The roll-up thread's one message about triages that ended without a verdict: each reason once, with the groups
-it ended, instead of one identical note per group (bot/rollup_outcomes.py keeps it current)."""
+it ended, instead of one identical note per group (bot/alerts/rollup_outcomes.py keeps it current)."""
 
 from __future__ import annotations
 

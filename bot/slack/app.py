@@ -75,7 +75,7 @@ def build_slack_app(ctx: BotContext) -> App:
         raise ConfigError("setting SLACK_SIGNING_SECRET is missing: HTTP mode verifies Slack's signatures with it")
     # bolt's own start-up auth.test would raise when Slack cannot be reached, taking the webhook down with it. Ask
     # here instead: a refused token stops the start (ConfigError), an unreachable Slack is recorded and retried
-    # (bot/slack_reach.py), and bolt asks again lazily, at the first request that needs it.
+    # (bot/delivery/slack_reach.py), and bolt asks again lazily, at the first request that needs it.
     ctx.slack_reach.check(ctx.slack)
     # Socket Mode requests arrive over the app's own authenticated WebSocket and carry no signature.
     app = App(client=ctx.slack, signing_secret=secret.get_secret_value() if secret else "",

@@ -39,11 +39,12 @@ from slack_sdk.models.blocks import Block
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import drill_catalog
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
 from bot.context import BotContext
-from bot.posts import evidence_text
+from bot.delivery import PRIORITY_REPORT, Edit, Root, Upload, find, queue
+from bot.delivery import Reply as ThreadPost
+from bot.delivery.words import evidence_text
 from bot.render.slack_assist import narrative_payload
 from bot.render.slack_drill import (
     Reply,
@@ -60,9 +61,10 @@ from bot.render.slack_drill import (
     proposal_reply,
     question_blocks,
 )
+from bot.runner import drill_catalog
 from bot.slack import flows
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who
-from bot.store import outbox, repo
+from bot.store import repo
 from bot.store.drill_sessions import SqlSessionStore
 from bot.store.interviews import InterviewRecord, InterviewStore
 from bot.store.models import OutboxItem
@@ -139,18 +141,16 @@ def step_prefix(session: DrillSession, action: str) -> str:
 def _queue(db: Session, root: OutboxItem, prefix: str, outcome: Outcome) -> None:
     """The step's replies (and files) in the root's thread, and the root without buttons when it ended."""
     for n, reply in enumerate(outcome.replies):
-        outbox.enqueue(db, f"{prefix}:{n}", root.channel, "chat.postMessage",
-                       {"kind": "drill", "text": reply.text, "blocks": block_dicts(reply.blocks), "in_thread": True},
-                       depends_on=root)
+        queue(db, ThreadPost(key=f"{prefix}:{n}", channel=root.channel, kind="drill", text=reply.text,
+                        blocks=block_dicts(reply.blocks), parent=root))
         if reply.upload is not None:
-            outbox.enqueue(db, f"{prefix}:{n}:file", root.channel, "files.upload_v2",
-                           {"kind": "drill-file", "in_thread": True, "filename": reply.upload.filename,
-                            "title": reply.upload.title, "content": reply.upload.content}, depends_on=root)
+            queue(db, Upload(key=f"{prefix}:{n}:file", channel=root.channel, kind="drill-file",
+                             filename=reply.upload.filename, title=reply.upload.title, content=reply.upload.content,
+                             parent=root))
     if outcome.finished is not None:
         closed = closed_root(root.payload.get("blocks") or [], outcome.finished)
-        outbox.enqueue(db, f"{root.idempotency_key}:closed", root.channel, "chat.update",
-                       {"kind": "drill-root", "text": root.payload.get("text", ""), "blocks": closed},
-                       depends_on=root)
+        queue(db, Edit(key=f"{root.idempotency_key}:closed", kind="drill-root", target=root,
+                       fields={"text": root.payload.get("text", ""), "blocks": closed}, priority=PRIORITY_REPORT))
 
 
 DrillStep = Callable[[DrillSession, Incident], tuple[DrillSession, Outcome]]
@@ -186,8 +186,7 @@ class SlackDrills:
     def _post_root(self, key: str, channel: str, text: str, blocks: list[Block], who: Who, action: str,
                    target: str, detail: dict[str, Any]) -> None:
         with self.ctx.factory.begin() as db:
-            outbox.enqueue(db, key, channel, "chat.postMessage",
-                           {"kind": "drill-root", "text": text, "blocks": block_dicts(blocks)})
+            queue(db, Root(key=key, channel=channel, kind="drill-root", text=text, blocks=block_dicts(blocks)))
             repo.audit(db, actor=who.user, channel=who.channel, action=action, target=target, detail=detail)
         self._wake()
 
@@ -195,7 +194,7 @@ class SlackDrills:
                save: Callable[[], None] | None) -> None:
         """Queue the posts and the audit line in one transaction, then save the session (see the module doc)."""
         with self.ctx.factory.begin() as db:
-            root = outbox.find(db, root_key)
+            root = find(db, root_key)
             if root is None:
                 raise DrillError("this exercise's thread was never posted; start another")
             _queue(db, root, prefix, outcome)
@@ -304,12 +303,12 @@ class SlackDrills:
             narrative = narrate_debrief(d, assistant)
             payload = narrative_payload(narrative, self.ctx.settings.templates_dir, "debrief_narrative")
             with self.ctx.factory.begin() as db:
-                debrief = outbox.find(db, f"{prefix}:0")
+                debrief = find(db, f"{prefix}:0")
                 if debrief is None:  # the step was not applied
                     return
-                outbox.enqueue(db, f"{prefix}:narrative", debrief.channel, "chat.postMessage",
-                               {**payload, "kind": "drill", "in_thread": True, "generated": narrative.generated},
-                               depends_on=debrief)
+                queue(db, ThreadPost(key=f"{prefix}:narrative", channel=debrief.channel, kind="drill",
+                                text=payload["text"], blocks=payload["blocks"], parent=debrief,
+                                extra={"generated": narrative.generated}))
         except Exception:
             log.exception("the debrief narrative of %s failed", prefix)
             return

@@ -26,8 +26,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.context import BotContext
-from bot.drill_save import SaveError, check_drill_folder, drills_dir, ground_truth, started_by, write_run_as_drill
-from bot.jobs import TriageRequest
+from bot.delivery import Reply, Root, View, find, queue
+from bot.delivery.roots import queue_note
 from bot.keys import incident_root_key
 from bot.policy import is_node
 from bot.render.slack import mrkdwn_escape
@@ -40,11 +40,19 @@ from bot.render.slack_triage import (
     evidence_listing,
     home_blocks,
     hypothesis_label,
-    with_note,
     wrong_modal,
 )
-from bot.runs import ActionError, Run, load_run
-from bot.store import outbox, repo
+from bot.runner.drill_save import (
+    SaveError,
+    check_drill_folder,
+    drills_dir,
+    ground_truth,
+    started_by,
+    write_run_as_drill,
+)
+from bot.runner.jobs import TriageRequest
+from bot.runner.runs import ActionError, Run, load_run
+from bot.store import repo
 from bot.store.models import OutboxItem, TriageRun
 from bot.store.types import utcnow
 from collectors.models import Artifact, Target
@@ -312,16 +320,15 @@ def start_live(ctx: BotContext, cmd: LiveCommand, *, channel: str, user: str) ->
     wording = wording_for(ctx.settings.templates_dir)
     words = {"label": cmd.label, "namespace": cmd.namespace, "since": cmd.since_text, "user": user}
     # What the placeholder says now, once the verdict is in (done), or once the triage ended without one (ended):
-    # bot/alert_message.queue_verdict and queue_outcome edit it.
+    # bot/delivery/roots.py edits it.
     text, done, ended = (wording.render(name, **words) for name in ("triaging", "triaged", "ended"))
     with ctx.factory.begin() as session:
         incident, _ = repo.open_incident(session, key, title=f"{cmd.label} in {cmd.namespace}", source="slash",
                                          namespace=cmd.namespace, target=target, channel=channel)
         repo.audit(session, actor=user, channel=channel, action="slash.triage", target=cmd.label,
                    detail={"namespace": cmd.namespace, "since": cmd.since_text, "incident": key})
-        outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
-                       {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
-                        "done_text": done, "ended_text": ended})
+        queue(session, Root(key=f"{key}:root", channel=channel, kind="triage-root", text=text,
+                            incident_id=incident.id, state={"done_text": done, "ended_text": ended}))
         request = TriageRequest(target=target, since=cmd.since, trigger="slash", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
         # In the same transaction: a crash after the commit cannot leave a root whose triage never runs.
@@ -349,9 +356,8 @@ def start_paste(ctx: BotContext, cmd: PasteCommand, *, channel: str, user: str, 
                    detail={"artifacts": len(cmd.artifacts), "bytes": sum(len(a.content) for a in cmd.artifacts),
                            "incident": key})
         done = wording_for(ctx.settings.templates_dir).render("analysed", link=link, user=user, kinds=kinds)
-        outbox.enqueue(session, f"{key}:root", channel, "chat.postMessage",
-                       {"kind": "triage-root", "text": text, "incident_id": incident.id, "in_thread": False,
-                        "done_text": done})
+        queue(session, Root(key=f"{key}:root", channel=channel, kind="triage-root", text=text,
+                            incident_id=incident.id, state={"done_text": done}))
         request = TriageRequest(target=Target(), since=timedelta(0), trigger="paste", channel=channel, key=key,
                                 parent_key=f"{key}:root", requested_by=user, incident_id=incident.id)
     _wake(ctx)
@@ -398,21 +404,17 @@ def root_key(incident_key: str) -> str:
 
 
 def _root(session: Session, run: Run) -> OutboxItem | None:
-    return outbox.find(session, root_key(run.incident.key)) if run.incident is not None else None
+    return find(session, root_key(run.incident.key)) if run.incident is not None else None
 
 
 def _reply(session: Session, run: Run, click: Click, *, key: str, text: str, kind: str,
            blocks: list[dict[str, Any]] | None = None) -> None:
     """A post in the run's thread: under the incident's root post, or else in the thread that was clicked."""
     root = _root(session, run)
-    payload: dict[str, Any] = {"kind": kind, "text": text, "incident_id": run.row.incident_id, "in_thread": True}
-    if blocks:
-        payload["blocks"] = blocks
-    if root is not None:
-        outbox.enqueue(session, key, root.channel, "chat.postMessage", payload, depends_on=root)
-    else:
-        outbox.enqueue(session, key, click.channel, "chat.postMessage",
-                       {**payload, "in_thread": click.thread_ts is not None, "thread_ts": click.thread_ts})
+    channel = root.channel if root is not None else click.channel
+    queue(session, Reply(key=key, channel=channel, kind=kind, text=text, blocks=blocks or None,
+                         incident_id=run.row.incident_id, parent=root,
+                         thread_ts=None if root is not None else click.thread_ts))
 
 
 Work = Callable[[Session, Run], tuple[str | None, dict[str, Any]]]
@@ -494,26 +496,11 @@ def resolve(ctx: BotContext, value: str, click: Click) -> str | None:
         key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
         root = _root(session, run)
         if root is not None:
-            outbox.enqueue(session, f"{key}:root", root.channel, "chat.update",
-                           _resolved_root(session, root, note), depends_on=root)
+            queue_note(session, root, note)
         _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
         return None, {"incident": incident.key}
 
     return run_action(ctx, "resolve", value, click, work)
-
-
-def _resolved_root(session: Session, root: OutboxItem, note: str) -> dict[str, Any]:
-    """The root message as last posted or updated, with the note added (keeps an alert's latest summary)."""
-    latest = session.scalars(
-        select(OutboxItem).where(OutboxItem.depends_on == root.id, OutboxItem.method == "chat.update")
-        .order_by(OutboxItem.id.desc()).limit(1)).first()
-    shown = (latest or root).payload
-    payload: dict[str, Any] = {"kind": "status", "text": f"{shown.get('text', '')}\n{note}".strip(),
-                               "incident_id": shown.get("incident_id")}
-    if shown.get("blocks"):
-        # With blocks, text is only the notification fallback: the note must be a block to be seen.
-        payload["blocks"] = with_note(shown["blocks"], note)
-    return payload
 
 
 def wrong_diagnosis_view(ctx: BotContext, value: str, click: Click) -> tuple[dict[str, Any] | None, str | None]:
@@ -655,6 +642,5 @@ def queue_home(ctx: BotContext, user: str, event_id: str | None) -> None:
     """Publish the Home tab through the outbox; Slack's retries of one event carry its id, so they collapse."""
     with ctx.factory.begin() as session:
         view = home_view(session, wording_for(ctx.settings.templates_dir))
-        outbox.enqueue(session, f"home:{user}:{event_id or uuid.uuid4().hex}", user, "views.publish",
-                       {"kind": "home", "user_id": user, "view": view})
+        queue(session, View(key=f"home:{user}:{event_id or uuid.uuid4().hex}", channel=user, view=view))
     _wake(ctx)

@@ -1,7 +1,7 @@
 """The "Silence 1h" button on an alert's root message: a silence in Alertmanager, authored by whoever clicked.
 
 Off unless `silence_button` and `alertmanager_url` are set (bot/config.py); the button only appears then
-(bot/alert_message.py). The clicker needs the alert's namespace granted, like /triage.
+(bot/alerts/alert_message.py). The clicker needs the alert's namespace granted, like /triage.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from typing import Any, Protocol
 
 from slack_bolt import Ack, App, Respond
 
-from bot.alertmanager_api import SilenceError, create_silence
+from bot.alerts.alertmanager_api import SilenceError, create_silence
 from bot.context import BotContext
+from bot.delivery import Reply, queue
 from bot.policy import scope
 from bot.render.alert_root import SILENCE_ACTION, SILENCE_DURATION, silenced_line
 from bot.slack import flows
-from bot.store import outbox, repo
+from bot.store import repo
 from collectors.alert_target import target_for
 
 log = logging.getLogger("triagebot.slack.silence")
@@ -81,8 +82,8 @@ def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) ->
     with ctx.factory.begin() as session:
         repo.audit(session, actor=click.user, channel=click.channel, action=ACTION, target=namespace,
                    detail={"silence": made.id, "matchers": labels, "created_by": created_by})
-        outbox.enqueue(session, f"silence:{made.id or uuid.uuid4().hex}", click.channel, "chat.postMessage",
-                       {"kind": "silence", "text": text, "thread_ts": click.thread_ts, "in_thread": True})
+        queue(session, Reply(key=f"silence:{made.id or uuid.uuid4().hex}", channel=click.channel, kind="silence",
+                             text=text, thread_ts=click.thread_ts))
     if ctx.poster is not None:
         ctx.poster.wake()
     return None

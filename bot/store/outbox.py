@@ -469,7 +469,7 @@ def retry_dead(session: Session, item_id: int, now: datetime | None = None) -> b
 
 
 def due_now(session: Session, item_ids: set[int], now: datetime | None = None) -> int:
-    """Make failed items due at once (Slack can be reached again: bot/slack_reach.py); returns how many."""
+    """Make failed items due at once (Slack can be reached again: bot/delivery/slack_reach.py); returns how many."""
     if not item_ids:
         return 0
     return _changed(session, update(OutboxItem).where(OutboxItem.id.in_(item_ids), OutboxItem.status == "failed")

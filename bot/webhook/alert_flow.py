@@ -4,7 +4,7 @@ A notification is merged alert by alert (bot.webhook.ordering): stale and duplic
 notification twice) are stored and audited but change nothing in Slack. A group that fires after it resolved
 opens a new episode: a new root message, linked to the previous one, a new incident and a new triage; the old
 thread keeps its resolved state. Within an episode the root message *is* the state: changes edit it, collapsed
-to the latest (`outbox.set_latest`), and a resolution adds one note in the thread. When many groups start an
+to the latest (an `Edit`, bot/delivery/), and a resolution adds one note in the thread. When many groups start an
 episode in one channel within a minute, their roots are threaded under one roll-up message (bot.webhook.storm).
 """
 
@@ -18,14 +18,16 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import AlertLinks, root_fields, root_outcome
-from bot.capture import wants_capture
-from bot.jobs import TriageRequest
+from bot.alerts.alert_message import AlertLinks, root_fields
+from bot.delivery import PRIORITY_REFRESH, PRIORITY_ROOT, Edit, Reply, Root, find, queue
+from bot.delivery.roots import root_outcome
+from bot.delivery.words import alert_summary, fitted_text, full_text_upload
 from bot.keys import alert_root_key, group_id
 from bot.policy import Permissions, Route, route_channel
-from bot.posts import alert_summary, fitted_text, queue_full_text, queue_text
 from bot.render.alert_root import AlertRoot, summarised
-from bot.store import outbox, repo, triage_queue
+from bot.runner.capture import wants_capture
+from bot.runner.jobs import TriageRequest
+from bot.store import repo, triage_queue
 from bot.store.models import AlertGroup, OutboxItem
 from bot.store.types import utcnow
 from bot.webhook.ordering import merge
@@ -93,7 +95,7 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
         allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
         refusal = "" if allowed or permissions is None else \
             permissions.alert_refusal(found.target.namespace, found.target.node, channel=channel)
-        # The root's blocks (severity, target, links, the latest verdict): bot/alert_message.py.
+        # The root's blocks (severity, target, links, the latest verdict): bot/alerts/alert_message.py.
         text, cut = fitted_text(alert_summary(view))
         # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
         outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
@@ -159,34 +161,32 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
     key = alert_root_key(group.group_key, episode.number)
     if episode.started:
         rollup = join_storm(session, group, channel, received, storm)
-        payload: dict[str, Any] = {
-            "kind": "alert", **shown, "incident_id": group.incident_id,
-            "in_thread": rollup is not None,
-            "metadata": {"event_type": ROOT_EVENT, "event_payload": {
-                "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}}
+        state = {k: v for k, v in shown.items() if k not in ("text", "blocks")}
         if episode.number > 1:
-            payload["previous"] = alert_root_key(group.group_key, episode.number - 1)
-        root = outbox.enqueue(session, key, channel, "chat.postMessage", payload, depends_on=rollup,
-                              priority=outbox.PRIORITY_ROOT)
+            state["previous"] = alert_root_key(group.group_key, episode.number - 1)
+        root = queue(session, Root(
+            key=key, channel=channel, kind="alert", text=text, blocks=shown.get("blocks"),
+            incident_id=group.incident_id, under=rollup, state=state,
+            metadata={"event_type": ROOT_EVENT, "event_payload": {
+                "group": group_id(group.group_key), "episode": episode.number, "outbox_key": key}}))
         if episode.number > 1:
-            _queue_fired_again(session, str(payload["previous"]), root, episode.number)
+            _queue_fired_again(session, str(state["previous"]), root, episode.number)
     else:
-        found = outbox.find(session, key)
+        found = find(session, key)
         if found is None:  # queued by a bot from before episodes, under another key: start from here
-            found = outbox.enqueue(session, key, channel, "chat.postMessage",
-                                   {"kind": "alert", "text": text, "incident_id": group.incident_id},
-                                   priority=outbox.PRIORITY_ROOT)
+            found = queue(session, Root(key=key, channel=channel, kind="alert", text=text,
+                                        incident_id=group.incident_id))
         root = found
-        priority = outbox.PRIORITY_ROOT if episode.status_changed else outbox.PRIORITY_REFRESH
-        outbox.set_latest(session, root, shown, priority=priority)
+        priority = PRIORITY_ROOT if episode.status_changed else PRIORITY_REFRESH
+        queue(session, Edit(target=root, fields=shown, priority=priority))
         if episode.status_changed and view["status"] == "resolved":
             # Named, as under a storm's roll-up several groups share one thread.
-            queue_text(session, key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,
-                       text=f"Resolved: {fitted_text(summary.split(chr(10))[0], 300)[0]}", kind="status",
-                       priority=outbox.PRIORITY_ROOT)
+            queue(session, Reply(key=f"{key}:resolved", channel=channel, parent=root, incident_id=group.incident_id,
+                                 text=f"Resolved: {fitted_text(summary.split(chr(10))[0], 300)[0]}", kind="status",
+                                 priority=PRIORITY_ROOT))
     if cut:
-        queue_full_text(session, key=f"{key}:full", channel=channel, text=summary, parent=root,
-                        incident_id=group.incident_id)
+        queue(session, full_text_upload(key=f"{key}:full", channel=channel, text=summary, parent=root,
+                                        incident_id=group.incident_id))
     if not episode.started:
         adopt_storm(session, group, channel, storm)
     if group.rollup_key:
@@ -197,10 +197,9 @@ def _show(session: Session, group: AlertGroup, view: dict[str, Any], episode: Ep
 def _queue_fired_again(session: Session, previous_key: str, root: OutboxItem, number: int) -> None:
     """One note in the previous episode's thread linking the new root. It waits for the new root (its link is made
     when it is sent) and goes to the old root's thread, in the old root's channel: routes may have changed."""
-    previous = outbox.find(session, previous_key)
+    previous = find(session, previous_key)
     if previous is None:
         return
-    outbox.enqueue(session, f"{root.idempotency_key}:fired-again", previous.channel, "chat.postMessage",
-                   {"kind": "fired-again", "text": f"Fired again (episode {number}).", "in_thread": True,
-                    "thread_of": previous_key, "episode": number,
-                    "incident_id": previous.payload.get("incident_id")}, depends_on=root)
+    queue(session, Reply(key=f"{root.idempotency_key}:fired-again", channel=previous.channel, kind="fired-again",
+                         text=f"Fired again (episode {number}).", thread_of=previous_key, parent=root,
+                         incident_id=previous.payload.get("incident_id"), extra={"episode": number}))

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.alerts.rollup_outcomes import fold_queued_notes
+from bot.delivery import Edit, Root, find, queue, thread_under
+from bot.delivery.words import counted, rollup_summary
 from bot.keys import alert_root_key
-from bot.posts import counted, rollup_summary
-from bot.rollup_outcomes import fold_queued_notes
-from bot.store import outbox
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import AlertGroup, AlertStorm, OutboxItem
 
@@ -50,7 +49,7 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
     if storm.rollup_key and storm.last_at is not None and storm.last_at >= since:
         group.rollup_key = storm.rollup_key
         storm.last_at = max(storm.last_at, now)
-        return outbox.find(session, storm.rollup_key)
+        return find(session, storm.rollup_key)
     recent = list(session.scalars(
         select(AlertGroup).where(AlertGroup.channel == channel, AlertGroup.episode_started_at >= since,
                                  AlertGroup.id != group.id)
@@ -60,11 +59,10 @@ def join_storm(session: Session, group: AlertGroup, channel: str, now: datetime,
         return None
     key = f"rollup:{channel}:{now.strftime('%Y%m%dT%H%M%S.%f')}"
     storm.rollup_key, storm.started_at, storm.last_at = key, now, now
-    rollup = outbox.enqueue(session, key, channel, "chat.postMessage", {
-        "kind": "rollup", "text": rollup_summary([counted(g.status, g.alert_states) for g in [*recent, group]]),
-        "rollup_key": key,
-        "metadata": {"event_type": ROLLUP_EVENT, "event_payload": {"channel": channel, "outbox_key": key}},
-    }, priority=outbox.PRIORITY_ROOT, now=now)
+    rollup = queue(session, Root(
+        key=key, channel=channel, kind="rollup",
+        text=rollup_summary([counted(g.status, g.alert_states) for g in [*recent, group]]), state={"rollup_key": key},
+        metadata={"event_type": ROLLUP_EVENT, "event_payload": {"channel": channel, "outbox_key": key}}), now=now)
     session.flush()
     group.rollup_key = key
     # A member whose own webhook holds its row right now is skipped rather than waited for: that webhook may be
@@ -103,25 +101,16 @@ def _lock_storm(session: Session, channel: str, now: datetime) -> AlertStorm:
 def _move_under(session: Session, member: AlertGroup, key: str, rollup: OutboxItem) -> None:
     member.rollup_key = key
     # A root still waiting for its turn moves into the roll-up's thread; one posted already stays put.
-    session.execute(update(OutboxItem).where(
-        OutboxItem.idempotency_key == alert_root_key(member.group_key, member.episode or 1),
-        OutboxItem.status == "pending", OutboxItem.depends_on.is_(None), ~OutboxItem.maybe_sent)
-        .values(depends_on=rollup.id, payload=_in_thread(session, member))
-        .execution_options(synchronize_session=False))
+    thread_under(session, alert_root_key(member.group_key, member.episode or 1), rollup)
 
 
 def refresh_rollup(session: Session, key: str) -> None:
     """Have the roll-up show the storm's current totals. The poster counts them when it sends (`rollup_key`), so
     this only makes sure an edit is queued: nothing to do while the roll-up or an edit of it is still waiting."""
-    rollup = outbox.find(session, key)
+    rollup = find(session, key)
     if rollup is None or (rollup.status in ("pending", "failed") and not rollup.maybe_sent):
         return
     queued = session.scalar(select(OutboxItem.id).where(OutboxItem.collapse_key == f"{key}:state",
                                                         OutboxItem.status.in_(("pending", "failed"))).limit(1))
     if queued is None:
-        outbox.set_latest(session, rollup, {"rollup_key": key})
-
-
-def _in_thread(session: Session, member: AlertGroup) -> dict[str, Any]:
-    root = outbox.find(session, alert_root_key(member.group_key, member.episode or 1))
-    return {**(root.payload if root is not None else {}), "in_thread": True}
+        queue(session, Edit(target=rollup, fields={"rollup_key": key}))

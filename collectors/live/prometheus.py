@@ -29,7 +29,7 @@ from collectors.models import Artifact, ArtifactKind, Missing
 log = logging.getLogger(__name__)
 
 SOURCE = "prometheus"
-# Given the evidence so far, the chart series to fetch, most needed first (bot/triage.py builds it from the
+# Given the evidence so far, the chart series to fetch, most needed first (bot/runner/triage.py builds it from the
 # playbooks: collectors cannot import them).
 ChartPicker = Callable[[list[Artifact]], Sequence[str]]
 

@@ -196,8 +196,8 @@ def test_a_report_slack_refuses_is_posted_again_as_plain_text(tmp_path: Path, sl
 
 
 def _request(bot: RunningBot, root_ts: str) -> Any:
-    from bot.jobs import TriageRequest
     from bot.keys import alert_root_key
+    from bot.runner.jobs import TriageRequest
     from collectors.models import Target
 
     with bot.ctx.engine.connect() as conn:

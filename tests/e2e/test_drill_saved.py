@@ -178,7 +178,7 @@ def store_alert_triage(database: Path, *, evidence: bool = True) -> tuple[int, d
     Without `evidence` the triage read nothing but the alert (the cluster did not answer). Returns the incident
     id, the stored webhook body and the stored report."""
     from bot.policy import Permissions
-    from bot.triage import alert_artifact
+    from bot.runner.triage import alert_artifact
     from bot.webhook.alert_flow import accept_alerts
     from bot.webhook.payload import AlertmanagerPayload
     from collectors.models import Missing

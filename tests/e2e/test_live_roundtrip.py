@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 import yaml
 
-from bot.triage import run_triage
+from bot.runner.triage import run_triage
 from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.live.collect import LiveAccess

@@ -17,8 +17,8 @@ import pytest
 from slack_sdk import WebClient
 from sqlalchemy import select
 
-from bot.lookups import LookupBudget
-from bot.poster import Poster
+from bot.delivery.lookups import LookupBudget
+from bot.delivery.poster import Poster
 from bot.store import outbox
 from bot.store.models import OutboxItem
 from tests.harness.fixtures import MigratedStore

@@ -26,7 +26,7 @@ from sqlalchemy import select
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.config import Settings
 from bot.context import build_context
-from bot.jobs import TriageRequest
+from bot.runner.jobs import TriageRequest
 from bot.server import create_app
 from bot.slack.app import build_slack_app
 from bot.slack.flows import parse_paste

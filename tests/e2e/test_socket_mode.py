@@ -132,7 +132,7 @@ def test_socket_mode_acks_the_envelope_and_answers(tmp_path: Path, slack: SlackS
 
 def test_socket_mode_connects_once_slack_can_be_reached(tmp_path: Path) -> None:
     """Issue 28, point 4: with Slack unreachable at start, `serve` in Socket Mode does not die; the WebSocket is
-    opened when Slack first answers (bot/slack_reach.py), and then acks commands."""
+    opened when Slack first answers (bot/delivery/slack_reach.py), and then acks commands."""
     from bot.serve import connect_socket_mode
 
     web_port = free_port()

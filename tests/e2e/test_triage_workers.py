@@ -20,11 +20,11 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.config import Settings
-from bot.jobs import TriageJobs, TriageRequest
 from bot.metrics import Metrics
+from bot.runner.jobs import TriageJobs, TriageRequest
+from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
 from bot.store.models import AlertGroup, OutboxItem, TriageJob, TriageRun
-from bot.workers import TriageWorkers
 from collectors.live.collect import LiveAccess
 from collectors.models import Target
 from tests.harness.bot_server import bearer, bot_values, start_bot_process, stop_bot_process
@@ -170,7 +170,7 @@ import sys, time
 from bot.config import Settings
 from bot.metrics import Metrics
 from bot.store.db import make_engine, migrate, session_factory
-from bot.workers import TriageWorkers
+from bot.runner.workers import TriageWorkers
 url = sys.argv[1]
 engine = make_engine(url)
 migrate(engine)

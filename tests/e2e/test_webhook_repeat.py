@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event, func, select
 
-import bot.server
+import bot.webhook.endpoint
 from bot.store.models import Alert, AlertGroup
 from tests.harness.bot_server import bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.webhooks import webhook_body
@@ -41,13 +41,13 @@ def webhook_statements(engine: Engine) -> Iterator[list[str]]:
 
 def test_an_unchanged_repeat_is_one_read(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     redactions: list[int] = []
-    real_redact = bot.server.redact_json
+    real_redact = bot.webhook.endpoint.redact_json
 
     def counted(value: Any) -> Any:
         redactions.append(1)
         return real_redact(value)
 
-    monkeypatch.setattr(bot.server, "redact_json", counted)
+    monkeypatch.setattr(bot.webhook.endpoint, "redact_json", counted)
     body = webhook_body(LABELS, starts=datetime.now(UTC), fingerprint="fp-checkout")
     with SlackStandIn(channels=("C0OPS",)) as slack:
         values = bot_values(slack_api_url=slack.api_url, database_url=db_url, triage_workers=0,

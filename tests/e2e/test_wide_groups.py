@@ -30,8 +30,8 @@ from sqlalchemy import select, text
 
 from bot.config import Settings
 from bot.context import BotContext, build_context
+from bot.delivery.poster import Poster
 from bot.keys import alert_root_key
-from bot.poster import Poster
 from bot.server import create_app
 from bot.store.models import AlertGroup, OutboxItem
 from tests.harness.bot_server import serve_app

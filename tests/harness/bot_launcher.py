@@ -76,16 +76,16 @@ def main(argv: list[str]) -> int:
 
 def _die_after_webhook_commit() -> None:
     """Wrap the webhook's stored-and-committed step so the process dies the moment it returns."""
-    import bot.server
+    import bot.webhook.endpoint
 
-    accept = bot.server.accept_alerts
+    accept = bot.webhook.endpoint.accept_alerts
 
     def accept_then_die(*args: Any, **kwargs: Any) -> Any:
         accept(*args, **kwargs)  # returns after its transaction committed
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable: SIGKILL cannot be caught")
 
-    bot.server.accept_alerts = accept_then_die
+    bot.webhook.endpoint.accept_alerts = accept_then_die
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.render.common import headline, others, verdict_line
-from bot.triage import run_triage
+from bot.runner.triage import run_triage
 from bot.webhook.alert_flow import triggering_alerts
 from bot.webhook.payload import AlertmanagerPayload
 from collectors.alert_target import target_for

@@ -1,6 +1,6 @@
 """A poisoned outbox row is quarantined, not fatal, on SQLite and PostgreSQL (issue 31, point 3).
 
-The real poster (bot/poster.py) runs against the Slack stand-in (its errors, 429s and 5xx pages as Slack sends
+The real poster (bot/delivery/poster.py) runs against the Slack stand-in (its errors, 429s and 5xx pages as Slack sends
 them) on a real store of each backend. A row that cannot be read is dead with its reason after one claim, counted
 once in /metrics and logged once, while every other row is posted. Errors no retry can fix (a `null` payload, a
 channel that does not exist, a payload no call can be made from) cost one attempt and no history lookup;
@@ -19,9 +19,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 from sqlalchemy import select, text
 
+from bot.delivery.poster import Poster
+from bot.delivery.slack_errors import exception_failure, slack_failure
 from bot.metrics import Metrics
-from bot.poster import Poster
-from bot.slack_errors import exception_failure, slack_failure
 from bot.store import outbox
 from bot.store.models import OutboxItem
 from tests.harness.bot_server import listening_socket

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot.jobs import TriageJobs, TriageRequest
 from bot.metrics import Metrics
 from bot.policy import Permissions
+from bot.runner.jobs import TriageJobs, TriageRequest
 from bot.store.models import OutboxItem
 from bot.webhook.alert_flow import accept_alerts
 from bot.webhook.payload import AlertmanagerPayload

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from bot.jobs import TriageJobs, TriageRequest
 from bot.metrics import Metrics
+from bot.runner.jobs import TriageJobs, TriageRequest
 from bot.store import outbox
 from bot.store.db import make_engine, migrate, session_factory
 from bot.store.models import OutboxItem

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from bot.triage import run_triage
+from bot.runner.triage import run_triage
 from collectors.live.collect import LiveAccess
 from collectors.live.k8s_cached import CachedCalls
 from collectors.live.k8s_calls import Failure

@@ -8,8 +8,8 @@ import urllib.parse
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.alert_message import AlertLinks, alert_root, dashboard_url, root_payload, silence_form_url
-from bot.alertmanager_api import silence_body
+from bot.alerts.alert_message import AlertLinks, alert_root, dashboard_url, root_payload, silence_form_url
+from bot.alerts.alertmanager_api import silence_body
 from bot.render.alert_root import AlertRoot, root_blocks, silence_confirm
 from bot.render.common import verdict_line
 from drills.incident import INCIDENT_DIR, load_incident

@@ -1,4 +1,5 @@
-"""Which notification is news (bot.webhook.ordering), and the texts a storm and a cut message show (bot.posts)."""
+"""Which notification is news (bot.webhook.ordering), and the texts a storm and a cut message show
+(bot.delivery.words)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.posts import CUT_MARK, fitted_text, rollup_summary
+from bot.delivery.words import CUT_MARK, fitted_text, rollup_summary
 from bot.webhook.ordering import merge
 from bot.webhook.payload import Alert
 

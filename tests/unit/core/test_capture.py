@@ -1,4 +1,5 @@
-"""bot/capture.py: which alerts are captured, where, and that a capture is a recorded incident drills can list."""
+"""bot/runner/capture.py: which alerts are captured, where, and that a capture is a recorded incident drills can
+list."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.capture import capture_folder, store_capture, wants_capture
+from bot.runner.capture import capture_folder, store_capture, wants_capture
 from collectors.models import Artifact, ArtifactKind, Missing, Target
 from drills.catalog import ID_PATTERN, load_catalog
 from drills.incident import load_incident

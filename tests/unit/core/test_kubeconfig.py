@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from bot.config import ConfigError, Settings
-from bot.kubeconfig import kube_client
+from bot.runner.kubeconfig import kube_client
 
 
 def kubeconfig(path: Path, *, clusters: dict[str, str], contexts: dict[str, str] | None = None,

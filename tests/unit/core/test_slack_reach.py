@@ -9,7 +9,7 @@ from urllib.error import URLError
 
 import pytest
 
-from bot.slack_reach import SlackReach, is_transport_error
+from bot.delivery.slack_reach import SlackReach, is_transport_error
 
 REFUSED = URLError(ConnectionRefusedError(111, "Connection refused"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.alert_message import AlertLinks, alert_root
+from bot.alerts.alert_message import AlertLinks, alert_root
 from collectors.catalogs.alert_map import load_rules, symptom_for
 
 ROOT = Path(__file__).resolve().parents[3]

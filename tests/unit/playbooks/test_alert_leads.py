@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.jobs import TriageRequest
+from bot.runner.jobs import TriageRequest
 from collectors.factset import FactSet
 from playbooks.pipeline import ALSO_ON_NODE, alert_leads, conclude, default_playbooks
 from playbooks.report import Finding, Target

@@ -3,20 +3,20 @@
 The groups of a storm reply under one roll-up (bot/webhook/storm.py). Six groups in a namespace that is gone would
 otherwise leave six identical ":mag: namespace "ml" not found" notes there, none naming its group. Instead one
 message (`<rollup key>:outcomes`) lists each reason with the groups it ended, and is edited as more end. Each
-group's own root still says its reason (bot.alert_message.queue_outcome).
+group's own root still says its reason (bot.delivery.roots.queue_outcome).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.alert_message import latest_shown
+from bot.delivery import Edit, Reply, find, queue, take_back
+from bot.delivery.roots import latest_shown
 from bot.keys import alert_root_key
 from bot.render.rollup import group_name, outcomes_text
-from bot.store import outbox
 from bot.store.models import AlertGroup, AlertStorm, OutboxItem
 
 
@@ -28,7 +28,7 @@ def note_in_rollup(session: Session, parent: OutboxItem, incident_id: int | None
     group = session.scalars(select(AlertGroup).where(AlertGroup.incident_id == incident_id)).first()
     if group is None or not group.rollup_key or not group.channel:
         return False
-    rollup = outbox.find(session, group.rollup_key)
+    rollup = find(session, group.rollup_key)
     if rollup is None:
         return False
     # The channel's storm row, as the webhooks take it: two triages ending at once edit the message one by one,
@@ -40,7 +40,7 @@ def note_in_rollup(session: Session, parent: OutboxItem, incident_id: int | None
 
 def triage_note_key(root_key: str) -> str:
     """The outbox key of the note an alert triage leaves under its root (bot.webhook.alert_flow names the triage
-    `<root>:triage`, bot.jobs its note `<triage>:note`)."""
+    `<root>:triage`, bot.runner.jobs its note `<triage>:note`)."""
     return f"{root_key}:triage:note"
 
 
@@ -50,10 +50,7 @@ def fold_queued_notes(session: Session, rollup: OutboxItem, channel: str, root_k
     caller holds the channel's storm row)."""
     if not root_keys or not rollup.payload.get("rollup_key"):
         return
-    taken = session.execute(delete(OutboxItem).where(
-        OutboxItem.idempotency_key.in_([triage_note_key(k) for k in root_keys]), OutboxItem.status == "pending",
-        ~OutboxItem.maybe_sent, OutboxItem.attempts == 0).execution_options(synchronize_session=False))
-    if getattr(taken, "rowcount", 0):
+    if take_back(session, [triage_note_key(k) for k in root_keys]):
         _show(session, rollup, channel, _reasons(session, str(rollup.payload["rollup_key"]), {}))
 
 
@@ -63,12 +60,11 @@ def _show(session: Session, rollup: OutboxItem, channel: str, by_reason: dict[st
         return
     text = outcomes_text(by_reason)
     key = f"{rollup.idempotency_key}:outcomes"
-    shown = outbox.find(session, key)
+    shown = find(session, key)
     if shown is None:
-        outbox.enqueue(session, key, channel, "chat.postMessage",
-                       {"kind": "rollup-outcomes", "text": text, "in_thread": True}, depends_on=rollup)
+        queue(session, Reply(key=key, channel=channel, kind="rollup-outcomes", text=text, parent=rollup))
     else:
-        outbox.set_latest(session, shown, {"text": text})
+        queue(session, Edit(target=shown, fields={"text": text}))
 
 
 def _reasons(session: Session, rollup_key: str, now: dict[int, str]) -> dict[str, list[str]]:
@@ -77,7 +73,7 @@ def _reasons(session: Session, rollup_key: str, now: dict[int, str]) -> dict[str
     members = session.scalars(select(AlertGroup).where(AlertGroup.rollup_key == rollup_key)
                               .order_by(AlertGroup.id)).all()
     for member in members:
-        root = outbox.find(session, alert_root_key(member.group_key, member.episode or 1))
+        root = find(session, alert_root_key(member.group_key, member.episode or 1))
         shown: dict[str, Any] = latest_shown(session, root).get("root") or {} if root is not None else {}
         reason = now.get(member.id) or str(shown.get("outcome") or "")
         if reason:

@@ -15,9 +15,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from bot import drill_catalog
 from bot.config import Settings
-from bot.runs import Run, load_run
+from bot.runner import drill_catalog
+from bot.runner.runs import Run, load_run
 from bot.store import repo
 from bot.store.db import make_engine, normalize_url, session_factory
 from bot.store.models import AlertGroup, Feedback, TriageRun
@@ -37,7 +37,7 @@ class SaveError(ValueError):
 
 
 def drills_dir(settings: Settings) -> Path:
-    """Where saved drills go: `drills_dir`, else next to the default database (bot.drill_catalog decides)."""
+    """Where saved drills go: `drills_dir`, else next to the default database (bot.runner.drill_catalog decides)."""
     return drill_catalog.drills_dir(settings)
 
 
@@ -84,8 +84,8 @@ def started_by(session: Session, run: Run) -> dict[str, Any] | None:
 
 
 def _leads(artifacts: list[Artifact]) -> list[str]:
-    """The symptoms of the alert the triage read, which led its report (bot/triage.py run_triage): the replay lets
-    them lead too, or it may not reach the leader on-call saw."""
+    """The symptoms of the alert the triage read, which led its report (bot/runner/triage.py run_triage): the replay
+    lets them lead too, or it may not reach the leader on-call saw."""
     alert = next((a for a in artifacts if a.source == ALERT_SOURCE and a.unavailable is None), None)
     if alert is None:
         return []

@@ -1,4 +1,4 @@
-"""What the bot posts for a report, an alert group and a status change, queued in the outbox.
+"""What the bot says for a report, an alert group and a storm: the words, before bot/delivery/ queues them.
 
 Outbox keys depend only on what caused the post (a group key, a fingerprint, a run id), so two replicas
 that handle the same alert queue the same keys and Slack sees one post.
@@ -14,13 +14,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.delivery.posts import Report, Upload
 from bot.render.alert_root import target_words
 from bot.render.slack import actions_block, mrkdwn_escape, renderer
-from bot.store import outbox
 from bot.store.models import AlertGroup, OutboxItem
 from collectors.alert_target import ALERT_SOURCE, target_for
 from collectors.models import Artifact
-from playbooks.report import Report
+from playbooks.report import Report as TriageReport
 
 EVIDENCE_FILE_LIMIT = 1_000_000  # bytes; Slack previews get unwieldy beyond this
 
@@ -53,7 +53,7 @@ class PreparedReport:
     evidence: str | None
 
 
-def prepare_report(report: Report, artifacts: list[Artifact], templates_dir: Path | None = None,
+def prepare_report(report: TriageReport, artifacts: list[Artifact], templates_dir: Path | None = None,
                    chart: bytes | None = None) -> PreparedReport:
     """Render the report's blocks and fallback text, encode its chart and write its evidence file."""
     slack = renderer(templates_dir)
@@ -66,35 +66,13 @@ def prepare_report(report: Report, artifacts: list[Artifact], templates_dir: Pat
                           evidence=evidence_text(collected) if collected else None)
 
 
-def queue_report(session: Session, *, key: str, channel: str, prepared: PreparedReport, run_id: int | str,
-                 incident_id: int | None, parent: OutboxItem | None) -> OutboxItem:
-    """The report as a thread reply under `parent` (or a top-level post), with its chart and evidence file."""
-    common: dict[str, Any] = {"incident_id": incident_id, "in_thread": parent is not None}
-    blocks = [*prepared.body, actions_block(str(run_id)).to_dict()]
-    post = outbox.enqueue(session, f"{key}:report", channel, "chat.postMessage",
-                          {**common, "kind": "report", "text": prepared.text, "blocks": blocks},
-                          depends_on=parent)
-    anchor = parent or post
-    if prepared.chart_b64 is not None:
-        # The leading hypothesis's declared series (bot/render/chart.py).
-        outbox.enqueue(session, f"{key}:chart", channel, "files.upload_v2",
-                       {**common, "in_thread": True, "kind": "chart", "filename": "chart.png",
-                        "title": "The series behind the leading hypothesis",
-                        "content_b64": prepared.chart_b64}, depends_on=anchor)
-    if prepared.evidence is not None:
-        outbox.enqueue(session, f"{key}:evidence", channel, "files.upload_v2",
-                       {**common, "in_thread": True, "kind": "evidence", "filename": "evidence.txt",
-                        "title": "Raw evidence (redacted)", "content": prepared.evidence},
-                       depends_on=anchor)
-    return post
-
-
-def queue_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem | None = None,
-               incident_id: int | None = None, kind: str = "note", priority: int = outbox.PRIORITY_REPORT,
-               ) -> OutboxItem:
-    return outbox.enqueue(session, key, channel, "chat.postMessage",
-                          {"kind": kind, "text": text, "incident_id": incident_id, "in_thread": parent is not None},
-                          depends_on=parent, priority=priority)
+def report_post(prepared: PreparedReport, *, key: str, channel: str, run_id: int | str, incident_id: int | None,
+                parent: OutboxItem | None) -> Report:
+    """The report as a thread reply under `parent` (or a top-level post), with its chart, its evidence file and
+    the buttons that act on run `run_id`."""
+    return Report(key=key, channel=channel, incident_id=incident_id, parent=parent, text=prepared.text,
+                  blocks=[*prepared.body, actions_block(str(run_id)).to_dict()], chart_b64=prepared.chart_b64,
+                  evidence=prepared.evidence)
 
 
 def alert_summary(payload: dict[str, Any]) -> str:
@@ -133,12 +111,11 @@ def fitted_text(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
     return cut.rstrip() + CUT_MARK, True
 
 
-def queue_full_text(session: Session, *, key: str, channel: str, text: str, parent: OutboxItem,
-                    incident_id: int | None, filename: str = "alert.txt") -> OutboxItem:
+def full_text_upload(*, key: str, channel: str, text: str, parent: OutboxItem, incident_id: int | None,
+                     filename: str = "alert.txt") -> Upload:
     """The whole of a text that was cut, as a file in the parent's thread."""
-    return outbox.enqueue(session, key, channel, "files.upload_v2",
-                          {"kind": "full-text", "in_thread": True, "incident_id": incident_id, "filename": filename,
-                           "title": "The full text of the message above", "content": text}, depends_on=parent)
+    return Upload(key=key, channel=channel, incident_id=incident_id, kind="full-text", filename=filename,
+                  title="The full text of the message above", content=text, parent=parent)
 
 
 def counted(status: str, states: dict[str, Any] | None) -> dict[str, Any]:

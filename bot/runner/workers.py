@@ -132,10 +132,10 @@ def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> N
 class _Worker:
     def __init__(self, settings: Settings) -> None:
         from bot.assist.llm import assistant_from
-        from bot.drill_catalog import drills_dir
-        from bot.jobs import TriageJobs
+        from bot.runner.drill_catalog import drills_dir
+        from bot.runner.jobs import TriageJobs
+        from bot.runner.triage import access_from, kube_client
         from bot.store.db import make_engine, session_factory
-        from bot.triage import access_from, kube_client
         from collectors.live.watch_cache import WatchCache
         from playbooks.pipeline import default_playbooks
 

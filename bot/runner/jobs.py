@@ -3,7 +3,7 @@
 Slack must be acknowledged within 3 s and the webhook answered within Alertmanager's timeout, so the
 triage itself runs after the request has been answered. Every triage is a job in the database
 (bot/store/triage_queue.py), finished by `run_job` in the transaction that queues its report. `serve` runs jobs in
-worker processes (bot/workers.py): `submit` only queues one. Without workers (`queue=False`, `triage_workers: 0`,
+worker processes (bot/runner/workers.py): `submit` only queues one. Without workers (`queue=False`, `triage_workers: 0`,
 tests that reach into one process) this process claims its jobs and runs them on a bounded thread pool, renews
 their leases, and sweeps the queue for jobs nobody runs: queued by a process that died before it could start them,
 or held by one that died while running them (`start_sweeping`).
@@ -26,15 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.alert_message import queue_outcome, queue_verdict
+from bot.alerts.rollup_outcomes import note_in_rollup
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.assist.narrate import narrate_report
+from bot.delivery import Reply, find, queue
+from bot.delivery.roots import queue_outcome, queue_verdict
+from bot.delivery.words import prepare_report, report_post
 from bot.metrics import Metrics
-from bot.posts import prepare_report, queue_report, queue_text
 from bot.render.chart import render_report_chart
 from bot.render.slack_assist import narrative_payload
-from bot.rollup_outcomes import note_in_rollup
-from bot.store import outbox, repo, triage_queue
+from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound
 from collectors.live.collect import LiveAccess
 from collectors.models import Artifact, Target
@@ -42,7 +43,7 @@ from playbooks.pipeline import analyse
 from playbooks.report import Report
 
 if TYPE_CHECKING:
-    from bot.triage import Triage
+    from bot.runner.triage import Triage
 
 log = logging.getLogger("triagebot.jobs")
 
@@ -64,9 +65,9 @@ class TriageRequest:
     requested_by: str | None = None
     incident_id: int | None = None
     symptoms: list[str] = field(default_factory=list)
-    capture: str = ""  # the alert as on-call saw it, when its evidence is to be captured (bot/capture.py)
+    capture: str = ""  # the alert as on-call saw it, when its evidence is to be captured (bot/runner/capture.py)
     # The alerts that started the triage, as a webhook payload ({"status", "alerts": [{labels, annotations}]}):
-    # their own labels are evidence, and their symptoms lead the report (bot.triage.run_triage).
+    # their own labels are evidence, and their symptoms lead the report (bot.runner.triage.run_triage).
     alert: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -216,7 +217,7 @@ class TriageJobs:
         started = datetime.now(UTC)
         clock = time.monotonic()
         try:
-            from bot.triage import run_triage
+            from bot.runner.triage import run_triage
 
             triage = run_triage(request.target, request.since, self.access(), now=started,
                                 symptoms=request.symptoms, alert=request.alert or None)
@@ -261,12 +262,12 @@ class TriageJobs:
                 trigger=request.trigger, status="ok", started_at=started, finished_at=datetime.now(UTC),
                 requested_by=request.requested_by, report=dumped, artifacts=dumped_artifacts,
                 missing=[m.model_dump() for m in report.missing])
-            parent = outbox.find(session, request.parent_key) if request.parent_key else None
-            queue_report(session, key=request.key, channel=request.channel, prepared=prepared, run_id=run.id,
-                         incident_id=request.incident_id, parent=parent)
+            parent = find(session, request.parent_key) if request.parent_key else None
+            queue(session, report_post(prepared, key=request.key, channel=request.channel, run_id=run.id,
+                                       incident_id=request.incident_id, parent=parent))
             if parent is not None:
                 # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
-                queue_verdict(session, parent, request.key, report)
+                queue_verdict(session, parent, report)
             run_id = run.id
             if finish is not None:
                 finish(session)
@@ -282,13 +283,13 @@ class TriageJobs:
             narrative = narrate_report(report, self.assistant)  # never raises for a model's failure: falls back
             payload = narrative_payload(narrative, self.templates_dir)
             with self.factory.begin() as session:
-                post = outbox.find(session, f"{request.key}:report")
+                post = find(session, f"{request.key}:report")
                 if post is None:
                     return
                 # Depends on the report, so it is posted after it; a reply to a reply lands in the same thread.
-                outbox.enqueue(session, f"{request.key}:narrative", request.channel, "chat.postMessage",
-                               {**payload, "kind": "narrative", "incident_id": request.incident_id,
-                                "in_thread": True, "generated": narrative.generated}, depends_on=post)
+                queue(session, Reply(key=f"{request.key}:narrative", channel=request.channel, kind="narrative",
+                                     incident_id=request.incident_id, text=payload["text"], blocks=payload["blocks"],
+                                     parent=post, extra={"generated": narrative.generated}))
         except Exception:
             log.exception("the narrative of %s failed", request.key)
             return
@@ -305,7 +306,7 @@ class TriageJobs:
 
     def _capture(self, request: TriageRequest, triage: Triage) -> None:
         """Write the evidence before anything else; a capture that fails is said in the thread, never fatal."""
-        from bot.capture import store_capture
+        from bot.runner.capture import store_capture
 
         try:
             folder = store_capture(self.capture_dir or Path("."), request.target, triage.captured_at,
@@ -324,16 +325,16 @@ class TriageJobs:
               rolled_up: bool = False) -> None:
         """A note in the thread; with `outcome` (why the triage ended without a report), the message it replies
         under says it too, instead of waiting for a verdict forever. `rolled_up`: in an alert storm the note is
-        one line of the roll-up's outcomes message instead (bot/rollup_outcomes.py), not one note per group."""
+        one line of the roll-up's outcomes message instead (bot/alerts/rollup_outcomes.py), not one note per group."""
         with self.factory.begin() as session:
-            parent = outbox.find(session, request.parent_key) if request.parent_key else None
+            parent = find(session, request.parent_key) if request.parent_key else None
             if parent is not None and outcome:
                 queue_outcome(session, parent, outcome)
             folded = rolled_up and parent is not None and bool(outcome) and \
                 note_in_rollup(session, parent, request.incident_id, str(outcome))
             if not folded:
-                queue_text(session, key=f"{request.key}:{suffix}", channel=request.channel, text=text,
-                           parent=parent, incident_id=request.incident_id)
+                queue(session, Reply(key=f"{request.key}:{suffix}", channel=request.channel, kind="note", text=text,
+                                     parent=parent, incident_id=request.incident_id))
             if finish is not None:
                 finish(session)
         self.on_queued()

@@ -21,7 +21,7 @@ from playbooks.report import CacheState, Report
 
 def kube_client(settings: Settings) -> Any:
     """An ApiClient from the kubeconfig list (merged as kubectl merges it) or the in-cluster service account."""
-    from bot.kubeconfig import kube_client as from_kubeconfig
+    from bot.runner.kubeconfig import kube_client as from_kubeconfig
 
     return from_kubeconfig(settings)
 

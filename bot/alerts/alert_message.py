@@ -1,7 +1,7 @@
 """The root message of an alert group: its data (links, target, verdict) from a webhook payload and a report.
 
-A shared service: the webhook builds the root from the payload, the triage fills in the verdict, and the Slack
-app's Silence button reads the matchers back. Rendering is bot/render/alert_root.py's.
+A shared service: the webhook builds the root from the payload, and the Slack app's Silence button reads the
+matchers back. The triage's verdict is put on it by bot/delivery/roots.py; rendering is bot/render/alert_root.py's.
 """
 
 from __future__ import annotations
@@ -16,13 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.config import Settings
-from bot.posts import CUT_MARK, TEXT_LIMIT, fitted_text
+from bot.delivery.roots import text_with_verdict, verdict_text
 from bot.render.alert_root import AlertRoot, Link, root_blocks, root_text, target_words
 from bot.render.common import no_verdict_reason, verdict_line
 from bot.render.links import fill_link, link_values
-from bot.render.slack import mrkdwn_escape
-from bot.store import outbox
-from bot.store.models import AlertGroup, OutboxItem, TriageRun
+from bot.store.models import TriageRun
 from collectors.alert_target import target_for
 from playbooks.report import Report
 
@@ -131,105 +129,17 @@ def latest_verdict(session: Session, incident_id: int) -> str | None:
     return None if no_verdict_reason(shown) else verdict_line(shown)  # its root keeps the outcome instead
 
 
-def text_with_verdict(text: str, line: str | None) -> str:
-    """The root's notification text (what the webhook flow wrote) with the verdict under it, as the blocks show it.
-
-    The verdict must fit under Slack's limit too; a text already cut (its full text went into the thread as a
-    file) keeps its one cut mark."""
-    if not line:
-        return text
-    verdict = f"\nVerdict: {mrkdwn_escape(line)}"
-    body = text.removesuffix(CUT_MARK)
-    room = TEXT_LIMIT - len(verdict)
-    if body != text:
-        body = fitted_text(body, room - len(CUT_MARK))[0].removesuffix(CUT_MARK) + CUT_MARK
-    else:
-        body = fitted_text(body, room)[0]
-    return body + verdict
-
-
-def latest_shown(session: Session, root: OutboxItem) -> dict[str, Any]:
-    """What the root shows now, or will once its queued edits are sent: the newest of its state versions
-    (bot.store.outbox.set_latest), else the root post itself. An edit built from anything older would undo a
-    status change."""
-    versions = OutboxItem.collapse_key == f"{root.idempotency_key}:state"
-    newest = session.scalars(select(OutboxItem.payload).where(versions).order_by(OutboxItem.id.desc()).limit(1)).first()
-    return {**root.payload, **(newest or {})}
-
-
-def _lock_group_of(session: Session, incident_id: Any) -> None:
-    """Take the alert group's row lock, which every webhook for the group takes first: a verdict and a status change
-    are then applied one after the other, each to what the other wrote (PostgreSQL; SQLite serialises writers)."""
-    if isinstance(incident_id, int):
-        session.execute(select(AlertGroup.id).where(AlertGroup.incident_id == incident_id).with_for_update())
-
-
-def queue_verdict(session: Session, parent: OutboxItem, key: str, report: Report,
-                  done_text: str | None = None) -> OutboxItem | None:
-    """Edit the message a report replied under so it carries the verdict: an alert root is re-rendered with it;
-    a `/triage` placeholder gets its "done" wording and the verdict instead of "Triaging…"."""
-    if (why := no_verdict_reason(report)) is not None:
-        return queue_outcome(session, parent, why)  # e.g. the alert's instance is no node's address
-    line = verdict_line(report)
-    if parent.payload.get("kind") == "triage-root":
-        head = str(parent.payload.get("done_text") or done_text or parent.payload.get("text", ""))
-        return _queue_root(session, parent, {"text": f"{head}\n*Verdict:* {mrkdwn_escape(line)}"})
-    return _queue_alert_root(session, parent, verdict=line, outcome="")
-
-
-def queue_outcome(session: Session, parent: OutboxItem, reason: str) -> OutboxItem | None:
-    """Edit the message a triage replied under when the triage ended without a report (its target was not found,
-    it failed): the message must stop saying that a triage is running, and say why there is no verdict."""
-    if parent.payload.get("kind") == "triage-root":
-        head = str(parent.payload.get("ended_text") or parent.payload.get("text", ""))
-        return _queue_root(session, parent, {"text": f"{head}\n*No verdict:* {mrkdwn_escape(reason)}"})
-    return _queue_alert_root(session, parent, verdict=None, outcome=reason)
-
-
-def _queue_alert_root(session: Session, parent: OutboxItem, *, verdict: str | None,
-                      outcome: str) -> OutboxItem | None:
-    if not isinstance(parent.payload.get("root"), dict):
-        return None
-    _lock_group_of(session, parent.payload.get("incident_id"))
-    shown = latest_shown(session, parent)
-    root = AlertRoot.model_validate(shown["root"]).model_copy(update={"verdict": verdict, "outcome": outcome})
-    # The notification text keeps what the webhook flow wrote (stored beside it), with the verdict under it.
-    base = str(shown.get("base_text") or str(shown.get("text", "")).split("\nVerdict: ", 1)[0])
-    return _queue_root(session, parent, {"text": text_with_verdict(base, _verdict_text(verdict, outcome)),
-                                         "base_text": base,
-                                         "blocks": root_blocks(root), "root": root.model_dump(mode="json")})
-
-
-def _verdict_text(verdict: str | None, outcome: str) -> str | None:
-    """The notification text's verdict line: the verdict, or why there is none."""
-    return verdict or (f"none, {outcome}" if outcome else None)
-
-
-def _queue_root(session: Session, parent: OutboxItem, fields: dict[str, Any]) -> OutboxItem:
-    # Through the outbox's latest-state lane: one edit of the root, collapsed with any other change queued.
-    return outbox.set_latest(session, parent, fields, priority=outbox.PRIORITY_ROOT)
-
-
-def root_outcome(session: Session, root_key: str) -> str:
-    """Why the episode's triage ended without a verdict, as its root says now; "" when it did not (or runs)."""
-    root = outbox.find(session, root_key)
-    if root is None:
-        return ""
-    shown = latest_shown(session, root).get("root")
-    return str(shown.get("outcome") or "") if isinstance(shown, dict) else ""
-
-
 def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, allowed: bool,
                 incident_id: int | None, text: str, outcome: str = "", refusal: str = "") -> dict[str, Any]:
     """The root's text, blocks and data for the webhook flow, with the incident's latest verdict if it has one.
 
-    `text` is the notification text the flow wrote (bot.posts.alert_summary, fitted); the verdict goes under it
+    `text` is the notification text the flow wrote (bot.delivery.words.alert_summary, fitted); the verdict goes under it
     exactly as the blocks show it, so a status change never drops it from one of the two. `outcome`: why the
     episode's triage ended without a verdict (`root_outcome`), kept through later notifications."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
     root = alert_root(raw, links, verdict=verdict, allowed=allowed, refusal=refusal).model_copy(
         update={"outcome": "" if verdict else outcome})
-    return {"text": text_with_verdict(text, _verdict_text(verdict, outcome)), "base_text": text,
+    return {"text": text_with_verdict(text, verdict_text(verdict, outcome)), "base_text": text,
             "blocks": root_blocks(root),
             "root": root.model_dump(mode="json")}
 

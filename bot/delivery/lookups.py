@@ -3,7 +3,7 @@
 A post that failed may still have been made, and the retry then looks for it (`conversations.history` or
 `conversations.replies`) before posting again. Those methods are Slack's Tier 3: about 50 calls a minute for the
 whole workspace. After an outage hundreds of posts wait, so the lookups are spent only where they can find
-something, and one lookup settles every waiting post of the channel or thread it reads (bot/poster.py).
+something, and one lookup settles every waiting post of the channel or thread it reads (bot/delivery/poster.py).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ PERMANENT = frozenset({
     "invalid_arguments", "invalid_arg_name", "invalid_array_arg", "invalid_charset", "invalid_form_data",
     "invalid_post_type", "missing_post_type", "no_text", "too_many_attachments", "invalid_attachments",
     "as_user_not_supported", "duplicate_message_not_found",
-    # the content, once the poster's plain-text fallback was refused too (bot/poster.py CONTENT_ERRORS)
+    # the content, once the poster's plain-text fallback was refused too (bot/delivery/poster.py CONTENT_ERRORS)
     "msg_too_long", "msg_blocks_too_long", "invalid_blocks", "invalid_blocks_format", "invalid_metadata_format",
     "invalid_metadata_schema", "metadata_too_large",
 })
