@@ -177,7 +177,8 @@ def test_supported_but_not_proven_says_what_would_prove_it(incident: Loader) -> 
     session, _ = drill.request_evidence(session, inc, "pod status")
     _, view = drill.propose(session, inc, "limit-too-low")
     assert view.answer is not None and view.answer.verdict == "supported" and not view.answer.direct
-    assert "To prove it, look at kernel log or node or events or cluster objects for kernel.oom_memcg" in view.answer.message
+    assert ("To prove it, look at kernel log or node or events or cluster objects for kernel.oom_memcg"
+            in view.answer.message)
 
 
 def test_a_child_is_tested_through_its_parent(incident: Loader) -> None:
