@@ -28,6 +28,7 @@ from playbooks.loader import CompiledPlaybook
 from playbooks.report import Report
 
 WRONG_CALLBACK = "triage_wrong_submit"
+RESOLVE_CALLBACK = "triage_resolve_submit"  # Mark resolved asks the same question, the verdict's answer chosen
 WRONG_BLOCK, WRONG_SELECT = "right_hypothesis", "hypothesis"
 NOTE_BLOCK, NOTE_INPUT = "note", "note"
 OTHER_VALUE = "other"  # "none of these": the note says what it was
@@ -90,7 +91,14 @@ def _option(playbook: str, hypothesis: str, status: str | None = None) -> Option
 
 
 def wrong_modal(report: Report | None, private_metadata: str, playbooks: list[CompiledPlaybook]) -> dict[str, Any]:
-    """This report's hypotheses first, then every other hypothesis of every playbook, then "none of these"."""
+    return cause_modal(report, private_metadata, playbooks, resolving=False)
+
+
+def cause_modal(report: Report | None, private_metadata: str, playbooks: list[CompiledPlaybook], *,
+                resolving: bool) -> dict[str, Any]:
+    """The one question behind Wrong diagnosis and Mark resolved: what was the cause? This report's hypotheses
+    first, then every other hypothesis of every playbook, then "none of these". Resolving, the verdict is chosen
+    already: confirming it is one click, and the label says the verdict was right."""
     seen: set[str] = set()
     groups: list[OptionGroup] = []
     if report is not None:
@@ -109,15 +117,22 @@ def wrong_modal(report: Report | None, private_metadata: str, playbooks: list[Co
             groups.append(OptionGroup(label=f"Playbook {pid}"[:_OPTION_TEXT], options=rest[:_GROUP_OPTIONS]))
     groups.append(OptionGroup(label="Other", options=[Option(value=OTHER_VALUE,
                                                              text="None of these (say what in the note)")]))
+    lead = report.leading() if report is not None else None
+    chosen = _option(lead[0].playbook, lead[1].id, lead[1].status) if resolving and lead is not None else None
+    intro = ("What was the cause? The verdict is chosen; change it if it was something else. Your answer is "
+             "stored as feedback with your name (production accuracy counts it) before the incident is resolved."
+             if resolving else
+             "Which hypothesis was right? It is stored as feedback, and becomes the ground truth if this run is "
+             "saved as a drill.")
     view = View(
-        type="modal", callback_id=WRONG_CALLBACK, title="Wrong diagnosis", submit="Save", close="Cancel",
-        private_metadata=private_metadata,
+        type="modal", callback_id=RESOLVE_CALLBACK if resolving else WRONG_CALLBACK,
+        title="Mark resolved" if resolving else "Wrong diagnosis", submit="Resolve" if resolving else "Save",
+        close="Cancel", private_metadata=private_metadata,
         blocks=[
-            SectionBlock(text=MarkdownTextObject(text="Which hypothesis was right? It is stored as feedback, and "
-                                                      "becomes the ground truth if this run is saved as a drill.")),
-            InputBlock(block_id=WRONG_BLOCK, label="The right hypothesis",
+            SectionBlock(text=MarkdownTextObject(text=intro)),
+            InputBlock(block_id=WRONG_BLOCK, label="The cause" if resolving else "The right hypothesis",
                        element=StaticSelectElement(action_id=WRONG_SELECT, placeholder="Choose a hypothesis",
-                                                   option_groups=groups)),
+                                                   option_groups=groups, initial_option=chosen)),
             InputBlock(block_id=NOTE_BLOCK, label="Note", optional=True,
                        element=PlainTextInputElement(action_id=NOTE_INPUT, multiline=True, max_length=2000,
                                                      placeholder="What showed it? (optional)")),

@@ -24,7 +24,7 @@ from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
 from bot.policy import scope
-from bot.render.slack_triage import WRONG_CALLBACK
+from bot.render.slack_triage import RESOLVE_CALLBACK, WRONG_CALLBACK
 from bot.slack import flows
 from bot.slack.ask import register_ask
 from bot.slack.drills import register_drills
@@ -37,10 +37,11 @@ bolt_log = body_free(logging.getLogger("triagebot.slack.bolt"))
 COMMAND = "/triage"
 SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
 ButtonFlow = Callable[[BotContext, str, flows.Click], "str | None"]
+Opener = Callable[[BotContext, str, flows.Click], "tuple[dict[str, Any] | None, str | None]"]
+Recorder = Callable[[BotContext, flows.WrongAnswer, str], "str | None"]
 BUTTONS: dict[str, tuple[str, ButtonFlow]] = {
     "triage_show_evidence": ("show_evidence", flows.show_evidence),
     "triage_rerun": ("rerun", flows.rerun),
-    "triage_resolve": ("resolve", flows.resolve),
     "triage_save_drill": ("save_drill", flows.save_drill),
 }
 ACK_THREADS = 16  # bolt's listener threads: each only parses and acks
@@ -196,36 +197,45 @@ def _register_button(app: App, ctx: BotContext, later: Later, action_id: str, na
 
 
 def _register_wrong_diagnosis(app: App, ctx: BotContext, later: Later) -> None:
-    @app.action("triage_wrong")
-    def wrong(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
+    # Both buttons ask one question, what the cause was (bot/render/slack_triage.cause_modal); Mark resolved
+    # offers the verdict already chosen, so confirming it labels the verdict right.
+    _register_cause_form(app, ctx, later, "triage_wrong", "wrong", flows.wrong_diagnosis_view, WRONG_CALLBACK,
+                         flows.record_wrong, "Storing the feedback")
+    _register_cause_form(app, ctx, later, "triage_resolve", "resolve", flows.resolve_view, RESOLVE_CALLBACK,
+                         flows.record_resolution, "Resolving the incident")
+
+
+def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, name: str, opener: Opener,
+                         callback: str, recorder: Recorder, doing: str) -> None:
+    @app.action(action)
+    def clicked(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        _count(ctx, "wrong")
+        _count(ctx, name)
         click = flows.click_from(body)
         # On the listener's thread, not `later`: a trigger_id is good for 3 s, so the modal opens now or never.
         try:
-            view, message = flows.wrong_diagnosis_view(ctx, _button_value(body), click)
+            view, message = opener(ctx, _button_value(body), click)
             if view is not None:
                 client.views_open(trigger_id=click.trigger_id or "", view=view)
         except Exception as err:
-            log.exception("opening the wrong-diagnosis form failed")
+            log.exception("opening the %s form failed", name)
             message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
         if message:
             _ephemeral(respond, message)
 
-    @app.view(WRONG_CALLBACK)
-    def wrong_submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+    @app.view(callback)
+    def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         answer = flows.read_wrong_submission(view)
         if isinstance(answer, dict):
             ack(response_action="errors", errors=answer)
             return
         ack()
-        _count(ctx, "wrong_submit")
+        _count(ctx, f"{name}_submit")
         user = str((body.get("user") or {}).get("id", ""))
-        later("Storing the feedback", None, lambda: _store_wrong(ctx, answer, user))
+        later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
 
-def _store_wrong(ctx: BotContext, answer: flows.WrongAnswer, user: str) -> None:
-    message = flows.record_wrong(ctx, answer, user)
+def _tell(ctx: BotContext, answer: flows.WrongAnswer, user: str, message: str | None) -> None:
     if message and ctx.slack is not None and answer.channel:
         # A submitted modal has no response_url: tell the user privately in the report's channel.
         ctx.slack.chat_postEphemeral(channel=answer.channel, user=user, text=message)

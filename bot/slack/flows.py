@@ -37,6 +37,7 @@ from bot.render.slack_triage import (
     OTHER_VALUE,
     WRONG_BLOCK,
     WRONG_SELECT,
+    cause_modal,
     evidence_listing,
     home_blocks,
     hypothesis_label,
@@ -480,27 +481,37 @@ def rerun(ctx: BotContext, value: str, click: Click) -> str | None:
     return message
 
 
-def resolve(ctx: BotContext, value: str, click: Click) -> str | None:
+def _resolve(session: Session, run: Run, click: Click, wording: Wording) -> tuple[str | None, dict[str, Any]]:
     """Mark the run's incident resolved, say so on its root message and in its thread."""
-    wording = wording_for(ctx.settings.templates_dir)
+    incident = run.incident
+    if incident is None:
+        raise ActionError(f"Triage run {run.row.id} belongs to no incident, so there is nothing to resolve.")
+    if incident.status == "resolved":
+        return f"Incident {incident.title!r} is already resolved.", {"already": True}
+    incident.status = "resolved"
+    incident.updated_at = utcnow()
+    note = wording.render("resolved", user=click.user)
+    key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
+    root = _root(session, run)
+    if root is not None:
+        queue_note(session, root, note)
+    _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
+    return None, {"incident": incident.key}
+
+
+def resolve_view(ctx: BotContext, value: str, click: Click) -> tuple[dict[str, Any] | None, str | None]:
+    """Mark resolved asks for the cause first (the verdict's chosen); an incident resolved already says so."""
+    views: list[dict[str, Any]] = []
 
     def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
-        incident = run.incident
-        if incident is None:
-            raise ActionError(f"Triage run {run.row.id} belongs to no incident, so there is nothing to resolve.")
-        if incident.status == "resolved":
-            return f"Incident {incident.title!r} is already resolved.", {"already": True}
-        incident.status = "resolved"
-        incident.updated_at = utcnow()
-        note = wording.render("resolved", user=click.user)
-        key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
-        root = _root(session, run)
-        if root is not None:
-            queue_note(session, root, note)
-        _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
-        return None, {"incident": incident.key}
+        if run.incident is not None and run.incident.status == "resolved":
+            return f"Incident {run.incident.title!r} is already resolved.", {"already": True}
+        meta = {"run": run.row.id, "channel": click.channel, "thread_ts": click.thread_ts}
+        views.append(cause_modal(run.report, json.dumps(meta), default_playbooks(), resolving=True))
+        return None, {"opened": "modal"}
 
-    return run_action(ctx, "resolve", value, click, work)
+    message = run_action(ctx, "resolve", value, click, work)
+    return (views[0] if views else None), message
 
 
 def wrong_diagnosis_view(ctx: BotContext, value: str, click: Click) -> tuple[dict[str, Any] | None, str | None]:
@@ -565,6 +576,26 @@ def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
                       "right_hypothesis": answer.hypothesis}
 
     return run_action(ctx, "wrong_submit", str(answer.run_id), click, work)
+
+
+def record_resolution(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
+    """The cause someone gave when resolving, as feedback (right when it is the verdict), then the resolution."""
+    wording = wording_for(ctx.settings.templates_dir)
+    click = Click(user=user, channel=answer.channel, thread_ts=answer.thread_ts)
+
+    def work(session: Session, run: Run) -> tuple[str | None, dict[str, Any]]:
+        if run.row.incident_id is None:
+            raise ActionError(f"Triage run {run.row.id} belongs to no incident, so there is nothing to resolve.")
+        lead = run.report.lead if run.report is not None else None
+        right = lead is not None and (lead.playbook, lead.hypothesis) == (answer.playbook, answer.hypothesis)
+        row = repo.add_feedback(session, incident_id=run.row.incident_id, user_id=user,
+                                verdict="correct" if right else "wrong", triage_run_id=run.row.id,
+                                right_playbook=None if right else answer.playbook,
+                                right_hypothesis=None if right else answer.hypothesis, note=answer.note)
+        message, detail = _resolve(session, run, click, wording)
+        return message, {**detail, "feedback": row.id, "verdict": row.verdict}
+
+    return run_action(ctx, "resolve_submit", str(answer.run_id), click, work)
 
 
 def drills_root(ctx: BotContext) -> Path:

@@ -457,8 +457,19 @@ def test_rerun_is_refused_outside_the_granted_channels(bot: Bot, triaged: Triage
     assert bot.audited("button.rerun")[-1].outcome == "refused"
 
 
-def test_mark_resolved_updates_the_root_and_the_incident(bot: Bot, triaged: Triaged) -> None:
+def test_mark_resolved_asks_the_cause_then_updates_the_root_and_the_incident(bot: Bot, triaged: Triaged) -> None:
+    modals = len(bot.slack.modals)
     assert bot.click("triage_resolve", triaged.run_id, triaged.report, triaged.root).status_code == 200
+    bot.slack.wait_for(lambda: len(bot.slack.modals) > modals, timeout=5)
+    modal = bot.slack.modals[-1]
+    assert modal["callback_id"] == "triage_resolve_submit" and modal["title"]["text"] == "Mark resolved"
+    chosen = modal["blocks"][1]["element"]["initial_option"]
+    assert chosen["value"] == "oom-killed:limit-too-low"  # the verdict, offered already chosen
+    assert not bot.audited("button.resolve_submit")  # nothing is resolved before the form is sent
+    feedback_before = bot.count(Feedback)
+    confirmed = {"right_hypothesis": {"hypothesis": {"type": "static_select", "selected_option": chosen}},
+                 "note": {"note": {"type": "plain_text_input", "value": None}}}
+    assert bot.send(_view_submission_body(modal, confirmed)).status_code == 200
     bot.slack.wait_for(lambda: "Marked resolved by <@U0ALICE>" in triaged.root.text, timeout=SLOW_POSTS)
     # The note joins the root as it was last edited: the verdict stays.
     assert "Triaged *checkout*" in triaged.root.text and "*Verdict:*" in triaged.root.text
@@ -469,7 +480,12 @@ def test_mark_resolved_updates_the_root_and_the_incident(bot: Bot, triaged: Tria
         assert run is not None and run.incident_id is not None
         incident = session.get(Incident, run.incident_id)
         assert incident is not None and incident.status == "resolved"
-    assert bot.audited("button.resolve")[-1].detail["incident"].startswith("slash:")
+    assert bot.audited("button.resolve_submit")[-1].detail["incident"].startswith("slash:")
+    assert bot.count(Feedback) == feedback_before + 1
+    with bot.ctx.factory() as session:
+        label = session.scalars(select(Feedback).order_by(Feedback.id.desc())).first()
+        assert label is not None and (label.verdict, label.user_id, label.triage_run_id) == (
+            "correct", "U0ALICE", int(triaged.run_id))
     # A second click changes nothing and says so, privately.
     url_before = set(bot.slack.response_urls)
     bot.click("triage_resolve", triaged.run_id, triaged.report, triaged.root)
@@ -491,8 +507,9 @@ def _view_submission_body(view: dict[str, Any], values: dict[str, Any], user_id:
 
 
 def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bot, triaged: Triaged) -> None:
+    before, modals = bot.count(Feedback), len(bot.slack.modals)  # Mark resolved's test opened one and labelled
     assert bot.click("triage_wrong", triaged.run_id, triaged.report, triaged.root).status_code == 200
-    bot.slack.wait_for(lambda: bool(bot.slack.modals), timeout=5)
+    bot.slack.wait_for(lambda: len(bot.slack.modals) > modals, timeout=5)
     modal = bot.slack.modals[-1]
     assert modal["callback_id"] == "triage_wrong_submit"
     groups = modal["blocks"][1]["element"]["option_groups"]
@@ -516,9 +533,10 @@ def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bo
         "note": {"note": {"type": "plain_text_input", "value": "The heap grew past 256Mi at peak load."}}}
     response = bot.send(_view_submission_body(modal, chosen))
     assert response.status_code == 200 and not response.content
-    bot.slack.wait_for(lambda: bot.count(Feedback) == 1, timeout=5)
+    bot.slack.wait_for(lambda: bot.count(Feedback) == before + 1, timeout=5)
     with bot.ctx.factory() as session:
-        feedback = session.scalars(select(Feedback)).one()
+        feedback = session.scalars(select(Feedback).order_by(Feedback.id.desc())).first()
+        assert feedback is not None
         assert (feedback.verdict, feedback.right_playbook, feedback.right_hypothesis, feedback.user_id) == (
             "wrong", "oom-killed", "limit-too-low", "U0ALICE")
         assert feedback.triage_run_id == int(triaged.run_id)
