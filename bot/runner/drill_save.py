@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -19,7 +18,7 @@ from bot.config import Settings
 from bot.runner import drill_catalog
 from bot.runner.runs import Run, load_run
 from bot.store import repo
-from bot.store.db import make_engine, normalize_url, session_factory
+from bot.store.db import make_engine, missing_sqlite_file, session_factory
 from bot.store.models import AlertGroup, Feedback, TriageRun
 from bot.store.models import Incident as StoredIncident
 from collectors.alert_target import ALERT_SOURCE, target_for
@@ -154,12 +153,9 @@ def save_stored_incident(settings: Settings, reference: str, output: Path | None
                          actor: str, force: bool = False) -> Saved:
     """The latest triage run of a stored incident (id or key) as a recorded incident, like Save as drill; `force`
     replaces a drill saved in that folder before."""
-    url = normalize_url(settings.database_url)
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") \
-            and not Path(parsed.database).is_file():
-        raise SaveError(f"no bot database at {parsed.database}; set TRIAGEBOT_DATABASE_URL to the bot's")
-    engine = make_engine(url)
+    if (missing := missing_sqlite_file(settings.database_url)) is not None:
+        raise SaveError(f"no bot database at {missing}; set TRIAGEBOT_DATABASE_URL to the bot's")
+    engine = make_engine(settings.database_url)
     try:
         with session_factory(engine).begin() as db:
             incident = _stored_incident(db, reference)

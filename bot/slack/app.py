@@ -38,7 +38,7 @@ COMMAND = "/triage"
 SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
 ButtonFlow = Callable[[BotContext, str, flows.Click], "str | None"]
 Opener = Callable[[BotContext, str, flows.Click], "tuple[dict[str, Any] | None, str | None]"]
-Recorder = Callable[[BotContext, flows.WrongAnswer, str], "str | None"]
+Recorder = Callable[[BotContext, flows.CauseAnswer, str], "str | None"]
 BUTTONS: dict[str, tuple[str, ButtonFlow]] = {
     "triage_show_evidence": ("show_evidence", flows.show_evidence),
     "triage_rerun": ("rerun", flows.rerun),
@@ -225,7 +225,7 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
 
     @app.view(callback)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        answer = flows.read_wrong_submission(view)
+        answer = flows.read_cause_submission(view)
         if isinstance(answer, dict):
             ack(response_action="errors", errors=answer)
             return
@@ -235,7 +235,7 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
         later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
 
-def _tell(ctx: BotContext, answer: flows.WrongAnswer, user: str, message: str | None) -> None:
+def _tell(ctx: BotContext, answer: flows.CauseAnswer, user: str, message: str | None) -> None:
     if message and ctx.slack is not None and answer.channel:
         # A submitted modal has no response_url: tell the user privately in the report's channel.
         ctx.slack.chat_postEphemeral(channel=answer.channel, user=user, text=message)

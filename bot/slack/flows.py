@@ -528,7 +528,7 @@ def wrong_diagnosis_view(ctx: BotContext, value: str, click: Click) -> tuple[dic
 
 
 @dataclass(frozen=True)
-class WrongAnswer:
+class CauseAnswer:
     run_id: int
     channel: str
     thread_ts: str | None
@@ -537,7 +537,7 @@ class WrongAnswer:
     note: str | None
 
 
-def read_wrong_submission(view: dict[str, Any]) -> WrongAnswer | dict[str, str]:
+def read_cause_submission(view: dict[str, Any]) -> CauseAnswer | dict[str, str]:
     """The answer in a submitted modal, or errors per block (Slack shows them under the fields)."""
     values = (view.get("state") or {}).get("values") or {}
     chosen = ((values.get(WRONG_BLOCK) or {}).get(WRONG_SELECT) or {}).get("selected_option") or {}
@@ -554,11 +554,11 @@ def read_wrong_submission(view: dict[str, Any]) -> WrongAnswer | dict[str, str]:
     except (ValueError, KeyError, TypeError):
         return {WRONG_BLOCK: "This form lost track of its triage run; close it and click Wrong diagnosis again."}
     playbook, _, hypothesis = choice.partition(":") if choice != OTHER_VALUE else (None, "", None)
-    return WrongAnswer(run_id=run_id, channel=str(meta.get("channel") or ""), thread_ts=meta.get("thread_ts"),
+    return CauseAnswer(run_id=run_id, channel=str(meta.get("channel") or ""), thread_ts=meta.get("thread_ts"),
                        playbook=playbook or None, hypothesis=hypothesis or None, note=note)
 
 
-def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
+def record_wrong(ctx: BotContext, answer: CauseAnswer, user: str) -> str | None:
     """Store the feedback and say so in the run's thread."""
     wording = wording_for(ctx.settings.templates_dir)
     click = Click(user=user, channel=answer.channel, thread_ts=answer.thread_ts)
@@ -578,7 +578,7 @@ def record_wrong(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
     return run_action(ctx, "wrong_submit", str(answer.run_id), click, work)
 
 
-def record_resolution(ctx: BotContext, answer: WrongAnswer, user: str) -> str | None:
+def record_resolution(ctx: BotContext, answer: CauseAnswer, user: str) -> str | None:
     """The cause someone gave when resolving, as feedback (right when it is the verdict), then the resolution."""
     wording = wording_for(ctx.settings.templates_dir)
     click = Click(user=user, channel=answer.channel, thread_ts=answer.thread_ts)
