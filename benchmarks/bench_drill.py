@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from drills import session as drill
-from drills.evidence import clear_cache, evidence_for
 from drills.hypotheses import index
-from drills.incident import Incident, incident_dirs, load_incident
 from drills.key import answer_key
+from drills.recorded.evidence import clear_cache, evidence_for
+from drills.recorded.incident import Incident, incident_dirs, load_incident
 from drills.session import DrillSession
 from drills.sources import SOURCES
 from playbooks.pipeline import default_playbooks

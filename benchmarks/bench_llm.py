@@ -31,7 +31,7 @@ from benchmarks.doc import machine, write_section
 from bot.assist.llm import Assistant, assistant_from
 from bot.assist.narrate import SYSTEM, model_input
 from bot.config import Settings
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.incident import incident_dirs, load_incident
 from playbooks.pipeline import analyse
 from tests.harness.llm_server import smollm2_path, start_llm_server
 

@@ -15,7 +15,7 @@ from benchmarks.doc import machine, write_section
 from benchmarks.gen_logs import mixed_log
 from collectors.factset import FactSet
 from collectors.parsers.registry import parse_artifact
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.incident import incident_dirs, load_incident
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
 from playbooks.pipeline import analyse, default_playbooks

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from collectors.catalogs.alert_labels import subject_labels
 from collectors.catalogs.alert_map import rule_for
 from collectors.models import Target
-from collectors.parsers.alert_facts import node_from, target_value
+from collectors.parsers.alerts.alert_facts import node_from, target_value
 from collectors.validate import InvalidInput, namespace, object_name
 
 # The `source` of the artifact that carries the notification which started an alert's triage (bot/runner/triage.py).

@@ -58,7 +58,7 @@ class Fact(BaseModel):
     excerpt: str = ""  # the cited text, shortened, so a reader sees why without opening the artifact
     kind: str = ""  # the kind of the artifact it was read from (set by the registry)
     parser: str = ""  # what read it: a parser module name, or `signal:<id>` for a line signal
-    origin: str = ""  # the line of code that emitted it, `collectors/parsers/kernel.py:120` (the report's trace)
+    origin: str = ""  # the line of code that emitted it, `collectors/parsers/node/kernel.py:120` (the report's trace)
 
 
 # The parser name of a fact read from a sentence a person wrote ("the pod keeps getting OOMKilled"), not from a

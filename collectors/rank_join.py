@@ -2,7 +2,7 @@
 
 Each log is parsed alone first, and alone a rank's own log shows no wave front: the straggler's file says where
 it is, the others' files say where they wait, and only together do they show who is behind. So when two or more
-logs of one triage hold rank lines, their tables are merged (collectors/parsers/nccl_ranks.py) and the wave-front
+logs of one triage hold rank lines, their tables are merged (collectors/parsers/gpu/nccl_ranks.py) and the wave-front
 facts are drawn once from the whole, each still cited to the line of the log it was read from; the per-log
 wave-front facts of those logs are dropped. Pure: artifacts and facts in, facts out.
 """
@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from collectors.models import Artifact, ArtifactKind, Fact, Missing
-from collectors.parsers import nccl_ranks
+from collectors.parsers.gpu import nccl_ranks
 from collectors.parsers.registry import shifted
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise

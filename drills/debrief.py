@@ -11,9 +11,9 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from collectors.factset import format_value
-from drills.evidence import IncidentEvidence
 from drills.hypotheses import HypothesisRef
 from drills.key import AnswerKey, ground_truth
+from drills.recorded.evidence import IncidentEvidence
 from drills.scoring import Score
 from drills.sources import BY_ID, label, source_of_kind
 from drills.verdict import decisive, decisive_facts

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from drills.evidence import IncidentEvidence
 from drills.key import AnswerKey, separates, truth_report
+from drills.recorded.evidence import IncidentEvidence
 from drills.sources import BY_ID, LAYERS, label, source_of_kind
 
 MAX_LEVEL = 3

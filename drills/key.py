@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from drills.errors import DrillError
-from drills.evidence import IncidentEvidence
 from drills.hypotheses import HypothesisRef, lineage
-from drills.incident import GroundTruth, Incident
-from drills.replay import contradictions
+from drills.recorded.evidence import IncidentEvidence
+from drills.recorded.incident import GroundTruth, Incident
+from drills.recorded.replay import contradictions
 from drills.sources import BY_ID
 from playbooks.report import Report, Status
 

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 from drills import hints as hint_texts
 from drills.debrief import Debrief, build_debrief
 from drills.errors import DrillError
-from drills.evidence import evidence_for
 from drills.hypotheses import resolve
-from drills.incident import Incident
 from drills.key import answer_key, ground_truth, separates
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident
 from drills.scoring import Score, score
 from drills.sources import PROPOSAL_COST_SECONDS, SOURCES, resolve_source
 from drills.verdict import ProposalAnswer, answer

@@ -297,5 +297,14 @@ def with_derived_triggers(playbooks: list[CompiledPlaybook]) -> list[CompiledPla
     facts are shared is known only once all are loaded."""
     shared = shared_facts([p.spec for p in playbooks])
     for playbook in playbooks:
-        playbook.derived = derived_trigger(playbook.spec, playbook.hypotheses, shared)
+        playbook.derived = (symptom_trigger(playbook.spec.id),
+                            *derived_trigger(playbook.spec, playbook.hypotheses, shared))
     return playbooks
+
+
+def symptom_trigger(symptom: str) -> Predicate:
+    """A playbook runs when the evidence holds a message that shows its symptom: the catalogs of upstream messages
+    (line signals, stated facts, access-log and alert catalogs) name, per entry, the symptom it is evidence of, and
+    the parsers report it as `evidence.symptoms`. So "which messages mean this symptom" is data beside the message,
+    not a clause written into each playbook's trigger."""
+    return compile_predicate(f'"{symptom}" in evidence.symptoms')

@@ -29,7 +29,7 @@ class Evidence(BaseModel):
     excerpt: str = ""
     kind: str = ""  # the artifact's kind, e.g. kernel-log
     parser: str = ""  # what read it: a parser module (kernel) or a line signal (signal:nvrm-line)
-    origin: str = ""  # the line of code that emitted it: collectors/parsers/kernel.py:120
+    origin: str = ""  # the line of code that emitted it: collectors/parsers/node/kernel.py:120
 
     @property
     def place(self) -> str:

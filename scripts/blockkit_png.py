@@ -238,8 +238,8 @@ def docs_pictures(out: Path) -> list[Path]:
     from bot.alerts.alert_message import AlertLinks, alert_root, root_payload
     from bot.render.common import verdict_line
     from bot.render.slack import blocks_json
-    from drills.incident import INCIDENT_DIR, load_incident
-    from drills.replay import replay
+    from drills.recorded.incident import INCIDENT_DIR, load_incident
+    from drills.recorded.replay import replay
 
     report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
     labels = {"alertname": "KubePodCrashLooping", "namespace": "ml", "pod": "training-job-xyz", "container": "trainer",

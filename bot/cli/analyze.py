@@ -128,8 +128,8 @@ def _analyze_inputs(args: argparse.Namespace) -> Iterator[Artifact]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from drills.incident import IncidentError, incident_dirs, load_incident
-    from drills.replay import replay, summary_rows
+    from drills.recorded.incident import IncidentError, incident_dirs, load_incident
+    from drills.recorded.replay import replay, summary_rows
 
     if args.all:
         rows = summary_rows(incident_dirs())

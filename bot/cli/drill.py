@@ -31,12 +31,12 @@ from bot.render.drill_terminal import (
     sources_table,
 )
 from drills import session as drill
-from drills.catalog import Catalog, load_catalog, locate
 from drills.debrief import Debrief
 from drills.errors import DrillError
-from drills.evidence import evidence_for
-from drills.incident import Incident, IncidentError, load_incident
-from drills.picker import pick
+from drills.recorded.catalog import Catalog, load_catalog, locate
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident, IncidentError, load_incident
+from drills.recorded.picker import pick
 from drills.session import DrillSession
 from drills.store import SessionStore
 

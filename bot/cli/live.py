@@ -152,7 +152,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from drills.record import RecordError, write_incident
+    from drills.recorded.record import RecordError, write_incident
 
     try:
         triage = _run(args)

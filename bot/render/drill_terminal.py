@@ -12,9 +12,9 @@ from rich.text import Text
 
 from bot.render.debrief import clock
 from collectors.models import Artifact
-from drills.catalog import Catalog
-from drills.evidence import evidence_for
-from drills.incident import Incident
+from drills.recorded.catalog import Catalog
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident
 from drills.session import DrillSession, View
 from drills.sources import BY_ID, SOURCES
 from drills.store import LeaderboardRow

@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from collectors.models import Artifact, Missing, Target
-from drills.record import write_incident
+from drills.recorded.record import write_incident
 
 _UNSAFE = re.compile(r"[^a-z0-9.-]+")
 

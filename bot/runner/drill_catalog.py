@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.state import state_dir
-from drills.catalog import Catalog, load_catalog
+from drills.recorded.catalog import Catalog, load_catalog
 
 
 def drills_dir(settings: Settings) -> Path:

@@ -24,10 +24,10 @@ from bot.store.models import Incident as StoredIncident
 from collectors.alert_target import ALERT_SOURCE, target_for
 from collectors.models import Artifact, Missing
 from collectors.redact import redact, redact_json
-from drills.catalog import CatalogError, check_new_id, load_catalog
 from drills.hypotheses import index
-from drills.incident import GroundTruth
-from drills.record import RecordError, write_incident
+from drills.recorded.catalog import CatalogError, check_new_id, load_catalog
+from drills.recorded.incident import GroundTruth
+from drills.recorded.record import RecordError, write_incident
 from playbooks.pipeline import default_playbooks
 
 

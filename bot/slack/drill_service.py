@@ -68,19 +68,20 @@ from bot.store import repo
 from bot.store.drill_sessions import SqlSessionStore
 from bot.store.interviews import InterviewRecord, InterviewStore
 from bot.store.models import OutboxItem
-from drills import catalog, interview
 from drills import hints as hint_texts
+from drills import interview
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError
-from drills.evidence import evidence_for
-from drills.incident import Incident, IncidentError, load_incident
 from drills.interview import InterviewSession, Step
 from drills.interview_pick import HINT, QUIT, SKIP, PickError, choose
 from drills.key import answer_key
 from drills.key import ground_truth as recorded_truth
-from drills.picker import DIFFICULTIES, parse_start, pick
 from drills.questions import Question, QuestionBank, QuestionBankError, load_bank
+from drills.recorded import catalog
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident, IncidentError, load_incident
+from drills.recorded.picker import DIFFICULTIES, parse_start, pick
 from drills.session import DrillSession
 from drills.sources import BY_ID
 

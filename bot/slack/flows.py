@@ -61,8 +61,8 @@ from collectors.parsers.registry import parse_artifact
 from collectors.paste import PasteError, artifacts_from_text, nothing_recognised
 from collectors.redact import redact, redact_text
 from collectors.validate import InvalidInput, duration, namespace, target_name
-from drills.catalog import CatalogError
-from drills.record import RecordError
+from drills.recorded.catalog import CatalogError
+from drills.recorded.record import RecordError
 from playbooks.pipeline import default_playbooks
 from playbooks.report import Report
 

@@ -30,6 +30,9 @@ class Signal(BaseModel):
     event: str | None = None
     reader: Reader | None = None
     facts: dict[str, Any] = Field(default_factory=dict)
+    # The symptom (a playbook id) this message is evidence of, whatever else it says: it runs that playbook
+    # (`evidence.symptoms`, playbooks/loader.py symptom_trigger). Only for messages that show the symptom itself.
+    symptom: str | None = None
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -5,38 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
-from collectors.parsers import (
-    access_log,
-    alert_text,
-    alertmanager,
-    conntrack,
-    container_log,
-    cpu_stat,
-    curl_writeout,
+from collectors.parsers.alerts import alert_text, alertmanager
+from collectors.parsers.contract import Parser, guarded
+from collectors.parsers.gpu import flight_recorder, nccl, nvidia_smi, nvml
+from collectors.parsers.kubernetes import (
     describe_node,
     describe_pod,
     describe_service,
     endpoints_table,
     events,
-    figures,
-    flight_recorder,
     hpa_text,
     k8s_objects,
-    kernel,
-    kubelet,
-    nccl,
-    net_links,
     node_table,
-    nvidia_smi,
-    nvml,
     pod_table,
-    prometheus_api,
-    prometheus_text,
-    signals,
-    stated,
-    top,
 )
-from collectors.parsers.contract import Parser, guarded
+from collectors.parsers.logs import access_log, container_log, curl_writeout
+from collectors.parsers.metrics import figures, prometheus_api, prometheus_text
+from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, top
+from collectors.parsers.text import signals, stated
 
 # Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
 # the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).

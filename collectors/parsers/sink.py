@@ -16,7 +16,7 @@ _PASSING_ON: set[int] = set()
 
 
 def emitted_at(depth: int = 0) -> str:
-    """The line of code `depth` calls above the caller, `collectors/parsers/kernel.py:120`: where a fact was
+    """The line of code `depth` calls above the caller, `collectors/parsers/node/kernel.py:120`: where a fact was
     emitted, for the report's trace. A frame lookup per fact and the text made once per line of code: walking the
     stack (inspect) per fact would cost a 200,000-line paste several per cent of its time."""
     frame = sys._getframe(depth + 1)

@@ -34,7 +34,7 @@ from bot.store.models import TriageRun
 from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.models import ArtifactKind
-from drills.incident import load_incident
+from drills.recorded.incident import load_incident
 from tests.harness.alertmanager import GaugeExporter, start_alerting_prometheus, start_alertmanager
 from tests.harness.bot_server import ROOT, WEBHOOK_TOKEN, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import sqlite_url

@@ -22,8 +22,8 @@ from bot.cli.main import main
 from bot.store import repo
 from bot.store.db import make_engine, migrate, session_factory
 from bot.store.models import TriageRun
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 

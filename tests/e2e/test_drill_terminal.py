@@ -14,7 +14,7 @@ from rich.console import Console
 
 from bot.cli.drill import DrillUsageError, run_drill
 from bot.cli.main import build_parser, main
-from drills.incident import INCIDENT_DIR, load_incident
+from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.store import MemorySessionStore
 from tests.harness.scripted_input import scripted
 

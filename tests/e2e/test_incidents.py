@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from drills.incident import incident_dirs, load_incident
-from drills.replay import contradictions, replay
+from drills.recorded.incident import incident_dirs, load_incident
+from drills.recorded.replay import contradictions, replay
 from playbooks.loader import load_playbooks
 
 INCIDENTS = incident_dirs()

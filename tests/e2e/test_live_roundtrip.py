@@ -24,9 +24,9 @@ from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.live.collect import LiveAccess
 from collectors.models import Target
-from drills.incident import load_incident
-from drills.record import write_incident
-from drills.replay import replay
+from drills.recorded.incident import load_incident
+from drills.recorded.record import write_incident
+from drills.recorded.replay import replay
 from tests.harness.openmetrics import History, per_second
 from tests.harness.processes import finish
 from tests.harness.prometheus import PromServer, free_port, start_prometheus

@@ -44,8 +44,8 @@ from bot.slack.flows import (
 )
 from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
-from drills.incident import load_incident
-from drills.replay import replay
+from drills.recorded.incident import load_incident
+from drills.recorded.replay import replay
 from playbooks.report import Report
 from tests.harness.bot_server import serve_app
 from tests.harness.slack_bot import actions

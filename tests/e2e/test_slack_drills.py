@@ -40,9 +40,9 @@ from bot.store.drill_sessions import SqlSessionStore
 from bot.store.models import AuditEntry, OutboxItem
 from collectors.models import Artifact, ArtifactKind, Target
 from drills import exact
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.picker import list_incidents, pick
 from drills.questions import load_bank
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.picker import list_incidents, pick
 from playbooks.pipeline import analyse
 from tests.harness.bot_server import serve_app
 from tests.harness.slack_bot import SlackBot, actions, message_text

@@ -27,7 +27,7 @@ from collectors.agent.config import AgentSettings
 from collectors.live.agent import collect_agent
 from collectors.live.base import NodeRef, PodRef, Scope, Window
 from collectors.models import Artifact, ArtifactKind, Fact, Missing
-from collectors.parsers import conntrack, cpu_stat, kernel
+from collectors.parsers.node import conntrack, cpu_stat, kernel
 from collectors.parsers.registry import parse_artifact
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent"

@@ -149,8 +149,8 @@ def _guard_or_none(fallback: str | None) -> None:
 def test_a_report_narrative_from_the_real_model(local: Assistant) -> None:
     from bot.assist.guard import check_generated
     from bot.assist.narrate import deterministic_narrative, narrate_report, statuses
-    from drills.incident import load_incident
-    from drills.replay import replay
+    from drills.recorded.incident import load_incident
+    from drills.recorded.replay import replay
 
     report = replay(load_incident(INCIDENT))
     narrative = narrate_report(report, local)

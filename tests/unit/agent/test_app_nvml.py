@@ -17,7 +17,7 @@ from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.agent.nvml import XidWatcher
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import nvml as nvml_parser
+from collectors.parsers.gpu import nvml as nvml_parser
 from tests.unit.agent.fake_nvml import FakeNvml, h100_node
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agent"

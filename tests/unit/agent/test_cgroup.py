@@ -10,7 +10,7 @@ import pytest
 from collectors.agent import cgroup
 from collectors.agent.errors import AgentError
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import cpu_stat
+from collectors.parsers.node import cpu_stat
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agent"
 V2 = FIXTURES / "cgroup"

@@ -16,7 +16,7 @@ from collectors.agent.config import AgentSettings
 from collectors.agent.errors import AgentError
 from collectors.agent.journal import journal_argv
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import kernel
+from collectors.parsers.node import kernel
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agent"
 TOKEN = "t" * 32

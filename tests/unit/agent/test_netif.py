@@ -11,7 +11,7 @@ from collectors.agent.app import create_app
 from collectors.agent.config import AgentSettings
 from collectors.agent.netif import interfaces
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import net_links
+from collectors.parsers.node import net_links
 
 TOKEN = "k" * 24
 

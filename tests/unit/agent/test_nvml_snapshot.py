@@ -14,7 +14,7 @@ from collectors.agent.bounded import dump_json
 from collectors.agent.kmsg import read_kmsg
 from collectors.agent.nvml import SCHEMA, XidWatcher, load_nvml, snapshot
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import nvml as nvml_parser
+from collectors.parsers.gpu import nvml as nvml_parser
 from tests.unit.agent.fake_nvml import FakeNvml, h100_node
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agent"

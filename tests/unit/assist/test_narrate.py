@@ -8,8 +8,8 @@ import pytest
 
 from bot.assist.llm import NO_MODEL
 from bot.assist.narrate import deterministic_narrative, model_input, narrate_report, statuses
-from drills.incident import load_incident
-from drills.replay import replay
+from drills.recorded.incident import load_incident
+from drills.recorded.replay import replay
 from playbooks.report import Report
 from tests.harness.fake_models import fake_assistant
 

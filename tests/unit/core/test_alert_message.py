@@ -12,8 +12,8 @@ from bot.alerts.alert_message import AlertLinks, alert_root, dashboard_url, root
 from bot.alerts.alertmanager_api import silence_body
 from bot.render.alert_root import AlertRoot, root_blocks, silence_confirm
 from bot.render.common import verdict_line
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 
 
 def raw(labels: dict[str, str] | None = None, **annotations: str) -> dict[str, Any]:

@@ -10,8 +10,8 @@ import pytest
 
 from bot.runner.capture import capture_folder, store_capture, wants_capture
 from collectors.models import Artifact, ArtifactKind, Missing, Target
-from drills.catalog import ID_PATTERN, load_catalog
-from drills.incident import load_incident
+from drills.recorded.catalog import ID_PATTERN, load_catalog
+from drills.recorded.incident import load_incident
 
 WHEN = datetime(2026, 3, 10, 9, 0, 5, tzinfo=UTC)
 

@@ -17,8 +17,8 @@ from PIL import Image
 from bot.render.chart import draw, figure, formatter, pick_declared, render_report_chart
 from collectors.factset import FactSet
 from collectors.models import Artifact, ArtifactKind, Citation, Fact
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.engine import chart_spec
 from playbooks.model import Chart, NoChart
 from playbooks.pipeline import default_playbooks

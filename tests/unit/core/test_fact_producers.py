@@ -10,7 +10,7 @@ from collectors.models import ArtifactKind
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from collectors.vocabulary import VOCABULARY
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.incident import incident_dirs, load_incident
 from drills.sources import sources_for_fact
 
 TESTS = Path(__file__).resolve().parents[2]

@@ -133,7 +133,7 @@ def test_layers_point_one_way() -> None:
 
 def test_the_evidence_core_is_pure() -> None:
     core = [m for m in GRAPH if m.startswith("collectors") and not m.startswith(EDGES)]
-    assert "collectors.parsers.signals" in core and "collectors.paste" in core
+    assert "collectors.parsers.text.signals" in core and "collectors.paste" in core
     reaching_edges = [(m, d) for m in core for d in GRAPH[m] if d.startswith(EDGES)]
     doing_io = [(m, lib) for m in core for lib in IMPORTS[m]
                 if any(lib == io or lib.startswith(io + ".") for io in IO_LIBRARIES)]

@@ -16,8 +16,8 @@ from collectors.detect import SNIFF_CHARS
 from collectors.models import ArtifactKind, Target
 from collectors.parsers.registry import SNIFFERS, parse_artifact
 from collectors.paste import artifacts_from_text
-from drills.incident import load_incident
-from drills.record import write_incident
+from drills.recorded.incident import load_incident
+from drills.recorded.record import write_incident
 
 # Synthetic lines in the shapes the readers claim (property-style inputs, not evidence).
 NCCL = "trainer-0:4242:4242 [0] NCCL INFO Channel 00/02 :    0   1   2   3"

@@ -12,8 +12,8 @@ from bot.render.evidence import sentence, target_words, why
 from bot.render.markdown import render_markdown
 from bot.render.slack import blocks_json
 from bot.render.terminal import render_text
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.report import ArtifactRef, Evidence, Finding, HypothesisResult, Missing, Report, Rule, Target
 
 ALL_INCIDENTS = sorted(p.name for p in INCIDENT_DIR.iterdir() if (p / "incident.yaml").exists())

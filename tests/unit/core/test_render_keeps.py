@@ -31,8 +31,8 @@ from collectors.models import Citation, Fact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from collectors.text import find_spans
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.engine import template_variables
 from playbooks.files import playbook_files
 from playbooks.pipeline import analyse, default_playbooks
@@ -312,7 +312,7 @@ def test_explain_prints_each_rule_on_one_line() -> None:
 
 def test_drill_list_keeps_incident_ids_whole() -> None:
     from bot.render.drill_terminal import incident_list
-    from drills.catalog import load_catalog
+    from drills.recorded.catalog import load_catalog
 
     found = load_catalog(None)
     console = Console(width=70, record=True, color_system=None)

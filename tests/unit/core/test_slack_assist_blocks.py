@@ -16,8 +16,8 @@ from bot.assist.ask import Answer
 from bot.assist.corpus import Hit, Passage
 from bot.assist.narrate import Narrative, deterministic_narrative
 from bot.render.slack_assist import answer_blocks, answer_payload, narrative_blocks, narrative_payload
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "slack"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.render.slack import SlackRenderer, blocks_json, mrkdwn_escape
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.report import Finding, HypothesisResult, Missing, Report, Target
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "slack"

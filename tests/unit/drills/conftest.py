@@ -10,7 +10,7 @@ import pytest
 
 from drills import session as drill
 from drills.debrief import Debrief
-from drills.incident import INCIDENT_DIR, Incident, incident_dirs, load_incident
+from drills.recorded.incident import INCIDENT_DIR, Incident, incident_dirs, load_incident
 from drills.session import DrillSession
 
 T0 = datetime(2026, 11, 2, 4, 0, tzinfo=UTC)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from drills.catalog import CatalogError, check_new_id, load, load_catalog, locate
 from drills.errors import DrillError
-from drills.incident import INCIDENT_DIR
-from drills.picker import parse_start, pick
+from drills.recorded.catalog import CatalogError, check_new_id, load, load_catalog, locate
+from drills.recorded.incident import INCIDENT_DIR
+from drills.recorded.picker import parse_start, pick
 
 
 def save_copy(drills_dir: Path, name: str, source: str = "oom-trainer-limit", **changes: object) -> Path:

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from drills.evidence import IncidentEvidence, evidence_for
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.evidence import IncidentEvidence, evidence_for
+from drills.recorded.incident import incident_dirs, load_incident
 from drills.sources import source_of_kind
 from playbooks.pipeline import analyse
 

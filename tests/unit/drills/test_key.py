@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from drills.evidence import IncidentEvidence
-from drills.incident import incident_dirs, load_incident
 from drills.key import answer_key, separates
+from drills.recorded.evidence import IncidentEvidence
+from drills.recorded.incident import incident_dirs, load_incident
 
 
 @pytest.mark.parametrize("folder", incident_dirs(), ids=lambda p: p.name)

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from drills.errors import DrillError
-from drills.incident import IncidentMeta
-from drills.picker import all_tags, list_incidents, parse_start, pick
+from drills.recorded.incident import IncidentMeta
+from drills.recorded.picker import all_tags, list_incidents, parse_start, pick
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from drills.debrief import Debrief
-from drills.evidence import evidence_for
-from drills.incident import Incident, incident_dirs, load_incident
 from drills.key import answer_key
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident, incident_dirs, load_incident
 from drills.scoring import score
 from drills.session import DrillSession
 from drills.store import leaderboard_rows

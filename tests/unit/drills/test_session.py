@@ -13,10 +13,10 @@ from bot.store.drill_sessions import SqlSessionStore
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError
-from drills.evidence import evidence_for
 from drills.hypotheses import index
-from drills.incident import Incident, IncidentMeta, incident_dirs, load_incident
 from drills.key import answer_key
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import Incident, IncidentMeta, incident_dirs, load_incident
 from drills.session import DrillSession
 from drills.sources import BY_ID, label
 from drills.store import MemorySessionStore, SessionStore

@@ -7,9 +7,9 @@ from pathlib import Path
 from collectors.models import ArtifactKind
 from collectors.parsers.registry import parse_artifact
 from collectors.vocabulary import VOCABULARY
-from drills.evidence import evidence_for
 from drills.hypotheses import index
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import incident_dirs, load_incident
 from drills.sources import BY_ID, SOURCES, resolve_source, source_of_kind, sources_for_fact
 
 

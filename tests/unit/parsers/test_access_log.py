@@ -10,7 +10,7 @@ import pytest
 
 from collectors.catalogs.access_log_formats import formats
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import access_log
+from collectors.parsers.logs import access_log
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 

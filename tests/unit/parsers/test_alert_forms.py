@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from collectors.catalogs.alert_forms import forms
 from collectors.catalogs.alert_labels import catalog
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import alert_text
+from collectors.parsers.alerts import alert_text
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import analyse
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import alert_text
+from collectors.parsers.alerts import alert_text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
 

@@ -9,7 +9,7 @@ import pytest
 
 from collectors.catalogs.alert_map import load_rules, symptom_for
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import alertmanager
+from collectors.parsers.alerts import alertmanager
 from playbooks.model import SYMPTOMS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"

@@ -14,7 +14,7 @@ import pytest
 from collectors.models import Artifact, Fact
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.incident import incident_dirs, load_incident
 
 TESTS = Path(__file__).resolve().parents[2]
 # Facts whose value is copied from the text as it is written.

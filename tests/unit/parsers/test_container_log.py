@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import container_log
+from collectors.parsers.logs import container_log
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import cpu_stat
+from collectors.parsers.node import cpu_stat
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "cpu_stat"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import container_log
-from collectors.parsers.cuda_oom import read_figures
+from collectors.parsers.gpu.cuda_oom import read_figures
+from collectors.parsers.logs import container_log
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "oom-killed"

@@ -1,4 +1,4 @@
-"""curl -w output read through the template the paste shows (collectors/parsers/curl_writeout.py)."""
+"""curl -w output read through the template the paste shows (collectors/parsers/logs/curl_writeout.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import curl_writeout
+from collectors.parsers.logs import curl_writeout
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "curl_writeout"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import describe_node
+from collectors.parsers.kubernetes import describe_node
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "describe_node"
 

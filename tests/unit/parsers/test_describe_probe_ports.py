@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import describe_pod
+from collectors.parsers.kubernetes import describe_pod
 
 _POD = """Name:         web-7d4b9c
 Namespace:    shop

@@ -8,7 +8,7 @@ import pytest
 
 from collectors.detect import detect_kind
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import describe_service
+from collectors.parsers.kubernetes import describe_service
 from collectors.paste import artifacts_from_text
 
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import endpoints_table
+from collectors.parsers.kubernetes import endpoints_table
 from collectors.paste import artifacts_from_text
 
 CASE = (Path(__file__).resolve().parents[2] / "realworld" / "service-unreachable"

@@ -7,8 +7,13 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import events
-from collectors.parsers.k8s_messages import eviction_resource, nodes_total, pull_error_kind, scheduling_reasons
+from collectors.parsers.kubernetes import events
+from collectors.parsers.kubernetes.k8s_messages import (
+    eviction_resource,
+    nodes_total,
+    pull_error_kind,
+    scheduling_reasons,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "events"
 

@@ -1,4 +1,5 @@
-"""Numbers in any layout through the metric alias catalog (collectors/parsers/figures.py, catalogs/figures.yaml)."""
+"""Numbers in any layout through the metric alias catalog (collectors/parsers/metrics/figures.py and
+catalogs/figures.yaml)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 
 from collectors.catalogs.figures import Alias, catalog
 from collectors.models import Artifact, ArtifactKind, Fact
-from collectors.parsers import figures
-from collectors.parsers.metric_serving import FIGURES, SERVING_GAUGES
+from collectors.parsers.metrics import figures
+from collectors.parsers.metrics.metric_serving import FIGURES, SERVING_GAUGES
 from collectors.parsers.registry import parse_artifact
 
 

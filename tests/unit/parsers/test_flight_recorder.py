@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import flight_recorder, nccl_ranks
+from collectors.parsers.gpu import flight_recorder, nccl_ranks
 from collectors.parsers.registry import parse_artifact
 from collectors.parsers.sink import FactSink
 from collectors.paste import artifacts_from_text
-from drills.incident import IncidentError, load_incident
+from drills.recorded.incident import IncidentError, load_incident
 from playbooks.pipeline import analyse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "flight_recorder"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import nvidia_smi, top
+from collectors.parsers.gpu import nvidia_smi
+from collectors.parsers.node import top
 from collectors.parsers.registry import SNIFFERS
 
 SMI = """\

@@ -10,7 +10,7 @@ import yaml
 
 from collectors.detect import detect_kind
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import hpa_text
+from collectors.parsers.kubernetes import hpa_text
 from collectors.paste import artifacts_from_text
 
 CATALOG: list[dict[str, Any]] = yaml.safe_load(

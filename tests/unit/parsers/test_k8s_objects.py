@@ -10,7 +10,7 @@ import pytest
 
 from collectors.k8s_values import quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import k8s_objects
+from collectors.parsers.kubernetes import k8s_objects
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "k8s_objects"
 

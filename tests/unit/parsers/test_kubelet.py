@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import kubelet
+from collectors.parsers.node import kubelet
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "kubelet"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import prometheus_api, prometheus_text
+from collectors.parsers.metrics import prometheus_api, prometheus_text
 
 GPU = 'gpu="0",UUID="GPU-1",Hostname="n1"'
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import nccl
+from collectors.parsers.gpu import nccl
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "nccl"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from collectors.catalogs.nccl_catalog import Message, ResultCode, catalog
-from collectors.parsers.nccl import claims_line
+from collectors.parsers.gpu.nccl import claims_line
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import container_log, nccl, nccl_ranks
+from collectors.parsers.gpu import nccl, nccl_ranks
+from collectors.parsers.logs import container_log
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from tests.unit.parsers.rank_logs import Job, all_waiting, mid_run_straggler

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from collectors.parsers import nccl_ranks
+from collectors.parsers.gpu import nccl_ranks
 from tests.unit.parsers.test_nccl_catalog import read
 
 CASES = [

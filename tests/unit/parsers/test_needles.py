@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.parsers.needles import find_needles, scan, utf8
+from collectors.parsers.text.needles import find_needles, scan, utf8
 
 # A small alphabet makes needles, overlaps and repeats likely; "é" and "\ud800" test the byte offsets.
 ALPHABET = st.sampled_from([*"abX :\n", "é", "\ud800"])

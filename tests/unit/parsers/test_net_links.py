@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import net_links
+from collectors.parsers.node import net_links
 
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "latency"
 

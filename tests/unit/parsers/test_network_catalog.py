@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from collectors.catalogs.network import NetworkEntry, entries, sandbox_kinds
 from collectors.catalogs.signals import signals
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.k8s_messages import sandbox_errors
+from collectors.parsers.kubernetes.k8s_messages import sandbox_errors
 from collectors.parsers.registry import parse_artifact
 
 PASTES: list[dict[str, Any]] = yaml.safe_load(

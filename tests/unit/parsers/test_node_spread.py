@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import k8s_objects, pod_table
-from collectors.parsers.node_spread import Placement, spread
+from collectors.parsers.kubernetes import k8s_objects, pod_table
+from collectors.parsers.kubernetes.node_spread import Placement, spread
 
 
 def _pods(*rows: tuple[str, bool]) -> list[Placement]:

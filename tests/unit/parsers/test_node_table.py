@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import node_table, pod_table
+from collectors.parsers.kubernetes import node_table, pod_table
 from collectors.paste import artifacts_from_text
 
 CASES = Path(__file__).resolve().parents[2] / "realworld" / "node-not-ready"

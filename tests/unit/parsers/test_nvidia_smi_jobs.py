@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import nvidia_smi
+from collectors.parsers.gpu import nvidia_smi
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import analyse

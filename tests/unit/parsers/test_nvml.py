@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import nvml
+from collectors.parsers.gpu import nvml
 from collectors.vocabulary import VOCABULARY, conforms
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "nvml"

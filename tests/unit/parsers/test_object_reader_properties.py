@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from collectors.factset import FactSet
 from collectors.joins import pod_ports
 from collectors.models import Artifact, ArtifactKind, Citation, Fact
-from collectors.parsers import k8s_objects
-from collectors.parsers.k8s_object_text import load_docs
-from collectors.parsers.k8s_pod_templates import pod_templates
-from collectors.parsers.k8s_policy_egress import dns_blocked, egress_rules
+from collectors.parsers.kubernetes import k8s_objects
+from collectors.parsers.kubernetes.k8s_object_text import load_docs
+from collectors.parsers.kubernetes.k8s_pod_templates import pod_templates
+from collectors.parsers.kubernetes.k8s_policy_egress import dns_blocked, egress_rules
 
 _KEYS = st.sampled_from(["spec", "template", "metadata", "containers", "labels", "egress", "ports", "port", "to",
                          "toPorts", "toEndpoints", "toEntities", "matchLabels", "name", "image", "rules", "dns",

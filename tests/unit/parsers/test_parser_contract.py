@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 
 from collectors.detect import split
 from collectors.models import Artifact, ArtifactKind, ParseResult
-from collectors.parsers import flight_recorder
 from collectors.parsers.contract import Parser
+from collectors.parsers.gpu import flight_recorder
 from collectors.parsers.registry import ALL, LINE_CLAIMS, SNIFFERS
 from collectors.paste import artifacts_from_text
 from collectors.text import normalise
 from collectors.vocabulary import VOCABULARY, conforms
-from drills.incident import incident_dirs, load_incident
+from drills.recorded.incident import incident_dirs, load_incident
 
 TESTS = Path(__file__).resolve().parents[2]
 

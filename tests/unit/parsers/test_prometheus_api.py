@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import prometheus_api
-from collectors.parsers.prometheus_api import increase_ratio, is_growing, recorded_query, single_metric
+from collectors.parsers.metrics import prometheus_api
+from collectors.parsers.metrics.prometheus_api import increase_ratio, is_growing, recorded_query, single_metric
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "prometheus"
 

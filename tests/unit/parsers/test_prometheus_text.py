@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import prometheus_text
-from collectors.parsers.metric_facts import THROTTLE_BITS, derive
-from collectors.parsers.promql_samples import Sample, parse_exposition, parse_sample
+from collectors.parsers.metrics import prometheus_text
+from collectors.parsers.metrics.metric_facts import THROTTLE_BITS, derive
+from collectors.parsers.metrics.promql_samples import Sample, parse_exposition, parse_sample
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "prometheus"
 
@@ -169,7 +169,7 @@ def test_sniff() -> None:
 def test_zero_evidence_metrics_are_facts_too() -> None:
     """Zero drops, a zero throttle mask and a lone Xid 45 are evidence that rules hypotheses out."""
     from collectors.models import Artifact, ArtifactKind
-    from collectors.parsers import prometheus_text
+    from collectors.parsers.metrics import prometheus_text
 
     text = "\n".join([
         'node_nf_conntrack_stat_drop{instance="n1:9100"} 0',

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from collectors.catalogs.signals import Signal, signals
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import PARSERS, parse_artifact
-from collectors.parsers.signals import read_signals
+from collectors.parsers.text.signals import read_signals
 from collectors.unwrap import unwrap
 from tests.unit.parsers.upstream_wordings import WORDINGS, rendered
 

@@ -1,4 +1,4 @@
-"""Stated observations (collectors/parsers/stated.py): terms of art in the sentences people write.
+"""Stated observations (collectors/parsers/text/stated.py): terms of art in the sentences people write.
 
 Real sentences, verbatim from the thread named beside each; the catalog tests render every term of
 collectors/catalogs/stated.yaml in a sentence, negated, and asked about.
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from collectors.catalogs.stated import stated_terms
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
-from collectors.parsers.stated import read_stated
+from collectors.parsers.text.stated import read_stated
 
 REAL: list[tuple[str, str, dict[str, Any]]] = [
     ("https://github.com/kubernetes/kubernetes/issues/98157",

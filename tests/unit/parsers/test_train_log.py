@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import train_log
+from collectors.parsers.logs import train_log
 from collectors.parsers.registry import parse_artifact
 from collectors.yaml_safe import safe_load
 
-CATALOG = safe_load((Path(train_log.__file__).parents[1] / "catalogs" / "train_logs.yaml").read_text(encoding="utf-8"))
+CATALOG = safe_load((Path(train_log.__file__).parents[2] / "catalogs" / "train_logs.yaml").read_text(encoding="utf-8"))
 STEP_TEMPLATES = [t for e in CATALOG["step_timings"] for t in e["templates"]]
 WARNING_TEMPLATES = [t for e in CATALOG["few_workers_warnings"] for t in e["templates"]]
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind, Missing
-from collectors.parsers import nccl_ranks
+from collectors.parsers.gpu import nccl_ranks
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 from tests.unit.parsers.rank_logs import Job, all_waiting, mid_run_straggler

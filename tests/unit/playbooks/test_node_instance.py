@@ -8,7 +8,7 @@ import pytest
 
 from collectors.factset import FactSet
 from collectors.models import Artifact, ArtifactKind, Target
-from collectors.parsers import describe_node
+from collectors.parsers.kubernetes import describe_node
 from playbooks.engine import node_instance, template_variables
 from playbooks.templates import render
 

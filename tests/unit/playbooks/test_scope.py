@@ -10,8 +10,8 @@ import pytest
 from bot.render.markdown import render_markdown
 from bot.render.slack import blocks_json
 from bot.render.terminal import render_text
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from playbooks.scope import ORDER, load_questions, narrow
 from tests.unit.playbooks.conftest import build_facts
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers import events
+from collectors.parsers.kubernetes import events
 from playbooks.pipeline import conclude, default_playbooks
 from playbooks.report import Target
 from tests.unit.playbooks.conftest import build_facts

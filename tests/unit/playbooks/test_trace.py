@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from drills.incident import incident_dirs, load_incident
-from drills.replay import replay
+from drills.recorded.incident import incident_dirs, load_incident
+from drills.recorded.replay import replay
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -26,9 +26,9 @@ from bot.render.slack_triage import (
     wrong_modal,
 )
 from drills import session as drill
-from drills.evidence import evidence_for
-from drills.incident import INCIDENT_DIR, load_incident
-from drills.replay import replay
+from drills.recorded.evidence import evidence_for
+from drills.recorded.incident import INCIDENT_DIR, load_incident
+from drills.recorded.replay import replay
 from drills.sources import SOURCES
 from playbooks.pipeline import default_playbooks
 from tests.standins.slack_blocks import validate_blocks

@@ -1,0 +1,1 @@
+"""Parsers of alerts in any form: Alertmanager's webhook JSON and alert text as people paste it."""

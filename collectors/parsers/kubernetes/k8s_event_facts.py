@@ -1,0 +1,357 @@
+"""What events mean: facts from event records, pooled per artifact (repeats, pull errors, scheduling).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from collectors.parsers.kubernetes.k8s_common import DedupSink
+from collectors.parsers.kubernetes.k8s_describe_layout import DNode
+from collectors.parsers.kubernetes.k8s_event_rows import (
+    EventRecord,
+    describe_events,
+)
+from collectors.parsers.kubernetes.k8s_messages import (
+    eviction_condition,
+    eviction_over_limit,
+    eviction_resource,
+    image_name,
+    is_pull_message,
+    missing_refs,
+    pressure_condition,
+    pull_error_kind,
+    pull_seconds,
+    sandbox_errors,
+    scheduling_facts,
+    volume_errors,
+)
+from collectors.parsers.sink import FactSink
+
+
+@dataclass
+class _Pull:
+    kind: str
+    image: str
+    start: int
+    end: int
+    subject: str | None
+
+
+class PullErrors:
+    """Image pull failures: a specific cause outranks the generic `Back-off pulling image` noise."""
+
+    @staticmethod
+    def _distinct(pulls: list[_Pull]) -> list[_Pull]:
+        """One report per cause and image; the kubelet logs each failure twice, once without the pod."""
+        best: dict[tuple[str, str], _Pull] = {}
+        for p in pulls:
+            key = (p.kind, p.image)
+            if key not in best or (best[key].subject is None and p.subject is not None):
+                best[key] = p
+        return list(best.values())
+
+    def __init__(self) -> None:
+        self._seen: list[_Pull] = []
+        self._messages: set[tuple[str, str | None]] = set()
+
+    def note(self, text: str, subject: str | None, span: Callable[[], tuple[int, int]]) -> None:
+        if (text, subject) in self._messages:
+            return  # the same failure repeats every back-off period; the first report is the citation
+        self._messages.add((text, subject))
+        self._seen.append(_Pull(pull_error_kind(text), image_name(text), *span(), subject))
+
+    def flush(self, sink: FactSink) -> None:
+        specific = self._distinct([p for p in self._seen if p.kind != "other"])
+        for p in specific or self._seen[:1]:
+            sink.add("image.pull_error", p.kind, p.start, p.end, p.subject)
+            if p.image:
+                sink.add("image.name", p.image, p.start, p.end, p.subject)
+        if not specific:
+            named = next((p for p in self._seen if p.image), None)
+            if named is not None:
+                sink.add("image.name", named.image, named.start, named.end, named.subject)
+
+
+
+
+_KILLED_PROCESS = re.compile(r"Kill(?:ed)? process \d+ \(([^)]*)\)|victim process: ([^,\s]+)|ProcessName:([^\s,}]+)")
+
+
+def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | None) -> None:
+    """kernel.oom_* from an OOM report relayed by node-problem-detector or the kubelet."""
+    sink.add("kernel.oom_kill", True, start, end, subject)
+    if "Memory cgroup out of memory" in text or "CONSTRAINT_MEMCG" in text:
+        sink.add("kernel.oom_memcg", True, start, end, subject)
+    elif re.search(r"(?:^|\s)Out of memory: Kill|CONSTRAINT_NONE", text):
+        sink.add("kernel.oom_global", True, start, end, subject)
+    victims = [name for groups in _KILLED_PROCESS.findall(text) for name in groups if name]
+    if victims:
+        sink.add("kernel.oom_victims", list(dict.fromkeys(victims)), start, end, subject)
+
+
+_PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
+# 1.14+ "Container x failed liveness probe, will be restarted"; before, "...:Container failed liveness probe..
+# Container will be killed and recreated."
+_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
+_QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
+_PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
+_RECLAIM = re.compile(r"reclaim (\S+)")
+_NODE_CONDITION_EVENTS = {
+    "NodeHasInsufficientMemory": "MemoryPressure",
+    "NodeHasDiskPressure": "DiskPressure",
+    "NodeHasInsufficientPID": "PIDPressure",
+    "NodeNotReady": "NotReady",
+}
+
+
+class EventFacts:
+    """Turns event records into facts; one instance per artifact so repeats and pull errors are pooled."""
+
+    def __init__(self, sink: DedupSink, subject: str | None = None, record_reasons: bool = True) -> None:
+        self.sink = sink
+        self.subject = subject  # for events.reasons: the artifact's (or describe block's) subject
+        # False when the records are inferred from a bare message: the message is evidence, a reason we named is not.
+        self.record_reasons = record_reasons
+        self.pulls = PullErrors()
+        self._reasons: set[str] = set()
+        # FailedScheduling per object, withdrawn when a later Scheduled event shows the pod was placed after all.
+        self._unscheduled: dict[str | None, EventRecord] = {}
+        # Image pulls per object: started and not finished yet, and finished.
+        self.pulls_open: dict[str | None, EventRecord] = {}
+        self.pulls_done: dict[str | None, EventRecord] = {}
+        # A repeat of an event already read says nothing new (its first row is the citation), so a 200,000-row
+        # table of one message costs one read. Only the events whose order matters are read every time.
+        self._fed: set[tuple[str, str, str | None]] = set()
+        # ScalingReplicaSet per workload: a replica set scaled down to 0, and whether one was scaled up (a rollout).
+        self.scaled_to_zero: dict[str | None, EventRecord] = {}
+        self.scaled_up: set[str | None] = set()
+
+    def none_seen(self, line: int) -> None:
+        """An events table was read and was empty (`Events: <none>`)."""
+        self.sink.add("events.reasons", [], line, subject=self.subject)
+
+    def feed(self, ev: EventRecord, subject: str | None = None) -> None:
+        written = ev.reason
+        # Kubernetes before 1.2 wrote reasons in lowerCamelCase (failedScheduling); events.reasons keeps the text.
+        reason = written[:1].upper() + written[1:]
+        if reason == "Scheduled":
+            self._fed.clear()  # a FailedScheduling after the pod was placed counts again
+        elif reason not in _ORDERED_REASONS:
+            key = (reason, ev.message, subject)
+            if key in self._fed:
+                return
+            self._fed.add(key)
+        if self.record_reasons and written and written not in self._reasons:
+            self._reasons.add(written)
+            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
+        handler = _EVENT_HANDLERS.get(reason)
+        if reason == "Scheduled":
+            self._unscheduled.pop(subject, None)
+        elif handler is not None:
+            handler(self, ev, subject)
+        elif reason in _NODE_CONDITION_EVENTS:
+            self.add("node.conditions", [_NODE_CONDITION_EVENTS[reason]], ev, subject)
+        elif reason in _PULL_REASONS or (reason in ("Failed", "BackOff") and is_pull_message(ev.message)):
+            self.pulls.note(ev.message, subject, ev.span)
+        elif reason == "Failed":
+            _config_failed(self, ev, subject)
+        elif reason == "BackOff" and "restarting failed container" in ev.message:
+            self.add("container.restart_backoff", True, ev, subject)
+
+    def unscheduled(self, ev: EventRecord, subject: str | None) -> None:
+        """A FailedScheduling event; it counts unless a later Scheduled event for the object follows."""
+        self._unscheduled.setdefault(subject, ev)
+
+    def finish(self) -> None:
+        self.pulls.flush(self.sink)
+        for subject, ev in self.pulls_open.items():
+            self.add("image.pulling", True, ev, subject)
+        if not self.pulls_open:
+            for subject, ev in self.pulls_done.items():
+                self.add("image.pulling", False, ev, subject)
+        for subject, ev in self._unscheduled.items():
+            self.add("scheduling.failed", True, ev, subject)
+        for subject, ev in self.scaled_to_zero.items():
+            self.add("rollout.recent" if subject in self.scaled_up else "rollout.scaled_to_zero", True, ev, subject)
+
+    def add(self, name: str, value: object, ev: EventRecord, subject: str | None) -> None:
+        if not self.sink.has(name, value, subject):
+            self.sink.add(name, value, *ev.span(), subject)
+
+
+_ORDERED_REASONS = {"Pulling", "Pulled"}
+_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InspectFailed", "InvalidImageName"}
+
+
+def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.unscheduled(ev, subject)
+    if _PVC_DELETING.search(ev.message):
+        facts.add("pvc.terminating", True, ev, subject)
+    if ev.message:
+        facts.add("scheduling.message", ev.message, ev, subject)
+    for name, value in scheduling_facts(ev.message):
+        facts.add(name, value, ev, subject)
+
+
+def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if "exceeded quota" not in ev.message:
+        return
+    facts.add("quota.exceeded", True, ev, subject)
+    facts.add("scheduling.reasons", ["quota-exceeded"], ev, subject)
+    if m := _QUOTA_LIMITED.search(ev.message):
+        names = [part.split("=", 1)[0] for part in m.group(1).rstrip(".").split(",") if "=" in part]
+        if names:
+            facts.add("quota.resources_at_limit", list(dict.fromkeys(names)), ev, subject)
+
+
+def _kueue_pending(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if re.search(r"insufficient (?:unused )?quota|exceeded quota", ev.message):
+        facts.add("quota.exceeded", True, ev, subject)
+        facts.add("scheduling.reasons", ["quota-exceeded"], ev, subject)
+
+
+def _evicted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.add("eviction.seen", True, ev, subject)
+    resource = eviction_resource(ev.message)
+    if resource:
+        facts.add("eviction.resource", resource, ev, subject)
+    if eviction_over_limit(ev.message):
+        facts.add("eviction.over_limit", True, ev, subject)
+    if condition := eviction_condition(ev.message):
+        facts.add("node.conditions", [condition], ev, subject)
+
+
+def _preempted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.add("scheduling.preempted", True, ev, subject)
+
+
+def _unhealthy(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if m := _PROBE_FAILED.search(ev.message):
+        facts.add("probe.failures", [m.group(1).lower()], ev, subject)
+
+
+def _killing(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if _LIVENESS_KILL.search(ev.message):
+        facts.add("container.liveness_killed", True, ev, subject)
+
+
+def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.add("volume.mount_failed", True, ev, subject)
+    if errors := volume_errors(ev.message):
+        facts.add("volume.errors", errors, ev, subject)
+    if refs := missing_refs(ev.message):
+        facts.add("pod.missing_refs", refs, ev, subject)
+    if _PVC_DELETING.search(ev.message):
+        facts.add("pvc.terminating", True, ev, subject)
+
+
+def _sandbox_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if errors := sandbox_errors(ev.message):
+        facts.add("sandbox.errors", errors, ev, subject)
+
+
+def _pulling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.pulls_open.setdefault(subject, ev)
+
+
+def _pulled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.pulls_open.pop(subject, None)
+    facts.pulls_done.setdefault(subject, ev)
+    if (seconds := pull_seconds(ev.message)) is not None:
+        facts.add("image.pull_seconds", seconds, ev, subject)
+
+
+def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """`Error: secret "x" not found` (reason Failed): the container cannot be created without it. Or it was
+    created and its entrypoint cannot run: missing, not executable, built for another CPU."""
+    if refs := missing_refs(ev.message):
+        facts.add("pod.missing_refs", refs, ev, subject)
+    elif _ENTRYPOINT_FAILED.search(ev.message):
+        facts.add("app.errors", ["entrypoint"], ev, subject)
+
+
+# The runtime's own words when a container's process cannot be exec'd ("failed to start container ... exec:
+# "./user": stat ./user: no such file or directory").
+_ENTRYPOINT_FAILED = re.compile(r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
+                                r"|executable file not found in \$PATH|exec format error")
+
+
+# The deployment controller's ScalingReplicaSet message (kubernetes pkg/controller/deployment/sync.go,
+# scaleReplicaSet): "Scaled up|down replica set NAME to N" in older releases, "... to N from M" since about 1.26,
+# and "... from M to N" (argo-rollouts and later releases): the three orders are read alike.
+_SCALED = re.compile(r"\bScaled (up|down) replica set \S{1,253} (?:from \d{1,9} )?to (\d{1,9})(?: from \d{1,9})?\b")
+
+
+def _scaled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """A replica set scaled up is a rollout or a scale-up; one scaled down to 0 is a rollout only beside a
+    scale-up (the old set emptied for the new one): alone, the workload was scaled to zero (finish())."""
+    m = _SCALED.search(ev.message)
+    if m and m.group(1) == "down" and int(m.group(2)) == 0:
+        facts.scaled_to_zero.setdefault(subject, ev)
+        return
+    if m and m.group(1) == "up":
+        facts.scaled_up.add(subject)
+    facts.add("rollout.recent", True, ev, subject)
+
+
+def _created(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    # A ReplicaSet creating pods is a rollout or a scale-up; a Job creating pods is just the job running.
+    if ev.kind == "replicaset":
+        facts.add("rollout.recent", True, ev, subject)
+
+
+def _oom(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    oom_facts(facts.sink, ev.message, *ev.span(), subject)
+
+
+def _threshold_met(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    m = _RECLAIM.search(ev.message)
+    if m:
+        facts.add("eviction.reclaiming", True, ev, subject)
+    condition = pressure_condition(m.group(1)) if m else ""
+    if condition:
+        facts.add("node.conditions", [condition], ev, subject)
+
+
+def _not_schedulable(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.add("node.unschedulable", True, ev, subject)
+
+
+_EVENT_HANDLERS = {
+    "FailedScheduling": _failed_scheduling,
+    "FailedCreate": _failed_create,
+    "Pending": _kueue_pending,
+    "Evicted": _evicted,
+    "Preempted": _preempted,
+    "Preempting": _preempted,
+    "Unhealthy": _unhealthy,
+    "Killing": _killing,
+    "FailedMount": _mount_failed,
+    "FailedAttachVolume": _mount_failed,
+    "FailedMapVolume": _mount_failed,
+    "FailedCreatePodSandBox": _sandbox_failed,
+    "NetworkNotReady": _sandbox_failed,
+    "Pulling": _pulling,
+    "Pulled": _pulled,
+    "ScalingReplicaSet": _scaled,
+    "SuccessfulCreate": _created,
+    "OOMKilling": _oom,
+    "SystemOOM": _oom,
+    "EvictionThresholdMet": _threshold_met,
+    "NodeNotSchedulable": _not_schedulable,
+}
+
+
+def block_events(sink: DedupSink, lines: list[str], node: DNode | None, end: int, subject: str | None) -> None:
+    """Facts from the `Events:` section of one describe block (node is that section's heading line)."""
+    if node is None:
+        return
+    facts = EventFacts(sink, subject)
+    if node.value == "<none>":
+        facts.none_seen(node.line)
+        return
+    for ev in describe_events(lines, node.line, end, node.indent):
+        facts.feed(ev, subject)
+    facts.finish()

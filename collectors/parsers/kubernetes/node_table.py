@@ -1,0 +1,109 @@
+"""`kubectl get nodes` tables (default and `-o wide`, with or without the ROLES column of kubectl 1.8 and later).
+
+STATUS is the node's Ready condition as kubectl prints it (Ready, NotReady, Unknown), with `SchedulingDisabled`
+after a comma for a cordoned node.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
+from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
+from collectors.text import normalise
+
+_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+_STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?")
+_MAX_ROWS = 20_000
+# A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.
+_ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")
+
+
+# kubectl's node columns by era (kubernetes/kubernetes pkg/kubectl/resource_printer.go, later
+# pkg/printers/internalversion/printers.go): NAME STATUS AGE (+ EXTERNAL-IP with -o wide) in 1.2-1.5, VERSION added
+# in 1.6, ROLES in 1.8. `kubectl get namespaces` also prints NAME STATUS AGE: its rows (Active, Terminating) are
+# not node rows, so the first row decides (see sniff).
+_OLD_HEADERS = (["NAME", "STATUS", "AGE"], ["NAME", "STATUS", "AGE", "EXTERNAL-IP"])
+# The command the rows were printed by, when the header was left out of the paste: `kubectl get nodes`, an alias
+# (`k`, `kc`) or `get no`, as the last words of a prompt line.
+_COMMAND = re.compile(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
+
+
+def _is_header(line: str) -> bool:
+    words = line.split()
+    if words in _OLD_HEADERS:
+        return True
+    return words[:2] == ["NAME", "STATUS"] and "VERSION" in words and "READY" not in words
+
+
+def _opens_table(line: str) -> bool:
+    return _is_header(line) or _COMMAND.search(line) is not None
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text holds a `kubectl get nodes` table."""
+    lines = normalise(text[:200_000]).split("\n", 2000)[:2000]
+    for n, line in enumerate(lines):
+        if _opens_table(line):
+            row = next((r for r in lines[n + 1:n + 3] if r.strip()), "")
+            if _row(row) is not None:
+                return 90
+            if _is_header(line) and "VERSION" in line:
+                return 40
+    return 0
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Facts from every node row under a `kubectl get nodes` header: which nodes are NotReady or cordoned."""
+    lines = normalise(artifact.content).split("\n")
+    sink = DedupSink(artifact, lines)
+    _emit(sink, _rows(lines))
+    return sink.done()
+
+
+def _row(line: str) -> tuple[str, str, bool] | None:
+    """(name, Ready condition, cordoned) of one row, or None when the line is not a node row."""
+    cells = line.split()
+    if len(cells) < 3 or not _NAME.fullmatch(cells[0]) or not (m := _STATUS.fullmatch(cells[1])):
+        return None
+    return cells[0], m.group(1), m.group(2) is not None
+
+
+def _rows(lines: list[str]) -> list[tuple[int, str, str, bool]]:
+    rows: list[tuple[int, str, str, bool]] = []
+    in_table = False
+    for n, line in enumerate(lines, 1):
+        if len(rows) >= _MAX_ROWS:
+            break
+        if _opens_table(line):
+            in_table = True
+            continue
+        if in_table and _ELIDED.fullmatch(line):
+            continue
+        if in_table:
+            row = _row(line)
+            if row is None:
+                in_table = False  # the table ended
+            else:
+                rows.append((n, *row))
+    return rows
+
+
+def _emit(sink: DedupSink, rows: list[tuple[int, str, str, bool]]) -> None:
+    for n, name, ready, cordoned in rows:
+        subject = subject_of("node", name)
+        if ready != "Ready":
+            sink.add("node.conditions", ["NotReady"], n, subject=subject)
+        if cordoned:
+            sink.add("node.unschedulable", True, n, subject=subject)
+    # The first node that is not Ready is the one the paste is about; a table of one node is about that node.
+    troubled = [r for r in rows if r[2] != "Ready"]
+    focus = troubled[0] if troubled else (rows[0] if len(rows) == 1 else None)
+    if focus is not None:
+        sink.add("node.name", focus[1], focus[0], subject=subject_of("node", focus[1]))
+        if not troubled:
+            sink.add("node.conditions", [], focus[0], subject=subject_of("node", focus[1]))
+
+
+PARSER = Parser(kinds=(ArtifactKind.NODE_TABLE,), parse=parse, sniff=sniff, reads_many=True)

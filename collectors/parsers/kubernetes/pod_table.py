@@ -1,0 +1,174 @@
+"""`kubectl get pods` tables: default, `-A`, `-o wide` and custom columns, in any kubectl era.
+
+The STATUS column is what kubectl prints for a pod: a phase, a container's waiting or terminated reason
+(CrashLoopBackOff, OOMKilled, ImagePullBackOff), or the pod's own reason (Evicted). RESTARTS may carry the
+time of the last one: `4 (57s ago)`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
+from collectors.parsers.kubernetes import node_spread
+from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
+from collectors.text import normalise
+
+_COLUMN = re.compile(r"\S+(?: \S+)*")
+_READY = re.compile(r"^\d+/\d+$")
+_AGO = re.compile(r"(\d+) (\([^)]{1,40}\))")  # "4 (57s ago)": one cell, though it has a space
+_RESTARTS = re.compile(r"^(\d+)(?: \([^)]{1,40}\))?$")
+_WAITING = {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ContainerCreating", "CreateContainerConfigError",
+            "CreateContainerError", "InvalidImageName", "ErrImageNeverPull", "RunContainerError", "PodInitializing"}
+_TERMINATED = {"OOMKilled", "Error", "Completed", "ContainerCannotRun", "DeadlineExceeded", "StartError"}
+_HEALTHY = {"Running", "Completed", "Succeeded"}
+_BROKEN = (_WAITING - {"ContainerCreating", "PodInitializing"}) | (_TERMINATED - {"Completed"}) | {"Evicted", "Pending"}
+_MAX_ROWS = 20_000
+
+
+@dataclass
+class _Row:
+    number: int
+    name: str
+    namespace: str
+    status: str
+    restarts: int | None
+    node: str
+
+
+def _is_header(line: str) -> bool:
+    words = line.split()
+    return "NAME" in words and "STATUS" in words and line.upper() == line and "VERSION" not in words \
+        and ("READY" in words or "RESTARTS" in words or "AGE" in words)
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text holds a `kubectl get pods` table."""
+    for line in normalise(text[:200_000]).split("\n", 2000)[:2000]:
+        if "NAME" in line and "STATUS" in line and _is_header(line):
+            return 90 if "READY" in line or "RESTARTS" in line else 70
+    return 0
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Facts from every pod row under a `kubectl get pods` header."""
+    lines = normalise(artifact.content).split("\n")
+    sink = DedupSink(artifact, lines)
+    rows = _rows(lines)
+    _emit(sink, rows)
+    return sink.done()
+
+
+def _rows(lines: list[str]) -> list[_Row]:
+    rows: list[_Row] = []
+    header: list[tuple[str, int]] | None = None
+    for i, line in enumerate(lines):
+        if len(rows) >= _MAX_ROWS:
+            break
+        if not line.strip():
+            continue
+        if "NAME" in line and _is_header(line):
+            header = [(m.group(0), m.start()) for m in _COLUMN.finditer(line)]
+            continue
+        if header is not None:
+            row = _row(line, i + 1, header)
+            if row is None:
+                header = None  # the table ended
+            else:
+                rows.append(row)
+    return rows
+
+
+def _row(line: str, number: int, header: list[tuple[str, int]]) -> _Row | None:
+    names = [name for name, _ in header]
+    cells = _cells_by_position(line, header)
+    if cells is None or not _plausible(cells):
+        cells = _cells_by_order(line, names)
+    if cells is None or not _plausible(cells):
+        return None
+    restarts = _RESTARTS.match(cells.get("RESTARTS", ""))
+    return _Row(number, cells["NAME"], cells.get("NAMESPACE", ""), cells["STATUS"],
+                int(restarts.group(1)) if restarts else None, cells.get("NODE", ""))
+
+
+def _cells_by_position(line: str, header: list[tuple[str, int]]) -> dict[str, str] | None:
+    """Cells sliced at the header's column starts (tabwriter keeps them aligned)."""
+    cells: dict[str, str] = {}
+    for n, (name, start) in enumerate(header):
+        end = header[n + 1][1] if n + 1 < len(header) else None
+        if start > 0 and start <= len(line) and line[start - 1] not in " \t":
+            return None  # the row does not line up with the header
+        cells[name] = line[start:end].strip()
+    return cells
+
+
+def _cells_by_order(line: str, names: list[str]) -> dict[str, str] | None:
+    """Cells by whitespace when a chat client squeezed the columns; RESTARTS may hold `4 (57s ago)`."""
+    tokens = _AGO.sub(lambda m: f"{m.group(1)}\x00{m.group(2)}", line.strip()).split()
+    if len(tokens) < len(names) - 2:  # NOMINATED NODE / READINESS GATES may be one word short each
+        return None
+    cells = {name: token.replace("\x00", " ") for name, token in zip(names, tokens, strict=False)}
+    return cells
+
+
+def _plausible(cells: dict[str, str]) -> bool:
+    name, status = cells.get("NAME", ""), cells.get("STATUS", "")
+    # Init:0/1 (init containers done of all) is a status too.
+    if not name or not status or " " in name or not re.fullmatch(r"[A-Za-z][\w:/-]*", status):
+        return False
+    ready = cells.get("READY")
+    return ready is None or _READY.match(ready) is not None
+
+
+def _emit(sink: DedupSink, rows: list[_Row]) -> None:
+    if not rows:
+        return
+    abnormal = [r for r in rows if r.status not in _HEALTHY]
+    for r in rows:
+        subject = subject_of("pod", r.name, r.namespace)
+        sink.add("pods.names", [r.name], r.number, subject=subject)
+        if r.status not in _HEALTHY:
+            sink.add("pods.not_running", [r.name], r.number, subject=subject)
+        if r.status == "Pending":
+            sink.add("pods.pending", [r.name], r.number, subject=subject)
+    # A table of one pod, or its first broken pod, is what the paste is about: one that shows an error before one
+    # that is only on its way (Init:0/1, ContainerCreating, Terminating).
+    broken = [r for r in abnormal if r.status.removeprefix("Init:") in _BROKEN]
+    candidates = broken or abnormal or (rows if len(rows) == 1 else [])
+    focus = candidates[0] if candidates else None
+    for r in ([focus] if focus else []) + [r for r in abnormal if r is not focus]:
+        _pod_facts(sink, r, main=r is focus)
+    # `-o wide` names each pod's node: do the failing ones share one?
+    node_spread.emit(sink, [node_spread.Placement(r.name, r.node, r.status not in _HEALTHY or bool(r.restarts),
+                                                  r.number) for r in rows])
+    # The most restarts of a pod that is not healthy (of any pod when all are): a Running pod's past restarts
+    # beside a hung one are not the hung one's crash loop.
+    restarts = [r for r in (abnormal or rows) if r.restarts is not None]
+    if restarts:
+        top = max(restarts, key=lambda r: r.restarts or 0)
+        sink.add("container.restart_count", top.restarts, top.number,
+                 subject=subject_of("pod", top.name, top.namespace))
+
+
+def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
+    subject = subject_of("pod", r.name, r.namespace)
+    if main:
+        sink.add("pod.name", r.name, r.number, subject=subject)
+        if r.namespace:
+            sink.add("pod.namespace", r.namespace, r.number, subject=subject)
+        if r.node and r.node != "<none>":
+            sink.add("pod.node", r.node, r.number, subject=subject)
+    status = r.status.removeprefix("Init:")
+    if status in _WAITING:
+        sink.add("container.waiting.reason", status, r.number, subject=subject)
+    elif status in _TERMINATED:
+        sink.add("container.last_terminated.reason", status, r.number, subject=subject)
+    elif status == "Evicted":
+        sink.add("pod.status.reason", "Evicted", r.number, subject=subject)
+    elif status == "Pending":
+        sink.add("pod.phase", "Pending", r.number, subject=subject)
+
+
+PARSER = Parser(kinds=(ArtifactKind.POD_TABLE,), parse=parse, sniff=sniff, reads_many=True)

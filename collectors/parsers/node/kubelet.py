@@ -1,0 +1,250 @@
+"""kubelet logs (journal, syslog or bare klog lines) into eviction, probe, pull, OOM and node-condition facts.
+
+Both structured logging (`"Probe failed" probeType="Liveness" pod="ml/trainer-0"`, Kubernetes 1.20+) and the
+older free-text messages are read. Lines are screened with substring tests before any regex runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from collectors.models import Artifact, ArtifactKind, ParseResult
+from collectors.parsers.contract import Parser
+from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
+from collectors.parsers.kubernetes.k8s_event_facts import PullErrors, oom_facts
+from collectors.parsers.kubernetes.k8s_messages import (
+    is_pull_message,
+    kubelet_starting_only,
+    missing_refs,
+    node_not_ready_reasons,
+    pressure_condition,
+    sandbox_errors,
+    volume_errors,
+)
+from collectors.text import normalise
+
+_KLOG = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.\-]+\.go):\d+\] ")
+_JOURNAL = re.compile(
+    r"(?:<\d+>)?(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\d[T ]\S+) "
+    r"(\S+) kubelet(?:\[\d+\])?: ")
+# Source files only the kubelet logs from; generic names (manager.go, server.go) would claim other daemons.
+_KUBELET_FILES = frozenset({
+    "eviction_manager.go", "prober.go", "prober_manager.go", "worker.go", "kubelet.go", "kubelet_pods.go",
+    "kubelet_node_status.go", "kubelet_volumes.go", "kubelet_network.go", "kubelet_getters.go",
+    "kuberuntime_manager.go", "kuberuntime_container.go", "kuberuntime_image.go", "kuberuntime_sandbox.go",
+    "kuberuntime_gc.go", "pod_workers.go", "remote_image.go", "remote_runtime.go", "oom_watcher.go",
+    "oom_watcher_linux.go", "predicate.go", "setters.go", "generic.go", "evented.go", "image_gc_manager.go",
+    "container_gc.go", "status_manager.go", "volume_manager.go", "reconciler_common.go", "pod_container_deletor.go",
+    "container_manager_linux.go", "qos_container_manager_linux.go", "cri_stats_provider.go", "kubelet_pods_linux.go",
+    "nodeshutdown_manager_linux.go", "pod_startup_latency_tracker.go", "helpers_linux.go", "topology_manager.go",
+    # Volume operations run in the kubelet (pkg/volume/util/nestedpendingoperations, operationexecutor, csi) and
+    # the image manager and dockershim sandbox log under their own files.
+    "nestedpendingoperations.go", "operation_generator.go", "image_manager.go", "csi_attacher.go", "csi_mounter.go",
+    "docker_sandbox.go",
+})
+
+_POD_UID = re.compile(r"""\([0-9a-f]{8}-[0-9a-f]{4}-""")  # "name_namespace(uid)" in older messages
+_NODE_KEY = re.compile(r"""\bnode="([^"]+)\"""")
+_RESOURCE = re.compile(r"""resourceName="([^"]+)"|(?:attempting to reclaim|evict pod\(s\) to reclaim) ([\w.\-]+)""")
+_EVICTED = re.compile(r"pod is evicted successfully|is evicted successfully|\"Evicting pod\"|[Ee]victing pod\b"
+                      r"|Eviction manager: evicting")
+_PROBE_NEW = re.compile(r"""probeType="(Liveness|Readiness|Startup)\"""")
+_PROBE_OLD = re.compile(r"\b(Liveness|Readiness|Startup) probe for .{0,200}? (?:failed|errored)")
+_PROBE_SYNC = re.compile(r"""probe="(liveness|readiness|startup)" status="unhealthy\"""")
+_OOM = re.compile(r"Got sys oom event|System OOM encountered|was OOM[- ]?killed|\bOOMKilled\b|OOM killed")
+_NODE_EVENT = re.compile(
+    r"""event="(NodeHasInsufficientMemory|NodeHasDiskPressure|NodeHasInsufficientPID|NodeNotReady)\"""")
+_ADMIT_CONDITION = re.compile(r"nodeCondition=\[([^\]]*)\]|node has conditions?: \[([^\]]*)\]")
+_SYNC_WAITING = re.compile(r"""for \\?"[^"\\]*\\?" with (CrashLoopBackOff|ImagePullBackOff|ErrImagePull|"""
+                           r"""CreateContainerConfigError|RunContainerError|CreateContainerError):""")
+_EVENT_CONDITION = {"NodeHasInsufficientMemory": "MemoryPressure", "NodeHasDiskPressure": "DiskPressure",
+                    "NodeHasInsufficientPID": "PIDPressure", "NodeNotReady": "NotReady"}
+_ERRORISH = ("rror", "ailed", "BackOff", "ErrImage")
+_NOT_READY_HINTS = ("PLEG is not healthy", "untime", "NetworkReady=false", "NetworkPluginNotReady",
+                    "cni config uninitiali", "KubeletNotReady", "stopped posting")
+_HAIRPIN = re.compile(r"""hairpin-mode=\\?"?([\w-]+)""")
+
+
+def claims_line(line: str) -> bool:
+    """Whether one line of a mixed paste belongs to a kubelet log."""
+    head = line[:200]
+    if "kubelet" in head and _JOURNAL.match(line):
+        return True
+    m = _KLOG.search(head)
+    return m is not None and m.group(1) in _KUBELET_FILES
+
+
+def sniff(text: str) -> int:
+    """0-100 confidence that the text is a kubelet log."""
+    lines = [ln for ln in normalise(text[:200_000]).split("\n")[:500] if ln.strip()]
+    if not lines:
+        return 0
+    claimed = sum(1 for ln in lines if claims_line(ln))
+    return min(round(95 * claimed / len(lines)), 95)
+
+
+def parse(artifact: Artifact) -> ParseResult:
+    """Read kubelet lines; anything else in the artifact is skipped."""
+    lines = normalise(artifact.content).split("\n")
+    sink = DedupSink(artifact, lines)
+    scan = _Scan(sink)
+    for number, line in enumerate(lines, 1):
+        scan.line(line, number)
+    scan.finish()
+    return sink.done()
+
+
+@dataclass
+class _Scan:
+    """State carried between lines: the resource being reclaimed and pods whose liveness probe failed."""
+
+    sink: DedupSink
+    pulls: PullErrors = field(default_factory=PullErrors)
+    reclaim: tuple[str, int] | None = None
+    liveness_failed: dict[str, int] = field(default_factory=dict)  # pod subject ("" unknown) -> line
+    last_liveness: tuple[int, str | None] | None = None
+
+    def line(self, line: str, n: int) -> None:
+        if "vict" in line or "reclaim" in line:
+            self._eviction(line, n)
+        if "robe" in line:
+            self._probe(line, n)
+        if "Killing container" in line or "will be restarted" in line:
+            self._kill(line, n)
+        if ("ull" in line or "ErrImage" in line) and any(w in line for w in _ERRORISH):
+            self._pull(line, n)
+        if "OOM" in line or "oom" in line:
+            self._oom(line, n)
+        if "admit" in line or "not ready" in line or "event=\"Node" in line:
+            self._node(line, n)
+        if "Error syncing pod" in line:
+            self._sync_error(line, n)
+        if any(w in line for w in _NOT_READY_HINTS):
+            self._not_ready(line, n)
+        if "andbox" in line or "olume" in line:
+            self._start_failure(line, n)
+        if "hairpin-mode" in line and (m := _HAIRPIN.search(line)):
+            self.sink.add("kubelet.hairpin_mode", m.group(1), n, subject=_node_subject(line))
+
+    def finish(self) -> None:
+        self.pulls.flush(self.sink)
+
+    def _eviction(self, line: str, n: int) -> None:
+        if "reclaim" in line and (m := _RESOURCE.search(line)):
+            resource = m.group(1) or m.group(2)
+            if self.reclaim is None or self.reclaim[0] != resource:  # cite where the episode began
+                self.reclaim = (resource, n)
+            if condition := pressure_condition(resource):
+                self.sink.add("node.conditions", [condition], n, subject=_node_subject(line))
+        if ("victed" in line or "victing" in line) and _EVICTED.search(line):
+            subject = _pod_subject(line)
+            self.sink.add("eviction.seen", True, n, subject=subject)
+            if self.reclaim is not None:
+                resource, start = self.reclaim
+                self.sink.add("eviction.resource", _plain_resource(resource), start, n, subject=subject)
+
+    def _probe(self, line: str, n: int) -> None:
+        m = _PROBE_NEW.search(line) if "Probe failed" in line or "Probe errored" in line else None
+        kind = m.group(1) if m else None
+        if kind is None and (old := _PROBE_OLD.search(line)):
+            kind = old.group(1)
+        if kind is None and (sync := _PROBE_SYNC.search(line)):
+            kind = sync.group(1)
+        if kind is None:
+            return
+        subject = _pod_subject(line)
+        self.sink.add("probe.failures", [kind.lower()], n, subject=subject)
+        if kind.lower() == "liveness":
+            self.liveness_failed[subject or ""] = n
+            self.last_liveness = (n, subject)
+
+    def _kill(self, line: str, n: int) -> None:
+        subject = _pod_subject(line)
+        if "failed liveness probe, will be restarted" in line:
+            self.sink.add("container.liveness_killed", True, n, subject=subject)
+            return
+        if "Killing container" not in line:
+            return
+        # A kill right after the same pod's liveness failures is the probe's doing; other kills
+        # (deletes, evictions, rollouts) look the same on their own.
+        if subject is not None:
+            failed = self.liveness_failed.get(subject)
+        elif self.last_liveness is not None:  # old kubelets name only the container ID when killing
+            failed, subject = self.last_liveness
+        else:
+            failed = None
+        if failed is not None:
+            self.sink.add("container.liveness_killed", True, failed, n, subject=subject)
+
+    def _pull(self, line: str, n: int) -> None:
+        if is_pull_message(line):
+            self.pulls.note(line.replace('\\"', '"'), _pod_subject(line), lambda: (n, n))
+
+    def _oom(self, line: str, n: int) -> None:
+        if _OOM.search(line):
+            oom_facts(self.sink, line, n, n, _node_subject(line) if "sys oom" in line else _pod_subject(line))
+
+    def _node(self, line: str, n: int) -> None:
+        conditions: list[str] = []
+        if "admit" in line and (m := _ADMIT_CONDITION.search(line)):
+            conditions += [c.strip("\"' ") for c in re.split(r"[ ,]+", m.group(1) or m.group(2)) if c.strip("\"' ")]
+        if 'event="Node' in line and (m := _NODE_EVENT.search(line)):
+            conditions.append(_EVENT_CONDITION[m.group(1)])
+        if "Node became not ready" in line and not kubelet_starting_only(line):
+            conditions.append("NotReady")
+        if conditions:
+            self.sink.add("node.conditions", list(dict.fromkeys(conditions)), n, subject=_node_subject(line))
+
+    def _not_ready(self, line: str, n: int) -> None:
+        if reasons := node_not_ready_reasons(line):
+            self.sink.add("node.not_ready_reasons", reasons, n, subject=_node_subject(line))
+
+    def _start_failure(self, line: str, n: int) -> None:
+        """Sandbox and volume set-up failures, as the kubelet logs them before it records the event."""
+        text = line.replace('\\"', '"')
+        subject = _pod_subject(line)
+        if ("CreatePodSandbox" in line or "RunPodSandbox" in line) and (errors := sandbox_errors(text)):
+            self.sink.add("sandbox.errors", errors, n, subject=subject)
+        if errors := volume_errors(text):
+            self.sink.add("volume.mount_failed", True, n, subject=subject)
+            self.sink.add("volume.errors", errors, n, subject=subject)
+        if refs := missing_refs(text):
+            self.sink.add("pod.missing_refs", refs, n, subject=subject)
+
+    def _sync_error(self, line: str, n: int) -> None:
+        if m := _SYNC_WAITING.search(line):
+            self.sink.add("container.waiting.reason", m.group(1), n, subject=_pod_subject(line))
+
+
+def _plain_resource(resource: str) -> str:
+    """Eviction signals (nodefs.available) name the same resource as pod messages do (ephemeral-storage)."""
+    if any(s in resource for s in ("nodefs", "imagefs", "containerfs")):
+        return "ephemeral-storage"
+    return resource.removesuffix(".available")
+
+
+def _pod_subject(line: str) -> str | None:
+    """`pod="ns/name"` (structured logs) or `name_ns(uid)` (older free text), as pod/ns/name."""
+    i = line.find(' pod="')
+    if i >= 0:
+        ref = line[i + 6:line.find('"', i + 6)]
+        ns, _, name = ref.partition("/")
+        return subject_of("pod", name, ns) if name and ns else None
+    m = _POD_UID.search(line)
+    if m is None:
+        return None
+    start = max(line.rfind(c, 0, m.start()) for c in " \"'") + 1
+    name, _, ns = line[start:m.start()].rpartition("_")
+    return subject_of("pod", name, ns) if name and ns else None
+
+
+def _node_subject(line: str) -> str | None:
+    if ' node="' in line and (m := _NODE_KEY.search(line)):
+        return subject_of("node", m.group(1))
+    if m := _JOURNAL.match(line):
+        return subject_of("node", m.group(1))
+    return None
+
+
+PARSER = Parser(kinds=(ArtifactKind.KUBELET_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

@@ -1,0 +1,1 @@
+"""Readers of single lines and sentences wherever they appear: line signals and stated facts."""

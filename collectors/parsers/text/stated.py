@@ -1,0 +1,220 @@
+"""Stated observations: terms of art a person wrote in a sentence, read as facts that are said, not shown.
+
+"Our pod keeps getting OOMKilled", "it exits with exit code 137", "the node is NotReady": the identifiers a
+program prints (collectors/catalogs/stated.yaml), in a line that is prose, that no other reader read, outside
+a fenced code block. A term that is negated or asked about ("not OOMKilled", "is it ImagePullBackOff?", "instead of
+503") is not read. Every fact names its parser `stated:<id>`, which the engine weighs as stated (likely at most).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+
+from collectors.catalogs.stated import CompiledTerm, stated_terms
+from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
+from collectors.parsers.text.needles import scan, utf8
+from collectors.unwrap import MAX_LINE
+from collectors.vocabulary import VOCABULARY
+
+_MAX_LINES = 2_000  # candidate lines read per artifact: a real paste has a few sentences, a log has none
+_FENCE = ("```", "~~~")
+# A line that is program output, not a sentence: a timestamp, a bracketed or braced record, a klog or syslog
+# prefix, `key: value` or `key=value` at its start, a table row.
+_OUTPUT = re.compile(
+    r"^\s*(?:\d|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
+# A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
+# sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
+_FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+# Marks of a program's message however sentence-like it reads: an exception or error class in front
+# ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
+# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
+_PROGRAM = re.compile(
+    r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
+    r"\S {2,}\S.*\S {2,}\S|\S {4,}\S|\S\t")  # columns: a table or event row
+_WORD = re.compile(r"[A-Za-z][a-z']+")
+# Words that make a line a sentence rather than a list of identifiers.
+_FUNCTION = frozenset({
+    "the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "it", "its", "we", "i", "our", "my",
+    "they", "their", "this", "that", "these", "those", "and", "but", "with", "in", "on", "of", "to", "for", "after",
+    "when", "keeps", "keep", "kept", "getting", "gets", "got", "get", "see", "seeing", "saw", "shows", "showed",
+    "returns", "returned", "has", "have", "had", "all", "some", "every", "again", "still",
+})
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# Where a clause starts: what comes before a term in its clause decides whether the term is negated.
+_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
+    r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
+    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder)\b", re.IGNORECASE)
+# A program's message quoted inside a sentence: inline code, or a long quoted string.
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+_QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
+
+
+__all__ = ["is_stated", "read_stated", "restate"]
+
+
+def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> ParseResult:
+    """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read."""
+    text = artifact.content
+    lines = text.split("\n")
+    spans = _merged(read)
+    fences = [hit.line for hit in scan(utf8(text), _FENCE)]
+    terms = stated_terms()
+    owners: dict[str, list[CompiledTerm]] = {}
+    for term in terms:
+        for hint in term.hints:
+            owners.setdefault(hint, []).append(term)
+    candidates: dict[int, set[str]] = {}
+    for hit in scan(utf8(text.lower()), owners, per_needle=_MAX_LINES):
+        candidates.setdefault(hit.line, set()).add(hit.needle)
+    facts: list[Fact] = []
+    seen: set[tuple[str, str]] = set()
+    for index in sorted(candidates)[:_MAX_LINES]:
+        if _inside(spans, index + 1) or bisect.bisect_right(fences, index) % 2 == 1:
+            continue
+        line = _QUOTE.sub("", lines[index][:MAX_LINE])
+        if not _prose(line):
+            continue
+        wanted = {id(t): t for hint in candidates[index] for t in owners[hint]}
+        for sentence in _SENTENCE.split(line):
+            if _asks(sentence):
+                continue  # a question asks about the term, it does not report it
+            for term in wanted.values():
+                for value in _values(term, sentence):
+                    key = (term.spec.fact, repr(value))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    facts.append(Fact(name=term.spec.fact, value=value,
+                                      citation=Citation(artifact=artifact.id, start=index + 1, end=index + 1),
+                                      excerpt=line.strip()[:200], parser=f"{STATED_PREFIX}{term.spec.id}"))
+    return ParseResult(facts=facts)
+
+
+def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
+    """The line signals' facts, with those read from a sentence marked stated (`stated:<signal>`), and those read
+    from a question or a negated clause dropped: "we see Xid 79 in dmesg" is said, not shown; "is it
+    ImagePullBackOff?" and "there is no Xid 79" are neither."""
+    if not facts:
+        return facts
+    lines = artifact.content.split("\n")
+    fences = [hit.line for hit in scan(utf8(artifact.content), _FENCE)]
+    out: list[Fact] = []
+    for fact in facts:
+        c = fact.citation
+        index = c.start - 1
+        if c.start == 0 or c.start != c.end or index >= len(lines) or bisect.bisect_right(fences, index) % 2 == 1:
+            out.append(fact)
+            continue
+        line = _QUOTE.sub("", lines[index][:MAX_LINE])
+        if not _prose(line) or _quoted(line, fact.value):
+            out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
+        elif not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value):
+            out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
+    return out
+
+
+def _quoted(line: str, value: object) -> bool:
+    """The value sits in a quoted span of the line; a value the line does not spell (true, a normalised reason):
+    the line quotes a long message."""
+    spans = [m.group() for m in _QUOTED.finditer(line)]
+    if not spans:
+        return False
+    items = value if isinstance(value, list) else [value]
+    texts = [str(v) for v in items if not isinstance(v, bool) and str(v) and str(v) in line]
+    if not texts:
+        return any(len(span) >= 20 for span in spans)
+    return any(text in span for text in texts for span in spans)
+
+
+def _denied(line: str, value: object) -> bool:
+    """The value a signal read sits in a negated clause of the sentence ("there is no Xid 79 in dmesg")."""
+    items = value if isinstance(value, list) else [value]
+    texts = [str(v) for v in items if not isinstance(v, bool) and str(v)]
+    for sentence in _SENTENCE.split(line):
+        for text in texts:
+            at = sentence.find(text)
+            if at >= 0 and _negated(sentence[:at]):
+                return True
+    return False
+
+
+def _values(term: CompiledTerm, sentence: str) -> list[object]:
+    if not term.concerns(sentence):
+        return []
+    quoted = [m.span() for m in _QUOTED.finditer(sentence)]
+    out: list[object] = []
+    for match in term.regex.finditer(sentence):
+        if _negated(sentence[:match.start()]) or any(a <= match.start() < b for a, b in quoted):
+            continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
+        value = _value(term, match.groupdict())
+        if value is not None:
+            out.append(value)
+    return out
+
+
+def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
+    kind = VOCABULARY[term.spec.fact].type
+    if kind == "bool":
+        return True  # the term itself is the observation (the NCCL watchdog timed out)
+    if term.spec.terms:
+        raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
+                               None)
+    else:
+        raw = groups.get("number") or groups.get("named")
+    if raw is None:
+        return None
+    if kind in ("int", "list[int]"):
+        number = int(raw)
+        if not term.valid(number):
+            return None
+        return [number] if kind.startswith("list") else number
+    return [raw] if kind.startswith("list") else raw
+
+
+def _asks(sentence: str) -> bool:
+    """A question about what it names ("is it OOM?"), not a report followed by a bare "why?" or "any idea?"."""
+    text = sentence.rstrip()
+    if not text.endswith("?"):
+        return False
+    tail = re.split(r"[,;:]", text)[-1]
+    return len(_WORD.findall(tail)) > 2
+
+
+def _negated(before: str) -> bool:
+    """A negation or hedge in the term's own clause: "it is not OOMKilled", "no Xid 79", "maybe a 503"."""
+    starts = [m.end() for m in _CLAUSE.finditer(before)]
+    clause = before[starts[-1]:] if starts else before
+    return _NEGATED.search(clause) is not None
+
+
+def _prose(line: str) -> bool:
+    field = _FIELD.match(line)
+    if field is not None:
+        line = line[field.end():]
+    elif _OUTPUT.match(line):
+        return False
+    if (field is not None and _OUTPUT.match(line)) or _PROGRAM.search(line):
+        return False
+    words = _WORD.findall(line)
+    return len(words) >= 4 and sum(w.lower() in _FUNCTION for w in words) >= 2
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(s for s in spans if s[0] > 0):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], line: int) -> bool:
+    at = bisect.bisect_right(spans, (line, 1 << 62)) - 1
+    return at >= 0 and spans[at][0] <= line <= spans[at][1]
+
