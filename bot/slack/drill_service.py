@@ -62,7 +62,7 @@ from bot.render.slack_drill import (
     question_blocks,
 )
 from bot.runner import drill_catalog
-from bot.slack import flows
+from bot.slack.common import audit, message_link
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who
 from bot.store import repo
 from bot.store.drill_sessions import SqlSessionStore
@@ -177,7 +177,7 @@ class SlackDrills:
 
     def audit(self, who: Who, action: str, target: str | None, detail: dict[str, Any] | None = None,
               outcome: str = "ok") -> None:
-        flows.audit(self.ctx, user=who.user, channel=who.channel, action=action, target=target, detail=detail,
+        audit(self.ctx, user=who.user, channel=who.channel, action=action, target=target, detail=detail,
                     outcome=outcome)
 
     def _wake(self) -> None:
@@ -372,7 +372,7 @@ class SlackDrills:
         lines = []
         for s in sessions:
             result = roots.get(f"drill:{s.id}:root") or {}
-            link = flows.message_link(team_domain, s.channel, str(result.get("ts", "")))
+            link = message_link(team_domain, s.channel, str(result.get("ts", "")))
             name = f"<{link}|drill {s.id}>" if link else f"drill `{s.id}`"
             lines.append(f"• {name} · {s.started_at:%Y-%m-%d %H:%M} · {_history_state(s)}")
         return "*Your drills* (newest first)\n" + "\n".join(lines)

@@ -22,7 +22,7 @@ from bot.render.slack_drill import (
     HYPOTHESIS_CALLBACK,
     PROPOSE_ACTION,
 )
-from bot.slack import flows
+from bot.slack.common import click_from, quoted
 from bot.slack.drill_grammar import (
     COMMAND,
     HELP,
@@ -72,7 +72,7 @@ def _tell(ctx: BotContext, channel: str, user: str, text: str | None) -> None:
 
 
 def _who(body: dict[str, Any]) -> Who:
-    click = flows.click_from(body)
+    click = click_from(body)
     return Who(click.user, click.channel)
 
 
@@ -89,7 +89,7 @@ def _register_command(app: App, drills: SlackDrills, pool: Pool) -> None:
             problem = str(err)
             ack(text=f":warning: {problem}", response_type="ephemeral")
             count_command(ctx, "drill_invalid")
-            pool("Auditing", None, lambda: drills.audit(who, "slash.drill", flows.quoted(text), {"error": problem},
+            pool("Auditing", None, lambda: drills.audit(who, "slash.drill", quoted(text), {"error": problem},
                                                         "invalid"))
             return
         if cmd.action == "help":
@@ -170,7 +170,7 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
     def open_form(action: Literal["propose", "declare"], body: dict[str, Any], respond: Respond,
                   client: WebClient) -> None:
         count_command(ctx, f"drill_{action}")
-        click = flows.click_from(body)
+        click = click_from(body)
         # On the listener's thread: a trigger_id is good for 3 s, so the modal opens now or never.
         try:
             view, message = drills.hypothesis_form(_value(body)[1], action, Who(click.user, click.channel))
