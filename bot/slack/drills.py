@@ -1,6 +1,7 @@
 """`/drill` in Slack, the thin part: bolt listeners for the command, its buttons, forms and thread replies.
 
-The flows are bot/slack/drill_service.py; the grammar bot/slack/drill_grammar.py; the blocks bot/render/slack_drill.py.
+The flows are bot/slack/drill_service.py (a step: drill_steps.py); the grammar bot/slack/drill_grammar.py; the
+blocks bot/render/slack_drill.py.
 """
 
 from __future__ import annotations
