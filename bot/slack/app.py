@@ -1,5 +1,5 @@
-"""The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home
-(and /drill, from bot/slack/drills.py, and /ask, from bot/slack/ask.py).
+"""The Slack app: the "Triage this message" shortcut, the report's buttons and the App Home, and the assembly of
+the commands' handlers (/triage from bot/slack/triage_command.py, /drill from drills.py, /ask from ask.py).
 
 Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
 ack() is called), then hand the rest to the flows (bot/slack/start.py, actions.py, home.py) on a pool of their
@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt import Ack, App, Respond
@@ -25,7 +24,6 @@ from slack_sdk import WebClient
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
-from bot.policy import scope
 from bot.render.slack_triage import RESOLVE_CALLBACK, WRONG_CALLBACK
 from bot.slack.actions import (
     CauseAnswer,
@@ -39,27 +37,18 @@ from bot.slack.actions import (
     wrong_diagnosis_view,
 )
 from bot.slack.ask import register_ask
-from bot.slack.common import Click, audit, click_from, message_link, quoted
+from bot.slack.common import Click, audit, click_from, count, ephemeral, message_link
 from bot.slack.drills import register_drills
 from bot.slack.home import queue_home
 from bot.slack.silence import register_silence
-from bot.slack.start import start_live, start_paste
-from bot.slack.triage_grammar import (
-    Command,
-    CommandError,
-    HelpCommand,
-    LiveCommand,
-    PasteCommand,
-    parse_command,
-    parse_paste,
-)
-from bot.slack.wording import help_text
+from bot.slack.start import start_paste
+from bot.slack.triage_command import register_triage
+from bot.slack.triage_grammar import CommandError, parse_paste
 
 log = logging.getLogger("triagebot.slack")
 # bolt's own logger: it logs request bodies (a failed signature check, an unhandled request); NoBodies cuts them.
 bolt_log = body_free(logging.getLogger("triagebot.slack.bolt"))
 
-COMMAND = "/triage"
 SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
 ButtonFlow = Callable[[BotContext, str, Click], "str | None"]
 Opener = Callable[[BotContext, str, Click], "tuple[dict[str, Any] | None, str | None]"]
@@ -86,7 +75,7 @@ class Later:
             except Exception as err:
                 log.exception("%s failed", what)
                 if respond is not None:
-                    _ephemeral(respond, f":x: {what} failed on triagebot's side ({type(err).__name__}); the error "
+                    ephemeral(respond, f":x: {what} failed on triagebot's side ({type(err).__name__}); the error "
                                         "is logged. Try again, or tell the bot's operator if it keeps failing.")
 
         self.executor.submit(run)
@@ -108,7 +97,7 @@ def build_slack_app(ctx: BotContext) -> App:
               process_before_response=False, logger=bolt_log, token_verification_enabled=False,
               listener_executor=ThreadPoolExecutor(ACK_THREADS, thread_name_prefix="slack-ack"))
     later = Later(ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="slack-work"))
-    _register_command(app, ctx, later)
+    register_triage(app, ctx, later)  # /triage: one handler per command
     _register_shortcut(app, ctx, later)
     for action_id, (name, flow) in BUTTONS.items():
         _register_button(app, ctx, later, action_id, name, flow)
@@ -120,100 +109,11 @@ def build_slack_app(ctx: BotContext) -> App:
     return app
 
 
-def _ephemeral(respond: Respond, text: str) -> None:
-    """A message only the requester sees, through the request's response_url."""
-    try:
-        respond(text=text, response_type="ephemeral", replace_original=False)
-    except Exception:
-        log.exception("could not answer through response_url")
-
-
-def _count(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()
-
-
-@dataclass(frozen=True)
-class Asked:
-    """One /triage request: who asked where, what they typed, and how to answer them."""
-
-    ctx: BotContext
-    later: Later
-    ack: Ack
-    respond: Respond
-    user: str
-    channel: str
-    text: str
-
-
-def _register_command(app: App, ctx: BotContext, later: Later) -> None:
-    @app.command(COMMAND)
-    def triage(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
-        asked = Asked(ctx, later, ack, respond, user=str(command.get("user_id", "")),
-                      channel=str(command.get("channel_id", "")), text=str(command.get("text", "")))
-        try:
-            parsed = parse_command(asked.text, ctx.settings.default_since)
-        except CommandError as err:
-            _invalid(asked, str(err))
-            return
-        HANDLERS[type(parsed)](asked, parsed)
-
-
-def _invalid(asked: Asked, problem: str) -> None:
-    ctx = asked.ctx
-    asked.ack(text=f":warning: {problem}", response_type="ephemeral")
-    _count(ctx, "triage_invalid")
-    asked.later("Auditing", None, lambda: audit(
-        ctx, user=asked.user, channel=asked.channel, action="slash.triage", target=quoted(asked.text),
-        detail={"error": problem}, outcome="invalid"))
-
-
-def _help(asked: Asked, parsed: Command) -> None:
-    ctx = asked.ctx
-    asked.ack(text=help_text(ctx, channel=asked.channel, user=asked.user), response_type="ephemeral")
-    _count(ctx, "triage_help")
-    asked.later("Auditing", None, lambda: audit(ctx, user=asked.user, channel=asked.channel, action="slash.help"))
-
-
-def _live(asked: Asked, parsed: Command) -> None:
-    assert isinstance(parsed, LiveCommand)
-    ctx, channel, user = asked.ctx, asked.channel, asked.user
-    permissions = ctx.settings.permissions
-    checked = scope(parsed.target)  # a node needs "*", whatever namespace the command named
-    if not permissions.allowed_scope(checked, channel=channel, user=user):
-        asked.ack(text=f":no_entry: {permissions.refusal(checked, channel=channel, user=user)}",
-                  response_type="ephemeral")
-        _count(ctx, "triage_refused")
-        asked.later("Auditing", None, lambda: audit(
-            ctx, user=user, channel=channel, action="slash.triage", target=parsed.label,
-            detail={"namespace": parsed.namespace}, outcome="refused"))
-        return
-    asked.ack()
-    _count(ctx, "triage")
-    asked.later("Starting the triage", asked.respond, lambda: start_live(ctx, parsed, channel=channel, user=user))
-
-
-def _paste(asked: Asked, parsed: Command) -> None:
-    assert isinstance(parsed, PasteCommand)
-    ctx = asked.ctx
-    asked.ack()
-    _count(ctx, "triage_paste")
-    asked.later("Analysing the pasted evidence", asked.respond,
-                lambda: start_paste(ctx, parsed, channel=asked.channel, user=asked.user, origin="slash"))
-
-
-# One handler per /triage command: a new command is an entry in triage_grammar.SUBCOMMANDS and one here.
-HANDLERS: dict[type[Command], Callable[[Asked, Command], None]] = {
-    HelpCommand: _help,
-    LiveCommand: _live,
-    PasteCommand: _paste,
-}
-
-
 def _register_shortcut(app: App, ctx: BotContext, later: Later) -> None:
     @app.message_shortcut(SHORTCUT)
     def triage_message(ack: Ack, shortcut: dict[str, Any], respond: Respond) -> None:
         ack()
-        _count(ctx, "shortcut")
+        count(ctx, "shortcut")
         later("Triaging the message", respond, lambda: _triage_message(ctx, shortcut, respond))
 
 
@@ -228,7 +128,7 @@ def _triage_message(ctx: BotContext, shortcut: dict[str, Any], respond: Respond)
     except CommandError as err:
         audit(ctx, user=user, channel=channel, action="shortcut.paste", detail={"error": str(err)},
                     outcome="invalid")
-        _ephemeral(respond, f":warning: {err}")
+        ephemeral(respond, f":warning: {err}")
         return
     start_paste(ctx, parsed, channel=channel, user=user, origin="shortcut", link=link)
 
@@ -243,12 +143,12 @@ def _register_button(app: App, ctx: BotContext, later: Later, action_id: str, na
     def run(body: dict[str, Any], respond: Respond) -> None:
         message = flow(ctx, _button_value(body), click_from(body))
         if message:
-            _ephemeral(respond, message)
+            ephemeral(respond, message)
 
     @app.action(action_id)
     def clicked(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
-        _count(ctx, name)
+        count(ctx, name)
         later(name.replace("_", " ").capitalize(), respond, lambda: run(body, respond))
 
 
@@ -266,7 +166,7 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
     @app.action(action)
     def clicked(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        _count(ctx, name)
+        count(ctx, name)
         click = click_from(body)
         # On the listener's thread, not `later`: a trigger_id is good for 3 s, so the modal opens now or never.
         try:
@@ -277,7 +177,7 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
             log.exception("opening the %s form failed", name)
             message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
         if message:
-            _ephemeral(respond, message)
+            ephemeral(respond, message)
 
     @app.view(callback)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -286,7 +186,7 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
             ack(response_action="errors", errors=answer)
             return
         ack()
-        _count(ctx, f"{name}_submit")
+        count(ctx, f"{name}_submit")
         user = str((body.get("user") or {}).get("id", ""))
         later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
@@ -302,6 +202,6 @@ def _register_home(app: App, ctx: BotContext, later: Later) -> None:
     def home(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab") != "home":
             return  # the Messages tab needs nothing from us
-        _count(ctx, "home")
+        count(ctx, "home")
         later("Publishing the App Home", None,
               lambda: queue_home(ctx, str(event.get("user", "")), body.get("event_id")))

@@ -14,8 +14,7 @@ counts), so a workspace that restricts triagebot restricts the model's use as we
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt import Ack, App, Respond
 
@@ -24,7 +23,7 @@ from bot.config import ConfigError
 from bot.context import BotContext
 from bot.policy import Permissions
 from bot.render.slack_assist import answer_payload, render
-from bot.slack.common import audit, quoted
+from bot.slack.common import Pool, audit, count, quoted
 from bot.slack.triage_grammar import slack_unescape
 from collectors.redact import redact_text
 
@@ -34,12 +33,6 @@ COMMAND = "/ask"
 USAGE = "/ask <question>, e.g. /ask what does Xid 79 mean"
 ACTION = "slash.ask"  # the audit action of every /ask, whatever its outcome
 _HELP_WORDS = ("", "help", "-h", "--help", "?")
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def may_ask(permissions: Permissions, *, channel: str, user: str) -> bool:
@@ -91,13 +84,13 @@ def register_ask(app: App, ctx: BotContext, later: Pool) -> None:
         question = slack_unescape(str(command.get("text", ""))).strip()
         if question.lower() in _HELP_WORDS:
             ack(text=help_text(ctx), response_type="ephemeral")
-            _count(ctx, "ask_help")
+            count(ctx, "ask_help")
             later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target="help"))
             return
         if not may_ask(ctx.settings.permissions, channel=channel, user=user):
             ack(text=f":no_entry: {refusal(channel=channel, user=user)}", response_type="ephemeral")
-            _count(ctx, "ask_refused")
+            count(ctx, "ask_refused")
             later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target=audited(question), outcome="refused"))
             return
@@ -106,7 +99,7 @@ def register_ask(app: App, ctx: BotContext, later: Pool) -> None:
         except QuestionError as err:
             problem = str(err)
             ack(text=f":warning: {problem}. Usage: `{USAGE}`", response_type="ephemeral")
-            _count(ctx, "ask_invalid")
+            count(ctx, "ask_invalid")
             later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target=audited(question), detail={"error": problem},
                                                         outcome="invalid"))
@@ -114,14 +107,10 @@ def register_ask(app: App, ctx: BotContext, later: Pool) -> None:
         model = ctx.assistant.name if ctx.assistant.enabled else ""
         ack(text=render(ctx.settings.templates_dir, "ask_searching", question=audited(question), model=model),
             response_type="ephemeral")
-        _count(ctx, "ask")
+        count(ctx, "ask")
 
         def work() -> None:
             _, reply = answer_question(ctx, question, user=user, channel=channel)
             respond(**reply, response_type="ephemeral", replace_original=False)
 
         later("Answering the question", respond, work)
-
-
-def _count(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()

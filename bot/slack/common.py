@@ -1,14 +1,40 @@
-"""What every Slack flow shares: who acted where, the audit line, waking the poster, a link to a message."""
+"""What every Slack handler and flow shares: who acted where, the pool work goes to after the ack, a private answer,
+the command counter, the audit line, waking the poster, a link to a message."""
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from slack_bolt import Respond
 
 from bot.context import BotContext
 from bot.store import repo
 from collectors.redact import redact_text
+
+log = logging.getLogger("triagebot.slack")
+
+
+class Pool(Protocol):
+    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
+
+    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
+
+
+def ephemeral(respond: Respond, text: str) -> None:
+    """A message only the requester sees, through the request's response_url."""
+    try:
+        respond(text=text, response_type="ephemeral", replace_original=False)
+    except Exception:
+        log.exception("could not answer through response_url")
+
+
+def count(ctx: BotContext, name: str) -> None:
+    """One more of this command, button or form in triagebot_commands_total."""
+    ctx.metrics.commands.labels(name).inc()
 
 
 @dataclass(frozen=True)

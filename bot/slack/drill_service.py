@@ -56,7 +56,7 @@ from bot.render.slack_drill import (
     question_blocks,
 )
 from bot.runner import drill_catalog
-from bot.slack.common import audit, message_link
+from bot.slack.common import audit, count, message_link
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who
 from bot.slack.drill_steps import Locks, Outcome, queue_outcome, step_prefix
 from bot.store import repo
@@ -379,7 +379,7 @@ class SlackDrills:
         record = self._interview_in_thread(reply.channel, reply.thread_ts)
         if record is None or record.user != reply.user:
             return None  # another thread, or someone else talking in it: not an answer
-        count_command(self.ctx, "interview_answer")
+        count(self.ctx, "interview_answer")
         command = reply.text.strip().lower()
         step: InterviewStepFn
         if command in HINT:
@@ -459,10 +459,6 @@ class SlackDrills:
         if record.session.phase == "done":
             return "this interview is finished; start another with `/drill interview`"
         return None
-
-
-def count_command(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()
 
 
 def _history_state(s: DrillSession) -> str:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt import Ack, App, Respond
 
@@ -19,19 +18,13 @@ from bot.context import BotContext
 from bot.delivery import Reply, queue
 from bot.policy import scope
 from bot.render.alert_root import SILENCE_ACTION, SILENCE_DURATION, silenced_line
-from bot.slack.common import Click, audit, click_from
+from bot.slack.common import Click, Pool, audit, click_from
 from bot.store import repo
 from collectors.alert_target import target_for
 
 log = logging.getLogger("triagebot.slack.silence")
 
 ACTION = "button.silence"
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def _matchers(value: str) -> dict[str, str] | None:
