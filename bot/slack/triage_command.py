@@ -66,7 +66,7 @@ def _help(asked: Asked, parsed: Command) -> None:
 
 
 def _live(asked: Asked, parsed: Command) -> None:
-    assert isinstance(parsed, LiveCommand)
+    assert isinstance(parsed, LiveCommand)  # HANDLERS picks the handler by type; this tells mypy so
     ctx, channel, user = asked.ctx, asked.channel, asked.user
     permissions = ctx.settings.permissions
     checked = scope(parsed.target)  # a node needs "*", whatever namespace the command named

@@ -4,11 +4,14 @@ what was expected. Pure functions, so these run without a server."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import get_args
 
 import pytest
 
+from bot.slack.triage_command import HANDLERS
 from bot.slack.triage_grammar import (
     SUBCOMMANDS,
+    Command,
     CommandError,
     HelpCommand,
     LiveCommand,
@@ -49,6 +52,10 @@ def test_every_word_command_is_one_entry_and_is_read_before_a_target() -> None:
     assert sorted(SUBCOMMANDS) == ["--help", "-h", "?", "help"]
     for word in SUBCOMMANDS:
         assert isinstance(parse_command(word.upper(), "30m"), HelpCommand)
+
+
+def test_every_command_the_grammar_gives_has_one_handler() -> None:
+    assert set(HANDLERS) == set(get_args(Command))
 
 
 @pytest.mark.parametrize(("text", "needle"), [
