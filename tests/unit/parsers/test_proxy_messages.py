@@ -61,6 +61,9 @@ NO_SYMPTOM = [
     "request timeout",
     "dial tcp: lookup registry-1.docker.io on 8.8.8.8:53: read udp 10.0.2.15:51234->8.8.8.8:53: i/o timeout",
     "We sometimes get a Bad Gateway from the ingress, maybe the backend restarts?",
+    "HTTP/1.1 200 OK",
+    '  "code": 503',
+    "curl: (22) The requested URL returned error: 404",
     "There is no activator request timeout in the logs.",
     'Could it be "no endpoints available for service" again?',
 ]
