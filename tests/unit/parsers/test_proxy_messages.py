@@ -53,6 +53,11 @@ NO_SYMPTOM = [
     # https://github.com/haproxy/haproxy/issues/2250 (HAProxy answered a CORS preflight itself: 204, no server)
     'Aug 11 17:06:08 XXX haproxy[3342655]: xx:xxx:xxx:xxx:xx [11/Aug/2023:17:06:08.909] https-in~ https-in/<NOSRV> '
     '0/-1/-1/-1/0 204 166 - - LR-- 4/4/0/0/0 0/0 "OPTIONS /r0/login HTTP/1.1"',
+    # https://github.com/rancher/rancher/issues/2414 (tcplog: timers, then bytes read, no HTTP status)
+    "Nov  3 22:22:19 localhost haproxy[44]: 10.42.0.1:12558 [03/Nov/2016:22:22:19.363] 900 900/<NOSRV> -1/-1/4 213 "
+    "SC 0/0/0/0/0 0/0",
+    # A 302 HAProxy answered itself whose byte count is in the 5xx range.
+    "10.0.1.29,<NOSRV>,302,0,0,0,GET,/,-,medic,'-',512,-1,-,'curl/8.5.0'",
     # https://github.com/kubernetes-sigs/metrics-server/issues/375 (a client's own dial, no proxy's words)
     "Error: Get https://10.96.0.1:443/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication: "
     "dial tcp 10.96.0.1:443: i/o timeout",
