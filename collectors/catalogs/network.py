@@ -1,7 +1,9 @@
-"""The network catalog (network.yaml): CNI plugins' and network clients' messages, each with its upstream source.
+"""The network catalogs: CNI plugins' and network clients' messages (network.yaml), and what proxies, the API
+server's service proxy and serving stacks print when they answer a request with an error or a wait (proxies.yaml),
+each with its upstream source.
 
-Its entries are line signals like those of signals.yaml (collectors/catalogs/signals.py reads both), plus where
-the wording comes from and a template a test renders. `sandbox_kinds` lets the event readers classify a
+Their entries are line signals like those of signals.yaml (collectors/catalogs/signals.py reads them all), plus
+where the wording comes from and a template a test renders. `sandbox_kinds` lets the event readers classify a
 FailedCreatePodSandBox message by the same entries, so a CNI wording is read one way everywhere.
 """
 
@@ -17,9 +19,9 @@ from pydantic import Field
 from collectors.catalogs.upstream import UpstreamWording
 from collectors.yaml_safe import safe_load
 
-_CATALOG = Path(__file__).parent / "network.yaml"
+_CATALOGS = (Path(__file__).parent / "network.yaml", Path(__file__).parent / "proxies.yaml")
 # Keys an entry shares with signals.yaml; the rest say where the wording comes from.
-SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts")
+SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts", "symptom")
 
 
 class NetworkEntry(UpstreamWording):
@@ -29,6 +31,9 @@ class NetworkEntry(UpstreamWording):
     pattern: str
     unless: tuple[str, ...] = ()
     facts: dict[str, Any] = Field(min_length=1)
+    # The symptom the message shows by itself (signals.yaml's `symptom:`): a proxy's own error answer is a failed
+    # request, the API server's "no endpoints available" a service nobody can reach.
+    symptom: str | None = None
     expect: dict[str, Any] = Field(min_length=1)
 
     def signal(self) -> dict[str, Any]:
@@ -44,10 +49,13 @@ class NetworkEntry(UpstreamWording):
 
 @cache
 def entries() -> tuple[NetworkEntry, ...]:
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
-    if not isinstance(raw, list):
-        raise ValueError(f"{_CATALOG}: expected a list of entries")
-    return tuple(NetworkEntry.model_validate(entry) for entry in raw)
+    out: list[NetworkEntry] = []
+    for catalog in _CATALOGS:
+        raw = safe_load(catalog.read_text(encoding="utf-8"))
+        if not isinstance(raw, list):
+            raise ValueError(f"{catalog}: expected a list of entries")
+        out += [NetworkEntry.model_validate(entry) for entry in raw]
+    return tuple(out)
 
 
 @cache

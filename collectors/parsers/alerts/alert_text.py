@@ -267,6 +267,9 @@ _AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s
                             re.MULTILINE)
 # m-lab/alertmanager-github-receiver alerts/template.go: an issue body opens "Alertmanager URL: <external URL>" and
 # gives each alert as "  * firing <generator URL>" before its Labels; a paste may start at either.
+# messagebird/sachet's default SMS (alert_forms.yaml sachet-alert-line): a "Firing: " or "Resolved: " heading, then
+# "<alertname> @<instance>" lines.
+_SACHET_BODY = re.compile(r"^(?:Firing|Resolved): ?\n[A-Za-z_][\w:]* @\S*(?: \([^)]*\))?[ \t]*$", re.MULTILINE)
 _RECEIVER_BODY = re.compile(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
                             re.MULTILINE)
 
@@ -283,7 +286,7 @@ def sniff(text: str) -> int:
         return 0  # JSON is the Alertmanager payload's, not ours
     if _TITLE.search(head) or _AMTOOL_HEADER.search(head):
         return 90
-    if _RECEIVER_BODY.search(head):
+    if _RECEIVER_BODY.search(head) or _SACHET_BODY.search(head):
         return 70
     if _STATUS_FIELD.search(head):
         return 50

@@ -69,7 +69,37 @@ def _load(text: str) -> list[Any]:
                 docs.append(json.loads(line))
             except (ValueError, RecursionError):
                 continue
-    return docs
+    return docs or _cut_payload(text)
+
+
+_ALERTS_KEY = re.compile(r'"alerts"\s*:\s*\[')
+_GROUP_STATUS = re.compile(r'"status"\s*:\s*"(firing|resolved)"')
+
+
+def _cut_payload(text: str) -> list[Any]:
+    """A payload cut off after its alerts (a paste stops at the screen's end, inside `groupLabels` or
+    `commonLabels`): the complete alert objects of its `alerts` list, with the group's status when it came first.
+    An alert cut in the middle is left out: its labels may be missing."""
+    start = _ALERTS_KEY.search(text)
+    if start is None:
+        return []
+    decoder = json.JSONDecoder()
+    alerts: list[Any] = []
+    pos = start.end()
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] != "{":
+            break
+        try:
+            alert, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            break
+        alerts.append(alert)
+    if not alerts:
+        return []
+    status = _GROUP_STATUS.search(text, 0, start.start())
+    return [{"alerts": alerts, **({"status": status.group(1)} if status else {})}]
 
 
 def _payloads(docs: list[Any]) -> list[dict[str, Any]]:
@@ -193,6 +223,8 @@ def parse(artifact: Artifact) -> ParseResult:
 def sniff(text: str) -> int:
     """0-100 confidence that the text is an Alertmanager payload."""
     head = text[:8000].lstrip()
+    if head.startswith("```"):  # a markdown fence around the payload ("```json")
+        head = head.partition("\n")[2].lstrip()
     if not head.startswith(("{", "[")) or '"alertname"' not in head:
         return 0
     if '"alerts"' in head and ('"groupKey"' in head or '"receiver"' in head):

@@ -115,7 +115,15 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
         elif not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
-    return out
+    return _symptoms_follow_their_line(facts, out)
+
+
+def _symptoms_follow_their_line(read: list[Fact], kept: list[Fact]) -> list[Fact]:
+    """A symptom a signal names (`evidence.symptoms`) spells nothing of the line, so _denied cannot see it denied:
+    it goes when every other fact its line gave was dropped ("there is no activator request timeout")."""
+    survived = {f.citation.start for f in kept if f.name != "evidence.symptoms"}
+    dropped = {f.citation.start for f in read if f.name != "evidence.symptoms"} - survived
+    return [f for f in kept if f.name != "evidence.symptoms" or f.citation.start not in dropped]
 
 
 def _quoted(line: str, value: object) -> bool:

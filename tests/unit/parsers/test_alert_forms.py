@@ -115,6 +115,13 @@ def ntfy_message(status: str = "firing") -> str:
                       "Starts at: 2024-05-02T10:11:12Z", f"Summary: {NOTES['summary']}", f"Source: {SOURCE}", ""])
 
 
+def sachet_sms() -> str:
+    """messagebird/sachet cmd/sachet/handlers.go newAlertText (no template, more than one alert): a heading per
+    status (Go map order: either may come first), then "<alertname> @<instance>[ (<exported_instance>)]" lines."""
+    return "\n".join(["Resolved: ", "GPUXidError @gpu-node-3:9400 (gpu-node-3)", "Firing: ",
+                      "GPUXidError @gpu-node-2:9400", "GPUXidError @gpu-node-4:9400", ""])
+
+
 def markdown_fields() -> str:
     """A webhook bridge's markdown issue body that names no alert: bold fields only."""
     return "\n".join(["## Alert Details", "", "**Status:** firing", "**Severity:** warning",
@@ -175,6 +182,8 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
                                                   "alert.status": "firing", "alert.severity": "critical"}),
     ("ntfy-alertmanager-template-resolved", lambda: ntfy_message("resolved"),
      {"alert.status": "resolved", "alert.severity": "critical"}),
+    ("sachet-default-sms", sachet_sms,
+     {"alert.names": ["GPUXidError"], "alert.symptoms": ["gpu-xid"], "alert.status": "firing"}),
     ("markdown-fields-without-a-name", markdown_fields,
      {"alert.status": "firing", "alert.severity": "warning", "alert.names": None}),
     # alertmanager-to-github's issue title: the common labels, sorted, as name:value words.
@@ -215,7 +224,7 @@ def test_every_catalog_form_is_rendered_here() -> None:
                "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
                "github-issue-table-key", "github-issue-table-value", "amtool-extended-row", "amtool-simple-row",
-               "alert-line"}
+               "alert-line", "sachet-alert-line"}
     assert {f.spec.id for f in forms()} == covered
     assert all(f.spec.source for f in forms())
     assert all(rule.source for rule in catalog().labels)

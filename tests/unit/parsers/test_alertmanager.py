@@ -170,3 +170,17 @@ def test_sniff() -> None:
     assert alertmanager.sniff((FIXTURES / "firing_gpu_xid.json").read_text(encoding="utf-8")) == 95
     assert alertmanager.sniff('{"status":"success","data":{"resultType":"vector","result":[]}}') == 0
     assert alertmanager.sniff("[FIRING:1] KubePodCrashLooping") == 0
+
+
+def test_a_payload_cut_after_its_alerts_is_still_read() -> None:
+    # Pasted from a terminal or a log, the body often stops inside groupLabels or commonLabels, whole lines kept.
+    whole = json.dumps(json.loads((FIXTURES / "resolved_gpu_xid.json").read_text(encoding="utf-8")), indent=4)
+    lines = whole.split("\n")
+    cut = "```json\n" + "\n".join(lines[:next(i for i, line in enumerate(lines) if '"groupLabels"' in line) + 2])
+    assert alertmanager.sniff(cut) == 95
+    facts, _ = read(cut)
+    got = {(n, v) for n, v, _, _ in facts}
+    assert {("alert.names", ("GPUXidError",)), ("alert.status", "resolved")} <= got
+    # An alert cut in the middle of its labels is left out rather than read without them.
+    half = whole[:whole.index('"alertname"') + 5]
+    assert not read(half)[0]

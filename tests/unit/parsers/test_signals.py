@@ -24,6 +24,9 @@ RENDERED = [rendered(entry) for entry in WORDINGS]
 # The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
+# The proxy catalog's pastes (proxy_pastes.yaml, each with its URL).
+LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "proxy_pastes.yaml").read_text(encoding="utf-8"))
+          for line in unwrap(paste["text"]).lines]
 # Pastes of the families first-sight batches showed unread (first_sight_pastes.yaml, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "first_sight_pastes.yaml").read_text(
     encoding="utf-8")) for line in unwrap(paste["text"]).lines]
@@ -54,6 +57,10 @@ AWAITING_A_PASTE = {
     "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
     "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
     "telnet-connect-timeout",
+    # The proxy catalog (proxies.yaml), its templates rendered by test_network_catalog.py.
+    "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
+    "vegeta-report-p99-ms", "vegeta-report-p99-s", "hey-latency-distribution-p99",
+    "haproxy-error-page-timeout",
 }
 
 

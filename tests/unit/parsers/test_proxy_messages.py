@@ -1,0 +1,85 @@
+"""The proxy catalog (collectors/catalogs/proxies.yaml) on text people pasted: its messages run the symptom they
+show, and generic errors, answers that are no error, questions and denials run none. The catalog's own templates
+are rendered and read back by test_network_catalog.py (both catalogs share the loader)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from collectors.catalogs.network import entries
+from collectors.catalogs.signals import signals
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import parse_artifact
+
+PASTES: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "proxy_pastes.yaml").read_text(encoding="utf-8"))
+BY_ID = {s.spec.id: s for s in signals()}
+
+
+def _facts(text: str) -> dict[str, object]:
+    artifact = Artifact(id="p", kind=ArtifactKind.TEXT, content=text)
+    out: dict[str, object] = {}
+    for f in parse_artifact(artifact).facts:
+        before = out.get(f.name)
+        if isinstance(before, list) and isinstance(f.value, list):
+            out[f.name] = before + [v for v in f.value if v not in before]
+        else:
+            out[f.name] = f.value
+    return out
+
+
+@pytest.mark.parametrize("paste", PASTES, ids=lambda p: f"{p['url'].rsplit('/', 3)[-3]}-{p['url'].rsplit('/', 1)[-1]}")
+def test_real_pastes_show_their_symptom(paste: dict[str, Any]) -> None:
+    assert paste["url"].startswith("https://")
+    lines = paste["text"].splitlines()
+    for sid in paste["signals"]:
+        assert any(BY_ID[sid].regex.search(line) for line in lines), sid
+    got = _facts(paste["text"])
+    for name, value in paste["facts"].items():
+        assert name in got, (name, got)
+        if isinstance(value, list):
+            assert set(value) <= set(got[name]), (name, got[name])  # type: ignore[call-overload]
+        else:
+            assert got[name] == value, (name, got[name])
+
+
+# Each names no symptom: a generic error any client prints, a proxy's answer that is no error, or a message
+# of the catalog asked about or denied in a sentence.
+NO_SYMPTOM = [
+    # https://github.com/haproxy/haproxy/issues/2250 (HAProxy answered a CORS preflight itself: 204, no server)
+    'Aug 11 17:06:08 XXX haproxy[3342655]: xx:xxx:xxx:xxx:xx [11/Aug/2023:17:06:08.909] https-in~ https-in/<NOSRV> '
+    '0/-1/-1/-1/0 204 166 - - LR-- 4/4/0/0/0 0/0 "OPTIONS /r0/login HTTP/1.1"',
+    # https://github.com/rancher/rancher/issues/2414 (tcplog: timers, then bytes read, no HTTP status)
+    "Nov  3 22:22:19 localhost haproxy[44]: 10.42.0.1:12558 [03/Nov/2016:22:22:19.363] 900 900/<NOSRV> -1/-1/4 213 "
+    "SC 0/0/0/0/0 0/0",
+    # A 302 HAProxy answered itself whose byte count is in the 5xx range.
+    "10.0.1.29,<NOSRV>,302,0,0,0,GET,/,-,medic,'-',512,-1,-,'curl/8.5.0'",
+    # https://github.com/kubernetes-sigs/metrics-server/issues/375 (a client's own dial, no proxy's words)
+    "Error: Get https://10.96.0.1:443/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication: "
+    "dial tcp 10.96.0.1:443: i/o timeout",
+    "read tcp 10.244.1.5:43210->10.96.0.1:443: read: connection reset by peer",
+    "context deadline exceeded",
+    "request timeout",
+    "dial tcp: lookup registry-1.docker.io on 8.8.8.8:53: read udp 10.0.2.15:51234->8.8.8.8:53: i/o timeout",
+    "We sometimes get a Bad Gateway from the ingress, maybe the backend restarts?",
+    "HTTP/1.1 200 OK",
+    '  "code": 503',
+    "curl: (22) The requested URL returned error: 404",
+    "There is no activator request timeout in the logs.",
+    'Could it be "no endpoints available for service" again?',
+]
+
+
+@pytest.mark.parametrize("text", NO_SYMPTOM)
+def test_generic_errors_questions_and_denials_name_no_symptom(text: str) -> None:
+    assert "evidence.symptoms" not in _facts(text)
+
+
+def test_the_catalog_names_the_symptoms_its_header_lists() -> None:
+    # Load testers' percentiles name none: the figure, read as latency.p99_seconds, says whether it is slow.
+    named = {e.symptom for e in entries() if e.symptom is not None}
+    assert named == {"error-rate", "service-unreachable"}
