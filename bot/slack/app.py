@@ -25,7 +25,7 @@ from bot.context import BotContext
 from bot.logs import body_free
 from bot.policy import scope
 from bot.render.slack_triage import RESOLVE_CALLBACK, WRONG_CALLBACK
-from bot.slack import flows
+from bot.slack import flows, memory
 from bot.slack.ask import register_ask
 from bot.slack.drills import register_drills
 from bot.slack.silence import register_silence
@@ -92,6 +92,7 @@ def build_slack_app(ctx: BotContext) -> App:
     register_drills(app, ctx, later)  # /drill: drills and interviews
     register_ask(app, ctx, later)  # /ask: answers from the runbooks
     register_silence(app, ctx, later)  # the Silence 1h button on alert messages
+    memory.register_memory(app, ctx, later)  # the postmortem button under a resolved incident
     return app
 
 
@@ -130,6 +131,9 @@ def _register_command(app: App, ctx: BotContext, later: Later) -> None:
         if isinstance(parsed, flows.LiveCommand):
             _live(ctx, later, ack, respond, parsed, channel=channel, user=user)
             return
+        if isinstance(parsed, flows.PostmortemCommand | flows.DigestCommand):
+            _memory(ctx, later, ack, respond, parsed, channel=channel, user=user)
+            return
         ack()
         _count(ctx, "triage_paste")
         later("Analysing the pasted evidence", respond,
@@ -151,6 +155,24 @@ def _live(ctx: BotContext, later: Later, ack: Ack, respond: Respond, parsed: flo
     ack()
     _count(ctx, "triage")
     later("Starting the triage", respond, lambda: flows.start_live(ctx, parsed, channel=channel, user=user))
+
+
+def _memory(ctx: BotContext, later: Later, ack: Ack, respond: Respond,
+            parsed: flows.PostmortemCommand | flows.DigestCommand, *, channel: str, user: str) -> None:
+    ack()
+    if isinstance(parsed, flows.DigestCommand):
+        _count(ctx, "digest")
+        later("Changing the digest", respond, lambda: _ephemeral(
+            respond, memory.switch_digest(ctx, parsed.on, channel=channel, user=user)))
+        return
+    _count(ctx, "postmortem")
+
+    def run() -> None:
+        message = memory.post_postmortem(ctx, parsed.reference, channel=channel, user=user, via="slash")
+        if message:
+            _ephemeral(respond, message)
+
+    later("Writing the postmortem", respond, run)
 
 
 def _register_shortcut(app: App, ctx: BotContext, later: Later) -> None:

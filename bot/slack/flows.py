@@ -41,6 +41,7 @@ from bot.render.slack_triage import (
     evidence_listing,
     home_blocks,
     hypothesis_label,
+    resolved_blocks,
     wrong_modal,
 )
 from bot.runner.drill_save import (
@@ -71,6 +72,7 @@ log = logging.getLogger("triagebot.slack")
 USAGE = "/triage <service|pod/NAME|node/NAME|job/NAME> [namespace] [since]"
 HOME_LIMIT = 20
 _DURATION_LIKE = re.compile(r"^\d+[smhd]$")
+_INCIDENT_REF = re.compile(r"^(\d+|[a-z-]+:\S+)$")  # an incident's id, or its key ("slash:...", "alert:...")
 
 # The wording of everything the bot says besides the report. An operator overrides any of these by putting a
 # file of the same name into `templates_dir`, next to the report's templates.
@@ -86,6 +88,9 @@ output): analysed as pasted, without touching the cluster.
 The report arrives in a thread: the leading hypotheses with their evidence, what would falsify the leader, next \
 checks, mitigations, what evidence was missing, a chart and the raw evidence as a file. Its buttons: Show \
 evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
+• `/triage postmortem [INCIDENT]`: a postmortem draft (markdown) of an incident, by default this channel's latest \
+resolved one, as a file in its thread; the note that says an incident was resolved has a button for it too.
+• `/triage digest on|off`: the weekly digest in this channel, every Monday, for the week before.
 {% if namespaces %}Namespaces you may triage here: {{ namespaces|join(", ") }}.\
 {% else %}Nothing is granted to this channel or to you yet: ask an admin to add it under `permissions`.{% endif %}""",
     "triaging.md.j2": ":hourglass_flowing_sand: Triaging *{{ label|mrkdwn }}* in `{{ namespace }}` (last "
@@ -169,7 +174,17 @@ class PasteCommand:
     artifacts: list[Artifact]  # already redacted
 
 
-Command = HelpCommand | LiveCommand | PasteCommand
+@dataclass(frozen=True)
+class PostmortemCommand:
+    reference: str | None  # an incident id or key; None: the channel's latest resolved incident
+
+
+@dataclass(frozen=True)
+class DigestCommand:
+    on: bool
+
+
+Command = HelpCommand | LiveCommand | PasteCommand | PostmortemCommand | DigestCommand
 
 
 def slack_unescape(text: str) -> str:
@@ -204,6 +219,8 @@ def parse_command(text: str, default_since: str) -> Command:
         return HelpCommand()
     if "\n" in stripped:
         return parse_paste(text, "paste")
+    if (memory := _parse_memory(stripped.split())) is not None:
+        return memory
     try:
         return _parse_live(stripped.split(), default_since)
     except CommandError as live_error:
@@ -213,6 +230,17 @@ def parse_command(text: str, default_since: str) -> Command:
             return parse_paste(text, "paste")
         except CommandError:
             raise live_error from None
+
+
+def _parse_memory(tokens: list[str]) -> PostmortemCommand | DigestCommand | None:
+    """`postmortem [INCIDENT]` and `digest on|off`; None for anything else (a service may be called "digest":
+    `/triage digest shop` still triages it)."""
+    word = tokens[0].lower()
+    if word == "postmortem" and (len(tokens) == 1 or (len(tokens) == 2 and _INCIDENT_REF.match(tokens[1]))):
+        return PostmortemCommand(tokens[1] if len(tokens) == 2 else None)
+    if word == "digest" and len(tokens) == 2 and tokens[1].lower() in ("on", "off"):
+        return DigestCommand(tokens[1].lower() == "on")
+    return None
 
 
 def _parse_live(tokens: list[str], default_since: str) -> LiveCommand:
@@ -494,8 +522,9 @@ def _resolve(session: Session, run: Run, click: Click, wording: Wording) -> tupl
     key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
     root = _root(session, run)
     if root is not None:
-        queue_note(session, root, note)
-    _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
+        queue_note(session, root, note, resolved=incident.id)
+    _reply(session, run, click, key=f"{key}:note", text=note, kind="status",
+           blocks=resolved_blocks(note, "", incident.id, None))
     return None, {"incident": incident.key}
 
 
