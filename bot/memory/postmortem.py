@@ -236,8 +236,10 @@ def build_postmortem(rows: IncidentRows) -> Postmortem:
     events = [Event(incident.created_at, f"Incident opened ({incident.source})")]
     events += alert_events(rows.alerts)
     events += [_run_event(run) for run in rows.runs]
-    events += [e for e in (_action_event(a, rows.alerts) for a in rows.actions) if e is not None]
+    # Labels before actions: Mark resolved stores the label and resolves at one instant, and a stable sort keeps
+    # this order for equal times.
     events += [_feedback_event(fb) for fb in rows.feedback]
+    events += [e for e in (_action_event(a, rows.alerts) for a in rows.actions) if e is not None]
     timeline = sorted(events, key=lambda e: e.at)
     verdict, report, why = _verdict(rows)
     evidence: list[Quoted] = []

@@ -74,7 +74,7 @@ def digest_chart(d: Digest) -> bytes | None:
     plt = _pyplot()
     names = [s for s, _ in d.by_symptom][::-1]
     counts = [n for _, n in d.by_symptom][::-1]
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.4 * len(names)), dpi=100)
+    fig, ax = plt.subplots(figsize=(7, 1.6 + 0.35 * len(names)), dpi=100)
     try:
         ax.barh(names, counts, color="#2e86c1")
         ax.set_xlabel("incidents", fontsize=8)

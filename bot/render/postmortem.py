@@ -63,7 +63,7 @@ def postmortem_markdown(pm: Postmortem, *, slack_names: bool = False) -> str:
     for q in pm.evidence:
         out.append(f"- {_code(q.fact)} = {_code(q.value)} for {q.hypothesis}, read from {_line(q.source)}")
         if q.excerpt:
-            out.append(f"  > {_line(q.excerpt)}")
+            out.append("  > " + q.excerpt.replace("\n", " "))  # the line as read, its spacing kept
     out += ["", "## What on-call said", ""]
     if pm.label is None:
         out.append("Nobody has labelled the verdict yet (Mark resolved or Wrong diagnosis under the report).")
