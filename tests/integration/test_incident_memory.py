@@ -128,7 +128,7 @@ def test_the_cli_prints_the_postmortem(store: MigratedStore, monkeypatch: pytest
     assert main(["postmortem", str(incident_id)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Postmortem draft: KubePodOOMKilled training-job-xyz-0")
-    assert "oom-killed › limit-too-low" in out and "xoxb-" not in out
+    assert "oom-killed \u203a limit-too-low" in out and "xoxb-" not in out
     assert main(["postmortem", "999"]) == 2
     assert "no stored incident '999'" in capsys.readouterr().err
 
@@ -207,7 +207,7 @@ def test_the_clock_sends_each_week_once_across_restarts_and_never_skips(weeks: M
     message, chart = posts
     assert message.payload["kind"] == "digest" and "5 incidents, 3 resolved" in message.payload["text"]
     shown = str(message.payload["blocks"])
-    assert "3 x gpu-xid › hardware-fault on node/gpu-3" in shown and "3 of 4 labelled verdicts right" in shown
+    assert "3 x gpu-xid \u203a hardware-fault on node/gpu-3" in shown and "3 of 4 labelled verdicts right" in shown
     assert chart.depends_on == message.id and base64.b64decode(chart.payload["content_b64"]).startswith(b"\x89PNG")
     # The next Monday brings the next week, once.
     assert send_due(weeks.factory, [], now=NOW + timedelta(days=5)) == ["C0OPS"]
