@@ -9,7 +9,15 @@ import pytest
 
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError
 from bot.slack.drill_grammar import parse_command as parse_drill
-from bot.slack.flows import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
+from bot.slack.flows import (
+    CommandError,
+    DigestCommand,
+    HelpCommand,
+    LiveCommand,
+    PasteCommand,
+    PostmortemCommand,
+    parse_command,
+)
 
 # (text, target fields, namespace, since)
 LIVE = [
@@ -31,6 +39,27 @@ def test_live_commands(text: str, target: dict[str, str], namespace: str, since:
     assert isinstance(cmd, LiveCommand)
     assert cmd.namespace == namespace and cmd.since == since and cmd.label == text.split()[0]
     assert {k: getattr(cmd.target, k) for k in target} == target
+
+
+@pytest.mark.parametrize(("text", "meant"), [
+    ("postmortem", PostmortemCommand(None)),
+    ("postmortem 42", PostmortemCommand("42")),
+    ("Postmortem slash:0f3a9c", PostmortemCommand("slash:0f3a9c")),
+    ("digest on", DigestCommand(on=True)),
+    ("digest OFF", DigestCommand(on=False)),
+])
+def test_memory_commands(text: str, meant: object) -> None:
+    assert parse_command(text, "30m") == meant
+
+
+@pytest.mark.parametrize(("text", "label", "namespace"), [
+    ("digest shop", "digest", "shop"),  # a service called digest is still triaged
+    ("postmortem shop", "postmortem", "shop"),  # "shop" is no incident id or key
+    ("digest", "digest", "default"),
+])
+def test_memory_words_that_are_targets(text: str, label: str, namespace: str) -> None:
+    cmd = parse_command(text, "30m")
+    assert isinstance(cmd, LiveCommand) and (cmd.label, cmd.namespace) == (label, namespace)
 
 
 @pytest.mark.parametrize("text", ["", "help", "  HELP ", "-h", "--help", "?"])
