@@ -88,10 +88,14 @@ def with_note(blocks: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
     return [*blocks, ContextBlock(elements=[MarkdownTextObject(text=note)]).to_dict()]
 
 
-def postmortem_actions(incident_id: int) -> dict[str, Any]:
+def postmortem_block(incident_id: int) -> ActionsBlock:
     """The button that writes the incident's postmortem draft (bot/slack/memory.py)."""
     return ActionsBlock(block_id="incident_memory", elements=[
-        ButtonElement(text="Write postmortem", action_id=POSTMORTEM_ACTION, value=str(incident_id))]).to_dict()
+        ButtonElement(text="Write postmortem", action_id=POSTMORTEM_ACTION, value=str(incident_id))])
+
+
+def postmortem_actions(incident_id: int) -> dict[str, Any]:
+    return postmortem_block(incident_id).to_dict()
 
 
 def resolved_blocks(text: str, note: str, incident_id: int,

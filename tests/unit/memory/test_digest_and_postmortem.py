@@ -9,7 +9,9 @@ from datetime import UTC, datetime, timedelta
 from bot.memory.digest import IncidentSummary, build_digest
 from bot.memory.postmortem import alert_events
 from bot.memory.production import Label
+from bot.render.alert_root import AlertRoot, root_blocks
 from bot.render.digest import SECTION_LIMIT, digest_blocks, digest_chart, digest_text
+from bot.render.slack_triage import POSTMORTEM_ACTION
 from bot.store.models import Alert
 
 SINCE = datetime(2026, 11, 16, tzinfo=UTC)
@@ -66,3 +68,12 @@ def test_alert_events_keep_changes_of_state_only() -> None:
         (0, "Alert fired: GpuXid (node=gpu-3)"), (5, "Alert fired: GpuXid (node=gpu-3)"),
         (9, "Alert resolved: GpuXid (node=gpu-3)"), (30, "Alert fired again: GpuXid (node=gpu-3)"),
         (40, "Alert resolved: GpuXid (node=gpu-3)")]
+
+
+def test_a_resolved_alert_root_offers_the_postmortem_of_its_incident() -> None:
+    def buttons(status: str, incident_id: int | None) -> list[tuple[str, str]]:
+        blocks = root_blocks(AlertRoot(status=status, count=1, alertnames=["GpuXid"], incident_id=incident_id))
+        return [(e["action_id"], e["value"]) for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+    assert buttons("resolved", 7) == [(POSTMORTEM_ACTION, "7")]
+    assert buttons("firing", 7) == [] and buttons("resolved", None) == []
