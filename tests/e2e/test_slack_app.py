@@ -29,7 +29,7 @@ from bot.context import BotContext, build_context
 from bot.keys import group_id
 from bot.policy import Permissions
 from bot.render.slack_triage import hypothesis_label
-from bot.runner.digests import digest_enabled
+from bot.runner.digests import digest_enabled, send_due
 from bot.serve import check_settings
 from bot.server import create_app
 from bot.slack.app import build_slack_app
@@ -509,8 +509,9 @@ def _resolved(bot: Bot, triaged: Triaged) -> Message:
         answer = CauseAnswer(run_id=int(triaged.run_id), channel="C0BTN", thread_ts=triaged.root.ts,
                              playbook="oom-killed", hypothesis="limit-too-low", note=None)
         assert record_resolution(bot.ctx, answer, "U0ALICE") is None
-    bot.slack.wait_for(lambda: any(e["action_id"] == "incident_postmortem" for e in actions(bot.roots("C0BTN")[0])),
-                       timeout=SLOW_POSTS)
+    root = bot.roots("C0BTN")[0]
+    bot.slack.wait_for(lambda: any(e["action_id"] == "incident_postmortem" for e in actions(bot.roots("C0BTN")[0]))
+                       and any("Marked resolved" in m.text for m in bot.replies("C0BTN", root)), timeout=SLOW_POSTS)
     return bot.roots("C0BTN")[0]
 
 
@@ -556,6 +557,21 @@ def test_digest_on_and_off_in_a_channel(bot: Bot) -> None:
         with bot.ctx.factory() as session:
             assert digest_enabled(session, "C0OPS", []) is (word == "on")
     assert [e.target for e in bot.audited("slash.digest")][-2:] == ["on", "off"]
+
+
+def test_the_weekly_digest_reaches_the_channel_with_its_chart(bot: Bot, triaged: Triaged) -> None:
+    # A week from now, this week is complete: C0BTN's triages are in it.
+    assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == ["C0BTN"]
+    assert bot.ctx.poster is not None
+    bot.ctx.poster.wake()
+    bot.slack.wait_for(lambda: any(m.text.startswith("Weekly triage digest") for m in bot.roots("C0BTN")),
+                       timeout=SLOW_POSTS)
+    digest = next(m for m in bot.roots("C0BTN") if m.text.startswith("Weekly triage digest"))
+    shown = _blocks_text(digest)
+    assert "By symptom" in shown and "oom-killed" in shown and "Accuracy from feedback" in shown
+    bot.slack.wait_for(lambda: any(f.thread_ts == digest.ts and f.name.endswith(".png") for f in bot.slack.files),
+                       timeout=SLOW_POSTS)
+    assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == []
 
 
 def _view_submission_body(view: dict[str, Any], values: dict[str, Any], user_id: str = "U0ALICE") -> bytes:
