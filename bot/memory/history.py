@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
 from bot.store.models import Alert, AlertGroup, AuditEntry, Feedback, Incident, TriageRun
 
 # The webhook stores an episode's first alerts just before it opens the episode's incident.
-_OPENED_SLACK = timedelta(seconds=5)
+_LEEWAY = timedelta(seconds=5)
 
 
 @dataclass
@@ -58,7 +58,7 @@ def _alerts(session: Session, incident: Incident) -> list[Alert]:
     if group is None:
         return []
     query = select(Alert).where(Alert.group_key == group.group_key,
-                                Alert.received_at >= incident.created_at - _OPENED_SLACK)
+                                Alert.received_at >= incident.created_at - _LEEWAY)
     if group.incident_id != incident.id and group.episode_started_at is not None:
         # An earlier episode: the group has fired again since, under another incident.
         query = query.where(Alert.received_at < group.episode_started_at)
@@ -73,10 +73,10 @@ def incident_rows(session: Session, incident: Incident) -> IncidentRows:
     targets = [f"run:{run.id}" for run in runs] + [incident.key]
     # Silences name no incident (their button carries the alert's labels): the builder keeps those whose
     # matchers this incident's alerts carry.
-    silences = (AuditEntry.action == "button.silence") & (AuditEntry.channel == incident.channel) \
-        if incident.channel else None
-    mine = or_(AuditEntry.target.in_(targets), *(c for c in (silences,) if c is not None))
-    actions = list(session.scalars(select(AuditEntry).where(AuditEntry.at >= incident.created_at - _OPENED_SLACK, mine)
+    mine: ColumnElement[bool] = AuditEntry.target.in_(targets)
+    if incident.channel:
+        mine = or_(mine, (AuditEntry.action == "button.silence") & (AuditEntry.channel == incident.channel))
+    actions = list(session.scalars(select(AuditEntry).where(AuditEntry.at >= incident.created_at - _LEEWAY, mine)
                                    .order_by(AuditEntry.at, AuditEntry.id)))
     return IncidentRows(incident=incident, alerts=_alerts(session, incident), runs=runs, feedback=feedback,
                         actions=actions)

@@ -9,7 +9,7 @@ from typing import Any
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, MarkdownTextObject, SectionBlock
 
 from bot.memory.digest import Digest
-from bot.render.chart import _pyplot
+from bot.render.chart import pyplot
 from bot.render.slack import mrkdwn_escape
 from bot.render.slack_triage import hypothesis_label
 
@@ -71,7 +71,7 @@ def digest_chart(d: Digest) -> bytes | None:
     """PNG of incidents by symptom, resolved or not; None for a week without incidents."""
     if not d.by_symptom:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     names = [s for s, _ in d.by_symptom][::-1]
     counts = [n for _, n in d.by_symptom][::-1]
     fig, ax = plt.subplots(figsize=(7, 1.6 + 0.35 * len(names)), dpi=100)
