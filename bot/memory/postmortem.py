@@ -86,7 +86,8 @@ class Postmortem:
     no_verdict: str | None  # why there is no verdict: no triage ran, it failed, nothing held
     evidence: list[Quoted]
     label: OnCallLabel | None
-    follow_ups: list[str]
+    follow_ups: list[str]  # commands and queries, to run as they are
+    missing: list[str]  # the sources the triage could not read, and why
 
 
 def _report(run: TriageRun) -> Report | None:
@@ -186,16 +187,12 @@ def _quoted(report: Report, hypotheses: list[HypothesisResult]) -> list[Quoted]:
 
 
 def follow_ups(report: Report) -> list[str]:
-    """The next checks the triage named but could not run itself: the leader's, then those of the hypotheses left
-    unknown for want of a fact, then the sources that were missing. Deduplicated, in that order."""
+    """The next checks (commands and queries) the triage named but could not run itself: the leader's, then those of
+    the hypotheses left unknown for want of a fact. Deduplicated, in that order."""
     found = report.leading()
     ranked: list[HypothesisResult] = [found[1]] if found else []
     ranked += [h for f in report.findings for h in f.hypotheses if h.status == "unknown" and h.needs]
-    out: list[str] = []
-    for h in ranked:
-        out += [check for check in h.next_checks if check not in out]
-    out += [f"Collect {m.source}: it was missing ({m.reason})" for m in report.missing]
-    return list(dict.fromkeys(out))[:MAX_FOLLOW_UPS]
+    return list(dict.fromkeys(check for h in ranked for check in h.next_checks))[:MAX_FOLLOW_UPS]
 
 
 def _verdict(rows: IncidentRows) -> tuple[Verdict | None, Report | None, str | None]:
@@ -251,4 +248,5 @@ def build_postmortem(rows: IncidentRows) -> Postmortem:
         incident_id=incident.id, key=incident.key, title=incident.title or incident.key, source=incident.source,
         status=incident.status, namespace=incident.namespace, opened_at=incident.created_at,
         resolved_at=_resolved_at(rows, timeline), timeline=timeline, verdict=verdict, no_verdict=why,
-        evidence=evidence, label=_label(rows.feedback), follow_ups=follow_ups(report) if report else [])
+        evidence=evidence, label=_label(rows.feedback), follow_ups=follow_ups(report) if report else [],
+        missing=[f"{m.source} ({m.reason})" for m in report.missing] if report else [])

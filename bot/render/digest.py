@@ -4,6 +4,7 @@ chart of incidents by symptom (a picture reads faster than a table of counts).""
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 from typing import Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, HeaderBlock, MarkdownTextObject, SectionBlock
@@ -14,6 +15,10 @@ from bot.render.slack import mrkdwn_escape
 from bot.render.slack_triage import hypothesis_label
 
 SECTION_LIMIT = 3000  # Slack's limit on a section's text
+
+
+def _title(d: Digest) -> str:
+    return "Weekly triage digest" if d.until - d.since == timedelta(days=7) else "Triage digest"
 
 
 def _span(d: Digest) -> str:
@@ -45,7 +50,7 @@ def _lines(d: Digest) -> dict[str, list[str]]:
 
 
 def digest_text(d: Digest) -> str:
-    out = [f"Weekly triage digest, {_span(d)}"]
+    out = [f"{_title(d)}, {_span(d)}"]
     for title, lines in _lines(d).items():
         out += ["", f"{title}:"] + [f"  {line}" for line in lines]
     return "\n".join(out) + "\n"
@@ -53,7 +58,7 @@ def digest_text(d: Digest) -> str:
 
 def digest_blocks(d: Digest) -> tuple[str, list[dict[str, Any]]]:
     """The notification text and the blocks: one message, every section under Slack's 3,000 characters."""
-    blocks: list[Block] = [HeaderBlock(text="Weekly triage digest"),
+    blocks: list[Block] = [HeaderBlock(text=_title(d)),
                            ContextBlock(elements=[MarkdownTextObject(text=_span(d))])]
     for title, lines in _lines(d).items():
         body = f"*{title}*\n" + "\n".join(f"• {mrkdwn_escape(line)}" for line in lines)
@@ -63,7 +68,7 @@ def digest_blocks(d: Digest) -> tuple[str, list[dict[str, Any]]]:
             text="The chart of incidents by symptom is in this message's thread.")]))
     for block in blocks:
         block.validate_json()
-    text = f"Weekly triage digest, {_span(d)}: {d.incidents} incidents, {d.resolved} resolved"
+    text = f"{_title(d)}, {_span(d)}: {d.incidents} incidents, {d.resolved} resolved"
     return text, [b.to_dict() for b in blocks]
 
 

@@ -75,5 +75,9 @@ def postmortem_markdown(pm: Postmortem, *, slack_names: bool = False) -> str:
         if lb.note:
             out += ["", f"> {_line(lb.note)}"]
     out += ["", "## Follow-ups", ""]
-    out += [f"- [ ] {_line(f)}" for f in pm.follow_ups] or ["No open checks were left by the triage."]
+    # Commands whole, in code: copied and run as they are (no escaping inside a code span).
+    out += [f"- [ ] {_code(' '.join(f.split()))}" for f in pm.follow_ups]
+    out += [f"- [ ] Collect what the triage could not read: {_line(m)}" for m in pm.missing]
+    if not pm.follow_ups and not pm.missing:
+        out.append("No open checks were left by the triage.")
     return redact_text("\n".join(out) + "\n")

@@ -104,7 +104,9 @@ def test_the_postmortem_has_the_timeline_verdict_evidence_label_and_follow_ups(s
     assert pm.label is not None and pm.label.right and pm.label.by == "U0ALICE"
     assert pm.follow_ups and any("max_over_time(container_memory_working_set_bytes" in f for f in pm.follow_ups)
     markdown = postmortem_markdown(pm)
-    assert "**Would be falsified by:**" in markdown and "- [ ] kubectl get pod training-job-xyz-0" in markdown
+    assert "**Would be falsified by:**" in markdown and "- [ ] `kubectl get pod training-job-xyz-0" in markdown
+    # Commands stay whole in code spans, pipes unescaped, so they copy and run as they are.
+    assert "--no-pager | grep -iE 'oom-kill|memory cgroup out of memory|killed process'`" in markdown
     assert "xoxb-" not in markdown and "<redacted>" in markdown  # the note's token, masked on the way out
     assert "| 2026-11-25 07:10:00 UTC | Silenced the alert for 1h (silence s-1) by U0BOB |" in markdown
     assert "by <@U0BOB>" in postmortem_markdown(pm, slack_names=True)
@@ -231,7 +233,7 @@ def test_the_cli_prints_the_digest(weeks: MigratedStore, monkeypatch: pytest.Mon
     assert main(["digest", "--since", "30d", "--channel", "C0OPS"]) == 0
     out = capsys.readouterr().out
     # Relative to the real clock: the simulated weeks are in 2026-11, so only what is within 30 days shows.
-    assert out.startswith("Weekly triage digest,") and "What keeps coming back:" in out
+    assert out.startswith("Triage digest,") and "What keeps coming back:" in out
     assert main(["digest", "--since", "7 days"]) == 2
     assert "expected a number of hours, days or weeks" in capsys.readouterr().err
 
