@@ -11,7 +11,7 @@ from bot.memory.postmortem import alert_events
 from bot.memory.production import Label
 from bot.render.alert_root import AlertRoot, root_blocks
 from bot.render.digest import SECTION_LIMIT, digest_blocks, digest_chart, digest_text
-from bot.render.slack_triage import POSTMORTEM_ACTION
+from bot.render.slack_triage import POSTMORTEM_ACTION, POSTMORTEM_BLOCK, resolved_blocks
 from bot.store.models import Alert
 
 SINCE = datetime(2026, 11, 16, tzinfo=UTC)
@@ -77,3 +77,13 @@ def test_a_resolved_alert_root_offers_the_postmortem_of_its_incident() -> None:
 
     assert buttons("resolved", 7) == [(POSTMORTEM_ACTION, "7")]
     assert buttons("firing", 7) == [] and buttons("resolved", None) == []
+
+
+def test_resolving_a_root_that_has_the_button_keeps_one() -> None:
+    resolved = root_blocks(AlertRoot(status="resolved", count=1, alertnames=["GpuXid"], incident_id=7))
+    blocks = resolved_blocks("GpuXid resolved", "Marked resolved by <@U1>.", 7, resolved)
+    assert [b.get("block_id") for b in blocks].count(POSTMORTEM_BLOCK) == 1 and blocks[-1]["block_id"] == \
+        POSTMORTEM_BLOCK
+    assert blocks[-2]["type"] == "context"  # the note, under what the root showed
+    text_only = resolved_blocks("Triaged checkout", "Marked resolved by <@U1>.", 7, None)
+    assert [b["type"] for b in text_only] == ["section", "context", "actions"]
