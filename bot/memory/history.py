@@ -11,10 +11,11 @@ from datetime import timedelta
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
+from bot.keys import EPISODE_PREFIX, episode_incident_key, group_id
 from bot.store.models import Alert, AlertGroup, AuditEntry, Feedback, Incident, TriageRun
 
-# The webhook stores an episode's first alerts just before it opens the episode's incident.
-_LEEWAY = timedelta(seconds=5)
+# The webhook stores an episode's first alerts just before it opens the episode's incident, in one transaction.
+_LEEWAY = timedelta(seconds=1)
 
 
 @dataclass
@@ -47,21 +48,44 @@ def latest_resolved_in(session: Session, channel: str) -> Incident | None:
 
 
 def _group(session: Session, incident: Incident) -> AlertGroup | None:
+    """The alert group whose episode the incident is: the group's current one, its first, or a later one by the
+    group's id in the key (bot.keys.episode_incident_key)."""
     group = session.scalars(select(AlertGroup).where(AlertGroup.incident_id == incident.id)).first()
-    if group is None and incident.key.startswith("alert:"):
-        group = session.scalars(select(AlertGroup).where(AlertGroup.group_key == incident.key[6:])).first()
-    return group
+    if group is not None:
+        return group
+    if incident.key.startswith("alert:"):
+        return session.scalars(select(AlertGroup).where(AlertGroup.group_key == incident.key[6:])).first()
+    if incident.key.startswith(EPISODE_PREFIX) and incident.channel:
+        gid = incident.key.removeprefix(EPISODE_PREFIX).rpartition(":")[0]
+        channel = session.scalars(select(AlertGroup).where(AlertGroup.channel == incident.channel))
+        return next((g for g in channel if group_id(g.group_key) == gid), None)
+    return None
+
+
+def _episode(incident: Incident) -> int:
+    if incident.key.startswith(EPISODE_PREFIX):
+        number = incident.key.rpartition(":")[2]
+        return int(number) if number.isdigit() else 1
+    return 1
 
 
 def _alerts(session: Session, incident: Incident) -> list[Alert]:
     group = _group(session, incident)
     if group is None:
         return []
-    query = select(Alert).where(Alert.group_key == group.group_key,
-                                Alert.received_at >= incident.created_at - _LEEWAY)
-    if group.incident_id != incident.id and group.episode_started_at is not None:
-        # An earlier episode: the group has fired again since, under another incident.
-        query = query.where(Alert.received_at < group.episode_started_at)
+    current = group.incident_id == incident.id and group.episode_started_at is not None
+    # The current episode starts exactly where the group says; an earlier one where its incident was opened.
+    since = group.episode_started_at if current and group.episode_started_at else incident.created_at - _LEEWAY
+    query = select(Alert).where(Alert.group_key == group.group_key, Alert.received_at >= since)
+    if not current:
+        # An earlier episode ends where the next began: exactly, when the next is the group's current one.
+        number = _episode(incident) + 1
+        following = session.scalars(select(Incident.created_at).where(
+            Incident.key == episode_incident_key(group.group_key, number))).first()
+        until = group.episode_started_at if number == group.episode else \
+            (following - _LEEWAY if following is not None else None)
+        if until is not None:
+            query = query.where(Alert.received_at < until)
     return list(session.scalars(query.order_by(Alert.received_at, Alert.id)))
 
 

@@ -240,3 +240,27 @@ def test_the_cli_prints_the_digest(weeks: MigratedStore, monkeypatch: pytest.Mon
 
 def test_report_round_trip_is_what_the_postmortem_reads() -> None:
     assert Report.model_validate(oom_report()).lead is not None
+
+
+def test_each_episode_of_a_group_has_its_own_alerts(store: MigratedStore) -> None:
+    """A group that fired three times: the first, a middle and the current episode each keep their own alerts."""
+    starts = [NOW - timedelta(hours=h) for h in (3, 2, 1)]
+    with store.factory.begin() as db:
+        group, _, _ = repo.store_alert_payload(db, _payload("firing", starts[0]), "bot-0", now=starts[0])
+        group.channel = "C0OPS"
+        ids = []
+        for n, start in enumerate(starts, 1):
+            if n > 1:
+                repo.store_alert_payload(db, _payload("firing", start), "bot-0", now=start)
+            group.episode, group.episode_started_at = n, start
+            incident, _ = repo.open_incident_for_group(db, group, title=f"episode {n}", channel="C0OPS", now=start)
+            ids.append(incident.id)
+            if n < 3:
+                end = start + timedelta(minutes=20)
+                repo.store_alert_payload(db, _payload("resolved", end), "bot-0", now=end)
+    with store.factory.begin() as db:
+        timelines = [build_postmortem(incident_rows(db, find_incident(db, str(i)))).timeline for i in ids]
+    alerts = [[(e.at, e.what.split(":")[0]) for e in t if e.what.startswith("Alert")] for t in timelines]
+    assert alerts == [[(starts[0], "Alert fired"), (starts[0] + timedelta(minutes=20), "Alert resolved")],
+                      [(starts[1], "Alert fired"), (starts[1] + timedelta(minutes=20), "Alert resolved")],
+                      [(starts[2], "Alert fired")]]
