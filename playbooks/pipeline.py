@@ -33,8 +33,7 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     """Facts -> findings: every playbook that triggers (or is forced), best finding first."""
     context = activation(facts.cel_context())
     variables = template_variables(target, facts)
-    forced = set(symptoms or [])
-    chosen = [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
+    chosen = _chosen(context, playbooks, symptoms)
     pods = [] if target.pod else _pods(facts)
     findings = [_triggered_by(evaluate(p, facts, _subject(p, pods, target, variables), context), p, facts, context)
                 for p in chosen]
@@ -44,6 +43,24 @@ def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],
     findings.sort(key=lambda f: (-strength[f.playbook],
                                  -max((h.score for h in f.hypotheses if h.status != "ruled-out"), default=0.0)))
     return findings
+
+
+def _chosen(context: Any, playbooks: list[CompiledPlaybook], symptoms: Iterable[str] | None) -> list[CompiledPlaybook]:
+    forced = set(symptoms or [])
+    return [p for p in playbooks if p.spec.id in forced or triggered(p, context)]
+
+
+def triggered_by(artifacts: list[Artifact], symptoms: Iterable[str] | None = None,
+                 playbooks: list[CompiledPlaybook] | None = None) -> list[CompiledPlaybook]:
+    """The playbooks the artifacts' facts trigger, and those `symptoms` force, forced first; no hypothesis is
+    judged. Live triage asks this mid-collection to choose its chart series, so the engine runs once per triage."""
+    playbooks = default_playbooks() if playbooks is None else playbooks
+    read = [(a, parse_with_declared(a).facts) for a in artifacts if a.unavailable is None]
+    rank_logs = [a for a, facts in read if rank_join.may_join(a, facts)]
+    facts = joined_facts(rank_logs, [f for _, found in read for f in found], unavailable(artifacts))
+    chosen = _chosen(activation(facts.cel_context()), playbooks, symptoms)
+    forced = set(symptoms or [])
+    return sorted(chosen, key=lambda p: p.spec.id not in forced)
 
 
 def _triggered_by(finding: Finding, playbook: CompiledPlaybook, facts: FactSet, context: Any) -> Finding:

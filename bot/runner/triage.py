@@ -14,8 +14,8 @@ from collectors.live.base import NodeRef, Window
 from collectors.live.collect import Collected, LiveAccess, collect_live
 from collectors.models import Artifact, ArtifactKind, Target
 from collectors.redact import redact
-from playbooks.charts import chart_series
-from playbooks.pipeline import analyse
+from playbooks.charts import declared_series
+from playbooks.pipeline import analyse, triggered_by
 from playbooks.report import CacheState, Report
 
 
@@ -51,10 +51,11 @@ def access_from(settings: Settings, kube: Any) -> LiveAccess:
     )
 
 
-def chart_picker(target: Target, symptoms: list[str] | None) -> Callable[[list[Artifact]], list[str]]:
-    """Which chart series live triage fetches: those of the report the evidence so far gives, leader first."""
+def chart_picker(symptoms: list[str] | None) -> Callable[[list[Artifact]], list[str]]:
+    """Which chart series live triage fetches: those the playbooks the evidence so far triggers declare. Only
+    triggers are read here; the one analysis runs once all the evidence is in."""
     def pick(artifacts: list[Artifact]) -> list[str]:
-        return chart_series(analyse(artifacts, target, symptoms=symptoms))
+        return declared_series(triggered_by(artifacts, symptoms))
 
     return pick
 
@@ -91,7 +92,7 @@ def run_triage(target: Target, since: timedelta, access: LiveAccess, now: dateti
     webhook's alerts) makes the triage an alert's: its labels are facts and its symptoms lead the report.
     """
     now = now or datetime.now(UTC)
-    collected = collect_live(target, Window.last(since, now), access, charts=chart_picker(target, symptoms))
+    collected = collect_live(target, Window.last(since, now), access, charts=chart_picker(symptoms))
     target = named_node(target, collected)
     if alert:
         # Last: for facts that keep their first value (a pod's name), what the cluster says comes first.

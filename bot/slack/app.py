@@ -1,9 +1,10 @@
-"""The Slack app: /triage, the "Triage this message" shortcut, the report's buttons and the App Home
-(and /drill, from bot/slack/drills.py, and /ask, from bot/slack/ask.py).
+"""The Slack app: the "Triage this message" shortcut, the report's buttons and the App Home, and the assembly of
+the commands' handlers (/triage from bot/slack/triage_command.py, /drill from drills.py, /ask from ask.py).
 
 Handlers are thin: read the request, ack() at once (Slack gives 3 s; bolt answers the HTTP request the moment
-ack() is called), then hand the rest to bot.slack.flows on a pool of its own. Only what fits in the ack itself
-(help, a refusal, a usage error) is decided before it, and that is pure parsing.
+ack() is called), then hand the rest to the flows (bot/slack/start.py, actions.py, home.py) on a pool of their
+own. Only what fits in the ack itself (help, a refusal, a usage error) is decided before it, and that is pure
+parsing (bot/slack/triage_grammar.py).
 
 Why a pool of its own: bolt runs listeners on a small executor and an ack can only be sent once a listener has
 started. Work left on those threads (a database busy with a burst of writes, a large paste to analyse) would
@@ -23,26 +24,40 @@ from slack_sdk import WebClient
 from bot.config import ConfigError
 from bot.context import BotContext
 from bot.logs import body_free
-from bot.policy import scope
 from bot.render.slack_triage import RESOLVE_CALLBACK, WRONG_CALLBACK
-from bot.slack import flows, memory
+from bot.slack.actions import (
+    CauseAnswer,
+    read_cause_submission,
+    record_resolution,
+    record_wrong,
+    rerun,
+    resolve_view,
+    save_drill,
+    show_evidence,
+    wrong_diagnosis_view,
+)
 from bot.slack.ask import register_ask
+from bot.slack.common import Click, audit, click_from, count, ephemeral, message_link
 from bot.slack.drills import register_drills
+from bot.slack.home import queue_home
+from bot.slack.memory import register_memory
 from bot.slack.silence import register_silence
+from bot.slack.start import start_paste
+from bot.slack.triage_command import register_triage
+from bot.slack.triage_grammar import CommandError, parse_paste
 
 log = logging.getLogger("triagebot.slack")
 # bolt's own logger: it logs request bodies (a failed signature check, an unhandled request); NoBodies cuts them.
 bolt_log = body_free(logging.getLogger("triagebot.slack.bolt"))
 
-COMMAND = "/triage"
 SHORTCUT = "triage_message"  # callback id of the message shortcut "Triage this message"
-ButtonFlow = Callable[[BotContext, str, flows.Click], "str | None"]
-Opener = Callable[[BotContext, str, flows.Click], "tuple[dict[str, Any] | None, str | None]"]
-Recorder = Callable[[BotContext, flows.CauseAnswer, str], "str | None"]
+ButtonFlow = Callable[[BotContext, str, Click], "str | None"]
+Opener = Callable[[BotContext, str, Click], "tuple[dict[str, Any] | None, str | None]"]
+Recorder = Callable[[BotContext, CauseAnswer, str], "str | None"]
 BUTTONS: dict[str, tuple[str, ButtonFlow]] = {
-    "triage_show_evidence": ("show_evidence", flows.show_evidence),
-    "triage_rerun": ("rerun", flows.rerun),
-    "triage_save_drill": ("save_drill", flows.save_drill),
+    "triage_show_evidence": ("show_evidence", show_evidence),
+    "triage_rerun": ("rerun", rerun),
+    "triage_save_drill": ("save_drill", save_drill),
 }
 ACK_THREADS = 16  # bolt's listener threads: each only parses and acks
 WORK_THREADS = 8  # database writes and paste analysis after the ack (live triages run in ctx.jobs)
@@ -61,7 +76,7 @@ class Later:
             except Exception as err:
                 log.exception("%s failed", what)
                 if respond is not None:
-                    _ephemeral(respond, f":x: {what} failed on triagebot's side ({type(err).__name__}); the error "
+                    ephemeral(respond, f":x: {what} failed on triagebot's side ({type(err).__name__}); the error "
                                         "is logged. Try again, or tell the bot's operator if it keeps failing.")
 
         self.executor.submit(run)
@@ -83,7 +98,7 @@ def build_slack_app(ctx: BotContext) -> App:
               process_before_response=False, logger=bolt_log, token_verification_enabled=False,
               listener_executor=ThreadPoolExecutor(ACK_THREADS, thread_name_prefix="slack-ack"))
     later = Later(ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="slack-work"))
-    _register_command(app, ctx, later)
+    register_triage(app, ctx, later)  # /triage: one handler per command
     _register_shortcut(app, ctx, later)
     for action_id, (name, flow) in BUTTONS.items():
         _register_button(app, ctx, later, action_id, name, flow)
@@ -92,94 +107,15 @@ def build_slack_app(ctx: BotContext) -> App:
     register_drills(app, ctx, later)  # /drill: drills and interviews
     register_ask(app, ctx, later)  # /ask: answers from the runbooks
     register_silence(app, ctx, later)  # the Silence 1h button on alert messages
-    memory.register_memory(app, ctx, later)  # the postmortem button under a resolved incident
+    register_memory(app, ctx, later)  # the postmortem button under a resolved incident
     return app
-
-
-def _ephemeral(respond: Respond, text: str) -> None:
-    """A message only the requester sees, through the request's response_url."""
-    try:
-        respond(text=text, response_type="ephemeral", replace_original=False)
-    except Exception:
-        log.exception("could not answer through response_url")
-
-
-def _count(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()
-
-
-def _register_command(app: App, ctx: BotContext, later: Later) -> None:
-    @app.command(COMMAND)
-    def triage(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
-        user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
-        text = str(command.get("text", ""))
-        try:
-            parsed = flows.parse_command(text, ctx.settings.default_since)
-        except flows.CommandError as err:
-            problem = str(err)
-            ack(text=f":warning: {problem}", response_type="ephemeral")
-            _count(ctx, "triage_invalid")
-            later("Auditing", None, lambda: flows.audit(
-                ctx, user=user, channel=channel, action="slash.triage", target=flows.quoted(text),
-                detail={"error": problem}, outcome="invalid"))
-            return
-        if isinstance(parsed, flows.HelpCommand):
-            ack(text=flows.help_text(ctx, channel=channel, user=user), response_type="ephemeral")
-            _count(ctx, "triage_help")
-            later("Auditing", None, lambda: flows.audit(ctx, user=user, channel=channel, action="slash.help"))
-            return
-        if isinstance(parsed, flows.LiveCommand):
-            _live(ctx, later, ack, respond, parsed, channel=channel, user=user)
-            return
-        if isinstance(parsed, flows.PostmortemCommand | flows.DigestCommand):
-            _memory(ctx, later, ack, respond, parsed, channel=channel, user=user)
-            return
-        ack()
-        _count(ctx, "triage_paste")
-        later("Analysing the pasted evidence", respond,
-              lambda: flows.start_paste(ctx, parsed, channel=channel, user=user, origin="slash"))
-
-
-def _live(ctx: BotContext, later: Later, ack: Ack, respond: Respond, parsed: flows.LiveCommand, *,
-          channel: str, user: str) -> None:
-    permissions = ctx.settings.permissions
-    checked = scope(parsed.target)  # a node needs "*", whatever namespace the command named
-    if not permissions.allowed_scope(checked, channel=channel, user=user):
-        ack(text=f":no_entry: {permissions.refusal(checked, channel=channel, user=user)}",
-            response_type="ephemeral")
-        _count(ctx, "triage_refused")
-        later("Auditing", None, lambda: flows.audit(
-            ctx, user=user, channel=channel, action="slash.triage", target=parsed.label,
-            detail={"namespace": parsed.namespace}, outcome="refused"))
-        return
-    ack()
-    _count(ctx, "triage")
-    later("Starting the triage", respond, lambda: flows.start_live(ctx, parsed, channel=channel, user=user))
-
-
-def _memory(ctx: BotContext, later: Later, ack: Ack, respond: Respond,
-            parsed: flows.PostmortemCommand | flows.DigestCommand, *, channel: str, user: str) -> None:
-    ack()
-    if isinstance(parsed, flows.DigestCommand):
-        _count(ctx, "digest")
-        later("Changing the digest", respond, lambda: _ephemeral(
-            respond, memory.switch_digest(ctx, parsed.on, channel=channel, user=user)))
-        return
-    _count(ctx, "postmortem")
-
-    def run() -> None:
-        message = memory.post_postmortem(ctx, parsed.reference, channel=channel, user=user, via="slash")
-        if message:
-            _ephemeral(respond, message)
-
-    later("Writing the postmortem", respond, run)
 
 
 def _register_shortcut(app: App, ctx: BotContext, later: Later) -> None:
     @app.message_shortcut(SHORTCUT)
     def triage_message(ack: Ack, shortcut: dict[str, Any], respond: Respond) -> None:
         ack()
-        _count(ctx, "shortcut")
+        count(ctx, "shortcut")
         later("Triaging the message", respond, lambda: _triage_message(ctx, shortcut, respond))
 
 
@@ -187,16 +123,16 @@ def _triage_message(ctx: BotContext, shortcut: dict[str, Any], respond: Respond)
     user = str((shortcut.get("user") or {}).get("id", ""))
     channel = str((shortcut.get("channel") or {}).get("id", ""))
     message = shortcut.get("message") or {}
-    link = flows.message_link(str((shortcut.get("team") or {}).get("domain", "")), channel,
+    link = message_link(str((shortcut.get("team") or {}).get("domain", "")), channel,
                               str(message.get("ts", "")))
     try:
-        parsed = flows.parse_paste(str(message.get("text", "")), "message")
-    except flows.CommandError as err:
-        flows.audit(ctx, user=user, channel=channel, action="shortcut.paste", detail={"error": str(err)},
+        parsed = parse_paste(str(message.get("text", "")), "message")
+    except CommandError as err:
+        audit(ctx, user=user, channel=channel, action="shortcut.paste", detail={"error": str(err)},
                     outcome="invalid")
-        _ephemeral(respond, f":warning: {err}")
+        ephemeral(respond, f":warning: {err}")
         return
-    flows.start_paste(ctx, parsed, channel=channel, user=user, origin="shortcut", link=link)
+    start_paste(ctx, parsed, channel=channel, user=user, origin="shortcut", link=link)
 
 
 def _button_value(body: dict[str, Any]) -> str:
@@ -207,24 +143,24 @@ def _button_value(body: dict[str, Any]) -> str:
 def _register_button(app: App, ctx: BotContext, later: Later, action_id: str, name: str,
                      flow: ButtonFlow) -> None:
     def run(body: dict[str, Any], respond: Respond) -> None:
-        message = flow(ctx, _button_value(body), flows.click_from(body))
+        message = flow(ctx, _button_value(body), click_from(body))
         if message:
-            _ephemeral(respond, message)
+            ephemeral(respond, message)
 
     @app.action(action_id)
     def clicked(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
-        _count(ctx, name)
+        count(ctx, name)
         later(name.replace("_", " ").capitalize(), respond, lambda: run(body, respond))
 
 
 def _register_wrong_diagnosis(app: App, ctx: BotContext, later: Later) -> None:
     # Both buttons ask one question, what the cause was (bot/render/slack_triage.cause_modal); Mark resolved
     # offers the verdict already chosen, so confirming it labels the verdict right.
-    _register_cause_form(app, ctx, later, "triage_wrong", "wrong", flows.wrong_diagnosis_view, WRONG_CALLBACK,
-                         flows.record_wrong, "Storing the feedback")
-    _register_cause_form(app, ctx, later, "triage_resolve", "resolve", flows.resolve_view, RESOLVE_CALLBACK,
-                         flows.record_resolution, "Resolving the incident")
+    _register_cause_form(app, ctx, later, "triage_wrong", "wrong", wrong_diagnosis_view, WRONG_CALLBACK,
+                         record_wrong, "Storing the feedback")
+    _register_cause_form(app, ctx, later, "triage_resolve", "resolve", resolve_view, RESOLVE_CALLBACK,
+                         record_resolution, "Resolving the incident")
 
 
 def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, name: str, opener: Opener,
@@ -232,8 +168,8 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
     @app.action(action)
     def clicked(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
         ack()
-        _count(ctx, name)
-        click = flows.click_from(body)
+        count(ctx, name)
+        click = click_from(body)
         # On the listener's thread, not `later`: a trigger_id is good for 3 s, so the modal opens now or never.
         try:
             view, message = opener(ctx, _button_value(body), click)
@@ -243,21 +179,21 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
             log.exception("opening the %s form failed", name)
             message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
         if message:
-            _ephemeral(respond, message)
+            ephemeral(respond, message)
 
     @app.view(callback)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        answer = flows.read_cause_submission(view)
+        answer = read_cause_submission(view)
         if isinstance(answer, dict):
             ack(response_action="errors", errors=answer)
             return
         ack()
-        _count(ctx, f"{name}_submit")
+        count(ctx, f"{name}_submit")
         user = str((body.get("user") or {}).get("id", ""))
         later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
 
-def _tell(ctx: BotContext, answer: flows.CauseAnswer, user: str, message: str | None) -> None:
+def _tell(ctx: BotContext, answer: CauseAnswer, user: str, message: str | None) -> None:
     if message and ctx.slack is not None and answer.channel:
         # A submitted modal has no response_url: tell the user privately in the report's channel.
         ctx.slack.chat_postEphemeral(channel=answer.channel, user=user, text=message)
@@ -268,6 +204,6 @@ def _register_home(app: App, ctx: BotContext, later: Later) -> None:
     def home(event: dict[str, Any], body: dict[str, Any]) -> None:
         if event.get("tab") != "home":
             return  # the Messages tab needs nothing from us
-        _count(ctx, "home")
+        count(ctx, "home")
         later("Publishing the App Home", None,
-              lambda: flows.queue_home(ctx, str(event.get("user", "")), body.get("event_id")))
+              lambda: queue_home(ctx, str(event.get("user", "")), body.get("event_id")))

@@ -14,8 +14,7 @@ counts), so a workspace that restricts triagebot restricts the model's use as we
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt import Ack, App, Respond
 
@@ -24,7 +23,8 @@ from bot.config import ConfigError
 from bot.context import BotContext
 from bot.policy import Permissions
 from bot.render.slack_assist import answer_payload, render
-from bot.slack import flows
+from bot.slack.common import Pool, audit, count, quoted
+from bot.slack.triage_grammar import slack_unescape
 from collectors.redact import redact_text
 
 log = logging.getLogger("triagebot.slack.ask")
@@ -33,12 +33,6 @@ COMMAND = "/ask"
 USAGE = "/ask <question>, e.g. /ask what does Xid 79 mean"
 ACTION = "slash.ask"  # the audit action of every /ask, whatever its outcome
 _HELP_WORDS = ("", "help", "-h", "--help", "?")
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def may_ask(permissions: Permissions, *, channel: str, user: str) -> bool:
@@ -56,7 +50,7 @@ def refusal(*, channel: str, user: str) -> str:
 
 def audited(question: str, limit: int = 200) -> str:
     """The question as the audit log keeps it: redacted whole first, then shortened (a cut could hide a secret)."""
-    return flows.quoted(redact_text(question), limit)
+    return quoted(redact_text(question), limit)
 
 
 def help_text(ctx: BotContext) -> str:
@@ -69,15 +63,15 @@ def answer_question(ctx: BotContext, question: str, *, user: str, channel: str) 
     try:
         result = answer(question, ctx.search_index(), ctx.assistant, k=ctx.settings.ask_top_k)
     except QuestionError as err:  # checked before the ack already; kept for callers that skip the check
-        flows.audit(ctx, user=user, channel=channel, action=ACTION, target=audited(question),
+        audit(ctx, user=user, channel=channel, action=ACTION, target=audited(question),
                     detail={"error": str(err)}, outcome="invalid")
         return None, {"text": f":warning: {err}. Usage: `{USAGE}`"}
     except ConfigError as err:  # e.g. ask_retriever=embeddings without its package
         log.error("the /ask search index cannot be built: %s", err)
-        flows.audit(ctx, user=user, channel=channel, action=ACTION, target=audited(question),
+        audit(ctx, user=user, channel=channel, action=ACTION, target=audited(question),
                     detail={"error": str(err)}, outcome="error")
         return None, {"text": f":x: /ask is not available: {err}. Tell the bot's operator."}
-    flows.audit(ctx, user=user, channel=channel, action=ACTION, target=audited(result.question), detail={
+    audit(ctx, user=user, channel=channel, action=ACTION, target=audited(result.question), detail={
         "passages": [h.passage.id for h in result.hits], "generated": result.generated, "model": result.model,
         "fallback": result.fallback, "retriever": result.retriever})
     return result, answer_payload(result, ctx.settings.templates_dir)
@@ -87,17 +81,17 @@ def register_ask(app: App, ctx: BotContext, later: Pool) -> None:
     @app.command(COMMAND)
     def ask(ack: Ack, command: dict[str, Any], respond: Respond) -> None:
         user, channel = str(command.get("user_id", "")), str(command.get("channel_id", ""))
-        question = flows.slack_unescape(str(command.get("text", ""))).strip()
+        question = slack_unescape(str(command.get("text", ""))).strip()
         if question.lower() in _HELP_WORDS:
             ack(text=help_text(ctx), response_type="ephemeral")
-            _count(ctx, "ask_help")
-            later("Auditing", None, lambda: flows.audit(ctx, user=user, channel=channel, action=ACTION,
+            count(ctx, "ask_help")
+            later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target="help"))
             return
         if not may_ask(ctx.settings.permissions, channel=channel, user=user):
             ack(text=f":no_entry: {refusal(channel=channel, user=user)}", response_type="ephemeral")
-            _count(ctx, "ask_refused")
-            later("Auditing", None, lambda: flows.audit(ctx, user=user, channel=channel, action=ACTION,
+            count(ctx, "ask_refused")
+            later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target=audited(question), outcome="refused"))
             return
         try:
@@ -105,22 +99,18 @@ def register_ask(app: App, ctx: BotContext, later: Pool) -> None:
         except QuestionError as err:
             problem = str(err)
             ack(text=f":warning: {problem}. Usage: `{USAGE}`", response_type="ephemeral")
-            _count(ctx, "ask_invalid")
-            later("Auditing", None, lambda: flows.audit(ctx, user=user, channel=channel, action=ACTION,
+            count(ctx, "ask_invalid")
+            later("Auditing", None, lambda: audit(ctx, user=user, channel=channel, action=ACTION,
                                                         target=audited(question), detail={"error": problem},
                                                         outcome="invalid"))
             return
         model = ctx.assistant.name if ctx.assistant.enabled else ""
         ack(text=render(ctx.settings.templates_dir, "ask_searching", question=audited(question), model=model),
             response_type="ephemeral")
-        _count(ctx, "ask")
+        count(ctx, "ask")
 
         def work() -> None:
             _, reply = answer_question(ctx, question, user=user, channel=channel)
             respond(**reply, response_type="ephemeral", replace_original=False)
 
         later("Answering the question", respond, work)
-
-
-def _count(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()

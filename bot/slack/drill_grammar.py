@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.render.slack_drill import HYPOTHESIS_BLOCK, HYPOTHESIS_SELECT
-from bot.slack import flows
+from bot.slack.triage_grammar import slack_unescape
 from collectors.redact import redact_text
 
 COMMAND = "/drill"
@@ -134,4 +134,4 @@ def thread_reply(event: dict[str, Any]) -> ThreadReply | None:
         return None
     # Redacted at the door: an answer is stored with the interview and may be shown to a model.
     return ThreadReply(channel=str(channel), thread_ts=str(thread_ts), ts=str(ts), user=str(user),
-                       text=redact_text(flows.slack_unescape(text)))
+                       text=redact_text(slack_unescape(text)))

@@ -25,32 +25,26 @@ from __future__ import annotations
 import functools
 import logging
 import random
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from slack_sdk.models.blocks import Block
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from bot.assist.grade import model_grader
 from bot.assist.narrate import narrate_debrief
 from bot.context import BotContext
-from bot.delivery import PRIORITY_REPORT, Edit, Root, Upload, find, queue
 from bot.delivery import Reply as ThreadPost
+from bot.delivery import Root, find, queue
 from bot.delivery.words import evidence_text
 from bot.render.slack_assist import narrative_payload
 from bot.render.slack_drill import (
-    Reply,
     block_dicts,
     clock,
-    closed_root,
     debrief_reply,
     evidence_reply,
     gave_up_reply,
@@ -62,8 +56,9 @@ from bot.render.slack_drill import (
     question_blocks,
 )
 from bot.runner import drill_catalog
-from bot.slack import flows
+from bot.slack.common import audit, count, message_link
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who
+from bot.slack.drill_steps import Locks, Outcome, queue_outcome, step_prefix
 from bot.store import repo
 from bot.store.drill_sessions import SqlSessionStore
 from bot.store.interviews import InterviewRecord, InterviewStore
@@ -90,19 +85,6 @@ log = logging.getLogger("triagebot.slack.drills")
 MAX_FOLLOW_UPS = 1
 HISTORY_LIMIT = 15
 ROOT_IN_FLIGHT_WAIT = 3.0  # seconds a reply waits for its thread's root to be recorded
-_STRIPES = 64
-
-
-class _Locks:
-    """Striped locks: steps on one session apply one after another in this process; memory stays bounded."""
-
-    def __init__(self, stripes: int = _STRIPES) -> None:
-        self._locks = [threading.Lock() for _ in range(stripes)]
-
-    @contextmanager
-    def hold(self, key: str) -> Iterator[None]:
-        with self._locks[hash(key) % len(self._locks)]:
-            yield
 
 
 def _incident(incident_id: str, saved_dir: Path) -> Incident:
@@ -124,36 +106,6 @@ def _read_incident(folder: str, stamp: int) -> Incident:
     return incident
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a step shows: thread replies, the audit detail, and whether the exercise ended."""
-
-    replies: list[Reply]
-    detail: dict[str, Any]
-    finished: str | None = None  # a closing note for the root message, whose buttons then go
-    note: str | None = None  # to the clicker alone
-
-
-def step_prefix(session: DrillSession, action: str) -> str:
-    """The outbox key prefix of a step's posts: from the session before the step (see the module doc)."""
-    return f"drill:{session.id}:{len(session.timeline)}:{action}"
-
-
-def _queue(db: Session, root: OutboxItem, prefix: str, outcome: Outcome) -> None:
-    """The step's replies (and files) in the root's thread, and the root without buttons when it ended."""
-    for n, reply in enumerate(outcome.replies):
-        queue(db, ThreadPost(key=f"{prefix}:{n}", channel=root.channel, kind="drill", text=reply.text,
-                        blocks=block_dicts(reply.blocks), parent=root))
-        if reply.upload is not None:
-            queue(db, Upload(key=f"{prefix}:{n}:file", channel=root.channel, kind="drill-file",
-                             filename=reply.upload.filename, title=reply.upload.title, content=reply.upload.content,
-                             parent=root))
-    if outcome.finished is not None:
-        closed = closed_root(root.payload.get("blocks") or [], outcome.finished)
-        queue(db, Edit(key=f"{root.idempotency_key}:closed", kind="drill-root", target=root,
-                       fields={"text": root.payload.get("text", ""), "blocks": closed}, priority=PRIORITY_REPORT))
-
-
 DrillStep = Callable[[DrillSession, Incident], tuple[DrillSession, Outcome]]
 InterviewStepFn = Callable[[InterviewSession, Question], tuple[InterviewSession, list[Step]]]
 
@@ -166,7 +118,7 @@ class SlackDrills:
         self.store = SqlSessionStore(ctx.engine)
         self.interviews = InterviewStore(ctx.engine)
         self.saved_dir = drill_catalog.drills_dir(ctx.settings)  # saved drills, beside the bundled ones
-        self._locks = _Locks()
+        self._locks = Locks()
         self.bank: QuestionBank | None = None
         try:
             self.bank = load_bank()
@@ -177,7 +129,7 @@ class SlackDrills:
 
     def audit(self, who: Who, action: str, target: str | None, detail: dict[str, Any] | None = None,
               outcome: str = "ok") -> None:
-        flows.audit(self.ctx, user=who.user, channel=who.channel, action=action, target=target, detail=detail,
+        audit(self.ctx, user=who.user, channel=who.channel, action=action, target=target, detail=detail,
                     outcome=outcome)
 
     def _wake(self) -> None:
@@ -198,7 +150,7 @@ class SlackDrills:
             root = find(db, root_key)
             if root is None:
                 raise DrillError("this exercise's thread was never posted; start another")
-            _queue(db, root, prefix, outcome)
+            queue_outcome(db, root, prefix, outcome)
             repo.audit(db, actor=who.user, channel=who.channel, action=action, target=target, detail=outcome.detail)
         if save is not None:
             save()
@@ -372,7 +324,7 @@ class SlackDrills:
         lines = []
         for s in sessions:
             result = roots.get(f"drill:{s.id}:root") or {}
-            link = flows.message_link(team_domain, s.channel, str(result.get("ts", "")))
+            link = message_link(team_domain, s.channel, str(result.get("ts", "")))
             name = f"<{link}|drill {s.id}>" if link else f"drill `{s.id}`"
             lines.append(f"• {name} · {s.started_at:%Y-%m-%d %H:%M} · {_history_state(s)}")
         return "*Your drills* (newest first)\n" + "\n".join(lines)
@@ -427,7 +379,7 @@ class SlackDrills:
         record = self._interview_in_thread(reply.channel, reply.thread_ts)
         if record is None or record.user != reply.user:
             return None  # another thread, or someone else talking in it: not an answer
-        count_command(self.ctx, "interview_answer")
+        count(self.ctx, "interview_answer")
         command = reply.text.strip().lower()
         step: InterviewStepFn
         if command in HINT:
@@ -507,10 +459,6 @@ class SlackDrills:
         if record.session.phase == "done":
             return "this interview is finished; start another with `/drill interview`"
         return None
-
-
-def count_command(ctx: BotContext, name: str) -> None:
-    ctx.metrics.commands.labels(name).inc()
 
 
 def _history_state(s: DrillSession) -> str:

@@ -1,6 +1,7 @@
 """`/drill` in Slack, the thin part: bolt listeners for the command, its buttons, forms and thread replies.
 
-The flows are bot/slack/drill_service.py; the grammar bot/slack/drill_grammar.py; the blocks bot/render/slack_drill.py.
+The flows are bot/slack/drill_service.py (a step: drill_steps.py); the grammar bot/slack/drill_grammar.py; the
+blocks bot/render/slack_drill.py.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
@@ -22,7 +23,7 @@ from bot.render.slack_drill import (
     HYPOTHESIS_CALLBACK,
     PROPOSE_ACTION,
 )
-from bot.slack import flows
+from bot.slack.common import Pool, click_from, count, ephemeral, quoted
 from bot.slack.drill_grammar import (
     COMMAND,
     HELP,
@@ -33,19 +34,13 @@ from bot.slack.drill_grammar import (
     read_hypothesis_submission,
     thread_reply,
 )
-from bot.slack.drill_service import SlackDrills, count_command
+from bot.slack.drill_service import SlackDrills
 
 log = logging.getLogger("triagebot.slack.drills")
 
 EVIDENCE_ACTIONS = re.compile(r"^drill_evidence:[a-z-]+$")
 INTERVIEW_BUTTONS = re.compile(r"^interview_(hint|skip|model_answer)$")
 ANY_TEXT = re.compile(r"\S")  # thread replies with something in them; bolt's app.message matches on text
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def register_drills(app: App, ctx: BotContext, pool: Pool) -> SlackDrills:
@@ -58,13 +53,6 @@ def register_drills(app: App, ctx: BotContext, pool: Pool) -> SlackDrills:
     return drills
 
 
-def _ephemeral(respond: Respond, text: str) -> None:
-    try:
-        respond(text=text, response_type="ephemeral", replace_original=False)
-    except Exception:
-        log.exception("could not answer through response_url")
-
-
 def _tell(ctx: BotContext, channel: str, user: str, text: str | None) -> None:
     """Privately, where there is no response_url (a submitted modal, a thread reply)."""
     if text and channel and ctx.slack is not None:
@@ -72,7 +60,7 @@ def _tell(ctx: BotContext, channel: str, user: str, text: str | None) -> None:
 
 
 def _who(body: dict[str, Any]) -> Who:
-    click = flows.click_from(body)
+    click = click_from(body)
     return Who(click.user, click.channel)
 
 
@@ -88,17 +76,17 @@ def _register_command(app: App, drills: SlackDrills, pool: Pool) -> None:
         except DrillCommandError as err:
             problem = str(err)
             ack(text=f":warning: {problem}", response_type="ephemeral")
-            count_command(ctx, "drill_invalid")
-            pool("Auditing", None, lambda: drills.audit(who, "slash.drill", flows.quoted(text), {"error": problem},
+            count(ctx, "drill_invalid")
+            pool("Auditing", None, lambda: drills.audit(who, "slash.drill", quoted(text), {"error": problem},
                                                         "invalid"))
             return
         if cmd.action == "help":
             ack(text=HELP, response_type="ephemeral")
-            count_command(ctx, "drill_help")
+            count(ctx, "drill_help")
             pool("Auditing", None, lambda: drills.audit(who, "slash.drill", "help"))
             return
         ack()
-        count_command(ctx, f"drill_{cmd.action}")
+        count(ctx, f"drill_{cmd.action}")
         team_domain = str(command.get("team_domain", ""))
         pool(f"/drill {cmd.action}", respond, lambda: _run_command(drills, cmd, who, team_domain, respond))
 
@@ -116,7 +104,7 @@ def _run_command(drills: SlackDrills, cmd: DrillCommand, who: Who, team_domain: 
         message = drills.history(who, team_domain)
         drills.audit(who, "slash.drill", "history")
     if message:
-        _ephemeral(respond, message)
+        ephemeral(respond, message)
 
 
 def _value(body: dict[str, Any]) -> tuple[str, str]:
@@ -128,12 +116,12 @@ def _register_buttons(app: App, drills: SlackDrills, pool: Pool) -> None:
     ctx = drills.ctx
 
     def later(name: str, respond: Respond, flow: Callable[[], str | None]) -> None:
-        count_command(ctx, name)
+        count(ctx, name)
 
         def run() -> None:
             message = flow()
             if message:
-                _ephemeral(respond, message)
+                ephemeral(respond, message)
 
         pool(name.replace("_", " ").capitalize(), respond, run)
 
@@ -169,8 +157,8 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
 
     def open_form(action: Literal["propose", "declare"], body: dict[str, Any], respond: Respond,
                   client: WebClient) -> None:
-        count_command(ctx, f"drill_{action}")
-        click = flows.click_from(body)
+        count(ctx, f"drill_{action}")
+        click = click_from(body)
         # On the listener's thread: a trigger_id is good for 3 s, so the modal opens now or never.
         try:
             view, message = drills.hypothesis_form(_value(body)[1], action, Who(click.user, click.channel))
@@ -180,7 +168,7 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
             log.exception("opening the %s form failed", action)
             message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
         if message:
-            _ephemeral(respond, message)
+            ephemeral(respond, message)
 
     @app.action(PROPOSE_ACTION)
     def propose(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
@@ -199,7 +187,7 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
             ack(response_action="errors", errors=choice)
             return
         ack()
-        count_command(ctx, f"drill_{choice.action}_submit")
+        count(ctx, f"drill_{choice.action}_submit")
         user = str((body.get("user") or {}).get("id", ""))
 
         def run() -> None:

@@ -5,8 +5,7 @@ outbox; the digest itself is queued by the clock (bot/runner/digests.py)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt import Ack, App, Respond
 
@@ -18,15 +17,9 @@ from bot.memory.postmortem import build_postmortem
 from bot.render.postmortem import postmortem_markdown
 from bot.render.slack_triage import POSTMORTEM_ACTION
 from bot.runner.digests import set_digest
-from bot.slack import flows
+from bot.slack.common import Pool, click_from, count, ephemeral, wake
 from bot.store import repo
 from bot.store.models import Incident
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def _allowed(ctx: BotContext, incident: Incident, channel: str, user: str) -> bool:
@@ -69,8 +62,7 @@ def post_postmortem(ctx: BotContext, reference: str | None, *, channel: str, use
                               parent=root))
         repo.audit(session, actor=user, channel=channel, action=action, target=incident.key,
                    detail={"outbox": key})
-    if ctx.poster is not None:
-        ctx.poster.wake()
+    wake(ctx)
     return None if where == channel else f"The postmortem draft is going to <#{where}>, in the incident's thread."
 
 
@@ -87,14 +79,14 @@ def register_memory(app: App, ctx: BotContext, later: Pool) -> None:
     @app.action(POSTMORTEM_ACTION)
     def clicked(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
-        ctx.metrics.commands.labels("postmortem").inc()
+        count(ctx, "postmortem")
         actions = body.get("actions") or [{}]
         value = str(actions[0].get("value") or "")
-        click = flows.click_from(body)
+        click = click_from(body)
 
         def run() -> None:
             message = post_postmortem(ctx, value or None, channel=click.channel, user=click.user, via="button")
             if message:
-                respond(text=message, response_type="ephemeral", replace_original=False)
+                ephemeral(respond, message)
 
         later("Writing the postmortem", respond, run)

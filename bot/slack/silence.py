@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from slack_bolt import Ack, App, Respond
 
@@ -19,19 +18,13 @@ from bot.context import BotContext
 from bot.delivery import Reply, queue
 from bot.policy import scope
 from bot.render.alert_root import SILENCE_ACTION, SILENCE_DURATION, silenced_line
-from bot.slack import flows
+from bot.slack.common import Click, Pool, audit, click_from
 from bot.store import repo
 from collectors.alert_target import target_for
 
 log = logging.getLogger("triagebot.slack.silence")
 
 ACTION = "button.silence"
-
-
-class Pool(Protocol):
-    """bot.slack.app.Later: runs work after the ack and tells the user when it fails."""
-
-    def __call__(self, what: str, respond: Respond | None, work: Callable[[], object]) -> None: ...
 
 
 def _matchers(value: str) -> dict[str, str] | None:
@@ -52,21 +45,21 @@ def author(body: dict[str, Any]) -> str:
     return f"{name} (Slack {uid})" if name else f"Slack {uid}"
 
 
-def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) -> str | None:
+def silence(ctx: BotContext, value: str, click: Click, created_by: str) -> str | None:
     """Create the silence and say so in the alert's thread; returns a message only the clicker sees, if any."""
     settings = ctx.settings
     labels = _matchers(value)
     if labels is None:
-        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, outcome="invalid")
+        audit(ctx, user=click.user, channel=click.channel, action=ACTION, outcome="invalid")
         return ":warning: This button carries no alert labels; silence it in Alertmanager instead."
     if not (settings.silence_button and settings.alertmanager_url):
-        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, detail={"matchers": labels},
+        audit(ctx, user=click.user, channel=click.channel, action=ACTION, detail={"matchers": labels},
                     outcome="refused")
         return ":no_entry: Silencing from Slack is off (`silence_button`); use the Silence link instead."
     # A node's alert, or one that names no namespace, is cluster-scoped: silencing it needs "*".
     namespace = scope(target_for(labels).target)
     if not settings.permissions.allowed_scope(namespace, channel=click.channel, user=click.user):
-        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
+        audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
                     detail={"matchers": labels}, outcome="refused")
         return f":no_entry: {settings.permissions.refusal(namespace, channel=click.channel, user=click.user)}"
     comment = f"Silenced for 1h from Slack by {created_by}, with triagebot's Silence button."
@@ -74,7 +67,7 @@ def silence(ctx: BotContext, value: str, click: flows.Click, created_by: str) ->
         made = create_silence(settings.alertmanager_url, labels, created_by=created_by, comment=comment,
                               duration=SILENCE_DURATION)
     except SilenceError as err:
-        flows.audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
+        audit(ctx, user=click.user, channel=click.channel, action=ACTION, target=namespace,
                     detail={"matchers": labels, "error": str(err)}, outcome="error")
         return f":x: {err}"
     until = made.ends_at.strftime("%H:%M UTC")
@@ -96,7 +89,7 @@ def register_silence(app: App, ctx: BotContext, later: Pool) -> None:
         ctx.metrics.commands.labels("silence").inc()
         actions = body.get("actions") or [{}]
         value = str(actions[0].get("value") or "")
-        click, created_by = flows.click_from(body), author(body)
+        click, created_by = click_from(body), author(body)
 
         def run() -> None:
             message = silence(ctx, value, click, created_by)

@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 # At most this many range queries per triage, the trend queries every triage makes included. Each returns up to
 # TARGET_POINTS (300) points per series, so 20 of them keep a triage's artifacts, and the recording a drill is made
 # from, to a few MB, and cost Prometheus about one dashboard refresh. The chart series come in the order the
-# verdict needs them (the leader's first), so the bound only drops pictures of hypotheses far down the report.
+# picker gives (each triggered playbook's top hypotheses first), so the bound drops pictures of hypotheses deep in
+# the trees.
 MAX_RANGE_QUERIES = 20
 _MAX_DISCOVERED = 50  # metric names read back from discovery; more means the regex matched too much
 

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 SOURCE = "prometheus"
 # Given the evidence so far, the chart series to fetch, most needed first (bot/runner/triage.py builds it from the
-# playbooks: collectors cannot import them).
+# playbooks that evidence triggers: collectors cannot import them).
 ChartPicker = Callable[[list[Artifact]], Sequence[str]]
 
 
@@ -122,8 +122,8 @@ def collect_prometheus(url: str, scope: Scope, window: Window, *, timeout: float
                        finish_by: float | None = None, catalog: QueryCatalog | None = None) -> SourceResult:
     """Run the plan for the scope against Prometheus at `url`; never raises for a failing backend.
 
-    With `charts`, a second wave follows: the picker reads the evidence so far and names the series the report's
-    hypotheses chart (the leader's first), fetched concurrently as range queries within MAX_RANGE_QUERIES and,
+    With `charts`, a second wave follows: the picker reads the evidence so far and names the series the triggered
+    playbooks' hypotheses chart, fetched concurrently as range queries within MAX_RANGE_QUERIES and,
     given `finish_by` (a time.monotonic() instant), before then. `catalog` defaults to the bundled query files.
     """
     catalog = catalog or bundled()

@@ -32,19 +32,10 @@ from bot.render.slack_triage import hypothesis_label
 from bot.runner.digests import digest_enabled, send_due
 from bot.serve import check_settings
 from bot.server import create_app
+from bot.slack.actions import CauseAnswer, record_resolution, root_key
 from bot.slack.app import build_slack_app
-from bot.slack.flows import (
-    CauseAnswer,
-    CommandError,
-    HelpCommand,
-    LiveCommand,
-    PasteCommand,
-    Wording,
-    parse_command,
-    record_resolution,
-    root_key,
-    wording_for,
-)
+from bot.slack.triage_grammar import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
+from bot.slack.wording import Wording, wording_for
 from bot.store.models import AuditEntry, Feedback, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from drills.recorded.incident import load_incident

@@ -29,7 +29,7 @@ from bot.context import build_context
 from bot.runner.jobs import TriageRequest
 from bot.server import create_app
 from bot.slack.app import build_slack_app
-from bot.slack.flows import parse_paste
+from bot.slack.triage_grammar import parse_paste
 from bot.store.models import OutboxItem
 from collectors.models import Target
 from tests.harness.bot_server import serve_app

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
+from bot.runner.triage import chart_picker
 from collectors.catalogs.queries import RANGE_METRICS, UNITS, split_key
 from collectors.live.base import NodeRef, PodRef, Scope, Window
 from collectors.live.prom_plan import (
@@ -23,10 +26,10 @@ from collectors.live.prom_plan import (
 )
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
-from playbooks.charts import chart_series
-from playbooks.loader import load_playbooks
-from playbooks.model import Chart, Playbook
-from playbooks.report import ChartSpec, Finding, HypothesisResult, Report, Target
+from playbooks.charts import declared_series
+from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
+from playbooks.model import Chart, Hypothesis, NoChart, Playbook
+from playbooks.pipeline import triggered_by
 
 UNTIL = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 HOUR = Window.last(timedelta(hours=1), UNTIL)
@@ -196,21 +199,43 @@ def test_a_ratio_of_request_counters_is_not_read_as_traffic() -> None:
     assert "traffic.increase_ratio" in {f.name for f in parse_artifact(rate).facts}
 
 
-# ---- which series a report asks for ---------------------------------------------------------------------------
+# ---- which series live triage asks for: the triggered playbooks' declarations -----------------------------------
 
 
-def _h(hid: str, status: str, score: float, metric: str | None) -> HypothesisResult:
-    chart = ChartSpec(metric=metric, title="t", unit="count") if metric else None
-    return HypothesisResult(id=hid, status=status, score=score, claim="c", falsified_by="f",  # type: ignore[arg-type]
-                            chart=chart)
+def _node(metric: str | None, *children: CompiledHypothesis) -> CompiledHypothesis:
+    chart = Chart(metric=metric, title="t", unit="count") if metric else NoChart(none="no metric shows a typo in a tag")
+    return CompiledHypothesis(spec=Hypothesis.model_construct(chart=chart), predicates={}, children=list(children))
 
 
-def test_the_leaders_series_comes_first_then_supported_then_the_rest() -> None:
-    report = Report(target=Target(), symptoms=["a", "b"], facts={}, artifacts=[], findings=[
-        Finding(playbook="a", title="a", hypotheses=[_h("ruled", "ruled-out", 0.05, "m_ruled"),
-                                                     _h("lead", "confirmed", 0.95, "m_lead"),
-                                                     _h("none", "likely", 0.7, None)]),
-        Finding(playbook="b", title="b", hypotheses=[_h("unknown", "unknown", 0.3, "m_unknown"),
-                                                     _h("likely", "likely", 0.6, "m_likely"),
-                                                     _h("again", "unknown", 0.2, "m_lead")])])
-    assert chart_series(report) == ["m_lead", "m_likely", "m_unknown", "m_ruled"]
+def _book(*hypotheses: CompiledHypothesis) -> CompiledPlaybook:
+    return CompiledPlaybook(spec=Playbook.model_construct(), path="", trigger=BOOKS["pending"].trigger,
+                            hypotheses=list(hypotheses))
+
+
+def test_each_playbooks_series_in_turn_parents_first_without_repeats_or_none() -> None:
+    a = _book(_node("m_a1", _node("m_a1_child")), _node(None), _node("m_shared"))
+    b = _book(_node("m_b1"), _node("m_shared"), _node("m_b3"))
+    # Turns: a's first and b's first, then a's second (its first child) and b's second, then the rest.
+    assert declared_series([a, b]) == ["m_a1", "m_b1", "m_a1_child", "m_shared", "m_b3"]
+    assert declared_series([b, a]) == ["m_b1", "m_a1", "m_shared", "m_a1_child", "m_b3"]
+    assert declared_series([_book(_node(None))]) == [] and declared_series([]) == []
+
+
+# An OOMKilled pod, as `kubectl describe pod` shows it (tests/fixtures/parsers/describe_pod/oomkilled.txt).
+OOM = Artifact(id="describe", kind=ArtifactKind.DESCRIBE_POD,
+               content=(Path(__file__).parents[2] / "fixtures/parsers/describe_pod/oomkilled.txt").read_text())
+
+
+def test_the_evidence_triggers_its_playbooks_and_a_forced_symptom_comes_first() -> None:
+    assert [p.spec.id for p in triggered_by([OOM])] == ["crash-loop", "oom-killed"]
+    assert [p.spec.id for p in triggered_by([OOM], ["pending"])] == ["pending", "crash-loop", "oom-killed"]
+    assert triggered_by([]) == [] and triggered_by([OOM.model_copy(update={"unavailable": "forbidden"})]) == []
+    series = declared_series(triggered_by([OOM]))
+    assert "container_memory_working_set_bytes" in series and "scheduler_unschedulable_pods" not in series
+
+
+def test_the_chart_picker_judges_no_hypothesis() -> None:
+    """The picker reads triggers only: the one analysis of a live triage runs when all the evidence is in."""
+    with patch("playbooks.pipeline.evaluate", side_effect=AssertionError("a hypothesis was judged")):
+        series = chart_picker(None)([OOM])
+    assert series == declared_series(triggered_by([OOM]))
