@@ -125,7 +125,9 @@ def _run_event(run: TriageRun) -> Event:
                                                                                                  run.trigger)
     if run.status != "ok":
         said = f"failed ({run.error or 'no reason stored'})"
-    elif report is None or report.lead is None:
+    elif report is None:
+        said = "no readable report"
+    elif report.lead is None:
         said = "no hypothesis held"
     else:
         lead = report.lead
@@ -210,6 +212,8 @@ def _verdict(rows: IncidentRows) -> tuple[Verdict | None, Report | None, str | N
         return (Verdict(run.id, finding.playbook, lead.id, lead.status, lead.claim, lead.falsified_by,
                         list(lead.because)), report, None)
     last = rows.runs[-1]
+    if last.status == "ok":
+        return None, None, f"triage run {last.id} left no report this version can read"
     return None, None, f"triage run {last.id} failed: {last.error or 'no reason stored'}"
 
 

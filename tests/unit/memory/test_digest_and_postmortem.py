@@ -7,12 +7,13 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from bot.memory.digest import IncidentSummary, build_digest
-from bot.memory.postmortem import alert_events
+from bot.memory.history import IncidentRows
+from bot.memory.postmortem import alert_events, build_postmortem
 from bot.memory.production import Label
 from bot.render.alert_root import AlertRoot, root_blocks
 from bot.render.digest import SECTION_LIMIT, digest_blocks, digest_chart, digest_text
 from bot.render.slack_triage import POSTMORTEM_ACTION, POSTMORTEM_BLOCK, resolved_blocks
-from bot.store.models import Alert
+from bot.store.models import Alert, Incident, TriageRun
 
 SINCE = datetime(2026, 11, 16, tzinfo=UTC)
 UNTIL = SINCE + timedelta(days=7)
@@ -87,3 +88,19 @@ def test_resolving_a_root_that_has_the_button_keeps_one() -> None:
     assert blocks[-2]["type"] == "context"  # the note, under what the root showed
     text_only = resolved_blocks("Triaged checkout", "Marked resolved by <@U1>.", 7, None)
     assert [b["type"] for b in text_only] == ["section", "context", "actions"]
+
+
+def test_a_postmortem_of_runs_that_failed_or_cannot_be_read_says_why_there_is_no_verdict() -> None:
+    incident = Incident(id=3, key="slash:x", title="checkout", source="slash", status="open", created_at=SINCE,
+                        updated_at=SINCE)
+
+    def run(n: int, status: str, report: dict[str, object] | None, error: str | None = None) -> TriageRun:
+        return TriageRun(id=n, incident_id=3, trigger="slash", status=status, report=report, error=error,
+                         started_at=SINCE + timedelta(minutes=n), finished_at=None, requested_by="U1")
+
+    failed = build_postmortem(IncidentRows(incident, runs=[run(1, "failed", None, "kube API timed out")]))
+    assert failed.no_verdict == "triage run 1 failed: kube API timed out" and failed.verdict is None
+    unreadable = build_postmortem(IncidentRows(incident, runs=[run(2, "ok", {"findings": "not a list"})]))
+    assert unreadable.no_verdict == "triage run 2 left no report this version can read"
+    assert [e.what for e in unreadable.timeline] == ["Incident opened (slash)",
+                                                     "Triage run 2 (from /triage): no readable report"]
