@@ -112,6 +112,8 @@ class Settings(BaseSettings):
         "https://grafana/d/xyz/node?var-node={node}; the same names are filled in")
     alertmanager_url: str | None = Field(None, description="Alertmanager's URL, for silence links (default: "
                                          "the externalURL the webhook carries) and the Silence button")
+    digest_channels: list[str] = Field(default_factory=list, description="channels sent the weekly digest (Monday, "
+                                       "for the week before); `/triage digest on|off` in a channel changes it")
     silence_button: bool = Field(False, description="a 'Silence 1h' button on alert messages that creates the "
                                  "silence through alertmanager_url's v2 API (needs alertmanager_url)")
     # The optional language model (off unless llm_provider is set): narratives, interview grading, /ask answers.

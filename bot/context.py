@@ -18,6 +18,7 @@ from bot.config import ConfigError, Settings
 from bot.delivery.poster import Poster
 from bot.delivery.slack_reach import SlackReach
 from bot.metrics import Metrics
+from bot.runner.digests import DigestClock
 from bot.runner.drill_catalog import drills_dir
 from bot.runner.jobs import TriageJobs
 from bot.runner.workers import TriageWorkers
@@ -43,6 +44,7 @@ class BotContext:
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
     workers: TriageWorkers | None = None  # the processes that run live triages (None: threads of this one)
     slack_reach: SlackReach = field(default_factory=SlackReach)  # whether Slack answers (/healthz)
+    digests: DigestClock | None = None  # queues the weekly digest of the channels that asked for it
 
     def search_index(self) -> Index:
         """The runbook search index /ask reads: built on first use, then shared by the whole process."""
@@ -52,6 +54,8 @@ class BotContext:
 
     def close(self) -> None:
         self.slack_reach.stop()
+        if self.digests is not None:
+            self.digests.stop()
         if self.poster is not None:
             self.poster.stop()
         if self.workers is not None:
@@ -122,13 +126,15 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     if workers is None:
         # No worker processes: this process runs the queue's jobs, starting with any a dead process left behind.
         jobs.start_sweeping()
+    digests = None
     if poster is not None and start_poster:
         poster.start()
+        digests = DigestClock(factory, settings.digest_channels, poster.wake).start()
         assert slack is not None
         reach.when_back(lambda waiting: _resume_posting(factory, poster, waiting))
         reach.start(slack)
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
-                      slack=slack, assistant=assistant, workers=workers, slack_reach=reach)
+                      slack=slack, assistant=assistant, workers=workers, slack_reach=reach, digests=digests)
 
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-_EPISODE_PREFIX = "alert-episode:"
+EPISODE_PREFIX = "alert-episode:"
 
 
 def group_id(group_key: str) -> str:
@@ -28,13 +28,13 @@ def episode_incident_key(group_key: str, episode: int) -> str:
     for a first episode whose group key would not fit the column."""
     if episode <= 1 and len(group_key) + len("alert:") <= _INCIDENT_KEY_ROOM:
         return f"alert:{group_key}"
-    return f"{_EPISODE_PREFIX}{group_id(group_key)}:{max(episode, 1)}"
+    return f"{EPISODE_PREFIX}{group_id(group_key)}:{max(episode, 1)}"
 
 
 def incident_root_key(incident_key: str) -> str:
     """The outbox key of the message an incident's thread hangs off."""
-    if incident_key.startswith(_EPISODE_PREFIX):
-        gid, _, episode = incident_key.removeprefix(_EPISODE_PREFIX).rpartition(":")
+    if incident_key.startswith(EPISODE_PREFIX):
+        gid, _, episode = incident_key.removeprefix(EPISODE_PREFIX).rpartition(":")
         return f"alert:{gid}:root" if episode == "1" else f"alert:{gid}:e{episode}:root"
     if incident_key.startswith("alert:"):
         return alert_root_key(incident_key.removeprefix("alert:"), 1)

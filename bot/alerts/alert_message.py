@@ -138,7 +138,7 @@ def root_fields(session: Session, raw: Mapping[str, Any], links: AlertLinks, *, 
     episode's triage ended without a verdict (`root_outcome`), kept through later notifications."""
     verdict = latest_verdict(session, incident_id) if incident_id is not None else None
     root = alert_root(raw, links, verdict=verdict, allowed=allowed, refusal=refusal).model_copy(
-        update={"outcome": "" if verdict else outcome})
+        update={"outcome": "" if verdict else outcome, "incident_id": incident_id})
     return {"text": text_with_verdict(text, verdict_text(verdict, outcome)), "base_text": text,
             "blocks": root_blocks(root),
             "root": root.model_dump(mode="json")}

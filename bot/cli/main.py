@@ -19,6 +19,7 @@ from bot.cli.arguments import (
 )
 from bot.cli.errors import LiveUsageError, OutputError, UsageError
 from bot.cli.flags import FORMATS, add_explain_flag, add_redact_flag, add_summary_flag
+from bot.cli.memory import add_memory_parsers, cmd_digest, cmd_postmortem
 from collectors.kinds import ArtifactKind
 from playbooks.files import playbook_files
 from playbooks.problems import PlaybookError
@@ -97,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "and the docs, citing the passages")
     add_ask_arguments(ask)
     # --- end ask ---
+
+    add_memory_parsers(sub)  # postmortem, digest
 
     ev = sub.add_parser("eval", help="accuracy over real-world cases (tests/realworld): per symptom, optionally "
                                      "written as docs/accuracy.md")
@@ -190,7 +193,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 COMMANDS = {"analyze": cmd_analyze, "replay": cmd_replay, "playbooks": cmd_playbooks, "facts": cmd_facts,
             "interview": cmd_interview, "triage": live_cli.cmd_triage, "record": live_cli.cmd_record,
             "agent": live_cli.cmd_agent, "serve": live_cli.cmd_serve, "drill": cmd_drill,
-            "ask": cmd_ask, "eval": cmd_eval}
+            "ask": cmd_ask, "eval": cmd_eval, "postmortem": cmd_postmortem, "digest": cmd_digest}
 
 
 # Made before memory runs out and written with os.write, so saying it allocates nothing that could fail again.

@@ -19,7 +19,7 @@ from bot.delivery.words import CUT_MARK, TEXT_LIMIT, fitted_text
 from bot.render.alert_root import AlertRoot, root_blocks
 from bot.render.common import no_verdict_reason, verdict_line
 from bot.render.slack import mrkdwn_escape
-from bot.render.slack_triage import with_note
+from bot.render.slack_triage import resolved_blocks, with_note
 from bot.store.models import AlertGroup, OutboxItem
 from playbooks.report import Report
 
@@ -55,12 +55,15 @@ def queue_outcome(session: Session, parent: OutboxItem, reason: str) -> OutboxIt
     return _edit_alert_root(session, parent, verdict=None, outcome=reason)
 
 
-def queue_note(session: Session, root: OutboxItem, note: str) -> OutboxItem:
-    """Add a line under the root as it shows now (its incident was resolved): to its text, and as a block when it
-    has blocks, since the text is then only the notification fallback."""
+def queue_note(session: Session, root: OutboxItem, note: str, resolved: int | None = None) -> OutboxItem:
+    """Add a line under the root as it shows now: to its text, and as a block when it has blocks, since the text
+    is then only the notification fallback. `resolved`: the incident resolved, whose postmortem button goes under
+    the note (the root gets blocks for it if it had none)."""
     shown = latest_shown(session, root)
     fields: dict[str, Any] = {"text": f"{shown.get('text', '')}\n{note}".strip()}
-    if shown.get("blocks"):
+    if resolved is not None:
+        fields["blocks"] = resolved_blocks(str(shown.get("text", "")), note, resolved, shown.get("blocks"))
+    elif shown.get("blocks"):
         fields["blocks"] = with_note(shown["blocks"], note)
     return _edit(session, root, fields)
 

@@ -24,6 +24,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.render.slack import mrkdwn_escape
+from bot.render.slack_triage import postmortem_block
 
 SILENCE_ACTION = "alert_silence_1h"
 SILENCE_DURATION = timedelta(hours=1)  # what the button creates (bot/slack/silence.py), and its dialog says
@@ -64,6 +65,7 @@ class AlertRoot(BaseModel):
     note: str = ""  # e.g. "No playbook for KubeJobFailed yet."
     outcome: str = ""  # why the triage ended without a verdict (target not found, failed); "" otherwise
     silence_value: str | None = None  # the button's value (matchers); None: no button
+    incident_id: int | None = None  # the episode's incident: once resolved, the root offers its postmortem
 
 
 def target_words(target: Mapping[str, Any]) -> str:
@@ -170,6 +172,8 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
         blocks.append(ActionsBlock(block_id="alert_actions", elements=[
             ButtonElement(text="Silence 1h", action_id=SILENCE_ACTION, value=root.silence_value,
                           confirm=silence_confirm(root.silence_value))]))
+    if root.status == "resolved" and root.incident_id is not None:
+        blocks.append(postmortem_block(root.incident_id))
     for block in blocks:
         block.validate_json()
     return [block.to_dict() for block in blocks]

@@ -151,7 +151,7 @@ def _window(series: list[dict[str, Any]], threshold: float | None, breach: str =
     return min(over), max(t for t, _ in samples)
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     # matplotlib needs a writable config dir and no display; import late, it costs about a second.
     os.environ.setdefault("MPLCONFIGDIR", tempfile.gettempdir())
     import matplotlib
@@ -164,7 +164,7 @@ def _pyplot() -> Any:
 
 def figure(series: list[dict[str, Any]], chart: ChartSpec) -> Any:
     """The chart as a matplotlib Figure (the caller closes it): series, line, window, units, legend."""
-    plt = _pyplot()
+    plt = pyplot()
     import matplotlib.dates as mdates
     from matplotlib.ticker import FuncFormatter
 
@@ -208,7 +208,7 @@ def draw(series: list[dict[str, Any]], chart: ChartSpec, metadata: dict[str, str
         fig.savefig(buffer, format="png", metadata=metadata or {})
         return buffer.getvalue()
     finally:
-        _pyplot().close(fig)
+        pyplot().close(fig)
 
 
 def render_report_chart(report: Report, artifacts: list[Artifact]) -> bytes | None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from slack_sdk.models.blocks import (
+    ActionsBlock,
     Block,
+    ButtonElement,
     ContextBlock,
     HeaderBlock,
     InputBlock,
@@ -32,6 +34,8 @@ RESOLVE_CALLBACK = "triage_resolve_submit"  # Mark resolved asks the same questi
 WRONG_BLOCK, WRONG_SELECT = "right_hypothesis", "hypothesis"
 NOTE_BLOCK, NOTE_INPUT = "note", "note"
 OTHER_VALUE = "other"  # "none of these": the note says what it was
+POSTMORTEM_ACTION = "incident_postmortem"  # the button under a resolved incident; its value is the incident's id
+POSTMORTEM_BLOCK = "incident_memory"
 # Slack limits a select to 100 options per group and 75 characters per option text.
 _OPTION_TEXT, _GROUP_OPTIONS = 75, 100
 # Evidence listings stay well under Slack's ~13k blocks payload: three sections of this size.
@@ -83,6 +87,26 @@ def evidence_listing(run_id: int, report: Report) -> tuple[str, list[dict[str, A
 def with_note(blocks: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
     """A message's blocks with a note under them: with blocks, the text is only the notification fallback."""
     return [*blocks, ContextBlock(elements=[MarkdownTextObject(text=note)]).to_dict()]
+
+
+def postmortem_block(incident_id: int) -> ActionsBlock:
+    """The button that writes the incident's postmortem draft (bot/slack/memory.py)."""
+    return ActionsBlock(block_id=POSTMORTEM_BLOCK, elements=[
+        ButtonElement(text="Write postmortem", action_id=POSTMORTEM_ACTION, value=str(incident_id))])
+
+
+def postmortem_actions(incident_id: int) -> dict[str, Any]:
+    return postmortem_block(incident_id).to_dict()
+
+
+def resolved_blocks(text: str, note: str, incident_id: int,
+                    blocks: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """A message once its incident is resolved: its blocks (or its text as one) with the note, if any, and the
+    postmortem button under them."""
+    # One button, last: a root Alertmanager resolved has it already, and Slack refuses a repeated block_id.
+    kept = [b for b in blocks or [] if b.get("block_id") != POSTMORTEM_BLOCK]
+    shown = kept or [SectionBlock(text=MarkdownTextObject(text=cut_words(text, 3000))).to_dict()]
+    return [*(with_note(shown, note) if note else shown), postmortem_actions(incident_id)]
 
 
 def _option(playbook: str, hypothesis: str, status: str | None = None) -> Option:

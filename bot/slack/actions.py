@@ -30,6 +30,7 @@ from bot.render.slack_triage import (
     cause_modal,
     evidence_listing,
     hypothesis_label,
+    resolved_blocks,
     wrong_modal,
 )
 from bot.runner.drill_save import (
@@ -160,8 +161,9 @@ def _resolve(session: Session, run: Run, click: Click, wording: Wording) -> tupl
     key = f"incident:{incident.id}:resolved:{uuid.uuid4().hex[:12]}"
     root = _root(session, run)
     if root is not None:
-        queue_note(session, root, note)
-    _reply(session, run, click, key=f"{key}:note", text=note, kind="status")
+        queue_note(session, root, note, resolved=incident.id)
+    _reply(session, run, click, key=f"{key}:note", text=note, kind="status",
+           blocks=resolved_blocks(note, "", incident.id, None))
     return None, {"incident": incident.key}
 
 

@@ -40,6 +40,7 @@ from bot.slack.ask import register_ask
 from bot.slack.common import Click, audit, click_from, count, ephemeral, message_link
 from bot.slack.drills import register_drills
 from bot.slack.home import queue_home
+from bot.slack.memory import register_memory
 from bot.slack.silence import register_silence
 from bot.slack.start import start_paste
 from bot.slack.triage_command import register_triage
@@ -106,6 +107,7 @@ def build_slack_app(ctx: BotContext) -> App:
     register_drills(app, ctx, later)  # /drill: drills and interviews
     register_ask(app, ctx, later)  # /ask: answers from the runbooks
     register_silence(app, ctx, later)  # the Silence 1h button on alert messages
+    register_memory(app, ctx, later)  # the postmortem button under a resolved incident
     return app
 
 

@@ -15,9 +15,19 @@ from slack_bolt import Ack, App, Respond
 
 from bot.context import BotContext
 from bot.policy import scope
-from bot.slack.common import Pool, audit, count, quoted
+from bot.slack.common import Pool, audit, count, ephemeral, quoted
+from bot.slack.memory import post_postmortem, switch_digest
 from bot.slack.start import start_live, start_paste
-from bot.slack.triage_grammar import Command, CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
+from bot.slack.triage_grammar import (
+    Command,
+    CommandError,
+    DigestCommand,
+    HelpCommand,
+    LiveCommand,
+    PasteCommand,
+    PostmortemCommand,
+    parse_command,
+)
 from bot.slack.wording import help_text
 
 COMMAND = "/triage"
@@ -92,9 +102,32 @@ def _paste(asked: Asked, parsed: Command) -> None:
                 lambda: start_paste(ctx, parsed, channel=asked.channel, user=asked.user, origin="slash"))
 
 
+def _postmortem(asked: Asked, parsed: Command) -> None:
+    assert isinstance(parsed, PostmortemCommand)
+    asked.ack()
+    count(asked.ctx, "postmortem")
+
+    def run() -> None:
+        message = post_postmortem(asked.ctx, parsed.reference, channel=asked.channel, user=asked.user, via="slash")
+        if message:
+            ephemeral(asked.respond, message)
+
+    asked.later("Writing the postmortem", asked.respond, run)
+
+
+def _digest(asked: Asked, parsed: Command) -> None:
+    assert isinstance(parsed, DigestCommand)
+    asked.ack()
+    count(asked.ctx, "digest")
+    asked.later("Changing the digest", asked.respond, lambda: ephemeral(
+        asked.respond, switch_digest(asked.ctx, parsed.on, channel=asked.channel, user=asked.user)))
+
+
 # One handler per /triage command; the grammar (triage_grammar.SUBCOMMANDS) decides which.
 HANDLERS: dict[type[Command], Callable[[Asked, Command], None]] = {
     HelpCommand: _help,
     LiveCommand: _live,
     PasteCommand: _paste,
+    PostmortemCommand: _postmortem,
+    DigestCommand: _digest,
 }

@@ -44,7 +44,17 @@ class PasteCommand:
     artifacts: list[Artifact]  # already redacted
 
 
-Command = HelpCommand | LiveCommand | PasteCommand
+@dataclass(frozen=True)
+class PostmortemCommand:
+    reference: str | None  # an incident id or key; None: the channel's latest resolved incident
+
+
+@dataclass(frozen=True)
+class DigestCommand:
+    on: bool
+
+
+Command = HelpCommand | LiveCommand | PasteCommand | PostmortemCommand | DigestCommand
 
 # A word command: the words after it -> the command. One entry per command; bot/slack/app.py's HANDLERS has the
 # handler of each command type.
@@ -57,7 +67,26 @@ def _help(rest: list[str]) -> HelpCommand:
     return HelpCommand()
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {word: _help for word in ("help", "-h", "--help", "?")}
+_INCIDENT_REF = re.compile(r"^(\d+|[a-z-]+:\S+)$")  # an incident's id, or its key ("slash:...", "alert:...")
+
+
+def _postmortem(rest: list[str]) -> PostmortemCommand:
+    if len(rest) > 1 or (rest and not _INCIDENT_REF.match(rest[0])):
+        raise CommandError("`/triage postmortem` takes at most an incident's id or key (the App Home lists them); "
+                           "alone, it is this channel's latest resolved incident. Usage: "
+                           "`/triage postmortem [INCIDENT]`")
+    return PostmortemCommand(rest[0] if rest else None)
+
+
+def _digest(rest: list[str]) -> DigestCommand:
+    if len(rest) != 1 or rest[0].lower() not in ("on", "off"):
+        raise CommandError("`/triage digest` turns the weekly digest of this channel on or off. Usage: "
+                           "`/triage digest on|off`")
+    return DigestCommand(rest[0].lower() == "on")
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {word: _help for word in ("help", "-h", "--help", "?")} | {
+    "postmortem": _postmortem, "digest": _digest}
 
 
 def slack_unescape(text: str) -> str:

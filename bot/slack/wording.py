@@ -28,6 +28,9 @@ output): analysed as pasted, without touching the cluster.
 The report arrives in a thread: the leading hypotheses with their evidence, what would falsify the leader, next \
 checks, mitigations, what evidence was missing, a chart and the raw evidence as a file. Its buttons: Show \
 evidence, Re-run, Mark resolved, Wrong diagnosis, Save as drill.
+• `/triage postmortem [INCIDENT]`: a postmortem draft (markdown) of an incident, by default this channel's latest \
+resolved one, as a file in its thread; the note that says an incident was resolved has a button for it too.
+• `/triage digest on|off`: the weekly digest in this channel, every Monday, for the week before.
 {% if namespaces %}Namespaces you may triage here: {{ namespaces|join(", ") }}.\
 {% else %}Nothing is granted to this channel or to you yet: ask an admin to add it under `permissions`.{% endif %}""",
     "triaging.md.j2": ":hourglass_flowing_sand: Triaging *{{ label|mrkdwn }}* in `{{ namespace }}` (last "

@@ -274,3 +274,16 @@ class TriageJob(Base):
     seconds: Mapped[float | None] = mapped_column(Float)
     missing_sources: Mapped[list[str]] = mapped_column(JSONType, default=list)
     counted: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class DigestChannel(Base):
+    """A channel's weekly digest: whether it is on (`/triage digest on|off`, or the `digest_channels` setting), and
+    the last week sent, so a restart neither skips a week nor sends one twice (bot/runner/digests.py)."""
+
+    __tablename__ = "digest_channels"
+
+    channel: Mapped[str] = mapped_column(String(64), primary_key=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    last_week: Mapped[str | None] = mapped_column(String(16))  # ISO week sent last, e.g. "2026-W48"
+    changed_by: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -18,6 +18,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from bot.memory.history import incident_rows
+from bot.memory.postmortem import build_postmortem
+from bot.render.slack_triage import POSTMORTEM_ACTION
 from bot.store.models import Alert, AlertGroup, AuditEntry, Incident, OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from tests.e2e.test_alertmanager_e2e import all_sent, replies, roots, wait_until
@@ -146,6 +149,19 @@ def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
             incidents = conn.execute(select(Incident.key, Incident.status).order_by(Incident.id)).all()
         assert [status for _, status in incidents] == ["resolved", "resolved"] and len({k for k, _ in incidents}) == 2
         assert count(bot, TriageRun) == 2  # one triage per episode
+        # Each resolved root offers its own episode's postmortem, and each postmortem has its own episode's alerts.
+        with bot.ctx.factory() as session:
+            episodes = list(session.scalars(select(Incident).order_by(Incident.id)))
+            assert [_postmortem_value(old), _postmortem_value(new)] == [str(i.id) for i in episodes]
+            timelines = [build_postmortem(incident_rows(session, i)).timeline for i in episodes]
+        for timeline in timelines:
+            said = [e.what.split(":")[0] for e in timeline if e.what.startswith("Alert")]
+            assert said == ["Alert fired", "Alert resolved"], [(e.at, e.what) for e in timeline]
+
+
+def _postmortem_value(root: Message) -> str:
+    return next(e["value"] for b in root.blocks if b.get("type") == "actions" for e in b["elements"]
+                if e["action_id"] == POSTMORTEM_ACTION)
 
 
 def fired_again(slack: SlackStandIn, root: Message) -> list[Message]:

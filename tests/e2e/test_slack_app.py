@@ -29,9 +29,10 @@ from bot.context import BotContext, build_context
 from bot.keys import group_id
 from bot.policy import Permissions
 from bot.render.slack_triage import hypothesis_label
+from bot.runner.digests import digest_enabled, send_due
 from bot.serve import check_settings
 from bot.server import create_app
-from bot.slack.actions import root_key
+from bot.slack.actions import CauseAnswer, record_resolution, root_key
 from bot.slack.app import build_slack_app
 from bot.slack.triage_grammar import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
 from bot.slack.wording import Wording, wording_for
@@ -485,6 +486,83 @@ def test_mark_resolved_asks_the_cause_then_updates_the_root_and_the_incident(bot
     new = [u for u in bot.slack.response_urls if u not in url_before]
     bot.slack.wait_for(lambda: bool(bot.slack.response_urls[new[0]]))
     assert "already resolved" in bot.slack.response_urls[new[0]][0]["text"]
+
+
+def _resolved(bot: Bot, triaged: Triaged) -> Message:
+    """The triaged incident resolved (the test above resolves it; run alone, this does), and its root as shown."""
+    with bot.ctx.factory() as session:
+        run = session.get(TriageRun, int(triaged.run_id))
+        assert run is not None and run.incident_id is not None
+        incident = session.get(Incident, run.incident_id)
+        assert incident is not None
+        status = incident.status
+    if status != "resolved":
+        answer = CauseAnswer(run_id=int(triaged.run_id), channel="C0BTN", thread_ts=triaged.root.ts,
+                             playbook="oom-killed", hypothesis="limit-too-low", note=None)
+        assert record_resolution(bot.ctx, answer, "U0ALICE") is None
+    root = bot.roots("C0BTN")[0]
+    bot.slack.wait_for(lambda: any(e["action_id"] == "incident_postmortem" for e in actions(bot.roots("C0BTN")[0]))
+                       and any("Marked resolved" in m.text for m in bot.replies("C0BTN", root)), timeout=SLOW_POSTS)
+    return bot.roots("C0BTN")[0]
+
+
+def test_the_postmortem_button_and_command_post_the_draft_in_the_thread(bot: Bot, triaged: Triaged) -> None:
+    root = _resolved(bot, triaged)
+    button = next(e for e in actions(root) if e["action_id"] == "incident_postmortem")
+    note = next(m for m in bot.replies("C0BTN", root) if "Marked resolved" in m.text)
+    assert [e["value"] for e in actions(note)] == [button["value"]]  # the thread's note has the button too
+    assert bot.click("incident_postmortem", button["value"], root, root).status_code == 200
+
+    def drafts() -> list[Any]:
+        return [f for f in bot.slack.files if f.thread_ts == root.ts and f.name.startswith("postmortem-incident-")]
+
+    bot.slack.wait_for(lambda: len(drafts()) == 1, timeout=SLOW_POSTS)
+    text = drafts()[0].bytes.decode()
+    assert text.startswith("# Postmortem draft: checkout in shop")
+    assert f"Labelled triage run {triaged.run_id} right by <@U0ALICE>" in text
+    assert "Marked the incident resolved by <@U0ALICE>" in text
+    assert "**oom-killed \u203a limit-too-low** (likely" in text and "**Would be falsified by:**" in text
+    assert "OOMKilled" in text and "## Follow-ups" in text
+    assert bot.audited("button.postmortem")[-1].target.startswith("slash:")
+    # The command, in the channel, writes the channel's latest resolved incident's draft: a new one, since the
+    # button's press is now in its timeline.
+    assert bot.slash("postmortem", "C0BTN").status_code == 200
+    bot.slack.wait_for(lambda: len(drafts()) == 2, timeout=SLOW_POSTS)
+    assert "Asked for this postmortem by <@U0ALICE>" in drafts()[1].bytes.decode()
+    # From a channel that neither saw it nor may triage its namespace: refused, privately.
+    url = bot.slack.response_url(channel="C0PASTE", user_id="U0ALICE")
+    incident_key = bot.audited("button.postmortem")[-1].target
+    assert bot.send(slash_command_body("/triage", f"postmortem {incident_key}", channel_id="C0PASTE",
+                                       user_id="U0ALICE", response_url=url)).status_code == 200
+    bot.slack.wait_for(lambda: bool(bot.slack.response_urls[url]))
+    assert "another channel" in bot.slack.response_urls[url][0]["text"] and len(drafts()) == 2
+
+
+def test_digest_on_and_off_in_a_channel(bot: Bot) -> None:
+    for word, said in (("on", "The weekly digest is on"), ("off", "The weekly digest is off")):
+        url = bot.slack.response_url(channel="C0OPS", user_id="U0BOB")
+        assert bot.send(slash_command_body("/triage", f"digest {word}", channel_id="C0OPS", user_id="U0BOB",
+                                           response_url=url)).status_code == 200
+        bot.slack.wait_for(lambda u=url: bool(bot.slack.response_urls[u]))  # type: ignore[misc]
+        assert said in bot.slack.response_urls[url][0]["text"]
+        with bot.ctx.factory() as session:
+            assert digest_enabled(session, "C0OPS", []) is (word == "on")
+    assert [e.target for e in bot.audited("slash.digest")][-2:] == ["on", "off"]
+
+
+def test_the_weekly_digest_reaches_the_channel_with_its_chart(bot: Bot, triaged: Triaged) -> None:
+    # A week from now, this week is complete: C0BTN's triages are in it.
+    assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == ["C0BTN"]
+    assert bot.ctx.poster is not None
+    bot.ctx.poster.wake()
+    bot.slack.wait_for(lambda: any(m.text.startswith("Weekly triage digest") for m in bot.roots("C0BTN")),
+                       timeout=SLOW_POSTS)
+    digest = next(m for m in bot.roots("C0BTN") if m.text.startswith("Weekly triage digest"))
+    shown = _blocks_text(digest)
+    assert "By symptom" in shown and "oom-killed" in shown and "Accuracy from feedback" in shown
+    bot.slack.wait_for(lambda: any(f.thread_ts == digest.ts and f.name.endswith(".png") for f in bot.slack.files),
+                       timeout=SLOW_POSTS)
+    assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == []
 
 
 def _view_submission_body(view: dict[str, Any], values: dict[str, Any], user_id: str = "U0ALICE") -> bytes:

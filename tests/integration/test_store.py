@@ -33,7 +33,7 @@ from tests.harness.fixtures import MigratedStore
 WORKER = Path(__file__).with_name("store_worker.py")
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 TABLES = {"incidents", "alert_groups", "alerts", "triage_runs", "slack_messages", "feedback", "audit_log", "outbox",
-          "channel_pace", "alert_storms"}
+          "channel_pace", "alert_storms", "digest_channels"}
 
 
 def webhook(group: str, status: str = "firing", fingerprints: tuple[str, ...] = ("f1",),

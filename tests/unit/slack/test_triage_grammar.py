@@ -13,9 +13,11 @@ from bot.slack.triage_grammar import (
     SUBCOMMANDS,
     Command,
     CommandError,
+    DigestCommand,
     HelpCommand,
     LiveCommand,
     PasteCommand,
+    PostmortemCommand,
     parse_command,
     slack_unescape,
 )
@@ -49,9 +51,20 @@ def test_help(text: str) -> None:
 
 def test_every_word_command_is_one_entry_and_is_read_before_a_target() -> None:
     # A word command shadows a service of that name: the table is the whole list of them.
-    assert sorted(SUBCOMMANDS) == ["--help", "-h", "?", "help"]
-    for word in SUBCOMMANDS:
+    assert sorted(SUBCOMMANDS) == ["--help", "-h", "?", "digest", "help", "postmortem"]
+    for word in ("--help", "-h", "?", "help"):
         assert isinstance(parse_command(word.upper(), "30m"), HelpCommand)
+
+
+@pytest.mark.parametrize(("text", "meant"), [
+    ("postmortem", PostmortemCommand(None)),
+    ("postmortem 42", PostmortemCommand("42")),
+    ("Postmortem slash:0f3a9c", PostmortemCommand("slash:0f3a9c")),
+    ("digest on", DigestCommand(on=True)),
+    ("digest OFF", DigestCommand(on=False)),
+])
+def test_memory_commands(text: str, meant: Command) -> None:
+    assert parse_command(text, "30m") == meant
 
 
 def test_every_command_the_grammar_gives_has_one_handler() -> None:
@@ -61,6 +74,10 @@ def test_every_command_the_grammar_gives_has_one_handler() -> None:
 @pytest.mark.parametrize(("text", "needle"), [
     ("help me", "`/triage help` takes nothing after it"),
     ("? checkout", "`/triage help` takes nothing after it"),
+    ("postmortem shop", "at most an incident's id or key"),
+    ("postmortem 1 2", "at most an incident's id or key"),
+    ("digest", "`/triage digest on|off`"),
+    ("digest shop", "`/triage digest on|off`"),
 ])
 def test_word_command_errors_say_what_was_expected(text: str, needle: str) -> None:
     with pytest.raises(CommandError, match="Usage") as err:
