@@ -6,7 +6,6 @@ then each pattern with its next checks (suggested commands: the bot runs none of
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -15,7 +14,6 @@ from rich.text import Text
 
 from bot.memory.recurrence import Echo, Link, Recurrence, Seen
 from bot.render.slack import TEXT_LIMIT, mrkdwn_escape
-from playbooks.report import Report
 
 MAX_LINKS = 5
 MAX_EARLIER = 3
@@ -105,6 +103,10 @@ def plain_lines(rec: Recurrence) -> list[str]:
 
 def print_recurrence(rec: Recurrence, console: Console | None = None) -> None:
     out = console or Console()
+    if not rec:  # asked for (--recall): say that nothing came back rather than nothing at all
+        out.print(Text(f"Nothing came back: no incident of the {rec.days} days before shares a node, GPU, image, "
+                       "workload or verdict with this one.", style="dim"))
+        return
     lines = plain_lines(rec)
     out.print(Text(lines[0], style="bold"))
     for line in lines[1:]:
@@ -121,9 +123,3 @@ def recurrence_markdown(rec: Recurrence) -> str:
         lines.extend(f"- `{c}`" if c.startswith("kubectl ") else f"- {c}" for c in pattern.next_checks)
     return "\n".join(lines) + "\n"
 
-
-def report_json_with_recurrence(report: Report, rec: Recurrence) -> str:
-    """The report's JSON contract plus its `recurrence` section (an added field; nothing renamed)."""
-    data = json.loads(report.to_json())
-    data["recurrence"] = rec.to_json()
-    return json.dumps(data, indent=2)

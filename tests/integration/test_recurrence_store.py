@@ -3,11 +3,15 @@ store query (bot/memory/history.py), and a new triage's report followed by its r
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
+from bot.cli.main import main
 from bot.memory.history import recall_for, recent_incidents
 from bot.metrics import Metrics
 from bot.runner.jobs import TriageJobs, TriageRequest
@@ -147,3 +151,34 @@ def test_no_note_when_nothing_came_back_or_recurrence_is_off(store: MigratedStor
         keys = set(db.scalars(select(OutboxItem.idempotency_key)))
     assert "alert:off:report" in keys and "alert:off:recurrence" not in keys
     assert "alert:on:recurrence" in keys
+
+
+XID_79 = "tests/realworld/gpu-xid/akash-support-209-xid-79-recurred-after-reboot/evidence.txt"
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_analyze_recall_says_what_came_back_in_json_markdown_and_text(
+        store: MigratedStore, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    same = {"target": {"namespace": "ml"}, "facts": {"xid.codes": [79]},
+            "lead": {"playbook": "gpu-xid", "hypothesis": "gpu-fallen-off-bus", "status": "likely"}}
+    earlier = _stored(store, "xid-in-ml", 3, same)
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", store.url)
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["analyze", XID_79, "-n", "ml", "--recall", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["lead"]["hypothesis"] == "gpu-fallen-off-bus"
+    (link,) = doc["recurrence"]["links"]
+    assert (link["kind"], link["count"], link["earlier"][0]["incident"]) == ("verdict", 2, earlier)
+    assert main(["analyze", XID_79, "-n", "ml", "--recall", "--format", "markdown"]) == 0
+    assert "- **gpu-xid/gpu-fallen-off-bus in ml: 2nd incident in 7 days" in capsys.readouterr().out
+    assert main(["analyze", XID_79, "-n", "other", "--recall"]) == 0
+    out = capsys.readouterr().out
+    assert "This came back" not in out and "Nothing came back: no incident of the 7 days before" in out
+
+
+def test_recall_from_a_missing_database_is_one_line_and_creates_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "absent.sqlite"
+    monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{path}")
+    assert main(["analyze", XID_79, "--recall"]) == 2
+    assert "no bot database at" in capsys.readouterr().err and not path.exists()
