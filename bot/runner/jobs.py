@@ -275,7 +275,10 @@ class TriageJobs:
             parent = find(session, request.parent_key) if request.parent_key else None
             posted = queue(session, report_post(prepared, key=request.key, channel=request.channel, run_id=run.id,
                                                 incident_id=request.incident_id, parent=parent))
-            if recurrence:
+            # In an alert storm the roots sit under one roll-up and recall one another: the stored report keeps
+            # the recurrence, the thread gets no note per group.
+            in_storm = parent is not None and parent.depends_on is not None and parent.payload.get("kind") == "alert"
+            if recurrence and not in_storm:
                 note = slack_payload(recurrence, self.workspace_url)
                 queue(session, Reply(key=f"{request.key}:recurrence", channel=request.channel, kind="recurrence",
                                      incident_id=request.incident_id, text=note["text"], blocks=note["blocks"],

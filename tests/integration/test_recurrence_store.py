@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.cli.main import main
+from bot.delivery import Root, queue
 from bot.memory.history import recall_for, recent_incidents
 from bot.metrics import Metrics
 from bot.runner.jobs import TriageJobs, TriageRequest
@@ -182,3 +183,27 @@ def test_recall_from_a_missing_database_is_one_line_and_creates_nothing(
     monkeypatch.setenv("TRIAGEBOT_DATABASE_URL", f"sqlite:///{path}")
     assert main(["analyze", XID_79, "--recall"]) == 2
     assert "no bot database at" in capsys.readouterr().err and not path.exists()
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_in_an_alert_storm_the_report_keeps_the_recurrence_and_the_thread_gets_no_note(store: MigratedStore) -> None:
+    _weeks(store)
+    with store.factory.begin() as db:
+        incident, _ = repo.open_incident(db, "storm-group", title="storm-group", source="alert")
+        rollup = queue(db, Root(key="rollup:C0ALERTS:1", channel="C0ALERTS", kind="rollup", text="storm"))
+        queue(db, Root(key="alert:storm-group:root", channel="C0ALERTS", kind="alert", text="Xid", under=rollup,
+                       incident_id=incident.id))
+    jobs = TriageJobs(store.factory, _no_cluster, Metrics())
+    report = Report(target=Target(node="node-a", service="node/node-a"), symptoms=[], findings=[],
+                    facts=xid_report("node-a", [79])["facts"], artifacts=[])
+    request = TriageRequest(target=report.target, since=timedelta(hours=1), trigger="alert", channel="C0ALERTS",
+                            key="alert:storm-group", parent_key="alert:storm-group:root", incident_id=incident.id)
+    try:
+        run_id = jobs.publish(request, report, [], NOW)
+    finally:
+        jobs.shutdown()
+    with store.factory() as db:
+        keys = set(db.scalars(select(OutboxItem.idempotency_key)))
+        stored = db.get(TriageRun, run_id)
+    assert "alert:storm-group:report" in keys and "alert:storm-group:recurrence" not in keys
+    assert stored is not None and stored.report is not None and stored.report["recurrence"]["links"]
