@@ -22,6 +22,10 @@ from typing import Any, Literal
 from bot.memory.keys import IncidentKeys
 
 WINDOW = timedelta(days=7)
+# Incidents opened within this of the new one are the same burst (one outage, several alerts), which the alert
+# grouping and the storm roll-up already show: they make no link. Patterns still count them: a bad image crash-
+# looping in three namespaces within minutes is exactly the rollout to look at.
+BURST = timedelta(hours=1)
 MAX_ECHOES = 2
 
 LinkKind = Literal["gpu", "image", "workload", "node", "verdict"]
@@ -233,11 +237,13 @@ def _nccl_patterns(new: Seen, earlier: list[Seen], days: int) -> list[Pattern]:
 
 
 def recall(new: Seen, history: Iterable[Seen], window: timedelta = WINDOW) -> Recurrence:
-    """What the new incident shares with the incidents of the `window` before it, and the patterns among them."""
+    """What the new incident shares with the incidents of the `window` before it (links: those older than a
+    `BURST`), and the patterns among them."""
     earlier = _within(new, history, window)
     days = max(1, round(window.total_seconds() / 86400))
     patterns = _gpu_patterns(new, earlier, days) + _image_patterns(new, earlier, days) + \
         _nccl_patterns(new, earlier, days)
     # One GPU may be keyed by its UUID and by its bus id: one pattern each time it is the same finding.
     unique = list({(p.kind, p.subject, p.incidents): p for p in patterns}.values())
-    return Recurrence(window=window, links=_links(new, earlier), patterns=tuple(unique))
+    before = [s for s in earlier if s.at <= new.at - BURST]
+    return Recurrence(window=window, links=_links(new, before), patterns=tuple(unique))

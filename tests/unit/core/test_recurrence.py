@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory.keys import Gpu, IncidentKeys, bus_id, image_key, incident_keys, workload_of
-from bot.memory.recurrence import Seen, link_keys, recall
+from bot.memory.recurrence import BURST, Seen, link_keys, recall
 from bot.render.recurrence import (
     link_sentence,
     ordinal,
@@ -139,6 +139,12 @@ def test_only_the_window_before_the_incident_counts() -> None:
     assert recall(seen(10, 0, report), history, window=timedelta(days=9)).links[0].earlier[0].incident_id == 1
 
 
+def test_an_incident_of_the_same_burst_makes_no_link_but_counts_for_a_pattern() -> None:
+    rec = recall(seen(10, 0, xid_report("node-a", [79])), [seen(4, 0.02, xid_report("node-a", [79]))])  # 29 min
+    assert rec.links == ()
+    assert [p.incidents for p in rec.patterns] == [(4,)]
+
+
 # --- patterns -----------------------------------------------------------------------------------------------------
 
 def test_the_same_gpu_with_hardware_xids_again_asks_for_cordon_and_an_rma_bundle() -> None:
@@ -245,7 +251,7 @@ def test_every_link_and_pattern_rests_on_something_shared(new: IncidentKeys, his
     for link in rec.links:
         assert link.key in mine
         assert all(link.key in link_keys(s.keys) for s in link.earlier)
-        assert all(NOW - timedelta(days=7) <= s.at <= NOW and s.incident_id != 99 for s in link.earlier)
+        assert all(NOW - timedelta(days=7) <= s.at <= NOW - BURST and s.incident_id != 99 for s in link.earlier)
     by_id = {s.incident_id: s for s in history}
     for pattern in rec.patterns:
         for incident in pattern.incidents:
