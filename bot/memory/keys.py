@@ -32,6 +32,12 @@ _DEPLOYMENT_POD: Any = re2.compile(
     r"^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 _SCOPES_WITHOUT_WORKLOAD = ("pod", "node", "namespace")
 
+# Every fact and report field the keys are read from: the store query reads these parts of a stored report, not
+# the whole report (findings and trace make it tens of kilobytes).
+FACTS_READ = ("alert.labels", "pod.name", "pod.namespace", "pod.node", "node.name", "xid.codes", "xid.hosts",
+              "xid.pci_bus_ids", "container.image", "image.name", "container.waiting.reason", "nccl.suspect_hosts")
+FIELDS_READ = ("target", "lead", "symptoms")
+
 
 @dataclass(frozen=True)
 class Gpu:
