@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from bot.memory.keys import IncidentKeys
+from bot.memory.keys import Gpu, IncidentKeys
 
 WINDOW = timedelta(days=7)
 # Incidents opened within this of the new one are the same burst (one outage, several alerts), which the alert
@@ -123,18 +123,26 @@ def link_keys(keys: IncidentKeys) -> dict[str, tuple[LinkKind, str]]:
     return out
 
 
-def _said(keys: IncidentKeys) -> set[str]:
+def _gpu_words(gpu: Gpu, kind: LinkKind, subject: str) -> str:
+    """How an echo names a GPU: not at all in the GPU's own link, by its name alone in its node's link, else with
+    its node ("GPU 1" is on every node)."""
+    if kind == "gpu" and gpu.label == subject:
+        return ""
+    return f" on {gpu.name}" if kind == "node" and gpu.node == subject else f" on {gpu.label}"
+
+
+def _said(keys: IncidentKeys, kind: LinkKind, subject: str) -> set[str]:
     """What an incident showed, as the phrases echoes count: each hardware Xid on each GPU, and the verdict."""
     phrases: set[str] = set()
     for code in keys.hardware_xids:
-        phrases.update({f"Xid {code} on {gpu.name}" for gpu in keys.gpus} or {f"Xid {code}"})
+        phrases.update({f"Xid {code}{_gpu_words(gpu, kind, subject)}" for gpu in keys.gpus} or {f"Xid {code}"})
     if keys.leader:
         phrases.add(keys.leader)
     return phrases
 
 
-def _echoes(incidents: list[IncidentKeys]) -> tuple[Echo, ...]:
-    counts = Counter(phrase for keys in incidents for phrase in _said(keys))
+def _echoes(incidents: list[IncidentKeys], kind: LinkKind, subject: str) -> tuple[Echo, ...]:
+    counts = Counter(phrase for keys in incidents for phrase in _said(keys, kind, subject))
     # Hardware first (the rarer, the more telling), then the most repeated.
     ranked = sorted((Echo(what, n) for what, n in counts.items() if n >= 2),
                     key=lambda e: (not e.what.startswith("Xid "), -e.times, e.what))
@@ -153,7 +161,7 @@ def _links(new: Seen, earlier: list[Seen]) -> tuple[Link, ...]:
         shared = tuple(s for s in earlier if key in keys_of[s.incident_id])
         if shared:
             found.append(Link(kind=kind, key=key, subject=subject, earlier=shared,
-                              echoes=_echoes([new.keys, *(s.keys for s in shared)])))
+                              echoes=_echoes([new.keys, *(s.keys for s in shared)], kind, subject)))
     found.sort(key=lambda ln: (_ORDER.index(ln.kind), -ln.count, ln.subject))
     kept: list[Link] = []
     for link in found:

@@ -111,6 +111,16 @@ def test_the_issue_example_node_a_third_incident_with_xid_79_on_gpu_1_twice() ->
         "node-a: 3rd incident in 7 days — Xid 79 on GPU 1 twice, gpu-xid/gpu-fallen-off-bus twice"
     gpu = next(ln for ln in rec.links if ln.kind == "gpu")
     assert (gpu.subject, gpu.count) == ("GPU 1 on node-a", 2)
+    assert gpu.echoes[0].what == "Xid 79"  # the GPU's own link names it once, as its subject
+
+
+def test_gpu_1_of_two_nodes_is_not_one_gpu_in_an_echo() -> None:
+    same_verdict = [seen(1, 2, {**xid_report("node-b", [79]), "target": {"node": "node-b", "namespace": "ml"}})]
+    rec = recall(seen(10, 0, {**xid_report("node-a", [79]), "target": {"node": "node-a", "namespace": "ml"}}),
+                 same_verdict)
+    (link,) = rec.links
+    assert link.kind == "verdict"
+    assert [e.what for e in link.echoes] == ["gpu-xid/gpu-fallen-off-bus"]  # not "Xid 79 on GPU 1" twice
 
 
 def test_a_link_naming_the_same_incidents_as_a_more_specific_one_is_not_repeated() -> None:
@@ -209,7 +219,7 @@ def test_the_note_in_every_form() -> None:
     assert "<https://acme.slack.com/archives/C0ALERTS/p1700000004000100|#4 Xid &lt;79&gt;>" in text
     assert "`kubectl cordon node-a`" in text
     assert "in <#C0ALERTS>" in slack_text(rec)  # no workspace URL: the channel, not a link
-    assert plain_lines(rec)[1].startswith("  - GPU 1 on node-a: 2nd incident in 7 days — Xid 79 on GPU 1 twice")
+    assert plain_lines(rec)[1].startswith("  - GPU 1 on node-a: 2nd incident in 7 days — Xid 79 twice")
     assert "- `kubectl cordon node-a`" in recurrence_markdown(rec)
     doc = json.loads(json.dumps(rec.to_json()))
     assert doc["window_days"] == 7
