@@ -14,7 +14,7 @@ def recall_for_report(report: Report) -> Recurrence:
     from sqlalchemy.exc import SQLAlchemyError
 
     from bot.config import ConfigError, load_settings
-    from bot.memory.history import recall_for
+    from bot.memory.recent import recall_for
     from bot.store.db import make_engine, missing_sqlite_file, session_factory
     from bot.store.types import utcnow
 

@@ -33,7 +33,7 @@ from bot.assist.narrate import narrate_report
 from bot.delivery import Reply, find, queue
 from bot.delivery.roots import queue_outcome, queue_verdict
 from bot.delivery.words import prepare_report, report_post
-from bot.memory.history import recall_for
+from bot.memory.recent import recall_for
 from bot.memory.recurrence import Recurrence
 from bot.metrics import Metrics
 from bot.render.chart import render_report_chart

@@ -1,5 +1,5 @@
 """Recurrence on the real store (SQLite and PostgreSQL): incidents spread over simulated weeks, read back by the
-store query (bot/memory/history.py), and a new triage's report followed by its recurrence note in the thread."""
+store query (bot/memory/recent.py), and a new triage's report followed by its recurrence note in the thread."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot.cli.main import main
 from bot.delivery import Root, queue
-from bot.memory.history import recall_for, recent_incidents
+from bot.memory.recent import recall_for, recent_incidents
 from bot.metrics import Metrics
 from bot.runner.jobs import TriageJobs, TriageRequest
 from bot.store import repo
