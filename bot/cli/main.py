@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from bot.cli import flags
 from bot.cli import live as live_cli
 from bot.cli.arguments import (
     add_ask_arguments,
@@ -18,7 +19,7 @@ from bot.cli.arguments import (
     add_interview_arguments,
 )
 from bot.cli.errors import LiveUsageError, OutputError, UsageError
-from bot.cli.flags import FORMATS, add_explain_flag, add_recall_flag, add_redact_flag, add_summary_flag
+from bot.cli.flags import FORMATS, add_explain_flag, add_redact_flag, add_summary_flag
 from collectors.kinds import ArtifactKind
 from playbooks.files import playbook_files
 from playbooks.problems import PlaybookError
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_summary_flag(analyze)
     add_redact_flag(analyze)
     add_explain_flag(analyze)
-    add_recall_flag(analyze)
+    flags.add_recall_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
