@@ -97,7 +97,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     check_symptoms(args.symptom)
     target = Target(namespace=args.namespace, service=args.service)
     emit(redacted(analyse(_analyze_inputs(args), target, symptoms=args.symptom), args), args.format,
-         summary=args.summary, explain=args.explain)
+         summary=args.summary, explain=args.explain, recall=getattr(args, "recall", False))
     return 0
 
 

@@ -57,6 +57,10 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
                              "(TRIAGEBOT_DATABASE_URL), by playbook and hypothesis, with the confusions")
     parser.add_argument("--since", metavar="AGE", default="30d",
                         help="with --production: how far back, e.g. 30d, 12h, 2w (default 30d)")
+    parser.add_argument("--export", metavar="DIR",
+                        help="with --production: write each labelled incident as a candidate regression case "
+                             "(tests/realworld layout: evidence.txt and case.yaml, the label as leader) under DIR, "
+                             "for `triagebot eval DIR`")
     parser.add_argument("--write", metavar="FILE", help="also write the accuracy table as markdown (docs/accuracy.md)")
     parser.add_argument("--quiet", action="store_true", help="only the table, not each failing case")
     parser.add_argument("--first-sight", metavar="BATCH",

@@ -32,10 +32,12 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.production:
         if args.root or args.first_sight or args.write:
             raise EvalUsageError("--production reads the bot's database: give no DIR, --first-sight or --write")
-        return _production(args.since)
+        return _production(args.since, args.export)
+    if args.export:
+        raise EvalUsageError("--export writes labelled incidents from the bot's database: use it with --production")
     if not args.root:
         raise EvalUsageError("usage: triagebot eval DIR [--write FILE] [--first-sight BATCH --collected-by WHO] "
-                             "| triagebot eval --production [--since 30d]")
+                             "| triagebot eval --production [--since 30d] [--export DIR]")
     root = Path(args.root)
     if not root.is_dir():
         raise EvalUsageError(f"{root} is not a folder; expected a folder of cases such as tests/realworld")
@@ -76,14 +78,15 @@ def parse_age(text: str) -> timedelta:
     return int(found.group(1)) * _UNIT[found.group(2)]
 
 
-def _production(since_text: str) -> int:
+def _production(since_text: str, export: str | None = None) -> int:
     from rich.console import Console
     from sqlalchemy.exc import SQLAlchemyError
 
     from bot.config import ConfigError, load_settings
+    from bot.memory.export import candidate_cases, write_cases
     from bot.memory.labels import labels_since
     from bot.memory.production import accuracy
-    from bot.render.production import render_production
+    from bot.render.production import render_export, render_production
     from bot.store.db import make_engine, missing_sqlite_file, session_factory
     from bot.store.types import utcnow
 
@@ -94,10 +97,20 @@ def _production(since_text: str) -> int:
             raise EvalUsageError(f"no bot database at {missing}; set TRIAGEBOT_DATABASE_URL to the bot's")
         engine = make_engine(url)
         with session_factory(engine).begin() as db:
-            result = accuracy(labels_since(db, utcnow() - age))
+            if export is not None:
+                cases, skipped = candidate_cases(db, utcnow() - age)
+            else:
+                result = accuracy(labels_since(db, utcnow() - age))
     except (ConfigError, SQLAlchemyError) as err:
         raise EvalUsageError(f"cannot read the bot's database (TRIAGEBOT_DATABASE_URL): "
                              f"{str(err).splitlines()[0]}") from None
+    if export is not None:
+        try:
+            written = write_cases(cases, Path(export))
+        except OSError as err:
+            raise EvalUsageError(f"cannot write the cases under {export}: {err}") from None
+        render_export(written, skipped, Path(export), since_text.strip(), Console())
+        return 0
     render_production(result, since_text.strip(), Console())
     return 0
 

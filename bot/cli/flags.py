@@ -22,3 +22,9 @@ def add_redact_flag(parser: argparse.ArgumentParser) -> None:
                         help="print secrets found in the evidence as they are (local use only; redacted by default)")
 
 
+
+
+def add_recall_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--recall", action="store_true",
+                        help="also say which incidents in the bot's database (TRIAGEBOT_DATABASE_URL, read only) "
+                             "of the last `recurrence_days` share this one's node, GPU, image, workload or verdict")

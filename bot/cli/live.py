@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.errors import LiveUsageError
-from bot.cli.flags import FORMATS, add_explain_flag
+from bot.cli.flags import FORMATS, add_explain_flag, add_recall_flag
 
 if TYPE_CHECKING:
     from bot.runner.triage import Triage
@@ -39,6 +39,7 @@ def add_parsers(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument("--summary", action="store_true",
                            help="add a short narrative: the configured model's (checked), else the rules'")
             add_explain_flag(p)
+            add_recall_flag(p)
         else:
             p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="a new folder")
             p.add_argument("--page", help="the alert or complaint that started this, for drills")
@@ -144,10 +145,12 @@ def cmd_triage(args: argparse.Namespace) -> int:
     except ClusterUnreachable as err:
         # The report still shows what other sources (Prometheus, agents) said and what is missing; the exit code
         # and the last line say that the cluster itself was not read.
-        emit(err.triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
+        emit(err.triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False),
+             recall=getattr(args, "recall", False))
         sys.stderr.write(f"triagebot: error: {err}\n")
         return CLUSTER_UNREACHABLE
-    emit(triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False))
+    emit(triage.report, args.format, summary=args.summary, explain=getattr(args, "explain", False),
+             recall=getattr(args, "recall", False))
     return 0
 
 

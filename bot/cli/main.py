@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from bot.cli import flags
 from bot.cli import live as live_cli
 from bot.cli.arguments import (
     add_ask_arguments,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_summary_flag(analyze)
     add_redact_flag(analyze)
     add_explain_flag(analyze)
+    flags.add_recall_flag(analyze)
 
     rp = sub.add_parser("replay", help="replay a recorded incident through the playbooks")
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -14,31 +15,47 @@ if TYPE_CHECKING:
     from bot.assist.narrate import Narrative
 
 
-def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = False) -> None:
-    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured).
+def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = False, recall: bool = False) -> None:
+    """The report in `fmt`; with `summary`, followed by its narrative (a model's, when one is configured); with
+    `recall`, followed by what came back from the bot's database (bot/cli/recall.py).
 
     `explain` adds the trace to the terminal report; JSON always carries it (`trace`), markdown ends with it.
     """
     narrative = _narrative(report) if summary else None
-    if fmt == "json":
-        if narrative is not None:
-            from bot.render.narrative import report_json_with
+    recurrence = None
+    if recall:  # the database and the recurrence words are loaded only when asked for
+        from bot.cli.recall import recall_for_report
 
-            sys.stdout.write(report_json_with(report, narrative) + "\n")
-        else:
-            sys.stdout.write(report.to_json() + "\n")
+        recurrence = recall_for_report(report)
+    if fmt == "json" and narrative is None and recurrence is None:
+        sys.stdout.write(report.to_json() + "\n")
+    elif fmt == "json":
+        data = json.loads(report.to_json())
+        if narrative is not None:
+            data["narrative"] = {**narrative.model_dump(), "label": narrative.label}
+        if recurrence is not None:
+            data["recurrence"] = recurrence.to_json()
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif fmt == "markdown":
         sys.stdout.write(render_markdown(report))
         if narrative is not None:
             from bot.render.narrative import narrative_markdown
 
             sys.stdout.write("\n" + narrative_markdown(narrative))
+        if recurrence:
+            from bot.render.recurrence import recurrence_markdown
+
+            sys.stdout.write("\n" + recurrence_markdown(recurrence))
     else:
         render_terminal(report, explain=explain)
         if narrative is not None:
             from bot.render.narrative import print_narrative
 
             print_narrative(narrative)
+        if recurrence is not None:
+            from bot.render.recurrence import print_recurrence
+
+            print_recurrence(recurrence)
 
 
 def _narrative(report: Report) -> Narrative:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
 from bot.assist.narrate import Narrative
-from playbooks.report import Report
 
 
 def narrative_panel(narrative: Narrative, heading: str = "Summary") -> Group:
@@ -27,9 +24,3 @@ def print_narrative(narrative: Narrative, console: Console | None = None, headin
 def narrative_markdown(narrative: Narrative) -> str:
     return f"## Summary\n\n{narrative.text}\n\n_{narrative.label}_\n"
 
-
-def report_json_with(report: Report, narrative: Narrative) -> str:
-    """The report's JSON contract plus a `narrative` object (an added field; nothing renamed)."""
-    data = json.loads(report.to_json())
-    data["narrative"] = {**narrative.model_dump(), "label": narrative.label}
-    return json.dumps(data, indent=2)

@@ -1,10 +1,13 @@
-"""`triagebot eval --production`: accuracy from on-call feedback, in the terminal."""
+"""`triagebot eval --production`: accuracy from on-call feedback, and the cases `--export` wrote, in the terminal."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from bot.memory.export import Skipped
 from bot.memory.production import ProductionAccuracy, Tally
 
 MAX_ROWS = 20
@@ -35,3 +38,16 @@ def render_production(result: ProductionAccuracy, since_text: str, console: Cons
         for said, was, n in result.confusions[:MAX_ROWS]:
             table.add_row(said, was, str(n))
         console.print(table)
+
+
+def render_export(written: list[Path], skipped: list[Skipped], root: Path, since_text: str, console: Console) -> None:
+    """What `eval --production --export` wrote, what it could not, and how to run the cases."""
+    console.print(f"{len(written)} labelled incident(s) of the last {since_text} written as cases under {root}.",
+                  highlight=False)
+    for folder in written:
+        console.print(f"  {folder}", highlight=False)
+    for skip in skipped:
+        console.print(f"  skipped triage run {skip.run_id}: {skip.why}", highlight=False)
+    if written:
+        console.print(f"Check them with `triagebot eval {root}`; move the ones worth keeping into tests/realworld/.",
+                      highlight=False)

@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.alerts.rollup_outcomes import note_in_rollup
@@ -32,8 +33,11 @@ from bot.assist.narrate import narrate_report
 from bot.delivery import Reply, find, queue
 from bot.delivery.roots import queue_outcome, queue_verdict
 from bot.delivery.words import prepare_report, report_post
+from bot.memory.recent import recall_for
+from bot.memory.recurrence import Recurrence
 from bot.metrics import Metrics
 from bot.render.chart import render_report_chart
+from bot.render.recurrence import slack_payload
 from bot.render.slack_assist import narrative_payload
 from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound
@@ -96,10 +100,13 @@ class TriageJobs:
                  max_workers: int = 4, templates_dir: Path | None = None,
                  on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL,
                  capture_dir: Path | None = None, queue: bool = False,
-                 on_enqueued: Callable[[], None] = lambda: None, lease: timedelta = timedelta(seconds=30)) -> None:
+                 on_enqueued: Callable[[], None] = lambda: None, lease: timedelta = timedelta(seconds=30),
+                 recurrence: timedelta = timedelta(days=7), workspace_url: str | None = None) -> None:
         self.factory = factory
         self.max_workers = max_workers
         self.lease = lease
+        self.recurrence = recurrence  # how far back a report looks for what came back; zero: never
+        self.workspace_url = workspace_url
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:threads-{uuid.uuid4().hex[:6]}"
         self._stopping = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -256,6 +263,9 @@ class TriageJobs:
         prepared = prepare_report(report, artifacts, self.templates_dir, render_report_chart(report, artifacts))
         dumped = report.model_dump(mode="json")
         dumped_artifacts = [a.model_dump(mode="json") for a in artifacts]
+        recurrence = self.recall(request, dumped, started)
+        if recurrence is not None:
+            dumped["recurrence"] = recurrence.to_json()
         with self.factory.begin() as session:
             run = repo.record_triage_run(
                 session, incident_id=request.incident_id, target=request.target.model_dump(),
@@ -263,8 +273,16 @@ class TriageJobs:
                 requested_by=request.requested_by, report=dumped, artifacts=dumped_artifacts,
                 missing=[m.model_dump() for m in report.missing])
             parent = find(session, request.parent_key) if request.parent_key else None
-            queue(session, report_post(prepared, key=request.key, channel=request.channel, run_id=run.id,
-                                       incident_id=request.incident_id, parent=parent))
+            posted = queue(session, report_post(prepared, key=request.key, channel=request.channel, run_id=run.id,
+                                                incident_id=request.incident_id, parent=parent))
+            # In an alert storm the roots sit under one roll-up and recall one another: the stored report keeps
+            # the recurrence, the thread gets no note per group.
+            in_storm = parent is not None and parent.depends_on is not None and parent.payload.get("kind") == "alert"
+            if recurrence and not in_storm:
+                note = slack_payload(recurrence, self.workspace_url)
+                queue(session, Reply(key=f"{request.key}:recurrence", channel=request.channel, kind="recurrence",
+                                     incident_id=request.incident_id, text=note["text"], blocks=note["blocks"],
+                                     parent=posted))
             if parent is not None:
                 # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
                 queue_verdict(session, parent, report)
@@ -276,6 +294,19 @@ class TriageJobs:
         if self.assistant.enabled and self.assistant.summaries:
             self.narrators.submit(self.narrate, request, report)
         return run_id
+
+    def recall(self, request: TriageRequest, dumped: dict[str, Any], at: datetime) -> Recurrence | None:
+        """What the report shares with the incidents stored before it (bot/memory/recurrence.py), read in a
+        transaction of its own before the report's: a failed read costs the note, never the report."""
+        if self.recurrence <= timedelta(0):
+            return None
+        try:
+            with self.factory() as session:
+                return recall_for(session, incident_id=request.incident_id, report=dumped, at=at,
+                                  window=self.recurrence)
+        except SQLAlchemyError:
+            log.exception("recalling earlier incidents for %s failed; the report goes without", request.key)
+            return None
 
     def narrate(self, request: TriageRequest, report: Report) -> None:
         """The report's narrative as a thread reply after the report, labelled with who wrote it."""

@@ -156,7 +156,9 @@ class _Worker:
         access = replace(access_from(settings, kube), cache=self.cache)
         self.jobs = TriageJobs(self.factory, lambda: access, Metrics(), max_workers=settings.max_concurrent_triages,
                                templates_dir=settings.templates_dir, assistant=assistant_from(settings),
-                               capture_dir=drills_dir(settings))
+                               capture_dir=drills_dir(settings),
+                               recurrence=timedelta(days=settings.recurrence_days),
+                               workspace_url=settings.slack_workspace_url)
         self.slots = threading.BoundedSemaphore(settings.max_concurrent_triages)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent_triages, thread_name_prefix="job")
 
