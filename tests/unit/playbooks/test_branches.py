@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from playbooks.loader import load_playbooks
+from playbooks.templates import render
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "playbooks.md"
 
@@ -70,3 +71,29 @@ def test_every_branch_names_hypotheses_that_exist() -> None:
 ])
 def test_the_branches_issue_29_found_uncovered_are_encoded(branch: str, hypothesis: tuple[str, str]) -> None:
     assert hypothesis in table()[branch]
+
+
+# Commands the documents give (seed-digest §1.1 M2, §1.3 L3, L6, L9, §1.4 N3, N9, N10), each a next check of the
+# hypothesis it tests, with the subject's names filled in.
+DOCUMENT_COMMANDS = [
+    ("oom-killed", "node-oom", "grep -i oom /var/log/syslog"),
+    ("oom-killed", "node-oom", "free -m"),
+    ("latency", "dns", "dig checkout.shop.svc.cluster.local"),
+    ("latency", "network-path", "--resolve checkout.shop.svc.cluster.local:443:"),
+    ("latency", "noisy-neighbor", "uptime"),
+    ("service-unreachable", "dns", "dig +search +stats checkout.shop.svc.cluster.local"),
+    ("nccl-hang", "master-unresolvable", "dig +search"),
+    ("nccl-hang", "stuck-process", "strace -f -tt -p 1"),
+    ("nccl-hang", "gpu-hardware", "nvidia-smi nvlink -e"),
+    ("latency", "discovery-lag", "dig +search checkout.shop.svc.cluster.local"),
+]
+
+
+@pytest.mark.parametrize(("playbook", "hypothesis", "command"), DOCUMENT_COMMANDS)
+def test_the_documents_commands_are_next_checks(playbook: str, hypothesis: str, command: str) -> None:
+    book = next(b for b in load_playbooks() if b.spec.id == playbook)
+    h = next(h for h, _ in book.spec.walk() if h.id == hypothesis)
+    names = {"service": "checkout", "namespace": "shop", "pod": "checkout-7d9f", "node": "gpu-node-7",
+             "node_instance": "gpu-node-7", "container": "server", "cluster": None, "facts": {}}
+    rendered = [render(check, names) for check in h.next_checks]
+    assert any(command in check for check in rendered), rendered
