@@ -97,3 +97,19 @@ def test_the_documents_commands_are_next_checks(playbook: str, hypothesis: str, 
              "node_instance": "gpu-node-7", "container": "server", "cluster": None, "facts": {}}
     rendered = [render(check, names) for check in h.next_checks]
     assert any(command in check for check in rendered), rendered
+
+
+def test_every_hypothesis_that_can_only_be_likely_says_what_would_confirm_it() -> None:
+    # Issue 29, point 2: where the documents name the confirming observation the note names it and why it is not
+    # read; where they name none, the note says so. A hypothesis with a `confirm` needs no note.
+    missing, needless = [], []
+    for book in load_playbooks():
+        for h, _ in book.spec.walk():
+            if h.see:
+                continue
+            if h.confirm is None and h.likely is not None and not h.confirm_note:
+                missing.append(f"{book.spec.id}/{h.id}")
+            if h.confirm is not None and h.confirm_note:
+                needless.append(f"{book.spec.id}/{h.id}")
+    assert missing == []
+    assert needless == []
