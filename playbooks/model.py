@@ -71,6 +71,11 @@ class Hypothesis(BaseModel):
                                                 "first among those of its status, before the prior.")
     prior: float = Field(0.5, ge=0, le=1, description="Orders hypotheses that share a status; 1 = most common.")
     falsified_by: str = Field(min_length=1, description="The observation that would prove the claim wrong.")
+    confirm_note: str | None = Field(None, min_length=20,
+                                     description="For a hypothesis without `confirm` (it can reach likely at "
+                                                 "most): the observation that would confirm it, where the "
+                                                 "documents name one, and why no parser reads it yet; or that "
+                                                 "they name none.")
     next_checks: list[str] = Field(default_factory=list, description="Commands or PromQL (Jinja templates).")
     mitigations: list[str] = Field(default_factory=list)
     source: list[str] = Field(min_length=1, description="Citations: seed lines or public references.")

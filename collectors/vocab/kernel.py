@@ -20,6 +20,9 @@ FACTS: list[FactSpec] = [
     FactSpec("kernel.oom_global", "bool", "an OOM kill was node-wide (constraint none: the node ran out)",
              "any"),
     FactSpec("kernel.oom_victims", "list[str]", "processes the OOM killer killed", "union", "python"),
+    FactSpec("kernel.oom_victim_score_adj", "int",
+             "the oom_score_adj the kernel printed for a process it killed (Linux 4.19 on), the highest seen: the "
+             "kubelet sets -997 for Guaranteed pods, 2-999 for Burstable, 1000 for BestEffort", "max", "992"),
     FactSpec("kernel.hung_task", "bool", "a task was blocked in the kernel for more than 120 s", "any"),
     FactSpec("conntrack.table_full", "bool", "`nf_conntrack: table full, dropping packet` seen", "any"),
     FactSpec("conntrack.drops", "int",

@@ -114,7 +114,11 @@ FACTS: list[FactSpec] = [
              "normalised volume attach/mount failures: multi-attach (an RWO volume is still attached to another "
              "node), attach-failed, csi-driver-missing (the CSI driver is not registered on the node), "
              "mount-failed, mount-timeout (timed out waiting for the volumes), pvc-not-found, secret-not-found, "
-             "configmap-not-found", "union", "multi-attach"),
+             "configmap-not-found, fsgroup-failed (the volume mounted but the pod's fsGroup could not be applied)",
+             "union", "multi-attach"),
+    FactSpec("volume.ownership_slow", "bool",
+             "the kubelet reported that giving a volume the pod's fsGroup (a recursive chown and chmod of every "
+             "file) is taking longer than expected: a VolumePermissionChangeInProgress event", "any"),
     FactSpec("pod.missing_refs", "list[str]",
              "Secrets and ConfigMaps the pod references that do not exist, as kind/name", "union",
              "secret/db-credentials"),

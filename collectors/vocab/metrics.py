@@ -38,6 +38,10 @@ FACTS: list[FactSpec] = [
              "min", "33"),
     FactSpec("gpu.process_count", "int", "processes nvidia-smi lists on one GPU, the most on any GPU", "max"),
     FactSpec("gpu.temp_c", "float", "highest GPU temperature", "max", "91"),
+    FactSpec("gpu.sm_clock_ratio", "float",
+             "SM clock now over the GPU's maximum SM clock (nvidia-smi -q's Clocks and Max Clocks), the lowest "
+             "GPU: low on an idle GPU by design, so it tells a clock that did not ramp only beside work",
+             "min", "0.07"),
     FactSpec("gpu.throttle_reasons", "list[str]",
              "active clock throttle reasons: thermal (hw), sw-thermal, power (sw power cap), power-brake, "
              "hw-slowdown; benign idle/app-clock bits are left out", "union", "thermal"),

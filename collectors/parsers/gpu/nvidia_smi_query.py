@@ -1,5 +1,5 @@
 """Sections of `nvidia-smi -q` (the report, not the table): ECC counters, remapped rows, temperature, and the
-reasons the clocks are held down.
+reasons the clocks are held down, and how far the SM clock runs below its maximum.
 
 A100 and later remap a bad memory row to a spare one; the remap takes effect at the next GPU reset, and until
 then `Pending` says Yes. A remap for an uncorrectable error that still waits for its reset, or a remap that
@@ -16,7 +16,8 @@ from collectors.parsers.sink import FactSink
 
 _GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 SECTIONS = re.compile(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
-_READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons")
+_READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons", "Clocks",
+         "Max Clocks")
 # nvidia-smi -q names each clocks-event reason as NVML's nvmlClocksEventReason* bits (nvml.h, the same bits
 # DCGM_FI_DEV_CLOCKS_EVENT_REASONS carries, read in metric_facts.THROTTLE_BITS); the section was "Clocks Throttle
 # Reasons" up to driver R530 and "Clocks Event Reasons" from R535 (nvidia-smi(1), NVIDIA driver 450-580). Idle,
@@ -24,14 +25,19 @@ _READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "
 _REASONS = {"SW Power Cap": "power", "HW Slowdown": "hw-slowdown", "HW Thermal Slowdown": "thermal",
             "HW Power Brake Slowdown": "power-brake", "SW Thermal Slowdown": "sw-thermal"}
 _TEMP = re.compile(r"(\d{1,3}(?:\.\d+)?) C")
+_MHZ = re.compile(r"(\d{1,5}) MHz")
 
 
 def read_query(sink: FactSink, lines: list[str]) -> None:
     """Facts from every GPU's memory-error sections; a fragment without its GPU line counts as one GPU."""
+    clocks: dict[str, dict[str, tuple[int, int]]] = {}
     for node in _sections(describe_tree(lines, 0, len(lines))):
         gpu = _gpu_of(node, lines)
         subject = f"gpu/{gpu}" if gpu else None
-        if node.text == "Remapped Rows":
+        if node.text in ("Clocks", "Max Clocks"):
+            if (found := _value(node, "SM")) and (m := _MHZ.fullmatch(found[0])):
+                clocks.setdefault(gpu, {})[node.text] = (int(m.group(1)), found[1])
+        elif node.text == "Remapped Rows":
             _remapped_rows(sink, node, subject)
         elif node.text == "ECC Errors":
             _ecc(sink, node, subject)
@@ -39,6 +45,7 @@ def read_query(sink: FactSink, lines: list[str]) -> None:
             _temperature(sink, node, subject)
         else:
             _clock_reasons(sink, node, subject)
+    _sm_clock(sink, clocks)
 
 
 def _sections(roots: list[DNode]) -> list[DNode]:
@@ -127,3 +134,13 @@ def _clock_reasons(sink: FactSink, node: DNode, subject: str | None) -> None:
         sink.add("gpu.throttle_reasons", [reason], line, subject=subject)
     if lines and not active:
         sink.add("gpu.throttle_reasons", [], min(lines), max(lines), subject=subject)
+
+
+def _sm_clock(sink: FactSink, clocks: dict[str, dict[str, tuple[int, int]]]) -> None:
+    """The SM clock now over the most it may run (`Clocks` and `Max Clocks`, per GPU). A low ratio is normal on
+    an idle GPU (it drops to its idle P-state); beside work on the GPU it is a clock that did not ramp up."""
+    for gpu, pair in clocks.items():
+        if "Clocks" in pair and "Max Clocks" in pair and pair["Max Clocks"][0] > 0:
+            (now, n1), (top, n2) = pair["Clocks"], pair["Max Clocks"]
+            sink.add("gpu.sm_clock_ratio", round(min(now / top, 1.0), 3), min(n1, n2), max(n1, n2),
+                     subject=f"gpu/{gpu}" if gpu else None)

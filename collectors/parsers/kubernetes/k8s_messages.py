@@ -24,10 +24,14 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
                                  r"|Unable to attach or mount volumes.*context deadline exceeded"
                                  # 1.10-1.16: "Unable to mount volumes for pod ...: timeout expired waiting ..."
                                  r"|timeout expired waiting for volumes to attach")),
+    # The CSI mounter could not give the volume the pod's fsGroup (kubernetes pkg/volume/csi/csi_mounter.go,
+    # "applyFSGroup failed for vol <id>: <err>", 1.12 on): the mount worked, the securityContext step did not.
+    ("fsgroup-failed", re.compile(r"applyFSGroup failed for vol")),
     ("mount-failed", re.compile(r"MountVolume\.\w+ failed|mount failed: |MapVolume\.\w+ failed")),
 )
-# A MountVolume.SetUp failure that only says the Secret or ConfigMap is missing is not a storage fault.
-_OBJECT_ERRORS = frozenset({"secret-not-found", "configmap-not-found"})
+# A MountVolume.SetUp failure that only says the Secret or ConfigMap is missing is not a storage fault, nor is one
+# that says the fsGroup could not be applied (the mount itself succeeded).
+_OBJECT_ERRORS = frozenset({"secret-not-found", "configmap-not-found", "fsgroup-failed"})
 
 
 def volume_errors(message: str) -> list[str]:

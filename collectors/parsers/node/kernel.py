@@ -72,6 +72,9 @@ _OOM_KILLED = re.compile(
     r"(?:(?P<memcg>Memory cgroup out of memory)|(?P<global>Out of memory)(?: \([^)]{0,80}\))?)?:? ?"
     r"Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<name>[^)]{0,80})\))?"  # a cut line may lose the ")"
 )
+# The kill line's last field since Linux 4.19 (mm/oom_kill.c, __oom_kill_process): the victim's oom_score_adj,
+# which the kubelet sets from the pod's QoS class (-997 Guaranteed, 2-999 Burstable, 1000 BestEffort).
+_OOM_SCORE_ADJ = re.compile(r"\boom_score_adj:(-?\d{1,4})\b")
 _OOM_LEGACY_MEMCG = re.compile(r"\bTask in \S+ killed as a result of limit of ")
 # Parts of an OOM report that only a memory cgroup's OOM prints: its page-fault path in the call trace, its usage
 # against its limit (mem_cgroup_print_oom_meminfo), and its stats.
@@ -103,6 +106,7 @@ class _Seen:
     oom_memcg_detail: tuple[int, str] | None = None  # cited only when no line says "Memory cgroup" outright
     oom_global: tuple[int, str] | None = None
     victims: dict[str, tuple[int, str]] = field(default_factory=dict)
+    victim_adj: tuple[int, int, str] | None = None  # (oom_score_adj, line, message) of the highest seen
     conntrack_full: tuple[int, str] | None = None
     hung_task: tuple[int, str] | None = None
     problems: list[str] = field(default_factory=list)
@@ -278,6 +282,9 @@ def _classify_killed(m: re.Match[str], number: int, line: str, seen: _Seen) -> N
     name = m.group("name")
     if name:
         seen.victims.setdefault(name, (number, message(line)))
+    if (adj := _OOM_SCORE_ADJ.search(line, m.end())) and (seen.victim_adj is None
+                                                          or int(adj.group(1)) > seen.victim_adj[0]):
+        seen.victim_adj = (int(adj.group(1)), number, message(line))
 
 
 def _first(seen: _Seen, attr: str, number: int, line: str) -> None:
@@ -346,6 +353,9 @@ def _emit_oom(sink: FactSink, seen: _Seen) -> None:
         sink.add("kernel.oom_global", True, seen.oom_global[0], text=seen.oom_global[1])
     for name, (number, msg) in seen.victims.items():
         sink.add("kernel.oom_victims", [name], number, text=msg)
+    if seen.victim_adj is not None:
+        adj, number, msg = seen.victim_adj
+        sink.add("kernel.oom_victim_score_adj", adj, number, text=msg)
 
 
 PARSER = Parser(kinds=(ArtifactKind.KERNEL_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

@@ -62,12 +62,14 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("kernel.oom_kill", True, 2, 2),
         ("kernel.oom_memcg", True, 22, 22),
         ("kernel.oom_victims", ["python"], 22, 22),
+        ("kernel.oom_victim_score_adj", 936, 23, 23),
     ]),
     ("journalctl-k-short-iso.log", [  # two node-wide OOM kills
         ("kernel.oom_kill", True, 1, 1),
         ("kernel.oom_global", True, 5, 5),
         ("kernel.oom_victims", ["dataloader"], 5, 5),
         ("kernel.oom_victims", ["python3"], 7, 7),
+        ("kernel.oom_victim_score_adj", 1000, 6, 6),
     ]),
     ("kmsg.log", [  # /dev/kmsg records, dictionary lines, caller= field, rate-limited conntrack lines
         ("xid.codes", [119], 2, 2),
@@ -91,6 +93,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
         ("kernel.oom_kill", True, 4, 4),
         ("kernel.oom_global", True, 4, 4),
         ("kernel.oom_victims", ["python"], 4, 4),
+        ("kernel.oom_victim_score_adj", 0, 4, 4),
         ("conntrack.table_full", True, 3, 3),
     ]),
 ]

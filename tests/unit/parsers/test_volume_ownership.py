@@ -1,0 +1,59 @@
+"""The fsGroup step of a volume mount, slow or failed (container-creating's volume-permissions), read from real
+pastes (first_sight_pastes.yaml, each with its URL) and from the kubelet's wordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from collectors.parsers.kubernetes.k8s_messages import volume_errors
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
+
+PASTES: dict[str, str] = {p["id"]: p["text"] for p in yaml.safe_load(
+    (Path(__file__).parent / "first_sight_pastes.yaml").read_text(encoding="utf-8"))}
+
+
+def facts(text: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for a in artifacts_from_text(text, "paste"):
+        for f in parse_artifact(a).facts:
+            out.setdefault(f.name, f.value)
+    return out
+
+
+def test_the_kubelets_progress_event_says_the_ownership_change_is_slow() -> None:
+    got = facts(PASTES["kubernetes-130398-volume-permission-change-in-progress"])
+    assert got.get("volume.ownership_slow") is True
+
+
+def test_a_failed_fsgroup_step_is_its_own_volume_error_not_a_mount_failure() -> None:
+    got = facts(PASTES["zfs-localpv-547-apply-fsgroup-failed"])
+    assert got.get("volume.errors") == ["fsgroup-failed"]
+    assert got.get("volume.mount_failed") is True
+    assert "volume.ownership_slow" not in got
+
+
+@pytest.mark.parametrize("line", [
+    # The later progress events, as kubernetes pkg/volume/volume_linux.go (logWarning) prints them.
+    "Setting volume ownership for 29928e79-9a46-4ab9-8aab-c612e82ec0d9/volumes/kubernetes.io~csi/biginode/mount, "
+    "processed 2654670 files.",
+])
+def test_the_later_progress_messages_are_read_too(line: str) -> None:
+    assert facts(line).get("volume.ownership_slow") is True
+
+
+def test_the_old_warning_printed_at_every_ownership_change_is_not_read_as_slow() -> None:
+    # https://github.com/codecentric/helm-charts/issues/277 (description): printed for a ConfigMap volume of a
+    # pod that started; the kubelet logged it at the start of every change, fast or slow.
+    line = ("Setting volume ownership for /var/lib/kubelet/pods/43939fdf-e240-41ba-ac4a-44c532de1137/volumes/"
+            "kubernetes.io~configmap/sh and fsGroup set. If the volume has a lot of files then setting volume "
+            "ownership could be slow, see https://github.com/kubernetes/kubernetes/issues/69699")
+    assert "volume.ownership_slow" not in facts(line)
+
+
+def test_an_ordinary_mount_failure_stays_a_mount_failure() -> None:
+    assert volume_errors('MountVolume.SetUp failed for volume "data" : mount failed: exit status 32') == [
+        "mount-failed"]
