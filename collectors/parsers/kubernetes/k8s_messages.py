@@ -336,7 +336,10 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
     # The tag exists, but not for this node's platform (docker's and containerd's wording): no image to run here.
     ("not-found", re.compile(r"no matching manifest for \S+ in the manifest list|no match for platform in manifest")),
-    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
+    # containerd's token fetch names the status code alone before 1.7 ("failed to fetch oauth token: unexpected
+    # status: 403"; remotes/docker/auth/fetch.go): the registry refused the credentials.
+    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden"
+                                r"|failed to fetch (?:anonymous|oauth) token: unexpected status: 40[13]\b", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
 ]

@@ -84,6 +84,12 @@ REAL = [
           "Apr 09 21:14:19 k8s-node1 kubelet[26014]: I0409 21:14:19.210702   26014 kubelet.go:1794] skipping pod "
           "synchronization - [container runtime is down]",
           "node-not-ready", {"node.not_ready_reasons": ["runtime-down"]}),
+    Paste("describe-node-unreachable-taint", "https://github.com/kubernetes/kubernetes/issues/77981",
+          "Taints:             node.kubernetes.io/unreachable:NoSchedule",
+          "node-not-ready", {"node.conditions": ["NotReady"]}),
+    Paste("describe-node-alpha-unreachable-taint", "https://github.com/kubernetes/kubernetes/issues/42733",
+          "Taints:\t\t\tnode.alpha.kubernetes.io/unreachable:NoExecute",
+          "node-not-ready", {"node.conditions": ["NotReady"]}),
     Paste("liveness-probe-glog", "https://github.com/kubernetes/kubernetes/issues/67180",
           'Liveness probe for "basecore-iapi-xlobo-com-5b9ff9c65d-plj4d_ymt-pro(344ce7ef-9afc-11e8-bf1e-9457a56b2f81)'
           ':basecore-iapi-xlobo-com" failed (failure): Get http://10.200.109.68:6766/warmup: net/http: request '
@@ -130,6 +136,8 @@ NOT_A_SYMPTOM = [
     "timed out waiting for the condition",
     'plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized',
     "exited with code 137",
+    # every pod tolerates the not-ready and unreachable taints for 300 s: a toleration is no tainted node
+    "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
     "is it a liveness probe issue or maybe OOM?",
 ]
 
