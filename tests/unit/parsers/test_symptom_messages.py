@@ -54,6 +54,22 @@ REAL = [
           "exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
           "nvidia-container-cli: initialization error: driver rpc error: failed to process request: unknown.",
           "crash-loop", {"gpu.container_hook_errors": ["other"]}),
+    Paste("runc-exec-stat-missing", "https://github.com/CyCoreSystems/asterisk-k8s-demo/pull/25",
+          "`Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
+          'create failed: unable to start container process: exec: "/app": stat /app: no such file or directory: '
+          "unknown`",
+          "crash-loop", {"app.errors": ["entrypoint"]}),
+    Paste("runc-exec-empty-in-describe", "https://github.com/vdesabou/kafka-docker-playground/issues/8515",
+          "      Message:      failed to create containerd task: failed to create shim task: OCI runtime create "
+          "failed: runc create failed: unable to start container process: error during container init: exec: \"\": "
+          "executable file not found in $PATH",
+          "crash-loop", {"app.errors": ["entrypoint"]}),
+    Paste("runc-1-0-exec-not-found", "https://github.com/containerd/rust-extensions/issues/183",
+          "thread 'main' panicked at 'Failed to create task: Status { code: Unknown, message: \"OCI runtime create "
+          "failed: container_linux.go:367: starting container process caused: exec: \\\"echo\\\": executable file "
+          'not found in $PATH: unknown\", metadata: MetadataMap { headers: {\"content-type\": '
+          '\"application/grpc\"} }, source: None }\', src/main.rs:104:42',
+          "crash-loop", {"app.errors": ["entrypoint"]}),
     Paste("docker-hub-rate-limit", "https://github.com/huan/docker-wechat/issues/156",
           "Error response from daemon: toomanyrequests: You have reached your pull rate limit. You may "
           "increase the limit "
