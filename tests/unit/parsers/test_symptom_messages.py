@@ -70,6 +70,9 @@ REAL = [
           'not found in $PATH: unknown\", metadata: MetadataMap { headers: {\"content-type\": '
           '\"application/grpc\"} }, source: None }\', src/main.rs:104:42',
           "crash-loop", {"app.errors": ["entrypoint"]}),
+    Paste("docker-inspect-oomkilled-in-prose", "https://github.com/moby/moby/issues/15621",
+          "When I exit, I see `\"OOMKilled\": true,`. This is expected.",
+          "oom-killed", {"kernel.oom_kill": True}),
     Paste("docker-hub-rate-limit", "https://github.com/huan/docker-wechat/issues/156",
           "Error response from daemon: toomanyrequests: You have reached your pull rate limit. You may "
           "increase the limit "
@@ -152,6 +155,10 @@ NOT_A_SYMPTOM = [
     "timed out waiting for the condition",
     'plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized',
     "exited with code 137",
+    # https://github.com/docker/cli/issues/2665 and https://github.com/coderaiser/cloudcmd/issues/440: exit 137
+    # without an OOM kill
+    '        "OOMKilled": false,',
+    "OOMKilled:false,",
     # every pod tolerates the not-ready and unreachable taints for 300 s: a toleration is no tainted node
     "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
     "is it a liveness probe issue or maybe OOM?",
