@@ -94,8 +94,8 @@ REAL = [
     Paste("kubelet-1-3-eviction-event-in-log", "https://github.com/kubernetes/kubernetes/issues/30550",
           'I0818 03:35:27.856536    2658 server.go:680] Event(api.ObjectReference{Kind:"Pod", '
           'Namespace:"e2e-tests-density-test-43bif", Name:"cadvisor", UID:"ce5092e5-64f4-11e6-b1e0-42010a800007", '
-          "APIVersion:\"v1\", ResourceVersion:\"469\", FieldPath:\"\"}): type: 'Warning' reason: 'Evicted' The node was "
-          "low on compute resources.",
+          "APIVersion:\"v1\", ResourceVersion:\"469\", FieldPath:\"\"}): type: 'Warning' reason: 'Evicted' The node "
+          "was low on compute resources.",
           "evicted", {"eviction.seen": True}),
     Paste("kubelet-node-status-retries-exhausted", "https://github.com/kubernetes/kubernetes/issues/75607",
           "Mar 22 17:40:16 ip-172-20-47-6 kubelet[1272]: E0322 17:40:16.948429    1272 kubelet_node_status.go:382] "
