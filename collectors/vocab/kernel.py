@@ -14,6 +14,9 @@ FACTS: list[FactSpec] = [
              "0000:2b:00"),
     FactSpec("gpu.fallen_off_bus", "bool", "the GPU fell off the bus or is lost, with or without an Xid line",
              "any"),
+    FactSpec("gpu.gsp_timeout", "bool",
+             "the NVIDIA driver's GSP firmware stopped answering (a late heartbeat or a timed-out RPC): the GPU "
+             "is wedged until it is reset", "any"),
     FactSpec("kernel.oom_kill", "bool", "the kernel or memory-cgroup OOM killer fired", "any"),
     FactSpec("kernel.oom_memcg", "bool", "an OOM kill was confined to a memory cgroup (container limit)",
              "any"),

@@ -58,6 +58,10 @@ FACTS: list[FactSpec] = [
     FactSpec("container.liveness_killed", "bool",
              "the kubelet restarted the container because its liveness probe failed", "any"),
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
+    FactSpec("gpu.container_hook_errors", "list[str]",
+             "the NVIDIA container hook (nvidia-container-cli) failed to set a container up, so it never started: "
+             "driver-timeout (the driver did not answer in time), other (any other stage's error)", "union",
+             "driver-timeout"),
     FactSpec("probe.liveness_delay_seconds", "int",
              "initialDelaySeconds of the pod's liveness probes (0 when unset), the smallest seen", "min", "60"),
     FactSpec("probe.readiness_delay_seconds", "int",

@@ -116,6 +116,7 @@ _NOT_READY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("kubelet-stopped-posting", re.compile(r"Kubelet stopped posting node status|NodeStatusUnknown")),
     ("pleg-unhealthy", re.compile(r"PLEG is not healthy")),
     ("runtime-down", re.compile(r"container runtime is down|RuntimeReady=false|ContainerRuntimeNotReady"
+                                r"|Skipping pod synchronization, container runtime is not up"
                                 r"|containerd\.sock: connect: connection refused"
                                 r"|dockershim\.sock: connect: connection refused")),
     ("network-not-ready", _CNI_NOT_READY),
@@ -331,12 +332,18 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
     ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
                              r"pull access denied for [^\s,/]+, repository does not exist")),
-    ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')")),
+    # moby always goes on ", repository does not exist or may require 'docker login'" after a namespaced
+    # repository, so the message says it even when a paste cuts it short.
+    ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')"
+                                     r"|pull access denied for [^\s,/]+/[^\s,]+")),
     # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
     ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
     # The tag exists, but not for this node's platform (docker's and containerd's wording): no image to run here.
     ("not-found", re.compile(r"no matching manifest for \S+ in the manifest list|no match for platform in manifest")),
-    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden", re.I)),
+    # containerd's token fetch names the status code alone before 1.7 ("failed to fetch oauth token: unexpected
+    # status: 403"; remotes/docker/auth/fetch.go): the registry refused the credentials.
+    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden"
+                                r"|failed to fetch (?:anonymous|oauth) token: unexpected status: 40[13]\b", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
 ]

@@ -176,7 +176,8 @@ def test_each_fact_names_the_signal_that_read_it() -> None:
     result = read_signals(Artifact(id="p", kind=ArtifactKind.TEXT,
                                    content="Back-off restarting failed container app in pod web-1"), PARSERS)
     read = [(f.name, f.parser) for f in result.facts]
-    assert read == [("container.restart_backoff", "signal:kubelet-restart-backoff")]
+    assert read == [("evidence.symptoms", "signal:kubelet-restart-backoff"),
+                    ("container.restart_backoff", "signal:kubelet-restart-backoff")]
 
 
 def test_work_is_bounded_on_a_flood_of_one_message() -> None:
