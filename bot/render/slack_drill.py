@@ -61,6 +61,7 @@ class Reply:
     text: str  # the notification fallback
     blocks: list[Block]
     upload: Upload | None = None
+    chart: bytes | None = None  # a PNG under it, as under a live triage's report (bot/render/chart.py)
 
 
 def _md(text: str) -> MarkdownTextObject:
@@ -306,9 +307,10 @@ def interview_reply(steps: list[Step], question: Question, session: InterviewSes
     return Reply(text=steps[0].text[:200] if steps else "…", blocks=blocks)
 
 
-def debrief_reply(d: Debrief, session_id: str) -> Reply:
+def debrief_reply(d: Debrief, session_id: str, chart: bytes | None = None) -> Reply:
+    """`chart`: the leading hypothesis's chart, drawn as live triage draws it (bot/render/recorded_chart.py)."""
     return Reply(text=f"Debrief: {d.outcome}, {d.score.total}/100", blocks=debrief_blocks(d),
-                 upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)))
+                 upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)), chart=chart)
 
 
 def gave_up_reply(user: str, answer: str, explanation: str, ideal: str, par_seconds: int) -> Reply:

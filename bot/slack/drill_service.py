@@ -41,6 +41,7 @@ from bot.context import BotContext
 from bot.delivery import Reply as ThreadPost
 from bot.delivery import Root, find, queue
 from bot.delivery.words import evidence_text
+from bot.render.recorded_chart import drill_chart
 from bot.render.slack_assist import narrative_payload
 from bot.render.slack_drill import (
     block_dicts,
@@ -285,7 +286,7 @@ class SlackDrills:
             new, d = drill.declare(session, incident, playbook, hyp)
             if debriefs is not None:
                 debriefs.append((d, step_prefix(session, "declare_submit")))
-            reply = debrief_reply(d, session.id)
+            reply = debrief_reply(d, session.id, drill_chart(incident))
             return new, Outcome([reply], {"declared": d.declared, "outcome": d.outcome, "score": d.score.total},
                                 finished=f":checkered_flag: Finished: declared `{d.declared}`, score "
                                          f"*{d.score.total}/100*. The debrief is in the thread.")
