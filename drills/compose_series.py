@@ -204,8 +204,14 @@ def write(folder: Path, index: dict[str, Any], body: dict[str, Any]) -> None:
     _mark_composed(folder)
 
 
+def load_plan(path: Path = PLAN) -> dict[str, dict[str, Any]]:
+    """Each incident's entry of the plan, by incident id."""
+    plans: dict[str, dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return plans
+
+
 def main(argv: list[str]) -> int:
-    plans: dict[str, dict[str, Any]] = yaml.safe_load(PLAN.read_text(encoding="utf-8")) or {}
+    plans = load_plan()
     root = Path(argv[0]) if argv else INCIDENT_DIR
     missing = []
     for folder in sorted(p for p in root.iterdir() if (p / "incident.yaml").is_file()):
