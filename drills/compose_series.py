@@ -51,6 +51,7 @@ class Line:
     after: float
     at: float  # where the change happens, as a fraction of the window
     shape: str  # step | ramp | sawtooth | flat
+    cycles: int = 3  # sawtooth: kills within the change
 
 
 def leader_chart(incident: Incident) -> Chart | None:
@@ -111,7 +112,8 @@ def _lines(raw: dict[str, Any], defaults: dict[str, str], threshold: float | Non
         labels = {**defaults, **{k: str(v) for k, v in (item.get("labels") or {}).items()}}
         out.append(Line(labels={k: v for k, v in labels.items() if v != ""},
                         before=float(merged.get("before", 0)) * scale, after=float(merged["after"]) * scale,
-                        at=float(merged.get("at", 0.6)), shape=str(merged.get("shape", "step"))))
+                        at=float(merged.get("at", 0.6)), shape=str(merged.get("shape", "step")),
+                        cycles=int(merged.get("cycles", 3))))
     return out
 
 
@@ -122,7 +124,7 @@ def _value(line: Line, x: float, rng: random.Random, whole: bool, jitter: float)
     elif line.shape == "ramp":
         base = line.before + (line.after - line.before) * (x - line.at) / max(1e-9, 1 - line.at)
     elif line.shape == "sawtooth":  # climbs to `after`, is killed, starts again from `before`
-        period = (1 - line.at) / 3
+        period = (1 - line.at) / line.cycles
         phase = ((x - line.at) % period) / period
         base = line.before + (line.after - line.before) * phase
     else:

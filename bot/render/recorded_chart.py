@@ -7,6 +7,8 @@ it from what it fetched.
 
 from __future__ import annotations
 
+import logging
+
 from bot.render.chart import render_report_chart
 from drills.recorded.evidence import evidence_for
 from drills.recorded.incident import Incident
@@ -14,6 +16,7 @@ from drills.recorded.replay import replay
 from playbooks.report import Report
 
 _MEMO = "chart"
+log = logging.getLogger(__name__)
 
 
 def recorded_chart(incident: Incident, report: Report | None = None) -> bytes | None:
@@ -22,9 +25,14 @@ def recorded_chart(incident: Incident, report: Report | None = None) -> bytes | 
 
 
 def drill_chart(incident: Incident) -> bytes | None:
-    """The debrief's chart, drawn once per parsed incident (a debrief must not pay a replay twice)."""
+    """The debrief's chart, drawn once per parsed incident (a debrief must not pay a replay twice). A picture that
+    cannot be drawn costs the picture, never the debrief it goes with."""
     memo = evidence_for(incident).memo
     if _MEMO not in memo:
-        memo[_MEMO] = recorded_chart(incident)
+        try:
+            memo[_MEMO] = recorded_chart(incident)
+        except Exception:
+            log.exception("the chart of %s could not be drawn", incident.meta.id)
+            memo[_MEMO] = None
     found = memo[_MEMO]
     return found if isinstance(found, bytes) else None
