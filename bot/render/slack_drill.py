@@ -313,8 +313,10 @@ def debrief_reply(d: Debrief, session_id: str, chart: bytes | None = None) -> Re
                  upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)), chart=chart)
 
 
-def gave_up_reply(user: str, answer: str, explanation: str, ideal: str, par_seconds: int) -> Reply:
-    return Reply(text="Gave up", blocks=[
+def gave_up_reply(user: str, answer: str, explanation: str, ideal: str, par_seconds: int,
+                  chart: bytes | None = None) -> Reply:
+    """`chart`: the answer's picture, as under the debrief."""
+    return Reply(text="Gave up", chart=chart, blocks=[
         _section(f":white_flag: <@{user}> gave up. {mrkdwn_escape(answer)}"),
         _section(mrkdwn_escape(explanation)),
         _context(f"Ideal path: {ideal} (par {clock(par_seconds)}). `/drill start` for another.")])

@@ -301,7 +301,8 @@ class SlackDrills:
             ideal = " → ".join(BY_ID[s].label for s in key.ideal_path)
             # Finished without a score: it is off the leaderboard, and the history says it was given up.
             new = session.model_copy(update={"finished": True, "updated_at": datetime.now(UTC)})
-            reply = gave_up_reply(who.user, answer, recorded_truth(incident).explanation, ideal, key.par_seconds)
+            reply = gave_up_reply(who.user, answer, recorded_truth(incident).explanation, ideal, key.par_seconds,
+                                  drill_chart(incident))
             return new, Outcome([reply], {"truth": key.truth_key}, finished=":white_flag: Given up.")
 
         return self._drill_step(session_id, who, "give_up", step)

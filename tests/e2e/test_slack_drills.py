@@ -293,6 +293,9 @@ def test_give_up_shows_the_answer_and_ends_the_drill_unscored(bot: Bot) -> None:
     bot.click("drill_give_up", root, user="U0CAROL")
     reply = bot.wait_said("C0GIVEUP", root, 1)[0]
     assert "gave up" in message_text(reply) and "pending/quota-exceeded" in message_text(reply)
+    # The answer comes with its chart: the quota's used share reaching the hard limit.
+    bot.slack.wait_for(lambda: "chart.png" in bot.files(root), timeout=POSTS)
+    assert b"kube_resourcequota via prom-quota-used-ratio-range.json" in bot.files(root)["chart.png"]
     stored = SqlSessionStore(bot.ctx.engine).load(_session_id(root))
     assert stored is not None and stored.finished and stored.score is None
     _, url = bot.slash("history", "C0GIVEUP", user="U0CAROL")
