@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli.errors import UsageError
 from bot.cli.report_output import emit
@@ -15,6 +16,9 @@ from collectors.paste import PasteError, artifacts_from_text
 from collectors.redact import redact_json
 from playbooks.pipeline import analyse
 from playbooks.report import Report, Target
+
+if TYPE_CHECKING:
+    from drills.recorded.incident import Incident
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -148,7 +152,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
         incident = load_incident(Path(args.incident))
     except IncidentError as err:
         raise UsageError(str(err)) from None
-    emit(redacted(replay(incident), args), args.format, summary=args.summary, explain=args.explain)
+    report = replay(incident)
+    emit(redacted(report, args), args.format, summary=args.summary, explain=args.explain)
+    if getattr(args, "chart", None) is not None:
+        _write_chart(incident, report, args.chart)
     return 0
+
+
+def _write_chart(incident: Incident, report: Report, path: Path) -> None:
+    """The chart live triage would have posted, into `path`; a note on stderr says where, or why there is none."""
+    from bot.render.recorded_chart import recorded_chart
+
+    png = recorded_chart(incident, report)
+    if png is None:
+        sys.stderr.write("no chart: the leading hypothesis declares no series, or the recording has none\n")
+        return
+    try:
+        path.write_bytes(png)
+    except OSError as err:
+        raise UsageError(f"cannot write the chart to {path}: {err.strerror or err}") from None
+    sys.stderr.write(f"chart: {path}\n")
 
 

@@ -47,6 +47,8 @@ def add_drill_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="repeatable random pick")
     parser.add_argument("--db", metavar="FILE", type=Path,
                         help="SQLite file for sessions (default: $TRIAGEBOT_STATE_DIR/drills.sqlite)")
+    parser.add_argument("--chart", metavar="PNG", type=Path,
+                        help="after the debrief, write the leading hypothesis's chart (as live triage posts it) here")
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:

@@ -30,6 +30,7 @@ from bot.render.drill_terminal import (
     say,
     sources_table,
 )
+from bot.render.recorded_chart import drill_chart
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError
@@ -108,12 +109,13 @@ def run_drill(args: argparse.Namespace, console: Console, input_fn: InputFn = in
                                   "`triagebot drill random`")
         if session.finished:
             _debrief(drill.debrief(session, incident), assistant, console)
+            _chart(incident, getattr(args, "chart", None), console)
             return 0
         render_view(drill.page_view(session, incident), console)
         recap(session, console)
     else:
         session, incident = _start(store, args, console, saved_dir)
-    return _loop(session, incident, store, console, input_fn, assistant)
+    return _loop(session, incident, store, console, input_fn, assistant, getattr(args, "chart", None))
 
 
 def configured_assistant() -> Assistant:
@@ -155,6 +157,22 @@ def _debrief(d: Debrief, assistant: Assistant, console: Console) -> None:
         with console.status("Asking the model for notes on your drill…"):
             narrative = narrate_debrief(d, assistant)
         print_narrative(narrative, console, heading="Coach's notes")
+
+
+def _chart(incident: Incident, path: Path | None, console: Console) -> None:
+    """With --chart: the leading hypothesis's chart, as live triage posts it, written where the trainee asked (a
+    terminal cannot show a picture)."""
+    if path is None:
+        return
+    png = drill_chart(incident)
+    if png is None:
+        say(console, "No chart: the leading hypothesis declares no series, or the recording has none.")
+        return
+    try:
+        path.write_bytes(png)
+    except OSError as err:
+        raise DrillUsageError(f"cannot write the chart to {path}: {err.strerror or err}") from None
+    say(console, f"The chart of the leading hypothesis is in {path}.")
 
 
 def _save(args: argparse.Namespace, console: Console) -> int:
@@ -229,7 +247,7 @@ def _resume(store: SessionStore, session_id: str, trainee: str | None,
 
 
 def _loop(session: DrillSession, incident: Incident, store: SessionStore, console: Console,
-          input_fn: InputFn, assistant: Assistant) -> int:
+          input_fn: InputFn, assistant: Assistant, chart_to: Path | None = None) -> int:
     while True:
         try:
             line = input_fn(prompt(session.clock_seconds))
@@ -269,6 +287,7 @@ def _loop(session: DrillSession, incident: Incident, store: SessionStore, consol
                 session, debrief = drill.declare(session, incident, playbook, hypothesis)
                 store.save(session)
                 _debrief(debrief, assistant, console)
+                _chart(incident, chart_to, console)
                 return 0
             else:
                 say(console, f"Unknown command {command!r}; type `help`.", style="red")

@@ -8,6 +8,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from bot.cli import flags
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("incident", nargs="?", metavar="INCIDENT_DIR")
     rp.add_argument("--all", action="store_true", help="replay every bundled incident and compare to ground truth")
     rp.add_argument("--format", choices=FORMATS, default="text")
+    rp.add_argument("--chart", metavar="PNG", type=Path,
+                    help="write the leading hypothesis's chart here, drawn as live triage draws it")
     add_summary_flag(rp)
     add_redact_flag(rp)
     add_explain_flag(rp)

@@ -61,6 +61,7 @@ class Reply:
     text: str  # the notification fallback
     blocks: list[Block]
     upload: Upload | None = None
+    chart: bytes | None = None  # a PNG under it, as under a live triage's report (bot/render/chart.py)
 
 
 def _md(text: str) -> MarkdownTextObject:
@@ -306,13 +307,16 @@ def interview_reply(steps: list[Step], question: Question, session: InterviewSes
     return Reply(text=steps[0].text[:200] if steps else "…", blocks=blocks)
 
 
-def debrief_reply(d: Debrief, session_id: str) -> Reply:
+def debrief_reply(d: Debrief, session_id: str, chart: bytes | None = None) -> Reply:
+    """`chart`: the leading hypothesis's chart, drawn as live triage draws it (bot/render/recorded_chart.py)."""
     return Reply(text=f"Debrief: {d.outcome}, {d.score.total}/100", blocks=debrief_blocks(d),
-                 upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)))
+                 upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)), chart=chart)
 
 
-def gave_up_reply(user: str, answer: str, explanation: str, ideal: str, par_seconds: int) -> Reply:
-    return Reply(text="Gave up", blocks=[
+def gave_up_reply(user: str, answer: str, explanation: str, ideal: str, par_seconds: int,
+                  chart: bytes | None = None) -> Reply:
+    """`chart`: the answer's picture, as under the debrief."""
+    return Reply(text="Gave up", chart=chart, blocks=[
         _section(f":white_flag: <@{user}> gave up. {mrkdwn_escape(answer)}"),
         _section(mrkdwn_escape(explanation)),
         _context(f"Ideal path: {ideal} (par {clock(par_seconds)}). `/drill start` for another.")])

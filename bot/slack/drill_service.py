@@ -41,6 +41,7 @@ from bot.context import BotContext
 from bot.delivery import Reply as ThreadPost
 from bot.delivery import Root, find, queue
 from bot.delivery.words import evidence_text
+from bot.render.recorded_chart import drill_chart
 from bot.render.slack_assist import narrative_payload
 from bot.render.slack_drill import (
     block_dicts,
@@ -285,7 +286,7 @@ class SlackDrills:
             new, d = drill.declare(session, incident, playbook, hyp)
             if debriefs is not None:
                 debriefs.append((d, step_prefix(session, "declare_submit")))
-            reply = debrief_reply(d, session.id)
+            reply = debrief_reply(d, session.id, drill_chart(incident))
             return new, Outcome([reply], {"declared": d.declared, "outcome": d.outcome, "score": d.score.total},
                                 finished=f":checkered_flag: Finished: declared `{d.declared}`, score "
                                          f"*{d.score.total}/100*. The debrief is in the thread.")
@@ -300,7 +301,8 @@ class SlackDrills:
             ideal = " → ".join(BY_ID[s].label for s in key.ideal_path)
             # Finished without a score: it is off the leaderboard, and the history says it was given up.
             new = session.model_copy(update={"finished": True, "updated_at": datetime.now(UTC)})
-            reply = gave_up_reply(who.user, answer, recorded_truth(incident).explanation, ideal, key.par_seconds)
+            reply = gave_up_reply(who.user, answer, recorded_truth(incident).explanation, ideal, key.par_seconds,
+                                  drill_chart(incident))
             return new, Outcome([reply], {"truth": key.truth_key}, finished=":white_flag: Given up.")
 
         return self._drill_step(session_id, who, "give_up", step)

@@ -5,6 +5,7 @@ has the ordering this relies on).
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,11 @@ def queue_outcome(db: Session, root: OutboxItem, prefix: str, outcome: Outcome) 
             queue(db, Upload(key=f"{prefix}:{n}:file", channel=root.channel, kind="drill-file",
                              filename=reply.upload.filename, title=reply.upload.title, content=reply.upload.content,
                              parent=root))
+        if reply.chart is not None:
+            # Posted as live triage posts a report's chart (bot/delivery/queue.py), so a drill shows the same picture.
+            queue(db, Upload(key=f"{prefix}:{n}:chart", channel=root.channel, kind="chart", filename="chart.png",
+                             title="The series behind the leading hypothesis",
+                             content_b64=base64.b64encode(reply.chart).decode("ascii"), parent=root))
     if outcome.finished is not None:
         closed = closed_root(root.payload.get("blocks") or [], outcome.finished)
         queue(db, Edit(key=f"{root.idempotency_key}:closed", kind="drill-root", target=root,

@@ -16,6 +16,7 @@ from collectors.yaml_safe import safe_load
 
 INCIDENT_DIR = Path(__file__).parents[1] / "incidents"
 INDEX_NAMES = ("index.yaml", "index.yml")
+SERIES_DIR = "series"  # range series for the chart, beside the evidence (docs/drills.md, "Chart series")
 MAX_ARTIFACT_BYTES = 20 * 1024 * 1024
 
 
@@ -76,6 +77,14 @@ class Incident(BaseModel):
     path: str
     meta: IncidentMeta
     artifacts: list[Artifact]
+    # Range answers kept for the chart only: never evidence, so drills never reveal them and replays never read
+    # facts from them.
+    series: list[Artifact] = Field(default_factory=list)
+
+    def chart_inputs(self) -> list[Artifact]:
+        """What the chart code looks in, as live triage hands it its fetched artifacts: the evidence, then the
+        recorded chart series."""
+        return [*self.artifacts, *self.series]
 
 
 def _read_yaml(path: Path) -> object:
@@ -136,7 +145,21 @@ def load_incident(folder: Path) -> Incident:
             if kind is not None:
                 artifacts.append(Artifact(id=path.name, kind=kind, source="recording", content=content,
                                           captured_at=meta.captured_at))
-    return Incident(path=str(folder), meta=meta, artifacts=artifacts)
+    return Incident(path=str(folder), meta=meta, artifacts=artifacts, series=_series(folder / SERIES_DIR, meta))
+
+
+def _series(series_dir: Path, meta: IncidentMeta) -> list[Artifact]:
+    """The chart series in series/: each file a Prometheus range API answer, listed in series/index.yaml with the
+    PromQL that produced it (the renderer matches a series by its artifact id or by what its query reads)."""
+    out: list[Artifact] = []
+    for entry in _index(series_dir):
+        if entry.file is None or (entry.kind or ArtifactKind.PROMETHEUS_QUERY) != ArtifactKind.PROMETHEUS_QUERY:
+            raise IncidentError(f"{series_dir}: a chart series entry needs a file and is a prometheus-query")
+        out.append(Artifact(id=entry.file, kind=ArtifactKind.PROMETHEUS_QUERY, subject=entry.subject,
+                            source=entry.source, command=entry.command,
+                            captured_at=entry.captured_at or meta.captured_at,
+                            content=_read_artifact(series_dir / entry.file)))
+    return out
 
 
 def _flight_recorder_dumps(artifacts_dir: Path) -> dict[str, bytes]:

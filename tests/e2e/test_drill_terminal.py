@@ -170,3 +170,13 @@ def test_resuming_a_given_up_drill_is_a_clear_error() -> None:
     store.save(saved.model_copy(update={"finished": True, "score": None}))
     with pytest.raises(DrillUsageError, match="was given up, so it has no debrief"):
         drive(["--resume", saved.id], [], store)
+
+
+def test_the_debrief_writes_the_leaders_chart_with_chart(tmp_path: Path) -> None:
+    """A terminal cannot show a picture: --chart writes the one live triage would have posted."""
+    out = tmp_path / "chart.png"
+    code, text = drive(["oom-trainer-limit", "--trainee", "alice", "--chart", str(out)],
+                       ["evidence pod status", "declare oom-killed/limit-too-low"], MemorySessionStore())
+    assert code == 0 and f"The chart of the leading hypothesis is in {out}" in text.replace("\n", "")
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert b"container_memory_working_set_bytes via prom-memory-working-set-range.json" in out.read_bytes()

@@ -30,6 +30,7 @@ from bot.cli.main import main
 from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
+from bot.render.recorded_chart import recorded_chart
 from bot.server import create_app
 from bot.slack.app import build_slack_app
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, ThreadReply, Who, parse_command, thread_reply
@@ -239,6 +240,17 @@ def test_a_drill_in_a_thread_from_evidence_to_debrief(bot: Bot, ideal: Drilled) 
     assert bot.audited("button.drill_declare_submit")[-1].detail["outcome"] == "right"
 
 
+def test_the_debrief_posts_the_leaders_chart_as_a_triage_report_does(bot: Bot, ideal: Drilled) -> None:
+    """The chart live triage would have posted under its report, uploaded in the drill's thread the same way."""
+    bot.slack.wait_for(lambda: "chart.png" in bot.files(ideal.root), timeout=POSTS)
+    png = bot.files(ideal.root)["chart.png"]
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert b"container_memory_working_set_bytes via prom-memory-working-set-range.json" in png  # its provenance
+    assert png == recorded_chart(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
+    [upload] = [f for f in bot.slack.files if f.thread_ts == ideal.root.ts and f.name == "chart.png"]
+    assert upload.title == "The series behind the leading hypothesis"
+
+
 def test_a_finished_drill_and_someone_elses_drill_refuse_clicks(bot: Bot, ideal: Drilled) -> None:
     ideal_root = Message(channel="C0DRILL", ts=ideal.root.ts, text="", user="U0BOT",
                          blocks=[{"type": "actions", "elements": [
@@ -281,6 +293,9 @@ def test_give_up_shows_the_answer_and_ends_the_drill_unscored(bot: Bot) -> None:
     bot.click("drill_give_up", root, user="U0CAROL")
     reply = bot.wait_said("C0GIVEUP", root, 1)[0]
     assert "gave up" in message_text(reply) and "pending/quota-exceeded" in message_text(reply)
+    # The answer comes with its chart: the quota's used share reaching the hard limit.
+    bot.slack.wait_for(lambda: "chart.png" in bot.files(root), timeout=POSTS)
+    assert b"kube_resourcequota via prom-quota-used-ratio-range.json" in bot.files(root)["chart.png"]
     stored = SqlSessionStore(bot.ctx.engine).load(_session_id(root))
     assert stored is not None and stored.finished and stored.score is None
     _, url = bot.slash("history", "C0GIVEUP", user="U0CAROL")
