@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+import jinja2
+
 from collectors.yaml_safe import safe_load
 from playbooks.loader import CompiledPlaybook
 from playbooks.problems import Problem
@@ -59,7 +61,10 @@ def load_layers(path: Path = LAYERS_FILE) -> list[LayerSpec]:
         check = str(entry.get("check") or "")
         if not check or not str(entry.get("question") or "").endswith("?"):
             raise ValueError(f"{path}: layer {layer}: needs a `question` (ending in ?) and a `check`")
-        check_template(check)
+        try:
+            check_template(check)
+        except jinja2.TemplateError as error:
+            raise ValueError(f"{path}: layer {layer}: check: {error}") from error
         out.append(LayerSpec(layer=layer, question=str(entry["question"]), check=check,
                              source=tuple(str(s) for s in entry.get("source") or []), hypotheses=frozenset(pairs)))
     if [spec.layer for spec in out] != list(ORDER):

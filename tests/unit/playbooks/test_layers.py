@@ -14,19 +14,21 @@ from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.recorded.replay import replay
 from playbooks.layers import LAYERS_FILE, ORDER, layer_problems, load_layers, narrowing, open_hypotheses
 from playbooks.pipeline import default_playbooks
-from playbooks.report import Finding, HypothesisResult
+from playbooks.report import Finding, HypothesisResult, Status
 
+STATUSES: dict[str, tuple[Status, float]] = {"c": ("confirmed", 0.9), "l": ("likely", 0.6), "u": ("unknown", 0.3),
+                                             "r": ("ruled-out", 0.0)}
 SUBJECT = {"pod": "trainer-0", "namespace": "ml", "node": "gpu-node-7", "service": "trainer"}
 
 
 def _finding(playbook: str, statuses: str, aside: str | None = None, merged: str = "") -> Finding:
     """`statuses` is "id=status ..." (c, l, u, r for confirmed, likely, unknown, ruled-out)."""
-    word = {"c": "confirmed", "l": "likely", "u": "unknown", "r": "ruled-out"}
     hs = []
     for item in statuses.split():
         hid, _, s = item.partition("=")
-        hs.append(HypothesisResult(id=hid, status=word[s], score={"c": 0.9, "l": 0.6, "u": 0.3, "r": 0.0}[s],  # type: ignore[arg-type]
-                                   claim="c", falsified_by="f", merged_into=merged or None if hid == "oom-loop" else None))
+        status, score = STATUSES[s]
+        hs.append(HypothesisResult(id=hid, status=status, score=score, claim="c", falsified_by="f",
+                                   merged_into=(merged or None) if hid == "oom-loop" else None))
     return Finding(playbook=playbook, title="t", hypotheses=hs, aside=aside)
 
 
@@ -127,7 +129,7 @@ def test_lint_warns_of_a_missing_layer_and_refuses_a_stale_id(tmp_path: Path) ->
 def test_a_malformed_file_is_refused(tmp_path: Path, text: str) -> None:
     path = tmp_path / "layers.yaml"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(Exception):  # ValueError, or Jinja's TemplateSyntaxError for a bad check
+    with pytest.raises(ValueError):
         load_layers(path)
 
 
