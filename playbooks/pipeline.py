@@ -13,6 +13,7 @@ from collectors.paste import nothing_recognised
 from collectors.query_facts import parse_with_declared
 from playbooks.cel_expr import activation
 from playbooks.engine import evaluate, template_variables, triggered
+from playbooks.layers import narrowing
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
 from playbooks.report import ArtifactRef, Finding, Missing, Report, Target, cited_evidence
 from playbooks.scope import narrow
@@ -230,4 +231,6 @@ def analyse(artifacts: Iterable[Artifact], target: Target | None = None, missing
         problems=problems,
         notes=notes,
         scope=narrow(facts),
+        # The checks name the report's subject, as the lead's own next checks do.
+        narrowing=narrowing(findings, template_variables(target, facts)),
     )

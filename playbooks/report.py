@@ -12,8 +12,8 @@ from collectors.factset import FactSet
 from collectors.models import Fact, Missing, Target
 from playbooks.cel_expr import referenced_names
 
-__all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Expression", "Finding", "HypothesisResult", "Missing", "Report",
-           "Rule", "Scope", "ScopeAnswer", "Status", "Target", "Traced", "Use", "cited_evidence",
+__all__ = ["ArtifactRef", "ChartSpec", "Evidence", "Expression", "Finding", "HypothesisResult", "Layer", "Missing",
+           "Narrowing", "Report", "Rule", "Scope", "ScopeAnswer", "Status", "Target", "Traced", "Use", "cited_evidence",
            "expressions"]
 
 Status = Literal["confirmed", "likely", "ruled-out", "unknown"]
@@ -214,6 +214,21 @@ class Scope(BaseModel):
     answers: list[ScopeAnswer] = Field(default_factory=list)
 
 
+Layer = Literal["application", "pod", "node", "network", "gpu"]
+
+
+class Narrowing(BaseModel):
+    """The narrowing question (issue #29, point 6): the first layer, in the documents' order, that the evidence
+    cannot yet rule in or out, and the one check that would close it (playbooks/data/layers.yaml)."""
+
+    layer: Layer
+    question: str
+    check: str  # rendered for the report's target, like a hypothesis's next checks
+    hypotheses: list[str] = Field(default_factory=list)  # playbook/hypothesis still open in that layer
+    open: list[Layer] = Field(default_factory=list)  # every open layer, in the documents' order
+    source: list[str] = Field(default_factory=list)
+
+
 class CacheState(BaseModel):
     """Where the cluster's objects came from when `serve` answered from its watch cache."""
 
@@ -241,6 +256,7 @@ class Report(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what the reader should know, e.g. that nothing was recognised
     scope: Scope = Field(default_factory=Scope)  # the layer-narrowing questions (docs/report-json.md)
     cache: CacheState | None = None  # set when pods, events and nodes came from serve's watch cache
+    narrowing: Narrowing | None = None  # the layer still open and its closing check; None when none is open
 
     def leading(self) -> tuple[Finding, HypothesisResult] | None:
         """The best hypothesis evidence supports (confirmed or likely) in the first finding that has one.

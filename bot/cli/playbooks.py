@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from playbooks.layers import layer_problems
 from playbooks.loader import PLAYBOOK_DIR, Problem, check_file, load_playbooks, playbook_files
 from playbooks.model import Hypothesis, Playbook
 from playbooks.precision import generic_problems, load_situations
@@ -38,6 +39,7 @@ def _lint(paths: list[str]) -> int:
         compiled += [playbook] if playbook is not None else []
     # Generic evidence is judged by the playbooks that compiled; one that did not has its errors above already.
     problems += generic_problems(compiled, load_situations())
+    problems += layer_problems(compiled)  # every hypothesis in one layer of the narrowing question
     for folder in dict.fromkeys(query_dirs):
         problems += query_problems(folder)
     for problem in problems:

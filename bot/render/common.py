@@ -107,6 +107,18 @@ def scope_line(report: Report) -> str:
     return f"Scope: {SCOPE_WORDS[report.scope.level]} ({answers})."
 
 
+def narrowing_line(report: Report) -> str | None:
+    """The narrowing question in one line: the first layer still open, in the order the documents teach (seed
+    000:7-16), the question that closes it and the layers open after it; None when no layer is open. The check
+    itself is shown as a command, apart, so it copies whole."""
+    n = report.narrowing
+    if n is None:
+        return None
+    later = [layer for layer in n.open if layer != n.layer]
+    then = f" (then: {', '.join(later)})" if later else ""
+    return f"Still open: the {n.layer} layer{then}. {n.question} One check closes it:"
+
+
 def cache_line(report: Report) -> str | None:
     """How old the cached cluster state was, when the report was served from the watch cache."""
     if report.cache is None:

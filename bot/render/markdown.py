@@ -10,6 +10,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    narrowing_line,
     notes,
     open_checks,
     scope_line,
@@ -85,6 +86,8 @@ def render_markdown(report: Report) -> str:
             "needs " + ", ".join(a.needs) if a.needs else "")
         out.append(f"| {a.level} | {_esc(a.question)} | {ANSWER_MARK[a.answer]} | {_esc(evidence)} |")
     out.append("")
+    if (narrow := narrowing_line(report)) is not None and report.narrowing is not None:
+        out += ["## Narrowing", "", _esc(narrow), "", "```", report.narrowing.check, "```", ""]
     supported, ruled_out, unknown = folded_others(report, lead[1] if lead else None)
     if supported or ruled_out or unknown:
         out += ["## Other hypotheses", ""]

@@ -29,6 +29,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    narrowing_line,
     open_checks,
     scope_answered,
     scope_evidence,
@@ -112,6 +113,9 @@ class SlackRenderer:
         if scope_answered(report):  # a line that says nothing is not worth a block of the 50
             blocks.append(ContextBlock(elements=[MarkdownTextObject(text=self._text(
                 "scope", line=scope_line(report), answered=scope_evidence(report)))]))
+        if (narrow := narrowing_line(report)) is not None and report.narrowing is not None:
+            blocks.append(SectionBlock(text=MarkdownTextObject(text=self._text(
+                "narrowing", line=narrow, check=report.narrowing.check))))
         supported, ruled_out, unknown = folded_others(report, hypothesis)
         if supported or ruled_out or unknown:
             blocks.append(DividerBlock())

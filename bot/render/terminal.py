@@ -17,6 +17,7 @@ from bot.render.common import (
     folded_others,
     headline,
     missing_lines,
+    narrowing_line,
     notes,
     open_checks,
     scope_evidence,
@@ -91,6 +92,8 @@ def lines(report: Report, explain: bool = False) -> list[Line]:
     # The layer the evidence confines the failure to, and the evidence behind each answered question.
     out.append(_prose(scope_line(report), "bold" if report.scope.level else "dim"))
     out += [_prose(f"  {a.level} {a.answer}: {'; '.join(said)}") for a, said in scope_evidence(report)]
+    if (narrow := narrowing_line(report)) is not None and report.narrowing is not None:
+        out += [_prose(narrow, "bold"), (Text(f"  {report.narrowing.check}", style="cyan"), None)]
     out.append(_prose(""))
     if lead is not None:
         finding, h = lead
