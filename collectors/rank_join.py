@@ -92,7 +92,9 @@ def _across(artifacts: list[Artifact]) -> Joined | None:
         parts.append((artifact, lines))
         tables.append((table, offset))
         offset += len(lines)
-    if sum(1 for table, _ in tables if table.rows) < 2:
+    # A log may hold only where its ranks run (NCCL's init lines): a straggler that never reached the collective
+    # prints nothing more, and its host is still needed to name the node behind.
+    if len(tables) < 2 or not any(table.rows for table, _ in tables):
         return None
     sink = _Routed(parts)
     nccl_ranks.emit(sink, nccl_ranks.merge(tables))

@@ -155,6 +155,18 @@ def test_a_finished_line_of_another_rank_is_not_taken_for_a_wrapped_head() -> No
     assert nccl_ranks.read_table(lines).rows == {}
 
 
+def test_a_file_holding_only_where_the_straggler_runs_still_names_its_host() -> None:
+    # Found by the property below: rank 1's file holds nothing but its NCCL init lines (it never reached the
+    # collective), and the other file holds every wait; the host comes from the first file.
+    job = mid_run_straggler(3, 1, seq=2)
+    own = [line for line in job.lines if "] NCCL INFO" in line and " rank 1 " in line]
+    rest = [line for line in job.lines if line not in own]
+    report = analyse([Artifact(id=f"f{i}", kind=ArtifactKind.CONTAINER_LOG, content="\n".join(b) + "\n")
+                      for i, b in enumerate([rest, own])])
+    assert report.facts["nccl.suspect_ranks"] == [1]
+    assert report.facts["nccl.suspect_hosts"] == [job.host(1)]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ranks=st.integers(min_value=3, max_value=12), data=st.data())
 def test_any_split_of_the_logs_names_the_same_straggler(ranks: int, data: st.DataObject) -> None:
