@@ -92,6 +92,13 @@ class Embedder:
         self._lock = threading.Lock()  # the C engine keeps per-model scratch buffers
         self._memory: dict[str, Vectors] = {}
         self._disk: dict[str, Vectors] | None = None
+        self._dirty = False
+
+    def flush(self) -> None:
+        """Write the vectors added since the last write."""
+        if self._dirty:
+            self._save()
+            self._dirty = False
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.ident}\0query\0{text}".encode("utf-8", errors="replace")).hexdigest()
@@ -145,8 +152,9 @@ class Embedder:
                     dirty = True
                 self._memory[key] = vec
             out.append(vec)
-        if dirty:
-            self._save()
+        self._dirty = self._dirty or dirty
+        if dirty and not self.keep_answers:  # with answers kept, many are added in a row: flush() once at the end
+            self.flush()
         return np.stack(out) if out else np.zeros((0, 384), dtype=np.float32)
 
 
@@ -175,8 +183,8 @@ def default_embedder() -> Embedder | None:
 
 
 def use(embedder: Embedder | None) -> None:
-    """Replace the process's embedder (tests and the calibration script keep answer vectors on disk too)."""
-    _default[:] = [embedder]
+    """Replace the process's embedder (tests keep answer vectors on disk too); None goes back to the default."""
+    _default[:] = [embedder] if embedder is not None else []
 
 
 def default_meaning(question: str) -> Meaning | None:

@@ -40,15 +40,16 @@ Vectors = npt.NDArray[np.float32]
 # (texts, whether they are the bank's references, worth keeping) -> one L2-normalised row per text, in order.
 Embed = Callable[[Sequence[str], bool], Vectors]
 
+MAX_SENTENCE_CLAUSES = 3
 _PREDICATE_NEGATORS = frozenset({"not", "never", "no", "nor", "cannot"})
 
 
 @dataclass(frozen=True)
 class Unit:
-    """A clause of the answer that asserts something, as the candidate wrote it."""
+    """A clause of the answer that asserts something, as the candidate wrote it (or a short sentence whole)."""
 
     sentence: int
-    clause: int
+    clause: int  # -1 for a whole sentence
     text: str
     negative: bool
 
@@ -122,6 +123,7 @@ def units(sentences: Sequence[Sentence]) -> list[Unit]:
     for i, s in enumerate(sentences):
         if s.text.rstrip().endswith("?") or s.is_list:
             continue
+        before = len(out)
         for c, text in enumerate(s.clauses):
             if c in s.listed:
                 continue
@@ -130,6 +132,10 @@ def units(sentences: Sequence[Sentence]) -> list[Unit]:
             if not any(t in rel for t in tokens) or len(words) < 2:
                 continue  # a bare run of terms asserts nothing
             out.append(Unit(i, c, text, _negative(tokens)))
+        # A clause can lean on its neighbour ("when a pod asks for half a GPU, the scheduler splits the card"):
+        # a sentence of two or three clauses, none a list item, is compared whole as well.
+        if 2 <= len(s.clauses) <= MAX_SENTENCE_CLAUSES and not s.listed and len(out) > before:
+            out.append(Unit(i, -1, s.text, _negative(s.tokens)))
     return out
 
 
@@ -185,15 +191,16 @@ def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) 
 def decide(found: Sequence[Unit], points: Sequence[ExpectedPoint], scores: Sequence[Scores],
            limits: Sequence[Threshold]) -> Findings:
     """A misconception is asserted by a unit at least its threshold close to it and nearer to it than to every
-    claim of its point; such a unit credits nothing. Any other unit credits the one point whose claim it clears by
-    the widest margin (so one clause never earns two points). A point is denied when more of its units negate a
-    claim than assert one."""
+    claim of the question (a clause nearer to a right claim is taken as that claim); such a unit credits nothing.
+    Any other unit credits the one point whose claim it clears by the widest margin (so one clause never earns two
+    points). A point is denied when as many of its units negate a claim as assert one."""
     mistakes: list[Mistake] = []
     backing: dict[str, list[Credit]] = {}
     against: dict[str, int] = {}
     for k, u in enumerate(found):
+        nearest_claim = max((float(s.claim[k]) for s in scores), default=-1.0)
         wrong = [(float(s.misconception[k]), p.id, s.which[k]) for p, s, t in zip(points, scores, limits, strict=True)
-                 if s.misconception[k] >= t.misconception and s.misconception[k] > s.claim[k]]
+                 if s.misconception[k] >= t.misconception and s.misconception[k] > nearest_claim]
         if wrong:
             sim, pid, mid = max(wrong)
             mistakes.append(Mistake(pid, mid, u.text, sim))
@@ -209,8 +216,11 @@ def decide(found: Sequence[Unit], points: Sequence[ExpectedPoint], scores: Seque
                 against[p.id] = against.get(p.id, 0) + 1  # the clause says the opposite of a claim
     denied = frozenset(pid for pid, n in against.items() if n >= len(backing.get(pid, ())))
     credits = {pid: cs[0] for pid, cs in backing.items() if pid not in denied}
-    first = {m.misconception: m for m in reversed(mistakes)}  # each misconception once, at its first clause
-    return Findings(credits, tuple(m for m in mistakes if first[m.misconception] is m), denied)
+    nearest: dict[str, Mistake] = {}  # each misconception once, shown with the clause nearest to it
+    for m in mistakes:
+        if m.misconception not in nearest or m.similarity > nearest[m.misconception].similarity:
+            nearest[m.misconception] = m
+    return Findings(credits, tuple(nearest.values()), denied)
 
 
 def compare(answer: str | Sequence[Sentence], points: Sequence[tuple[str, ExpectedPoint]], embed: Embed,

@@ -24,6 +24,9 @@ from drills.levels import Difficulty as Difficulty
 QUESTIONS_DIR = Path(__file__).parent / "questions"
 
 Kind = Literal["concept", "scenario", "design", "behavioural"]
+# What grading by meaning wants per expected point (issue 26): claims worded in different ways, and wrong claims.
+MIN_CLAIMS = 3
+MIN_MISCONCEPTIONS = 2
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # A source must point at seed lines, e.g. "seed 002:181-195" or "seed 000, hard drill (000:64-76)".
@@ -170,6 +173,13 @@ class QuestionBank:
         return [TopicInfo(topic=t, count=len(qs),
                           difficulties={d: sum(1 for q in qs if q.difficulty == d) for d in DIFFICULTIES})
                 for t, qs in sorted(by_topic.items())]
+
+    def meaning_gaps(self) -> tuple[list[str], list[str]]:
+        """Points ("question/point") with fewer than MIN_CLAIMS claims, and with fewer than MIN_MISCONCEPTIONS
+        misconceptions: what grading by meaning still lacks in the bank."""
+        points = [(f"{q.id}/{p.id}", p) for q in self.select() for p in q.expected_points]
+        return ([key for key, p in points if len(p.claims) < MIN_CLAIMS],
+                [key for key, p in points if len(p.misconceptions) < MIN_MISCONCEPTIONS])
 
     def topic_names(self) -> list[str]:
         return [t.topic for t in self.topics()]

@@ -12,10 +12,10 @@ script refuses other files). Per expected point of the half's 32 questions:
 - misconception threshold: above the nearest its misconceptions come to any clause of the question's expert,
   partial and vague answers (honest answers must not be called wrong), by MARGIN.
 
-Every other point gets the default: the FALLBACK quantile of the fitted values, so an unfitted point is stricter
-than most fitted ones. Each fitted entry records a hash of the point's claims and misconceptions; when they change
-(new claims in the bank) the entry is stale and the point falls back to the default until this script is run
-again. Vectors (answers too) are cached in .pytest_cache/, shared with the tests, so a second run takes seconds.
+Every other point gets the default (fit_default): one pair of thresholds, chosen by grading the half as if none of
+its points had an entry. Each fitted entry records a hash of the point's claims and misconceptions; when they
+change (new claims in the bank) the entry is stale and the point falls back to the default until this script is
+run again. Vectors (answers too) are cached in .pytest_cache/, shared with the tests, so a second run embeds none.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ VECTOR_CACHE = ROOT / ".pytest_cache" / "triagebot" / "interview-meaning.npz"
 KINDS = ("expert", "partial", "vague", "stuffed", "wrong")
 MARGIN = 0.01
 FALLBACK = 0.75
+GRID_CLAIM = (0.9, 0.91, 0.92, 0.94)
+GRID_MISCONCEPTION = (0.92, 0.94, 0.96)
 # Never below these: a threshold under them would let related but different statements of the field count.
 FLOOR_CLAIM = 0.86
 FLOOR_MISCONCEPTION = 0.88
@@ -84,6 +86,7 @@ def fit(answers: list[dict[str, Any]], embed: Embedder) -> dict[str, Any]:
             slot[entry["kind"]] = float(s.claim.max(initial=-1.0))
             slot[entry["kind"] + ":mis"] = float(s.misconception.max(initial=-1.0))
     fitted: dict[str, dict[str, Any]] = {}
+    honest_near: list[float] = []
     for (qid, pid), slot in sorted(near.items()):
         point = next(p for p in bank.questions[qid].expected_points if p.id == pid)
         neg = max(slot["vague"], slot["stuffed"], slot["wrong"]) + MARGIN
@@ -92,10 +95,13 @@ def fit(answers: list[dict[str, Any]], embed: Embedder) -> dict[str, Any]:
         mis = max(honest, FLOOR_MISCONCEPTION)
         fitted[f"{qid}/{pid}"] = {"claim": round(min(claim, 1.0), 4), "misconception": round(min(mis, 1.0), 4),
                                   "hash": reference_hash(point)}
+        if point.misconceptions:
+            honest_near.append(honest)
     claims = [e["claim"] for e in fitted.values()]
-    miss = [e["misconception"] for e in fitted.values()]
+    # A wrong call costs an honest candidate WRONG_CLAIM_COST: an unfitted point's misconceptions need to be
+    # nearer than any honest clause of the half came to any misconception, not merely nearer than most.
     default = {"claim": round(float(np.quantile(claims, FALLBACK)) if claims else DEFAULT_CLAIM, 4),
-               "misconception": round(float(np.quantile(miss, FALLBACK)) if miss else DEFAULT_MISCONCEPTION, 4)}
+               "misconception": round(min(max(honest_near, default=DEFAULT_MISCONCEPTION), 1.0), 4)}
     return {"fitted_on": "tests/calibration/tuning_half_a.yaml", "model": model_id(), "default": default,
             "points": fitted}
 
@@ -117,6 +123,24 @@ def means(answers: list[dict[str, Any]], embed: Embedder | None, thresholds: Thr
     return {k: round(mean(v), 1) for k, v in scores.items()}
 
 
+def fit_default(answers: list[dict[str, Any]], embed: Embedder, start: dict[str, float]) -> dict[str, float]:
+    """The default for points no fitted entry covers (new questions, points whose claims changed), fitted on the
+    half as if none of its points had an entry: the pair that widens expert minus the worst of vague, stuffed and
+    wrong the most, without lowering the experts or raising any of those three (against the rules alone)."""
+    rules = means(answers, None, Thresholds())
+    best = (rules["expert"] - max(rules[k] for k in ("vague", "stuffed", "wrong")), start)
+    for claim in GRID_CLAIM:
+        for mis in (*GRID_MISCONCEPTION, start["misconception"]):
+            got = means(answers, embed, Thresholds(Threshold(claim, mis), {}))
+            worst = max(got[k] for k in ("vague", "stuffed", "wrong"))
+            if got["expert"] < rules["expert"] or any(got[k] > rules[k] for k in ("vague", "stuffed", "wrong")):
+                continue
+            if got["expert"] - worst > best[0]:
+                best = (got["expert"] - worst, {"claim": claim, "misconception": mis})
+            print(f"  default claim {claim} misconception {mis}: {got}")
+    return best[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="print the means with the current thresholds")
@@ -126,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     print("rules alone:   ", means(answers, None, Thresholds()))
     if args.check:
         print("with meaning:  ", means(answers, embed, load_thresholds()))
+        embed.flush()
         return 0
     data = fit(answers, embed)
+    embed.flush()
+    data["default"] = fit_default(answers, embed, data["default"])
     header = ("# Thresholds of grading by meaning (drills/meaning.py): cosine similarity a clause needs to a point's\n"
               "# claims, and to its misconceptions. Written by scripts/calibrate_meaning.py from the tuning half\n"
               "# only; do not edit by hand. An entry whose hash no longer matches its point is stale (default).\n")

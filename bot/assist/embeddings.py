@@ -14,7 +14,6 @@ from langchain_core.embeddings import Embeddings
 
 from bot.config import ConfigError
 from drills.embedder import encodable as _encodable
-from drills.embedder import model_id as e5_model_id
 from drills.embedder import one_openmp_thread as _one_openmp_thread
 
 SEMANTIC_HINT = "pip install 'triagebot[semantic]'"
