@@ -60,6 +60,10 @@ class Threshold:
     misconception: float
 
 
+# Cosines never reach it: the point is not compared by meaning.
+OFF = Threshold(2.0, 2.0)
+
+
 @dataclass(frozen=True)
 class Thresholds:
     default: Threshold = Threshold(DEFAULT_CLAIM, DEFAULT_MISCONCEPTION)
@@ -67,8 +71,13 @@ class Thresholds:
     points: dict[str, tuple[str, Threshold]] = field(default_factory=dict)
 
     def of(self, key: str, point: ExpectedPoint) -> Threshold:
+        """The point's fitted thresholds; the default for a point with claims but no current fit; OFF for a point
+        with neither. Its `point` wording alone is a summary for the reader, not something a candidate writes:
+        graded as if unfitted, the tuning half gained nothing by it (docs/interview.md)."""
         fitted = self.points.get(key)
-        return fitted[1] if fitted is not None and fitted[0] == reference_hash(point) else self.default
+        if fitted is not None and fitted[0] == reference_hash(point):
+            return fitted[1]
+        return self.default if point.claims else OFF
 
 
 @dataclass(frozen=True)
@@ -227,12 +236,13 @@ def compare(answer: str | Sequence[Sentence], points: Sequence[tuple[str, Expect
             thresholds: Thresholds) -> Findings:
     """Which points the answer's clauses assert by meaning, and which misconceptions. `points` are (key, point),
     the key naming the point in the thresholds (question id/point id)."""
+    compared = [(p, limit) for key, p in points if (limit := thresholds.of(key, p)) != OFF]
     sentences = split_sentences(answer) if isinstance(answer, str) else answer
-    found = units(sentences)
-    if not found or not points:
+    found = units(sentences) if compared else []
+    if not found:  # nothing to compare: no model call at all
         return Findings({}, (), frozenset())
-    plain = [p for _, p in points]
-    return decide(found, plain, score(found, plain, embed), [thresholds.of(key, p) for key, p in points])
+    plain = [p for p, _ in compared]
+    return decide(found, plain, score(found, plain, embed), [limit for _, limit in compared])
 
 
 @cache

