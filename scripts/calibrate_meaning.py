@@ -56,8 +56,10 @@ FALLBACK = 0.75
 GRID_CLAIM = (0.9, 0.91, 0.92, 0.94)
 GRID_MISCONCEPTION = (0.92, 0.94, 0.96)
 # Never below these: a threshold under them would let related but different statements of the field count.
+# At 0.88 a partial answer of the older calibration set (answers_c.yaml, iac-tooling-choice) was called wrong for
+# "easier to review than imperative scripts", near "imperative scripts are the best tooling": hence 0.90.
 FLOOR_CLAIM = 0.86
-FLOOR_MISCONCEPTION = 0.88
+FLOOR_MISCONCEPTION = 0.9
 
 
 def tuning_answers(path: Path = TUNING) -> list[dict[str, Any]]:
