@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.yaml_safe import safe_load
-from drills.claims import BOUNDARY, Sentence, _cue_at, _tokens, split_sentences
+from drills.claims import Sentence, cue_at, split_sentences, text_tokens
 from drills.lexicon import lexicon
 from drills.questions import ExpectedPoint
 
@@ -112,8 +112,8 @@ def _negative(tokens: Sequence[str]) -> bool:
     """The text holds a negator or a dismissal that is not part of a goal or condition ("so that it does not")."""
     lex = lexicon()
     for cue in (*lex.negators, *lex.dismissals, *((w,) for w in _PREDICATE_NEGATORS)):
-        for at in _cue_at(cue, tokens, 0, len(tokens)):
-            if not any(_cue_at(p, tokens, 0, at) for p in lex.purpose_markers):
+        for at in cue_at(cue, tokens, 0, len(tokens)):
+            if not any(cue_at(p, tokens, 0, at) for p in lex.purpose_markers):
                 return True
     return False
 
@@ -121,7 +121,7 @@ def _negative(tokens: Sequence[str]) -> bool:
 @cache
 def polarity(text: str) -> bool:
     """True when a reference sentence is negative, read as the answer's clauses are read."""
-    return _negative([t for t in _tokens(text, lexicon()) if t != BOUNDARY])
+    return _negative(text_tokens(text))
 
 
 def units(sentences: Sequence[Sentence]) -> list[Unit]:
