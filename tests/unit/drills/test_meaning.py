@@ -145,8 +145,31 @@ def test_an_unreadable_vector_cache_is_ignored(tmp_path: Path, embedder: Embedde
     fresh = Embedder(embedder._model, broken, "test-model")
     vectors = fresh(["the card is split at the hardware level"], True)
     assert vectors.shape == (1, 384) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-3
-    again = Embedder(embedder._model, broken, "test-model")
+    again = Embedder(Unusable(), broken, "test-model")
     assert np.allclose(again(["the card is split at the hardware level"], True), vectors)  # read back from disk
+
+
+class Unusable:
+    """A model that must not be called: the vectors have to come from the disk cache."""
+
+    def query(self, text: str) -> None:
+        raise AssertionError(f"embedded again: {text}")
+
+
+def test_reference_vectors_are_kept_on_disk_and_answer_vectors_are_not(tmp_path: Path, embedder: Embedder) -> None:
+    path = tmp_path / "state" / "interview-meaning.npz"
+    first = Embedder(embedder._model, path, "test-model")
+    first(["a clause of some answer"], False)
+    assert not path.exists()
+    first(["MIG partitions are created on the GPU itself, below Kubernetes."], True)
+    assert path.exists()
+    later = Embedder(Unusable(), path, "test-model")  # a new process: the bank is not embedded again
+    assert later(["MIG partitions are created on the GPU itself, below Kubernetes."], True).shape == (1, 384)
+    with pytest.raises(AssertionError, match="embedded again"):
+        later(["a clause of some answer"], False)
+    other_model = Embedder(Unusable(), path, "another-model")  # vectors are keyed by model as well as text
+    with pytest.raises(AssertionError, match="embedded again"):
+        other_model(["MIG partitions are created on the GPU itself, below Kubernetes."], True)
 
 
 # How many points of the bank still lack claims or misconceptions (issue 26 point 2). The content is being written:
