@@ -79,12 +79,18 @@ def _rules_alone(entry: dict[str, Any]) -> int:
     return grade(entry["answer"], q.expected_points, asked=f"{q.question}\n{q.question}").score
 
 
-def test_meaning_adds_to_experts_and_partials_and_never_to_the_others(grades: dict[str, list[Grade]]) -> None:
+def test_meaning_finds_wrong_claims_and_adds_to_honest_answers_only(grades: dict[str, list[Grade]]) -> None:
     """Grading by meaning, with thresholds fitted on this half (scripts/calibrate_meaning.py), against the rules
     alone: figures in docs/interview.md."""
     rules = {k: mean(_rules_alone(e) for e in ENTRIES if e["kind"] == k) for k in KINDS}
     both = {k: mean(g.score for g in gs) for k, gs in grades.items()}
-    assert both["expert"] >= rules["expert"] + 2 and both["partial"] >= rules["partial"] + 2, (rules, both)
-    assert all(both[k] <= rules[k] for k in ("vague", "stuffed", "wrong")), (rules, both)
-    by_meaning = [p for g in grades["expert"] for p in g.covered if p.by == "meaning"]
+    assert both["expert"] > rules["expert"] and both["partial"] > rules["partial"], (rules, both)
+    assert both["wrong"] <= rules["wrong"] - 1.5, (rules, both)
+    assert all(both[k] <= rules[k] for k in ("vague", "stuffed")), (rules, both)
+    by_meaning = [p for kind in ("expert", "partial") for g in grades[kind] for p in g.covered if p.by == "meaning"]
     assert len(by_meaning) >= 3 and all(p.evidence for p in by_meaning)
+    # Misconceptions found by meaning alone, on the wrong answers and nowhere else.
+    assert sum(len(g.wrong_claims) for g in grades["wrong"]) > sum(
+        len(grade(e["answer"], BANK.questions[e["question"]].expected_points).wrong_claims)
+        for e in ENTRIES if e["kind"] == "wrong")
+    assert all(not g.wrong_claims for kind in ("expert", "partial", "vague") for g in grades[kind])
