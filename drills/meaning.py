@@ -8,7 +8,7 @@ negator or a dismissal outside a purpose or condition?); a clause meets a refere
 clause close to a claim at the opposite polarity is its negation, which counts against the point. A point is
 credited when a clause is at least its threshold close to one of its claims and is not nearer to one of its
 misconceptions; a misconception is asserted when a clause is at least its threshold close to it and nearer to it
-than to every claim of the point.
+than to every claim of the question. A point with neither claims nor a current fitted threshold is not compared.
 
 Pure: the embedding function is passed in (drills.embedder has the model), and the thresholds are data
 (drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on the tuning half only).
