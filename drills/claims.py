@@ -270,7 +270,7 @@ def find(phrase: Phrase, sentence: Sentence, index: int) -> list[Match]:
     return found
 
 
-def _cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int) -> list[int]:
+def cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int) -> list[int]:
     """Positions in tokens[lo:hi] where `cue` starts, its words in order with at most CUE_GAP between them."""
     hits: list[int] = []
     for i in range(lo, hi):
@@ -301,16 +301,16 @@ def denied(match: Match, sentence: Sentence) -> bool:
     lo = max(c_start, match.start - NEGATION_REACH)
     # A negator inside the span counts too ("the scheduler does not split"), unless the phrase itself holds it.
     for cue in lex.negators:
-        for at in _cue_at(cue, tokens, lo, match.end + 1):
+        for at in cue_at(cue, tokens, lo, match.end + 1):
             if at in match.positions or (cue in lex.short_negators and match.start - at > SHORT_REACH):
                 continue
-            if not any(_cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
+            if not any(cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
                 return True
     hi = min(c_end + 1, match.end + 1 + DISMISSAL_REACH)
     # "Taints and affinity do not matter" dismisses both; "locking, so two people cannot apply at once" is a
     # consequence, not a dismissal.
     hi = next((j for j in range(match.end + 1, hi) if tokens[j] in _SUBORDINATORS), hi)
-    return any(_cue_at(cue, tokens, match.end + 1, hi) for cue in lex.dismissals)
+    return any(cue_at(cue, tokens, match.end + 1, hi) for cue in lex.dismissals)
 
 
 def negated(match: Match, sentence: Sentence) -> bool:
@@ -326,7 +326,7 @@ def negated(match: Match, sentence: Sentence) -> bool:
     near = min(c_end + 1, match.end + 1 + PREDICATE_REACH)
     near = next((j for j in range(match.end + 1, near) if tokens[j] in _COORDINATORS), near)
     return any(tokens[at] in _PREDICATE_NEGATORS
-               and not any(_cue_at(p, tokens, match.end + 1, at) for p in lex.purpose_markers)
+               and not any(cue_at(p, tokens, match.end + 1, at) for p in lex.purpose_markers)
                for at in range(match.end + 1, near))
 
 
@@ -371,6 +371,11 @@ def claim_text(match: Match, sentence: Sentence) -> str:
     if not sentence.spans:
         return sentence.text
     return sentence.text[sentence.spans[first][0]:sentence.spans[last][1]].strip()
+
+
+def text_tokens(text: str) -> list[str]:
+    """A text's stemmed, synonym-folded words, clause boundaries dropped (as a bank sentence is read)."""
+    return [t for t in _tokens(text, lexicon()) if t != BOUNDARY]
 
 
 def question_words(text: str) -> frozenset[str]:

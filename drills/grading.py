@@ -35,6 +35,7 @@ from drills.claims import (
     split_sentences,
 )
 from drills.grading_text import MAX_ANSWER_CHARS, normalise, stem, words
+from drills.meaning import Embed, Findings, Thresholds, compare
 from drills.questions import ExpectedPoint, Misconception
 
 __all__ = ["MAX_ANSWER_CHARS", "NUMBER", "Grade", "PointResult", "WrongClaim", "combine", "credit", "grade",
@@ -57,9 +58,10 @@ class PointResult(BaseModel):
     point: str
     covered: bool
     matched: tuple[str, ...] = ()  # the phrase that matched, as its words
-    # "rules" for this grader; "keywords" only in grades stored by the older keyword grader; "model" when an
-    # optional language model credited the point, and `quote` is then the answer's own words.
-    by: Literal["rules", "keywords", "model"] = "rules"
+    # "rules" for this grader's claim detection; "meaning" when only the embedding comparison (drills.meaning)
+    # found the claim; "keywords" only in grades stored by the older keyword grader; "model" when an optional
+    # language model credited the point, and `quote` is then the answer's own words.
+    by: Literal["rules", "meaning", "keywords", "model"] = "rules"
     quote: str = ""
     evidence: str = ""  # the sentence of the answer that earned the point
     dismissed: bool = False  # the answer named the concept only to deny or dismiss it
@@ -169,10 +171,23 @@ def _span_text(matches: Sequence[Match], sentence: Sentence) -> str:
     return claim_text(lo, sentence)
 
 
-def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grade:
+class Meaning(BaseModel):
+    """What grading by meaning needs: the embedding function, the fitted thresholds, and the question id that
+    names the points in them."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    embed: Embed
+    thresholds: Thresholds
+    question: str
+
+
+def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "", meaning: Meaning | None = None) -> Grade:
     """Which expected points `answer` asserts (with the clause that showed it), its wrong claims, a 0-100 score.
 
-    `asked` is the question's text: its own words do not count as the candidate's reasoning."""
+    `asked` is the question's text: its own words do not count as the candidate's reasoning. With `meaning`, the
+    answer's asserted clauses are also compared with each point's claims and misconceptions (drills.meaning): a
+    point is credited when the rules or the meaning find it asserted, and neither found it denied nor wrong."""
     text = answer if isinstance(answer, str) else ""
     word_count = len(words(text))
     sentences = split_sentences(text)
@@ -201,6 +216,14 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
             where = _asserted(mc, sentences)
             if where is not None:
                 wrong.append(WrongClaim(id=mc.id, point=p.id, claim=mc.claim, evidence=where))
+    found_by_meaning = Findings({}, (), frozenset())
+    if meaning is not None:
+        found_by_meaning = compare(sentences, [(f"{meaning.question}/{p.id}", p) for p in points], meaning.embed,
+                                   meaning.thresholds)
+        claimed = {w.id for w in wrong}
+        by_id = {m.id: m for p in points for m in p.misconceptions}
+        wrong += [WrongClaim(id=m.misconception, point=m.point, claim=by_id[m.misconception].claim,
+                             evidence=m.evidence) for m in found_by_meaning.mistakes if m.misconception not in claimed]
     wrong_points = {w.point for w in wrong}
     results: list[PointResult] = []
     for p in points:
@@ -214,13 +237,18 @@ def grade(answer: str, points: Sequence[ExpectedPoint], asked: str = "") -> Grad
         # even though a shorter phrase inside it looks denied.
         against = {_clause_of(m, sentences) for _, m in hits if denied(m, sentences[m.sentence])} - backing
         refuted = bool(against) and len(against) >= len(backing)
+        by_meaning = found_by_meaning.credits.get(p.id)
         if backing and not refuted and p.id not in wrong_points:
             good = [(phrase, m) for phrase, m in good if _clause_of(m, sentences) in backing]
             phrase, m = min(good, key=lambda h: (h[1].sentence, h[1].start))
             results.append(PointResult(id=p.id, point=p.point, covered=True, matched=tuple(words(phrase)),
                                        evidence=claim_text(m, sentences[m.sentence])))
+        elif by_meaning is not None and not refuted and p.id not in wrong_points | found_by_meaning.denied:
+            results.append(PointResult(id=p.id, point=p.point, covered=True, by="meaning",
+                                       evidence=by_meaning.evidence))
         else:
-            results.append(PointResult(id=p.id, point=p.point, covered=False, dismissed=refuted))
+            results.append(PointResult(id=p.id, point=p.point, covered=False,
+                                       dismissed=refuted or p.id in found_by_meaning.denied))
     return _grade(results, word_count, wrong, notes)
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drills import exact
+from drills.embedder import default_meaning
 from drills.grading import Grade, combine, grade
 from drills.questions import Question
 
@@ -115,17 +116,19 @@ def _next(session: InterviewSession, question: Question) -> tuple[InterviewSessi
 
 
 def submit(session: InterviewSession, question: Question, answer: str,
-           grader: Grader | None = None) -> tuple[InterviewSession, list[Step]]:
+           grader: Grader | None = None, by_meaning: bool = True) -> tuple[InterviewSession, list[Step]]:
     """Grade an answer to whatever is currently asked, then move on to a follow-up or the model answer.
 
-    `grader` may credit points the rules missed (an optional model, supplied by the caller); it gets the
-    rule grade and returns the final one, which drills.grading.credit keeps from crediting contradicted points."""
+    The answer is graded by the rules and, with `by_meaning` and the embedding model available, by meaning too
+    (drills.meaning). `grader` may credit points both missed (an optional model, supplied by the caller); it gets
+    the grade and returns the final one, which drills.grading.credit keeps from crediting contradicted points."""
     _check(session, question)
     if session.phase == "done":
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
     if session.phase == "exact":
         return _submit_exact(session, question, answer)
-    result = grade(answer, question.expected_points, asked=f"{question.question}\n{current_prompt(session, question)}")
+    result = grade(answer, question.expected_points, asked=f"{question.question}\n{current_prompt(session, question)}",
+                   meaning=default_meaning(question.id) if by_meaning else None)
     if result.verdict == "empty":
         return session, [Step(kind="notice", text="That answer had no words in it. Answer, ask for a hint, "
                                                   "or skip.")]

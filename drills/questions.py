@@ -24,6 +24,9 @@ from drills.levels import Difficulty as Difficulty
 QUESTIONS_DIR = Path(__file__).parent / "questions"
 
 Kind = Literal["concept", "scenario", "design", "behavioural"]
+# What grading by meaning wants per expected point (issue 26): claims worded in different ways, and wrong claims.
+MIN_CLAIMS = 3
+MIN_MISCONCEPTIONS = 2
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # A source must point at seed lines, e.g. "seed 002:181-195" or "seed 000, hard drill (000:64-76)".
@@ -37,14 +40,16 @@ class QuestionBankError(ValueError):
 
 
 class Misconception(BaseModel):
-    """A wrong claim a candidate may make about a point. It is asserted when one sentence matches a phrase
-    from every group in `says` (each group lists alternatives) and none of those matches is negated."""
+    """A wrong claim a candidate may make about a point. The rules find it when one clause matches a phrase from
+    every group in `says` (each group lists alternatives) and none of those matches is negated; the meaning
+    comparison (drills.meaning) finds it when an asserted clause is close to `claim`. `says` is optional: an item
+    without it is found by meaning only."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     claim: str = Field(min_length=3)
-    says: tuple[tuple[str, ...], ...] = Field(min_length=1)
+    says: tuple[tuple[str, ...], ...] = ()
 
     @field_validator("says")
     @classmethod
@@ -57,7 +62,8 @@ class Misconception(BaseModel):
 
 class ExpectedPoint(BaseModel):
     """One thing a good answer asserts. `keywords` and `phrases` are the ways of naming its concept (the
-    grader treats them alike: each is one phrase); `misconceptions` are wrong claims about it."""
+    grader treats them alike: each is one phrase); `claims` are sentences a candidate would write to assert it,
+    each in a different way, compared by meaning (drills.meaning); `misconceptions` are wrong claims about it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -65,11 +71,26 @@ class ExpectedPoint(BaseModel):
     point: str = Field(min_length=3)
     keywords: tuple[str, ...] = Field(min_length=1)
     phrases: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()
     misconceptions: tuple[Misconception, ...] = ()
 
     @property
     def concepts(self) -> tuple[str, ...]:
         return (*self.keywords, *self.phrases)
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """What an answer's clauses are compared with by meaning: the claims, or the point's own wording while
+        the bank has none for it."""
+        return self.claims or (self.point,)
+
+    @field_validator("claims")
+    @classmethod
+    def _sentences(cls, claims: tuple[str, ...]) -> tuple[str, ...]:
+        for claim in claims:
+            if len(claim.split()) < 3:
+                raise ValueError(f"claim {claim!r} is not a sentence (three words or more)")
+        return claims
 
     @field_validator("id")
     @classmethod
@@ -152,6 +173,13 @@ class QuestionBank:
         return [TopicInfo(topic=t, count=len(qs),
                           difficulties={d: sum(1 for q in qs if q.difficulty == d) for d in DIFFICULTIES})
                 for t, qs in sorted(by_topic.items())]
+
+    def meaning_gaps(self) -> tuple[list[str], list[str]]:
+        """Points ("question/point") with fewer than MIN_CLAIMS claims, and with fewer than MIN_MISCONCEPTIONS
+        misconceptions: what grading by meaning still lacks in the bank."""
+        points = [(f"{q.id}/{p.id}", p) for q in self.select() for p in q.expected_points]
+        return ([key for key, p in points if len(p.claims) < MIN_CLAIMS],
+                [key for key, p in points if len(p.misconceptions) < MIN_MISCONCEPTIONS])
 
     def topic_names(self) -> list[str]:
         return [t.topic for t in self.topics()]

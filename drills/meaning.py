@@ -1,0 +1,265 @@
+"""Grading by meaning: each asserted clause of an answer against each expected point's claims and misconceptions,
+compared as sentence embeddings (issue 26, point 2).
+
+Embeddings place "X does not matter" next to "X matters", so they never decide polarity: the clause reader
+(drills.claims) does. Only a clause that asserts something is compared: not an item of a list of terms, not a
+question, not a fragment without a verb. Each clause and each reference sentence gets a polarity (does it hold a
+negator or a dismissal outside a purpose or condition?); a clause meets a reference only at the same polarity, and a
+clause close to a claim at the opposite polarity is its negation, which counts against the point. A point is
+credited when a clause is at least its threshold close to one of its claims and is not nearer to one of its
+misconceptions; a misconception is asserted when a clause is at least its threshold close to it and nearer to it
+than to every claim of the question. A point with neither claims nor a current fitted threshold is not compared.
+
+Pure: the embedding function is passed in (drills.embedder has the model), and the thresholds are data
+(drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on the tuning half only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from collectors.yaml_safe import safe_load
+from drills.claims import Sentence, cue_at, split_sentences, text_tokens
+from drills.lexicon import lexicon
+from drills.questions import ExpectedPoint
+
+THRESHOLDS_PATH = Path(__file__).parent / "meaning_thresholds.yaml"
+# Before any calibration: cosine similarities of multilingual-e5-small between a paraphrase and its reference sit
+# around 0.88-0.93 and unrelated sentences of the same field around 0.80-0.85 (measured on the bank's points).
+DEFAULT_CLAIM = 0.9
+DEFAULT_MISCONCEPTION = 0.92
+
+Vectors = npt.NDArray[np.float32]
+# (texts, whether they are the bank's references, worth keeping) -> one L2-normalised row per text, in order.
+Embed = Callable[[Sequence[str], bool], Vectors]
+
+MAX_SENTENCE_CLAUSES = 3
+_PREDICATE_NEGATORS = frozenset({"not", "never", "no", "nor", "cannot"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A clause of the answer that asserts something, as the candidate wrote it (or a short sentence whole)."""
+
+    sentence: int
+    clause: int  # -1 for a whole sentence
+    text: str
+    negative: bool
+
+
+@dataclass(frozen=True)
+class Threshold:
+    claim: float
+    misconception: float
+
+
+# Cosines never reach it: the point is not compared by meaning.
+OFF = Threshold(2.0, 2.0)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    default: Threshold = Threshold(DEFAULT_CLAIM, DEFAULT_MISCONCEPTION)
+    # point key (question id/point id) -> (hash of its references, threshold); a stale hash falls back to default.
+    points: dict[str, tuple[str, Threshold]] = field(default_factory=dict)
+
+    def of(self, key: str, point: ExpectedPoint) -> Threshold:
+        """The point's fitted thresholds; the default for a point with claims but no current fit; OFF for a point
+        with neither. Its `point` wording alone is a summary for the reader, not something a candidate writes:
+        graded as if unfitted, the tuning half gained nothing by it (docs/interview.md)."""
+        fitted = self.points.get(key)
+        if fitted is not None and fitted[0] == reference_hash(point):
+            return fitted[1]
+        return self.default if point.claims else OFF
+
+
+@dataclass(frozen=True)
+class Credit:
+    point: str
+    evidence: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Mistake:
+    point: str
+    misconception: str  # its id
+    evidence: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Findings:
+    credits: dict[str, Credit]
+    mistakes: tuple[Mistake, ...]
+    denied: frozenset[str]  # points some clause negates more often than clauses assert them
+
+
+def reference_hash(point: ExpectedPoint) -> str:
+    """What a fitted threshold was fitted on: a changed claim or misconception makes it stale."""
+    text = "\0".join([*point.references, "\1", *(m.claim for m in point.misconceptions)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _negative(tokens: Sequence[str]) -> bool:
+    """The text holds a negator or a dismissal that is not part of a goal or condition ("so that it does not")."""
+    lex = lexicon()
+    for cue in (*lex.negators, *lex.dismissals, *((w,) for w in _PREDICATE_NEGATORS)):
+        for at in cue_at(cue, tokens, 0, len(tokens)):
+            if not any(cue_at(p, tokens, 0, at) for p in lex.purpose_markers):
+                return True
+    return False
+
+
+@cache
+def polarity(text: str) -> bool:
+    """True when a reference sentence is negative, read as the answer's clauses are read."""
+    return _negative(text_tokens(text))
+
+
+def units(sentences: Sequence[Sentence]) -> list[Unit]:
+    """The clauses worth comparing: they say something (a verb or connective), are not list items or questions."""
+    lex = lexicon()
+    rel = lex.relations
+    out: list[Unit] = []
+    for i, s in enumerate(sentences):
+        if s.text.rstrip().endswith("?") or s.is_list:
+            continue
+        before = len(out)
+        for c, text in enumerate(s.clauses):
+            if c in s.listed:
+                continue
+            tokens = [t for k, t in enumerate(s.tokens) if s.clause[k] == c]
+            words = [t for t in tokens if t not in lex.stopwords]
+            if not any(t in rel for t in tokens) or len(words) < 2:
+                continue  # a bare run of terms asserts nothing
+            out.append(Unit(i, c, text, _negative(tokens)))
+        # A clause can lean on its neighbour ("when a pod asks for half a GPU, the scheduler splits the card"):
+        # a sentence of two or three clauses, none a list item, is compared whole as well.
+        if 2 <= len(s.clauses) <= MAX_SENTENCE_CLAUSES and not s.listed and len(out) > before:
+            out.append(Unit(i, -1, s.text, _negative(s.tokens)))
+    return out
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One point against each unit of an answer: its nearest claim of the same polarity, its nearest claim of the
+    other polarity (the unit negates it), its nearest misconception of the same polarity and that one's id."""
+
+    claim: Vectors
+    opposite: Vectors
+    misconception: Vectors
+    which: tuple[str, ...]
+
+
+def _best(sims: Vectors, mask: Sequence[bool]) -> Vectors:
+    rows = sims.shape[0]
+    if not any(mask):
+        return np.full(rows, -1.0, dtype=np.float32)
+    return np.asarray(sims[:, [j for j, m in enumerate(mask) if m]].max(axis=1), dtype=np.float32)
+
+
+def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) -> list[Scores]:
+    """Similarities of every unit to every point's references (cosines of L2-normalised vectors)."""
+    if not found:
+        return [Scores(*(np.zeros(0, dtype=np.float32),) * 3, ()) for _ in points]
+    refs = [r for p in points for r in (*p.references, *(m.claim for m in p.misconceptions))]
+    clause_vecs = embed([u.text for u in found], False)
+    ref_vecs = embed(refs, True) if refs else np.zeros((0, clause_vecs.shape[1]), dtype=np.float32)
+    sims = np.asarray(clause_vecs @ ref_vecs.T, dtype=np.float32)
+    out: list[Scores] = []
+    at = 0
+    for p in points:
+        n_claims, n_mis = len(p.references), len(p.misconceptions)
+        claims, wrong = sims[:, at:at + n_claims], sims[:, at + n_claims:at + n_claims + n_mis]
+        at += n_claims + n_mis
+        claim_neg = [polarity(r) for r in p.references]
+        mis_neg = [polarity(m.claim) for m in p.misconceptions]
+        best_claim = np.full(len(found), -1.0, dtype=np.float32)
+        opposite = np.full(len(found), -1.0, dtype=np.float32)
+        best_mis = np.full(len(found), -1.0, dtype=np.float32)
+        which: list[str] = []
+        for k, u in enumerate(found):
+            best_claim[k] = _best(claims[k:k + 1], [n == u.negative for n in claim_neg])[0]
+            opposite[k] = _best(claims[k:k + 1], [n != u.negative for n in claim_neg])[0]
+            same = [j for j in range(n_mis) if mis_neg[j] == u.negative]
+            j = max(same, key=lambda j: wrong[k, j], default=None)
+            best_mis[k] = wrong[k, j] if j is not None else -1.0
+            which.append(p.misconceptions[j].id if j is not None else "")
+        out.append(Scores(best_claim, opposite, best_mis, tuple(which)))
+    return out
+
+
+def decide(found: Sequence[Unit], points: Sequence[ExpectedPoint], scores: Sequence[Scores],
+           limits: Sequence[Threshold]) -> Findings:
+    """A misconception is asserted by a unit at least its threshold close to it and nearer to it than to every
+    claim of the question (a clause nearer to a right claim is taken as that claim); such a unit credits nothing.
+    Any other unit credits the one point whose claim it clears by the widest margin (so one clause never earns two
+    points). A point is denied when as many of its units negate a claim as assert one."""
+    mistakes: list[Mistake] = []
+    backing: dict[str, list[Credit]] = {}
+    against: dict[str, int] = {}
+    for k, u in enumerate(found):
+        nearest_claim = max((float(s.claim[k]) for s in scores), default=-1.0)
+        wrong = [(float(s.misconception[k]), p.id, s.which[k]) for p, s, t in zip(points, scores, limits, strict=True)
+                 if s.misconception[k] >= t.misconception and s.misconception[k] > nearest_claim]
+        if wrong:
+            sim, pid, mid = max(wrong)
+            mistakes.append(Mistake(pid, mid, u.text, sim))
+            continue
+        margins = [(float(s.claim[k] - t.claim), p.id, float(s.claim[k]))
+                   for p, s, t in zip(points, scores, limits, strict=True)
+                   if s.claim[k] >= t.claim and s.claim[k] > s.misconception[k]]
+        if margins:
+            _, pid, sim = max(margins)
+            backing.setdefault(pid, []).append(Credit(pid, u.text, sim))
+        for p, s, t in zip(points, scores, limits, strict=True):
+            if s.opposite[k] >= t.claim and s.opposite[k] > s.claim[k]:
+                against[p.id] = against.get(p.id, 0) + 1  # the clause says the opposite of a claim
+    denied = frozenset(pid for pid, n in against.items() if n >= len(backing.get(pid, ())))
+    credits = {pid: cs[0] for pid, cs in backing.items() if pid not in denied}
+    nearest: dict[str, Mistake] = {}  # each misconception once, shown with the clause nearest to it
+    for m in mistakes:
+        if m.misconception not in nearest or m.similarity > nearest[m.misconception].similarity:
+            nearest[m.misconception] = m
+    return Findings(credits, tuple(nearest.values()), denied)
+
+
+def compare(answer: str | Sequence[Sentence], points: Sequence[tuple[str, ExpectedPoint]], embed: Embed,
+            thresholds: Thresholds) -> Findings:
+    """Which points the answer's clauses assert by meaning, and which misconceptions. `points` are (key, point),
+    the key naming the point in the thresholds (question id/point id)."""
+    compared = [(p, limit) for key, p in points if (limit := thresholds.of(key, p)) != OFF]
+    sentences = split_sentences(answer) if isinstance(answer, str) else answer
+    found = units(sentences) if compared else []
+    if not found:  # nothing to compare: no model call at all
+        return Findings({}, (), frozenset())
+    plain = [p for p, _ in compared]
+    return decide(found, plain, score(found, plain, embed), [limit for _, limit in compared])
+
+
+@cache
+def load_thresholds(path: Path = THRESHOLDS_PATH) -> Thresholds:
+    """The fitted thresholds; the built-in defaults when the file is missing or unreadable."""
+    try:
+        raw = safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return Thresholds()
+    if not isinstance(raw, dict):
+        return Thresholds()
+    d = raw.get("default") or {}
+    default = Threshold(float(d.get("claim", DEFAULT_CLAIM)), float(d.get("misconception", DEFAULT_MISCONCEPTION)))
+    points: dict[str, tuple[str, Threshold]] = {}
+    for key, entry in (raw.get("points") or {}).items():
+        if isinstance(entry, dict):
+            points[str(key)] = (str(entry.get("hash", "")),
+                                Threshold(float(entry.get("claim", default.claim)),
+                                          float(entry.get("misconception", default.misconception))))
+    return Thresholds(default, points)
