@@ -172,10 +172,9 @@ def test_reference_vectors_are_kept_on_disk_and_answer_vectors_are_not(tmp_path:
         other_model(["MIG partitions are created on the GPU itself, below Kubernetes."], True)
 
 
-# How many points of the bank still lack claims or misconceptions (issue 26 point 2). The content is being written:
-# these ceilings only stop the count from growing; the lead lowers them to 0 once it is merged, making them required.
-MAX_LACKING_CLAIMS = 352
-MAX_LACKING_MISCONCEPTIONS = 352
+# Every point of the bank has at least 3 reference claims and 2 misconceptions (issue 26 point 2).
+MAX_LACKING_CLAIMS = 0
+MAX_LACKING_MISCONCEPTIONS = 0
 
 
 def test_the_bank_reports_points_lacking_claims_or_misconceptions(question: Question) -> None:
