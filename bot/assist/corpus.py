@@ -123,11 +123,18 @@ def playbook_passages(directory: Path = PLAYBOOK_DIR) -> list[Passage]:
         book = Playbook.model_validate(raw)
         cite_file = f"playbooks/{path.name}"
         tree = book.walk()
-        overview = _bullets("Hypotheses", (f"{h.id}: {_clip(neutral(h.claim), 110)}" for h, _ in tree))
+        # Top-level causes with their claims, children by id only (each has its own passage): a big tree still
+        # fits one passage.
+        overview = _bullets("Hypotheses", (f"{h.id}: {_clip(neutral(h.claim), 110)}{_under(h)}"
+                                           for h, parent in tree if parent is None))
         out.append(Passage(id=f"playbook:{book.id}", kind="playbook", title=f"{book.title} (playbook {book.id})",
                            text=_join(" ".join(book.summary.split()), overview), cite=f"{cite_file}#summary"))
         out.extend(_hypothesis_passage(book, cite_file, h, parent) for h, parent in tree)
     return out
+
+
+def _under(h: Hypothesis) -> str:
+    return f" (under it: {', '.join(c.id for c in h.children)})" if h.children else ""
 
 
 def _xid_passage(entry: XidEntry) -> Passage:

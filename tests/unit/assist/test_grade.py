@@ -102,7 +102,10 @@ def test_submit_uses_the_grader_and_keeps_its_grade(question: Question) -> None:
     assert overall is not None and "pilot" in {p.id for p in overall.covered}
 
 
-def test_terminal_interview_shows_the_model_credit(question: Question) -> None:
+def test_terminal_interview_shows_the_model_credit(question: Question, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The point the model credits must be one the deterministic grade missed: with meaning on, the bank's claims
+    # already credit this paraphrase, so the rules alone stand in for "missed".
+    monkeypatch.setattr("drills.embedder._default", [None])  # as TRIAGEBOT_INTERVIEW_MEANING=off at start-up
     assistant, _ = fake_assistant(reply(("pilot", "a single squad first")))
     console = Console(width=200, record=True, color_system=None)
     answers = iter([ANSWER, "", "quit", ""])
