@@ -7,7 +7,7 @@ from collections.abc import Callable
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.alerts import alert_text, alertmanager
 from collectors.parsers.contract import Parser, guarded
-from collectors.parsers.gpu import flight_recorder, nccl, nvidia_smi, nvml
+from collectors.parsers.gpu import flight_recorder, gpustat, nccl, nvidia_smi, nvml
 from collectors.parsers.kubernetes import (
     describe_node,
     describe_pod,
@@ -107,6 +107,11 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     timed = curl_writeout.read(artifact)
     result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
     result.problems += timed.problems
+    # gpustat's line per GPU.
+    gpus = gpustat.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
+                                                           for f in gpus.facts])
+    result.problems += gpus.problems
     # A load generator's end-of-run summary: the share of its requests that failed.
     loaded = load_reports.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
