@@ -17,7 +17,8 @@ _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 # A node name the person hid before pasting: "(node-1-ip)", "<node2>", "[redacted]", "xxx-xxx", "***". kubectl
 # never prints these characters in a name (names are DNS subdomains), so a bracketed or starred cell in the NAME
 # column is a redaction, and the row is still a node row.
-_REDACTED = re.compile(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
+_REDACTED = re.compile(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
+                       r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
 _STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?")
 _MAX_ROWS = 20_000
 # A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.

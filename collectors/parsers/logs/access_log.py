@@ -129,11 +129,11 @@ class _Reader:
 # Typographic quotes a web page or an editor put in place of the log's own, and runs of spaces a paste widened: a
 # line no format reads is tried once more with them undone (a line that reads as printed is never changed).
 _TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
-_SPACES = re2.compile(r"(\S) {2,}(\S)")
+_SPACES = re2.compile(r" {2,}")
 
 
 def _retyped(line: str) -> str:
-    return _SPACES.sub(r"\1 \2", line.translate(_TYPOGRAPHIC))
+    return str(_SPACES.sub(" ", line.translate(_TYPOGRAPHIC)))
 
 
 # The start of a request line in the text formats: nginx's and ingress-nginx's "$remote_addr - $remote_user
