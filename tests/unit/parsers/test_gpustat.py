@@ -55,3 +55,24 @@ def test_other_bracketed_lines_are_not_gpustat(other: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list("[]0123456789 |'°C,%/MB?()\n")), max_size=300))
 def test_garbage_never_raises(text: str) -> None:
     gpustat.read(Artifact(id="a", kind=ArtifactKind.TEXT, content=text))
+
+
+# Real pastes, verbatim, cut at whole lines.
+REAL = [
+    # https://github.com/wookayin/gpustat/issues/130: four idle P100s, nothing loaded.
+    ("anamaria@gpu-a-11.extreme:~ $ gpustat\n"
+     "gpu-a-11.extreme         Mon Aug 22 15:23:57 2022  515.65.01\n"
+     "[0] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n"
+     "[1] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB |\n"
+     "[2] Tesla P100-PCIE-16GB | 28'C,   0 % |   103 / 16384 MB |\n"
+     "[3] Tesla P100-PCIE-16GB | 27'C,   2 % |   103 / 16384 MB |\n",
+     {"gpu.util_percent": 2.0, "gpu.fb_used_ratio": 0.0063, "gpu.temp_c": 28.0}),
+    # https://github.com/wookayin/gpustat/issues/97 (the maintainer's example, --show-cmd --show-pid).
+    ("[0] GeForce GTX Titan X | 77'C,  96 % | 11848 / 12287 MB | python/52046(11821M)\n",
+     {"gpu.util_percent": 96.0, "gpu.fb_used_ratio": 0.9643, "gpu.temp_c": 77.0}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REAL)
+def test_real_pastes(text: str, expected: dict[str, object]) -> None:
+    assert facts_of(text) == expected

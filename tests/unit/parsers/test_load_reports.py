@@ -66,3 +66,22 @@ def test_a_status_row_outside_hey_s_heading_is_not_read() -> None:
 @given(st.text(alphabet=st.sampled_from(list("[]:0123456789 \nStatus code distribution responses%.")), max_size=300))
 def test_garbage_never_raises(text: str) -> None:
     load_reports.read(Artifact(id="a", kind=ArtifactKind.TEXT, content=text))
+
+
+# Real pastes, verbatim, cut at whole lines.
+REAL = [
+    # https://github.com/rakyll/hey/issues/276 (comment of 2022-03-25): a site answering mostly 503.
+    ("Status code distribution:\n  [200]\t12 responses\n  [503]\t188 responses\n",
+     {"http.error_ratio": 0.94, "http.error_statuses": [503]}),
+    # https://github.com/tsenart/vegeta/issues/283: 502s, and status 0 for requests that got no response.
+    ("Success       [ratio]                  74.64%\n"
+     "Status Codes  [code:count]             200:252095  502:343  0:85306\n",
+     {"http.error_ratio": 0.2536, "http.error_statuses": [502]}),
+    # https://github.com/rakyll/hey/issues/283: a healthy run.
+    ("Status code distribution:\n  [200]\t250 responses\n", {"http.error_ratio": 0.0}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REAL)
+def test_real_pastes(text: str, expected: dict[str, object]) -> None:
+    assert facts_of(text) == expected
