@@ -7,7 +7,7 @@ from collections.abc import Callable
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.alerts import alert_text, alertmanager
 from collectors.parsers.contract import Parser, guarded
-from collectors.parsers.gpu import flight_recorder, nccl, nvidia_smi, nvml
+from collectors.parsers.gpu import flight_recorder, gpustat, nccl, nvidia_smi, nvml
 from collectors.parsers.kubernetes import (
     describe_node,
     describe_pod,
@@ -20,7 +20,7 @@ from collectors.parsers.kubernetes import (
     pod_table,
 )
 from collectors.parsers.logs import access_log, container_log, curl_writeout
-from collectors.parsers.metrics import figures, prometheus_api, prometheus_text
+from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, top
 from collectors.parsers.text import signals, stated
 
@@ -107,6 +107,16 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     timed = curl_writeout.read(artifact)
     result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
     result.problems += timed.problems
+    # gpustat's line per GPU.
+    gpus = gpustat.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
+                                                           for f in gpus.facts])
+    result.problems += gpus.problems
+    # A load generator's end-of-run summary: the share of its requests that failed.
+    loaded = load_reports.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
+                                                           for f in loaded.facts])
+    result.problems += loaded.problems
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.
     numbers = figures.read(artifact)
     result.facts += signals.without_repeats(result.facts, numbers.facts)

@@ -31,6 +31,10 @@ _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
 # pkg/kubectl/describe before 1.12): a paste often keeps the table and drops the `Conditions:` key or the node.
 _CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s+Message\s*")
 _CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
+# A row of the table with its header cut from the paste: one of the conditions the kubelet itself sets
+# (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
+_BARE_ROW = re.compile(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
+                       r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
 _ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
 
 
@@ -100,17 +104,27 @@ def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None
 def _headed_conditions(sink: DedupSink, lines: list[str], start: int, end: int, subject: str | None) -> None:
     """The rows under a bare conditions header, up to the first line that is not a condition row."""
     header = next((i for i in range(start, end) if _CONDITIONS_HEADER.fullmatch(lines[i])), None)
-    if header is None:
+    first = header + 1 if header is not None else _bare_table(lines, start, end)
+    if first is None:
         return
     rows: list[tuple[str, int]] = []
-    for j in range(header + 1, end):
+    for j in range(first, end):
         text = lines[j].strip()
         if not text or set(text) <= {"-", " ", "\t"}:
             continue  # the dashes under the header
         if _CONDITION_ROW.match(text) is None:
             break
         rows.append((text, j + 1))
-    _conditions(sink, rows, header + 1, subject)
+    _conditions(sink, rows, header + 1 if header is not None else first + 1, subject)
+
+
+def _bare_table(lines: list[str], start: int, end: int) -> int | None:
+    """Where a conditions table whose header was cut from the paste starts: at its first row of a condition the
+    kubelet sets, or at the condition rows just above it (a node-problem-detector condition)."""
+    first = next((i for i in range(start, end) if _BARE_ROW.match(lines[i])), None)
+    while first is not None and first > start and _CONDITION_ROW.match(lines[first - 1].strip()):
+        first -= 1
+    return first
 
 
 def _row_condition(text: str, ready_shown: bool) -> str:

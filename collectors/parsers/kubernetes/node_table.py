@@ -14,6 +14,11 @@ from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.text import normalise
 
 _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+# A node name the person hid before pasting: "(node-1-ip)", "<node2>", "[redacted]", "xxx-xxx", "***". kubectl
+# never prints these characters in a name (names are DNS subdomains), so a bracketed or starred cell in the NAME
+# column is a redaction, and the row is still a node row.
+_REDACTED = re.compile(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
+                       r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
 _STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?")
 _MAX_ROWS = 20_000
 # A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.
@@ -65,7 +70,9 @@ def parse(artifact: Artifact) -> ParseResult:
 def _row(line: str) -> tuple[str, str, bool] | None:
     """(name, Ready condition, cordoned) of one row, or None when the line is not a node row."""
     cells = line.split()
-    if len(cells) < 3 or not _NAME.fullmatch(cells[0]) or not (m := _STATUS.fullmatch(cells[1])):
+    if len(cells) < 3 or not (m := _STATUS.fullmatch(cells[1])):
+        return None
+    if not (_NAME.fullmatch(cells[0]) or _REDACTED.fullmatch(cells[0])):
         return None
     return cells[0], m.group(1), m.group(2) is not None
 

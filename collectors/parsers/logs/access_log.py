@@ -97,6 +97,12 @@ class _Reader:
             return _from_json_line(line, n)
         if len(line) > _MAX_LINE:
             return None
+        found = self._read(line, n)
+        if found is None and (retyped := _retyped(line)) != line:
+            found = self._read(retyped, n)
+        return found
+
+    def _read(self, line: str, n: int) -> Request | None:
         data = line.encode("utf-8", "replace")
         specs = text_formats()
         for i in (self.last, *(j for j in range(len(specs)) if j != self.last)):
@@ -110,10 +116,24 @@ class _Reader:
             status = groups.get("status", "0" if family == "haproxy-tcp" else "")
             if not status.isdigit():
                 return None
-            upstream = groups.get("upstream") or _route(groups)
+            # Envoy prints "-" for a cluster it never chose (no route): the route or path names the target then.
+            upstream = groups["upstream"] if groups.get("upstream", "-") != "-" else _route(groups)
+            # Envoy logs a TCP proxy's session ("- - -") and a request it never answered with status 0: only its
+            # response flags say whether the proxy failed it (UH, UF, ...), as HAProxy's termination state does.
+            tcp = family == "haproxy-tcp" or (family == "envoy" and status == "0")
             return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups),
-                           tcp=family == "haproxy-tcp")
+                           tcp=tcp)
         return None
+
+
+# Typographic quotes a web page or an editor put in place of the log's own, and runs of spaces a paste widened: a
+# line no format reads is tried once more with them undone (a line that reads as printed is never changed).
+_TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
+_SPACES = re2.compile(r" {2,}")
+
+
+def _retyped(line: str) -> str:
+    return str(_SPACES.sub(" ", line.translate(_TYPOGRAPHIC)))
 
 
 # The start of a request line in the text formats: nginx's and ingress-nginx's "$remote_addr - $remote_user
@@ -236,6 +256,8 @@ def _last(value: str) -> str:
 def _kind(family: str, status: int, g: dict[str, str]) -> str:
     if family == "haproxy-tcp":
         return _tcp_kind(g)
+    if family == "envoy" and status == 0:
+        return next((k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))), "")
     if not 500 <= status <= 599:
         return ""
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))

@@ -198,3 +198,42 @@ def test_a_pasted_5xx_access_log_triggers_the_error_rate_playbook() -> None:
     assert status["backend-timeouts"] == "ruled-out"
     healthy = analyse(artifacts_from_text((FIXTURES / "ingress-nginx-4469-all-200.txt").read_text("utf-8"), "p"))
     assert "error-rate" not in healthy.symptoms
+
+
+def _envoy_line(status: str, flags: str, request: str = "- - -", upstream: str = "outbound|443||api.example.com") \
+        -> str:
+    """Istio's default format (catalog entry istio-proxy-default) rendered with these values."""
+    spec = next(s for s in CATALOG if s.id == "istio-proxy-default")
+    sample = dict(spec.sample)
+    method, path, protocol = request.split()
+    sample.update({"REQ(:METHOD)": method, "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)": path, "PROTOCOL": protocol,
+                   "RESPONSE_CODE": status, "RESPONSE_FLAGS": flags, "UPSTREAM_HOST": "-"})
+    for key in ("UPSTREAM_CLUSTER", "UPSTREAM_CLUSTER_RAW"):
+        if key in sample:
+            sample[key] = upstream
+    return render(spec.syntax, spec.format, sample)
+
+
+@pytest.mark.parametrize(("flags", "kind"), [("UH", "no-upstream"), ("UF", "connection-failure"),
+                                             ("NR", "no-upstream"), ("URX", "connection-failure"),
+                                             ("UO", "overflow")])
+def test_an_envoy_session_with_status_0_is_failed_by_its_flags(flags: str, kind: str) -> None:
+    assert facts(_envoy_line("0", flags)) == {"http.failure_kinds": [kind]}
+
+
+def test_an_envoy_session_the_client_ended_is_no_failure() -> None:
+    assert facts(_envoy_line("0", "DC")) == {}
+    assert facts(_envoy_line("0", "-")) == {}
+
+
+def test_an_envoy_503_uh_with_no_cluster_is_named_by_its_path() -> None:
+    line = _envoy_line("503", "UH", "GET /products/1 HTTP/1.1", upstream="-")
+    assert facts(line)["http.failure_kinds"] == ["no-upstream"]
+    assert facts(line)["http.failing_upstreams"] == ["/products/1"]
+
+
+def test_typographic_quotes_and_widened_spaces_are_undone_only_when_the_line_does_not_read() -> None:
+    line = _envoy_line("503", "UH", "GET /products/1 HTTP/1.1")
+    pasted = line.replace(' 503 UH', '  503 UH').replace('"-"', "\u201c-\u201d", 1)
+    assert access_log.read_line(line, 1) is not None and access_log.read_line(pasted, 1) is not None
+    assert access_log.read_line(pasted, 1) == access_log.read_line(line, 1)

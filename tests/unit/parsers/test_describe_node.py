@@ -125,3 +125,32 @@ def test_a_conditions_table_without_its_key_is_read(case: str, expected: dict[st
     assert describe_node.sniff(text) >= 80
     result = describe_node.parse(Artifact(id="a", kind=ArtifactKind.DESCRIBE_NODE, content=text))
     assert {f.name: f.value for f in result.facts} == expected
+
+
+# kubectl describe node's Conditions table (k8s.io/kubectl pkg/describe/describe.go, describeNode) rendered with
+# sample values, its `Conditions:` key and column header cut from the paste as people cut them.
+_CUT_TABLE = (
+    "  MemoryPressure   False   Sat, 28 Nov 2026 10:00:01 +0000   Sat, 28 Nov 2026 09:00:00 +0000   "
+    "KubeletHasSufficientMemory   kubelet has sufficient memory available\n"
+    "  Ready            {status}   Sat, 28 Nov 2026 10:00:01 +0000   Sat, 28 Nov 2026 09:00:00 +0000   "
+    "{reason}   {message}\n"
+    "Addresses:\n  InternalIP:  10.0.0.4\n"
+)
+
+
+@pytest.mark.parametrize(("status", "reason", "message", "conditions"), [
+    ("False", "KubeletNotReady", "container runtime network not ready: NetworkReady=false", ["NotReady"]),
+    ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.", ["NotReady"]),
+    ("True", "KubeletReady", "kubelet is posting ready status", []),
+])
+def test_a_conditions_table_with_its_header_cut_is_read(status: str, reason: str, message: str,
+                                                        conditions: list[str]) -> None:
+    text = _CUT_TABLE.format(status=status, reason=reason, message=message)
+    result = describe_node.parse(Artifact(id="a", kind=ArtifactKind.DESCRIBE_NODE, content=text))
+    assert [f.value for f in result.facts if f.name == "node.conditions"] == [conditions]
+
+
+def test_a_condition_word_in_prose_is_no_table() -> None:
+    text = "Ready False is what I see, not sure why\n"
+    result = describe_node.parse(Artifact(id="a", kind=ArtifactKind.DESCRIBE_NODE, content=text))
+    assert [f for f in result.facts if f.name == "node.conditions"] == []

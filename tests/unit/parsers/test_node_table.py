@@ -60,3 +60,23 @@ def test_the_restart_count_is_the_broken_pods_not_a_healthy_neighbours() -> None
     facts = {f.name: (f.value, f.subject) for f in result.facts}
     assert facts["container.restart_count"] == (0, "pod/gogs-2-91275")
     assert facts["container.waiting.reason"] == ("ContainerCreating", "pod/gogs-2-91275")
+
+
+# kubectl's node table (pkg/printers/internalversion/printers.go, 1.8+ columns) rendered with sample values, the
+# node names hidden the ways people hide them before pasting: the row is still a node row.
+@pytest.mark.parametrize("name", ["(node-2-ip)", "<node2>", "[redacted]", "xxx.xxx.xxx.xxx", "worker-***", "***"])
+def test_a_redacted_node_name_is_still_a_row(name: str) -> None:
+    table = ("NAME          STATUS     ROLES    AGE   VERSION\n"
+             "node-a        Ready      worker   54d   v1.18.6\n"
+             f"{name}   NotReady   worker   54d   v1.18.6\n")
+    result = node_table.parse(Artifact(id="a", kind=ArtifactKind.NODE_TABLE, content=table))
+    assert ("node.conditions", ["NotReady"], 3) in [(f.name, f.value, f.citation.start) for f in result.facts]
+    assert node_table.sniff(table) == 90
+
+
+def test_an_all_ready_redacted_table_names_no_not_ready_node() -> None:
+    table = ("NAME          STATUS   ROLES    AGE   VERSION\n"
+             "(node-1-ip)   Ready    worker   54d   v1.18.6\n"
+             "(node-2-ip)   Ready    worker   54d   v1.18.6\n")
+    result = node_table.parse(Artifact(id="a", kind=ArtifactKind.NODE_TABLE, content=table))
+    assert [f.value for f in result.facts if f.name == "node.conditions"] == []

@@ -1,0 +1,56 @@
+"""The load generator summary catalog (load_reports.yaml): the lines hey, vegeta, ab, wrk and k6 print about a run."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from collectors.yaml_safe import safe_load
+
+_CATALOG = Path(__file__).parent / "load_reports.yaml"
+
+Role = Literal["status_count", "status_counts", "requests", "non_2xx", "failed_share"]
+
+
+class ReportLine(BaseModel):
+    """One summary line a load generator prints, and what its numbers are."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool: str = Field(min_length=1)
+    role: Role
+    pattern: str = Field(min_length=1)
+    opens: str | None = None
+    source: str = Field(min_length=1)
+    versions: str = Field(min_length=1)
+    render: tuple[str, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _compiles(self) -> ReportLine:
+        re2.compile(self.pattern)  # a bad pattern fails the catalog's load, not a triage
+        if self.opens is not None:
+            re2.compile(self.opens)
+        if (self.role == "status_count") != (self.opens is not None):
+            raise ValueError(f"load_reports catalog: {self.tool} {self.role}: opens goes with status_count only")
+        return self
+
+
+class Catalog(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entries: tuple[ReportLine, ...] = Field(min_length=1)
+
+
+@cache
+def catalog() -> Catalog:
+    return Catalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+
+
+@cache
+def compiled() -> tuple[tuple[ReportLine, Any, Any], ...]:
+    """Each entry with its compiled pattern and heading (None when it has none)."""
+    return tuple((e, re2.compile(e.pattern), re2.compile(e.opens) if e.opens else None) for e in catalog().entries)

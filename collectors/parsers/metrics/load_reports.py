@@ -1,0 +1,76 @@
+"""Load generators' end-of-run summaries: the share of requests that failed, and which 5xx they got.
+
+The lines are the catalog's (collectors/catalogs/load_reports.yaml, each with its tool's source). A run is read in
+the order its tool prints it: hey's status rows under their heading, vegeta's code:count line, ab's and wrk's
+request count before their non-2xx count, k6's http_req_failed rate. A run with no failures gives a ratio of 0,
+which triggers nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from collectors.catalogs.load_reports import compiled
+from collectors.models import Artifact, ParseResult
+from collectors.parsers.sink import FactSink
+
+_MAX_LINE = 2048
+_MAX_LINES = 50_000
+
+
+def read(artifact: Artifact) -> ParseResult:
+    lines = artifact.content.split("\n")[:_MAX_LINES]
+    sink = FactSink(artifact, lines)
+    entries = compiled()
+    codes: Counter[int] = Counter()  # the status rows of the run being read
+    first = 0  # the line of that run's first status row
+    in_statuses = False
+    requests: int | None = None  # the last request count printed, for the non-2xx line after it
+    for n, raw in enumerate(lines, 1):
+        line = raw[:_MAX_LINE]
+        matched = False
+        for entry, pattern, opens in entries:
+            if opens is not None and opens.match(line):
+                _statuses(sink, codes, first, n - 1)
+                codes, first, in_statuses, matched = Counter(), 0, True, True
+                break
+            m = pattern.match(line)
+            if m is None:
+                continue
+            matched = True
+            if entry.role == "status_count" and in_statuses:
+                codes[int(m.group(1))] += int(m.group(2))
+                first = first or n
+            elif entry.role == "status_counts":
+                pairs = Counter[int]()
+                for pair in m.group(1).split():
+                    code, count = pair.split(":")
+                    pairs[int(code)] += int(count)
+                _statuses(sink, pairs, n, n)
+            elif entry.role == "requests":
+                requests = int(m.group(1))
+            elif entry.role == "non_2xx" and requests:
+                sink.add("http.error_ratio", round(int(m.group(1)) / requests, 4), n,
+                         text=f"{line.strip()} of {requests} requests ({entry.tool})")
+            elif entry.role == "failed_share":
+                sink.add("http.error_ratio", round(float(m.group(1)) / 100, 4), n)
+            break
+        if in_statuses and not matched and line.strip():
+            _statuses(sink, codes, first, n - 1)
+            codes, first, in_statuses = Counter(), 0, False
+    _statuses(sink, codes, first, len(lines))
+    return sink.done()
+
+
+def _statuses(sink: FactSink, codes: Counter[int], start: int, end: int) -> None:
+    """The facts of one run's status counts: 5xx and no-status (0, a transport failure) over all requests."""
+    total = sum(codes.values())
+    if not total or not start:
+        return
+    failed = sum(c for code, c in codes.items() if code >= 500 or code == 0)
+    end = max(start, end)
+    sink.add("http.error_ratio", round(failed / total, 4), start, end,
+             text=f"{failed} of {total} requests failed (5xx or no response)")
+    fives = [code for code, _ in codes.most_common() if 500 <= code <= 599]
+    if fives:
+        sink.add("http.error_statuses", fives, start, end)
