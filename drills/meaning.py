@@ -134,10 +134,17 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(t for t in text_tokens(text) if t not in skip)
 
 
-def distinguishing(point: ExpectedPoint) -> tuple[frozenset[str], ...]:
-    """Per misconception, the content words that tell it apart from the point: its own words that neither the
-    point's wording nor any of its claims use ("45", "cpu", "never", "only")."""
-    said = frozenset().union(*(content_words(r) for r in (point.point, *point.references)))
+def said_by(points: Sequence[ExpectedPoint]) -> frozenset[str]:
+    """The content words of the points' wording and claims: what right answers to the question say."""
+    return frozenset().union(*(content_words(r) for p in points for r in (p.point, *p.references)))
+
+
+def distinguishing(point: ExpectedPoint, others: Sequence[ExpectedPoint] = ()) -> tuple[frozenset[str], ...]:
+    """Per misconception, the content words that tell it apart from what is right: its own words that neither the
+    point's wording and claims nor those of the question's other points use ("45", "cpu", "never", "only"). A
+    misconception that borrows another point's words ("restarts the container" for readiness, when liveness is
+    what restarts it) needs a word of its own."""
+    said = said_by([point, *others])
     return tuple(content_words(m.claim) - said for m in point.misconceptions)
 
 
@@ -207,7 +214,7 @@ def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) 
         # misconception differs from the point by polarity alone, and the polarity gate below decides.
         own = content_words(p.point)
         claim_words = [content_words(r) | own for r in p.references]
-        apart = distinguishing(p)
+        apart = distinguishing(p, points)
         best_claim = np.full(len(found), -1.0, dtype=np.float32)
         near_claim = np.full(len(found), -1.0, dtype=np.float32)
         opposite = np.full(len(found), -1.0, dtype=np.float32)

@@ -65,10 +65,12 @@ GRID_MISCONCEPTION = (0.9, 0.91, 0.92, 0.94, 0.96)
 # Never below these: a threshold under them would let related but different statements of the field count.
 # At 0.88 a partial answer of the older calibration set (answers_c.yaml, iac-tooling-choice) was called wrong for
 # "easier to review than imperative scripts", near "imperative scripts are the best tooling": hence 0.90.
+# At 0.90 an expert answer of answers_c.yaml (model-server-probes) was called wrong for "the kubelet restarts the
+# container halfway through loading" (0.901 to "a failing readiness probe restarts the container"): hence 0.91.
 # At 0.86 the point's own wording (the only reference while a point has no claims) was met by fragments about
 # something else ("because of a low CPU limit" for the NUMA point, on the tuning half): hence 0.88.
 FLOOR_CLAIM = 0.88
-FLOOR_MISCONCEPTION = 0.9
+FLOOR_MISCONCEPTION = 0.91
 
 
 def held_back_questions() -> frozenset[str]:

@@ -81,7 +81,7 @@ def test_a_keyword_list_is_not_credited(question: Question, meaning: Meaning) ->
 
 @pytest.mark.parametrize(("answer", "misconception"), [
     ("When a pod requests half a GPU, the scheduler carves the card into pieces on its own.", "scheduler-splits"),
-    ("You can make the slices whatever size you need.", "any-size"),
+    ("You can cut the card into slices of whatever size you need.", "any-size"),
 ])
 def test_a_misconception_paraphrase_is_a_wrong_claim(question: Question, meaning: Meaning, answer: str,
                                                       misconception: str) -> None:
@@ -104,10 +104,12 @@ def test_a_misconception_beats_a_claim_of_its_point(question: Question, meaning:
 
 
 def test_the_words_that_tell_a_misconception_apart_are_those_no_claim_uses(question: Question) -> None:
-    below, _ = question.expected_points
-    splits, any_size = distinguishing(below)
-    assert splits == {"scheduler", "pod", "ask", "fraction"} and any_size == {"siz", "cut"}
+    below, profiles = question.expected_points
+    assert distinguishing(below) == (frozenset({"scheduler", "pod", "ask", "fraction"}), frozenset({"siz", "cut"}))
     # "gpu", "slice", "split" are the point's own words; "when", "any", "like" are function words or fillers.
+    # The question's other points count too: "sizes" is what the profiles point's claims talk about.
+    splits, any_size = distinguishing(below, (below, profiles))
+    assert splits == {"scheduler", "pod", "ask", "fraction"} and any_size == {"cut"}
 
 
 def _stub(question: Question, answer_near: str) -> Meaning:
@@ -131,7 +133,7 @@ def test_meaning_proposes_a_misconception_and_its_distinguishing_words_confirm_i
     about = grade("The driver tools on the node decide how the card is used.",
                   question.expected_points, question.question, meaning=meaning)
     assert about.wrong_claims == ()  # about the same thing, none of the words that make it the misconception
-    says = grade("The driver tools on the node let you pick any size for the card's pieces.",
+    says = grade("The driver tools on the node let you cut the card into pieces of any size.",
                  question.expected_points, question.question, meaning=meaning)
     assert [w.id for w in says.wrong_claims] == ["any-size"]
 
