@@ -9,9 +9,12 @@ clause close to a claim at the opposite polarity is its negation, which counts a
 credited when a clause is at least its threshold close to one of its claims and is not nearer to one of its
 misconceptions; a misconception is asserted when a clause is at least its threshold close to it and nearer to it
 than to every claim of the question. A point with neither claims nor a current fitted threshold is not compared.
+Meaning proposes, words confirm: embeddings say "about the same thing", so a claim is met only by a clause that
+shares a content word with it or its point, and a misconception only by a clause carrying one of the words that
+tell it apart from the question's claims (distinguishing), or, lacking such words, by its polarity alone.
 
 Pure: the embedding function is passed in (drills.embedder has the model), and the thresholds are data
-(drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on the tuning half only).
+(drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on tuning-half questions only).
 """
 
 from __future__ import annotations
