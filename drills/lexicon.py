@@ -31,6 +31,7 @@ class Lexicon:
     reasons: frozenset[str]
     fillers: frozenset[str]
     longest_variant: int
+    function_words: frozenset[str] = frozenset()  # not content words when meaning checks words (drills.meaning)
 
 
 def _phrase(text: str) -> Phrase:
@@ -69,4 +70,5 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         reasons=frozenset(stem(w) for x in relations.get("reasons") or [] for w in words(str(x))),
         fillers=frozenset(stem(w) for x in raw.get("fillers") or [] for w in words(str(x))),
         longest_variant=max((len(k) for k in synonyms), default=1),
+        function_words=frozenset(stem(w) for x in raw.get("function_words") or [] for w in words(str(x))),
     )

@@ -9,9 +9,12 @@ clause close to a claim at the opposite polarity is its negation, which counts a
 credited when a clause is at least its threshold close to one of its claims and is not nearer to one of its
 misconceptions; a misconception is asserted when a clause is at least its threshold close to it and nearer to it
 than to every claim of the question. A point with neither claims nor a current fitted threshold is not compared.
+Meaning proposes, words confirm: embeddings say "about the same thing", so a claim is met only by a clause that
+shares a content word with it or its point, and a misconception only by a clause carrying one of the words that
+tell it apart from the question's claims (distinguishing), or, lacking such words, by its polarity alone.
 
 Pure: the embedding function is passed in (drills.embedder has the model), and the thresholds are data
-(drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on the tuning half only).
+(drills/meaning_thresholds.yaml, fitted by scripts/calibrate_meaning.py on tuning-half questions only).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Unit:
     clause: int  # -1 for a whole sentence
     text: str
     negative: bool
+    words: frozenset[str] = frozenset()  # its content words, stemmed and synonym-folded as the lexicon reads them
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,29 @@ def polarity(text: str) -> bool:
     return _negative(text_tokens(text))
 
 
+@cache
+def content_words(text: str) -> frozenset[str]:
+    """A reference sentence's content words: stemmed and synonym-folded by the lexicon; stopwords, fillers and
+    function words dropped."""
+    lex = lexicon()
+    skip = lex.stopwords | lex.fillers | lex.function_words
+    return frozenset(t for t in text_tokens(text) if t not in skip)
+
+
+def said_by(points: Sequence[ExpectedPoint]) -> frozenset[str]:
+    """The content words of the points' wording and claims: what right answers to the question say."""
+    return frozenset().union(*(content_words(r) for p in points for r in (p.point, *p.references)))
+
+
+def distinguishing(point: ExpectedPoint, others: Sequence[ExpectedPoint] = ()) -> tuple[frozenset[str], ...]:
+    """Per misconception, the content words that tell it apart from what is right: its own words that neither the
+    point's wording and claims nor those of the question's other points use ("45", "cpu", "never", "only"). A
+    misconception that borrows another point's words ("restarts the container" for readiness, when liveness is
+    what restarts it) needs a word of its own."""
+    said = said_by([point, *others])
+    return tuple(content_words(m.claim) - said for m in point.misconceptions)
+
+
 def units(sentences: Sequence[Sentence]) -> list[Unit]:
     """The clauses worth comparing: they say something (a verb or connective), are not list items or questions."""
     lex = lexicon()
@@ -140,11 +167,12 @@ def units(sentences: Sequence[Sentence]) -> list[Unit]:
             words = [t for t in tokens if t not in lex.stopwords]
             if not any(t in rel for t in tokens) or len(words) < 2:
                 continue  # a bare run of terms asserts nothing
-            out.append(Unit(i, c, text, _negative(tokens)))
+            out.append(Unit(i, c, text, _negative(tokens), frozenset(words)))
         # A clause can lean on its neighbour ("when a pod asks for half a GPU, the scheduler splits the card"):
         # a sentence of two or three clauses, none a list item, is compared whole as well.
         if 2 <= len(s.clauses) <= MAX_SENTENCE_CLAUSES and not s.listed and len(out) > before:
-            out.append(Unit(i, -1, s.text, _negative(s.tokens)))
+            out.append(Unit(i, -1, s.text, _negative(s.tokens),
+                            frozenset(t for t in s.tokens if t not in lex.stopwords)))
     return out
 
 
@@ -157,6 +185,7 @@ class Scores:
     opposite: Vectors
     misconception: Vectors
     which: tuple[str, ...]
+    near: Vectors | None = None  # its nearest claim of the same polarity, whatever words the unit uses
 
 
 def _best(sims: Vectors, mask: Sequence[bool]) -> Vectors:
@@ -182,18 +211,31 @@ def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) 
         at += n_claims + n_mis
         claim_neg = [polarity(r) for r in p.references]
         mis_neg = [polarity(m.claim) for m in p.misconceptions]
+        # Meaning proposes, words confirm: a claim is met only by a clause that shares a content word (or a
+        # lexicon synonym, folded alike) with it or with the point's wording; a misconception only by a clause
+        # that carries one of the words that tell it apart from the point's claims. Without such words a
+        # misconception differs from the point by polarity alone, and the polarity gate below decides.
+        own = content_words(p.point)
+        claim_words = [content_words(r) | own for r in p.references]
+        apart = distinguishing(p, points)
         best_claim = np.full(len(found), -1.0, dtype=np.float32)
+        near_claim = np.full(len(found), -1.0, dtype=np.float32)
         opposite = np.full(len(found), -1.0, dtype=np.float32)
         best_mis = np.full(len(found), -1.0, dtype=np.float32)
         which: list[str] = []
         for k, u in enumerate(found):
-            best_claim[k] = _best(claims[k:k + 1], [n == u.negative for n in claim_neg])[0]
-            opposite[k] = _best(claims[k:k + 1], [n != u.negative for n in claim_neg])[0]
-            same = [j for j in range(n_mis) if mis_neg[j] == u.negative]
+            shares = [bool(w & u.words) for w in claim_words]
+            best_claim[k] = _best(claims[k:k + 1], [n == u.negative and w for n, w in zip(claim_neg, shares,
+                                                                                           strict=True)])[0]
+            near_claim[k] = _best(claims[k:k + 1], [n == u.negative for n in claim_neg])[0]
+            opposite[k] = _best(claims[k:k + 1], [n != u.negative and w for n, w in zip(claim_neg, shares,
+                                                                                         strict=True)])[0]
+            same = [j for j in range(n_mis) if mis_neg[j] == u.negative
+                    and (bool(apart[j] & u.words) or (not apart[j] and mis_neg[j] != all(claim_neg)))]
             j = max(same, key=lambda j: wrong[k, j], default=None)
             best_mis[k] = wrong[k, j] if j is not None else -1.0
             which.append(p.misconceptions[j].id if j is not None else "")
-        out.append(Scores(best_claim, opposite, best_mis, tuple(which)))
+        out.append(Scores(best_claim, opposite, best_mis, tuple(which), near_claim))
     return out
 
 
@@ -207,7 +249,8 @@ def decide(found: Sequence[Unit], points: Sequence[ExpectedPoint], scores: Seque
     backing: dict[str, list[Credit]] = {}
     against: dict[str, int] = {}
     for k, u in enumerate(found):
-        nearest_claim = max((float(s.claim[k]) for s in scores), default=-1.0)
+        # The competition with the claims is by meaning alone: a clause nearer to a right claim is that claim.
+        nearest_claim = max((float((s.near if s.near is not None else s.claim)[k]) for s in scores), default=-1.0)
         wrong = [(float(s.misconception[k]), p.id, s.which[k]) for p, s, t in zip(points, scores, limits, strict=True)
                  if s.misconception[k] >= t.misconception and s.misconception[k] > nearest_claim]
         if wrong:

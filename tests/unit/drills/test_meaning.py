@@ -5,7 +5,9 @@ for these tests; none uses a keyword or phrase of the point it should earn."""
 from __future__ import annotations
 
 import json
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -13,7 +15,17 @@ import pytest
 from drills.claims import split_sentences
 from drills.embedder import Embedder
 from drills.grading import Meaning, grade
-from drills.meaning import OFF, Threshold, Thresholds, load_thresholds, polarity, reference_hash, units
+from drills.meaning import (
+    OFF,
+    Threshold,
+    Thresholds,
+    Vectors,
+    distinguishing,
+    load_thresholds,
+    polarity,
+    reference_hash,
+    units,
+)
 from drills.questions import Question, load_bank
 
 FIXTURE = Path(__file__).parent / "meaning_bank"
@@ -69,7 +81,7 @@ def test_a_keyword_list_is_not_credited(question: Question, meaning: Meaning) ->
 
 @pytest.mark.parametrize(("answer", "misconception"), [
     ("When a pod requests half a GPU, the scheduler carves the card into pieces on its own.", "scheduler-splits"),
-    ("You can make the slices whatever size you need.", "any-size"),
+    ("You can cut the card into slices of whatever size you need.", "any-size"),
 ])
 def test_a_misconception_paraphrase_is_a_wrong_claim(question: Question, meaning: Meaning, answer: str,
                                                       misconception: str) -> None:
@@ -89,6 +101,51 @@ def test_a_misconception_beats_a_claim_of_its_point(question: Question, meaning:
     result = grade(answer, question.expected_points, question.question, meaning=meaning)
     assert "below-k8s" not in {p.id for p in result.covered}
     assert [w.point for w in result.wrong_claims] == ["below-k8s"]
+
+
+def test_the_words_that_tell_a_misconception_apart_are_those_no_claim_uses(question: Question) -> None:
+    below, profiles = question.expected_points
+    assert distinguishing(below) == (frozenset({"scheduler", "pod", "ask", "fraction"}), frozenset({"siz", "cut"}))
+    # "gpu", "slice", "split" are the point's own words; "when", "any", "like" are function words or fillers.
+    # The question's other points count too: "sizes" is what the profiles point's claims talk about.
+    splits, any_size = distinguishing(below, (below, profiles))
+    assert splits == {"scheduler", "pod", "ask", "fraction"} and any_size == {"cut"}
+
+
+def _stub(question: Question, answer_near: str) -> Meaning:
+    """Meaning whose embedding puts every clause of the answer exactly on the claims ("claim") or exactly on the
+    misconceptions ("misconception"), so only the word checks decide."""
+    wrong = {m.claim for p in question.expected_points for m in p.misconceptions}
+    right, off = np.array([1.0, 0.0], dtype=np.float32), np.array([0.0, 1.0], dtype=np.float32)
+
+    def embed(texts: object, keep: bool) -> Vectors:
+        listed = list(texts)  # type: ignore[call-overload]
+        if keep:
+            return np.stack([off if t in wrong else right for t in listed])
+        return np.stack([right if answer_near == "claim" else off for _ in listed])
+
+    fitted = {f"{question.id}/{p.id}": (reference_hash(p), FITTED) for p in question.expected_points}
+    return Meaning(embed=embed, thresholds=Thresholds(FITTED, fitted), question=question.id)
+
+
+def test_meaning_proposes_a_misconception_and_its_distinguishing_words_confirm_it(question: Question) -> None:
+    meaning = _stub(question, "misconception")
+    about = grade("The driver tools on the node decide how the card is used.",
+                  question.expected_points, question.question, meaning=meaning)
+    assert about.wrong_claims == ()  # about the same thing, none of the words that make it the misconception
+    says = grade("The driver tools on the node let you cut the card into pieces of any size.",
+                 question.expected_points, question.question, meaning=meaning)
+    assert [w.id for w in says.wrong_claims] == ["any-size"]
+
+
+def test_a_claim_by_meaning_needs_a_word_of_the_claim_or_the_point(question: Question) -> None:
+    meaning = _stub(question, "claim")
+    unrelated = grade("Our team writes runbooks for every paging alert we own.",
+                      question.expected_points, question.question, meaning=meaning)
+    assert unrelated.covered == []
+    shared = grade("The hardware gets carved up before anything else happens.",
+                   question.expected_points, question.question, meaning=meaning)
+    assert [p.id for p in shared.covered] == ["below-k8s"]
 
 
 def test_the_json_shape_is_unchanged(question: Question, meaning: Meaning) -> None:
@@ -184,3 +241,26 @@ def test_the_bank_reports_points_lacking_claims_or_misconceptions(question: Ques
     assert len(lacking_claims) <= MAX_LACKING_CLAIMS and len(lacking_misconceptions) <= MAX_LACKING_MISCONCEPTIONS
     fixture = load_bank(FIXTURE)
     assert fixture.meaning_gaps() == ([], [])  # the fixture has the full schema: the count sees it
+
+
+def _calibration_script() -> ModuleType:
+    spec = spec_from_file_location("calibrate_meaning", Path(__file__).parents[3] / "scripts" / "calibrate_meaning.py")
+    assert spec is not None and spec.loader is not None
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fit_skips_answers_to_held_back_questions_and_refuses_other_files() -> None:
+    script = _calibration_script()
+    held = script.held_back_questions()
+    assert len(held) == 32
+    tuning = next(q for q in load_bank().questions if q not in held)
+    answers = [{"question": next(iter(sorted(held))), "kind": "wrong", "answer": "x"},
+               {"question": tuning, "kind": "wrong", "answer": "y"}]
+    assert script.tuning_only(answers) == answers[1:]
+    fitted_on = script.tuning_answers()
+    assert fitted_on and not {e["question"] for e in fitted_on} & held
+    assert {e["question"] for e in fitted_on} <= set(load_bank().questions)
+    with pytest.raises(SystemExit, match="only the tuning data"):
+        script.tuning_answers((script.HELD_BACK,))
