@@ -20,10 +20,12 @@ from collectors.vocabulary import VOCABULARY
 
 _MAX_LINES = 2_000  # candidate lines read per artifact: a real paste has a few sentences, a log has none
 _FENCE = ("```", "~~~")
-# A line that is program output, not a sentence: a timestamp, a bracketed or braced record, a klog or syslog
+# A line that is program output, not a sentence: a timestamp or figures in a row ("24 batch size ..." is a
+# sentence), a bracketed or braced record, a klog or syslog
 # prefix, `key: value` or `key=value` at its start, a table row.
 _OUTPUT = re.compile(
-    r"^\s*(?:\d|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
+    r"^\s*(?:\d+(?:[-:/.,]\d|\s+\d|\s*[|%\]])|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|"
+    r"[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
@@ -33,7 +35,8 @@ _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
     r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
-    r"\S {2,}\S.*\S {2,}\S|\S {4,}\S|\S\t")  # columns: a table or event row
+    r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S|\S\t")  # columns: a table or event row (two
+# spaces after a full stop or comma are a typist's habit, not a column)
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -42,7 +45,7 @@ _FUNCTION = frozenset({
     "when", "keeps", "keep", "kept", "getting", "gets", "got", "get", "see", "seeing", "saw", "shows", "showed",
     "returns", "returned", "has", "have", "had", "all", "some", "every", "again", "still",
     "went", "goes", "became", "becomes", "stays", "stay", "stuck", "always", "from", "at", "just", "only", "now",
-    "very", "our", "us", "me", "you", "your",
+    "very", "us", "me", "you", "your",
 })
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -51,7 +54,8 @@ _CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though
 _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
-    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|used\s+to|formerly|previously)\b", re.IGNORECASE)
+    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|"
+    r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
@@ -82,11 +86,13 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         if not _prose(line):
             continue
-        wanted = {id(t): t for hint in candidates[index] for t in owners[hint]}
+        # In catalog order, so that of two entries giving the same fact the first names it, whatever the hints.
+        hinted = {id(t) for hint in candidates[index] for t in owners[hint]}
+        wanted = [t for t in terms if id(t) in hinted]
         for sentence in _SENTENCE.split(line):
             if _asks(sentence):
                 continue  # a question asks about the term, it does not report it
-            for term in wanted.values():
+            for term in wanted:
                 for name, value in _said(term, sentence):
                     key = (name, repr(value))
                     if key in seen:

@@ -93,7 +93,7 @@ REAL = [
      {"gpu.job_util_percent": 0.0}),
     ("https://github.com/tensorflow/models/issues/10803",
      "Start normal training. At a certain steps, the GPU utilization drops to 0. It is suspected that reading data "
-     "is blocked. I don’t know if the suspicion is correct and how to deal with it.",
+     "is blocked. I don’t know if the suspicion is correct and how to deal with it.",  # noqa: RUF001
      {"symptoms": {"gpu-underutilized"}}),
     ("https://github.com/pytorch/pytorch/issues/140563",
      "I'm training a vqgan model and there is a forward operation which do allreduce across batch to get an "
