@@ -40,6 +40,9 @@ SAID = [
     ("the GPU usage fluctuates a lot during training", "gpu-underutilized"),
     ("the GPU utilization is low during the whole run", "gpu-underutilized"),
     ("our service is unreachable from the other namespace", "service-unreachable"),
+    ("the gpu utility is very low during training", "gpu-underutilized"),  # a common spelling of GPU-Util
+    ("we are still unable to fully utilize the GPUs", "gpu-underutilized"),
+    ("the GPUs are not fully utilized during training", "gpu-underutilized"),
 ]
 
 
@@ -63,6 +66,8 @@ NOT_SAID = [
     "the training hangs when it loads the data",  # no collective named: not NCCL's hang
     "the service is reachable from every pod",
     "the connection was reset by the peer during the call",  # a generic error names nothing
+    "we want to fully utilize the GPUs on every node",  # a goal, not a symptom
+    "the GPUs are not underutilized at all",
 ]
 
 
