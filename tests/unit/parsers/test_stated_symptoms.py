@@ -34,6 +34,7 @@ SAID = [
     ("our requests get lots of 502 from the ingress", "error-rate"),
     ("the p99 latency went from 200 ms to 2 s after the rollout", "latency"),
     ("requests are very slow since the upgrade", "latency"),
+    ("we see increasing TTFT as the request rate grows", "latency"),
     ("the job hangs at the first allreduce on every run", "nccl-hang"),
     ("training is stuck in init_process_group on node 2", "nccl-hang"),
     ("the process was killed by the OOM killer again", "oom-killed"),
@@ -68,6 +69,7 @@ NOT_SAID = [
     "the connection was reset by the peer during the call",  # a generic error names nothing
     "we want to fully utilize the GPUs on every node",  # a goal, not a symptom
     "the GPUs are not underutilized at all",
+    "if we see high latency we scale out the deployment",
 ]
 
 
