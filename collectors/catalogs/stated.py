@@ -22,7 +22,12 @@ class StatedTerm(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
-    fact: str
+    fact: str | None = None  # none: the entry names a symptom and nothing more ("the pod keeps restarting")
+    # The symptom (a playbook id) the term shows by itself, as `symptom:` in signals.yaml: it gives
+    # `evidence.symptoms`, which runs that playbook (playbooks/loader.py symptom_trigger).
+    symptom: str | None = None
+    # The pattern's group `number` may hold a range of figures ("from 98% to 0-20%"): the lowest is the value.
+    lowest: bool = False
     terms: tuple[str, ...] = ()
     pattern: str | None = None
     hints: tuple[str, ...] = ()
@@ -36,7 +41,9 @@ class StatedTerm(BaseModel):
             raise ValueError(f"stated {self.id}: give terms or a pattern, not both")
         if self.pattern is not None and not self.hints:
             raise ValueError(f"stated {self.id}: a pattern needs hints")
-        if self.fact not in VOCABULARY:
+        if self.fact is None and self.symptom is None:
+            raise ValueError(f"stated {self.id}: give a fact, a symptom or both")
+        if self.fact is not None and self.fact not in VOCABULARY:
             raise ValueError(f"stated {self.id}: unknown fact {self.fact}")
         return self
 

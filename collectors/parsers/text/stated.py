@@ -20,10 +20,12 @@ from collectors.vocabulary import VOCABULARY
 
 _MAX_LINES = 2_000  # candidate lines read per artifact: a real paste has a few sentences, a log has none
 _FENCE = ("```", "~~~")
-# A line that is program output, not a sentence: a timestamp, a bracketed or braced record, a klog or syslog
+# A line that is program output, not a sentence: a timestamp or figures in a row ("24 batch size ..." is a
+# sentence), a bracketed or braced record, a klog or syslog
 # prefix, `key: value` or `key=value` at its start, a table row.
 _OUTPUT = re.compile(
-    r"^\s*(?:\d|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
+    r"^\s*(?:\d+(?:[-:/.,]\d|\s+\d|\s*[|%\]])|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|"
+    r"[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
@@ -33,7 +35,8 @@ _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
     r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
-    r"\S {2,}\S.*\S {2,}\S|\S {4,}\S|\S\t")  # columns: a table or event row
+    r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S|\S\t")  # columns: a table or event row (two
+# spaces after a full stop or comma are a typist's habit, not a column)
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -41,14 +44,18 @@ _FUNCTION = frozenset({
     "they", "their", "this", "that", "these", "those", "and", "but", "with", "in", "on", "of", "to", "for", "after",
     "when", "keeps", "keep", "kept", "getting", "gets", "got", "get", "see", "seeing", "saw", "shows", "showed",
     "returns", "returned", "has", "have", "had", "all", "some", "every", "again", "still",
+    "went", "goes", "became", "becomes", "stays", "stay", "stuck", "always", "from", "at", "just", "only", "now",
+    "very", "us", "me", "you", "your",
 })
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
 _CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)
 _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
-    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder)\b", re.IGNORECASE)
+    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|"
+    r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
@@ -79,17 +86,19 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         if not _prose(line):
             continue
-        wanted = {id(t): t for hint in candidates[index] for t in owners[hint]}
+        # In catalog order, so that of two entries giving the same fact the first names it, whatever the hints.
+        hinted = {id(t) for hint in candidates[index] for t in owners[hint]}
+        wanted = [t for t in terms if id(t) in hinted]
         for sentence in _SENTENCE.split(line):
             if _asks(sentence):
                 continue  # a question asks about the term, it does not report it
-            for term in wanted.values():
-                for value in _values(term, sentence):
-                    key = (term.spec.fact, repr(value))
+            for term in wanted:
+                for name, value in _said(term, sentence):
+                    key = (name, repr(value))
                     if key in seen:
                         continue
                     seen.add(key)
-                    facts.append(Fact(name=term.spec.fact, value=value,
+                    facts.append(Fact(name=name, value=value,
                                       citation=Citation(artifact=artifact.id, start=index + 1, end=index + 1),
                                       excerpt=line.strip()[:200], parser=f"{STATED_PREFIX}{term.spec.id}"))
     return ParseResult(facts=facts)
@@ -165,7 +174,35 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     return out
 
 
+def _said(term: CompiledTerm, sentence: str) -> list[tuple[str, object]]:
+    """The facts a sentence says through the term: its fact, and the symptom it shows (`evidence.symptoms`)."""
+    out: list[tuple[str, object]] = []
+    for value in _values(term, sentence):
+        if term.spec.fact is not None:
+            out.append((term.spec.fact, value))
+        if term.spec.symptom is not None:
+            out.append(("evidence.symptoms", [term.spec.symptom]))
+    return out
+
+
+# In a range of figures: the numbers, and where the figures stop being the GPU's (another resource is named).
+_FIGURE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?![\d.]|\s?(?:[gkm]i?b|ms|m?hz|w|x|s|gpus?|°)\b)",
+                     re.IGNORECASE)
+_OTHER = re.compile(r"\b(?:cpu|memory|mem|ram|vram|disk|io|network|while|whereas|but|batch|epoch|step|gpus?)\b",
+                    re.IGNORECASE)
+
+
+def _lowest(text: str) -> str | None:
+    """The lowest figure of "from 98% to 0-20%", "between 0 and 100", "0%"; none above 100 (not a percentage)."""
+    cut = _OTHER.search(text)
+    figures = [float(m) for m in _FIGURE.findall(text[:cut.start()] if cut else text)]
+    figures = [f for f in figures if f <= 100.0]
+    return f"{min(figures):g}" if figures else None
+
+
 def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
+    if term.spec.fact is None:
+        return True  # a symptom-only entry: the sentence shows it, the symptom is the value
     kind = VOCABULARY[term.spec.fact].type
     if kind == "bool":
         return True  # the term itself is the observation (the NCCL watchdog timed out)
@@ -174,8 +211,12 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
                                None)
     else:
         raw = groups.get("number") or groups.get("named")
+        if raw is not None and term.spec.lowest:
+            raw = _lowest(raw)
     if raw is None:
         return None
+    if kind == "float":
+        return float(raw)
     if kind in ("int", "list[int]"):
         number = int(raw)
         if not term.valid(number):
@@ -208,8 +249,10 @@ def _prose(line: str) -> bool:
         return False
     if (field is not None and _OUTPUT.match(line)) or _PROGRAM.search(line):
         return False
-    words = _WORD.findall(line)
-    return len(words) >= 4 and sum(w.lower() in _FUNCTION for w in words) >= 2
+    # Three words with one that only a sentence has ("pod keeps restarting", "the node went NotReady"): a short
+    # sentence; a list of identifiers or a program's field has none of them.
+    words = _TOKEN.findall(line)
+    return len(words) >= 3 and sum(w.lower() in _FUNCTION for w in words) >= 1
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

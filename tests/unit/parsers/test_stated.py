@@ -95,16 +95,22 @@ def _sample(term: Any) -> tuple[str, object]:
     if term.spec.terms:
         return term.spec.terms[0], term.spec.terms[0]
     samples = {"exit-code": ("exit code 137", 137), "xid": ("Xid 79", 79), "http-5xx": ("returns 503", 503),
-               "nccl-watchdog": ("NCCL watchdog timed out", True)}
+               "nccl-watchdog": ("NCCL watchdog timed out", True), "restarting": ("keeps restarting", ["crash-loop"]),
+               "oom-killer": ("killed by the OOM killer", ["oom-killed"]), "gpu-util-figure": ("GPU util 5%", 5.0),
+               "gpu-util-low": ("low GPU utilization", ["gpu-underutilized"]),
+               "latency-up": ("p99 latency went up", ["latency"]),
+               "collective-hang": ("hanging in allreduce", ["nccl-hang"]),
+               "service-unreachable": ("service is unreachable", ["service-unreachable"])}
     return samples[term.spec.id]
 
 
 @pytest.mark.parametrize("term", stated_terms(), ids=[t.spec.id for t in stated_terms()])
 def test_every_catalog_entry_is_read_in_a_sentence_and_not_when_negated_or_asked(term: Any) -> None:
     words, value = _sample(term)
-    fact = term.spec.fact
-    said = read_stated(_paste(f"Since the upgrade we see that the job on the node is {words} on every run."))
-    assert [(f.name, f.parser) for f in said.facts] == [(fact, f"stated:{term.spec.id}")]
+    named = [term.spec.fact] if term.spec.fact else []
+    named += ["evidence.symptoms"] if term.spec.symptom else []
+    said = read_stated(_paste(f"Since the upgrade we see that the job's pod on the node is {words} on every run."))
+    assert [(f.name, f.parser) for f in said.facts] == [(name, f"stated:{term.spec.id}") for name in named]
     assert said.facts[0].value in (value, [value])
     for sentence in (f"We checked and it is not {words} on this run.", f"Could it be that the job is {words}?",
                      f"We see the job failing instead of {words} this time."):
