@@ -142,7 +142,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
             sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         else:
-            from bot.render.replay_table import render_summary
+            from bot.render.drills.replay_table import render_summary
 
             render_summary(rows)
         return 0 if all(r["match"] for r in rows) else 1
@@ -161,7 +161,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _write_chart(incident: Incident, report: Report, path: Path) -> None:
     """The chart live triage would have posted, into `path`; a note on stderr says where, or why there is none."""
-    from bot.render.recorded_chart import recorded_chart
+    from bot.render.drills.recorded_chart import recorded_chart
 
     png = recorded_chart(incident, report)
     if png is None:

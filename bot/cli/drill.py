@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from bot.cli.arguments import DEFAULT_CHANNEL
-from bot.render.debrief import render_debrief
-from bot.render.drill_terminal import (
+from bot.render.drills.debrief import render_debrief
+from bot.render.drills.drill_terminal import (
     artifact_in_full,
     command_help,
     history_table,
@@ -30,7 +30,7 @@ from bot.render.drill_terminal import (
     say,
     sources_table,
 )
-from bot.render.recorded_chart import drill_chart
+from bot.render.drills.recorded_chart import drill_chart
 from drills import session as drill
 from drills.debrief import Debrief
 from drills.errors import DrillError

@@ -86,7 +86,7 @@ def _production(since_text: str, export: str | None = None) -> int:
     from bot.memory.export import candidate_cases, write_cases
     from bot.memory.labels import labels_since
     from bot.memory.production import accuracy
-    from bot.render.production import render_export, render_production
+    from bot.render.memory.production import render_export, render_production
     from bot.store.db import make_engine, missing_sqlite_file, session_factory
     from bot.store.types import utcnow
 

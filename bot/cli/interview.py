@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 
-from bot.render.interview_terminal import question_list, render
+from bot.render.drills.interview_terminal import question_list, render
 from drills import interview
 from drills.interview_pick import HINT, QUIT, SKIP, PickError, check_topic, choose
 from drills.questions import QuestionBank, QuestionBankError, load_bank

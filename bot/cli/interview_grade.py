@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from bot.render.grade import render_grade
+from bot.render.drills.grade import render_grade
 from drills import interview
 from drills.grading import Grade
 from drills.questions import QuestionBank

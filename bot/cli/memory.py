@@ -59,7 +59,7 @@ def _read(work: Callable[[Session], T]) -> T:
 def cmd_postmortem(args: argparse.Namespace) -> int:
     from bot.memory.history import NoIncident, find_incident, incident_rows
     from bot.memory.postmortem import build_postmortem
-    from bot.render.postmortem import postmortem_markdown
+    from bot.render.memory.postmortem import postmortem_markdown
 
     def work(db: Session) -> str:
         try:
@@ -76,7 +76,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
     from bot.cli.evaluate import EvalUsageError, parse_age
     from bot.memory.digest import build_digest
     from bot.memory.weekly import incidents_between, labels_between
-    from bot.render.digest import digest_text
+    from bot.render.memory.digest import digest_text
     from bot.store.types import utcnow
 
     try:

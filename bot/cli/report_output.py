@@ -43,7 +43,7 @@ def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = Fal
 
             sys.stdout.write("\n" + narrative_markdown(narrative))
         if recurrence:
-            from bot.render.recurrence import recurrence_markdown
+            from bot.render.memory.recurrence import recurrence_markdown
 
             sys.stdout.write("\n" + recurrence_markdown(recurrence))
     else:
@@ -53,7 +53,7 @@ def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = Fal
 
             print_narrative(narrative)
         if recurrence is not None:
-            from bot.render.recurrence import print_recurrence
+            from bot.render.memory.recurrence import print_recurrence
 
             print_recurrence(recurrence)
 

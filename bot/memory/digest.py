@@ -2,7 +2,7 @@
 
 Incidents by symptom (the playbook that led) and by verdict; what keeps coming back (the same leading hypothesis on
 the same node or workload, more than once in the window); production accuracy from the labels on-call gave
-(bot/memory/production.py). bot/render/digest.py draws it; bot/memory/weekly.py reads the store.
+(bot/memory/production.py). bot/render/memory/digest.py draws it; bot/memory/weekly.py reads the store.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 What it holds (issue 30 point 3): the timeline (alerts fired and resolved, triage verdicts, silences, buttons
 pressed, by whom), the evidence behind the verdict quoted with where it was read, the verdict with what would
 falsify it, the on-call's label, and follow-ups from the next checks the triage could not run itself.
-bot/render/postmortem.py writes it as markdown; redaction happens there, on the way out.
+bot/render/memory/postmortem.py writes it as markdown; redaction happens there, on the way out.
 """
 
 from __future__ import annotations

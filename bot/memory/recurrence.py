@@ -1,7 +1,7 @@
 """Recurrence: which earlier incidents a new one shares something with, and the patterns that have a meaning.
 
 Pure: the new incident and stored incident summaries in, links and patterns out. The store query is
-bot/memory/recent.py; the words are bot/render/recurrence.py.
+bot/memory/recent.py; the words are bot/render/memory/recurrence.py.
 
 A link is one thing the new incident shares with earlier ones: the same GPU, image, workload or node, or the same
 verdict in the same namespace. A namespace alone, or a verdict alone, links nothing: a busy namespace or a common

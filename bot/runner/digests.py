@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from bot.delivery import Reply, Upload, queue
 from bot.memory.digest import build_digest
 from bot.memory.weekly import incidents_between, labels_between
-from bot.render.digest import digest_blocks, digest_chart
+from bot.render.memory.digest import digest_blocks, digest_chart
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import DigestChannel
 from bot.store.types import utcnow

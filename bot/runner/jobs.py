@@ -37,7 +37,7 @@ from bot.memory.recent import recall_for
 from bot.memory.recurrence import Recurrence
 from bot.metrics import Metrics
 from bot.render.chart import render_report_chart
-from bot.render.recurrence import slack_payload
+from bot.render.memory.recurrence import slack_payload
 from bot.render.slack_assist import narrative_payload
 from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound

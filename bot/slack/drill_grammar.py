@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.render.slack_drill import HYPOTHESIS_BLOCK, HYPOTHESIS_SELECT
+from bot.render.drills.slack_drill import HYPOTHESIS_BLOCK, HYPOTHESIS_SELECT
 from bot.slack.triage_grammar import slack_unescape
 from collectors.redact import redact_text
 

@@ -41,9 +41,8 @@ from bot.context import BotContext
 from bot.delivery import Reply as ThreadPost
 from bot.delivery import Root, find, queue
 from bot.delivery.words import evidence_text
-from bot.render.recorded_chart import drill_chart
-from bot.render.slack_assist import narrative_payload
-from bot.render.slack_drill import (
+from bot.render.drills.recorded_chart import drill_chart
+from bot.render.drills.slack_drill import (
     block_dicts,
     clock,
     debrief_reply,
@@ -56,6 +55,7 @@ from bot.render.slack_drill import (
     proposal_reply,
     question_blocks,
 )
+from bot.render.slack_assist import narrative_payload
 from bot.runner import drill_catalog
 from bot.slack.common import audit, count, message_link
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, HypothesisChoice, ThreadReply, Who

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from bot.delivery import PRIORITY_REPORT, Edit, Upload, queue
 from bot.delivery import Reply as ThreadPost
-from bot.render.slack_drill import Reply, block_dicts, closed_root
+from bot.render.drills.slack_drill import Reply, block_dicts, closed_root
 from bot.store.models import OutboxItem
 from drills.session import DrillSession
 

@@ -1,7 +1,7 @@
 """`/drill` in Slack, the thin part: bolt listeners for the command, its buttons, forms and thread replies.
 
 The flows are bot/slack/drill_service.py (a step: drill_steps.py); the grammar bot/slack/drill_grammar.py; the
-blocks bot/render/slack_drill.py.
+blocks bot/render/drills/slack_drill.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.context import BotContext
-from bot.render.slack_drill import (
+from bot.render.drills.slack_drill import (
     DECLARE_ACTION,
     EVIDENCE_PREFIX,
     GIVE_UP_ACTION,

@@ -14,7 +14,7 @@ from bot.delivery import Upload, find, queue
 from bot.keys import incident_root_key
 from bot.memory.history import NoIncident, find_incident, incident_rows, latest_resolved_in
 from bot.memory.postmortem import build_postmortem
-from bot.render.postmortem import postmortem_markdown
+from bot.render.memory.postmortem import postmortem_markdown
 from bot.render.slack_triage import POSTMORTEM_ACTION
 from bot.runner.digests import set_digest
 from bot.slack.common import Pool, click_from, count, ephemeral, wake

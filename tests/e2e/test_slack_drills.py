@@ -30,7 +30,7 @@ from bot.cli.main import main
 from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
-from bot.render.recorded_chart import recorded_chart
+from bot.render.drills.recorded_chart import recorded_chart
 from bot.server import create_app
 from bot.slack.app import build_slack_app
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, ThreadReply, Who, parse_command, thread_reply

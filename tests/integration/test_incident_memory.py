@@ -18,7 +18,7 @@ from bot.memory.digest import build_digest
 from bot.memory.history import NoIncident, find_incident, incident_rows
 from bot.memory.postmortem import build_postmortem
 from bot.memory.weekly import incidents_between, labels_between
-from bot.render.postmortem import postmortem_markdown
+from bot.render.memory.postmortem import postmortem_markdown
 from bot.runner.digests import digest_enabled, last_complete_week, send_due, set_digest
 from bot.store import repo
 from bot.store.models import DigestChannel, OutboxItem

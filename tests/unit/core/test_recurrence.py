@@ -1,4 +1,4 @@
-"""Recurrence (bot/memory/keys.py, bot/memory/recurrence.py, bot/render/recurrence.py): stored incident summaries
+"""Recurrence (bot/memory/keys.py, bot/memory/recurrence.py, bot/render/memory/recurrence.py): stored incident summaries
 in, links and patterns out; linking never joins incidents that share nothing."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot.memory.keys import Gpu, IncidentKeys, bus_id, image_key, incident_keys, workload_of
 from bot.memory.recurrence import BURST, Seen, link_keys, recall
-from bot.render.recurrence import (
+from bot.render.memory.recurrence import (
     link_sentence,
     ordinal,
     plain_lines,

@@ -18,10 +18,10 @@ from rich.console import Console
 
 from bot.cli.main import build_parser
 from bot.render.common import SEP, cut_words, headline, notes
-from bot.render.drill_terminal import artifact_in_full, prompt
+from bot.render.drills.drill_terminal import artifact_in_full, prompt
+from bot.render.drills.replay_table import summary_lines
 from bot.render.evidence import CONTEXT, QUOTE_LIMIT, sentence, shorten, why
 from bot.render.markdown import render_markdown
-from bot.render.replay_table import summary_lines
 from bot.render.slack import _clip, blocks_json
 from bot.render.sources import link, markdown_link, with_link
 from bot.render.terminal import render_text
@@ -311,7 +311,7 @@ def test_explain_prints_each_rule_on_one_line() -> None:
 
 
 def test_drill_list_keeps_incident_ids_whole() -> None:
-    from bot.render.drill_terminal import incident_list
+    from bot.render.drills.drill_terminal import incident_list
     from drills.recorded.catalog import load_catalog
 
     found = load_catalog(None)
@@ -331,7 +331,7 @@ def test_slack_evidence_listing_quotes_whole_lines() -> None:
 
 
 def test_slack_drill_sections_cut_at_a_line() -> None:
-    from bot.render.slack_drill import _fit
+    from bot.render.drills.slack_drill import _fit
 
     command = "kubectl get events -n ml --field-selector involvedObject.name=training-job-xyz"
     fitted = _fit("\n".join([command] * 100), 1000)

@@ -12,7 +12,7 @@ from PIL import Image
 
 from bot.cli.main import main
 from bot.render.chart import pick_declared
-from bot.render.recorded_chart import drill_chart, recorded_chart
+from bot.render.drills.recorded_chart import drill_chart, recorded_chart
 from collectors.models import Artifact, ArtifactKind, Target
 from drills.compose_series import SOURCE_LINE, compose, leader_chart, load_plan
 from drills.recorded.evidence import evidence_for

@@ -11,7 +11,7 @@ from bot.memory.history import IncidentRows
 from bot.memory.postmortem import alert_events, build_postmortem
 from bot.memory.production import Label
 from bot.render.alert_root import AlertRoot, root_blocks
-from bot.render.digest import SECTION_LIMIT, digest_blocks, digest_chart, digest_text
+from bot.render.memory.digest import SECTION_LIMIT, digest_blocks, digest_chart, digest_text
 from bot.render.slack_triage import POSTMORTEM_ACTION, POSTMORTEM_BLOCK, resolved_blocks
 from bot.store.models import Alert, Incident, TriageRun
 

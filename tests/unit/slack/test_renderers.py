@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from bot.render.slack_drill import (
+from bot.render.drills.slack_drill import (
     EVIDENCE_PREFIX,
     HYPOTHESIS_CALLBACK,
     block_dicts,

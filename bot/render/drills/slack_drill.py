@@ -27,7 +27,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View as ModalView
 
-from bot.render.debrief import render_debrief
+from bot.render.drills.debrief import render_debrief
 from bot.render.slack import STATUS_EMOJI, mrkdwn_escape
 from drills import session as drill
 from drills.debrief import Debrief, PathStep
@@ -308,7 +308,7 @@ def interview_reply(steps: list[Step], question: Question, session: InterviewSes
 
 
 def debrief_reply(d: Debrief, session_id: str, chart: bytes | None = None) -> Reply:
-    """`chart`: the leading hypothesis's chart, drawn as live triage draws it (bot/render/recorded_chart.py)."""
+    """`chart`: the leading hypothesis's chart, drawn as live triage draws it (bot/render/drills/recorded_chart.py)."""
     return Reply(text=f"Debrief: {d.outcome}, {d.score.total}/100", blocks=debrief_blocks(d),
                  upload=Upload("debrief.txt", f"Debrief of drill {session_id}", debrief_text(d)), chart=chart)
 

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.grade import print_grade_details
+from bot.render.drills.grade import print_grade_details
 from bot.render.sources import with_link
 from drills.interview import InterviewSession, Step
 from drills.questions import DIFFICULTIES, Question, QuestionBank

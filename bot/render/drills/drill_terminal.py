@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.render.debrief import clock
+from bot.render.drills.debrief import clock
 from collectors.models import Artifact
 from drills.recorded.catalog import Catalog
 from drills.recorded.evidence import evidence_for

@@ -1,0 +1,1 @@
+"""Rendering of the incident memory: production accuracy, recurrence, the postmortem draft, the digest."""
