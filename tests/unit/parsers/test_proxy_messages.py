@@ -71,6 +71,20 @@ NO_SYMPTOM = [
     "curl: (22) The requested URL returned error: 404",
     "There is no activator request timeout in the logs.",
     'Could it be "no endpoints available for service" again?',
+    # https://github.com/envoyproxy/envoy/issues/19162 (stats are counters: zero is healthy)
+    "cluster.rsapi_cluster.upstream_cx_connect_fail: 0",
+    "cluster.rsapi_cluster.upstream_cx_connect_timeout: 0",
+    # https://github.com/envoyproxy/envoy/issues/4421 (the aggregate class and 2xx counters name no status)
+    "cluster.service1.external.upstream_rq_5xx: 20415",
+    "cluster.service1.external.upstream_rq_200: 168964",
+    # https://github.com/istio/istio/issues/6085 (Envoy's own xDS stream to the control plane, no request of anyone's)
+    "[2018-06-07 23:03:37.170][16][warning][upstream] external/envoy/source/common/config/grpc_mux_impl.cc:235] "
+    "gRPC config stream closed: 14, no healthy upstream",
+    "cluster.service1.upstream_rq_503: 0",
+    "cluster.service1.upstream_rq_timeout: 0",
+    'What does "upstream connect error or disconnect/reset before headers" mean?',
+    "Is it HAProxy saying backend 'web' has no server available! again?",
+    "There is no service in fail-fast in the linkerd logs.",
 ]
 
 
