@@ -81,3 +81,9 @@ def signals_by_hint(skip: frozenset[str] = frozenset()) -> dict[str, tuple[Compi
         for hint in s.spec.hints:
             owners.setdefault(hint, []).append(s)
     return {hint: tuple(found) for hint, found in owners.items()}
+
+
+@cache
+def signal_patterns() -> dict[str, Any]:
+    """Signal id -> its compiled pattern: where in a line a signal read, for the stated reader's negation test."""
+    return {s.spec.id: s.regex for s in signals()}

@@ -12,6 +12,7 @@ import bisect
 import re
 from collections.abc import Iterable
 
+from collectors.catalogs.signals import signal_patterns
 from collectors.catalogs.stated import CompiledTerm, stated_terms
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
 from collectors.parsers.text.needles import scan, utf8
@@ -58,6 +59,8 @@ _NEGATED = re.compile(
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+# The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
+_SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
@@ -122,7 +125,8 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         if not _prose(line) or _quoted(line, fact.value):
             out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
-        elif not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value):
+        elif (not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
+              and not _match_denied(line, fact.parser)):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
     return _symptoms_follow_their_line(facts, out)
 
@@ -158,6 +162,17 @@ def _denied(line: str, value: object) -> bool:
             if at >= 0 and _negated(sentence[:at]):
                 return True
     return False
+
+
+def _match_denied(line: str, parser: str) -> bool:
+    """The text the line signal matched sits in a negated clause ("there is no service in fail-fast"): for the facts
+    whose value the line does not spell (a normalised kind, a symptom), which _denied cannot find."""
+    found = _SIGNAL_ID.search(parser)
+    regex = signal_patterns().get(found.group(1)) if found else None
+    match = regex.search(line) if regex is not None else None
+    if match is None:
+        return False
+    return _negated(_SENTENCE.split(line[:match.start()])[-1])
 
 
 def _values(term: CompiledTerm, sentence: str) -> list[object]:

@@ -82,8 +82,9 @@ NO_SYMPTOM = [
     "gRPC config stream closed: 14, no healthy upstream",
     "cluster.service1.upstream_rq_503: 0",
     "cluster.service1.upstream_rq_timeout: 0",
-    'What does "upstream connect error or disconnect/reset before headers" mean?',
-    "Is it HAProxy saying backend 'web' has no server available! again?",
+    "Why do we get upstream connect error or disconnect/reset before headers from the gateway?",
+    "We do not see backend 'web' has no server available! in the HAProxy log.",
+    "We never saw no healthy upstream in the gateway logs.",
     "There is no service in fail-fast in the linkerd logs.",
 ]
 

@@ -91,6 +91,16 @@ REAL = [
           'suedostcargo-web, '
           "repository does not exist or may require 'docker login': denied: requested access to the resource is denied",
           "image-pull", {"image.pull_error": "not-found"}),
+    # The OCI distribution API's codes as the registry answered them, relayed by a client that was pulling.
+    Paste("registry-manifest-unknown-api-error", "https://github.com/fsouza/go-dockerclient/issues/488",
+          "API error (500): manifest unknown: manifest unknown",
+          "image-pull", {"image.pull_error": "not-found"}),
+    Paste("registry-name-unknown-podman", "https://github.com/containers/shortnames/pull/21",
+          "Trying to pull registry.access.redhat.com/ubi8-micro:latest...\n"
+          "  name unknown: Repo not found\n"
+          "Error: Error initializing source docker://registry.access.redhat.com/ubi8-micro:latest: Error reading "
+          "manifest latest in registry.access.redhat.com/ubi8-micro: name unknown: Repo not found",
+          "image-pull", {"image.pull_error": "not-found"}),
     Paste("kubelet-1-3-eviction-event-in-log", "https://github.com/kubernetes/kubernetes/issues/30550",
           'I0818 03:35:27.856536    2658 server.go:680] Event(api.ObjectReference{Kind:"Pod", '
           'Namespace:"e2e-tests-density-test-43bif", Name:"cadvisor", UID:"ce5092e5-64f4-11e6-b1e0-42010a800007", '
@@ -168,6 +178,9 @@ NOT_A_SYMPTOM = [
     # every pod tolerates the not-ready and unreachable taints for 300 s: a toleration is no tainted node
     "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
     "is it a liveness probe issue or maybe OOM?",
+    # a registry's code asked about, and denied
+    "Does manifest unknown: manifest unknown mean the tag is gone?",
+    "We did not get manifest unknown: manifest unknown after retagging.",
 ]
 
 
