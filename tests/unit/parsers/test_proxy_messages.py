@@ -86,6 +86,12 @@ NO_SYMPTOM = [
     "We do not see backend 'web' has no server available! in the HAProxy log.",
     "We never saw no healthy upstream in the gateway logs.",
     "There is no service in fail-fast in the linkerd logs.",
+    # curl's "(18) transfer closed ..." is any body cut short: a 200 download on a slow link, a rate limit, a
+    # client's own timeout, a proxy or an app that died mid-answer. It cannot say a request failed behind a proxy.
+    # https://github.com/fyu/lsun/issues/49 (a 2.3 GB download cut after an hour)
+    "curl: (18) transfer closed with 1729112674 bytes remaining to read",
+    # https://github.com/spechub/Hets/issues/1519 (a local server's 48 MB answer)
+    "curl: (18) transfer closed with outstanding read data remaining",
 ]
 
 
