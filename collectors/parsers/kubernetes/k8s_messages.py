@@ -327,8 +327,8 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     # The registry could not be reached at all: its name does not resolve, or nothing answers (Go's net errors).
     ("unreachable", re.compile(r"no such host|connection refused|network is unreachable|no route to host", re.I)),
     # The registry's own codes (the OCI distribution spec's MANIFEST_UNKNOWN, NAME_UNKNOWN, BLOB_UNKNOWN), in words.
-    ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown|blob unknown|(?:MANIFEST|NAME|BLOB)_UNKNOWN"
-                             r"|is not present with pull policy of Never", re.I)),
+    ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown|blob unknown"
+                             r"|(?:MANIFEST|NAME|BLOB)_UNKNOWN|is not present with pull policy of Never", re.I)),
     # "pull access denied, repository does not exist or may require authorization": the registry will not say
     # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
     ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
