@@ -7,21 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
-
-PASTES: dict[str, str] = {p["id"]: p["text"] for p in yaml.safe_load(
-    (Path(__file__).parent / "first_sight_pastes.yaml").read_text(encoding="utf-8"))}
-
-
-def facts(text: str) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for a in artifacts_from_text(text, "paste"):
-        for f in parse_artifact(a).facts:
-            out.setdefault(f.name, f.value)
-    return out
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
+from tests.unit.parsers.paste_facts import first_facts as facts
 
 
 @pytest.mark.parametrize(("text", "kind"), [

@@ -15,26 +15,12 @@ from hypothesis import strategies as st
 
 from collectors.catalogs.network import NetworkEntry, entries, sandbox_kinds
 from collectors.catalogs.signals import signals
-from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.kubernetes.k8s_messages import sandbox_errors
-from collectors.parsers.registry import parse_artifact
+from tests.unit.parsers.paste_facts import joined_facts as _facts
 
 PASTES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
 BY_ID = {s.spec.id: s for s in signals()}
-
-
-def _facts(text: str) -> dict[str, object]:
-    """Each fact's value; list facts read from several lines or signals are joined, as the report's are."""
-    artifact = Artifact(id="p", kind=ArtifactKind.TEXT, content=text)
-    out: dict[str, object] = {}
-    for f in parse_artifact(artifact).facts:
-        before = out.get(f.name)
-        if isinstance(before, list) and isinstance(f.value, list):
-            out[f.name] = before + [v for v in f.value if v not in before]
-        else:
-            out[f.name] = f.value
-    return out
 
 
 def _holds(got: dict[str, object], want: dict[str, Any]) -> None:

@@ -12,24 +12,11 @@ import yaml
 
 from collectors.catalogs.network import entries
 from collectors.catalogs.signals import signals
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.registry import parse_artifact
+from tests.unit.parsers.paste_facts import joined_facts as _facts
 
 PASTES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "proxy_pastes.yaml").read_text(encoding="utf-8"))
 BY_ID = {s.spec.id: s for s in signals()}
-
-
-def _facts(text: str) -> dict[str, object]:
-    artifact = Artifact(id="p", kind=ArtifactKind.TEXT, content=text)
-    out: dict[str, object] = {}
-    for f in parse_artifact(artifact).facts:
-        before = out.get(f.name)
-        if isinstance(before, list) and isinstance(f.value, list):
-            out[f.name] = before + [v for v in f.value if v not in before]
-        else:
-            out[f.name] = f.value
-    return out
 
 
 @pytest.mark.parametrize("paste", PASTES, ids=lambda p: f"{p['url'].rsplit('/', 3)[-3]}-{p['url'].rsplit('/', 1)[-1]}")

@@ -3,25 +3,11 @@ pastes (first_sight_pastes.yaml, each with its URL) and from the kubelet's wordi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from collectors.parsers.kubernetes.k8s_messages import volume_errors
-from collectors.parsers.registry import parse_artifact
-from collectors.paste import artifacts_from_text
-
-PASTES: dict[str, str] = {p["id"]: p["text"] for p in yaml.safe_load(
-    (Path(__file__).parent / "first_sight_pastes.yaml").read_text(encoding="utf-8"))}
-
-
-def facts(text: str) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for a in artifacts_from_text(text, "paste"):
-        for f in parse_artifact(a).facts:
-            out.setdefault(f.name, f.value)
-    return out
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
+from tests.unit.parsers.paste_facts import first_facts as facts
 
 
 def test_the_kubelets_progress_event_says_the_ownership_change_is_slow() -> None:
