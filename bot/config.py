@@ -88,8 +88,9 @@ class Settings(BaseSettings):
         "INFO", description="log level of the JSON logs")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default a SQLite file in the state dir")
     max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
-    outbox_lease: float = Field(30.0, ge=11, le=600, description="seconds a Slack call may take before another "
-                                "poster takes it over (longer than the 10 s HTTP timeout)")
+    slack_timeout: float = Field(10.0, gt=0, le=60, description="seconds one Slack Web API call may take")
+    outbox_lease: float = Field(30.0, gt=1, le=600, description="seconds a Slack call may take before another "
+                                "poster takes it over (longer than slack_timeout)")
     triage_workers: int = Field(1, ge=0, le=32, description="worker processes that run live triages beside the "
                                 "serving process; 0 runs them on threads of the serving process")
     triage_lease: float = Field(30.0, ge=1, le=3600, description="seconds a worker holds a triage job between "
@@ -177,6 +178,14 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _lease_outlasts_a_call(self) -> Settings:
+        # A lease that ends while its call may still be under way lets a second poster send the same message.
+        if self.outbox_lease <= self.slack_timeout:
+            raise ValueError(f"outbox_lease ({self.outbox_lease:g} s) must be longer than slack_timeout "
+                             f"({self.slack_timeout:g} s)")
+        return self
+
+    @model_validator(mode="after")
     def _silence_needs_alertmanager(self) -> Settings:
         if self.silence_button and not self.alertmanager_url:
             raise ValueError("silence_button needs alertmanager_url: the button creates silences through its API")
@@ -207,7 +216,8 @@ def load_settings(**overrides: Any) -> Settings:
         if not first["loc"]:  # a rule across settings (a model validator) names its settings in its message
             raise ConfigError(f"settings: {first['msg'].removeprefix('Value error, ')}") from None
         name = ".".join(str(p) for p in first["loc"])
-        env = name.upper() if name.upper().startswith("SLACK_") else f"TRIAGEBOT_{name.upper()}"
+        aliased = name in Settings.model_fields and Settings.model_fields[name].validation_alias is not None
+        env = name.upper() if aliased else f"TRIAGEBOT_{name.upper()}"
         raise ConfigError(f"setting {name} ({env}): {first['msg']}") from None
     except SettingsError as err:
         # Raised before validation when a list/mapping setting's variable is not JSON; it names the field in quotes.

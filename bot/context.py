@@ -69,8 +69,8 @@ def slack_client(settings: Settings) -> WebClient | None:
         return None
     base = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
     # 429s are not retried here: the outbox owns Retry-After so it can hold back the whole channel.
-    return WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=base, timeout=10,
-                     retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=1)])
+    return WebClient(token=settings.slack_bot_token.get_secret_value(), base_url=base,
+                     timeout=settings.slack_timeout, retry_handlers=[ConnectionErrorRetryHandler(max_retry_count=1)])
 
 
 def _lazy_access(settings: Settings) -> Any:

@@ -40,7 +40,7 @@ def socket_mode_handler(app: Any, settings: Settings) -> Any:
     base = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
     # apps.connections.open takes the app-level token; a proxy or gateway URL must apply to it too.
     return SocketModeHandler(app, settings.slack_app_token.get_secret_value(),
-                             web_client=WebClient(base_url=base, timeout=10))
+                             web_client=WebClient(base_url=base, timeout=settings.slack_timeout))
 
 
 def connect_socket_mode(ctx: Any, socket_mode: Any) -> None:

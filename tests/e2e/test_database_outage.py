@@ -119,7 +119,7 @@ def test_postgresql_restarted_in_the_middle_of_a_storm(tmp_path: Path) -> None:
     with start_postgres(tmp_path) as pg, SlackStandIn(channels=CHANNELS) \
             as slack:
         values = bot_values(slack_api_url=slack.api_url, database_url=pg.url, storm_groups=0,
-                            routes=ROUTES, permissions=PERMISSIONS, outbox_lease=11, triage_lease=5)
+                            routes=ROUTES, permissions=PERMISSIONS, outbox_lease=5, slack_timeout=4, triage_lease=5)
         bot = start_bot_process(values, tmp_path, "bot")
         engine = make_engine(pg.url)
         try:

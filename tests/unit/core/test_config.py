@@ -31,6 +31,8 @@ def test_environment_wins_over_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ("TRIAGEBOT_CALL_TIMEOUT", "soon", "setting call_timeout (TRIAGEBOT_CALL_TIMEOUT)"),
     ("TRIAGEBOT_DEADLINE", "0", "setting deadline"),
     ("TRIAGEBOT_AGENT_URL_TEMPLATE", "http://agent:9105", "must contain {node} or {node_ip}"),
+    ("TRIAGEBOT_SLACK_TIMEOUT", "-1", "setting slack_timeout (TRIAGEBOT_SLACK_TIMEOUT)"),
+    ("TRIAGEBOT_OUTBOX_LEASE", "10", "outbox_lease (10 s) must be longer than slack_timeout (10 s)"),
 ])
 def test_bad_values_name_the_setting(monkeypatch: pytest.MonkeyPatch, env: str, value: str, needle: str) -> None:
     monkeypatch.delenv("TRIAGEBOT_CONFIG", raising=False)
