@@ -11,6 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.delivery.desk import Deferred, Desk, NothingToDo, known_thread, record, with_line
 from bot.delivery.history import read_posts
+from bot.delivery.permalinks import recurrence_note
 from bot.delivery.words import episode_link_line, fired_again_line
 from bot.store import outbox
 from bot.store.db import read_session
@@ -24,6 +25,8 @@ POST_EVENT = "triagebot_post"  # the metadata event type of posts that carry no 
 def send(desk: Desk, item: ClaimedItem) -> dict[str, Any]:
     payload = desk.current(item)
     thread_ts = desk.thread_ts(item)
+    if isinstance(payload.get("recurrence"), dict):  # a recurrence note links earlier threads as it is sent
+        payload = {**payload, **recurrence_note(desk, payload["recurrence"])}
     text = str(payload.get("text", ""))
     if payload.get("kind") == "fired-again":
         text = _fired_again(desk, item)
