@@ -18,7 +18,9 @@ from typing import Any
 
 import re2
 
+from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.sink import FactSink
+from collectors.text import normalise
 
 _HEX = "[0-9A-Fa-f]"
 # google-re2 ships no type hints.
@@ -65,6 +67,21 @@ class _Gpu:
         self.line, self.bus = line, bus
         self.uuid: str | None = None
         self.serial: str | None = None
+
+
+# Where else a paste puts these lines: under the kernel log it is about (an `nvidia-smi -q` pasted below the Xid
+# lines is read as one kernel log), or among lines no structured kind claimed.
+_ALSO_IN = (ArtifactKind.KERNEL_LOG, ArtifactKind.TEXT)
+
+
+def read(artifact: Artifact) -> ParseResult:
+    """gpu.identities of a pasted artifact whose own parser does not read them (the signal layer's reader)."""
+    if artifact.kind not in _ALSO_IN:
+        return ParseResult()
+    lines = normalise(artifact.content).split("\n")
+    sink = FactSink(artifact, lines)
+    read_ids(sink, lines)
+    return sink.done()
 
 
 def read_ids(sink: FactSink, lines: list[str]) -> None:

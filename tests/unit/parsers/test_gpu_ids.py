@@ -107,6 +107,21 @@ def test_the_serial_and_heading_as_nvidia_smi_q_prints_them() -> None:
     assert identities(text) == ["uuid=gpu-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9 serial=1654922012345 bus=0000:3b:00"]
 
 
+# https://github.com/NVIDIA/NVSentinel/issues/155 (the Xid line a GPU falling off the bus prints)
+XID_79 = "NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus"
+
+
+def test_a_board_pasted_under_an_xid_is_read_and_joined_only_when_it_is_the_xid_s() -> None:
+    # Two real excerpts in one paste: the kernel log's reader takes the lot, and the board is still read.
+    facts = [f for a in artifacts_from_text(f"{XID_79}\n{QUERY}", "paste") for f in parse_artifact(a).facts]
+    found = {f.name: f.value for f in facts if f.name in ("gpu.identities", "xid.pci_bus_ids")}
+    assert found == {"xid.pci_bus_ids": ["0000:44:00"],
+                     "gpu.identities": ["uuid=gpu-8f639255-9bdd-d28c-78be-e05a47c7049e bus=0000:af:00"]}
+    # The Xid came from 0000:44:00, the board printed is 0000:af:00: not the same GPU, so no UUID key.
+    keys = incident_keys({"target": {"node": "gpu-7"}, "facts": found})
+    assert [g.key for g in keys.gpus] == ["bus:gpu-7/0000:44:00"]
+
+
 def _report(ids: list[str], xid_buses: list[str], node: str = "node-a") -> dict[str, object]:
     return {"target": {"node": node}, "facts": {"gpu.identities": ids, "xid.pci_bus_ids": xid_buses,
                                                 "xid.codes": [79], "xid.hosts": [node]}}
