@@ -68,8 +68,9 @@ class Settings(BaseSettings):
                                "air-gapped gateways)")
     slack_retry_interval: float = Field(10.0, gt=0, le=300, description="seconds between checks of a Slack API "
                                         "that cannot be reached; queued posts go out at the first answer")
-    slack_workspace_url: str | None = Field(None, description="https://<workspace>.slack.com: recurrence notes "
-                                            "link earlier incidents' threads under it (without it they name them)")
+    slack_workspace_url: str | None = Field(None, description="no longer read: recurrence notes link earlier "
+                                            "threads with Slack's chat.getPermalink; accepted so that config files "
+                                            "that set it still load")
     recurrence_days: int = Field(7, ge=0, le=90, description="how far back a new triage looks for incidents it "
                                  "shares a node, GPU, image, workload or verdict with (docs/memory.md); 0: never")
     templates_dir: Path | None = Field(None, description="folder of Jinja templates overriding the message wording")

@@ -123,8 +123,7 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
                       assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,
                       on_enqueued=workers.notify if workers is not None else lambda: None,
                       lease=timedelta(seconds=settings.triage_lease),
-                      recurrence=timedelta(days=settings.recurrence_days),
-                      workspace_url=settings.slack_workspace_url)
+                      recurrence=timedelta(days=settings.recurrence_days))
     if workers is None:
         # No worker processes: this process runs the queue's jobs, starting with any a dead process left behind.
         jobs.start_sweeping()

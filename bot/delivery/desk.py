@@ -5,14 +5,14 @@ lease, and the outcomes a sender can raise instead of returning Slack's answer. 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from slack_sdk import WebClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.delivery.lookups import LookupBudget
+from bot.delivery.lookups import PERMALINK_BURST, PERMALINKS_PER_MINUTE, LookupBudget
 from bot.delivery.words import rollup_text
 from bot.metrics import Metrics
 from bot.store import outbox, repo
@@ -47,6 +47,9 @@ class Desk:
     lookups: LookupBudget
     worker_id: str
     clock: Callable[[], datetime]
+    # chat.getPermalink's own budget (bot/delivery/permalinks.py): Tier 4, apart from the history lookups' Tier 3.
+    permalinks: LookupBudget = field(
+        default_factory=lambda: LookupBudget(per_minute=PERMALINKS_PER_MINUTE, burst=PERMALINK_BURST))
 
     def checkpoint(self, item: ClaimedItem, progress: dict[str, Any]) -> None:
         """Record how far a call got (a file's id before its share); LeaseLost when another poster has the item."""

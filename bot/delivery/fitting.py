@@ -41,7 +41,8 @@ def send_fitting(call: Callable[[ClaimedItem], dict[str, Any]], item: ClaimedIte
         text, _ = fitted_text(whole, limit)
         if not text.endswith(CUT_MARK):
             text = text + CUT_MARK if item.payload.get("blocks") else text
-        plain = {k: v for k, v in item.payload.items() if k not in ("blocks", "metadata")}
+        # What the sender would turn back into blocks goes too: a picture (`image`), a note's content (`recurrence`).
+        plain = {k: v for k, v in item.payload.items() if k not in ("blocks", "metadata", "image", "recurrence")}
         plain["text"] = text
         if item.payload.get("metadata") and limit == PLAIN_LIMITS[0]:
             plain["metadata"] = item.payload["metadata"]

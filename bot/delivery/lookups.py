@@ -19,6 +19,9 @@ from slack_sdk.errors import SlackApiError
 # Below Slack's 50 a minute, so the budget runs out here, not as 429s that hold the channel back.
 LOOKUPS_PER_MINUTE = 40.0
 LOOKUP_BURST = 8
+# chat.getPermalink is Tier 4 (100+ a minute): its own budget, below that (bot/delivery/permalinks.py).
+PERMALINKS_PER_MINUTE = 80.0
+PERMALINK_BURST = 10
 
 
 def may_have_reached_slack(err: BaseException) -> bool:

@@ -19,6 +19,8 @@ from slack_sdk import WebClient
 
 log = logging.getLogger("triagebot.uploads")
 
+MAX_ALT_TXT = 1000  # files.getUploadURLExternal's alt_txt ceiling (longer: alt_txt_too_large)
+
 
 class UploadFailed(Exception):
     """The upload host refused the bytes or could not be reached; the item is retried (and looked for first)."""
@@ -30,12 +32,28 @@ def upload_file(client: WebClient, *, channel: str, thread_ts: str | None, filen
 
     `before_share(file_id)` runs after the bytes are uploaded and before Slack is asked to share the file; it raises
     to stop (e.g. the caller lost its claim on the work)."""
-    url_response = client.files_getUploadURLExternal(filename=filename, length=len(content))
-    file_id, upload_url = str(url_response["file_id"]), str(url_response["upload_url"])
-    _post_bytes(client, upload_url, content)
+    file_id = _send_bytes(client, filename, content)
     before_share(file_id)
     client.files_completeUploadExternal(files=[{"id": file_id, "title": title}], channel_id=channel,
                                         thread_ts=thread_ts, initial_comment=initial_comment)
+    return file_id
+
+
+def upload_unshared(client: WebClient, *, filename: str, title: str, content: bytes, alt_text: str) -> str:
+    """Upload `content` and complete it without a channel: a file of the bot's own, shown nowhere until a message
+    refers to it (an image block's `slack_file`); returns its id. Nothing is visible if a crash comes between the
+    steps, so a retry simply uploads again."""
+    file_id = _send_bytes(client, filename, content, alt_text=alt_text)
+    client.files_completeUploadExternal(files=[{"id": file_id, "title": title}])
+    return file_id
+
+
+def _send_bytes(client: WebClient, filename: str, content: bytes, alt_text: str | None = None) -> str:
+    """Steps one and two: a URL for the file, and its bytes there; the file's id."""
+    url_response = client.files_getUploadURLExternal(filename=filename, length=len(content),
+                                                     alt_txt=alt_text[:MAX_ALT_TXT] if alt_text else None)
+    file_id, upload_url = str(url_response["file_id"]), str(url_response["upload_url"])
+    _post_bytes(client, upload_url, content)
     return file_id
 
 

@@ -1,7 +1,8 @@
 """What a stored report says an incident was about, as the keys recurrence links incidents by.
 
 Pure: a report's JSON (the stored `triage_runs.report`) in, an `IncidentKeys` out. Only facts the report already
-holds are read (target, facts, lead): the node, the GPU (UUID, serial, or bus id on its node), the image (its digest
+holds are read (target, facts, lead): the node, the GPU (UUID, serial, or bus id on its node, from the alert's labels
+or from `gpu.identities` the evidence printed), the image (its digest
 when the reference carries one), the workload, the namespace and the leading hypothesis. A value the report does not
 hold is left out, never guessed.
 """
@@ -15,6 +16,7 @@ from typing import Any
 import re2
 
 from collectors.catalogs.xid import lookup
+from collectors.parsers.gpu.gpu_ids import bus_id, parse_entry
 
 # Alert labels that name a node, a GPU or an image (dcgm-exporter's, kube-state-metrics', node_exporter's).
 _NODE_LABELS = ("node", "hostname", "kubernetes_node", "nodename")
@@ -24,9 +26,6 @@ _BUS_LABELS = ("pci_bus_id", "busid", "bus_id")
 _INDEX_LABELS = ("gpu",)
 _IMAGE_LABELS = ("image",)
 
-# A PCI address as the kernel (0000:2b:00), nvidia-smi (00000000:2B:00.0) or dcgm-exporter prints it.
-_BUS: Any = re2.compile(  # google-re2 ships no type hints
-    r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?$")
 # A Deployment's pod: <name>-<pod-template-hash>-<suffix>, both drawn from Kubernetes' consonant-and-digit alphabet.
 _DEPLOYMENT_POD: Any = re2.compile(
     r"^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$")
@@ -35,7 +34,8 @@ _SCOPES_WITHOUT_WORKLOAD = ("pod", "node", "namespace")
 # Every fact and report field the keys are read from: the store query reads these parts of a stored report, not
 # the whole report (findings and trace make it tens of kilobytes).
 FACTS_READ = ("alert.labels", "pod.name", "pod.namespace", "pod.node", "node.name", "xid.codes", "xid.hosts",
-              "xid.pci_bus_ids", "container.image", "image.name", "container.waiting.reason", "nccl.suspect_hosts")
+              "xid.pci_bus_ids", "gpu.identities", "container.image", "image.name", "container.waiting.reason",
+              "nccl.suspect_hosts")
 FIELDS_READ = ("target", "lead", "symptoms")
 
 
@@ -89,15 +89,6 @@ def _pick(labels: Mapping[str, list[str]], names: Iterable[str]) -> list[str]:
     return [v for name in names for v in labels.get(name, [])]
 
 
-def bus_id(text: str) -> str | None:
-    """A PCI address in one spelling (4-digit domain, lower case, no function), or None when it is not one."""
-    found = _BUS.match(text.strip())
-    if found is None:
-        return None
-    domain = (found.group(1) or "0000")[-4:]
-    return f"{domain}:{found.group(2)}:{found.group(3)}".lower()
-
-
 def image_key(reference: str) -> str | None:
     """The digest when the reference pins one (the same bytes whatever the tag), else the reference itself."""
     ref = reference.strip()
@@ -140,6 +131,13 @@ def _gpus(facts: Mapping[str, Any], labels: Mapping[str, list[str]], nodes: list
         gpus.append(Gpu(key=f"uuid:{uuid.lower()}", name=name or uuid, node=node))
     for serial in _pick(labels, _SERIAL_LABELS):
         gpus.append(Gpu(key=f"serial:{serial}", name=name or f"GPU serial {serial}", node=node))
+    for found in _identified(facts):
+        bus = found.get("bus")
+        said = name or (f"GPU {bus}" if bus else None)
+        if "uuid" in found:
+            gpus.append(Gpu(key=f"uuid:{found['uuid']}", name=said or found["uuid"], node=node))
+        if "serial" in found:
+            gpus.append(Gpu(key=f"serial:{found['serial']}", name=said or f"GPU serial {found['serial']}", node=node))
     if node is not None:
         buses = {b for text in _strings(facts.get("xid.pci_bus_ids")) + _pick(labels, _BUS_LABELS)
                  if (b := bus_id(text)) is not None}
@@ -147,6 +145,18 @@ def _gpus(facts: Mapping[str, Any], labels: Mapping[str, list[str]], nodes: list
             gpus.append(Gpu(key=f"bus:{node}/{bus}", name=name if name and len(buses) == 1 else f"GPU {bus}",
                             node=node))
     return tuple(dict.fromkeys(gpus))
+
+
+def _identified(facts: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The GPUs the evidence names by UUID or serial (`gpu.identities`) that this incident is about: those on the
+    bus an Xid came from, or the only GPU the evidence names. A node's whole `nvidia-smi -q` names every board on
+    it; linking by all of them would say "this GPU came back" of boards nothing happened to."""
+    known = [parse_entry(text) for text in _strings(facts.get("gpu.identities"))]
+    known = [k for k in known if "uuid" in k or "serial" in k]
+    xid_buses = {b for text in _strings(facts.get("xid.pci_bus_ids")) if (b := bus_id(text)) is not None}
+    if xid_buses:
+        return [k for k in known if k.get("bus") in xid_buses]
+    return known if len({k.get("uuid") or k.get("serial") for k in known}) == 1 else []
 
 
 def _leader(report: Mapping[str, Any]) -> str | None:

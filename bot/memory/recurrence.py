@@ -102,9 +102,28 @@ class Recurrence:
         }
 
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recurrence:
+        """The note's content back from `to_json`, as the poster re-renders it with Slack's permalinks: what the
+        words say (the earlier incidents' keys are not kept, and rendering reads none)."""
+        links = tuple(Link(kind=ln["kind"], key="", subject=ln["subject"],
+                           earlier=tuple(_seen_from(s) for s in ln["earlier"]),
+                           echoes=tuple(Echo(e["what"], int(e["times"])) for e in ln["echoes"]))
+                      for ln in data.get("links", []))
+        patterns = tuple(Pattern(kind=p["kind"], subject=p["subject"], claim=p["claim"],
+                                 incidents=tuple(p["incidents"]), next_checks=tuple(p["next_checks"]))
+                         for p in data.get("patterns", []))
+        return cls(window=timedelta(days=int(data.get("window_days", 7))), links=links, patterns=patterns)
+
+
 def _seen_json(seen: Seen) -> dict[str, Any]:
     return {"incident": seen.incident_id, "title": seen.title, "at": seen.at.isoformat(),
             "channel": seen.channel, "thread_ts": seen.thread_ts}
+
+
+def _seen_from(data: dict[str, Any]) -> Seen:
+    return Seen(incident_id=int(data["incident"]), at=datetime.fromisoformat(data["at"]), title=data["title"],
+                keys=IncidentKeys(), channel=data.get("channel"), thread_ts=data.get("thread_ts"))
 
 
 def link_keys(keys: IncidentKeys) -> dict[str, tuple[LinkKind, str]]:

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from bot.delivery import Reply, Upload, queue
+from bot.delivery import Reply, queue
 from bot.memory.digest import build_digest
 from bot.memory.weekly import incidents_between, labels_between
-from bot.render.memory.digest import digest_blocks, digest_chart
+from bot.render.memory.digest import chart_alt, chart_at, digest_blocks, digest_chart
 from bot.store.dialect import insert_ignoring_conflicts
 from bot.store.models import DigestChannel
 from bot.store.types import utcnow
@@ -75,13 +75,14 @@ def queue_digest(session: Session, channel: str, since: datetime, until: datetim
     digest = build_digest(incidents_between(session, since, until, channel),
                           labels_between(session, since, until, channel), since, until)
     text, blocks = digest_blocks(digest)
-    message = queue(session, Reply(key=f"digest:{channel}:{week}", channel=channel, kind="digest", text=text,
-                                   blocks=blocks))
     chart = digest_chart(digest)
-    if chart is not None:
-        queue(session, Upload(key=f"digest:{channel}:{week}:chart", channel=channel, kind="chart",
-                              filename=f"digest-{week}.png", title=f"Incidents by symptom, {week}",
-                              content_b64=base64.b64encode(chart).decode(), parent=message))
+    # The chart travels with the message: the poster uploads it and shows it in an image block (in the thread
+    # if Slack refuses the block), so the digest stays one message.
+    image = {} if chart is None else {"image": {
+        "content_b64": base64.b64encode(chart).decode(), "filename": f"digest-{week}.png",
+        "title": f"Incidents by symptom, {week}", "alt_text": chart_alt(digest), "at": chart_at(blocks)}}
+    queue(session, Reply(key=f"digest:{channel}:{week}", channel=channel, kind="digest", text=text, blocks=blocks,
+                         extra=image))
 
 
 def send_due(factory: sessionmaker[Session], configured: list[str], now: datetime | None = None) -> list[str]:

@@ -101,12 +101,11 @@ class TriageJobs:
                  on_queued: Callable[[], None] = lambda: None, assistant: Assistant = NO_MODEL,
                  capture_dir: Path | None = None, queue: bool = False,
                  on_enqueued: Callable[[], None] = lambda: None, lease: timedelta = timedelta(seconds=30),
-                 recurrence: timedelta = timedelta(days=7), workspace_url: str | None = None) -> None:
+                 recurrence: timedelta = timedelta(days=7)) -> None:
         self.factory = factory
         self.max_workers = max_workers
         self.lease = lease
         self.recurrence = recurrence  # how far back a report looks for what came back; zero: never
-        self.workspace_url = workspace_url
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:threads-{uuid.uuid4().hex[:6]}"
         self._stopping = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -279,10 +278,11 @@ class TriageJobs:
             # the recurrence, the thread gets no note per group.
             in_storm = parent is not None and parent.depends_on is not None and parent.payload.get("kind") == "alert"
             if recurrence and not in_storm:
-                note = slack_payload(recurrence, self.workspace_url)
+                # Queued without links: the poster adds the earlier threads' permalinks as it sends the note.
+                note = slack_payload(recurrence)
                 queue(session, Reply(key=f"{request.key}:recurrence", channel=request.channel, kind="recurrence",
                                      incident_id=request.incident_id, text=note["text"], blocks=note["blocks"],
-                                     parent=posted))
+                                     parent=posted, extra={"recurrence": recurrence.to_json()}))
             if parent is not None:
                 # The message the report replies under (an alert root, a /triage placeholder) shows the verdict.
                 queue_verdict(session, parent, report)

@@ -157,8 +157,7 @@ class _Worker:
         self.jobs = TriageJobs(self.factory, lambda: access, Metrics(), max_workers=settings.max_concurrent_triages,
                                templates_dir=settings.templates_dir, assistant=assistant_from(settings),
                                capture_dir=drills_dir(settings),
-                               recurrence=timedelta(days=settings.recurrence_days),
-                               workspace_url=settings.slack_workspace_url)
+                               recurrence=timedelta(days=settings.recurrence_days))
         self.slots = threading.BoundedSemaphore(settings.max_concurrent_triages)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent_triages, thread_name_prefix="job")
 

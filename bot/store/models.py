@@ -73,6 +73,8 @@ class Incident(Base):
     source: Mapped[str] = mapped_column(String(16))
     channel: Mapped[str | None] = mapped_column(String(64))
     thread_ts: Mapped[str | None] = mapped_column(String(32))
+    # Slack's permalink of the incident's thread (chat.getPermalink), kept once fetched: recurrence notes link it.
+    permalink: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

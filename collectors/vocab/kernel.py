@@ -12,6 +12,11 @@ FACTS: list[FactSpec] = [
              "own kernel log was read from", "union", "gpu-node-7"),
     FactSpec("xid.pci_bus_ids", "list[str]", "PCI bus ids of GPUs that reported an Xid", "union",
              "0000:2b:00"),
+    FactSpec("gpu.identities", "list[str]",
+             "each GPU the evidence identifies, as `uuid=GPU-… serial=… bus=0000:af:00` with the parts it gives: "
+             "nvidia-smi -q's GPU UUID, Serial Number and Bus Id, nvidia-smi -L's UUID, dcgm-exporter's UUID and "
+             "pci_bus_id labels; recurrence joins them to an Xid's bus id", "union",
+             "uuid=gpu-8f639255-9bdd-d28c-78be-e05a47c7049e bus=0000:af:00"),
     FactSpec("gpu.fallen_off_bus", "bool", "the GPU fell off the bus or is lost, with or without an Xid line",
              "any"),
     FactSpec("gpu.gsp_timeout", "bool",

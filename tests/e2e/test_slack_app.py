@@ -560,8 +560,10 @@ def test_the_weekly_digest_reaches_the_channel_with_its_chart(bot: Bot, triaged:
     digest = next(m for m in bot.roots("C0BTN") if m.text.startswith("Weekly triage digest"))
     shown = _blocks_text(digest)
     assert "By symptom" in shown and "oom-killed" in shown and "Accuracy from feedback" in shown
-    bot.slack.wait_for(lambda: any(f.thread_ts == digest.ts and f.name.endswith(".png") for f in bot.slack.files),
-                       timeout=SLOW_POSTS)
+    # The chart is in the message: an image block naming the PNG the bot uploaded unshared.
+    [image] = [b for b in digest.blocks if b["type"] == "image"]
+    [chart] = [f for f in bot.slack.files if f.id == image["slack_file"]["id"]]
+    assert chart.name.endswith(".png") and chart.channel is None and "oom-killed" in image["alt_text"]
     assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == []
 
 

@@ -10,20 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from slack_sdk import WebClient
+from sqlalchemy import delete, select
 
 from bot.cli.evaluate import analyse_text
 from bot.cli.main import main
+from bot.delivery.poster import Poster
 from bot.memory.digest import build_digest
 from bot.memory.history import NoIncident, find_incident, incident_rows
 from bot.memory.postmortem import build_postmortem
 from bot.memory.weekly import incidents_between, labels_between
+from bot.metrics import Metrics
 from bot.render.memory.postmortem import postmortem_markdown
 from bot.runner.digests import digest_enabled, last_complete_week, send_due, set_digest
 from bot.store import repo
 from bot.store.models import DigestChannel, OutboxItem
 from playbooks.report import Report
 from tests.harness.fixtures import MigratedStore
+from tests.standins.slack_api import Message, SlackFault, SlackStandIn
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "parsers"
 # A Wednesday: the latest complete week is Mon 16 to Mon 23 November 2026 (2026-W47).
@@ -205,14 +209,55 @@ def test_the_clock_sends_each_week_once_across_restarts_and_never_skips(weeks: M
                                 .order_by(OutboxItem.id)))
         row = db.get(DigestChannel, "C0OPS")
         assert row is not None and row.last_week == "2026-W47"
-    assert [p.idempotency_key for p in posts] == ["digest:C0OPS:2026-W47", "digest:C0OPS:2026-W47:chart"]
-    message, chart = posts
+    assert [p.idempotency_key for p in posts] == ["digest:C0OPS:2026-W47"]  # one message, its chart inside
+    message = posts[0]
     assert message.payload["kind"] == "digest" and "5 incidents, 3 resolved" in message.payload["text"]
     shown = str(message.payload["blocks"])
     assert "3 x gpu-xid \u203a hardware-fault on node/gpu-3" in shown and "3 of 4 labelled verdicts right" in shown
-    assert chart.depends_on == message.id and base64.b64decode(chart.payload["content_b64"]).startswith(b"\x89PNG")
+    image = message.payload["image"]
+    assert base64.b64decode(image["content_b64"]).startswith(b"\x89PNG")
+    assert image["alt_text"].endswith(": gpu-xid 3, (no verdict) 1, oom-killed 1.")
+    assert message.payload["blocks"][image["at"] - 1]["text"]["text"].startswith("*By symptom*")
     # The next Monday brings the next week, once.
     assert send_due(weeks.factory, [], now=NOW + timedelta(days=5)) == ["C0OPS"]
+
+
+def _deliver_digest(weeks: MigratedStore, slack: SlackStandIn) -> Message:
+    assert send_due(weeks.factory, ["C0OPS"], now=NOW) == ["C0OPS"]
+    client = WebClient(token=slack.token, base_url=slack.api_url, timeout=5)
+    clock = [datetime.now(UTC)]  # the outbox row is due from when it was queued
+    poster = Poster(weeks.factory, client, Metrics(), worker_id="poster-test", clock=lambda: clock[0])
+    for _ in range(4):
+        poster.run_once()
+        clock[0] += timedelta(seconds=5)
+    [digest] = [m for m in slack.top_level("C0OPS") if m.text.startswith("Weekly triage digest")]
+    return digest
+
+
+def test_the_digest_shows_its_chart_in_the_message_from_an_unshared_upload(weeks: MigratedStore) -> None:
+    with SlackStandIn(channels=("C0OPS",), burst=100, post_rate_per_channel=100.0) as slack:
+        digest = _deliver_digest(weeks, slack)
+        [image] = [b for b in digest.blocks if b["type"] == "image"]
+        [chart] = slack.files
+        assert image["slack_file"] == {"id": chart.id} and chart.channel is None  # shared nowhere but here
+        assert image["alt_text"].startswith("Bar chart of incidents by symptom") and chart.alt_txt
+        assert chart.bytes.startswith(b"\x89PNG") and not slack.thread("C0OPS", digest.ts)[1:]
+        assert digest.blocks[digest.blocks.index(image) - 1]["text"]["text"].startswith("*By symptom*")
+
+
+def test_a_refused_picture_goes_in_the_thread_and_refused_files_cost_only_the_picture(weeks: MigratedStore) -> None:
+    with SlackStandIn(channels=("C0OPS",), burst=100, post_rate_per_channel=100.0) as slack:
+        slack.slack_files_shown = False  # Slack still processing the file: "invalid slack file"
+        digest = _deliver_digest(weeks, slack)
+        assert all(b["type"] != "image" for b in digest.blocks) and "By symptom" in str(digest.blocks)
+        assert [f.thread_ts for f in slack.files if f.channel == "C0OPS"] == [digest.ts]
+    with weeks.factory.begin() as db:
+        db.get(DigestChannel, "C0OPS").last_week = "2026-W46"  # type: ignore[union-attr]  # send it again
+        db.execute(delete(OutboxItem))
+    with SlackStandIn(channels=("C0OPS",), burst=100, post_rate_per_channel=100.0,
+                      faults=[SlackFault("files.getUploadURLExternal", error="missing_scope")]) as slack:
+        digest = _deliver_digest(weeks, slack)
+        assert all(b["type"] != "image" for b in digest.blocks) and not slack.files
 
 
 def test_a_channel_named_in_the_setting_gets_it_until_someone_turns_it_off(weeks: MigratedStore) -> None:

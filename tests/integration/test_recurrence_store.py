@@ -9,20 +9,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from slack_sdk import WebClient
 from sqlalchemy import select
 
 from bot.cli.main import main
 from bot.delivery import Root, queue
+from bot.delivery.poster import Poster
 from bot.memory.recent import recall_for, recent_incidents
 from bot.metrics import Metrics
 from bot.runner.jobs import TriageJobs, TriageRequest
 from bot.store import repo
-from bot.store.models import OutboxItem, TriageRun
+from bot.store.models import Incident, OutboxItem, TriageRun
 from bot.store.types import utcnow
 from collectors.live.collect import LiveAccess
 from collectors.models import Target
 from playbooks.report import Report
 from tests.harness.fixtures import MigratedStore
+from tests.standins.slack_api import WORKSPACE_URL, SlackFault, SlackStandIn
 from tests.unit.core.test_recurrence import crash_report, nccl_report, xid_report
 
 NOW = utcnow().replace(microsecond=0)
@@ -108,30 +111,101 @@ def test_an_incident_that_shares_nothing_recalls_nothing(store: MigratedStore) -
         assert not recall_for(db, incident_id=None, report=lonely, at=NOW)
 
 
-def test_a_published_report_is_followed_by_its_recurrence_note(store: MigratedStore) -> None:
-    ids = _weeks(store)
+def _publish(store: MigratedStore, key: str) -> int:
+    """A new Xid 79 on node-a's GPU 1, published as a live triage's report: the run's id."""
     with store.factory.begin() as db:
-        incident, _ = repo.open_incident(db, "xid-now", title="xid-now", source="alert")
-    jobs = TriageJobs(store.factory, _no_cluster, Metrics(), workspace_url="https://acme.slack.com")
+        incident, _ = repo.open_incident(db, key, title=key, source="alert")
+    jobs = TriageJobs(store.factory, _no_cluster, Metrics())
     doc = xid_report("node-a", [79])
     report = Report(target=Target(node="node-a", service="node/node-a"), symptoms=["gpu-xid"], findings=[],
                     facts=doc["facts"], artifacts=[])
     request = TriageRequest(target=report.target, since=timedelta(hours=1), trigger="alert", channel="C0ALERTS",
-                            key="alert:xid-now", parent_key=None, incident_id=incident.id)
+                            key=f"alert:{key}", parent_key=None, incident_id=incident.id)
     try:
-        run_id = jobs.publish(request, report, [], datetime.now(NOW.tzinfo))
+        return jobs.publish(request, report, [], datetime.now(NOW.tzinfo))
     finally:
         jobs.shutdown()
+
+
+def _thread_in_slack(store: MigratedStore, client: WebClient, incident_id: int) -> str:
+    """Give a stored incident a thread that exists in the Slack stand-in; its ts."""
+    ts = str(client.chat_postMessage(channel="C0ALERTS", text="an earlier alert")["ts"])
+    with store.factory.begin() as db:
+        incident = db.get(Incident, incident_id)
+        assert incident is not None
+        incident.channel, incident.thread_ts = "C0ALERTS", ts
+    return ts
+
+
+def _deliver(store: MigratedStore, client: WebClient) -> None:
+    """Post what is queued, on a clock that steps past every channel's pace (the report, then the note under it)."""
+    now = [datetime.now(NOW.tzinfo)]
+    poster = Poster(store.factory, client, Metrics(), worker_id="poster-test", clock=lambda: now[0])
+    for _ in range(8):
+        poster.run_once()
+        now[0] += timedelta(seconds=5)
+
+
+def _note(slack: SlackStandIn) -> str:
+    notes = [m.text for m in slack.messages["C0ALERTS"] if m.text.startswith(":repeat:")]
+    assert len(notes) == 1, notes
+    return notes[0]
+
+
+def test_a_published_report_is_followed_by_its_recurrence_note(store: MigratedStore) -> None:
+    ids = _weeks(store)
+    run_id = _publish(store, "xid-now")
     with store.factory() as db:
         note = db.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == "alert:xid-now:recurrence")).one()
         posted = db.scalars(select(OutboxItem).where(OutboxItem.idempotency_key == "alert:xid-now:report")).one()
         stored = db.get(TriageRun, run_id)
     assert note.depends_on == posted.id and note.payload["kind"] == "recurrence"
     assert "GPU 1 on node-a: 3rd incident in 7 days" in note.payload["text"]
-    assert "<https://acme.slack.com/archives/C0ALERTS/p1700000002000100|#" in note.payload["text"]
+    assert "in <#C0ALERTS>" in note.payload["text"] and "<https://" not in note.payload["text"]  # links come later
+    assert note.payload["recurrence"]["links"][0]["earlier"][0]["incident"] == ids["xid-2d"]
     assert "`kubectl cordon node-a`" in note.payload["text"]
     assert stored is not None and stored.report is not None
     assert stored.report["recurrence"]["links"][0]["earlier"][0]["incident"] == ids["xid-2d"]
+
+
+def test_the_note_links_earlier_threads_by_slacks_permalink_fetched_once(store: MigratedStore) -> None:
+    ids = _weeks(store)
+    with SlackStandIn(burst=100, post_rate_per_channel=100.0) as slack:
+        client = WebClient(token=slack.token, base_url=slack.api_url, timeout=5)
+        ts = _thread_in_slack(store, client, ids["xid-2d"])  # xid-6d's thread is not in Slack: message_not_found
+        _publish(store, "xid-now")
+        _deliver(store, client)
+        text = _note(slack)
+        link = f"{WORKSPACE_URL}archives/C0ALERTS/p{ts.replace('.', '')}"
+        assert f"<{link}|#{ids['xid-2d']} xid-2d> (" in text
+        assert f"#{ids['xid-6d']} xid-6d in <#C0ALERTS> (" in text  # Slack refused: named, not linked
+        asked = [c.params.get("message_ts") for c in slack.calls_to("chat.getPermalink")]
+        assert sorted(asked) == sorted([ts, "1700000001.000100"])
+        with store.factory() as db:
+            assert db.get(Incident, ids["xid-2d"]).permalink == link  # type: ignore[union-attr]
+            assert db.get(Incident, ids["xid-6d"]).permalink is None  # type: ignore[union-attr]
+        slack.messages["C0ALERTS"].clear()
+        _publish(store, "xid-again")  # the kept permalink serves the next note: Slack is asked for 6d's only
+        _deliver(store, client)
+        assert f"<{link}|#{ids['xid-2d']} xid-2d>" in _note(slack)
+        assert [c.params.get("message_ts") for c in slack.calls_to("chat.getPermalink")][2:] == ["1700000001.000100"]
+
+
+@pytest.mark.parametrize("fault", [SlackFault("chat.getPermalink", error="ratelimited", retry_after=30),
+                                   SlackFault("chat.getPermalink", status=503)], ids=["ratelimited", "down"])
+def test_without_permalinks_the_note_names_the_threads_and_is_posted(store: MigratedStore, fault: SlackFault) -> None:
+    ids = _weeks(store)
+    with SlackStandIn(burst=100, post_rate_per_channel=100.0, faults=[fault]) as slack:
+        client = WebClient(token=slack.token, base_url=slack.api_url, timeout=5, retry_handlers=[])
+        _thread_in_slack(store, client, ids["xid-2d"])
+        _publish(store, "xid-now")
+        _deliver(store, client)
+        text = _note(slack)
+        assert f"#{ids['xid-2d']} xid-2d in <#C0ALERTS> (" in text and "<https://" not in text
+        # A 429 holds the budget for its Retry-After: one call, not one per earlier incident.
+        assert len(slack.calls_to("chat.getPermalink")) == (1 if fault.error == "ratelimited" else 2)
+    with store.factory() as db:
+        assert db.get(Incident, ids["xid-2d"]).permalink is None  # type: ignore[union-attr]
 
 
 def test_no_note_when_nothing_came_back_or_recurrence_is_off(store: MigratedStore) -> None:

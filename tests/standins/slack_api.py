@@ -357,6 +357,7 @@ class SlackStandIn:
         self.files: list[UploadedFile] = []
         self.response_urls: dict[str, list[JSON]] = {}
         self.home_views: dict[str, JSON] = {}
+        self.slack_files_shown = True  # off: every image block's slack_file is refused, as while Slack processes it
         self.modals: list[JSON] = []
 
         self._lock = threading.RLock()
@@ -686,12 +687,30 @@ class SlackStandIn:
         if len(text) > self.max_text_chars:
             return _err("msg_too_long")
         blocks = blocks or []
-        problems = validate_blocks(blocks)
+        problems = validate_blocks(blocks) or self._slack_file_problems(blocks)
         if problems:
             return _err("invalid_blocks", messages=problems)
         if blocks and blocks_json_size(blocks) > self.max_blocks_json_chars:
             return _err("msg_blocks_too_long")
         return text, blocks
+
+    def _slack_file_problems(self, blocks: list[JSON]) -> list[str]:
+        """Image blocks' `slack_file` must name a file this workspace finished uploading (files.completeUploadExternal,
+        shared or not), by `id` or by its `url`; anything else, or any file while `slack_files_shown` is off (Slack
+        answers so while a file it just received is still processing, python-slack-sdk#1562), is Slack's
+        ``invalid slack file``."""
+        done = {f.id for f in self.files}
+        urls = {_file_object(f)["url_private"] for f in self.files}
+        problems: list[str] = []
+        for i, block in enumerate(blocks):
+            for ptr, image in _images(block, f"/blocks/{i}"):
+                ref = image.get("slack_file")
+                if ref is None:
+                    continue
+                known = isinstance(ref, dict) and (ref.get("id") in done or ref.get("url") in urls)
+                if not (known and self.slack_files_shown):
+                    problems.append(f"invalid slack file [json-pointer:{ptr}/slack_file]")
+        return problems
 
     def _take_post_token(self, channel: str) -> int | None:
         """Token bucket per channel; returns the Retry-After seconds when empty."""
@@ -1261,10 +1280,24 @@ _METHODS: dict[str, Callable[[SlackStandIn, _Request], _Reply]] = {
 
 
 
+def _images(block: JSON, ptr: str) -> list[tuple[str, JSON]]:
+    """A block's image objects with their JSON pointers: the block itself, a section's accessory, context
+    elements."""
+    found: list[tuple[str, JSON]] = [(ptr, block)] if block.get("type") == "image" else []
+    accessory = block.get("accessory")
+    if isinstance(accessory, dict) and accessory.get("type") == "image":
+        found.append((f"{ptr}/accessory", accessory))
+    for j, element in enumerate(block.get("elements") or []):
+        if isinstance(element, dict) and element.get("type") == "image":
+            found.append((f"{ptr}/elements/{j}", element))
+    return found
+
+
 def _file_object(f: UploadedFile) -> JSON:
     """A shared file as Slack lists it on a message (the subset of Slack's file object callers read)."""
     return {"id": f.id, "name": f.name, "title": f.title, "size": len(f.bytes), "mode": "hosted",
-            "is_external": False, "user": BOT_USER_ID, "filetype": f.name.rsplit(".", 1)[-1] if "." in f.name else ""}
+            "is_external": False, "user": BOT_USER_ID, "filetype": f.name.rsplit(".", 1)[-1] if "." in f.name else "",
+            "url_private": f"https://files.slack.com/files-pri/{TEAM_ID}-{f.id}/{f.name}"}
 
 
 def _channel_info(channel_id: str) -> JSON:

@@ -32,6 +32,7 @@ from starlette.routing import Route
 
 from tests.standins.slack_api import (
     BOT_USER_ID,
+    TEAM_ID,
     Message,
     SlackFault,
     SlackStandIn,
@@ -432,6 +433,29 @@ def test_files_upload_v2_end_to_end(standin: SlackStandIn, client: WebClient) ->
     listed = client.conversations_replies(channel="C0OPS", ts=parent)["messages"][-1]
     assert listed["upload"] is True and [(x["id"], x["name"], x["title"]) for x in listed["files"]] == \
         [(f.id, "kmsg.txt", "kmsg excerpt")]
+
+
+def test_an_image_block_shows_only_a_file_uploaded_to_this_workspace(standin: SlackStandIn, client: WebClient) -> None:
+    def image(ref: dict[str, str]) -> list[dict[str, Any]]:
+        return [{"type": "section", "text": {"type": "mrkdwn", "text": "digest"}},
+                {"type": "image", "slack_file": ref, "alt_text": "a bar chart"}]
+
+    # Unshared (no channel): the file is the bot's own, and a message may show it.
+    unshared = client.files_upload_v2(content=b"\x89PNG...", filename="c.png", title="chart")["file"]["id"]
+    assert client.chat_postMessage(channel="C0OPS", text="d", blocks=image({"id": unshared}))["ok"] is True
+    [f] = standin.files
+    assert f.channel is None
+    url = f"https://files.slack.com/files-pri/{TEAM_ID}-{unshared}/c.png"
+    assert client.chat_postMessage(channel="C0OPS", text="d", blocks=image({"url": url}))["ok"] is True
+    # A file never uploaded (or only half: no completeUploadExternal), as Slack words it.
+    pending = client.files_getUploadURLExternal(filename="x.png", length=3)["file_id"]
+    for ref in ({"id": "F0NOTHERE"}, {"id": pending}, {"url": "https://example.com/x.png"}):
+        err = api_error(lambda ref=ref: client.chat_postMessage(channel="C0OPS", text="d", blocks=image(ref)))
+        assert err.response["error"] == "invalid_blocks"
+        assert err.response["errors"] == ["invalid slack file [json-pointer:/blocks/1/slack_file]"]
+    standin.slack_files_shown = False  # still processing: even the real file is refused for now
+    err = api_error(lambda: client.chat_postMessage(channel="C0OPS", text="d", blocks=image({"id": unshared})))
+    assert err.response["error"] == "invalid_blocks"
 
 
 def test_upload_errors(standin: SlackStandIn, client: WebClient) -> None:

@@ -11,6 +11,8 @@ from slack_sdk.errors import SlackApiError
 
 from bot.delivery.desk import Deferred, Desk, NothingToDo, known_thread, record, with_line
 from bot.delivery.history import read_posts
+from bot.delivery.inline_image import post_with_image
+from bot.delivery.permalinks import recurrence_note
 from bot.delivery.words import episode_link_line, fired_again_line
 from bot.store import outbox
 from bot.store.db import read_session
@@ -24,6 +26,8 @@ POST_EVENT = "triagebot_post"  # the metadata event type of posts that carry no 
 def send(desk: Desk, item: ClaimedItem) -> dict[str, Any]:
     payload = desk.current(item)
     thread_ts = desk.thread_ts(item)
+    if isinstance(payload.get("recurrence"), dict):  # a recurrence note links earlier threads as it is sent
+        payload = {**payload, **recurrence_note(desk, payload["recurrence"])}
     text = str(payload.get("text", ""))
     if payload.get("kind") == "fired-again":
         text = _fired_again(desk, item)
@@ -32,8 +36,14 @@ def send(desk: Desk, item: ClaimedItem) -> dict[str, Any]:
     metadata = payload.get("metadata") or {"event_type": POST_EVENT, "event_payload": {}}
     metadata = {**metadata, "event_payload": {**metadata.get("event_payload", {}),
                                               "outbox_key": item.idempotency_key}}
-    response = desk.client.chat_postMessage(channel=item.channel, text=text, blocks=blocks, thread_ts=thread_ts,
+
+    def post(with_blocks: Any) -> Any:
+        return desk.client.chat_postMessage(channel=item.channel, text=text, blocks=with_blocks, thread_ts=thread_ts,
                                             unfurl_links=False, unfurl_media=False, metadata=metadata)
+
+    image = payload.get("image")
+    response = post_with_image(desk, item, image, list(blocks or []), post) if isinstance(image, dict) \
+        else post(blocks)
     # The thread's root, so a later post that depends on this one replies in the same thread.
     result = {"ts": response["ts"], "channel": response["channel"], "thread_ts": thread_ts or response["ts"]}
     if link:

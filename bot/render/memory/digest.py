@@ -1,5 +1,6 @@
 """The weekly digest drawn three ways: Block Kit for the channel, plain text for `triagebot digest`, and a bar
-chart of incidents by symptom (a picture reads faster than a table of counts)."""
+chart of incidents by symptom (a picture reads faster than a table of counts), shown in the message under the
+counts it draws (bot/delivery/inline_image.py), with its alt text."""
 
 from __future__ import annotations
 
@@ -63,13 +64,24 @@ def digest_blocks(d: Digest) -> tuple[str, list[dict[str, Any]]]:
     for title, lines in _lines(d).items():
         body = f"*{title}*\n" + "\n".join(f"• {mrkdwn_escape(line)}" for line in lines)
         blocks.append(SectionBlock(text=MarkdownTextObject(text=body[:SECTION_LIMIT])))
-    if d.by_symptom:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(
-            text="The chart of incidents by symptom is in this message's thread.")]))
     for block in blocks:
         block.validate_json()
     text = f"{_title(d)}, {_span(d)}: {d.incidents} incidents, {d.resolved} resolved"
     return text, [b.to_dict() for b in blocks]
+
+
+def chart_at(blocks: list[dict[str, Any]]) -> int:
+    """Where the chart goes among the digest's blocks: under the counts by symptom it draws."""
+    for i, block in enumerate(blocks):
+        if str((block.get("text") or {}).get("text", "")).startswith("*By symptom*"):
+            return i + 1
+    return len(blocks)
+
+
+def chart_alt(d: Digest) -> str:
+    """The chart in words, for whoever cannot see it (a screen reader, a notification)."""
+    counts = ", ".join(f"{s} {n}" for s, n in d.by_symptom)
+    return f"Bar chart of incidents by symptom, {_span(d)}: {counts}."
 
 
 def digest_chart(d: Digest) -> bytes | None:

@@ -7,6 +7,7 @@ then each pattern with its next checks (suggested commands: the bot runs none of
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -17,7 +18,8 @@ from bot.render.slack import TEXT_LIMIT, mrkdwn_escape
 
 MAX_LINKS = 5
 MAX_EARLIER = 3
-_WORKSPACE = re.compile(r"https://[a-z0-9-]+\.(?:enterprise\.)?slack\.com")
+# An https URL without the characters that end or split a mrkdwn link (`|`, `>`), quotes or spaces.
+_PERMALINK = re.compile(r"https://[A-Za-z0-9.-]+/[A-Za-z0-9/_.?=&%-]*")
 
 
 def ordinal(n: int) -> str:
@@ -35,25 +37,24 @@ def link_sentence(link: Link, days: int) -> str:
     return said + (" — " + ", ".join(_times(e) for e in link.echoes) if link.echoes else "")
 
 
-def thread_url(workspace: str | None, seen: Seen) -> str | None:
-    """A link to the earlier incident's thread, built as Slack builds permalinks; None without a workspace URL or
-    with anything unexpected in it (nothing odd goes into a link)."""
-    if not (workspace and seen.channel and seen.thread_ts):
-        return None
-    base = workspace.rstrip("/")
-    if not (_WORKSPACE.fullmatch(base) and re.fullmatch(r"[A-Z0-9]+", seen.channel)
-            and re.fullmatch(r"\d+\.\d+", seen.thread_ts)):
-        return None
-    return f"{base}/archives/{seen.channel}/p{seen.thread_ts.replace('.', '')}"
+def shown(rec: Recurrence) -> list[Seen]:
+    """The earlier incidents the Slack note names, each once: those whose threads it links."""
+    seen = {s.incident_id: s for link in rec.links[:MAX_LINKS] for s in link.earlier[:MAX_EARLIER]}
+    return list(seen.values())
+
+
+def _safe_link(url: str | None) -> str | None:
+    """A permalink as Slack gave it, kept only when nothing in it could break out of a mrkdwn link."""
+    return url if url and _PERMALINK.fullmatch(url) else None
 
 
 def _when(seen: Seen) -> str:
     return seen.at.strftime("%b %d")
 
 
-def _slack_ref(seen: Seen, workspace: str | None) -> str:
+def _slack_ref(seen: Seen, permalinks: Mapping[int, str]) -> str:
     name = f"#{seen.incident_id} {seen.title}".strip() if seen.title else f"#{seen.incident_id}"
-    url = thread_url(workspace, seen)
+    url = _safe_link(permalinks.get(seen.incident_id))
     if url is not None:
         return f"<{url}|{mrkdwn_escape(name)}> ({_when(seen)})"
     where = f" in <#{seen.channel}>" if seen.channel and re.fullmatch(r"[A-Z0-9]+", seen.channel) else ""
@@ -70,11 +71,13 @@ def _more(link: Link) -> str:
     return f" and {rest} more" if rest > 0 else ""
 
 
-def slack_text(rec: Recurrence, workspace: str | None = None) -> str:
-    """The thread note in Slack mrkdwn."""
+def slack_text(rec: Recurrence, permalinks: Mapping[int, str] | None = None) -> str:
+    """The thread note in Slack mrkdwn; earlier incidents link their threads where `permalinks` (by incident, as
+    Slack's chat.getPermalink gave them) has one, else name the incident, its channel and its date."""
+    permalinks = permalinks or {}
     lines = [":repeat: *This came back*"]
     for link in rec.links[:MAX_LINKS]:
-        refs = ", ".join(_slack_ref(s, workspace) for s in link.earlier[:MAX_EARLIER]) + _more(link)
+        refs = ", ".join(_slack_ref(s, permalinks) for s in link.earlier[:MAX_EARLIER]) + _more(link)
         lines.append(f"• *{mrkdwn_escape(link_sentence(link, rec.days))}*: {refs}")
     for pattern in rec.patterns:
         lines.append(f":mag: {mrkdwn_escape(pattern.claim)}. Next (suggested, not run):")
@@ -84,9 +87,9 @@ def slack_text(rec: Recurrence, workspace: str | None = None) -> str:
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT - 1] + "…"
 
 
-def slack_payload(rec: Recurrence, workspace: str | None = None) -> dict[str, Any]:
+def slack_payload(rec: Recurrence, permalinks: Mapping[int, str] | None = None) -> dict[str, Any]:
     """Text and blocks of the thread reply (one section: the note is short by construction)."""
-    text = slack_text(rec, workspace)
+    text = slack_text(rec, permalinks)
     return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
 
 

@@ -15,6 +15,7 @@ from statistics import fmean
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
+from collectors.parsers.gpu.gpu_ids import read_ids
 from collectors.parsers.gpu.nvidia_smi_query import SECTIONS, read_query
 from collectors.parsers.gpu.nvidia_smi_table import STATS, emit, read_table
 from collectors.parsers.sink import FactSink
@@ -36,6 +37,10 @@ def sniff(text: str) -> int:
         return 90
     if re.search(r"(?m)^=+NVSMI LOG=+\s*$", head):  # the banner `nvidia-smi -q` prints above its report
         return 90
+    if re.search(r"(?m)^GPU \d+: .*\(UUID: GPU-[0-9a-fA-F-]+\)\s*$", head):  # `nvidia-smi -L`
+        return 85
+    if re.search(r"(?m)^\s+GPU UUID\s+: GPU-", head):  # a `nvidia-smi -q` report cut below its banner
+        return 85
     if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",
                                            head):
         return 85
@@ -49,6 +54,7 @@ def parse(artifact: Artifact) -> ParseResult:
     if _dmon(sink, lines):
         _cpu_busy(sink, lines)
     read_query(sink, lines)
+    read_ids(sink, lines)
     return sink.done()
 
 

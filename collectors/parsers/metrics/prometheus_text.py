@@ -6,6 +6,7 @@ import re
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
+from collectors.parsers.gpu.gpu_ids import read_ids
 from collectors.parsers.metrics.metric_facts import KNOWN_METRICS, derive
 from collectors.parsers.metrics.promql_samples import Exposition, parse_exposition, parse_sample
 from collectors.parsers.sink import FactSink
@@ -50,6 +51,7 @@ def parse(artifact: Artifact) -> ParseResult:
         # One line is its own best excerpt; a ratio over several lines needs the rendered parts.
         text = None if fact.start == fact.end else fact.text
         sink.add(fact.name, fact.value, fact.start, fact.end, text=text)
+    read_ids(sink, lines)  # dcgm-exporter's UUID and pci_bus_id labels: which GPU each series is
     _report(sink, exposition)
     return sink.done()
 

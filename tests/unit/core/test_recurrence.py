@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.memory.keys import Gpu, IncidentKeys, bus_id, image_key, incident_keys, workload_of
-from bot.memory.recurrence import BURST, Seen, link_keys, recall
+from bot.memory.recurrence import BURST, Recurrence, Seen, link_keys, recall
 from bot.render.memory.recurrence import (
     link_sentence,
     ordinal,
     plain_lines,
     recurrence_markdown,
+    shown,
     slack_text,
-    thread_url,
 )
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
@@ -215,10 +215,10 @@ def test_one_node_in_most_of_a_jobs_nccl_hangs_is_named() -> None:
 
 def test_the_note_in_every_form() -> None:
     rec = recall(seen(10, 0, xid_report("node-a", [79])), [seen(4, 3, xid_report("node-a", [79]), "Xid <79>")])
-    text = slack_text(rec, "https://acme.slack.com")
+    text = slack_text(rec, {4: "https://acme.slack.com/archives/C0ALERTS/p1700000004000100"})
     assert "<https://acme.slack.com/archives/C0ALERTS/p1700000004000100|#4 Xid &lt;79&gt;>" in text
     assert "`kubectl cordon node-a`" in text
-    assert "in <#C0ALERTS>" in slack_text(rec)  # no workspace URL: the channel, not a link
+    assert "in <#C0ALERTS>" in slack_text(rec)  # no permalink: the channel, not a link
     assert plain_lines(rec)[1].startswith("  - GPU 1 on node-a: 2nd incident in 7 days — Xid 79 twice")
     assert "- `kubectl cordon node-a`" in recurrence_markdown(rec)
     doc = json.loads(json.dumps(rec.to_json()))
@@ -227,11 +227,15 @@ def test_the_note_in_every_form() -> None:
     assert doc["patterns"][0]["next_checks"][0] == "kubectl cordon node-a"
 
 
-def test_thread_urls_take_nothing_unexpected() -> None:
-    one = seen(4, 1, {})
-    assert thread_url("https://acme.slack.com/", one) == "https://acme.slack.com/archives/C0ALERTS/p1700000004000100"
-    assert thread_url("https://evil.example/x", one) is None
-    assert thread_url(None, one) is None
+def test_permalinks_take_nothing_unexpected_and_survive_the_json() -> None:
+    rec = recall(seen(10, 0, xid_report("node-a", [79])), [seen(4, 3, xid_report("node-a", [79]))])
+    assert [s.incident_id for s in shown(rec)] == [4]
+    good = "https://acme.slack.com/archives/C0ALERTS/p1700000004000100?thread_ts=1700000004.000100&cid=C0ALERTS"
+    assert f"<{good}|#4" in slack_text(rec, {4: good})
+    for bad in ("https://evil.example/x|click>", "javascript:alert(1)", "https://a b/c", ""):
+        assert "<http" not in slack_text(rec, {4: bad}) and "in <#C0ALERTS>" in slack_text(rec, {4: bad})
+    again = Recurrence.from_json(json.loads(json.dumps(rec.to_json())))
+    assert slack_text(again, {4: good}) == slack_text(rec, {4: good})
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == \
         ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
 

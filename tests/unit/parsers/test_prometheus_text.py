@@ -26,6 +26,9 @@ def read(text: str) -> tuple[set[Row], list[str]]:
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
     ("dcgm_exporter.prom", {
+        # Which GPU is which, each once at its first series (collectors/parsers/gpu/gpu_ids.py).
+        ("gpu.identities", ("uuid=gpu-5a1e3c7b-2f4d-9e61-b0c2-7d8e9f0a1b2c bus=0000:1a:00",), 3, 3),
+        ("gpu.identities", ("uuid=gpu-c83d1a92-77e0-4b5f-a1d3-0e9f8c7b6a54 bus=0000:2b:00",), 4, 4),
         ("gpu.util_percent", 97.0, 31, 31),
         ("gpu.fb_used_ratio", 0.9781, 51, 55),  # 79302 / (79302 + 1187 free + 591 reserved)
         ("gpu.temp_c", 84.0, 15, 15),
