@@ -17,7 +17,6 @@ import pytest
 
 from drills import embedder as embedding
 
-
 SEED = Path(__file__).resolve().parents[1] / "calibration" / "meaning-vectors.npz"
 
 
