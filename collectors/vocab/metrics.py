@@ -34,6 +34,10 @@ FACTS: list[FactSpec] = [
              "process are left out; or the lowest GPU-Util a person states in a sentence (stated:gpu-util-figure, "
              "gpu-util-bare-figure, nvidia-smi-util-figure)",
              "min", "18"),
+    FactSpec("gpu.job_util_gap_percent", "float",
+             "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "
+             "Processes joined to its GPU rows, gpustat's process owners), the widest of any job: one GPU of a "
+             "job doing far less than its others", "max", "41"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),
