@@ -38,6 +38,9 @@ FACTS: list[FactSpec] = [
              "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "
              "Processes joined to its GPU rows, gpustat's process owners), the widest of any job: one GPU of a "
              "job doing far less than its others", "max", "41"),
+    FactSpec("job.said_running", "bool",
+             "a person says their job ran when the evidence was taken, or runs slowly ('a snapshot during a small "
+             "simulation', 'training is very slow'): an idle GPU beside it is the job's (stated:job-running)", "any"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),

@@ -79,7 +79,7 @@ REAL = [
      "Hi,gpu-util is always 0, but occupies GPU memory. my training speed is very slow. In most cases, 100 "
      "iterations will take nearly two hours.I used a single GPU（NVIDIA 1080）, CUDA8.0, cudn 6.0。Tell me, what can "  # noqa: RUF001
      "I do to improve my gpu-util。",
-     {"gpu.job_util_percent": 0.0}),
+     {"gpu.job_util_percent": 0.0, "job.said_running": True}),
     ("https://github.com/neptune-ai/open-solution-salt-identification/issues/21",
      "nvidia-smi gives 0% percentage GPU-Util most of the time(in offline mode). Am I doing something wrong? Using "
      "the same config file as in [solution-3]. CPU usage is high most of the time.",
@@ -115,3 +115,46 @@ def test_a_real_healthy_figure_names_no_symptom(url: str, text: str, figure: flo
     got = _read(text)
     assert got.get("gpu.job_util_percent") == figure and "symptoms" not in got and "gpu.util_swings" not in got, (
         url, got)
+
+
+# The job said to run when the table was taken, or to run slowly: an idle table beside it is the job's.
+@pytest.mark.parametrize("sentence", [
+    "Here is a snapshot of nvidia-smi during training:",
+    "the output below is from while the job was running",
+    "the training is very slow",
+    "for us each step takes a really long time",
+    "I am running the training on one node",
+])
+def test_the_job_said_running_is_read(sentence: str) -> None:
+    assert _read(sentence).get("job.said_running") is True, _read(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "the training is not slow at all",  # negated
+    "is the training slow?",  # asked
+    "if the training is slow we add workers",  # conditional
+    "the network is slow today",  # no job named
+])
+def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(sentence: str) -> None:
+    assert "job.said_running" not in _read(sentence), _read(sentence)
+
+
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/yilundu/nerflow/issues/6",
+     "hello，I have started training.But there is a problem, the model training is very slow. The first command "  # noqa: RUF001
+     "ran for 20 hours, and the second stream consistency training also ran for more than 20 hours to complete 50% "
+     "of the progress, and my GPU utilization was only 3%. My configuration is a single Nvidia 3090 Ti GPU. I didn't "
+     "modify your code, have you ever encountered this situation?",
+     {"job.said_running": True, "gpu.job_util_percent": 3.0}),
+    ("https://github.com/smallcorgi/3D-Deepbox/issues/44",
+     "Hi, I am running the training and it seems it was very slow. Take more than one hour to complete one epoch. "
+     "Here is the output of nvidia-smi:",
+     {"job.said_running": True}),
+    # A question: nothing is reported.
+    ("https://github.com/amdegroot/ssd.pytorch/issues/539",
+     "Why is training so slow and GPU utilization so low?",
+     {"job.said_running": None, "symptoms": None}),
+])
+def test_a_real_sentence_says_the_job_ran(url: str, text: str, expected: dict[str, object]) -> None:
+    got = _read(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
