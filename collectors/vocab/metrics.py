@@ -41,6 +41,9 @@ FACTS: list[FactSpec] = [
     FactSpec("job.said_running", "bool",
              "a person says their job ran when the evidence was taken, or runs slowly ('a snapshot during a small "
              "simulation', 'training is very slow'): an idle GPU beside it is the job's (stated:job-running)", "any"),
+    FactSpec("train.input_said_slow", "bool",
+             "a person says the input side is slow or what the job waits for: the data loader, the sampler, "
+             "preprocessing, the disk, 'waiting for data', num_workers=0, CPU-bound (stated:input-said-slow)", "any"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),

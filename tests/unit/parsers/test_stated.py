@@ -101,6 +101,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-bare-figure": ("GPU util 5", 5.0), "nvidia-smi-util-figure": ("nvidia-smi usage 5%", 5.0),
                "gpu-util-swings": ("GPU usage oscillating", True),
                "job-running": ("a snapshot during training", True),
+               "one-gpu-used": ("only one of the GPUs used", ["gpu-underutilized"]),
+               "input-said-slow": ("waiting for data loading", True),
                "latency-up": ("p99 latency went up", ["latency"]),
                "collective-hang": ("hanging in allreduce", ["nccl-hang"]),
                "service-unreachable": ("service is unreachable", ["service-unreachable"])}

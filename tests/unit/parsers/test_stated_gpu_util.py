@@ -158,3 +158,46 @@ def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(s
 def test_a_real_sentence_says_the_job_ran(url: str, text: str, expected: dict[str, object]) -> None:
     got = _read(text)
     assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+# One GPU of several used, and the input side said slow: real lines from public threads.
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/pyg-team/pytorch_geometric/issues/3272",
+     "I followed the code in examples/multi-gpu/data_parallel.py to do training on multiple GPUs. However, when "
+     "inspecting the status of the GPUs with nvidia-smi, I only see the first GPU being utilized. The same happens "
+     "when using as device 'cuda:0' or just 'cuda' (the latter being suggested here "
+     "https://stackoverflow.com/questions/54216920/how-to-use-multiple-gpus-in-pytorch).",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/deepinsight/insightface/issues/1311",
+     "When using the multi-gpus training model, there is always one gpu with a particularly low utilization rate. "
+     "May I ask how to solve this problem",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/open-mmlab/mmpretrain/issues/350",
+     "I train resnet50 on imagenet with 4 RTX 2080TI (dist train). I found that one GPU is always in very low usage, "
+     "meanwhile, the utilization rate of CPU decreases too. Detailed info is listed below:",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/open-mmlab/mmpretrain/issues/350",
+     "It seems dataloader can not provide data in time.",
+     {"train.input_said_slow": True, "symptoms": None}),
+    ("https://github.com/THU-DA-6D-Pose-Group/GDR-Net/issues/114",
+     "I found that the IO speed is quite slow in the result that utility of GPU is relative low(~30). The GPU "
+     "utilization rate will even become 0 every few seconds. The training time on ycbv is more than 26 hours. I "
+     "whether is there any optimized strategy on this dataloader to speed up this process.",
+     {"train.input_said_slow": True}),
+])
+def test_a_real_sentence_says_one_gpu_or_the_input(url: str, text: str, expected: dict[str, object]) -> None:
+    got = _read(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+@pytest.mark.parametrize("sentence", [
+    "we are waiting for the data team to reply",  # no loader
+    "the data loader is not slow at all",  # negated
+    "the disk is full on the node",  # full, not slow
+    "is the sampler the bottleneck here?",  # asked
+    "only one GPU is free on the node",  # a free GPU is no job's
+    "not only one GPU is used but all of them",  # negated
+])
+def test_no_one_gpu_or_input_is_read_from_these(sentence: str) -> None:
+    got = _read(sentence)
+    assert "train.input_said_slow" not in got and "symptoms" not in got, got
