@@ -65,9 +65,11 @@ def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     "does the GPU utilization fluctuate when the loader is slow?",  # asked
     "if the GPU usage oscillates we add loader workers",  # conditional
     "the GPU usage used to fluctuate before we cached the dataset",  # history
+    "the GPU util is not fluctuating at all",  # negated inside the phrase, not before it
 ])
 def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
-    assert "gpu.util_swings" not in _read(sentence), _read(sentence)
+    got = _read(sentence)
+    assert "gpu.util_swings" not in got and "symptoms" not in got, got
 
 
 # Verbatim lines from public threads (whole lines), with the thread beside each.
