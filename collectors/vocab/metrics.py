@@ -31,8 +31,22 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.job_util_percent", "float",
              "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
              "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
-             "process are left out; or the lowest GPU-Util a person states in a sentence (stated:gpu-util-figure)",
+             "process are left out; or the lowest GPU-Util a person states in a sentence (stated:gpu-util-figure, "
+             "gpu-util-bare-figure, nvidia-smi-util-figure)",
              "min", "18"),
+    FactSpec("gpu.job_util_gap_percent", "float",
+             "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "
+             "Processes joined to its GPU rows, gpustat's process owners), the widest of any job: one GPU of a "
+             "job doing far less than its others", "max", "41"),
+    FactSpec("job.said_running", "bool",
+             "a person says their job ran when the evidence was taken, or runs slowly ('a snapshot during a small "
+             "simulation', 'training is very slow'): an idle GPU beside it is the job's (stated:job-running)", "any"),
+    FactSpec("train.input_said_slow", "bool",
+             "a person says the input side is slow or what the job waits for: the data loader, the sampler, "
+             "preprocessing, the disk, 'waiting for data', num_workers=0, CPU-bound (stated:input-said-slow)", "any"),
+    FactSpec("gpu.util_swings", "bool",
+             "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
+             "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),
     FactSpec("gpu.job_util_avg_percent", "float",
              "a batch job's GPU utilisation averaged over its GPUs and its run so far (Slurm jobstats' Overall "
              "Utilization); unlike gpu.job_util_percent it is a mean, so one busy GPU can hide behind idle ones",

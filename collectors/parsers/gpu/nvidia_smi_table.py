@@ -4,8 +4,9 @@ A node's table shows every GPU, also the ones another job holds or none does; it
 about a job whose own GPUs idle beside a busy neighbour. So each GPU's utilisation is joined to the compute
 processes the Processes section lists on it (GPU index, PID, name, memory), and the processes are grouped into
 jobs by name. `gpu.job_util_percent` is the busiest GPU of the least-busy job: low only when every GPU a job
-computes on is idle. A GPU with no compute process raises nothing. Inside a container nvidia-smi cannot see
-other PID namespaces, so "No running processes found" leaves the job unknown rather than idle.
+computes on is idle; `gpu.job_util_gap_percent` is how far a job's least busy GPU trails its busiest. A GPU with
+no compute process raises nothing. Inside a container nvidia-smi cannot see other PID namespaces, so "No running
+processes found" leaves the job unknown rather than idle.
 """
 
 from __future__ import annotations
@@ -124,3 +125,20 @@ def _job_util(sink: FactSink, table: Table) -> None:
     cited = [busiest.line, *(n for _, n in placed)]
     text = f"{name} on GPU {', '.join(indices)}: its busiest GPU at {busiest.util}% ({len(jobs)} job(s) listed)"
     sink.add("gpu.job_util_percent", float(busiest.util or 0), min(cited), max(cited), text=text)
+    _widest_gap(sink, jobs)
+
+
+def _widest_gap(sink: FactSink, jobs: dict[str, list[tuple[Gpu, int]]]) -> None:
+    """The largest gap between a job's busiest and least busy GPU: one GPU of a job doing far less than the others
+    (DataParallel's replicas, a rank that waits) is under-used however busy the first one is."""
+    spans = []
+    for name, placed in jobs.items():
+        gpus = {g.index: g for g, _ in placed}
+        if len(gpus) >= 2:
+            utils = [g.util or 0 for g in gpus.values()]
+            spans.append((max(utils) - min(utils), name, sorted(g.line for g in gpus.values())))
+    if not spans:
+        return
+    gap, name, lines = max(spans, key=lambda s: s[0])
+    sink.add("gpu.job_util_gap_percent", float(gap), lines[0], lines[-1],
+             text=f"{name}: its GPUs {gap} points apart in GPU-Util")

@@ -49,6 +49,7 @@ _FUNCTION = frozenset({
     "very", "us", "me", "you", "your",
 })
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
+_IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
 _CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)
@@ -267,7 +268,10 @@ def _prose(line: str) -> bool:
     # Three words with one that only a sentence has ("pod keeps restarting", "the node went NotReady"): a short
     # sentence; a list of identifiers or a program's field has none of them.
     words = _TOKEN.findall(line)
-    return len(words) >= 3 and sum(w.lower() in _FUNCTION for w in words) >= 1
+    if len(words) >= 3 and sum(w.lower() in _FUNCTION for w in words) >= 1:
+        return True
+    # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
+    return len(_IDEOGRAPHS.findall(line)) >= 8
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

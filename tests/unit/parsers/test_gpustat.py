@@ -34,7 +34,24 @@ _OPTIONS = {
 @pytest.mark.parametrize("option", sorted(_OPTIONS))
 def test_each_layout_gives_the_busiest_gpu_and_the_fullest_memory(option: str) -> None:
     text = "server1  Sat Nov 28 23:55:00 2026  535.54.03\n" + _OPTIONS[option] + "\n"
-    assert facts_of(text) == {"gpu.util_percent": 20.0, "gpu.fb_used_ratio": 0.8, "gpu.temp_c": 71.0}
+    # Only the first layout lists alice on both GPUs; root's 5 MB is no job of hers.
+    gap = {"gpu.job_util_gap_percent": 13.0} if option == "default, before 1.0" else {}
+    assert facts_of(text) == {"gpu.util_percent": 20.0, "gpu.fb_used_ratio": 0.8, "gpu.temp_c": 71.0, **gap}
+
+
+# Each process as gpustat prints it with its options (user by default, :command with -c, /pid with -p): the owner
+# of a job on two GPUs is the same whatever the options, and the gap between its GPUs is read.
+@pytest.mark.parametrize("cell", ["bob({m}M)", "bob:python/4242({m}M)", "bob/4242({m}M)", "bob:python({m}M)"])
+def test_one_job_on_two_gpus_gives_the_gap_between_them(cell: str) -> None:
+    text = (f"[0] NVIDIA A100-SXM4-80GB | 61°C,  95 % | 40000 / 81920 MB | {cell.format(m=39990)} root(5M)\n"
+            f"[1] NVIDIA A100-SXM4-80GB | 40°C,  10 % | 30000 / 81920 MB | {cell.format(m=29990)}\n")
+    assert facts_of(text)["gpu.job_util_gap_percent"] == 85.0
+
+
+def test_two_jobs_on_one_gpu_each_give_no_gap() -> None:
+    text = ("[0] Tesla V100 | 61°C,  95 % | 20000 / 32510 MB | alice(19990M)\n"
+            "[1] Tesla V100 | 40°C,   3 % | 20000 / 32510 MB | bob(19990M)\n")
+    assert "gpu.job_util_gap_percent" not in facts_of(text)
 
 
 def test_values_nvml_did_not_give_are_left_out() -> None:
@@ -70,6 +87,32 @@ REAL = [
     # https://github.com/wookayin/gpustat/issues/97 (the maintainer's example, --show-cmd --show-pid).
     ("[0] GeForce GTX Titan X | 77'C,  96 % | 11848 / 12287 MB | python/52046(11821M)\n",
      {"gpu.util_percent": 96.0, "gpu.fb_used_ratio": 0.9643, "gpu.temp_c": 77.0}),
+    # https://github.com/rosinality/style-based-gan-pytorch/issues/65 (the reporter's comment of 2019-11-10): one
+    # DataParallel job on two GPUs, evenly busy at 64p; root's 5 MB is the X server.
+    ("[0] GeForce GTX 1080 Ti | 85'C,  99 % |  5705 / 11176 MB | my_user(5687M) root(5M)\n"
+     "[1] GeForce GTX 1080 Ti | 79'C, 100 % |  4309 / 11178 MB | my_user(4297M)\n",
+     {"gpu.util_percent": 100.0, "gpu.fb_used_ratio": 0.5105, "gpu.temp_c": 85.0, "gpu.job_util_gap_percent": 1.0}),
+    # https://github.com/Lightning-AI/pytorch-lightning/issues/4828: gpustat pasted as a markdown table; one user's
+    # DDP job on GPUs 0-5, all at 100 %, another user's process on GPU 6 at 0 %.
+    ("| Gpu name                | Utilization   | memory           | P"
+      "rocess                                             |\n"
+     "| ----------------------- | ------------- | ---------------- | -"
+      "-------------------------------------------------- |\n"
+     "| [0]GeForce GTX 1080 Ti  | 27'C,   100 % | 11007 / 11178 MB | x"
+      "x(11003M) xx(0M) xx(0M) xx(0M) xx(0M) xx(0M)       |\n"
+     "| [1] GeForce GTX 1080 Ti | 64'C, 100 %   | 11025 / 11178 MB | x"
+      "x(0M) xx(11021M) xx(0M) xx(0M) xx(0M) xx(0M)       |\n"
+     "| [2] GeForce GTX 1080 Ti | 67'C, 100 %   | 11015 / 11178 MB | x"
+      "x(0M) xx(0M) xx(11011M) xx(0M) xx(0M) xx(0M)       |\n"
+     "| [3] GeForce GTX 1080 Ti | 62'C, 100 %   | 11137 / 11178 MB | x"
+      "x(0M) xx(0M) xx(0M) xx(11133M) xx(0M) xx(0M)       |\n"
+     "| [4] GeForce GTX 1080 Ti | 59'C, 100 %   | 11023 / 11178 MB | x"
+      "x(0M) xx(0M) xx(0M) xx(0M)xx(0M) xx(11019M)        |\n"
+     "| [5] GeForce GTX 1080 Ti | 50'C, 100 %   | 11031 / 11178 MB | x"
+      "x(0M) xx(0M) xx(0M) xx(0M) xx(11027M) xx(0M)       |\n"
+     "| [6] GeForce GTX 1080 Ti | 24'C,   0 %   | 10665 / 11178 MB | a"
+      "aa(10661M) xx(0M) xx(0M) xx(0M) xx(0M)xx(0M)xx(0M) |\n",
+     {"gpu.util_percent": 100.0, "gpu.fb_used_ratio": 0.9963, "gpu.temp_c": 67.0, "gpu.job_util_gap_percent": 0.0}),
 ]
 
 

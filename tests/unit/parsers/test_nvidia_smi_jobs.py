@@ -77,6 +77,14 @@ def test_another_jobs_busy_gpu_does_not_hide_an_idle_one() -> None:
     assert got["gpu.job_util_percent"] == 18.0  # python computes on GPU 0 only
 
 
+def test_one_job_s_gpus_far_apart_give_the_gap() -> None:
+    # python on GPU 0 (18%) and GPU 1: its GPUs 5 points apart, then 72 once GPU 1 is busy.
+    assert facts(SMI)["gpu.job_util_gap_percent"] == 5.0
+    got = facts(SMI.replace("|     23%      Default |", "|     90%      Default |"))
+    assert got["gpu.job_util_gap_percent"] == 72.0
+    assert got["gpu.job_util_percent"] == 90.0  # the job's busiest GPU is busy: only the gap shows the idle one
+
+
 def test_a_gpu_without_a_process_raises_nothing() -> None:
     row = next(line for line in SMI.splitlines(keepends=True) if "48213" in line)
     text = SMI.replace(row, "")

@@ -98,6 +98,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "nccl-watchdog": ("NCCL watchdog timed out", True), "restarting": ("keeps restarting", ["crash-loop"]),
                "oom-killer": ("killed by the OOM killer", ["oom-killed"]), "gpu-util-figure": ("GPU util 5%", 5.0),
                "gpu-util-low": ("low GPU utilization", ["gpu-underutilized"]),
+               "gpu-util-bare-figure": ("GPU util 5", 5.0), "nvidia-smi-util-figure": ("nvidia-smi usage 5%", 5.0),
+               "gpu-util-swings": ("GPU usage oscillating", True),
+               "job-running": ("a snapshot during training", True),
+               "one-gpu-used": ("only one of the GPUs used", ["gpu-underutilized"]),
+               "input-said-slow": ("waiting for data loading", True),
                "latency-up": ("p99 latency went up", ["latency"]),
                "collective-hang": ("hanging in allreduce", ["nccl-hang"]),
                "service-unreachable": ("service is unreachable", ["service-unreachable"])}

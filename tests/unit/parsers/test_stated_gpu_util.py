@@ -1,0 +1,205 @@
+"""GPU utilisation as people say it (stated.yaml's gpu-util-bare-figure, nvidia-smi-util-figure, gpu-util-swings):
+the figure without a percent sign, the figure credited to nvidia-smi rather than to its column, and a GPU-Util
+said to swing between busy and idle. Negated, asked and healthy figures name no symptom."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.text.stated import read_stated
+
+
+def _read(text: str) -> dict[str, object]:
+    facts = read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, source="paste", content=text)).facts
+    out: dict[str, object] = {}
+    for fact in facts:
+        if fact.name == "evidence.symptoms" and isinstance(fact.value, list):
+            out.setdefault("symptoms", set()).update(fact.value)  # type: ignore[union-attr]
+        elif fact.name == "gpu.job_util_percent":
+            out[fact.name] = min(float(fact.value), float(out.get(fact.name, 100.0)))  # type: ignore[arg-type]
+        else:
+            out[fact.name] = fact.value
+    return out
+
+
+# Synthetic sentences, one per way of saying it (the column's names and the verbs people put before the figure).
+@pytest.mark.parametrize(("sentence", "figure"), [
+    ("the GPU-Util is 0 most of the time", 0.0),
+    ("GPU util 0 during the whole epoch", 0.0),
+    ("our volatile GPU-Util stays at about 3 while training", 3.0),
+    ("the gpu usage is only 12 on both cards", 12.0),
+    ("I checked nvidia-smi and the utilization was under 10% the whole time", 10.0),
+    ("nvidia-smi shows 5% GPU-Util for the training process", 5.0),
+])
+def test_a_figure_said_in_words_is_read(sentence: str, figure: float) -> None:
+    assert _read(sentence).get("gpu.job_util_percent") == figure, _read(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "the GPU usage is 2 GB on each card",  # memory, not utilisation
+    "GPU load at 300 W during the run",  # power
+    "nvidia-smi shows 95% memory usage and the job is fine",  # another resource's figure
+    "is the GPU-Util 0 when the job waits?",  # asked
+    "the GPU-Util is not 0 on any card",  # negated
+])
+def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
+    assert "gpu.job_util_percent" not in _read(sentence), _read(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "the GPU utilization fluctuates between 0 and 100 during the epoch",
+    "the GPU usage is unstable during training",
+    "the gpu util is not stable from 0% to 90%",
+    "GPU-Util always jumps from 90% to 0% and back",
+    "the GPU load keeps oscillating while the job runs",
+    "GPU利用率忽高忽低，训练很慢",  # noqa: RUF001
+])
+def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
+    got = _read(sentence)
+    assert got.get("gpu.util_swings") is True and "gpu-underutilized" in got.get("symptoms", set()), got  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("sentence", [
+    "GPU-Util jumps to 100% as soon as the job starts",  # a rise to busy, no swing to idle
+    "does the GPU utilization fluctuate when the loader is slow?",  # asked
+    "if the GPU usage oscillates we add loader workers",  # conditional
+    "the GPU usage used to fluctuate before we cached the dataset",  # history
+    "the GPU util is not fluctuating at all",  # negated inside the phrase, not before it
+])
+def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
+    got = _read(sentence)
+    assert "gpu.util_swings" not in got and "symptoms" not in got, got
+
+
+# Verbatim lines from public threads (whole lines), with the thread beside each.
+REAL = [
+    ("https://github.com/jwyang/faster-rcnn.pytorch/issues/770",
+     "When I train the model, the GPU memory is occupied, but GPU-Util is always 0. What's the re",
+     {"gpu.job_util_percent": 0.0}),
+    ("https://github.com/rbgirshick/py-faster-rcnn/issues/871",
+     "Hi,gpu-util is always 0, but occupies GPU memory. my training speed is very slow. In most cases, 100 "
+     "iterations will take nearly two hours.I used a single GPU（NVIDIA 1080）, CUDA8.0, cudn 6.0。Tell me, what can "  # noqa: RUF001
+     "I do to improve my gpu-util。",
+     {"gpu.job_util_percent": 0.0, "job.said_running": True}),
+    ("https://github.com/neptune-ai/open-solution-salt-identification/issues/21",
+     "nvidia-smi gives 0% percentage GPU-Util most of the time(in offline mode). Am I doing something wrong? Using "
+     "the same config file as in [solution-3]. CPU usage is high most of the time.",
+     {"gpu.job_util_percent": 0.0}),
+    ("https://github.com/poier/PreView/issues/5",
+     "Hi, Thank you for your codes. And I changed to another benchmark, but the volatile gpu-util is very low and "
+     "fluctuant.  Can yo give me some advice about it. Thank you very much!",
+     {"gpu.util_swings": True}),
+    ("https://github.com/ultralytics/yolov3/issues/1926",
+     "Hello，My GPU utilization fluctuates wildly, every few seconds, and goes from 40% to 90%. How can I deal with "  # noqa: RUF001
+     "it? Thank you~",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/hustvl/YOLOP/issues/188",
+     "如题，训练的时候，GPU利用率忽高忽低，导致模型训练很慢，时间很长。尝试过以下的措施：",  # noqa: RUF001
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+]
+
+
+@pytest.mark.parametrize(("url", "text", "expected"), REAL, ids=[r[0] for r in REAL])
+def test_a_real_sentence_is_read(url: str, text: str, expected: dict[str, object]) -> None:
+    got = _read(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+# Healthy figures from public threads: read, and too high to run anything.
+@pytest.mark.parametrize(("url", "text", "figure"), [
+    ("https://github.com/hotpotqa/hotpot/issues/7",
+     "I also use Telsa P100 with 16GB memory, but my GPU-Utilization is 66%.", 66.0),
+    ("https://github.com/hotpotqa/hotpot/issues/7",
+     "I am using GTX1080TI, GPU-Utilization is 86%, about 780ms/batch.", 86.0),
+])
+def test_a_real_healthy_figure_names_no_symptom(url: str, text: str, figure: float) -> None:
+    got = _read(text)
+    assert got.get("gpu.job_util_percent") == figure and "symptoms" not in got and "gpu.util_swings" not in got, (
+        url, got)
+
+
+# The job said to run when the table was taken, or to run slowly: an idle table beside it is the job's.
+@pytest.mark.parametrize("sentence", [
+    "Here is a snapshot of nvidia-smi during training:",
+    "the output below is from while the job was running",
+    "the training is very slow",
+    "for us each step takes a really long time",
+    "I am running the training on one node",
+])
+def test_the_job_said_running_is_read(sentence: str) -> None:
+    assert _read(sentence).get("job.said_running") is True, _read(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "the training is not slow at all",  # negated
+    "is the training slow?",  # asked
+    "if the training is slow we add workers",  # conditional
+    "the network is slow today",  # no job named
+])
+def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(sentence: str) -> None:
+    assert "job.said_running" not in _read(sentence), _read(sentence)
+
+
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/yilundu/nerflow/issues/6",
+     "hello，I have started training.But there is a problem, the model training is very slow. The first command "  # noqa: RUF001
+     "ran for 20 hours, and the second stream consistency training also ran for more than 20 hours to complete 50% "
+     "of the progress, and my GPU utilization was only 3%. My configuration is a single Nvidia 3090 Ti GPU. I didn't "
+     "modify your code, have you ever encountered this situation?",
+     {"job.said_running": True, "gpu.job_util_percent": 3.0}),
+    ("https://github.com/smallcorgi/3D-Deepbox/issues/44",
+     "Hi, I am running the training and it seems it was very slow. Take more than one hour to complete one epoch. "
+     "Here is the output of nvidia-smi:",
+     {"job.said_running": True}),
+    # A question: nothing is reported.
+    ("https://github.com/amdegroot/ssd.pytorch/issues/539",
+     "Why is training so slow and GPU utilization so low?",
+     {"job.said_running": None, "symptoms": None}),
+])
+def test_a_real_sentence_says_the_job_ran(url: str, text: str, expected: dict[str, object]) -> None:
+    got = _read(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+# One GPU of several used, and the input side said slow: real lines from public threads.
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/pyg-team/pytorch_geometric/issues/3272",
+     "I followed the code in examples/multi-gpu/data_parallel.py to do training on multiple GPUs. However, when "
+     "inspecting the status of the GPUs with nvidia-smi, I only see the first GPU being utilized. The same happens "
+     "when using as device 'cuda:0' or just 'cuda' (the latter being suggested here "
+     "https://stackoverflow.com/questions/54216920/how-to-use-multiple-gpus-in-pytorch).",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/deepinsight/insightface/issues/1311",
+     "When using the multi-gpus training model, there is always one gpu with a particularly low utilization rate. "
+     "May I ask how to solve this problem",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/open-mmlab/mmpretrain/issues/350",
+     "I train resnet50 on imagenet with 4 RTX 2080TI (dist train). I found that one GPU is always in very low usage, "
+     "meanwhile, the utilization rate of CPU decreases too. Detailed info is listed below:",
+     {"symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/open-mmlab/mmpretrain/issues/350",
+     "It seems dataloader can not provide data in time.",
+     {"train.input_said_slow": True, "symptoms": None}),
+    ("https://github.com/THU-DA-6D-Pose-Group/GDR-Net/issues/114",
+     "I found that the IO speed is quite slow in the result that utility of GPU is relative low(~30). The GPU "
+     "utilization rate will even become 0 every few seconds. The training time on ycbv is more than 26 hours. I "
+     "whether is there any optimized strategy on this dataloader to speed up this process.",
+     {"train.input_said_slow": True}),
+])
+def test_a_real_sentence_says_one_gpu_or_the_input(url: str, text: str, expected: dict[str, object]) -> None:
+    got = _read(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+@pytest.mark.parametrize("sentence", [
+    "we are waiting for the data team to reply",  # no loader
+    "the data loader is not slow at all",  # negated
+    "the disk is full on the node",  # full, not slow
+    "is the sampler the bottleneck here?",  # asked
+    "only one GPU is free on the node",  # a free GPU is no job's
+    "not only one GPU is used but all of them",  # negated
+])
+def test_no_one_gpu_or_input_is_read_from_these(sentence: str) -> None:
+    got = _read(sentence)
+    assert "train.input_said_slow" not in got and "symptoms" not in got, got
