@@ -137,6 +137,10 @@ class _Scan:
                 self.reclaim = (resource, n)
             if condition := pressure_condition(resource):
                 self.sink.add("node.conditions", [condition], n, subject=_node_subject(line))
+            # "must evict pod(s) to reclaim <r>" is the manager's decision to evict for that resource (its ranking
+            # and kills follow, often cut from the paste); "attempting to reclaim" alone may end in image GC.
+            if "must evict" in line:
+                self.sink.add("eviction.resource", _plain_resource(resource), n, subject=_node_subject(line))
         if ("victed" in line or "victing" in line) and _EVICTED.search(line):
             subject = _pod_subject(line)
             self.sink.add("eviction.seen", True, n, subject=subject)
