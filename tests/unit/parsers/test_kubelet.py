@@ -134,3 +134,22 @@ def test_attempting_to_reclaim_alone_names_no_eviction_resource() -> None:
     text = ("W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim "
             "ephemeral-storage\n")
     assert "eviction.resource" not in cited(parse_text(text))
+
+
+def test_the_old_recording_line_of_a_node_not_ready_event_is_a_not_ready_condition() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/45419 (its first journal line, kubelet 1.6)
+    text = ("May 05 13:59:56 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 13:59:56.872880    2858 "
+            "kubelet_node_status.go:379] Recording NodeNotReady event message for node ip-10-50-20-208.ec2.internal\n")
+    facts = cited(parse_text(text))
+    assert [v for v, *_ in facts["node.conditions"]] == [["NotReady"]]
+
+
+def test_recording_a_healthy_node_event_is_no_condition() -> None:
+    # The same setter records NodeReady and NodeHasSufficientMemory; they say the node is well. Rendered from
+    # kubelet_node_status.go recordNodeStatusEvent ("Recording %s event message for node %s") with sample values.
+    text = ("May 05 14:00:06 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 14:00:06.872880    2858 "
+            "kubelet_node_status.go:379] Recording NodeReady event message for node ip-10-50-20-208.ec2.internal\n"
+            "May 05 14:00:06 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 14:00:06.872881    2858 "
+            "kubelet_node_status.go:379] Recording NodeHasSufficientMemory event message for node "
+            "ip-10-50-20-208.ec2.internal\n")
+    assert "node.conditions" not in cited(parse_text(text))
