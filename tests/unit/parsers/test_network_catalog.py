@@ -129,3 +129,25 @@ def test_an_old_busybox_failure_for_a_public_name_is_a_dns_error_without_a_sympt
     assert got.get("dns.errors") is True
     assert "service-unreachable" not in (got.get("evidence.symptoms") or [])
     assert "dns.errors" not in _facts("nslookup: can't resolve '(null)': Name does not resolve")
+
+
+def test_busybox_search_list_misses_beside_an_answer_are_not_read() -> None:
+    # https://github.com/canonical/microk8s/issues/2669 (a comment): the name resolved; busybox printed NXDOMAIN for
+    # the search-list variants it also tried.
+    text = ("/data # nslookup minio-service\n"
+            "Server:\t\t10.152.183.10\n"
+            "Address:\t10.152.183.10:53\n"
+            "\n"
+            "Name:\tminio-service.default.svc.cluster.local\n"
+            "Address: 10.152.183.151\n"
+            "\n"
+            "** server can't find minio-service.svc.cluster.local: NXDOMAIN\n"
+            "\n"
+            "** server can't find minio-service.svc.cluster.local: NXDOMAIN\n"
+            "\n"
+            "*** Can't find minio-service.default.svc.cluster.local: No answer\n"
+            "\n"
+            "** server can't find minio-service.cluster.local: NXDOMAIN\n")
+    got = _facts(text)
+    assert "dns.errors" not in got, got
+    assert "service-unreachable" not in (got.get("evidence.symptoms") or [])
