@@ -288,3 +288,18 @@ def test_a_failed_scrape_of_the_kubelet_alone_names_no_node_symptom() -> None:
                  'node "node-3-samantha.internal"')
     assert "node-not-ready" not in (read.get("evidence.symptoms") or [])
     assert "node.conditions" not in read
+
+
+def test_an_eviction_message_naming_usage_above_the_request_says_so() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/91600 (description; an event row of kubectl describe pod)
+    read = facts("  Warning  Evicted         18m                kubelet, mgt04     The node was low on resource: "
+                 "ephemeral-storage. Container calico-node was using 92Ki, which exceeds its request of 0.")
+    assert read.get("eviction.over_request") is True
+    assert read.get("eviction.resource") == "ephemeral-storage"
+
+
+def test_an_eviction_message_without_a_container_says_nothing_of_its_request() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/66151 (a comment's describe pod)
+    read = facts("Status:       Failed\nReason:       Evicted\nMessage:      The node was low on resource: imagefs.\n")
+    assert read.get("eviction.seen") is True
+    assert "eviction.over_request" not in read
