@@ -403,7 +403,8 @@ def eviction_over_limit(message: str) -> bool:
 # helpers.go evictionMessage): "Container <c> was using <u>, which exceeds its request of <r>." (1.9-1.21), then
 # "Container <c> was using <u>, request is <r>, has larger consumption of <resource>." (1.22 on). A Guaranteed pod
 # never uses more than it requests, so the line says the pod was ranked for its usage above the request.
-_OVER_REQUEST = re.compile(r"Container \S+ was using ~?[\d.]+[A-Za-z]*, (?:which exceeds its request of|request is) ~?[\d.]")
+_OVER_REQUEST = re.compile(
+    r"Container \S+ was using ~?[\d.]+[A-Za-z]*, (?:which exceeds its request of|request is) ~?[\d.]")
 
 
 def eviction_over_request(message: str) -> bool:

@@ -118,11 +118,11 @@ def test_sniff() -> None:
 
 def test_the_eviction_managers_decision_names_the_resource_before_any_pod_is_evicted() -> None:
     # https://github.com/kubernetes/kubernetes/issues/44951 (the ranking line cut at its end: whole lines only)
-    text = ("Apr 26 09:13:09 node-2-vm kubelet-wrapper[1064]: I0426 09:13:09.518941    1064 eviction_manager.go:313] "
-            "eviction manager: must evict pod(s) to reclaim imagefs\n"
+    text = ("Apr 26 09:13:09 node-2-vm kubelet-wrapper[1064]: I0426 09:13:09.518941    1064 "
+            "eviction_manager.go:313] eviction manager: must evict pod(s) to reclaim imagefs\n"
             "Apr 26 09:13:09 node-2-vm kubelet-wrapper[1064]: I0426 09:13:09.519150    1064 image_gc_manager.go:335] "
-            "[imageGCManager]: Removing image \"sha256:91a48ff795cebb88646ec6cc4955bf7f500466feb44ec18b508f2ce94ed0d9b7\" "
-            "to free 664880136 bytes\n")
+            "[imageGCManager]: Removing image "
+            "\"sha256:91a48ff795cebb88646ec6cc4955bf7f500466feb44ec18b508f2ce94ed0d9b7\" to free 664880136 bytes\n")
     facts = cited(parse_text(text))
     assert [v for v, *_ in facts["eviction.resource"]] == ["ephemeral-storage"]
     assert "eviction.seen" not in facts
