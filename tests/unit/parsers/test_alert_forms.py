@@ -225,7 +225,8 @@ def test_annotations_are_kept_apart_from_labels() -> None:
 
 def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
-    covered = {"subject", "heading-name-status", "text-alert-list-heading", "email-copied-heading", "status-heading", "email-group-line",
+    covered = {"subject", "heading-name-status", "text-alert-list-heading", "email-copied-heading", "status-heading",
+               "email-group-line",
                "status-field", "severity-field",
                "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",
