@@ -89,7 +89,7 @@ class Settings(BaseSettings):
         "INFO", description="log level of the JSON logs")
     database_url: str | None = Field(None, description="SQLAlchemy URL; default a SQLite file in the state dir")
     max_concurrent_triages: int = Field(4, ge=1, le=64, description="triages running at once per process")
-    slack_timeout: float = Field(10.0, gt=0, le=60, description="seconds one Slack Web API call may take")
+    slack_timeout: int = Field(10, ge=1, le=60, description="seconds one Slack Web API call may take")
     outbox_lease: float = Field(30.0, gt=1, le=600, description="seconds a Slack call may take before another "
                                 "poster takes it over (longer than slack_timeout)")
     triage_workers: int = Field(1, ge=0, le=32, description="worker processes that run live triages beside the "

@@ -13,8 +13,8 @@ MIN_SCORE = 30
 # Kinds read line by line: a line of a mixed paste belongs to the first of them that claims it.
 LINE_KINDS = frozenset(kind for kind, _ in LINE_CLAIMS)
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
-_PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|curl|"
-                     r"nvidia-smi|top|oc|k|ip|ifconfig)\b")
+_PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|more|less|head|"
+                     r"tail|curl|nvidia-smi|top|oc|k|ip|ifconfig)\b")
 KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 

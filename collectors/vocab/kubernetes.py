@@ -106,6 +106,9 @@ FACTS: list[FactSpec] = [
     FactSpec("eviction.over_limit", "bool",
              "the kubelet evicted the pod for going over its own local-storage limit (a container's or the pod's "
              "ephemeral-storage limit, an emptyDir sizeLimit), not because the node ran low", "any"),
+    FactSpec("eviction.over_request", "bool",
+             "the kubelet's eviction message says the container it ranked first was using more than it requested "
+             "(so the pod was not Guaranteed)", "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "

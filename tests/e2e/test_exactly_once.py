@@ -43,7 +43,7 @@ GROUPS = {"CheckoutDown": "C0OPS", "GPUXidError": "C0GPU"}
 MIN_GAP = 0.75
 # A short Slack timeout lets a short lease run out soon after a kill or a 5xx; the answers the tests hold back
 # (2.5 s) stay within it.
-SLACK_TIMEOUT = 4.0
+SLACK_TIMEOUT = 4
 LEASE = 5.0
 
 

@@ -279,12 +279,18 @@ _STATUS_FIELD = re.compile(r"^\s*(?:[-*\u2022]\s+)?\*{0,2}Status\*{0,2}\s*:\*{0,
                            re.MULTILINE | re.IGNORECASE)
 
 
+def _heading(head: str) -> bool:
+    """A heading naming an alert and its state (alert_forms.yaml heading-name-status) in the first lines."""
+    form = next((f for f in forms() if f.spec.id == "heading-name-status"), None)
+    return form is not None and any(form.regex.search(line) for line in head.split("\n", 20)[:20])
+
+
 def sniff(text: str) -> int:
     """0-100 confidence that the text is an alert as pasted."""
     head = text[:8000]
     if head.lstrip().startswith(("{", "[{")):
         return 0  # JSON is the Alertmanager payload's, not ours
-    if _TITLE.search(head) or _AMTOOL_HEADER.search(head):
+    if _TITLE.search(head) or _AMTOOL_HEADER.search(head) or _heading(head):
         return 90
     if _RECEIVER_BODY.search(head) or _SACHET_BODY.search(head):
         return 70

@@ -126,16 +126,20 @@ def _alerts(payloads: list[dict[str, Any]], where: _Locator) -> list[_Alert]:
     for payload in payloads:
         for raw in payload["alerts"]:
             labels = raw.get("labels") if isinstance(raw, dict) else None
-            if not isinstance(labels, dict) or not isinstance(labels.get("alertname"), str):
+            if not isinstance(labels, dict):
+                continue
+            # Rancher 2.x's notifier (pkg/controllers/user/alert) names the alert in "alert_name", in words.
+            key = next((k for k in ("alertname", "alert_name") if isinstance(labels.get(k), str)), None)
+            if key is None:
                 continue
             labels = {str(k): str(v) for k, v in labels.items()}
-            found = where.find("alertname", labels["alertname"], pos)
+            found = where.find(key, labels[key], pos)
             pos = found + 1 if found >= 0 else pos
             status = _status(raw.get("status")) or _status(payload.get("status"))
             labels_at = where.text.rfind('"labels"', 0, found) if found >= 0 else -1
             notes = raw.get("annotations")
             notes = {str(k): str(v) for k, v in notes.items()} if isinstance(notes, dict) else {}
-            out.append(_Alert(labels["alertname"], status, labels, found, max(labels_at, 0), notes))
+            out.append(_Alert(labels[key], status, labels, found, max(labels_at, 0), notes))
     return out
 
 
@@ -225,10 +229,14 @@ def sniff(text: str) -> int:
     head = text[:8000].lstrip()
     if head.startswith("```"):  # a markdown fence around the payload ("```json")
         head = head.partition("\n")[2].lstrip()
-    if not head.startswith(("{", "[")) or '"alertname"' not in head:
+    if not head.startswith(("{", "[")):
         return 0
-    if '"alerts"' in head and ('"groupKey"' in head or '"receiver"' in head):
+    # The webhook envelope (receiver or groupKey, alerts, each with labels) is Alertmanager's whatever the label
+    # names: Rancher's notifier sends the same payload with its own "alert_name" label.
+    if '"alerts"' in head and ('"groupKey"' in head or '"receiver"' in head) and '"labels"' in head:
         return 95
+    if '"alertname"' not in head:
+        return 0
     if '"alerts"' in head or ('"startsAt"' in head and '"labels"' in head):
         return 85
     return 40

@@ -24,6 +24,7 @@ from collectors.parsers.kubernetes.k8s_event_facts import block_events
 from collectors.parsers.kubernetes.k8s_messages import (
     eviction_condition,
     eviction_over_limit,
+    eviction_over_request,
     eviction_resource,
     missing_refs,
 )
@@ -203,6 +204,8 @@ def _pod_status_reason(sink: DedupSink, top: dict[str, DNode], subject: str | No
             sink.add("eviction.resource", resource, message.line, subject=subject)
         if message is not None and eviction_over_limit(message.value):
             sink.add("eviction.over_limit", True, message.line, subject=subject)
+        if message is not None and eviction_over_request(message.value):
+            sink.add("eviction.over_request", True, message.line, subject=subject)
         if message is not None and (condition := eviction_condition(message.value)):
             sink.add("node.conditions", [condition], message.line, subject=subject)
 

@@ -16,6 +16,7 @@ from collectors.parsers.kubernetes.k8s_event_rows import (
 from collectors.parsers.kubernetes.k8s_messages import (
     eviction_condition,
     eviction_over_limit,
+    eviction_over_request,
     eviction_resource,
     image_name,
     is_pull_message,
@@ -219,6 +220,8 @@ def _evicted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
         facts.add("eviction.resource", resource, ev, subject)
     if eviction_over_limit(ev.message):
         facts.add("eviction.over_limit", True, ev, subject)
+    if eviction_over_request(ev.message):
+        facts.add("eviction.over_request", True, ev, subject)
     if condition := eviction_condition(ev.message):
         facts.add("node.conditions", [condition], ev, subject)
 

@@ -399,6 +399,19 @@ def eviction_over_limit(message: str) -> bool:
     return _OVER_LIMIT.search(message) is not None
 
 
+# The kubelet names the container it ranked first and what it used against its request (pkg/kubelet/eviction/
+# helpers.go evictionMessage): "Container <c> was using <u>, which exceeds its request of <r>." (1.9-1.21), then
+# "Container <c> was using <u>, request is <r>, has larger consumption of <resource>." (1.22 on). A Guaranteed pod
+# never uses more than it requests, so the line says the pod was ranked for its usage above the request.
+_OVER_REQUEST = re.compile(
+    r"Container \S+ was using ~?[\d.]+[A-Za-z]*, (?:which exceeds its request of|request is) ~?[\d.]")
+
+
+def eviction_over_request(message: str) -> bool:
+    """True when a kubelet eviction message says a container was using more than its request."""
+    return _OVER_REQUEST.search(message) is not None
+
+
 def eviction_condition(message: str) -> str:
     """The node condition an eviction or admission message names (`had condition: [DiskPressure]`), or ""."""
     m = _HAD_CONDITION.search(message)

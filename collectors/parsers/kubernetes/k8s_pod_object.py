@@ -17,6 +17,7 @@ from collectors.parsers.kubernetes.k8s_common import (
 from collectors.parsers.kubernetes.k8s_messages import (
     eviction_condition,
     eviction_over_limit,
+    eviction_over_request,
     eviction_resource,
     missing_refs,
     scheduling_facts,
@@ -89,6 +90,8 @@ def _pod_phase(ctx: Ctx, loc: Loc, name: str, status: dict[str, Any], subject: s
                 add("eviction.resource", resource, loc.at("status", "message"), subject=subject)
             if eviction_over_limit(message):
                 add("eviction.over_limit", True, loc.at("status", "message"), subject=subject)
+            if eviction_over_request(message):
+                add("eviction.over_request", True, loc.at("status", "message"), subject=subject)
             if condition := eviction_condition(message):
                 add("node.conditions", [condition], loc.at("status", "message"), subject=subject)
     if message:

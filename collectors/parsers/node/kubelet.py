@@ -53,8 +53,11 @@ _PROBE_NEW = re.compile(r"""probeType="(Liveness|Readiness|Startup)\"""")
 _PROBE_OLD = re.compile(r"\b(Liveness|Readiness|Startup) probe for .{0,200}? (?:failed|errored)")
 _PROBE_SYNC = re.compile(r"""probe="(liveness|readiness|startup)" status="unhealthy\"""")
 _OOM = re.compile(r"Got sys oom event|System OOM encountered|was OOM[- ]?killed|\bOOMKilled\b|OOM killed")
+# The node status setters' event, as the kubelet logs recording it: `event="<reason>"` (structured, 1.20+) or
+# "Recording <reason> event message for node <name>" (kubelet_node_status.go recordNodeStatusEvent, 1.2-1.19).
 _NODE_EVENT = re.compile(
-    r"""event="(NodeHasInsufficientMemory|NodeHasDiskPressure|NodeHasInsufficientPID|NodeNotReady)\"""")
+    r"""(?:event="|Recording )(NodeHasInsufficientMemory|NodeHasDiskPressure|NodeHasInsufficientPID|NodeNotReady)"""
+    r"""(?:"| event message for node\b)""")
 _ADMIT_CONDITION = re.compile(r"nodeCondition=\[([^\]]*)\]|node has conditions?: \[([^\]]*)\]")
 _SYNC_WAITING = re.compile(r"""for \\?"[^"\\]*\\?" with (CrashLoopBackOff|ImagePullBackOff|ErrImagePull|"""
                            r"""CreateContainerConfigError|RunContainerError|CreateContainerError):""")
@@ -116,7 +119,7 @@ class _Scan:
             self._pull(line, n)
         if "OOM" in line or "oom" in line:
             self._oom(line, n)
-        if "admit" in line or "not ready" in line or "event=\"Node" in line:
+        if "admit" in line or "not ready" in line or "event=\"Node" in line or "event message for node" in line:
             self._node(line, n)
         if "Error syncing pod" in line:
             self._sync_error(line, n)
@@ -137,6 +140,10 @@ class _Scan:
                 self.reclaim = (resource, n)
             if condition := pressure_condition(resource):
                 self.sink.add("node.conditions", [condition], n, subject=_node_subject(line))
+            # "must evict pod(s) to reclaim <r>" is the manager's decision to evict for that resource (its ranking
+            # and kills follow, often cut from the paste); "attempting to reclaim" alone may end in image GC.
+            if "must evict" in line:
+                self.sink.add("eviction.resource", _plain_resource(resource), n, subject=_node_subject(line))
         if ("victed" in line or "victing" in line) and _EVICTED.search(line):
             subject = _pod_subject(line)
             self.sink.add("eviction.seen", True, n, subject=subject)
@@ -189,7 +196,7 @@ class _Scan:
         conditions: list[str] = []
         if "admit" in line and (m := _ADMIT_CONDITION.search(line)):
             conditions += [c.strip("\"' ") for c in re.split(r"[ ,]+", m.group(1) or m.group(2)) if c.strip("\"' ")]
-        if 'event="Node' in line and (m := _NODE_EVENT.search(line)):
+        if ('event="Node' in line or "event message for node" in line) and (m := _NODE_EVENT.search(line)):
             conditions.append(_EVENT_CONDITION[m.group(1)])
         if "Node became not ready" in line and not kubelet_starting_only(line):
             conditions.append("NotReady")

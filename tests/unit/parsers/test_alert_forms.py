@@ -188,6 +188,12 @@ RENDERS: list[tuple[str, Callable[[], str], dict[str, Any]]] = [
      {"alert.status": "firing", "alert.severity": "warning", "alert.names": None}),
     # alertmanager-to-github's issue title: the common labels, sorted, as name:value words.
     ("github-issue-title", lambda: "[ALERT] " + " ".join(f"{k}:{v}" for k, v in _sorted(LABELS)) + " ", FULL),
+    # alertmanager-to-github's issue page: a title written from the payload's status, as its heading.
+    ("github-issue-heading", lambda: "# Alert GPUXidError firing in ml namespace\n",
+     {"alert.names": ["GPUXidError"], "alert.symptoms": ["gpu-xid"], "alert.status": "firing"}),
+    ("github-issue-heading-resolved", lambda: "## GPUXidError resolved\n", {"alert.status": "resolved"}),
+    # A heading of the alert list is no alert name.
+    ("alerts-firing-heading", lambda: "# Alerts firing\n", {"alert.names": None}),
 ]
 
 
@@ -219,7 +225,8 @@ def test_annotations_are_kept_apart_from_labels() -> None:
 
 def test_every_catalog_form_is_rendered_here() -> None:
     # A form added to the catalog without a rendering here would go untested.
-    covered = {"subject", "text-alert-list-heading", "email-copied-heading", "status-heading", "email-group-line",
+    covered = {"subject", "heading-name-status", "text-alert-list-heading", "email-copied-heading", "status-heading",
+               "email-group-line",
                "status-field", "severity-field",
                "github-issue-title", "text-alert-list-pair",
                "email-pair", "slack-details-pair", "colon-pair", "github-issue-table-row",

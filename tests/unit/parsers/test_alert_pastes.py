@@ -35,6 +35,9 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("alertmanager-to-github-title.txt", "https://github.com/AndreiGavriliu/homelab/issues/5594",
      {"alert.names": ["KubePodCrashLooping"], "alert.symptoms": ["crash-loop"],
       "pod.name": "cloudflared-6f58f5689d-jhn8v", "pod.namespace": "cloudflared", "container.name": "cloudflared"}),
+    # The same receiver's body holds no status; a title template written from the payload's status is the heading.
+    ("alertmanager-to-github-heading-status.txt", "https://github.com/thaum-xyz/ankhmorpork/issues/578",
+     {"alert.names": ["TargetDown"], "alert.status": "firing", "alert.severity": "warning"}),
     # amtool -o extended, an annotation with a line break in it, and its simple output (Alertmanager 0.22's State).
     ("amtool-extended-and-simple.txt", "https://github.com/prometheus/alertmanager/pull/2324",
      {"alert.names": ["Watchdog"], "alert.severity": "none"}),

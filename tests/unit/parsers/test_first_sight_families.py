@@ -267,3 +267,39 @@ def test_ray_naming_its_threshold_setting_is_no_kill() -> None:
     text = ("To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting "
             "Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.")
     assert "app.memory_monitor_kill" not in facts(text)
+
+
+# https://github.com/kubernetes-retired/heapster/issues/1837 (description; heapster 1.2.0 behind a syslog prefix)
+HEAPSTER_NODE_NOT_READY = (
+    "Oct 2 06:37:03 heapster-v1.2.0-1448994189-8c5qs heapster  E1002 13:37:03.876291       1 summary.go:390] "
+    "Node k8s-master-a00b044c-0 is not ready")
+
+
+def test_the_metrics_pipeline_skipping_a_node_that_is_not_ready_says_it_is_not_ready() -> None:
+    read = facts(HEAPSTER_NODE_NOT_READY)
+    assert read.get("node.conditions") == ["NotReady"]
+    assert read.get("evidence.symptoms") == ["node-not-ready"]
+
+
+def test_a_failed_scrape_of_the_kubelet_alone_names_no_node_symptom() -> None:
+    # https://github.com/kubernetes-retired/heapster/issues/787 (description): the kubelet did not answer, which a
+    # firewall or a certificate gives as well; only the Ready condition says the node is NotReady.
+    read = facts('E1214 12:37:55.008564       1 kube_nodes.go:59] Failed to get container stats from Kubelet on '
+                 'node "node-3-samantha.internal"')
+    assert "node-not-ready" not in (read.get("evidence.symptoms") or [])
+    assert "node.conditions" not in read
+
+
+def test_an_eviction_message_naming_usage_above_the_request_says_so() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/91600 (description; an event row of kubectl describe pod)
+    read = facts("  Warning  Evicted         18m                kubelet, mgt04     The node was low on resource: "
+                 "ephemeral-storage. Container calico-node was using 92Ki, which exceeds its request of 0.")
+    assert read.get("eviction.over_request") is True
+    assert read.get("eviction.resource") == "ephemeral-storage"
+
+
+def test_an_eviction_message_without_a_container_says_nothing_of_its_request() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/66151 (a comment's describe pod)
+    read = facts("Status:       Failed\nReason:       Evicted\nMessage:      The node was low on resource: imagefs.\n")
+    assert read.get("eviction.seen") is True
+    assert "eviction.over_request" not in read

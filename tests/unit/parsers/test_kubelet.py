@@ -114,3 +114,42 @@ def test_sniff() -> None:
     assert kubelet.sniff((FIXTURES / "journal.txt").read_text(encoding="utf-8")) >= 80
     assert kubelet.sniff((FIXTURES / "klog_old.txt").read_text(encoding="utf-8")) >= 90
     assert kubelet.sniff("NCCL INFO Bootstrap : Using eth0\nNCCL INFO NET/Socket") == 0
+
+
+def test_the_eviction_managers_decision_names_the_resource_before_any_pod_is_evicted() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/44951 (the ranking line cut at its end: whole lines only)
+    text = ("Apr 26 09:13:09 node-2-vm kubelet-wrapper[1064]: I0426 09:13:09.518941    1064 "
+            "eviction_manager.go:313] eviction manager: must evict pod(s) to reclaim imagefs\n"
+            "Apr 26 09:13:09 node-2-vm kubelet-wrapper[1064]: I0426 09:13:09.519150    1064 image_gc_manager.go:335] "
+            "[imageGCManager]: Removing image "
+            "\"sha256:91a48ff795cebb88646ec6cc4955bf7f500466feb44ec18b508f2ce94ed0d9b7\" to free 664880136 bytes\n")
+    facts = cited(parse_text(text))
+    assert [v for v, *_ in facts["eviction.resource"]] == ["ephemeral-storage"]
+    assert "eviction.seen" not in facts
+
+
+def test_attempting_to_reclaim_alone_names_no_eviction_resource() -> None:
+    # Image and container GC may free enough: only "must evict" is the decision to evict.
+    # https://github.com/kubernetes/minikube/issues/4084 (the first eviction_manager line of its kubelet log)
+    text = ("W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim "
+            "ephemeral-storage\n")
+    assert "eviction.resource" not in cited(parse_text(text))
+
+
+def test_the_old_recording_line_of_a_node_not_ready_event_is_a_not_ready_condition() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/45419 (its first journal line, kubelet 1.6)
+    text = ("May 05 13:59:56 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 13:59:56.872880    2858 "
+            "kubelet_node_status.go:379] Recording NodeNotReady event message for node ip-10-50-20-208.ec2.internal\n")
+    facts = cited(parse_text(text))
+    assert [v for v, *_ in facts["node.conditions"]] == [["NotReady"]]
+
+
+def test_recording_a_healthy_node_event_is_no_condition() -> None:
+    # The same setter records NodeReady and NodeHasSufficientMemory; they say the node is well. Rendered from
+    # kubelet_node_status.go recordNodeStatusEvent ("Recording %s event message for node %s") with sample values.
+    text = ("May 05 14:00:06 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 14:00:06.872880    2858 "
+            "kubelet_node_status.go:379] Recording NodeReady event message for node ip-10-50-20-208.ec2.internal\n"
+            "May 05 14:00:06 ip-10-50-20-208.ec2.internal kubelet[2858]: I0505 14:00:06.872881    2858 "
+            "kubelet_node_status.go:379] Recording NodeHasSufficientMemory event message for node "
+            "ip-10-50-20-208.ec2.internal\n")
+    assert "node.conditions" not in cited(parse_text(text))

@@ -94,3 +94,60 @@ def test_a_service_ip_range_is_not_pod_ip_exhaustion() -> None:
     got = _facts('The Service "web" is invalid: spec.clusterIPs: Internal error occurred: failed to allocate a '
                  'serviceIP: range is full')
     assert "sandbox.errors" not in got
+
+
+# A lookup that went well, or an NXDOMAIN busybox 1.28+ prints for a short name it did not expand with the search
+# list (kubernetes/kubernetes#66924), says nothing failed in the cluster.
+_BUSYBOX_SEARCH_QUIRK = (  # https://github.com/jonashackt/kubernetes-the-ansible-way/issues/7
+    "kubectl -n default exec -ti busybox-68654f944b-99fj4 nslookup kubernetes\n"
+    "Server:\t10.32.0.10\n"
+    "Address:\t10.32.0.10:53\n"
+    "\n"
+    "** server can't find kubernetes: NXDOMAIN\n"
+    "\n"
+    "*** Can't find kubernetes: No answer\n")
+_SUCCESSFUL_LOOKUP = (  # https://github.com/kubernetes/kubernetes/issues/66924
+    "$ kubectl -n default exec -ti busybox -- nslookup kubernetes.default\n"
+    "Server:    10.96.0.10\n"
+    "Address 1: 10.96.0.10 kube-dns.kube-system.svc.cluster.local\n"
+    "\n"
+    "Name:      kubernetes.default\n"
+    "Address 1: 10.96.0.1 kubernetes.default.svc.cluster.local\n")
+
+
+@pytest.mark.parametrize("text", [_BUSYBOX_SEARCH_QUIRK, _SUCCESSFUL_LOOKUP,
+                                  "Why does nslookup time out when I query the cluster DNS?",
+                                  "** server can't find exmaple.com: NXDOMAIN"])
+def test_a_good_lookup_a_question_or_a_public_nxdomain_names_no_symptom(text: str) -> None:
+    got = _facts(text)
+    assert "service-unreachable" not in (got.get("evidence.symptoms") or []), got
+    assert "dns.errors" not in got, got
+
+
+def test_an_old_busybox_failure_for_a_public_name_is_a_dns_error_without_a_symptom() -> None:
+    got = _facts("nslookup: can't resolve 'github.com'")
+    assert got.get("dns.errors") is True
+    assert "service-unreachable" not in (got.get("evidence.symptoms") or [])
+    assert "dns.errors" not in _facts("nslookup: can't resolve '(null)': Name does not resolve")
+
+
+def test_busybox_search_list_misses_beside_an_answer_are_not_read() -> None:
+    # https://github.com/canonical/microk8s/issues/2669 (a comment): the name resolved; busybox printed NXDOMAIN for
+    # the search-list variants it also tried.
+    text = ("/data # nslookup minio-service\n"
+            "Server:\t\t10.152.183.10\n"
+            "Address:\t10.152.183.10:53\n"
+            "\n"
+            "Name:\tminio-service.default.svc.cluster.local\n"
+            "Address: 10.152.183.151\n"
+            "\n"
+            "** server can't find minio-service.svc.cluster.local: NXDOMAIN\n"
+            "\n"
+            "** server can't find minio-service.svc.cluster.local: NXDOMAIN\n"
+            "\n"
+            "*** Can't find minio-service.default.svc.cluster.local: No answer\n"
+            "\n"
+            "** server can't find minio-service.cluster.local: NXDOMAIN\n")
+    got = _facts(text)
+    assert "dns.errors" not in got, got
+    assert "service-unreachable" not in (got.get("evidence.symptoms") or [])
