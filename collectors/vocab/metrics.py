@@ -124,6 +124,11 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.kv_cache_usage_ratio", "float",
              "share of an LLM server's KV cache in use (the highest seen): vLLM's gpu_cache_usage_perc / "
              "kv_cache_usage_perc, or its stats line's GPU KV cache usage", "max", "0.998"),
+    FactSpec("serving.decode_tokens_per_second", "float",
+             "tokens an LLM server generates per second for each request it runs: its stats lines' generation "
+             "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "
+             "throughput' and 'Running', SGLang's 'gen throughput (token/s)' and '#running-req'); the highest seen",
+             "max", "0.4"),
     FactSpec("serving.ttft_seconds", "float",
              "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
              "mean, median or a percentile", "max", "60"),

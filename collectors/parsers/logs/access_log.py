@@ -26,7 +26,7 @@ from typing import Any
 
 import re2
 
-from collectors.catalogs.access_log_formats import json_formats, text_formats
+from collectors.catalogs.access_log_formats import CompiledFormat, json_formats, text_formats
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metrics.metric_http import CLEAN_SHARE, FAILING_SHARE
@@ -110,20 +110,43 @@ class _Reader:
             if m is None:
                 continue
             self.last = i
-            groups = {k: v.decode("utf-8", "replace") for k, v in zip(specs[i].names, m.groups(), strict=True)
-                      if k and v is not None}
-            family = specs[i].spec.family
-            status = groups.get("status", "0" if family == "haproxy-tcp" else "")
-            if not status.isdigit():
-                return None
-            # Envoy prints "-" for a cluster it never chose (no route): the route or path names the target then.
-            upstream = groups["upstream"] if groups.get("upstream", "-") != "-" else _route(groups)
-            # Envoy logs a TCP proxy's session ("- - -") and a request it never answered with status 0: only its
-            # response flags say whether the proxy failed it (UH, UF, ...), as HAProxy's termination state does.
-            tcp = family == "haproxy-tcp" or (family == "envoy" and status == "0")
-            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups),
-                           tcp=tcp)
+            return _request(specs[i], m, n)
         return None
+
+
+def _request(spec: CompiledFormat, m: Any, n: int) -> Request | None:
+    groups = {k: v.decode("utf-8", "replace") for k, v in zip(spec.names, m.groups(), strict=True)
+              if k and v is not None}
+    family = spec.spec.family
+    status = groups.get("status", "0" if family == "haproxy-tcp" else "")
+    if not status.isdigit():
+        return None
+    # Envoy prints "-" for a cluster it never chose (no route): the route or path names the target then.
+    upstream = groups["upstream"] if groups.get("upstream", "-") != "-" else _route(groups)
+    # Envoy logs a TCP proxy's session ("- - -") and a request it never answered with status 0: only its
+    # response flags say whether the proxy failed it (UH, UF, ...), as HAProxy's termination state does.
+    tcp = family == "haproxy-tcp" or (family == "envoy" and status == "0")
+    return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups), tcp=tcp)
+
+
+def read_app_server_lines(sink: FactSink, lines: list[str]) -> None:
+    """The request lines an application server writes into its own log (uvicorn's, in a vLLM, SGLang or FastAPI
+    log), read among the log's other lines as an access log's are: the application answered, so each 5xx is its
+    own error. The proxies' formats are not tried here: their lines in an application's log are not its requests."""
+    specs = [f for f in text_formats() if f.spec.family == "app"]
+    requests: list[Request] = []
+    for n, line in enumerate(lines, 1):
+        if " HTTP/" not in line or len(line) > _MAX_LINE:
+            continue
+        data = line.encode("utf-8", "replace")
+        found = next((r for f in specs if (m := f.regex.search(data)) is not None
+                      and (r := _request(f, m, n)) is not None), None)
+        if found is not None:
+            requests.append(found)
+            if len(requests) >= MAX_READ:
+                break
+    if requests:
+        _facts(sink, requests)
 
 
 # Typographic quotes a web page or an editor put in place of the log's own, and runs of spaces a paste widened: a
@@ -260,6 +283,8 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
         return next((k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))), "")
     if not 500 <= status <= 599:
         return ""
+    if family == "app":
+        return "app-error"  # the application server's own line: nobody stood between it and the client
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))
     if family == "envoy":
         known = [k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))]
