@@ -129,6 +129,12 @@ FACTS: list[FactSpec] = [
              "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "
              "throughput' and 'Running', SGLang's 'gen throughput (token/s)' and '#running-req'); the highest seen",
              "max", "0.4"),
+    FactSpec("serving.requests_queued", "bool",
+             "requests said to wait in an inference server's queue for their turn (a person's words, stated: "
+             "collectors/catalogs/stated.yaml requests-queued)", example="true"),
+    FactSpec("serving.max_num_seqs", "int",
+             "the most sequences an LLM server schedules at once, as its command line or printed arguments set it "
+             "(vLLM's --max-num-seqs / max_num_seqs; its default is 256, 1024 on some hardware)", "min", "1"),
     FactSpec("serving.ttft_seconds", "float",
              "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
              "mean, median or a percentile", "max", "60"),

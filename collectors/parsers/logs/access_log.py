@@ -132,7 +132,9 @@ def _request(spec: CompiledFormat, m: Any, n: int) -> Request | None:
 def read_app_server_lines(sink: FactSink, lines: list[str]) -> None:
     """The request lines an application server writes into its own log (uvicorn's, in a vLLM, SGLang or FastAPI
     log), read among the log's other lines as an access log's are: the application answered, so each 5xx is its
-    own error. The proxies' formats are not tried here: their lines in an application's log are not its requests."""
+    own error. The proxies' formats are not tried here: their lines in an application's log are not its requests.
+    A handful of lines that all failed is an excerpt of the failures: one line is evidence of an error, not of a
+    rate, so no share is given for it."""
     specs = [f for f in text_formats() if f.spec.family == "app"]
     requests: list[Request] = []
     for n, line in enumerate(lines, 1):
@@ -146,7 +148,7 @@ def read_app_server_lines(sink: FactSink, lines: list[str]) -> None:
             if len(requests) >= MAX_READ:
                 break
     if requests:
-        _facts(sink, requests)
+        _facts(sink, requests, sample=True)
 
 
 # Typographic quotes a web page or an editor put in place of the log's own, and runs of spaces a paste widened: a
@@ -345,7 +347,12 @@ def parse(artifact: Artifact) -> ParseResult:
     return sink.done()
 
 
-def _facts(sink: FactSink, requests: list[Request]) -> None:
+# Fewer request lines than this, every one of them failed, among an application's other log lines: what was pasted
+# is the failures, not the traffic, so no share is given (the 5xx and how they failed still are).
+_MIN_SAMPLE = 10
+
+
+def _facts(sink: FactSink, requests: list[Request], sample: bool = False) -> None:
     # TCP sessions have no status: only how the proxy failed them says anything (the 5xx shares are HTTP's).
     sessions = [r for r in requests if r.tcp]
     if sessions and (kinds := Counter(r.kind for r in sessions if r.kind)):
@@ -360,7 +367,8 @@ def _facts(sink: FactSink, requests: list[Request]) -> None:
     share = len(failed) / len(requests)
     summary = f"access log: {len(failed)} of {len(requests)} requests answered 5xx ({share:.1%})"
     sink.add("http.requests", len(requests), first, last, text=summary)
-    sink.add("http.error_ratio", round(share, 4), first, last, text=summary)
+    if not (sample and share == 1.0 and len(requests) < _MIN_SAMPLE):
+        sink.add("http.error_ratio", round(share, 4), first, last, text=summary)
     if not failed:
         return
     at = (failed[0].line, failed[-1].line)

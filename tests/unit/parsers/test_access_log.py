@@ -267,3 +267,24 @@ def test_a_question_quoting_a_uvicorn_line_format_is_not_a_request() -> None:
     # Prose about the access log, no request line: nothing is read.
     got = pasted("Why does uvicorn print INFO: lines for every request, and can I turn the access log off?\n")
     assert "http.requests" not in got and "http.error_statuses" not in got
+
+
+def _app_log(*statuses: str) -> dict[str, Any]:
+    spec = next(s for s in CATALOG if s.id == "uvicorn-access")
+    rows = [render(spec.syntax, spec.format, spec.sample | {"status_code": s}) for s in statuses]
+    log = "\n".join(["INFO 10-09 05:19:37 logger.py:36] Received request cmpl-1: prompt: 'hi'", *rows])
+    result = parse_artifact(Artifact(id="a", kind=ArtifactKind.CONTAINER_LOG, content=log))
+    return {f.name: f.value for f in result.facts}
+
+
+def test_an_app_logs_few_failed_request_lines_are_errors_not_a_rate() -> None:
+    # One 500 among an application's log lines: an error, which says nothing of the share of requests failing.
+    got = _app_log("500 Internal Server Error")
+    assert (got.get("http.error_statuses"), got.get("http.failure_kinds")) == ([500], ["app-error"])
+    assert "http.error_ratio" not in got
+    # Successes beside it make the lines a sample of the traffic: the share is given.
+    got = _app_log("200 OK", "500 Internal Server Error", "200 OK", "200 OK")
+    assert (got.get("http.requests"), got.get("http.error_ratio")) == (4, 0.25)
+    # Only 200s: read, no error.
+    got = _app_log("200 OK", "200")
+    assert (got.get("http.requests"), got.get("http.error_ratio"), got.get("http.error_statuses")) == (2, 0.0, None)
