@@ -113,6 +113,9 @@ FACTS: list[FactSpec] = [
     FactSpec("http.failing_version", "str",
              "the one version (canary) that carries the errors while the others stay clean", example="v2"),
     FactSpec("latency.p99_seconds", "float", "service p99 latency", "max", "0.8"),
+    FactSpec("latency.fastest_seconds", "float",
+             "the fastest request a proxy's live table shows for a route (linkerd viz top's Best): every request of "
+             "that route took at least this long; the slowest route's", "max", "10"),
     FactSpec("latency.queue_share", "float", "share of request time spent queued", "max", "0.7"),
     FactSpec("serving.waiting_requests", "int",
              "requests waiting in an inference server's queue for a slot (the most seen): vLLM's "

@@ -134,6 +134,16 @@ REAL = [
          "serving.decode_tokens_per_second": 212.25},
         id="vllm-26349-v1-150-tokens-per-second"),
     pytest.param(
+        # https://github.com/linkerd/linkerd2/issues/1699 (description): `linkerd top deploy` of Linkerd 2.0, its
+        # routes' fastest requests 6-7 ms (the slowest route's fastest is kept)
+        "Source                  Destination             Path                                                    Count  Best   Worst  Last\n"  # noqa: E501
+        "web-6fd5d8d475-g9w5z    books-78d5b94b64-cxbbc  /books.json                                             434    7ms    142ms  27ms\n"  # noqa: E501
+        "web-6fd5d8d475-g9w5z    books-78d5b94b64-rx99s  /books.json                                             423    6ms    114ms  34ms\n"  # noqa: E501
+        "web-6fd5d8d475-svj6g    books-78d5b94b64-74ccn  /books.json                                             423    6ms    119ms  69ms\n"  # noqa: E501
+        "web-6fd5d8d475-svj6g    books-78d5b94b64-cxbbc  /books.json                                             376    6ms    145ms  13ms\n",  # noqa: E501
+        {"latency.fastest_seconds": 0.007},
+        id="linkerd2-1699-top-fastest-7ms"),
+    pytest.param(
         # https://github.com/vllm-project/vllm/pull/33743 (description): `vllm bench serve` result table
         "---------------Time to First Token----------------\n"
         "Mean TTFT (ms):                          2633.55\n"
