@@ -38,3 +38,9 @@ def test_a_2xx_status_line_and_a_question_name_no_error() -> None:
     assert "http.error_statuses" not in joined_facts("    request.go:112: HTTP/1.1 200 OK\n")
     got = joined_facts("Why would the server return a 5xx error rate this high?\n")
     assert "evidence.symptoms" not in got
+
+
+def test_an_unhandled_exception_in_an_asgi_app_is_a_failed_request() -> None:
+    # https://github.com/vllm-project/vllm/issues/5881 (description): uvicorn's line before the traceback
+    got = joined_facts("ERROR:    Exception in ASGI application\n")
+    assert (got.get("http.failure_kinds"), got.get("evidence.symptoms")) == (["app-error"], ["error-rate"])
