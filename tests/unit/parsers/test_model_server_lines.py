@@ -44,3 +44,32 @@ def test_an_unhandled_exception_in_an_asgi_app_is_a_failed_request() -> None:
     # https://github.com/vllm-project/vllm/issues/5881 (description): uvicorn's line before the traceback
     got = joined_facts("ERROR:    Exception in ASGI application\n")
     assert (got.get("http.failure_kinds"), got.get("evidence.symptoms")) == (["app-error"], ["error-rate"])
+
+
+@pytest.mark.parametrize("sentence", [
+    "p99 latency never went up during the test.",
+    "The latency of the requests has not increased.",
+    "requests are not waiting in the queue",
+    "the generation speed is not slow at all",
+    "5xx error rate never went up after the fix",
+    "Our p99 latency is 80ms which is fine.",
+    "requests take 200ms on average",
+    "Does TTFT of 3s mean the queue is full?",
+    "The image pull takes 30s on every node.",
+])
+def test_a_denied_healthy_or_asked_model_server_figure_names_no_symptom(sentence: str) -> None:
+    # Written to the catalog's entries (latency-up, requests-queued, generation-slow, error-rate-up,
+    # latency-figure): a negation among the words a pattern lets in, a figure under the 500 ms line, a question,
+    # and a duration that is no request's.
+    got = joined_facts(sentence + "\n")
+    assert "evidence.symptoms" not in got and "serving.requests_queued" not in got
+
+
+@pytest.mark.parametrize(("sentence", "symptom"), [
+    ("Model serving API suddenly experiencing p99 latency of 800ms, the SLA is 100ms.", "latency"),
+    ("The endpoints take 10s-20s to respond instead of less than 500ms.", "latency"),
+    ("the latency of each request is gradually increases, which seems abnormal", "latency"),
+    ("We have a high error rate on the ingress.", "error-rate"),
+])
+def test_a_model_server_symptom_said_in_words_is_read(sentence: str, symptom: str) -> None:
+    assert joined_facts(sentence + "\n").get("evidence.symptoms") == [symptom]

@@ -117,7 +117,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "service-unreachable": ("service is unreachable", ["service-unreachable"]),
                "error-rate-up": ("seeing a high 5xx error rate", ["error-rate"]),
                "requests-queued": ("full of requests waiting in the queue", True),
-               "generation-slow": ("slow with low generation throughput", ["latency"])}
+               "generation-slow": ("slow with low generation throughput", ["latency"]),
+               "latency-figure": ("slow with p99 latency of 2s", ["latency"])}
     return samples[term.spec.id]
 
 
