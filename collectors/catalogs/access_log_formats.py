@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "access_logs.yaml"
-Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb", "traefik"]
+Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb", "traefik", "app"]
 
 
 class AccessLogFormat(BaseModel):
@@ -24,7 +24,7 @@ class AccessLogFormat(BaseModel):
     family: Family
     source: str = Field(min_length=1)
     versions: str = Field(min_length=1)
-    syntax: Literal["nginx", "envoy", "haproxy", "fields", "json"]
+    syntax: Literal["nginx", "envoy", "haproxy", "fields", "json", "python"]
     format: str
     pattern: str = ""  # text formats: the RE2 pattern that reads a line
     fields: dict[str, str] = Field(default_factory=dict)  # JSON formats: reader field -> dotted path

@@ -14,7 +14,7 @@ from collectors.yaml_safe import safe_load
 
 _CATALOG = Path(__file__).parent / "figures.yaml"
 
-Unit = Literal["percent", "ratio", "count", "us", "ms", "s"]
+Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s"]
 
 
 class Alias(BaseModel):

@@ -28,6 +28,9 @@ class StatedTerm(BaseModel):
     symptom: str | None = None
     # The pattern's group `number` may hold a range of figures ("from 98% to 0-20%"): the lowest is the value.
     lowest: bool = False
+    # The pattern lets words in between ("latency of each request gradually increases"): a negation among them
+    # denies the match too ("p99 latency never went up", "requests are not waiting in the queue").
+    deny_inside: bool = False
     terms: tuple[str, ...] = ()
     pattern: str | None = None
     hints: tuple[str, ...] = ()

@@ -127,6 +127,9 @@ FACTS: list[FactSpec] = [
     FactSpec("http.failing_version", "str",
              "the one version (canary) that carries the errors while the others stay clean", example="v2"),
     FactSpec("latency.p99_seconds", "float", "service p99 latency", "max", "0.8"),
+    FactSpec("latency.fastest_seconds", "float",
+             "the fastest request a proxy's live table shows for a route (linkerd viz top's Best): every request of "
+             "that route took at least this long; the slowest route's", "max", "10"),
     FactSpec("latency.queue_share", "float", "share of request time spent queued", "max", "0.7"),
     FactSpec("serving.waiting_requests", "int",
              "requests waiting in an inference server's queue for a slot (the most seen): vLLM's "
@@ -138,6 +141,17 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.kv_cache_usage_ratio", "float",
              "share of an LLM server's KV cache in use (the highest seen): vLLM's gpu_cache_usage_perc / "
              "kv_cache_usage_perc, or its stats line's GPU KV cache usage", "max", "0.998"),
+    FactSpec("serving.decode_tokens_per_second", "float",
+             "tokens an LLM server generates per second for each request it runs: its stats lines' generation "
+             "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "
+             "throughput' and 'Running', SGLang's 'gen throughput (token/s)' and '#running-req'); the highest seen",
+             "max", "0.4"),
+    FactSpec("serving.requests_queued", "bool",
+             "requests said to wait in an inference server's queue for their turn (a person's words, stated: "
+             "collectors/catalogs/stated.yaml requests-queued)", example="true"),
+    FactSpec("serving.max_num_seqs", "int",
+             "the most sequences an LLM server schedules at once, as its command line or printed arguments set it "
+             "(vLLM's --max-num-seqs / max_num_seqs; its default is 256, 1024 on some hardware)", "min", "1"),
     FactSpec("serving.ttft_seconds", "float",
              "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
              "mean, median or a percentile", "max", "60"),

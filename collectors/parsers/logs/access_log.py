@@ -26,7 +26,7 @@ from typing import Any
 
 import re2
 
-from collectors.catalogs.access_log_formats import json_formats, text_formats
+from collectors.catalogs.access_log_formats import CompiledFormat, json_formats, text_formats
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metrics.metric_http import CLEAN_SHARE, FAILING_SHARE
@@ -110,20 +110,45 @@ class _Reader:
             if m is None:
                 continue
             self.last = i
-            groups = {k: v.decode("utf-8", "replace") for k, v in zip(specs[i].names, m.groups(), strict=True)
-                      if k and v is not None}
-            family = specs[i].spec.family
-            status = groups.get("status", "0" if family == "haproxy-tcp" else "")
-            if not status.isdigit():
-                return None
-            # Envoy prints "-" for a cluster it never chose (no route): the route or path names the target then.
-            upstream = groups["upstream"] if groups.get("upstream", "-") != "-" else _route(groups)
-            # Envoy logs a TCP proxy's session ("- - -") and a request it never answered with status 0: only its
-            # response flags say whether the proxy failed it (UH, UF, ...), as HAProxy's termination state does.
-            tcp = family == "haproxy-tcp" or (family == "envoy" and status == "0")
-            return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups),
-                           tcp=tcp)
+            return _request(specs[i], m, n)
         return None
+
+
+def _request(spec: CompiledFormat, m: Any, n: int) -> Request | None:
+    groups = {k: v.decode("utf-8", "replace") for k, v in zip(spec.names, m.groups(), strict=True)
+              if k and v is not None}
+    family = spec.spec.family
+    status = groups.get("status", "0" if family == "haproxy-tcp" else "")
+    if not status.isdigit():
+        return None
+    # Envoy prints "-" for a cluster it never chose (no route): the route or path names the target then.
+    upstream = groups["upstream"] if groups.get("upstream", "-") != "-" else _route(groups)
+    # Envoy logs a TCP proxy's session ("- - -") and a request it never answered with status 0: only its
+    # response flags say whether the proxy failed it (UH, UF, ...), as HAProxy's termination state does.
+    tcp = family == "haproxy-tcp" or (family == "envoy" and status == "0")
+    return Request(n, int(status), upstream, groups.get("backend", ""), _kind(family, int(status), groups), tcp=tcp)
+
+
+def read_app_server_lines(sink: FactSink, lines: list[str]) -> None:
+    """The request lines an application server writes into its own log (uvicorn's, in a vLLM, SGLang or FastAPI
+    log), read among the log's other lines as an access log's are: the application answered, so each 5xx is its
+    own error. The proxies' formats are not tried here: their lines in an application's log are not its requests.
+    A handful of lines that all failed is an excerpt of the failures: one line is evidence of an error, not of a
+    rate, so no share is given for it."""
+    specs = [f for f in text_formats() if f.spec.family == "app"]
+    requests: list[Request] = []
+    for n, line in enumerate(lines, 1):
+        if " HTTP/" not in line or len(line) > _MAX_LINE:
+            continue
+        data = line.encode("utf-8", "replace")
+        found = next((r for f in specs if (m := f.regex.search(data)) is not None
+                      and (r := _request(f, m, n)) is not None), None)
+        if found is not None:
+            requests.append(found)
+            if len(requests) >= MAX_READ:
+                break
+    if requests:
+        _facts(sink, requests, sample=True)
 
 
 # Typographic quotes a web page or an editor put in place of the log's own, and runs of spaces a paste widened: a
@@ -260,6 +285,8 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
         return next((k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))), "")
     if not 500 <= status <= 599:
         return ""
+    if family == "app":
+        return "app-error"  # the application server's own line: nobody stood between it and the client
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))
     if family == "envoy":
         known = [k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))]
@@ -320,7 +347,12 @@ def parse(artifact: Artifact) -> ParseResult:
     return sink.done()
 
 
-def _facts(sink: FactSink, requests: list[Request]) -> None:
+# Fewer request lines than this, every one of them failed, among an application's other log lines: what was pasted
+# is the failures, not the traffic, so no share is given (the 5xx and how they failed still are).
+_MIN_SAMPLE = 10
+
+
+def _facts(sink: FactSink, requests: list[Request], sample: bool = False) -> None:
     # TCP sessions have no status: only how the proxy failed them says anything (the 5xx shares are HTTP's).
     sessions = [r for r in requests if r.tcp]
     if sessions and (kinds := Counter(r.kind for r in sessions if r.kind)):
@@ -335,7 +367,8 @@ def _facts(sink: FactSink, requests: list[Request]) -> None:
     share = len(failed) / len(requests)
     summary = f"access log: {len(failed)} of {len(requests)} requests answered 5xx ({share:.1%})"
     sink.add("http.requests", len(requests), first, last, text=summary)
-    sink.add("http.error_ratio", round(share, 4), first, last, text=summary)
+    if not (sample and share == 1.0 and len(requests) < _MIN_SAMPLE):
+        sink.add("http.error_ratio", round(share, 4), first, last, text=summary)
     if not failed:
         return
     at = (failed[0].line, failed[-1].line)

@@ -266,6 +266,8 @@ def _reading(entry: Alias, number: str, unit: str | None, index: int, block: int
             if entry.unit not in ("us", "ms", "s"):
                 return None
             kind = _TIME.get(u, _TIME.get(u.lower(), kind))
+        elif entry.unit == "tokens_per_s" and u.lower().split("/")[0] in ("tokens", "token", "tok"):
+            pass  # "0.4 tokens/s", "(token/s)": the figure's own unit
         elif u.lower() in _OTHER:
             return None
         # any other word ("reqs", "and") says nothing about the number
@@ -335,6 +337,11 @@ def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]
 _TO_SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
+def _in_seconds(reading: Reading) -> float:
+    """A time in seconds; any other reading (a count, a rate) as it is."""
+    return reading.value * _TO_SECONDS[reading.unit] if reading.unit in _TO_SECONDS else reading.value
+
+
 @dataclass(frozen=True)
 class Emitted:
     value: object
@@ -370,25 +377,27 @@ def _facts(readings: list[Reading]) -> Iterator[tuple[FigureFact, list[Emitted]]
                     shown = int(value) if fact.unit == "count" else round(value, 4)
                     out.append(Emitted(shown, r.line, r.line, r.stated, r.subject))
         elif fact.ratio is not None:
-            out = _ratios(by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], []))
+            out = _ratios(by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], []),
+                          bounded=fact.unit == "ratio")
         elif fact.share is not None:
             out = _ratios(by_figure.get(fact.share[0], []), by_figure.get(fact.share[1], []), share=True)
         if out:
             yield fact, out
 
 
-def _ratios(numerators: list[Reading], denominators: list[Reading], share: bool = False) -> list[Emitted]:
+def _ratios(numerators: list[Reading], denominators: list[Reading], share: bool = False,
+            bounded: bool = True) -> list[Emitted]:
     """num / den per block (summed over the block's readings, as a scrape's label sets add up); with `share`,
-    num / (num + den)."""
+    num / (num + den). A `bounded` ratio (a share of time) above 1 is a misreading and is dropped; a rate per
+    request (tokens per second per running request) is not bounded."""
     out: list[Emitted] = []
     blocks = sorted({r.block for r in numerators} & {r.block for r in denominators})
     for block in blocks:
         num = [r for r in numerators if r.block == block]
         den = [r for r in denominators if r.block == block]
-        unit = "count" if share else "s"
-        top = sum(_convert(r, unit) or 0.0 for r in num)
-        bottom = sum(_convert(r, unit) or 0.0 for r in den) + (top if share else 0.0)
-        if bottom <= 0 or top > bottom:
+        top = sum(_in_seconds(r) for r in num)
+        bottom = sum(_in_seconds(r) for r in den) + (top if share else 0.0)
+        if bottom <= 0 or ((share or bounded) and top > bottom):
             continue
         lines = [r.line for r in num + den]
         out.append(Emitted(round(top / bottom, 4), min(lines), max(lines), any(r.stated for r in num + den)))

@@ -182,7 +182,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
     out: list[object] = []
     for match in term.regex.finditer(sentence):
-        if _negated(sentence[:match.start()]) or any(a <= match.start() < b for a, b in quoted):
+        said_to = match.end() if term.spec.deny_inside else match.start()
+        if _negated(sentence[:said_to]) or any(a <= match.start() < b for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
         value = _value(term, match.groupdict())
         if value is not None:

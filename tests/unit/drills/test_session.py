@@ -154,8 +154,9 @@ def test_not_yet_testable_leaves_out_sources_already_seen(incident: Loader) -> N
     session, _ = drill.request_evidence(session, inc, "metrics")
     _, view = drill.propose(session, inc, "latency/dns")
     assert view.answer is not None and view.answer.verdict == "untestable"
-    # The kubelet log shows the node's own lookups failing (a pull's "lookup ... on 10.0.0.10:53: i/o timeout").
-    assert "metrics" not in view.answer.look_at and view.answer.look_at == ["app-logs", "kubelet-log"]
+    # The kubelet log shows the node's own lookups failing (a pull's "lookup ... on 10.0.0.10:53: i/o timeout"), and a
+    # pod's events can quote the same failure.
+    assert "metrics" not in view.answer.look_at and view.answer.look_at == ["app-logs", "kubelet-log", "pod-status"]
 
 
 def test_supported_and_ruled_out_cite_the_revealed_lines(incident: Loader) -> None:

@@ -36,9 +36,11 @@ def test_costs_follow_how_long_getting_the_evidence_takes() -> None:
 
 
 # Facts read only from pasted text that no drill source yields: a person's prose ("p99 fell after we removed the
-# CPU limit"), Slurm's jobstats report, and timings a person took with `curl -w`. A drill never needs them: the
-# same causes show in cgroup counters, metrics and DNS errors, which it can ask for.
-TEXT_ONLY = {"cpu.limit_slowed", "gpu.job_util_avg_percent", "dns.lookup_seconds"}
+# CPU limit"), Slurm's jobstats report, timings a person took with `curl -w`, `linkerd viz top`'s table and "requests
+# are queued" said in words. A drill never needs them: the same causes show in cgroup counters, metrics and DNS
+# errors, which it can ask for.
+TEXT_ONLY = {"cpu.limit_slowed", "gpu.job_util_avg_percent", "dns.lookup_seconds", "latency.fastest_seconds",
+             "serving.requests_queued"}
 
 
 def test_every_fact_in_the_vocabulary_points_at_a_source() -> None:

@@ -25,6 +25,8 @@ def render(syntax: str, fmt: str, sample: dict[str, str]) -> str:
         return re.sub(r"\$(\w+)|%v", lambda m: sample[m.group(1) or "v"], fmt)
     if syntax in ("envoy", "json"):  # %OPERATOR% and %OPERATOR(ARG)%; JSON formats name their fields so too
         return re.sub(r"%([A-Za-z_]+(?:\([^)]*\))?)%", lambda m: sample[m.group(1)], fmt)
+    if syntax == "python":  # logging's %(name)s
+        return re.sub(r"%\((\w+)\)s", lambda m: sample[m.group(1)], fmt)
     if syntax == "haproxy":  # %x, and %{+Q}r for the quoted request line
         return re.sub(r"%\{\+Q\}r|%(\w+)",
                       lambda m: f'"{sample["r"]}"' if m.group(1) is None else sample[m.group(1)], fmt)
@@ -151,6 +153,15 @@ REAL = [
     ("higress-gpustack-4419-json-cut-503-uc.txt", {
         "http.requests": 1, "http.error_statuses": [503], "http.failure_kinds": ["connection-failure"],
         "http.failing_upstreams": ["outbound|80||model-2-17.static"]}),
+    # https://github.com/Alishahryar1/free-claude-code/issues/848 (description): uvicorn's own request lines, a
+    # FastAPI app answering 500 (its own error: nobody stood between it and the client).
+    ("uvicorn-free-claude-code-848-500s.txt", {
+        "http.requests": 5, "http.error_ratio": 1.0, "http.error_statuses": [500],
+        "http.failure_kinds": ["app-error"]}),
+    # https://github.com/ai-dynamo/dynamo/issues/4087 (description): vLLM's API server (uvicorn) behind its
+    # process prefix, every request 200, then its stats line: read in the application's log, no error.
+    ("uvicorn-vllm-dynamo-4087-all-200.txt", {"http.requests": 3, "http.error_ratio": 0.0, "http.error_statuses": None,
+                                              "serving.waiting_requests": 0}),
 ]
 
 
@@ -237,3 +248,43 @@ def test_typographic_quotes_and_widened_spaces_are_undone_only_when_the_line_doe
     pasted = line.replace(' 503 UH', '  503 UH').replace('"-"', "\u201c-\u201d", 1)
     assert access_log.read_line(line, 1) is not None and access_log.read_line(pasted, 1) is not None
     assert access_log.read_line(pasted, 1) == access_log.read_line(line, 1)
+
+
+def test_gunicorn_and_hypercorn_default_lines_read_as_nginx_combined() -> None:
+    """gunicorn's default access_log_format (gunicorn/config.py AccessLogFormat) and hypercorn's print nginx's
+    combined line; rendered with sample values, the combined entry reads them (status only)."""
+    fmt = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+    sample = {"h": "10.1.2.3", "l": "-", "u": "-", "t": "[28/Nov/2026:10:00:01 +0000]",
+              "r": "POST /predict HTTP/1.1", "s": "502", "b": "0", "f": "-", "a": "python-requests/2.31.0"}
+    line = render("python", fmt, sample)
+    request = access_log.read_line(line, 1)
+    assert request is not None and (request.status, request.kind) == (502, "")
+    hyper = render("python", fmt, sample | {"h": "10.1.2.3:5555"})
+    assert (got := access_log.read_line(hyper, 1)) is not None and got.status == 502
+
+
+def test_a_question_quoting_a_uvicorn_line_format_is_not_a_request() -> None:
+    # Prose about the access log, no request line: nothing is read.
+    got = pasted("Why does uvicorn print INFO: lines for every request, and can I turn the access log off?\n")
+    assert "http.requests" not in got and "http.error_statuses" not in got
+
+
+def _app_log(*statuses: str) -> dict[str, Any]:
+    spec = next(s for s in CATALOG if s.id == "uvicorn-access")
+    rows = [render(spec.syntax, spec.format, spec.sample | {"status_code": s}) for s in statuses]
+    log = "\n".join(["INFO 10-09 05:19:37 logger.py:36] Received request cmpl-1: prompt: 'hi'", *rows])
+    result = parse_artifact(Artifact(id="a", kind=ArtifactKind.CONTAINER_LOG, content=log))
+    return {f.name: f.value for f in result.facts}
+
+
+def test_an_app_logs_few_failed_request_lines_are_errors_not_a_rate() -> None:
+    # One 500 among an application's log lines: an error, which says nothing of the share of requests failing.
+    got = _app_log("500 Internal Server Error")
+    assert (got.get("http.error_statuses"), got.get("http.failure_kinds")) == ([500], ["app-error"])
+    assert "http.error_ratio" not in got
+    # Successes beside it make the lines a sample of the traffic: the share is given.
+    got = _app_log("200 OK", "500 Internal Server Error", "200 OK", "200 OK")
+    assert (got.get("http.requests"), got.get("http.error_ratio")) == (4, 0.25)
+    # Only 200s: read, no error.
+    got = _app_log("200 OK", "200")
+    assert (got.get("http.requests"), got.get("http.error_ratio"), got.get("http.error_statuses")) == (2, 0.0, None)

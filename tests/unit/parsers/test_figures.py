@@ -67,22 +67,82 @@ REAL = [
         "Avg generation throughput: 5.4 tokens/s, Running: 1 reqs, Waiting: 14 reqs, GPU KV cache usage: 76.5%, "
         "Prefix cache hit rate: 92.0%\n"
         "(APIServer pid=851) INFO:     10.109.20.86:59146 - \"GET /metrics HTTP/1.1\" 200 OK\n",
-        {"serving.waiting_requests": 14, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.765},
+        {"serving.waiting_requests": 14, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.765,
+         "serving.decode_tokens_per_second": 5.4},
         id="llm-scaler-391-vllm-v1-waiting-14"),
     pytest.param(
         # https://github.com/vllm-project/vllm/issues/3094 (description): vLLM 0.3/0.4 line, Pending and CPU KV cache
         "INFO 02-28 21:48:18 metrics.py:161] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 44.9 "
         "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: "
         "0.0%\n",
-        {"serving.waiting_requests": 3, "serving.running_requests": 2, "serving.kv_cache_usage_ratio": 0.821},
+        {"serving.waiting_requests": 3, "serving.running_requests": 2, "serving.kv_cache_usage_ratio": 0.821,
+         "serving.decode_tokens_per_second": 22.45},
         id="vllm-3094-pending-3-cpu-kv-not-gpu"),
     pytest.param(
         # https://github.com/ai-dynamo/dynamo/issues/4087 (description): a healthy engine, nothing waiting
         "(APIServer pid=1240) INFO 11-04 12:26:52 [loggers.py:127] Engine 000: Avg prompt throughput: 1759.2 tokens/s, "
         "Avg generation throughput: 1039.3 tokens/s, Running: 16 reqs, Waiting: 0 reqs, GPU KV cache usage: 21.0%, "
         "Prefix cache hit rate: 1.4%\n",
-        {"serving.waiting_requests": 0, "serving.running_requests": 16, "serving.kv_cache_usage_ratio": 0.21},
+        {"serving.waiting_requests": 0, "serving.running_requests": 16, "serving.kv_cache_usage_ratio": 0.21,
+         "serving.decode_tokens_per_second": 64.9562},
         id="dynamo-4087-waiting-0"),
+    pytest.param(
+        # https://github.com/vllm-project/vllm/issues/12153 (description): vLLM on CPU, a tenth of a token a second
+        "INFO 01-17 07:57:05 metrics.py:467] Avg prompt throughput: 0.1 tokens/s, Avg generation throughput: 0.0 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: "
+        "0.0%.\n"
+        "INFO 01-17 07:57:22 metrics.py:467] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.1 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: "
+        "0.0%.\n"
+        "INFO 01-17 07:57:37 metrics.py:467] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.1 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: "
+        "0.0%.\n",
+        {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.0,
+         "serving.decode_tokens_per_second": 0.0667},
+        id="vllm-12153-cpu-decode-0-1-tokens-per-second"),
+    pytest.param(
+        # https://github.com/chatchat-space/Langchain-Chatchat/issues/2687 (description): a window the request only
+        # started in shows 0.0 tokens/s; the block's sums keep the rate at what the server does (about 27)
+        "INFO 01-17 10:06:40 llm_engine.py:624] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.5%, CPU KV cache usage: "
+        "0.0%\n"
+        "INFO 01-17 10:06:45 llm_engine.py:624] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 36.4 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 2.4%, CPU KV cache usage: "
+        "0.0%\n"
+        "INFO 01-17 10:06:50 llm_engine.py:624] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 36.9 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 4.4%, CPU KV cache usage: "
+        "0.0%\n"
+        "INFO 01-17 10:06:55 llm_engine.py:624] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 37.0 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 6.5%, CPU KV cache usage: "
+        "0.0%\n",
+        {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.065,
+         "serving.decode_tokens_per_second": 27.575},
+        id="chatchat-2687-first-window-zero-then-36-tokens-per-second"),
+    pytest.param(
+        # https://github.com/vllm-project/vllm/issues/26349 (description): vLLM v1, one request at about 150 tokens/s,
+        # then a window whose request finished (Running: 0)
+        "(APIServer pid=19189) INFO 10-06 11:26:41 [loggers.py:127] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        "Avg generation throughput: 149.6 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 33.4%, "
+        "Prefix cache hit rate: 16.4%\n"
+        "(APIServer pid=19189) INFO 10-06 11:26:51 [loggers.py:127] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        "Avg generation throughput: 148.3 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 36.3%, "
+        "Prefix cache hit rate: 16.4%\n"
+        "(APIServer pid=19189) INFO 10-06 11:27:01 [loggers.py:127] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+        "Avg generation throughput: 126.6 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, "
+        "Prefix cache hit rate: 16.4%\n",
+        {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.363,
+         "serving.decode_tokens_per_second": 212.25},
+        id="vllm-26349-v1-150-tokens-per-second"),
+    pytest.param(
+        # https://github.com/linkerd/linkerd2/issues/1699 (description): `linkerd top deploy` of Linkerd 2.0, its
+        # routes' fastest requests 6-7 ms (the slowest route's fastest is kept)
+        "Source                  Destination             Path                                                    Count  Best   Worst  Last\n"  # noqa: E501
+        "web-6fd5d8d475-g9w5z    books-78d5b94b64-cxbbc  /books.json                                             434    7ms    142ms  27ms\n"  # noqa: E501
+        "web-6fd5d8d475-g9w5z    books-78d5b94b64-rx99s  /books.json                                             423    6ms    114ms  34ms\n"  # noqa: E501
+        "web-6fd5d8d475-svj6g    books-78d5b94b64-74ccn  /books.json                                             423    6ms    119ms  69ms\n"  # noqa: E501
+        "web-6fd5d8d475-svj6g    books-78d5b94b64-cxbbc  /books.json                                             376    6ms    145ms  13ms\n",  # noqa: E501
+        {"latency.fastest_seconds": 0.007},
+        id="linkerd2-1699-top-fastest-7ms"),
     pytest.param(
         # https://github.com/vllm-project/vllm/pull/33743 (description): `vllm bench serve` result table
         "---------------Time to First Token----------------\n"

@@ -55,6 +55,17 @@ REAL: list[tuple[str, str, dict[str, Any]]] = [
      "When I input http://nginx.example.com/ into my browser, I get error 503 Service Unavailable - No server is "
      "available to handle this request.",
      {"http.error_statuses": [503]}),
+    # Model-server latency and errors as people say them (issue 24).
+    ("https://github.com/vllm-project/vllm/pull/8378",
+     "Seems that requests just stack up in pending after a few get through. I get 3 completions then it just hangs",
+     {"serving.requests_queued": True, "evidence.symptoms": ["latency"]}),
+    ("https://github.com/vllm-project/vllm/issues/8086",
+     "I compared it with transformers when ten requests were sent concurrently.vLLM TTFT increased from 2s to 17s, and "
+     "there was no obvious difference between transformers and single request.",
+     {"evidence.symptoms": ["latency"]}),
+    ("https://github.com/zan-mateusz/new-tf-repo-1/issues/67",
+     "Automatically created issue due to high server error rate.",
+     {"evidence.symptoms": ["error-rate"]}),
 ]
 
 # Real sentences that state none of the terms: a question about an exit code, an error code that is no exit code.
@@ -62,6 +73,9 @@ NOTHING: list[tuple[str, str]] = [
     ("https://github.com/pdreker/fritz_exporter/issues/674", "Anyone knows what error code 137 means?"),
     ("https://github.com/web3labs/blk-explorer-free/issues/10",
      "Is there information somewhere what code 137 is caused by?"),
+    ("https://github.com/vllm-project/vllm/issues/17598",
+     "**Why do both ITL and TPOT increase when `max-num-seqs` increases under the same request rate?**"),
+    ("https://github.com/vllm-project/vllm/issues/4760", "Why I've got low speed?:"),
     ("https://github.com/NVIDIA/NVSentinel/issues/155",
      "We have seen some cases in our on-prem fleet where we the following logs are printed in dmesg that are not "
      "linked to an XID:"),
@@ -105,7 +119,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "input-said-slow": ("waiting for data loading", True),
                "latency-up": ("p99 latency went up", ["latency"]),
                "collective-hang": ("hanging in allreduce", ["nccl-hang"]),
-               "service-unreachable": ("service is unreachable", ["service-unreachable"])}
+               "service-unreachable": ("service is unreachable", ["service-unreachable"]),
+               "error-rate-up": ("seeing a high 5xx error rate", ["error-rate"]),
+               "requests-queued": ("full of requests waiting in the queue", True),
+               "generation-slow": ("slow with low generation throughput", ["latency"]),
+               "latency-figure": ("slow with p99 latency of 2s", ["latency"])}
     return samples[term.spec.id]
 
 
