@@ -7,7 +7,8 @@ content words occur close together in one sentence, in any order, after stemming
 
 - dismissed: a negator earlier in the same clause ("I would not use X", "instead of X") or a dismissal after
   it ("X does not matter here"). A negator that follows a purpose or condition word ("so that GPUs do not sit
-  idle", "if it does not recover") states a goal, not a dismissal, and is ignored.
+  idle", "if it does not recover") states a goal, not a dismissal, and is ignored; a plain "not" before a
+  dismissal cancels it ("do not ignore X", "X is not overkill", "X is not just a warning" assert X).
 - reasoned: the sentence ties the concept to something: it has a connective or a verb, and enough words of
   its own beyond the concepts it names. A bare list of terms, with or without "I'd use", earns nothing.
 

@@ -7,8 +7,9 @@ A point is credited only when the answer claims it (drills.claims):
 - and the sentence says something about it: a connective or verb and words of its own beyond the concepts it
   names, so a bare list of the right terms earns nothing.
 Each point may list misconceptions; one asserted in the answer is a wrong claim: it cancels that point and
-costs WRONG_CLAIM_COST. The grade names the sentence that earned each point and the sentence of each wrong
-claim. No model, no network, and no input makes it raise.
+costs WRONG_CLAIM_COST. An answer that contradicts (dismisses, denies or gets wrong) at least as many points as it
+asserts scores at most CONTRADICTION_CAP, with a note. The grade names the sentence that earned each point and the
+sentence of each wrong claim. No model, no network, and no input makes it raise.
 """
 
 from __future__ import annotations
