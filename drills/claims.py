@@ -7,7 +7,8 @@ content words occur close together in one sentence, in any order, after stemming
 
 - dismissed: a negator earlier in the same clause ("I would not use X", "instead of X") or a dismissal after
   it ("X does not matter here"). A negator that follows a purpose or condition word ("so that GPUs do not sit
-  idle", "if it does not recover") states a goal, not a dismissal, and is ignored.
+  idle", "if it does not recover") states a goal, not a dismissal, and is ignored; a plain "not" before a
+  dismissal cancels it ("do not ignore X", "X is not overkill", "X is not just a warning" assert X).
 - reasoned: the sentence ties the concept to something: it has a connective or a verb, and enough words of
   its own beyond the concepts it names. A bare list of terms, with or without "I'd use", earns nothing.
 
@@ -270,15 +271,15 @@ def find(phrase: Phrase, sentence: Sentence, index: int) -> list[Match]:
     return found
 
 
-def cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int) -> list[int]:
-    """Positions in tokens[lo:hi] where `cue` starts, its words in order with at most CUE_GAP between them."""
+def cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int, gap: int = CUE_GAP) -> list[int]:
+    """Positions in tokens[lo:hi] where `cue` starts, its words in order with at most `gap` between them."""
     hits: list[int] = []
     for i in range(lo, hi):
         if tokens[i] != cue[0]:
             continue
         pos = i
         for w in cue[1:]:
-            nxt = next((j for j in range(pos + 1, min(pos + 2 + CUE_GAP, hi)) if tokens[j] == w), None)
+            nxt = next((j for j in range(pos + 1, min(pos + 2 + gap, hi)) if tokens[j] == w), None)
             if nxt is None:
                 break
             pos = nxt
@@ -287,30 +288,53 @@ def cue_at(cue: Phrase, tokens: Sequence[str], lo: int, hi: int) -> list[int]:
     return hits
 
 
-def dismissed(match: Match, sentence: Sentence) -> bool:
+def dismissed(match: Match, sentence: Sentence, dismissals: bool = True) -> bool:
     """The concept at `match` is denied or waved away within its own clause, or is the subject of a denied
-    predicate; either way this clause does not assert it."""
-    return denied(match, sentence) or negated(match, sentence)
+    predicate; either way this clause does not assert it. Without `dismissals`, only a negator denies it (for a
+    misconception that is a dismissal itself: "Xid messages are harmless and can be ignored")."""
+    return denied(match, sentence, dismissals) or negated(match, sentence)
 
 
-def denied(match: Match, sentence: Sentence) -> bool:
+def denied(match: Match, sentence: Sentence, dismissals: bool = True) -> bool:
     """The concept itself is denied or dismissed: "I would not use X", "no need for X", "X does not matter"."""
     lex = lexicon()
     tokens = sentence.tokens
     c_start, c_end = sentence.clause_span(match.start)
     lo = max(c_start, match.start - NEGATION_REACH)
     # A negator inside the span counts too ("the scheduler does not split"), unless the phrase itself holds it.
-    for cue in lex.negators:
-        for at in cue_at(cue, tokens, lo, match.end + 1):
-            if at in match.positions or (cue in lex.short_negators and match.start - at > SHORT_REACH):
-                continue
-            if not any(cue_at(p, tokens, c_start, at) for p in lex.purpose_markers):
-                return True
+    for cue, at in live_cues(lex.negators, tokens, lo, match.end + 1, c_start):
+        if at in match.positions or (cue in lex.short_negators and match.start - at > SHORT_REACH):
+            continue
+        return True
     hi = min(c_end + 1, match.end + 1 + DISMISSAL_REACH)
     # "Taints and affinity do not matter" dismisses both; "locking, so two people cannot apply at once" is a
     # consequence, not a dismissal.
     hi = next((j for j in range(match.end + 1, hi) if tokens[j] in _SUBORDINATORS), hi)
-    return any(cue_at(cue, tokens, match.end + 1, hi) for cue in lex.dismissals)
+    return dismissals and bool(live_cues(lex.dismissals, tokens, match.end + 1, hi, c_start))
+
+
+def live_cues(cues: Iterable[Phrase], tokens: Sequence[str], lo: int, hi: int, start: int = 0,
+              widen: bool = True) -> list[tuple[Phrase, int]]:
+    """(cue, position) of each negator or dismissal in tokens[lo:hi] that still negates: not part of a goal or
+    condition begun at or after `start` ("so that GPUs do not sit idle"), and not itself negated. A plain
+    not/never/no just before another negating cue cancels it and is cancelled by it: "do not ignore X", "never
+    skip X", "X is not overkill" assert X, and so does a not that widens ("X is not just a warning") unless
+    `widen` is off (then it still denies the dismissal it widens, for comparing with misconceptions)."""
+    lex = lexicon()
+    plain = [at for at in range(max(start, lo - CUE_GAP - 1), hi) if tokens[at] in _PREDICATE_NEGATORS]
+    cancelled = {at for at in plain if widen and at + 1 < len(tokens) and tokens[at + 1] in lex.widening}
+    out: list[tuple[Phrase, int]] = []
+    for cue in cues:
+        for at in cue_at(cue, tokens, lo, hi, 0 if cue in lex.tight else CUE_GAP):
+            if any(cue_at(p, tokens, start, at) for p in lex.purpose_markers):
+                continue
+            if cue[0] not in _PREDICATE_NEGATORS and cue[0] != "nor":
+                before = [b for b in plain if at - CUE_GAP - 1 <= b < at]
+                if before:
+                    cancelled.update(before)
+                    continue
+            out.append((cue, at))
+    return [(cue, at) for cue, at in out if at not in cancelled]
 
 
 def negated(match: Match, sentence: Sentence) -> bool:
@@ -325,9 +349,10 @@ def negated(match: Match, sentence: Sentence) -> bool:
     _, c_end = sentence.clause_span(match.start)
     near = min(c_end + 1, match.end + 1 + PREDICATE_REACH)
     near = next((j for j in range(match.end + 1, near) if tokens[j] in _COORDINATORS), near)
-    return any(tokens[at] in _PREDICATE_NEGATORS
-               and not any(cue_at(p, tokens, match.end + 1, at) for p in lex.purpose_markers)
-               for at in range(match.end + 1, near))
+    # A plain negator that negates a dismissal asserts: "MIG is not overkill", "it is not just a warning".
+    plain = tuple((w,) for w in _PREDICATE_NEGATORS)
+    live = live_cues((*plain, *lex.dismissals), tokens, match.end + 1, c_end + 1, match.end + 1)
+    return any(cue in plain and at < near for cue, at in live)
 
 
 def elaboration(sentence: Sentence, covered: Iterable[int], own: frozenset[str]) -> int:
@@ -371,6 +396,13 @@ def claim_text(match: Match, sentence: Sentence) -> str:
     if not sentence.spans:
         return sentence.text
     return sentence.text[sentence.spans[first][0]:sentence.spans[last][1]].strip()
+
+
+def dismissive(phrase: str) -> bool:
+    """The phrase waves something away itself ("harmless", "just warning"): a misconception worded so is met by
+    a clause that dismisses, not refuted by it."""
+    tokens = text_tokens(phrase)
+    return bool(live_cues(lexicon().dismissals, tokens, 0, len(tokens)))
 
 
 def text_tokens(text: str) -> list[str]:

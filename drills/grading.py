@@ -7,8 +7,9 @@ A point is credited only when the answer claims it (drills.claims):
 - and the sentence says something about it: a connective or verb and words of its own beyond the concepts it
   names, so a bare list of the right terms earns nothing.
 Each point may list misconceptions; one asserted in the answer is a wrong claim: it cancels that point and
-costs WRONG_CLAIM_COST. The grade names the sentence that earned each point and the sentence of each wrong
-claim. No model, no network, and no input makes it raise.
+costs WRONG_CLAIM_COST. An answer that contradicts (dismisses, denies or gets wrong) at least as many points as it
+asserts scores at most CONTRADICTION_CAP, with a note. The grade names the sentence that earned each point and the
+sentence of each wrong claim. No model, no network, and no input makes it raise.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from drills.claims import (
     compile_phrase,
     denied,
     dismissed,
+    dismissive,
     elaboration,
     find,
     has_relation,
@@ -49,6 +51,10 @@ PARTIAL_AT = 40
 # outscore honestly incomplete.
 WRONG_CLAIM_COST = 20
 LIST_NOTE = "a list of terms asserts nothing: terms named only in a list earned no point"
+# An answer that contradicts (denies, dismisses or gets wrong) at least as many points as it asserts is a
+# confidently wrong answer built from the right terms: whatever its other clauses earn, it scores no more than
+# an answer that says little (the vague band). Measured on the tuning half: docs/interview.md.
+CONTRADICTION_CAP = 20
 
 
 class PointResult(BaseModel):
@@ -131,6 +137,12 @@ def _grade(results: Sequence[PointResult], word_count: int, wrong: Sequence[Wron
     total = len(results)
     base = round(100 * sum(r.covered for r in results) / total) if total else 0
     score = max(0, base - WRONG_CLAIM_COST * len(wrong))
+    wrong_points = {w.point for w in wrong}
+    against = [r.point for r in results if (r.dismissed or r.id in wrong_points) and not r.covered]
+    if against and len(against) >= sum(r.covered for r in results) and score > CONTRADICTION_CAP:
+        score = CONTRADICTION_CAP
+        notes = [*notes, f"it says the opposite of what it names ({'; '.join(against)}), so it is capped at "
+                         f"{CONTRADICTION_CAP}"]
     return Grade(score=score, verdict=verdict_for(score, word_count), points=tuple(results), word_count=word_count,
                  wrong_claims=tuple(wrong), notes=tuple(dict.fromkeys(notes)))
 
@@ -147,9 +159,11 @@ def _matches(phrases: Iterable[str], sentences: Sequence[Sentence]) -> list[tupl
 def _asserted(misconception: Misconception, sentences: Sequence[Sentence]) -> str | None:
     """The clauses of the first sentence that assert every group of the misconception, none of them denied or
     merely listed."""
+    # A misconception that is a dismissal itself ("Xid messages are harmless") is met by a clause that dismisses.
+    waves = any(dismissive(phrase) for group in misconception.says for phrase in group)
     for sentence in sentences:
-        ok = [[m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence) and not listed(m, sentence)]
-              for group in misconception.says]
+        ok = [[m for _, m in _matches(group, [sentence]) if not dismissed(m, sentence, not waves)
+               and not listed(m, sentence)] for group in misconception.says]
         # All of it in one clause: "Volcano replaces the scheduler, whereas Kueue only admits jobs" does not say
         # that Kueue replaces the scheduler.
         for clause in sorted({sentence.clause[m.start] for m in ok[0]} if ok and ok[0] else set()):

@@ -32,6 +32,8 @@ class Lexicon:
     fillers: frozenset[str]
     longest_variant: int
     function_words: frozenset[str] = frozenset()  # not content words when meaning checks words (drills.meaning)
+    tight: frozenset[Phrase] = frozenset()  # dismissals whose words must be adjacent ("just a", not "just that a")
+    widening: frozenset[str] = frozenset()  # "not just", "not only": the not widens, it does not deny
 
 
 def _phrase(text: str) -> Phrase:
@@ -64,11 +66,13 @@ def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         negators=_phrases(raw.get("negators")) + _phrases(raw.get("short_negators")),
         short_negators=frozenset(_phrases(raw.get("short_negators"))),
         purpose_markers=_phrases(raw.get("purpose_markers")),
-        dismissals=_phrases(raw.get("dismissals")),
+        dismissals=_phrases(raw.get("dismissals")) + _phrases(raw.get("tight_dismissals")),
         relations=frozenset(relation_words),
         verbs=frozenset(stem(w) for x in relations.get("verbs") or [] for w in words(str(x))),
         reasons=frozenset(stem(w) for x in relations.get("reasons") or [] for w in words(str(x))),
         fillers=frozenset(stem(w) for x in raw.get("fillers") or [] for w in words(str(x))),
         longest_variant=max((len(k) for k in synonyms), default=1),
+        tight=frozenset(_phrases(raw.get("tight_dismissals"))),
+        widening=frozenset(stem(w) for x in raw.get("widening") or [] for w in words(str(x))),
         function_words=frozenset(stem(w) for x in raw.get("function_words") or [] for w in words(str(x))),
     )

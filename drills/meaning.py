@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from collectors.yaml_safe import safe_load
-from drills.claims import Sentence, cue_at, split_sentences, text_tokens
+from drills.claims import Sentence, live_cues, split_sentences, text_tokens
 from drills.lexicon import lexicon
 from drills.questions import ExpectedPoint
 
@@ -55,7 +55,10 @@ class Unit:
     clause: int  # -1 for a whole sentence
     text: str
     negative: bool
-    words: frozenset[str] = frozenset()  # its content words, stemmed and synonym-folded as the lexicon reads them
+    words: frozenset[str] = frozenset()
+    # Negative by a negator alone, not counting dismissals: a misconception may be worded as a dismissal ("Xid
+    # messages are just warnings"), and a clause that says the same is meeting it, not denying it.
+    denies: bool = False  # its content words, stemmed and synonym-folded as the lexicon reads them
 
 
 @dataclass(frozen=True)
@@ -112,20 +115,19 @@ def reference_hash(point: ExpectedPoint) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _negative(tokens: Sequence[str]) -> bool:
-    """The text holds a negator or a dismissal that is not part of a goal or condition ("so that it does not")."""
+def _negative(tokens: Sequence[str], dismissals: bool = True) -> bool:
+    """The text holds a negator (or, with `dismissals`, a dismissal) that is not part of a goal or condition ("so
+    that it does not"), nor itself negated ("do not ignore it", "it is not just a warning"), read as drills.claims
+    reads a concept's clause."""
     lex = lexicon()
-    for cue in (*lex.negators, *lex.dismissals, *((w,) for w in _PREDICATE_NEGATORS)):
-        for at in cue_at(cue, tokens, 0, len(tokens)):
-            if not any(cue_at(p, tokens, 0, at) for p in lex.purpose_markers):
-                return True
-    return False
+    cues = (*lex.negators, *(lex.dismissals if dismissals else ()), *((w,) for w in _PREDICATE_NEGATORS))
+    return bool(live_cues(cues, tokens, 0, len(tokens), widen=dismissals))
 
 
 @cache
-def polarity(text: str) -> bool:
+def polarity(text: str, dismissals: bool = True) -> bool:
     """True when a reference sentence is negative, read as the answer's clauses are read."""
-    return _negative(text_tokens(text))
+    return _negative(text_tokens(text), dismissals)
 
 
 @cache
@@ -167,12 +169,12 @@ def units(sentences: Sequence[Sentence]) -> list[Unit]:
             words = [t for t in tokens if t not in lex.stopwords]
             if not any(t in rel for t in tokens) or len(words) < 2:
                 continue  # a bare run of terms asserts nothing
-            out.append(Unit(i, c, text, _negative(tokens), frozenset(words)))
+            out.append(Unit(i, c, text, _negative(tokens), frozenset(words), _negative(tokens, False)))
         # A clause can lean on its neighbour ("when a pod asks for half a GPU, the scheduler splits the card"):
         # a sentence of two or three clauses, none a list item, is compared whole as well.
         if 2 <= len(s.clauses) <= MAX_SENTENCE_CLAUSES and not s.listed and len(out) > before:
             out.append(Unit(i, -1, s.text, _negative(s.tokens),
-                            frozenset(t for t in s.tokens if t not in lex.stopwords)))
+                            frozenset(t for t in s.tokens if t not in lex.stopwords), _negative(s.tokens, False)))
     return out
 
 
@@ -211,6 +213,7 @@ def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) 
         at += n_claims + n_mis
         claim_neg = [polarity(r) for r in p.references]
         mis_neg = [polarity(m.claim) for m in p.misconceptions]
+        mis_denies = [polarity(m.claim, False) for m in p.misconceptions]
         # Meaning proposes, words confirm: a claim is met only by a clause that shares a content word (or a
         # lexicon synonym, folded alike) with it or with the point's wording; a misconception only by a clause
         # that carries one of the words that tell it apart from the point's claims. Without such words a
@@ -230,7 +233,9 @@ def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) 
             near_claim[k] = _best(claims[k:k + 1], [n == u.negative for n in claim_neg])[0]
             opposite[k] = _best(claims[k:k + 1], [n != u.negative and w for n, w in zip(claim_neg, shares,
                                                                                          strict=True)])[0]
-            same = [j for j in range(n_mis) if mis_neg[j] == u.negative
+            # A misconception worded as a dismissal ("Xid messages are just warnings") is met by a clause that
+            # dismisses alike; a negated dismissal ("it is not just a warning") meets neither.
+            same = [j for j in range(n_mis) if mis_denies[j] == u.denies and (mis_neg[j] == u.negative or not u.denies)
                     and (bool(apart[j] & u.words) or (not apart[j] and mis_neg[j] != all(claim_neg)))]
             j = max(same, key=lambda j: wrong[k, j], default=None)
             best_mis[k] = wrong[k, j] if j is not None else -1.0

@@ -265,3 +265,55 @@ def test_a_wrong_claim_names_its_misconception_in_json() -> None:
     assert data["wrong_claims"] == [{"id": "k8s-splits", "point": "mig", "claim": "The scheduler splits the GPU itself",
                                      "misconception": "The scheduler splits the GPU itself",
                                      "evidence": "The scheduler splits the GPU itself"}]
+
+
+@pytest.mark.parametrize("answer", [
+    "MIG is not overkill here, because small models share one A100 that way.",
+    "Never skip MIG on the A100s, because small models share it safely.",
+    "Do not ignore MIG: it carves the A100 into slices so small models share it.",
+    "MIG is not just a scheduling trick, because it carves the A100 into isolated slices.",
+    "Use MIG rather than a processor cap, so each small model gets an isolated slice.",
+    "Instead of whole cards, use MIG so small models share one A100.",
+])
+def test_a_rejected_dismissal_or_a_rather_than_keeps_the_credit(answer: str) -> None:
+    """Double negation and contrast read right: "not overkill", "do not ignore", "not just a" assert the point;
+    what follows "rather than" or "instead of" is denied, what precedes it is asserted."""
+    result = grade(answer, POINTS)
+    assert "mig" in {p.id for p in result.covered}
+    assert not any(n.startswith("it says the opposite") for n in result.notes)
+
+
+@pytest.mark.parametrize("answer", [
+    "MIG is just a marketing feature that changes nothing for small models.",
+    "MIG is harmless to skip, since small models fit anyway.",
+    "MIG is deprecated and should not be used for inference.",
+    "You can safely ignore MIG, since the scheduler shares the card for you.",
+    "Neither MIG nor the CFS quota matter for small models.",
+])
+def test_a_dismissal_in_the_points_own_terms_earns_nothing(answer: str) -> None:
+    result = grade(answer, POINTS)
+    assert "mig" not in {p.id for p in result.covered}
+    assert next(p for p in result.points if p.id == "mig").dismissed
+
+
+@pytest.mark.parametrize(("answer", "score", "capped"), [
+    # Two points asserted, two dismissed in their own terms: capped.
+    ("MIG splits the A100 so small models share it. The pods were throttled because their limit was too low. "
+     "/dev/shm is deprecated, nobody mounts it now. Requesting nvidia.com/gpu is optional, the scheduler finds "
+     "the cards anyway.", 20, True),
+    # The same answer rejecting the wrong idea instead: three points, no cap.
+    ("MIG splits the A100 so small models share it. The pods were throttled because their limit was too low. "
+     "/dev/shm is not optional, because the loader workers share tensors there.", 60, False),
+    # More asserted than dismissed: not capped.
+    ("MIG splits the A100 so small models share it. The pods were throttled because their limit was too low. "
+     "Mount /dev/shm as a memory volume because the data loader workers share tensors there. Requesting "
+     "nvidia.com/gpu is optional, the scheduler finds the cards anyway.", 60, False),
+])
+def test_an_answer_that_mostly_says_the_opposite_is_capped_and_says_why(answer: str, score: int,
+                                                                        capped: bool) -> None:
+    result = grade(answer, POINTS)
+    assert result.score == score
+    notes = [n for n in result.notes if n.startswith("it says the opposite of")]
+    assert bool(notes) is capped
+    if capped:
+        assert "Mount a big /dev/shm." in notes[0] and "GPUs are the nvidia.com/gpu resource." in notes[0]

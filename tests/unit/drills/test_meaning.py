@@ -162,9 +162,28 @@ def test_the_json_shape_is_unchanged(question: Question, meaning: Meaning) -> No
     ("Taints are a bad idea on GPU nodes", True),
     ("Pack jobs tightly so that the GPUs do not sit idle", False),
     ("The scheduler binds the pod to a node with enough free GPUs", False),
+    # Dismissals in the point's own terms, and their double negation (issue 26, round 3).
+    ("Xid 79 is just a software warning", True),
+    ("Xid 79 is not just a software warning", False),
+    ("You can safely ignore Xid 79 on a busy node", True),
+    ("Do not ignore Xid 79 on a training node", False),
+    ("Startup probes are deprecated", True),
+    ("Profiles are not optional for this layout", False),
+    ("We moved just that into a repo with a review step", False),
+    ("Neither MIG nor time-slicing helps here", True),
 ])
 def test_polarity_is_read_by_the_clause_reader_not_the_embedding(text: str, negative: bool) -> None:
     assert polarity(text) is negative
+
+
+@pytest.mark.parametrize(("text", "denies"), [
+    ("Xid 79 is just a software warning", False),  # a dismissal, met by a misconception worded as one
+    ("Xid 79 is not just a software warning", True),  # rejects it: meets no misconception that dismisses
+    ("ECC errors are harmless", False),
+    ("ECC errors are not harmless", True),
+])
+def test_a_misconception_worded_as_a_dismissal_is_read_by_its_negators_alone(text: str, denies: bool) -> None:
+    assert polarity(text, False) is denies
 
 
 def test_only_asserting_clauses_are_compared() -> None:
