@@ -13,6 +13,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 
 
 def _facts(text: str, kind: ArtifactKind = ArtifactKind.TEXT) -> dict[str, Any]:
@@ -59,28 +60,18 @@ def test_a_gpu_lost_at_init_is_a_gpu_off_the_bus() -> None:
     assert _facts(RENDERED[6][0])["gpu.fallen_off_bus"] is True
 
 
+# Real pastes (first_sight_pastes.yaml, each with its thread) and the errors each shows.
 REAL = [
-    # https://github.com/NVIDIA/gpu-operator/issues/1146 (issue description)
-    ("Dec  2 11:49:53 worker4 kernel: [  885.242168] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)\n"
-     "Dec  2 11:49:53 worker4 kernel: [  885.242457] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor "
-     "number 5", ["init-failed"]),
-    # https://github.com/NVIDIA/gpu-operator/issues/649 (turn 5)
-    ("[ 1097.650222] NVRM: GPU 0000:04:01.0: RmInitAdapter failed! (0x11:0x45:2525)\n"
-     "[ 1097.650377] NVRM: GPU 0000:04:01.0: rm_init_adapter failed, device minor number 0\n"
-     "[ 1114.993489] IPv6: ADDRCONF(NETDEV_UP): dddd1c3ccc54a5b: link is not ready", ["init-failed"]),
-    # https://github.com/NVIDIA/NVSentinel/issues/155 (issue description)
-    ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
-     "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
-     "               NVRM: fallen off the bus and is not responding to commands.\n"
-     "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).\n"
-     "[ 1843.439669] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  "
-     "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025", ["gpu-lost", "probe-failed"]),
+    ("gpu-operator-1146-rminitadapter-failed-syslog", ["init-failed"]),
+    ("gpu-operator-649-rminitadapter-failed-dmesg", ["init-failed"]),
+    ("nvsentinel-155-fallen-off-the-bus-without-xid", ["gpu-lost", "probe-failed"]),
+    ("bumblebee-583-gpu-not-supported-by-release", ["unsupported", "probe-failed"]),
 ]
 
 
-@pytest.mark.parametrize(("text", "errors"), REAL)
-def test_a_real_nvrm_fault_names_gpu_xid(text: str, errors: list[str]) -> None:
-    facts = _facts(text)
+@pytest.mark.parametrize(("paste", "errors"), REAL)
+def test_a_real_nvrm_fault_names_gpu_xid(paste: str, errors: list[str]) -> None:
+    facts = _facts(PASTES[paste])
     assert sorted(facts.get("gpu.nvrm_errors", [])) == sorted(errors), facts
     assert "gpu-xid" in facts.get("evidence.symptoms", []), facts
 

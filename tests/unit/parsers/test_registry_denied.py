@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.parsers.kubernetes.k8s_messages import pull_error_kind
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts
 
 RENDERED = [
@@ -40,18 +41,13 @@ def test_each_registry_answer_is_read_as_its_kind(message: str, kind: str) -> No
     assert pull_error_kind(message) == kind
 
 
-REAL = [
-    # https://github.com/groundnuty/k8s-wait-for/issues/70 (stale credentials for ghcr.io in ~/.docker/config.json)
-    '❯ docker pull ghcr.io/groundnuty/k8s-wait-for:v2.0\n'
-    'Error response from daemon: Head "https://ghcr.io/v2/groundnuty/k8s-wait-for/manifests/v2.0": denied: denied',
-    # https://github.com/indeedeng/harbor-container-webhook/issues/38 (the image was never published under that tag)
-    'Error response from daemon: Head "https://ghcr.io/v2/indeedeng/jfrog-container-webhook/manifests/main": denied',
-]
+# Real pastes (first_sight_pastes.yaml, each with its thread): stale ghcr.io credentials, and a tag never published.
+REAL = ["k8s-wait-for-70-ghcr-head-denied-denied", "harbor-container-webhook-38-ghcr-head-denied"]
 
 
-@pytest.mark.parametrize("text", REAL)
-def test_a_real_ghcr_denial_is_denied_or_missing(text: str) -> None:
-    facts = joined_facts(text)
+@pytest.mark.parametrize("paste", REAL)
+def test_a_real_ghcr_denial_is_denied_or_missing(paste: str) -> None:
+    facts = joined_facts(PASTES[paste])
     assert facts.get("image.pull_error") == "denied-or-missing", facts
     assert facts.get("evidence.symptoms") == ["image-pull"], facts
 
