@@ -8,7 +8,8 @@ of memory (PyTorch docs, "CUDA memory management"; pytorch/pytorch#35901).
 
 Two message shapes are read, both one line:
 - before PyTorch 2.1: "Tried to allocate 2.51 GiB (GPU 0; 15.78 GiB total capacity; 6.25 GiB already
-  allocated; 283.44 MiB free; 13.91 GiB reserved in total by PyTorch)";
+  allocated; 283.44 MiB free; 13.91 GiB reserved in total by PyTorch)", with "15.77 GiB allowed; " after the free
+  figure in 1.13 and 2.0 (c10/cuda/CUDACachingAllocator.cpp, the allowed memory under a memory fraction);
 - from 2.1: "Tried to allocate 546.00 MiB. GPU 0 has a total capacity of 15.77 GiB of which 514.19 MiB is
   free. ... Of the allocated memory 13.73 GiB is allocated by PyTorch, [with 46.00 MiB allocated in private
   pools (e.g., CUDA Graphs),] and 736.86 MiB is reserved by PyTorch but unallocated."
@@ -29,6 +30,7 @@ _OLD = re.compile(
     r"(?P<alloc>" + _SIZE.format("alloc") + r" already allocated; "
     r"(?:[^;()]{0,60}; )?"  # some builds add a field here; skip one at most
     r"(?P<free>" + _SIZE.format("free") + r" free; "
+    r"(?:\d+(?:\.\d+)? [KMGT]i?B allowed; )?"  # 1.13 and 2.0 print the per-process cap when one is set
     r"(?P<reserved>" + _SIZE.format("reserved") + r" reserved in total by Py[Tt]orch")
 _NEW_REQUEST = re.compile(r"Tried to allocate (?P<req>" + _SIZE.format("req") + r"\. GPU")
 _NEW_SPLIT = re.compile(
