@@ -33,6 +33,8 @@ _OLD = re.compile(
     r"(?:\d+(?:\.\d+)? [KMGT]i?B allowed; )?"  # 1.13 and 2.0 print the per-process cap when one is set
     r"(?P<reserved>" + _SIZE.format("reserved") + r" reserved in total by Py[Tt]orch")
 _NEW_REQUEST = re.compile(r"Tried to allocate (?P<req>" + _SIZE.format("req") + r"\. GPU")
+# 2.1 spelt it "total capacty"; later releases "total capacity".
+_NEW_TOTAL = re.compile(r"has a total capac(?:i)?ty of (?P<total>" + _SIZE.format("total"))
 _NEW_SPLIT = re.compile(
     r"Of the allocated memory (?P<alloc>" + _SIZE.format("alloc") + r" is allocated by PyTorch, "
     r"(?:with [^,]{0,80} allocated in private pools \([^)]{0,40}\), )?"
@@ -49,6 +51,12 @@ class OomFigures:
     requested: int
     allocated: int  # held by live tensors
     reserved_unallocated: int  # held by the caching allocator, not by any tensor
+    total: int = 0  # the GPU's capacity as the message states it; 0 when it does not
+
+    @property
+    def allocated_share(self) -> float | None:
+        """Live tensors of the failing process over the GPU's capacity (None when the capacity is not stated)."""
+        return round(self.allocated / self.total, 3) if self.total else None
 
     @property
     def unallocated_share(self) -> float:
@@ -72,8 +80,10 @@ def read_figures(text: str) -> OomFigures | None:
         allocated, reserved = _bytes(old, "alloc"), _bytes(old, "reserved")
         if reserved < allocated:  # not a message PyTorch writes; do not guess
             return None
-        return OomFigures(_bytes(old, "req"), allocated, reserved - allocated)
+        return OomFigures(_bytes(old, "req"), allocated, reserved - allocated, _bytes(old, "total"))
     request, split = _NEW_REQUEST.search(window), _NEW_SPLIT.search(window)
     if request is None or split is None or split.start() < request.start():
         return None
-    return OomFigures(_bytes(request, "req"), _bytes(split, "alloc"), _bytes(split, "unalloc"))
+    total = _NEW_TOTAL.search(window)
+    return OomFigures(_bytes(request, "req"), _bytes(split, "alloc"), _bytes(split, "unalloc"),
+                      _bytes(total, "total") if total is not None else 0)

@@ -64,3 +64,11 @@ def test_a_denial_that_is_no_pull_names_nothing(line: str) -> None:
     facts = joined_facts(line)
     assert "image.pull_error" not in facts, facts
     assert "image-pull" not in facts.get("evidence.symptoms", []), facts
+
+
+@pytest.mark.parametrize("reason", ["ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"])
+def test_the_kubelet_failed_event_says_the_waiting_reason(reason: str) -> None:
+    # kuberuntime_container.go's Failed event, "Error: <the pull error>", rendered as kubectl's events table shows it.
+    facts = joined_facts(f"  Warning  Failed     3s (x2 over 15s)  kubelet            Error: {reason}")
+    assert facts.get("container.waiting.reason") == reason, facts
+
