@@ -22,6 +22,12 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.gsp_timeout", "bool",
              "the NVIDIA driver's GSP firmware stopped answering (a late heartbeat or a timed-out RPC): the GPU "
              "is wedged until it is reset", "any"),
+    FactSpec("gpu.nvrm_errors", "list[str]",
+             "GPU faults the NVIDIA kernel module (NVRM) reports outside an Xid line: init-failed (RmInitAdapter / "
+             "rm_init_adapter failed: the driver could not bring the GPU up), reset-required (a call returned "
+             "NV_ERR_RESET_REQUIRED or the GPU is in a full-chip reset), gpu-lost (NV_ERR_GPU_IS_LOST), "
+             "probe-failed (the module's PCI probe failed), unsupported (the GPU is not supported by this driver)",
+             "union", "init-failed"),
     FactSpec("kernel.oom_kill", "bool", "the kernel or memory-cgroup OOM killer fired", "any"),
     FactSpec("kernel.oom_memcg", "bool", "an OOM kill was confined to a memory cgroup (container limit)",
              "any"),

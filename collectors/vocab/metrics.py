@@ -79,6 +79,10 @@ FACTS: list[FactSpec] = [
     FactSpec("cuda.reserved_unallocated_ratio", "float",
              "reserved-but-unallocated over all memory PyTorch reserved, from its out-of-memory message",
              "max", "0.55"),
+    FactSpec("cuda.allocated_ratio", "float",
+             "share of the GPU's capacity the failing process's live tensors held when CUDA ran out (allocated / "
+             "total capacity, from PyTorch's out-of-memory message): near 1, the model, batch or cache itself "
+             "fills the GPU", "max", "0.97"),
     FactSpec("cuda.unavailable", "bool",
              "the application found no usable GPU: the CUDA runtime could not start (no CUDA-capable device, a "
              "driver too old for or mismatched with the runtime: CUDA errors 35, 100, 803, 804) or the framework "

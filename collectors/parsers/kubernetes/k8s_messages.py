@@ -343,8 +343,13 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"no matching manifest for \S+ in the manifest list|no match for platform in manifest")),
     # containerd's token fetch names the status code alone before 1.7 ("failed to fetch oauth token: unexpected
     # status: 403"; remotes/docker/auth/fetch.go): the registry refused the credentials.
-    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|denied|403 Forbidden"
+    ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|not authorized|403 Forbidden"
+                                r"|no basic auth credentials"
                                 r"|failed to fetch (?:anonymous|oauth) token: unexpected status: 40[13]\b", re.I)),
+    # The OCI distribution spec's DENIED ("requested access to the resource is denied"), and GHCR's bare "denied"
+    # to a HEAD or GET of a manifest: registries answer it alike for a private repository and for one that does not
+    # exist, so it says neither. UNAUTHORIZED (credentials missing or refused) is read above.
+    ("denied-or-missing", re.compile(r"\bdenied\b|\bDENIED\b", re.I)),
     ("timeout", re.compile(r"i/o timeout|deadline exceeded|handshake timeout|timed out|Client\.Timeout", re.I)),
     ("tls", re.compile(r"x509|certificate", re.I)),
 ]

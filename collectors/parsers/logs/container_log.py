@@ -221,6 +221,8 @@ def _oom_figures(sink: FactSink, lines: list[str]) -> None:
         sink.add("cuda.oom_request_bytes", figures.requested, n, end)
         sink.add("cuda.reserved_unallocated_bytes", figures.reserved_unallocated, n, end)
         sink.add("cuda.reserved_unallocated_ratio", figures.unallocated_share, n, end)
+        if (share := figures.allocated_share) is not None:
+            sink.add("cuda.allocated_ratio", share, n, end)
         return
 
 

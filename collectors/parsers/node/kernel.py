@@ -232,7 +232,8 @@ def _scan_xid(line: str, number: int, seen: _Seen) -> None:
 
 
 def _scan_gpu_lost(line: str, number: int, seen: _Seen) -> None:
-    if seen.gpu_lost is not None or "GPU" not in line or _COMMAND.search(line):
+    # "RmInitAdapter failed!" may come without the "GPU <bdf>: " part (drivers before 515 leave it out).
+    if seen.gpu_lost is not None or ("GPU" not in line and "dapter failed" not in line) or _COMMAND.search(line):
         return
     if _GPU_LOST.search(line):
         seen.gpu_lost = (number, message(line))

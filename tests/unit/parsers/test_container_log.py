@@ -30,6 +30,8 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
         ("cuda.oom_request_bytes", 2 * 2**30, 10, 10),
         ("cuda.reserved_unallocated_bytes", round(2.91 * 2**30), 10, 10),
         ("cuda.reserved_unallocated_ratio", 0.038, 10, 10),
+        # 74.20 GiB of live tensors on a 79.10 GiB GPU.
+        ("cuda.allocated_ratio", 0.938, 10, 10),
     }),
     ("container_log/shm_bus_error.log", {
         ("app.shm_exhausted", True, 1, 1),

@@ -145,3 +145,28 @@ def test_a_grep_command_is_not_the_message() -> None:
     assert "cuda.oom_request_bytes" not in _facts(
         "$ kubectl logs trainer-0 | grep 'Tried to allocate 2.51 GiB (GPU 0; 15.78 GiB total capacity; 6.25 GiB "
         "already allocated; 283.44 MiB free; 13.91 GiB reserved in total by PyTorch)'")
+
+
+def test_the_allowed_field_of_a_memory_fraction_is_skipped() -> None:
+    # PyTorch 1.13-2.0 (c10/cuda/CUDACachingAllocator.cpp) print "<n> allowed; " after the free figure when a
+    # per-process memory fraction is set; the template rendered with sample values.
+    figures = read_figures(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB total "
+        "capacity; 15.37 GiB already allocated; 13.62 MiB free; 15.77 GiB allowed; 15.40 GiB reserved in total by "
+        "PyTorch)")
+    assert figures is not None
+    assert figures.requested == 128 * 2**20
+    assert figures.reserved_unallocated == round(15.40 * 2**30) - round(15.37 * 2**30)
+    assert figures.allocated_share == round(round(15.37 * 2**30) / round(15.77 * 2**30), 3)
+
+
+def test_the_capacity_of_the_2_1_form_is_read_with_its_misspelling() -> None:
+    # https://github.com/carolchenyx/MGFN./issues/35 (description): PyTorch 2.1 wrote "total capacty".
+    figures = read_figures(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total capacty of "
+        "6.00 GiB of which 0 bytes is free. Of the allocated memory 2.93 GiB is allocated by PyTorch, and 2.30 GiB "
+        "is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+        "PYTORCH_CUDA_ALLOC_CONF")
+    assert figures is not None
+    assert figures.allocated_share == round(round(2.93 * 2**30) / (6 * 2**30), 3)
