@@ -41,7 +41,9 @@ def read(artifact: Artifact) -> ParseResult:
 
 def _may_hold_status(line: str) -> bool:
     low = line.lower()
-    return "=" in line and ("status" in low or "code" in low) or ("{" in line and ('status"' in low or 'code"' in low))
+    if "=" in line and ("status" in low or "code" in low):
+        return True
+    return "{" in line and ('status"' in low or 'code"' in low)
 
 
 def fields_of(line: str) -> dict[str, str]:
@@ -56,11 +58,14 @@ def fields_of(line: str) -> dict[str, str]:
             out: dict[str, str] = {}
             _flatten(obj, "", out, 0)
             return out
+    if line.rstrip().endswith("?"):
+        return {}  # a question about a status quotes it; no program printed the line
     out = {}
     for m in _PAIR.finditer(line):
         key, value = m.group(1), m.group(2)
         out.setdefault(key, value[1:-1] if value.startswith('"') and len(value) > 1 else value)
-    return out
+    # A log record writes several pairs; a sentence that mentions one ("we saw status=503") is not a record.
+    return out if len(out) >= 2 else {}
 
 
 def _flatten(obj: dict[str, Any], prefix: str, out: dict[str, str], depth: int) -> None:
