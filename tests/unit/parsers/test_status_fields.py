@@ -38,7 +38,7 @@ def test_every_family_rendered_with_a_2xx_or_4xx_names_nothing(family: StatusFam
 
 
 def test_every_family_names_its_source_and_the_flags_map_onto_the_failure_vocabulary() -> None:
-    kinds = {"no-upstream", "connection-failure", "timeout", "overflow", "app-error"}
+    kinds = {"no-upstream", "no-route", "connection-failure", "timeout", "overflow", "app-error"}
     assert all(f.source and f.versions for f in catalog().families)
     assert {m.kind for m in catalog().envoy_flags.values()} <= kinds
     assert catalog().envoy_flags["NR"].symptom == "service-unreachable"
@@ -79,7 +79,7 @@ def test_a_pasted_line_runs_the_symptom_through_the_registry() -> None:
             '2026-11-28T10:00:01Z {"response_code":"503","response_flags":"NR","upstream_cluster":"-","path":"/x"}\n')
     got = joined_facts(text)
     assert set(got["evidence.symptoms"]) == {"error-rate", "service-unreachable"}  # type: ignore[arg-type]
-    assert got["http.failure_kinds"] == ["no-upstream"]
+    assert got["http.failure_kinds"] == ["no-route"]
 
 
 def test_fields_of_reads_json_after_a_prefix_and_logfmt_quoted_values() -> None:
