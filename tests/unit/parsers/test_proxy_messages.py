@@ -86,6 +86,7 @@ NO_SYMPTOM = [
     '"GET /api HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "-" "curl/8.5.0"',
     "Do you also see 502 errors when scaling from zero?",
     "We don't see any 503 errors anymore.",
+    "The nightly job logged 500 errors out of 2 million rows.",
 ]
 
 
