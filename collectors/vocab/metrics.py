@@ -123,8 +123,8 @@ FACTS: list[FactSpec] = [
     FactSpec("http.failure_kinds", "list[str]",
              "how the 5xx of an access log failed, across proxies: no-upstream (no ready endpoint or healthy "
              "host), connection-failure (could not connect, or the connection was lost), timeout, overflow (a "
-             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx); most frequent "
-             "first", "union", "no-upstream"),
+             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx), no-route (Envoy's "
+             "NR: no route for the host and path, read from a log line); most frequent first", "union", "no-upstream"),
     FactSpec("http.failing_backend", "str",
              "the one backend address of an upstream that answers 5xx while the others answer cleanly",
              example="10.244.1.17:8080"),

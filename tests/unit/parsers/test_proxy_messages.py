@@ -79,6 +79,14 @@ NO_SYMPTOM = [
     "curl: (18) transfer closed with 1729112674 bytes remaining to read",
     # https://github.com/spechub/Hets/issues/1519 (a local server's 48 MB answer)
     "curl: (18) transfer closed with outstanding read data remaining",
+    # https://github.com/traefik/traefik/issues/1462 (Traefik 1.2 warned this on every resync, endpoints or not)
+    "W  Service endpoints not found for REDACTED/REDACTED, falling back to Service ClusterIP ",
+    # A bare dial timeout, and a 404 with Envoy's no-route flag: neither is a proxy failing a request with a 5xx.
+    "dial tcp 10.210.145.199:3000: i/o timeout",
+    '"GET /api HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "-" "curl/8.5.0"',
+    "Do you also see 502 errors when scaling from zero?",
+    "We don't see any 503 errors anymore.",
+    "The nightly job logged 500 errors out of 2 million rows.",
 ]
 
 

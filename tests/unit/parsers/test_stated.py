@@ -109,6 +109,7 @@ def _sample(term: Any) -> tuple[str, object]:
     if term.spec.terms:
         return term.spec.terms[0], term.spec.terms[0]
     samples = {"exit-code": ("exit code 137", 137), "xid": ("Xid 79", 79), "http-5xx": ("returns 503", 503),
+               "http-5xx-errors": ("there are often some 502 errors", 502),
                "nccl-watchdog": ("NCCL watchdog timed out", True), "restarting": ("keeps restarting", ["crash-loop"]),
                "oom-killer": ("killed by the OOM killer", ["oom-killed"]), "gpu-util-figure": ("GPU util 5%", 5.0),
                "gpu-util-low": ("low GPU utilization", ["gpu-underutilized"]),
