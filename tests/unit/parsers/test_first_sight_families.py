@@ -303,3 +303,29 @@ def test_an_eviction_message_without_a_container_says_nothing_of_its_request() -
     read = facts("Status:       Failed\nReason:       Evicted\nMessage:      The node was low on resource: imagefs.\n")
     assert read.get("eviction.seen") is True
     assert "eviction.over_request" not in read
+
+
+@pytest.mark.parametrize("paste", ["img-360-buildkit-cache-key-pull-access-denied",
+                                   "prompt-generator-20-buildkit-from-pull-access-denied"])
+def test_a_build_tool_refused_its_base_image_is_an_image_pull_error(paste: str) -> None:
+    read = facts(PASTES[paste])
+    assert read.get("image.pull_error") == "denied-or-missing"
+    assert read.get("evidence.symptoms") == ["image-pull"]
+
+
+def test_a_build_refused_its_push_is_no_image_pull() -> None:
+    read = facts(PASTES["edx-notes-api-405-buildkit-push-access-denied"])
+    assert "image.pull_error" not in read
+    assert "image-pull" not in (read.get("evidence.symptoms") or [])
+
+
+def test_the_external_attachers_failed_attach_is_an_attach_failure() -> None:
+    read = facts(PASTES["csi-packet-48-attacher-error-processing-failed-to-attach"])
+    assert read.get("volume.mount_failed") is True
+    assert read.get("volume.errors") == ["attach-failed"]
+
+
+def test_failed_to_attach_without_a_volume_attachment_is_not_read() -> None:
+    # `docker attach` and debuggers say "failed to attach" too; only the attacher names a VolumeAttachment.
+    read = facts("Error: failed to attach: container 3f2a is not running")
+    assert "volume.mount_failed" not in read
