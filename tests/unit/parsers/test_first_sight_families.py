@@ -329,3 +329,15 @@ def test_failed_to_attach_without_a_volume_attachment_is_not_read() -> None:
     # `docker attach` and debuggers say "failed to attach" too; only the attacher names a VolumeAttachment.
     read = facts("Error: failed to attach: container 3f2a is not running")
     assert "volume.mount_failed" not in read
+
+
+@pytest.mark.parametrize("paste", ["nfs-ganesha-105-describe-pvc-wait-for-first-consumer",
+                                   "heketi-1829-get-pvc-pending"])
+def test_a_claim_pending_its_binding_is_no_pod_and_no_node(paste: str) -> None:
+    read = facts(PASTES[paste])
+    assert not {"pod.phase", "pods.pending", "pod.name", "node.name"} & set(read), read
+
+
+def test_a_pending_pod_beside_its_pending_claim_is_still_read() -> None:
+    read = facts(PASTES["postgres-operator-723-get-pods-pending-then-get-pvc"])
+    assert read.get("pods.pending") == ["acid-minimal-cluster-0"]
