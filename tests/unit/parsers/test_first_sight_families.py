@@ -341,3 +341,23 @@ def test_a_claim_pending_its_binding_is_no_pod_and_no_node(paste: str) -> None:
 def test_a_pending_pod_beside_its_pending_claim_is_still_read() -> None:
     read = facts(PASTES["postgres-operator-723-get-pods-pending-then-get-pvc"])
     assert read.get("pods.pending") == ["acid-minimal-cluster-0"]
+
+
+def test_the_kubelets_pulled_message_says_how_long_the_pull_took() -> None:
+    read = facts(PASTES["capvcd-140-pulled-in-17m-row-in-a-broken-fence"])
+    assert read.get("image.pull_seconds") == pytest.approx(1051.526, abs=1e-3)
+
+
+def test_a_pulled_message_without_a_duration_gives_none() -> None:
+    # Before 1.20 the kubelet's Pulled event named no duration (kubernetes#21029's kubelet log, 2016).
+    line = ("I0211 00:10:11.527087    3902 server.go:570] Event(api.ObjectReference{Kind:\"Pod\", Namespace:\"ns\", "
+            "Name:\"web-1\"}): type: 'Normal' reason: 'Pulled' Successfully pulled image \"gcr.io/x/y:1.1\"")
+    assert "image.pull_seconds" not in facts(line)
+
+
+def test_the_pulled_message_in_the_kubelets_own_log_is_read() -> None:
+    # Rendered from the kubelet's template (image_manager.go, 1.28+) as its structured event log prints it.
+    line = ('I1129 01:00:00.000000     123 event.go:294] "Event occurred" object="default/web-0" kind="Pod" '
+            'reason="Pulled" message="Successfully pulled image \\"registry.example.com/big:1\\" in 4m32.1s '
+            '(4m32.1s including waiting)"')
+    assert facts(line).get("image.pull_seconds") == pytest.approx(272.1)
