@@ -354,6 +354,9 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (("Cuda failure 'out of memory'",), _flag("cuda.oom")),
     (("Init COMPLETE", "Init START"), _init),
     (("Duplicate GPU detected",), _flag("nccl.duplicate_gpu")),
+    # The bootstrap root heard one rank twice (two processes launched with the same rank), or ranks that disagree
+    # on the world size: it gives up, and the ranks that did check in wait for the rest, so the job never joins.
+    (("ranks has already checked in", "mismatch in rank count from procs"), _flag("nccl.waiting_for_join")),
     (_WATCHDOG, _watchdog),
     (_MISMATCH, _flag("nccl.collective_mismatch")),
     (_ABORT, _flag("nccl.watchdog_abort")),

@@ -16,7 +16,13 @@ from collectors.parsers.kubernetes.k8s_common import (
     subject_of,
     unique,
 )
-from collectors.parsers.kubernetes.k8s_describe_layout import DNode, describe_blocks, describe_tree, node_values
+from collectors.parsers.kubernetes.k8s_describe_layout import (
+    DNode,
+    describe_blocks,
+    describe_tree,
+    describes_a_volume,
+    node_values,
+)
 from collectors.parsers.kubernetes.k8s_event_facts import block_events
 from collectors.parsers.kubernetes.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
@@ -41,8 +47,8 @@ _ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([
 def sniff(text: str) -> int:
     """0-100 confidence that the text is `kubectl describe node` output."""
     keys = set(_KEYS.findall(text[:200_000]))
-    if len(keys & _POD_KEYS) >= 2:
-        return 10
+    if len(keys & _POD_KEYS) >= 2 or (describes_a_volume(text) and not keys & (_NODE_KEYS - {"Capacity"})):
+        return 10  # a pod, or a claim or volume alone, described: its Name is no node's
     node = len(keys & _NODE_KEYS)
     if any(_CONDITIONS_HEADER.fullmatch(line) for line in text[:200_000].splitlines()):
         node += 2  # the conditions header is printed by describe node only

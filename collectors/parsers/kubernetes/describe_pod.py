@@ -17,6 +17,7 @@ from collectors.parsers.kubernetes.k8s_describe_layout import (
     DNode,
     describe_blocks,
     describe_tree,
+    describes_a_volume,
     find_root,
     node_values,
 )
@@ -57,6 +58,8 @@ _MOUNT = re.compile(r"(\S+) from (\S+)")
 def sniff(text: str) -> int:
     """0-100 confidence that the text is `kubectl describe pod` output."""
     keys = set(_KEYS.findall(text[:200_000]))
+    if describes_a_volume(text) and not keys & {"Containers", "Init Containers", "QoS Class"}:
+        return 10  # a claim or volume described alone: its Status Pending is its binding, not a pod's phase
     if len(keys & _NODE_KEYS) >= 2 or "Involved Object" in keys or len(keys & _SERVICE_KEYS) >= 2 \
             or len(keys & _HPA_KEYS) >= 2:
         return 10  # a node, `kubectl describe event`, `describe service` or `describe hpa`: their Name is not a pod's

@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 # "Key:   value" or "Key:" at any indent. Keys start with a letter and never hold ": ", so toleration and
 # taint lines ("nvidia.com/gpu:NoSchedule op=Exists") stay values.
 _DESCRIBE_KEY = re.compile(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
+# Keys only `kubectl describe pvc` and `describe pv` print (k8s.io/kubectl pkg/describe/describe.go,
+# describePersistentVolumeClaim and describePersistentVolume, 1.10-1.34). Their Status is a binding phase (Pending
+# until a claim binds), their Capacity a size: read as a pod's or a node's, a claim waiting for its first consumer
+# would be a pod stuck Pending.
+_VOLUME_KEYS = re.compile(r"(?m)^[ \t]*(StorageClass|Access Modes|VolumeMode|Used By|Reclaim Policy):")
+
+
+def describes_a_volume(text: str) -> bool:
+    """Whether the text is a PersistentVolumeClaim or PersistentVolume described (two of their own keys)."""
+    return len(set(_VOLUME_KEYS.findall(text[:200_000]))) >= 2
 
 
 @dataclass

@@ -19,7 +19,9 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pvc-not-found", re.compile(r"persistentvolumeclaim \"[^\"]+\" not found", re.I)),
     ("secret-not-found", re.compile(r"\bsecrets? \"[^\"]+\" not found")),
     ("configmap-not-found", re.compile(r"\bconfigmaps? \"[^\"]+\" not found")),
-    ("attach-failed", re.compile(r"AttachVolume\.Attach failed|timed out waiting for external-attacher")),
+    # The external attacher's own error (its VolumeAttachment status.attachError) starts "failed to attach: ".
+    ("attach-failed", re.compile(r"AttachVolume\.Attach failed|timed out waiting for external-attacher"
+                                 r"|^failed to attach: ")),
     ("mount-timeout", re.compile(r"Unable to attach or mount volumes.*timed out waiting for the condition"
                                  r"|Unable to attach or mount volumes.*context deadline exceeded"
                                  # 1.10-1.16: "Unable to mount volumes for pod ...: timeout expired waiting ..."

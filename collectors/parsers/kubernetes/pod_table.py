@@ -38,10 +38,15 @@ class _Row:
     node: str
 
 
+# `kubectl get pvc` and `get pv` (kubernetes pkg/printers/internalversion/printers.go, the claim and volume column
+# definitions, 1.10-1.34) print NAME and STATUS too, their STATUS a binding phase (Pending, Bound): not pods.
+_VOLUME_COLUMNS = frozenset({"CAPACITY", "STORAGECLASS", "VOLUME", "CLAIM"})
+
+
 def _is_header(line: str) -> bool:
     words = line.split()
     return "NAME" in words and "STATUS" in words and line.upper() == line and "VERSION" not in words \
-        and ("READY" in words or "RESTARTS" in words or "AGE" in words)
+        and ("READY" in words or "RESTARTS" in words or "AGE" in words) and not _VOLUME_COLUMNS.intersection(words)
 
 
 def sniff(text: str) -> int:

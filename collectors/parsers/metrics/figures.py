@@ -157,7 +157,46 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
                 break
     for index in headers:
         out.extend(_table(lines, index, blocks))
+        out.extend(_labelled_row(lines, index, blocks[index]))
     return out
+
+
+def _labelled_row(lines: list[str], index: int, block: int) -> Iterator[Reading]:
+    """A table row whose first cell names the figure and whose other cells are its statistics (genai-perf's
+    `│ Time To First Token (ms) │ 16.26 │ 12.39 │ ... │` under avg, min, max, p99 ...): each is a reading, but for
+    the extremes (min, max, std) when a header names the columns: one request's worst is no tail."""
+    line = lines[index][:_MAX_LINE]
+    if "|" not in line and "│" not in line:
+        return
+    cells = [c for c in _split_cells(line) if c]
+    if len(cells) < 2:
+        return
+    m = _CELL_UNIT.match(cells[0])
+    name, unit = (m.group(1), m.group(2) or m.group(3)) if m else (cells[0], None)
+    entry = _alias(name, line)
+    values = [_VALUE.match(c) for c in cells[1:]]
+    if entry is None or not all(values):
+        return  # a row of words is no row of figures
+    header = _stat_header(lines, index, len(cells))
+    for n, v in enumerate(values, start=1):
+        if header is not None and header[n].lower() in _EXTREMES:
+            continue
+        reading = _reading(entry, v.group(1), v.group(2) or unit, index, block, False, None)
+        if reading is not None:
+            yield reading
+
+
+_EXTREMES = frozenset({"min", "max", "std", "stddev", "minimum", "maximum"})
+_STAT_CELL: Any = re2.compile(r"(?i)^(?:avg|average|mean|median|min|max|std|stddev|p\d{1,3}(?:\.\d+)?)$")
+
+
+def _stat_header(lines: list[str], index: int, width: int) -> list[str] | None:
+    """The header over a labelled row: the nearest line above with as many cells, naming statistics."""
+    for above in range(index - 1, max(-1, index - 8), -1):
+        cells = [c for c in _split_cells(lines[above][:_MAX_LINE]) if c]
+        if len(cells) == width and sum(bool(_STAT_CELL.match(c)) for c in cells[1:]) >= 2:
+            return cells
+    return None
 
 
 def _blocks(lines: list[str]) -> list[int]:
@@ -282,7 +321,8 @@ def _reading(entry: Alias, number: str, unit: str | None, index: int, block: int
 
 
 def _split_cells(line: str) -> list[str]:
-    line = line.replace("`", "").strip()
+    # rich's box tables (genai-perf, vllm bench's successors) draw their columns with │ and ┃.
+    line = line.replace("`", "").replace("│", "|").replace("┃", "|").strip()
     if "|" in line:
         cells = line.strip("|").split("|")
     elif "," in line:

@@ -355,3 +355,40 @@ def test_a_live_scrape_gives_the_serving_facts() -> None:
     result = parse_artifact(Artifact(id="s", kind=ArtifactKind.PROMETHEUS_METRICS, content=text, source="prometheus"))
     assert {f.name: f.value for f in result.facts} == {"serving.waiting_requests": 184,
                                                         "serving.kv_cache_usage_ratio": 0.998}
+
+
+# genai-perf's rich table, rendered as its console exporter prints it (row labels over avg/min/max/p99 columns).
+GENAI_PERF = (
+    "┃                Statistic ┃      avg ┃    min ┃      max ┃      p99 ┃      p90 ┃      p75 ┃\n"
+    "┡━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━┩\n"
+    "│ Time To First Token (ms) │ {avg} │  12.39 │ {max} │ {p99} │   300.68 │   250.56 │\n")
+
+
+def test_a_labelled_row_of_statistics_gives_its_tail_not_its_worst_request() -> None:
+    got = values(GENAI_PERF.format(avg="   400.26", max="9,917.25", p99=" 2,817.09"))
+    assert got["serving.ttft_seconds"] == pytest.approx(2.817, abs=1e-3)
+
+
+def test_a_labelled_row_under_the_objective_names_no_latency() -> None:
+    got = values(GENAI_PERF.format(avg="   400.26", max="9,917.25", p99="   817.09"))
+    assert got["serving.ttft_seconds"] == pytest.approx(0.817, abs=1e-3)  # read, and below the 2 s the trigger asks for
+
+
+def test_a_labelled_row_of_words_is_no_row_of_figures() -> None:
+    assert "serving.ttft_seconds" not in values("| Time To First Token (ms) | lower is better | see notes |")
+
+
+# https://github.com/triton-inference-server/perf_analyzer/issues/437 (description): genai-perf's table without TTFT.
+GENAI_PERF_437 = (
+    "┃            Statistic ┃           avg ┃           min ┃           max ┃           p99 ┃           p90 ┃"
+    "           p75 ┃\n"
+    "┡━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇"
+    "━━━━━━━━━━━━━━━┩\n"
+    "│ Request latency (ns) │ 4,110,623,430 │ 2,272,022,940 │ 5,252,536,691 │ 5,217,352,175 │ 4,900,691,530 │"
+    " 4,626,917,531 │\n"
+    "│     Num output token │           331 │           189 │           414 │           412 │           392 │"
+    "           376 │\n")
+
+
+def test_a_genai_perf_table_without_a_catalogued_row_gives_nothing() -> None:
+    assert values(GENAI_PERF_437) == {}

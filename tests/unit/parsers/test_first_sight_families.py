@@ -303,3 +303,61 @@ def test_an_eviction_message_without_a_container_says_nothing_of_its_request() -
     read = facts("Status:       Failed\nReason:       Evicted\nMessage:      The node was low on resource: imagefs.\n")
     assert read.get("eviction.seen") is True
     assert "eviction.over_request" not in read
+
+
+@pytest.mark.parametrize("paste", ["img-360-buildkit-cache-key-pull-access-denied",
+                                   "prompt-generator-20-buildkit-from-pull-access-denied"])
+def test_a_build_tool_refused_its_base_image_is_an_image_pull_error(paste: str) -> None:
+    read = facts(PASTES[paste])
+    assert read.get("image.pull_error") == "denied-or-missing"
+    assert read.get("evidence.symptoms") == ["image-pull"]
+
+
+def test_a_build_refused_its_push_is_no_image_pull() -> None:
+    read = facts(PASTES["edx-notes-api-405-buildkit-push-access-denied"])
+    assert "image.pull_error" not in read
+    assert "image-pull" not in (read.get("evidence.symptoms") or [])
+
+
+def test_the_external_attachers_failed_attach_is_an_attach_failure() -> None:
+    read = facts(PASTES["csi-packet-48-attacher-error-processing-failed-to-attach"])
+    assert read.get("volume.mount_failed") is True
+    assert read.get("volume.errors") == ["attach-failed"]
+
+
+def test_failed_to_attach_without_a_volume_attachment_is_not_read() -> None:
+    # `docker attach` and debuggers say "failed to attach" too; only the attacher names a VolumeAttachment.
+    read = facts("Error: failed to attach: container 3f2a is not running")
+    assert "volume.mount_failed" not in read
+
+
+@pytest.mark.parametrize("paste", ["nfs-ganesha-105-describe-pvc-wait-for-first-consumer",
+                                   "heketi-1829-get-pvc-pending"])
+def test_a_claim_pending_its_binding_is_no_pod_and_no_node(paste: str) -> None:
+    read = facts(PASTES[paste])
+    assert not {"pod.phase", "pods.pending", "pod.name", "node.name"} & set(read), read
+
+
+def test_a_pending_pod_beside_its_pending_claim_is_still_read() -> None:
+    read = facts(PASTES["postgres-operator-723-get-pods-pending-then-get-pvc"])
+    assert read.get("pods.pending") == ["acid-minimal-cluster-0"]
+
+
+def test_the_kubelets_pulled_message_says_how_long_the_pull_took() -> None:
+    read = facts(PASTES["capvcd-140-pulled-in-17m-row-in-a-broken-fence"])
+    assert read.get("image.pull_seconds") == pytest.approx(1051.526, abs=1e-3)
+
+
+def test_a_pulled_message_without_a_duration_gives_none() -> None:
+    # Before 1.20 the kubelet's Pulled event named no duration (kubernetes#21029's kubelet log, 2016).
+    line = ("I0211 00:10:11.527087    3902 server.go:570] Event(api.ObjectReference{Kind:\"Pod\", Namespace:\"ns\", "
+            "Name:\"web-1\"}): type: 'Normal' reason: 'Pulled' Successfully pulled image \"gcr.io/x/y:1.1\"")
+    assert "image.pull_seconds" not in facts(line)
+
+
+def test_the_pulled_message_in_the_kubelets_own_log_is_read() -> None:
+    # Rendered from the kubelet's template (image_manager.go, 1.28+) as its structured event log prints it.
+    line = ('I1129 01:00:00.000000     123 event.go:294] "Event occurred" object="default/web-0" kind="Pod" '
+            'reason="Pulled" message="Successfully pulled image \\"registry.example.com/big:1\\" in 4m32.1s '
+            '(4m32.1s including waiting)"')
+    assert facts(line).get("image.pull_seconds") == pytest.approx(272.1)

@@ -44,6 +44,9 @@ SAID = [
     ("the gpu utility is very low during training", "gpu-underutilized"),  # a common spelling of GPU-Util
     ("we are still unable to fully utilize the GPUs", "gpu-underutilized"),
     ("the GPUs are not fully utilized during training", "gpu-underutilized"),
+    ("the TTFT is very long on every first request", "latency"),
+    ("the queue time is very high under load", "latency"),
+    ("our requests spend a long time in the queue", "latency"),
 ]
 
 
@@ -70,6 +73,9 @@ NOT_SAID = [
     "we want to fully utilize the GPUs on every node",  # a goal, not a symptom
     "the GPUs are not underutilized at all",
     "if we see high latency we scale out the deployment",
+    "is the TTFT too long for a 70B model?",
+    "the TTFT is not long at all",
+    "the queue time is low and stable",
 ]
 
 
@@ -130,6 +136,15 @@ REAL = [
      "time (about 10min last time) the kubelet does not log anything, but the kube-proxy logs `iptables "
      "ChainExists` a bunch of times, until the nodes back up.",
      {"node.conditions": ["NotReady"], "symptoms": None}),
+    # Queue time said to grow long while the compute time stays flat: requests wait their turn (Triton).
+    ("https://github.com/triton-inference-server/server/issues/3953",
+     "We are using triton to deploy gpu service, the queue waiting time suddenly becomes very long，But the infer "  # noqa: RUF001
+     "time is very stable（batchsize=1） ，The gpu usage and cpu usage of the gpu machine are normal，and qps did "  # noqa: RUF001
+     "not rise.",
+     {"symptoms": {"latency"}, "serving.requests_queued": True}),
+    ("https://github.com/triton-inference-server/server/issues/8251",
+     "Real latency is much higher, queue time is high",  # the issue's title
+     {"symptoms": {"latency"}, "serving.requests_queued": True}),
 ]
 
 
@@ -161,6 +176,9 @@ REAL_NOT = [
     ("https://github.com/dragonflydb/dragonfly/pull/5027",
      "As opposted to the cumulatative one that is shown at the end. The reason for this: if P99 went up "
      "temporarily - it does not go back easily and stays up."),
+    # Asked about, in the issue's title.
+    ("https://github.com/triton-inference-server/server/issues/3416",
+     "[Questions] Why is the queue time high?"),
 ]
 
 
