@@ -29,7 +29,9 @@ _NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "Sy
 _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
 # The header kubectl prints over a node's conditions (k8s.io/kubectl pkg/describe/describe.go, describeNode;
 # pkg/kubectl/describe before 1.12): a paste often keeps the table and drops the `Conditions:` key or the node.
-_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s+Message\s*")
+# kubectl 1.5-1.8 wrote the header with tabs and no tab between its last two words ("...\tReasonMessage"), so the
+# two may touch.
+_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s*Message\s*")
 _CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 # A row of the table with its header cut from the paste: one of the conditions the kubelet itself sets
 # (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
