@@ -37,6 +37,8 @@ _CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 # (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
 _BARE_ROW = re.compile(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
                        r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
+# kubernetes/kubernetes pkg/controller/nodelifecycle (UnreachableTaintTemplate, 1.12-1.31; the alpha key 1.6-1.8).
+_UNREACHABLE_KEYS = {"node.kubernetes.io/unreachable", "node.alpha.kubernetes.io/unreachable"}
 _ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
 
 
@@ -97,8 +99,12 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
 
 def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None:
     if (node := top.get("Taints")) is not None:
-        sink.add("node.taints", unique(text.split()[0] for text, _ in node_values(node)), node.line,
-                 subject=subject)
+        taints = unique(text.split()[0] for text, _ in node_values(node))
+        sink.add("node.taints", taints, node.line, subject=subject)
+        if any(t.split(":")[0] in _UNREACHABLE_KEYS for t in taints):
+            # The node lifecycle controller's mark for a Ready condition gone Unknown: the kubelet stopped posting
+            # (signals.yaml node-unreachable-taint reads the same line outside a node description).
+            sink.add("node.not_ready_reasons", ["kubelet-stopped-posting"], node.line, subject=subject)
     if (node := top.get("Unschedulable")) is not None and node.value in ("true", "false"):
         sink.add("node.unschedulable", node.value == "true", node.line, subject=subject)
 
