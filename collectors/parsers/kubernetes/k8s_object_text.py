@@ -145,7 +145,8 @@ def _after_cut_top(chunk: str) -> tuple[int, dict[str, Any]] | None:
     from the first line at the shallowest indentation, dedented, when that is a mapping of more than one key;
     returns the character offset it starts at and the mapping."""
     lines = chunk.split("\n")
-    indents = [len(line) - len(line.lstrip(" ")) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    indents = [len(line) - len(line.lstrip(" ")) for line in lines
+               if line.strip() and not line.lstrip().startswith("#")]
     if not indents or indents[0] == min(indents):
         return None  # the top is not deeper than the rest: some other fault, left to _before_prose
     margin = min(indents)

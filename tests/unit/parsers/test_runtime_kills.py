@@ -23,7 +23,8 @@ RAY_RENDERED = [
 # apache/spark YarnAllocator.scala, rendered with sample values (2.x and 3.x wordings).
 YARN_RENDERED = [
     "ExecutorLostFailure (executor 3 exited caused by one of the running tasks) Reason: Container killed by YARN for "
-    "exceeding memory limits. 9.1 GB of 9 GB physical memory used. Consider boosting spark.yarn.executor.memoryOverhead.",
+    "exceeding memory limits. 9.1 GB of 9 GB physical memory used. Consider boosting "
+    "spark.yarn.executor.memoryOverhead.",
     "Reason: Container killed by YARN for exceeding physical memory limits. 5.5 GB of 5.5 GB physical memory used.",
 ]
 
