@@ -84,6 +84,7 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
         _conditions(sink, [(row.text, row.line) for row in table.children], table.line, subject)
     else:
         _headed_conditions(sink, lines, start, end, subject)
+    _unreachable(sink, top.get("Taints"), subject)
     labels = _labels(top.get("Labels"))
     _sharing(sink, labels, top.get("Labels"), subject)
     gpus = _gpus(top)
@@ -99,14 +100,22 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
 
 def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None:
     if (node := top.get("Taints")) is not None:
-        taints = unique(text.split()[0] for text, _ in node_values(node))
-        sink.add("node.taints", taints, node.line, subject=subject)
-        if any(t.split(":")[0] in _UNREACHABLE_KEYS for t in taints):
-            # The node lifecycle controller's mark for a Ready condition gone Unknown: the kubelet stopped posting
-            # (signals.yaml node-unreachable-taint reads the same line outside a node description).
-            sink.add("node.not_ready_reasons", ["kubelet-stopped-posting"], node.line, subject=subject)
+        sink.add("node.taints", unique(text.split()[0] for text, _ in node_values(node)), node.line,
+                 subject=subject)
     if (node := top.get("Unschedulable")) is not None and node.value in ("true", "false"):
         sink.add("node.unschedulable", node.value == "true", node.line, subject=subject)
+
+
+def _unreachable(sink: DedupSink, taints: DNode | None, subject: str | None) -> None:
+    """The node lifecycle controller's unreachable taint marks a Ready condition gone Unknown: the kubelet stopped
+    posting (signals.yaml node-unreachable-taint reads the same line outside a node description). Read after the
+    conditions, so a Ready row that says so is the one cited."""
+    if taints is None:
+        return
+    for text, line in node_values(taints):
+        if text.split(":")[0] in _UNREACHABLE_KEYS:
+            sink.add("node.not_ready_reasons", ["kubelet-stopped-posting"], line, subject=subject)
+            return
 
 
 def _headed_conditions(sink: DedupSink, lines: list[str], start: int, end: int, subject: str | None) -> None:

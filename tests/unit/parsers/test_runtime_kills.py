@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts
 
 # ray-project/ray src/ray/raylet/node_manager.cc and python/ray/exceptions.py, rendered with sample values.
@@ -85,3 +86,16 @@ def test_an_exit_code_in_spark_or_argo_words_is_read(line: str, code: int, reaso
     if reason is not None:
         assert facts.get("container.last_terminated.reason") == reason, facts
 
+
+
+@pytest.mark.parametrize(("paste", "code"), [
+    ("xgboost-2931-yarn-exit-status-137", 137),
+    ("argo-workflows-12190-node-message-exit-code", 1),
+])
+def test_real_exit_codes_in_yarns_and_argos_words_are_read(paste: str, code: int) -> None:
+    assert joined_facts(PASTES[paste]).get("container.last_terminated.exit_code") == code
+
+
+def test_a_real_yarn_memory_kill_is_a_memory_monitor_kill() -> None:
+    facts = joined_facts(PASTES["tensorflowonspark-134-yarn-killed-exceeding-memory"])
+    assert facts.get("app.memory_monitor_kill") is True, facts
