@@ -76,6 +76,9 @@ EXIT_RENDERED = [
     ("failed with message: Error (exit code 137)", 137, "Error"),
     ("train-step-3: OOMKilled (exit code 137)", 137, "OOMKilled"),
     ("The executor with id 2 exited with exit code 1.", 1, None),
+    # moby container/state.go State.String, as `docker ps -a` prints it (sample values).
+    ("3f2a9c1d0b7e   web:1.2   \"nginx\"   2 days ago   Exited (143) About a minute ago   web_1", 143, None),
+    ("3f2a9c1d0b7e   web:1.2   \"nginx\"   2 days ago   Exited (0) 3 hours ago   web_1", 0, None),
 ]
 
 
@@ -91,6 +94,7 @@ def test_an_exit_code_in_spark_or_argo_words_is_read(line: str, code: int, reaso
 @pytest.mark.parametrize(("paste", "code"), [
     ("xgboost-2931-yarn-exit-status-137", 137),
     ("argo-workflows-12190-node-message-exit-code", 1),
+    ("codalab-2348-docker-ps-exited-137", 137),
 ])
 def test_real_exit_codes_in_yarns_and_argos_words_are_read(paste: str, code: int) -> None:
     assert joined_facts(PASTES[paste]).get("container.last_terminated.exit_code") == code
