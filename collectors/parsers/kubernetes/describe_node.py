@@ -35,12 +35,16 @@ _NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "Sy
 _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
 # The header kubectl prints over a node's conditions (k8s.io/kubectl pkg/describe/describe.go, describeNode;
 # pkg/kubectl/describe before 1.12): a paste often keeps the table and drops the `Conditions:` key or the node.
-_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s+Message\s*")
+# kubectl 1.5-1.8 wrote the header with tabs and no tab between its last two words ("...\tReasonMessage"), so the
+# two may touch.
+_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s*Message\s*")
 _CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 # A row of the table with its header cut from the paste: one of the conditions the kubelet itself sets
 # (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
 _BARE_ROW = re.compile(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
                        r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
+# kubernetes/kubernetes pkg/controller/nodelifecycle (UnreachableTaintTemplate, 1.12-1.31; the alpha key 1.6-1.8).
+_UNREACHABLE_KEYS = {"node.kubernetes.io/unreachable", "node.alpha.kubernetes.io/unreachable"}
 _ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
 
 
@@ -86,6 +90,7 @@ def _node_block(sink: DedupSink, lines: list[str], start: int, end: int) -> None
         _conditions(sink, [(row.text, row.line) for row in table.children], table.line, subject)
     else:
         _headed_conditions(sink, lines, start, end, subject)
+    _unreachable(sink, top.get("Taints"), subject)
     labels = _labels(top.get("Labels"))
     _sharing(sink, labels, top.get("Labels"), subject)
     gpus = _gpus(top)
@@ -105,6 +110,18 @@ def _taints(sink: DedupSink, top: dict[str, DNode], subject: str | None) -> None
                  subject=subject)
     if (node := top.get("Unschedulable")) is not None and node.value in ("true", "false"):
         sink.add("node.unschedulable", node.value == "true", node.line, subject=subject)
+
+
+def _unreachable(sink: DedupSink, taints: DNode | None, subject: str | None) -> None:
+    """The node lifecycle controller's unreachable taint marks a Ready condition gone Unknown: the kubelet stopped
+    posting (signals.yaml node-unreachable-taint reads the same line outside a node description). Read after the
+    conditions, so a Ready row that says so is the one cited."""
+    if taints is None:
+        return
+    for text, line in node_values(taints):
+        if text.split(":")[0] in _UNREACHABLE_KEYS:
+            sink.add("node.not_ready_reasons", ["kubelet-stopped-posting"], line, subject=subject)
+            return
 
 
 def _headed_conditions(sink: DedupSink, lines: list[str], start: int, end: int, subject: str | None) -> None:

@@ -89,6 +89,13 @@ def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
         try:
             data = safe_load(chunk)
         except Exception as err:  # YAMLError, or RecursionError on absurd nesting
+            cut = _after_cut_top(chunk)
+            if cut is not None:
+                skipped, data = cut
+                problems.append(f"YAML read from character {start + skipped}: the lines above it were the cut-off "
+                                "end of a deeper block")
+                docs.append(Doc(data, start + skipped, end))
+                continue
             data = _before_prose(chunk, err)
             if data is None:
                 problems.append(f"YAML unreadable at character {start}: {type(err).__name__}")
@@ -130,6 +137,29 @@ def _before_prose(chunk: str, err: Exception) -> object | None:
     except Exception:  # still not YAML: nothing is read
         return None
     return data if isinstance(data, dict | list) and data else None
+
+
+def _after_cut_top(chunk: str) -> tuple[int, dict[str, Any]] | None:
+    """A YAML piece whose top was cut inside a nested block (`kubectl get pod -o yaml` pasted from the middle of
+    `status.conditions`): its first lines sit deeper than the keys that follow, which no parser takes whole. Read
+    from the first line at the shallowest indentation, dedented, when that is a mapping of more than one key;
+    returns the character offset it starts at and the mapping."""
+    lines = chunk.split("\n")
+    indents = [len(line) - len(line.lstrip(" ")) for line in lines
+               if line.strip() and not line.lstrip().startswith("#")]
+    if not indents or indents[0] == min(indents):
+        return None  # the top is not deeper than the rest: some other fault, left to _before_prose
+    margin = min(indents)
+    first = next(i for i, line in enumerate(lines)
+                 if line.strip() and len(line) - len(line.lstrip(" ")) == margin)
+    rest = lines[first:]
+    try:
+        data = safe_load("\n".join(line[margin:] for line in rest))
+    except Exception:  # still not YAML: left to _before_prose
+        return None
+    if not isinstance(data, dict) or len(data) < 2:
+        return None
+    return sum(len(line) + 1 for line in lines[:first]), data
 
 
 def _object_starts(text: str, cuts: list[int]) -> list[int]:
