@@ -54,7 +54,9 @@ def test_local_model_answers_deterministically_and_names_itself(local: Assistant
     assert first.text.strip(), "a real generation is not empty"
     assert first.model == f"llamacpp:{gguf.name}"
     assert "SmolLM2" in first.model
-    assert 0 < first.seconds < 60
+    # Timed, but not bounded here: a loaded machine took 100 s for this (load 9 on 2 cores); the budget is
+    # llm_timeout's to enforce (test_a_generation_longer_than_the_timeout_is_a_model_error), speed bench_llm's.
+    assert first.seconds > 0
     second = local.generate(SYSTEM, USER)
     # llama-cpp-python reuses the KV cache of the previous prompt's common prefix, and a prompt evaluated in other
     # batches gives slightly different logits: without a reset before each call the repeat can differ.
@@ -89,7 +91,7 @@ def test_openai_compatible_server_answers(server: LlmServer) -> None:
     generated = assistant.generate(SYSTEM, USER)
     assert generated.text.strip(), "a real generation is not empty"
     assert generated.model == f"openai:{server.model}"
-    assert 0 < generated.seconds < 60
+    assert generated.seconds > 0  # timed; not bounded (see the in-process test)
     # No determinism assertion here: llama-cpp-python's server reuses its prompt cache, so a repeated prompt is
     # decoded from a differently batched state and may differ (vLLM makes no promise either).
 
