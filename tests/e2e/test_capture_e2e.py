@@ -159,7 +159,11 @@ def test_a_stalled_job_alert_captures_every_rank_and_replays_to_the_verdict(tmp_
                                           alertmanager=am) as prom:
             bot.ctx.settings.prometheus_url = prom.url
             prom.wait_scraped()
-            time.sleep(3)  # a few busy samples: the rule wants the job to have worked before it went idle
+            # The rule wants the job to have worked before it went idle: wait until Prometheus holds a busy sample
+            # of every rank, joined to its job as the rule joins it, instead of sleeping for a few scrapes.
+            prom.wait_for(f'count(max_over_time(DCGM_FI_DEV_GPU_UTIL{{namespace="{NS}"}}[30m]) > 50) == {RANKS} '
+                          f'and on() count(kube_pod_owner{{namespace="{NS}",owner_name="{JOB}"}}) == {RANKS}', 30,
+                          "a busy sample of every rank and its owner")
             assert captured(drills) == []
             for pod, node in pods.items():  # every GPU of the job drops at once
                 gpu.set({"gpu": "0", "UUID": f"GPU-{uids[pod][-12:]}", "Hostname": node,

@@ -26,6 +26,7 @@ from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.recorded.replay import replay
 from playbooks.pipeline import analyse
 from playbooks.report import Report
+from tests.harness.processes import finish
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = "oom-trainer-limit"
@@ -57,13 +58,25 @@ def store_triage(database: Path, *, symptoms: list[str] | None = None, verdict: 
         engine.dispose()
 
 
-def cli(args: list[str], state: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def start_cli(args: list[str], state: Path, stdin: str = "") -> subprocess.Popen[str]:
+    """The command started, its input written and closed; `finish` collects it. Commands that do not depend on
+    each other start together: each is mostly interpreter start-up and imports, and CI has two cores."""
     # Only the state dir is given: the database and the drills dir are its defaults, as for a user on a laptop.
     env = {**os.environ, "TRIAGEBOT_STATE_DIR": str(state), "COLUMNS": "200"}
     for name in ("TRIAGEBOT_DATABASE_URL", "TRIAGEBOT_DRILLS_DIR", "TRIAGEBOT_CONFIG"):
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=180, check=False)
+    process = subprocess.Popen([sys.executable, "-m", "bot.cli", *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    assert process.stdin is not None
+    # Small inputs: they fit the pipe's buffer, so writing before anyone reads cannot block.
+    process.stdin.write(stdin)
+    process.stdin.close()
+    process.stdin = None  # closed: communicate() must not flush it again
+    return process
+
+
+def cli(args: list[str], state: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return finish(start_cli(args, state, stdin), timeout=180)
 
 
 def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> None:
@@ -75,15 +88,20 @@ def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> N
     assert (tmp_path / "drills" / drill_id / "incident.yaml").is_file()  # the drills dir, no -o needed
     assert f"Drill it with `triagebot drill {drill_id}` or `/drill start {drill_id}`" in " ".join(saved.stdout.split())
 
-    listed = cli(["drill", "list"], tmp_path)
+    # Listing, a drill and a random pick need only the saved drill, not each other: started together.
+    listing = start_cli(["drill", "list"], tmp_path)
+    # Drilled like a bundled incident: the page, evidence, a hint, the declaration, the score and the debrief.
+    playing = start_cli(["drill", drill_id, "--trainee", "dana", "--channel", "#sre"],
+                        tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/limit-too-low\n")
+    # A random pick sees it too (it is the only incident tagged "saved").
+    picking = start_cli(["drill", "random", "--tag", "saved", "--trainee", "erin", "--seed", "3"], tmp_path, "quit\n")
+    listed, played, picked = finish(listing, 180), finish(playing, 180), finish(picking, 180)
+
     assert listed.returncode == 0, listed.stderr
     rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") > 2}
     assert re.search(r"│\s*saved\s*│", rows[drill_id]) and re.search(r"│\s*bundled\s*│", rows[RECORDING])
     assert "1 saved" in listed.stdout
 
-    # Drilled like a bundled incident: the page, evidence, a hint, the declaration, the score and the debrief.
-    played = cli(["drill", drill_id, "--trainee", "dana", "--channel", "#sre"],
-                 tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/limit-too-low\n")
     assert played.returncode == 0, played.stderr
     before, _, debrief = played.stdout.partition("Debrief:")
     assert "training-job in ml (alert" in before  # the saved page: what on-call saw, and when
@@ -92,18 +110,19 @@ def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> N
     assert "Score 95/100" in debrief  # the ideal path, less one hint level
     assert "Ideal path (par 2m30s)" in debrief and drill_id in debrief
 
-    # A random pick sees it too (it is the only incident tagged "saved").
-    picked = cli(["drill", "random", "--tag", "saved", "--trainee", "erin", "--seed", "3"], tmp_path, "quit\n")
     assert picked.returncode == 0, picked.stderr
     session_id = re.search(r"--resume (\w+)", picked.stdout).group(1)  # type: ignore[union-attr]
-    history = cli(["drill", "history", "--trainee", "erin"], tmp_path)
-    assert session_id in history.stdout and drill_id in history.stdout
 
+    # The history of the pick, resuming it and the leaderboard of the drill: again independent of each other.
+    # (History lists the session whether or not the resume has finished it by then.)
+    history_of = start_cli(["drill", "history", "--trainee", "erin"], tmp_path)
     # Resuming finds the saved incident again, and the leaderboard ranks it like any other.
-    resumed = cli(["drill", "--resume", session_id], tmp_path, "declare oom-killed/node-oom\n")
+    resuming = start_cli(["drill", "--resume", session_id], tmp_path, "declare oom-killed/node-oom\n")
+    ranking = start_cli(["drill", "leaderboard", "--channel", "#sre"], tmp_path)
+    history, resumed, board = finish(history_of, 180), finish(resuming, 180), finish(ranking, 180)
+    assert session_id in history.stdout and drill_id in history.stdout
     assert resumed.returncode == 0, resumed.stderr
     assert "WRONG: you declared oom-killed/node-oom" in resumed.stdout
-    board = cli(["drill", "leaderboard", "--channel", "#sre"], tmp_path)
     assert re.search(r"dana\s*│\s*95\s*│\s*1\s*│", board.stdout), board.stdout
 
 

@@ -16,6 +16,7 @@ from bot.cli.drill import DrillUsageError, run_drill
 from bot.cli.main import build_parser, main
 from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.store import MemorySessionStore
+from tests.harness.processes import finish
 from tests.harness.scripted_input import scripted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,32 +134,45 @@ def test_mistakes_on_the_command_line_exit_2(argv: list[str], message: str, tmp_
 # --- the real command line, as a separate process -------------------------------------------------------------------
 
 
-def cli(args: list[str], stdin: str, state: Path) -> subprocess.CompletedProcess[str]:
+def start_cli(args: list[str], stdin: str, state: Path) -> subprocess.Popen[str]:
+    """`triagebot drill ARGS` started with its input written and closed; `finish` collects it. Commands that do
+    not depend on each other start together: each is mostly interpreter start-up, and CI has two cores."""
     env = {**os.environ, "TRIAGEBOT_STATE_DIR": str(state), "COLUMNS": "160"}
-    return subprocess.run([sys.executable, "-m", "bot.cli", "drill", *args], input=stdin, capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=120, check=False)
+    process = subprocess.Popen([sys.executable, "-m", "bot.cli", "drill", *args], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    assert process.stdin is not None
+    process.stdin.write(stdin)  # a few lines: within the pipe's buffer, so this cannot block
+    process.stdin.close()
+    process.stdin = None  # closed: communicate() must not flush it again
+    return process
 
 
 def test_the_real_cli_over_stdin_with_a_restart_in_between(tmp_path: Path) -> None:
-    first = cli(["oom-trainer-limit", "--trainee", "carol"], "evidence pod status\nevidence kernel log\nquit\n",
-                tmp_path)
+    # A mistake, in a state dir of its own so it cannot race the first run's new database: started beside it.
+    (tmp_path / "elsewhere").mkdir()
+    mistaken = start_cli(["--resume", "nope"], "", tmp_path / "elsewhere")
+    first = finish(start_cli(["oom-trainer-limit", "--trainee", "carol"],
+                             "evidence pod status\nevidence kernel log\nquit\n", tmp_path))
     assert first.returncode == 0, first.stderr
     assert "KubePodCrashLooping" in first.stdout and "CONSTRAINT_MEMCG" in first.stdout
     session_id = re.search(r"--resume (\w+)", first.stdout).group(1)  # type: ignore[union-attr]
     assert (tmp_path / "drills.sqlite").is_file()
 
-    second = cli(["--resume", session_id], "propose node-oom\ndeclare oom-killed/limit-too-low\n", tmp_path)
+    second = finish(start_cli(["--resume", session_id], "propose node-oom\ndeclare oom-killed/limit-too-low\n",
+                              tmp_path))
     assert second.returncode == 0, second.stderr
     assert "Ruled out by kernel.oom_memcg" in second.stdout
     assert "RIGHT: you declared oom-killed/limit-too-low" in second.stdout
     assert re.search(r"Score \d+/100", second.stdout)
 
-    history = cli(["history", "--trainee", "carol"], "", tmp_path)
+    # Both only read the finished drill: started together.
+    history_of = start_cli(["history", "--trainee", "carol"], "", tmp_path)
+    ranking = start_cli(["leaderboard"], "", tmp_path)
+    history, board = finish(history_of), finish(ranking)
     assert history.returncode == 0 and session_id in history.stdout and "finished" in history.stdout
-    board = cli(["leaderboard"], "", tmp_path)
     assert board.returncode == 0 and "carol" in board.stdout
 
-    bad = cli(["--resume", "nope"], "", tmp_path)
+    bad = finish(mistaken)
     assert bad.returncode == 2 and bad.stderr.startswith("triagebot: error: no saved drill")
 
 

@@ -197,7 +197,12 @@ class AlertingPrometheus:
     def wait_scraped(self, timeout: float = 15.0) -> None:
         """Wait until every target has been scraped once. Prometheus applies new scrape targets on a 5 s tick,
         so right after start-up a value change can go unseen for seconds; tests flip values after this."""
-        query = urllib.parse.urlencode({"query": "min(up) == 1"})
+        self.wait_for("min(up) == 1", timeout, "every target scraped once")
+
+    def wait_for(self, expr: str, timeout: float, what: str) -> None:
+        """Wait until the instant query `expr` answers with at least one series: a test waits for the samples a
+        rule needs instead of sleeping for a guessed number of scrapes."""
+        query = urllib.parse.urlencode({"query": expr})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -207,7 +212,7 @@ class AlertingPrometheus:
             except (urllib.error.URLError, OSError, KeyError, ValueError):
                 pass
             time.sleep(0.1)
-        raise RuntimeError(f"prometheus scraped nothing within {timeout:g}s:\n{_log_text(self.log)}")
+        raise RuntimeError(f"prometheus: no {what} within {timeout:g}s:\n{_log_text(self.log)}")
 
 
 @contextmanager
