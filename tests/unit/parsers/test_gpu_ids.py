@@ -97,14 +97,48 @@ def test_dcgm_exporter_labels_give_the_uuid_and_bus_id_once() -> None:
 
 
 def test_the_serial_and_heading_as_nvidia_smi_q_prints_them() -> None:
-    # nvidia-smi's -q layout rendered with sample values (no real paste with a readable serial was found): the
-    # heading's bus id, Serial Number before GPU UUID, and the rack's Chassis Serial Number left alone.
+    # nvidia-smi's -q layout of recent drivers rendered with sample values (the real report below is a 390 driver's):
+    # the heading's bus id, Serial Number before GPU UUID, and the rack's Chassis Serial Number left alone.
     text = ("==============NVSMI LOG==============\n\nAttached GPUs                             : 1\n"
             "GPU 00000000:3B:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n"
             "    Serial Number                         : 1654922012345\n"
             "    Chassis Serial Number                 : N/A\n"
             "    GPU UUID                              : GPU-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9\n")
     assert identities(text) == ["uuid=gpu-0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9 serial=1654922012345 bus=0000:3b:00"]
+
+
+# https://github.com/NVIDIA/nvidia-docker/issues/738 (nvidia-smi -q on an AWS V100, its report cut after the board)
+NVIDIA_DOCKER_738 = """\
+==============NVSMI LOG==============
+
+Timestamp                           : Thu May 17 22:11:09 2018
+Driver Version                      : 390.30
+
+Attached GPUs                       : 1
+GPU 00000000:00:1E.0
+    Product Name                    : Tesla V100-SXM2-16GB
+    Product Brand                   : Tesla
+    Display Mode                    : Enabled
+    Display Active                  : Disabled
+    Persistence Mode                : Enabled
+    Accounting Mode                 : Disabled
+    Accounting Mode Buffer Size     : 1920
+    Driver Model
+        Current                     : N/A
+        Pending                     : N/A
+    Serial Number                   : 0322817061565
+    GPU UUID                        : GPU-8e2712fe-6590-250e-8b90-280dbc470b41
+    Minor Number                    : 0
+    VBIOS Version                   : 88.00.13.00.02
+    MultiGPU Board                  : No
+    Board ID                        : 0x1e
+    GPU Part Number                 : 900-2G503-0000-000
+"""
+
+
+def test_a_real_report_gives_the_boards_serial_uuid_and_bus_id() -> None:
+    assert identities(NVIDIA_DOCKER_738) == [
+        "uuid=gpu-8e2712fe-6590-250e-8b90-280dbc470b41 serial=0322817061565 bus=0000:00:1e"]
 
 
 # https://github.com/NVIDIA/NVSentinel/issues/155 (the Xid line a GPU falling off the bus prints)
