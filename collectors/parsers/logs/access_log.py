@@ -27,6 +27,7 @@ from typing import Any
 import re2
 
 from collectors.catalogs.access_log_formats import CompiledFormat, json_formats, text_formats
+from collectors.catalogs.status_fields import catalog as status_catalog
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metrics.metric_http import CLEAN_SHARE, FAILING_SHARE
@@ -47,11 +48,11 @@ _GCP_DETAILS = {
 # line), so the shares stay fair and `analyze` of any input stays within its time budget.
 MAX_READ = 5_000
 _NO_BACKEND = {"", "-", "<NOSRV>"}
-_ENVOY_FLAGS = {
-    "UH": "no-upstream", "NC": "no-upstream", "NR": "no-upstream",
-    "UF": "connection-failure", "URX": "connection-failure", "UC": "connection-failure", "UR": "connection-failure",
-    "LR": "connection-failure", "UT": "timeout", "UO": "overflow",
-}
+def _envoy_kinds(flags: str) -> list[str]:
+    """How Envoy's RESPONSE_FLAGS ("UF,URX") say the proxy failed, by the one map both readers use
+    (collectors/catalogs/status_fields.yaml `envoy_flags`)."""
+    known = status_catalog().envoy_flags
+    return [known[f].kind for f in flags.split(",") if f in known and known[f].kind]
 
 
 @dataclass(frozen=True)
@@ -282,14 +283,14 @@ def _kind(family: str, status: int, g: dict[str, str]) -> str:
     if family == "haproxy-tcp":
         return _tcp_kind(g)
     if family == "envoy" and status == 0:
-        return next((k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))), "")
+        return next(iter(_envoy_kinds(g.get("flags", "-"))), "")
     if not 500 <= status <= 599:
         return ""
     if family == "app":
         return "app-error"  # the application server's own line: nobody stood between it and the client
     backend, answered = _last(g.get("backend", "")), _last(g.get("upstream_status", ""))
     if family == "envoy":
-        known = [k for f in g.get("flags", "-").split(",") if (k := _ENVOY_FLAGS.get(f))]
+        known = _envoy_kinds(g.get("flags", "-"))
         if known:
             return known[0]
         return "app-error" if backend not in _NO_BACKEND else ""

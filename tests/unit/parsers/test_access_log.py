@@ -226,7 +226,7 @@ def _envoy_line(status: str, flags: str, request: str = "- - -", upstream: str =
 
 
 @pytest.mark.parametrize(("flags", "kind"), [("UH", "no-upstream"), ("UF", "connection-failure"),
-                                             ("NR", "no-upstream"), ("URX", "connection-failure"),
+                                             ("NR", "no-route"), ("URX", "connection-failure"),
                                              ("UO", "overflow")])
 def test_an_envoy_session_with_status_0_is_failed_by_its_flags(flags: str, kind: str) -> None:
     assert facts(_envoy_line("0", flags)) == {"http.failure_kinds": [kind]}
