@@ -121,14 +121,8 @@ def _read_signals(artifact: Artifact) -> ParseResult:
                                                            for f in loaded.facts])
     result.problems += loaded.problems
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
-    # A symptom another reader already named is not named twice; one it did not name is added even where that
-    # reader gave other symptoms (a curl 503 names error-rate, the proxy's NR flag beside it service-unreachable).
     statuses = [f.model_copy(update={"parser": "status_fields"}) for f in status_fields.read(artifact).facts]
-    named = {str(s) for f in result.facts if f.name == "evidence.symptoms" and isinstance(f.value, list)
-             for s in f.value}
-    result.facts += signals.without_repeats(result.facts, [f for f in statuses if f.name != "evidence.symptoms"])
-    result.facts += [f for f in statuses if f.name == "evidence.symptoms" and isinstance(f.value, list)
-                     and not {str(s) for s in f.value} <= named]
+    result.facts += signals.without_repeats(result.facts, statuses)
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.
     numbers = figures.read(artifact)
     result.facts += signals.without_repeats(result.facts, numbers.facts)

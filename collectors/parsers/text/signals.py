@@ -21,6 +21,8 @@ from collectors.parsers.text.needles import scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY
 
+SYMPTOMS = "evidence.symptoms"  # what a message shows (playbooks/loader.py runs each playbook named here)
+
 LineParser = Callable[[Artifact], ParseResult]
 
 _MAX_CONTINUATION = 6
@@ -116,7 +118,7 @@ def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: 
            by_reader: dict[str, set[int]], xids: list[tuple[int, int]]) -> None:
     spec = signal.spec
     if spec.symptom is not None:
-        sink.add("evidence.symptoms", [spec.symptom], number)
+        sink.add(SYMPTOMS, [spec.symptom], number)
     if spec.reader is not None:
         by_reader.setdefault(spec.reader, set()).add(number)
     elif spec.event is not None:
@@ -220,8 +222,11 @@ def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]
     """Signal facts the structural parser did not already give: one reading of a line, not two.
 
     A line the structural parser drew facts of a family from is its to read for that family (it may know that a
-    later event undoes it), and a fact it gave is not given again from elsewhere in the same artifact.
+    later event undoes it), and a fact it gave is not given again from elsewhere in the same artifact. Symptoms
+    add up instead: every reader may name one the others did not (a curl 503 names error-rate, the proxy's NR flag
+    on the same line service-unreachable), so `evidence.symptoms` is kept when it names a symptom not yet named.
     """
+    symptoms = {str(v) for f in structural if f.name == SYMPTOMS and isinstance(f.value, list) for v in f.value}
     named = {f.name for f in structural}
     read: dict[str, list[tuple[int, int]]] = {}  # fact family ("scheduling" for scheduling.failed) -> line spans
     for f in structural:
@@ -231,7 +236,11 @@ def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]
     def overlaps(f: Fact) -> bool:
         return any(start <= f.citation.end and f.citation.start <= end for start, end in read.get(_family(f.name), ()))
 
-    return [f for f in signalled if f.name not in named and not overlaps(f)]
+    def new_symptom(f: Fact) -> bool:
+        return isinstance(f.value, list) and not {str(v) for v in f.value} <= symptoms
+
+    return [f for f in signalled
+            if (new_symptom(f) if f.name == SYMPTOMS else f.name not in named and not overlaps(f))]
 
 
 def _family(name: str) -> str:

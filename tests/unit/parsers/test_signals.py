@@ -10,9 +10,9 @@ import yaml
 from pydantic import ValidationError
 
 from collectors.catalogs.signals import Signal, signals
-from collectors.models import Artifact, ArtifactKind
+from collectors.models import Artifact, ArtifactKind, Citation, Fact
 from collectors.parsers.registry import PARSERS, parse_artifact
-from collectors.parsers.text.signals import read_signals
+from collectors.parsers.text.signals import SYMPTOMS, read_signals, without_repeats
 from collectors.unwrap import unwrap
 from tests.unit.parsers.upstream_wordings import WORDINGS, rendered
 
@@ -223,3 +223,20 @@ def test_an_ipv6_restore_failure_is_not_the_ipv4_rules_failing() -> None:
     # The same message from the IPv4 restore (the rendered template) is a sync failure.
     v4 = v6.replace("ip6tables-restore", "iptables-restore")
     assert _facts(v4)["proxy.sync_failed"] is True
+
+
+def _fact(name: str, value: object, line: int) -> Fact:
+    return Fact(name=name, value=value, citation=Citation(artifact="paste", start=line, end=line))
+
+
+@pytest.mark.parametrize(("first", "later", "kept"), [
+    # A symptom no reader named yet is kept, even on a line another reader drew symptoms from.
+    ([_fact(SYMPTOMS, ["error-rate"], 3)], [_fact(SYMPTOMS, ["service-unreachable"], 3)], True),
+    # One already named is not named twice.
+    ([_fact(SYMPTOMS, ["error-rate"], 3)], [_fact(SYMPTOMS, ["error-rate"], 9)], False),
+    # Any other fact a reader gave is not given again from elsewhere in the artifact.
+    ([_fact("http.error_statuses", [503], 3)], [_fact("http.error_statuses", [502], 9)], False),
+    ([], [_fact("http.error_statuses", [502], 9)], True),
+])
+def test_a_later_reader_adds_only_what_no_reader_gave(first: list[Fact], later: list[Fact], kept: bool) -> None:
+    assert (without_repeats(first, later) == later) is kept
