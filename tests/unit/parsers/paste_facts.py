@@ -8,6 +8,7 @@ import yaml
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
+from collectors.parsers.text.stated import read_stated
 from collectors.paste import artifacts_from_text
 
 # Real pastes (each with its thread) that the first-sight family tests and their neighbours read.
@@ -34,4 +35,18 @@ def first_facts(text: str) -> dict[str, object]:
     for a in artifacts_from_text(text, "paste"):
         for f in parse_artifact(a).facts:
             out.setdefault(f.name, f.value)
+    return out
+
+
+def stated_facts(text: str) -> dict[str, object]:
+    """What the sentence reader alone finds in a text: the symptoms named, as a set under "symptoms"; a GPU-Util
+    figure said several times is its lowest, as the playbook sees it; any other fact its (last) value."""
+    out: dict[str, object] = {}
+    for fact in read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, source="paste", content=text)).facts:
+        if fact.name == "evidence.symptoms" and isinstance(fact.value, list):
+            out.setdefault("symptoms", set()).update(fact.value)  # type: ignore[union-attr]
+        elif fact.name == "gpu.job_util_percent":
+            out[fact.name] = min(float(fact.value), float(out.get(fact.name, 100.0)))  # type: ignore[arg-type]
+        else:
+            out[fact.name] = fact.value
     return out

@@ -6,21 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.text.stated import read_stated
-
-
-def _read(text: str) -> dict[str, object]:
-    facts = read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, source="paste", content=text)).facts
-    out: dict[str, object] = {}
-    for fact in facts:
-        if fact.name == "evidence.symptoms" and isinstance(fact.value, list):
-            out.setdefault("symptoms", set()).update(fact.value)  # type: ignore[union-attr]
-        elif fact.name == "gpu.job_util_percent":
-            out[fact.name] = min(float(fact.value), float(out.get(fact.name, 100.0)))  # type: ignore[arg-type]
-        else:
-            out[fact.name] = fact.value
-    return out
+from tests.unit.parsers.paste_facts import stated_facts
 
 
 # Synthetic sentences, one per way of saying it (the column's names and the verbs people put before the figure).
@@ -33,7 +19,7 @@ def _read(text: str) -> dict[str, object]:
     ("nvidia-smi shows 5% GPU-Util for the training process", 5.0),
 ])
 def test_a_figure_said_in_words_is_read(sentence: str, figure: float) -> None:
-    assert _read(sentence).get("gpu.job_util_percent") == figure, _read(sentence)
+    assert stated_facts(sentence).get("gpu.job_util_percent") == figure, stated_facts(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -44,7 +30,7 @@ def test_a_figure_said_in_words_is_read(sentence: str, figure: float) -> None:
     "the GPU-Util is not 0 on any card",  # negated
 ])
 def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
-    assert "gpu.job_util_percent" not in _read(sentence), _read(sentence)
+    assert "gpu.job_util_percent" not in stated_facts(sentence), stated_facts(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -56,7 +42,7 @@ def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
     "GPU利用率忽高忽低，训练很慢",  # noqa: RUF001
 ])
 def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
-    got = _read(sentence)
+    got = stated_facts(sentence)
     assert got.get("gpu.util_swings") is True and "gpu-underutilized" in got.get("symptoms", set()), got  # type: ignore[operator]
 
 
@@ -68,7 +54,7 @@ def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     "the GPU util is not fluctuating at all",  # negated inside the phrase, not before it
 ])
 def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
-    got = _read(sentence)
+    got = stated_facts(sentence)
     assert "gpu.util_swings" not in got and "symptoms" not in got, got
 
 
@@ -102,7 +88,7 @@ REAL = [
 
 @pytest.mark.parametrize(("url", "text", "expected"), REAL, ids=[r[0] for r in REAL])
 def test_a_real_sentence_is_read(url: str, text: str, expected: dict[str, object]) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     assert {k: got.get(k) for k in expected} == expected, (url, got)
 
 
@@ -114,7 +100,7 @@ def test_a_real_sentence_is_read(url: str, text: str, expected: dict[str, object
      "I am using GTX1080TI, GPU-Utilization is 86%, about 780ms/batch.", 86.0),
 ])
 def test_a_real_healthy_figure_names_no_symptom(url: str, text: str, figure: float) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     assert got.get("gpu.job_util_percent") == figure and "symptoms" not in got and "gpu.util_swings" not in got, (
         url, got)
 
@@ -128,7 +114,7 @@ def test_a_real_healthy_figure_names_no_symptom(url: str, text: str, figure: flo
     "I am running the training on one node",
 ])
 def test_the_job_said_running_is_read(sentence: str) -> None:
-    assert _read(sentence).get("job.said_running") is True, _read(sentence)
+    assert stated_facts(sentence).get("job.said_running") is True, stated_facts(sentence)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -138,7 +124,7 @@ def test_the_job_said_running_is_read(sentence: str) -> None:
     "the network is slow today",  # no job named
 ])
 def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(sentence: str) -> None:
-    assert "job.said_running" not in _read(sentence), _read(sentence)
+    assert "job.said_running" not in stated_facts(sentence), stated_facts(sentence)
 
 
 @pytest.mark.parametrize(("url", "text", "expected"), [
@@ -158,7 +144,7 @@ def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(s
      {"job.said_running": None, "symptoms": None}),
 ])
 def test_a_real_sentence_says_the_job_ran(url: str, text: str, expected: dict[str, object]) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     assert {k: got.get(k) for k in expected} == expected, (url, got)
 
 
@@ -188,7 +174,7 @@ def test_a_real_sentence_says_the_job_ran(url: str, text: str, expected: dict[st
      {"train.input_said_slow": True}),
 ])
 def test_a_real_sentence_says_one_gpu_or_the_input(url: str, text: str, expected: dict[str, object]) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     assert {k: got.get(k) for k in expected} == expected, (url, got)
 
 
@@ -201,5 +187,5 @@ def test_a_real_sentence_says_one_gpu_or_the_input(url: str, text: str, expected
     "not only one GPU is used but all of them",  # negated
 ])
 def test_no_one_gpu_or_input_is_read_from_these(sentence: str) -> None:
-    got = _read(sentence)
+    got = stated_facts(sentence)
     assert "train.input_said_slow" not in got and "symptoms" not in got, got

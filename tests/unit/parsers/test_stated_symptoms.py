@@ -10,18 +10,7 @@ from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.text.stated import read_stated
-
-
-def _read(text: str) -> dict[str, object]:
-    facts = read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, source="paste", content=text)).facts
-    out: dict[str, object] = {}
-    for fact in facts:
-        if fact.name == "evidence.symptoms" and isinstance(fact.value, list):
-            out.setdefault("symptoms", set()).update(fact.value)  # type: ignore[union-attr]
-        else:
-            out[fact.name] = fact.value
-    return out
-
+from tests.unit.parsers.paste_facts import stated_facts
 
 # Sentences built from each symptom's own vocabulary (the state names the programs print, and the plain words for
 # the symptom); synthetic, so every entry is exercised the same way.
@@ -52,7 +41,7 @@ SAID = [
 
 @pytest.mark.parametrize(("sentence", "symptom"), SAID)
 def test_a_symptom_said_in_words_is_read(sentence: str, symptom: str | None) -> None:
-    got = _read(sentence)
+    got = stated_facts(sentence)
     assert got.get("symptoms", set()) == ({symptom} if symptom else set()), got
 
 
@@ -81,7 +70,7 @@ NOT_SAID = [
 
 @pytest.mark.parametrize("sentence", NOT_SAID)
 def test_a_negated_asked_conditional_or_past_symptom_is_not_read(sentence: str) -> None:
-    assert "symptoms" not in _read(sentence), sentence
+    assert "symptoms" not in stated_facts(sentence), sentence
 
 
 @pytest.mark.parametrize(("sentence", "figure"), [
@@ -150,7 +139,7 @@ REAL = [
 
 @pytest.mark.parametrize(("url", "text", "expected"), REAL, ids=[r[0] for r in REAL])
 def test_a_real_sentence_states_its_symptom(url: str, text: str, expected: dict[str, object]) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     assert {k: got.get(k) for k in expected} == expected, url
 
 
@@ -184,7 +173,7 @@ REAL_NOT = [
 
 @pytest.mark.parametrize(("url", "text"), REAL_NOT, ids=[r[0] for r in REAL_NOT])
 def test_a_real_sentence_without_the_symptom_names_none(url: str, text: str) -> None:
-    got = _read(text)
+    got = stated_facts(text)
     said = {"symptoms", "gpu.job_util_percent", "pod.phase", "node.conditions"} & set(got)
     assert not said, (url, got)
 
