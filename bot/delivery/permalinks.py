@@ -45,27 +45,29 @@ def thread_permalinks(desk: Desk, earlier: Iterable[Seen]) -> dict[int, str]:
         found: dict[int, str] = {i: link for i, link in session.execute(select(Incident.id, Incident.permalink).where(
             Incident.id.in_(list(wanted)), Incident.permalink.is_not(None))) if link}
     for incident_id, seen in wanted.items():
-        if incident_id not in found and (link := _ask(desk, seen)) is not None:
+        if incident_id not in found and (link := permalink(desk, str(seen.channel), str(seen.thread_ts))) is not None:
             found[incident_id] = link
             with desk.factory.begin() as session:
                 session.execute(update(Incident).where(Incident.id == incident_id).values(permalink=link))
     return found
 
 
-def _ask(desk: Desk, seen: Seen) -> str | None:
+def permalink(desk: Desk, channel: str, ts: str) -> str | None:
+    """The link Slack gives for one message, within the poster's chat.getPermalink budget; None when the budget is
+    spent or Slack refuses or is out of reach (the caller posts without the link)."""
     if desk.permalinks.take() > 0:
         return None  # the budget is spent: this note goes without the link, a later one gets it
     try:
-        response = desk.client.chat_getPermalink(channel=str(seen.channel), message_ts=str(seen.thread_ts))
+        response = desk.client.chat_getPermalink(channel=channel, message_ts=ts)
     except SlackApiError as err:
         failure = slack_failure(err)
         if failure.retry_after is not None:
             desk.permalinks.hold(failure.retry_after)
         desk.metrics.slack_errors.labels("chat.getPermalink", failure.error).inc()
-        log.info("no permalink for incident %s's thread: %s", seen.incident_id, failure.error)
+        log.info("no permalink for %s in %s: %s", ts, channel, failure.error)
         return None
     except (OSError, http.client.HTTPException) as err:  # Slack out of reach: the post itself will tell
-        log.info("no permalink for incident %s's thread: %s", seen.incident_id, type(err).__name__)
+        log.info("no permalink for %s in %s: %s", ts, channel, type(err).__name__)
         return None
     link = response.get("permalink")
     return link if isinstance(link, str) and link.startswith("https://") else None

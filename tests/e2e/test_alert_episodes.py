@@ -159,6 +159,27 @@ def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
             assert said == ["Alert fired", "Alert resolved"], [(e.at, e.what) for e in timeline]
 
 
+def test_a_new_episode_is_posted_without_the_link_while_slack_refuses_permalinks(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """The link to the previous episode is a nicety: a rate-limited chat.getPermalink neither holds the new root
+    back nor makes the poster ask again for every retry (one call, then the budget waits out Retry-After)."""
+    refuse = SlackFault("chat.getPermalink", error="ratelimited", retry_after=60)
+    with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, start_bot(slack, sqlite_url) as bot, \
+            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        first = datetime.now(UTC) - timedelta(minutes=5)
+        am.post_alerts([firing(first)])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
+        am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
+        wait_until(lambda: "RESOLVED" in roots(slack, "C0OPS")[0].text and all_sent(bot.ctx.engine), 20,
+                   "the first episode resolved")
+        am.post_alerts([firing(datetime.now(UTC))])
+        wait_until(lambda: len(roots(slack, "C0OPS")) == 2, 20, "a new root for the new episode")
+        new = roots(slack, "C0OPS")[1]
+        assert "FIRING" in new.text and "previous episode" not in new.text
+        assert new.extra["metadata"]["event_payload"]["episode"] == 2
+        assert len(slack.calls_to("chat.getPermalink")) == 1
+
+
 def _postmortem_value(root: Message) -> str:
     return next(e["value"] for b in root.blocks if b.get("type") == "actions" for e in b["elements"]
                 if e["action_id"] == POSTMORTEM_ACTION)

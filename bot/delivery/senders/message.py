@@ -7,12 +7,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
-
 from bot.delivery.desk import Deferred, Desk, NothingToDo, known_thread, record, with_line
 from bot.delivery.history import read_posts
 from bot.delivery.inline_image import post_with_image
-from bot.delivery.permalinks import recurrence_note
+from bot.delivery.permalinks import permalink, recurrence_note
 from bot.delivery.words import episode_link_line, fired_again_line
 from bot.store import outbox
 from bot.store.db import read_session
@@ -106,14 +104,11 @@ def _episode_link(desk: Desk, item: ClaimedItem) -> str | None:
         sent = row.result if row is not None and row.status == "sent" else None
     if not sent or not sent.get("ts"):
         return None  # the old root never made it: the new one must not wait for it
-    try:
-        response = desk.client.chat_getPermalink(channel=str(sent.get("channel") or item.channel),
-                                                 message_ts=str(sent["ts"]))
-    except SlackApiError as err:
-        log.warning("no permalink for %s: %s", previous, err.response.get("error"))
+    link = permalink(desk, str(sent.get("channel") or item.channel), str(sent["ts"]))
+    if link is None:
         return None
     episode = int((item.payload.get("metadata") or {}).get("event_payload", {}).get("episode", 2))
-    return episode_link_line(str(response["permalink"]), episode)
+    return episode_link_line(link, episode)
 
 
 def _fired_again(desk: Desk, item: ClaimedItem) -> str:
