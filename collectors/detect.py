@@ -72,6 +72,7 @@ _COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
     (re.compile(r"\bnvidia-smi\b(?!\s+(?:--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
     (re.compile(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
     (re.compile(r"\bip\s+(?:-\w+\s+)*(?:link|l)\b|\bifconfig\b"), ArtifactKind.NET_LINKS),
+    (re.compile(r"\bdf(?:\s+-\w+)*(?:\s+/\S*)*\s*$"), ArtifactKind.DF),
     # amtool alert [query] prints alerts (cli/format/format_simple.go, format_extended.go); -o json is a payload.
     (re.compile(r"\bamtool\b(?:\s+-\S+)*\s+alert\b(?!.*-o\s*json)"), ArtifactKind.ALERT_TEXT),
 ]

@@ -35,4 +35,5 @@ class ArtifactKind(StrEnum):
     ACCESS_LOG = "access-log"  # request lines of ingress-nginx, Envoy/Istio, HAProxy, AWS load balancers, nginx
     FLIGHT_RECORDER = "flight-recorder"  # PyTorch Flight Recorder dumps (JSON form), one rank's or a folder's
     NET_LINKS = "net-links"  # `ip link` / `ifconfig`, or the node agent's /v1/net-links JSON: interfaces and MTUs
+    DF = "df"  # `df` output (its /dev/shm row), or the node agent's /v1/shm JSON: /dev/shm size and use
     TEXT = "text"  # pasted text of no structured kind: read line by line for known signals

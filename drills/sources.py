@@ -74,6 +74,8 @@ SOURCES: tuple[Source, ...] = (
            ("conntrack-stats", "nf_conntrack", "conntrack stats")),
     Source("net-links", "network interfaces", (K.NET_LINKS,), 120, "ip -d link on the node (SSH, or the node agent)",
            "node", ("ip link", "ifconfig", "mtu", "interfaces", "net links")),
+    Source("shm", "/dev/shm usage", (K.DF,), 60, "kubectl exec ... -- df -h /dev/shm (or the node agent)", "pod",
+           ("df", "shm", "dev/shm", "shared memory")),
 )
 BY_ID: dict[str, Source] = {s.id: s for s in SOURCES}
 _BY_KIND: dict[ArtifactKind, str] = {kind: s.id for s in SOURCES for kind in s.kinds}

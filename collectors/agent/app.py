@@ -29,7 +29,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from collectors.agent import cgroup, kmsg, netif, pci, pod_resources, xid_map  # submodules: the package imports nothing
+# Submodules: the package imports nothing.
+from collectors.agent import cgroup, kmsg, netif, pci, pod_resources, shm, xid_map
 from collectors.agent.bounded import bounded_json, truncate_text
 from collectors.agent.config import AgentSettings
 from collectors.agent.conntrack import conntrack_text
@@ -124,6 +125,18 @@ def net_links(request: Request) -> Response:
                     media_type="application/json")
 
 
+def shm_usage(request: Request) -> Response:
+    settings = _settings(request)
+    query = request.query_params
+    check_known(query, ("pod_uid", "container", "max_bytes"))
+    uid = cgroup.validate_uid(query.get("pod_uid"))
+    name = cgroup.validate_container(query.get("container"))
+    limit = parse_max_bytes(query.get("max_bytes"), settings.max_response_bytes)
+    doc = shm.shm_usage(settings.cgroup_root, uid, name, settings.container_bundle_dirs, settings.shm_roots,
+                        settings.node_name)
+    return Response(bounded_json(doc, limit, "containers"), media_type="application/json")
+
+
 def nvml(request: Request) -> Response:
     settings = _settings(request)
     query = request.query_params
@@ -204,6 +217,7 @@ def create_app(settings: AgentSettings, *, watcher: XidWatcher | None = None) ->
         Route("/v1/cpu-stat", cpu_stat, methods=["GET"]),
         Route("/v1/nvml", nvml, methods=["GET"]),
         Route("/v1/net-links", net_links, methods=["GET"]),
+        Route("/v1/shm", shm_usage, methods=["GET"]),
     ]
     app = Starlette(
         routes=routes, lifespan=lifespan,

@@ -116,23 +116,35 @@ def container_dirs(pod_dir: Path) -> dict[str, Path]:
     return out
 
 
-def container_name(container_id: str, bundle_dirs: list[str]) -> str | None:
-    """The Kubernetes container name of a container id, from its runtime bundle's CRI annotations."""
+def bundle_spec(container_id: str, bundle_dirs: list[str]) -> dict[str, object] | None:
+    """The OCI runtime spec (config.json) of a container id from the first runtime bundle that has it."""
     for template in bundle_dirs:
         path = Path(template.replace("{id}", container_id)) / "config.json"
         try:
             spec = json.loads(read_head(path, _BUNDLE_CAP))
         except (OSError, ValueError):
             continue
-        annotations = spec.get("annotations") if isinstance(spec, dict) else None
-        if not isinstance(annotations, dict):
-            continue
-        for key in _NAME_ANNOTATIONS:
-            name = annotations.get(key)
-            if isinstance(name, str) and name:
-                return name
-        return None  # a sandbox (pause) container has no container-name annotation
+        return spec if isinstance(spec, dict) else None
     return None
+
+
+def container_name(container_id: str, bundle_dirs: list[str]) -> str | None:
+    """The Kubernetes container name of a container id, from its runtime bundle's CRI annotations; None for a
+    sandbox (pause) container, which has no container-name annotation."""
+    spec = bundle_spec(container_id, bundle_dirs)
+    annotations = spec.get("annotations") if spec is not None else None
+    if not isinstance(annotations, dict):
+        return None
+    for key in _NAME_ANNOTATIONS:
+        name = annotations.get(key)
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def named_containers(pod_dir: Path, bundle_dirs: list[str]) -> dict[str, str]:
+    """Container name -> container id for every named container cgroup under the pod (sandboxes left out)."""
+    return {name: cid for cid in container_dirs(pod_dir) if (name := container_name(cid, bundle_dirs))}
 
 
 def _pick_container(pod_dir: Path, uid: str, name: str | None, cid: str | None,
@@ -143,7 +155,7 @@ def _pick_container(pod_dir: Path, uid: str, name: str | None, cid: str | None,
             raise not_found(f"container id {cid[:12]} has no cgroup in pod {uid}",
                             f"one of the pod's container ids: {', '.join(c[:12] for c in dirs) or 'none'}")
         return dirs[cid]
-    names = {cname: path for c, path in dirs.items() if (cname := container_name(c, bundle_dirs))}
+    names = {cname: dirs[c] for cname, c in named_containers(pod_dir, bundle_dirs).items()}
     if name in names:
         return names[name]
     if not names:

@@ -18,6 +18,15 @@ DEFAULT_BUNDLE_DIRS = (
     "/run/containers/storage/overlay-containers/{id}/userdata",  # CRI-O
 )
 
+# Host directories that hold the tmpfs a container sees at /dev/shm, and where the agent sees each: the sandbox's
+# shm (containerd, CRI-O) or a memory-backed emptyDir (kubelet). The DaemonSet mounts them read-only.
+DEFAULT_SHM_ROOTS = {
+    "/run/containerd/io.containerd.grpc.v1.cri/sandboxes": Path("/run/containerd/io.containerd.grpc.v1.cri/sandboxes"),
+    "/run/containers/storage/overlay-containers": Path("/run/containers/storage/overlay-containers"),
+    "/var/run/containers/storage/overlay-containers": Path("/run/containers/storage/overlay-containers"),
+    "/var/lib/kubelet/pods": Path("/var/lib/kubelet/pods"),
+}
+
 
 class AgentSettings(BaseSettings):
     """What `triagebot agent` reads, where it listens, and how much it may answer."""
@@ -37,6 +46,8 @@ class AgentSettings(BaseSettings):
     pod_resources_json: Path | None = Field(
         None, description="a JSON dump of the kubelet PodResources List answer; used instead of the socket")
     container_bundle_dirs: list[str] = Field(default_factory=lambda: list(DEFAULT_BUNDLE_DIRS))
+    shm_roots: dict[str, Path] = Field(default_factory=lambda: dict(DEFAULT_SHM_ROOTS),
+                                       description="host directory -> where the agent sees it, for /v1/shm")
 
     max_response_bytes: int = Field(2 * 1024 * 1024, ge=4096, le=64 * 1024 * 1024)
     journalctl_fallback: bool = Field(False, description="run journalctl -k when /dev/kmsg cannot be read")

@@ -1,4 +1,5 @@
-"""The node agents: kernel log, conntrack counters, interface MTUs, pod cgroup cpu.stat and NVML, per node.
+"""The node agents: kernel log, conntrack counters, interface MTUs, pod cgroup cpu.stat, GPU pods' /dev/shm and
+NVML, per node.
 
 Nodes are read concurrently (bounded); each node's calls run in order, and the first one doubles as the
 probe: an agent that is down, slow or refuses the token becomes one `missing` entry for the node and
@@ -153,6 +154,21 @@ def _cpu_stat(session: _Node, pod: PodRef, namespace: str, uid: str, container: 
                 response.text)
 
 
+def _shm(session: _Node, pods: list[PodRef], namespace: str, pod_uids: Mapping[str, str]) -> None:
+    """/dev/shm of the node's GPU pods: NCCL's intra-node transport and DataLoader workers live in it."""
+    for pod in [p for p in pods if p.gpu_request > 0 and p.phase not in _NO_CGROUP_PHASES][:MAX_PODS_PER_NODE]:
+        uid = pod.uid or pod_uids.get(pod.name, "")
+        if not uid:
+            continue  # said once already by the cpu.stat pass
+        response = session.get("/v1/shm", {"pod_uid": uid})
+        if response is None:
+            continue
+        ns, name = pod.namespace or namespace, session.node.name
+        session.add(ArtifactKind.DF, artifact_id(SOURCE, name, "shm", pod.name) + ".json", f"pod/{ns}/{pod.name}",
+                    f"kubectl exec -n {ns} {pod.name} -- df -h /dev/shm  # from the agent on node {name}",
+                    response.text)
+
+
 def _nvml(session: _Node) -> None:
     _json_snapshot(session, "/v1/nvml", {"since": _rfc3339(_since(session.window))}, ArtifactKind.NVML, "nvml",
                    "nvidia-smi -q", "NVML")
@@ -196,6 +212,7 @@ def _collect_node(node: NodeRef, base_url: str | None, token: str, scope: Scope,
         _net_links(session)
         _cpu_stats(session, pods, scope.namespace, pod_uids)
         if _has_gpus(node, pods):
+            _shm(session, pods, scope.namespace, pod_uids)
             _nvml(session)
     except _NodeDown as down:
         session.miss(str(down))
@@ -207,7 +224,8 @@ def _collect_node(node: NodeRef, base_url: str | None, token: str, scope: Scope,
 def collect_agent(url_for_node: Callable[[NodeRef], str | None], token: str, scope: Scope, window: Window, *,
                   timeout: float = 5.0, pod_uids: Mapping[str, str] | None = None,
                   max_workers: int = MAX_WORKERS) -> SourceResult:
-    """Kernel log, conntrack, interfaces, cpu.stat of the scope's pods and NVML (GPU nodes) from each node's agent.
+    """Kernel log, conntrack, interfaces, cpu.stat of the scope's pods, and /dev/shm and NVML on GPU nodes, from
+    each node's agent.
 
     `pod_uids` maps pod name to UID for pods whose PodRef has none.
     """

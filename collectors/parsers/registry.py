@@ -21,7 +21,7 @@ from collectors.parsers.kubernetes import (
 )
 from collectors.parsers.logs import access_log, container_log, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
-from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, top
+from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
 from collectors.parsers.text import signals, stated
 
 # Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
@@ -51,6 +51,7 @@ ALL: tuple[Parser, ...] = (
     top.PARSER,
     flight_recorder.PARSER,
     net_links.PARSER,
+    shm_usage.PARSER,
     hpa_text.PARSER,
 )
 

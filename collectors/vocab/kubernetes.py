@@ -17,7 +17,10 @@ FACTS: list[FactSpec] = [
     FactSpec("pod.shm_size_bytes", "int",
              "the size of /dev/shm in the pod: the sizeLimit of the memory-backed emptyDir mounted there, or 64 MiB "
              "(the Docker/containerd default) when none is mounted and hostIPC is off; absent when the emptyDir has "
-             "no sizeLimit", "min", "67108864"),
+             "no sizeLimit; the tmpfs's own size where `df /dev/shm` or the node agent shows it", "min", "67108864"),
+    FactSpec("pod.shm_used_ratio", "float",
+             "how full /dev/shm is, 0 to 1: its Use% in `df /dev/shm` inside the pod, or used over size from the node "
+             "agent's /v1/shm", "max", "0.98"),
     FactSpec("pod.host_network", "bool", "the pod uses hostNetwork", "any"),
     FactSpec("pod.rdma_request", "bool", "the pod requests an RDMA/InfiniBand device resource", "any"),
     FactSpec("pod.capabilities", "list[str]", "Linux capabilities added to containers", "union", "IPC_LOCK"),

@@ -251,6 +251,9 @@ def test_signed_but_malformed_slack_payloads_are_4xx(doors: Doors, body: bytes, 
         pytest.param("/v1/kernel-log", {"max_bytes": "1e999"}, {}, id="float-max-bytes"),
         pytest.param("/v1/kernel-log", {"since": "\x00"}, {}, id="nul-since"),
         pytest.param("/v1/cpu-stat", {"pod_uid": "../../etc"}, {}, id="path-uid"),
+        pytest.param("/v1/shm", {"pod_uid": "../../etc"}, {}, id="shm-path-uid"),
+        pytest.param("/v1/shm", {"pod_uid": "6f1c2d3e-4b5a-4c6d-8e7f-90a1b2c3d4e5", "container": "../x"}, {},
+                     id="shm-path-container"),
         pytest.param("/v1/nvml", {"since": "-1h"}, {}, id="negative-since"),
         pytest.param("/v1/conntrack", {"x": "y"}, {}, id="unknown-param"),
         pytest.param("/v1/conntrack", {}, {"Authorization": "Bearer \u00e9".encode("latin-1")}, id="non-latin-token"),
@@ -339,7 +342,8 @@ def test_fuzz_slack_events(doors: Doors, choice: tuple[bytes, bool], data: st.Da
 
 
 @FUZZ
-@given(path=st.sampled_from(["/v1/kernel-log", "/v1/conntrack", "/v1/cpu-stat", "/v1/nvml", "/healthz", "/v1/x"]),
+@given(path=st.sampled_from(["/v1/kernel-log", "/v1/conntrack", "/v1/cpu-stat", "/v1/nvml", "/v1/shm", "/healthz",
+                             "/v1/x"]),
        params=st.dictionaries(st.sampled_from(["since", "max_bytes", "pod_uid", "container", "container_id", "zz"]),
                               st.text(max_size=40), max_size=3))
 def test_fuzz_agent(doors: Doors, path: str, params: dict[str, Any]) -> None:

@@ -66,8 +66,11 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent]:
                                      encoding="ascii")
         if physical:
             (link / "device").mkdir()
+    sandboxes = tmp / "sandboxes"  # where the DaemonSet would mount containerd's sandbox directories
+    (sandboxes / "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9" / "shm").mkdir(parents=True)
     settings = AgentSettings(
         token=TOKEN, host="127.0.0.1", port=free_port(), node_name="gpu-node-2",  # type: ignore[arg-type]
+        shm_roots={"/run/containerd/io.containerd.grpc.v1.cri/sandboxes": sandboxes},
         proc_root=FIXTURES / "proc", sys_root=tmp / "sys", cgroup_root=FIXTURES / "cgroup",
         kmsg_path=FIXTURES / "kmsg", pod_resources_socket=tmp / "kubelet.sock",
         container_bundle_dirs=[str(FIXTURES / "run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}")],
@@ -264,7 +267,7 @@ def _scope() -> Scope:
         namespace="shop", service="checkout",
         pods=[
             PodRef(name="checkout-7d9f8b6c5-x2k4q", uid=UID, node="gpu-node-2", phase="Running",
-                   containers=["app", "sidecar"]),
+                   containers=["app", "sidecar"], gpu_request=1),
             PodRef(name="checkout-7d9f8b6c5-pending", uid="11111111-2222-4333-8444-555555555555",
                    node="gpu-node-2", phase="Pending", containers=["app"]),
             PodRef(name="checkout-7d9f8b6c5-zz9", uid="", node="gpu-node-3", phase="Running", containers=["app"]),
@@ -284,7 +287,11 @@ def test_collect_agent_end_to_end(agent: Agent) -> None:
     by_id = {a.id: a for a in result.artifacts}
     assert sorted(by_id) == ["agent-gpu-node-2-conntrack.txt", "agent-gpu-node-2-cpu-checkout-7d9f8b6c5-x2k4q-app.txt",
                              "agent-gpu-node-2-kernel.log", "agent-gpu-node-2-net-links.json",
-                             "agent-gpu-node-2-nvml.json"]
+                             "agent-gpu-node-2-nvml.json", "agent-gpu-node-2-shm-checkout-7d9f8b6c5-x2k4q.json"]
+    shm = by_id["agent-gpu-node-2-shm-checkout-7d9f8b6c5-x2k4q.json"]
+    assert (shm.kind, shm.subject) == (ArtifactKind.DF, "pod/shop/checkout-7d9f8b6c5-x2k4q")
+    assert shm.command == ("kubectl exec -n shop checkout-7d9f8b6c5-x2k4q -- df -h /dev/shm  "
+                           "# from the agent on node gpu-node-2")
     assert by_id["agent-gpu-node-2-net-links.json"].command == "ip -d link  # on node gpu-node-2"
     kernel_log = by_id["agent-gpu-node-2-kernel.log"]
     assert (kernel_log.kind, kernel_log.subject, kernel_log.source) == (ArtifactKind.KERNEL_LOG, "node/gpu-node-2",
@@ -304,6 +311,7 @@ def test_collect_agent_end_to_end(agent: Agent) -> None:
     assert parsed["conntrack.drops"] == 126
     assert parsed["cpu.throttled_ratio"] == 0.42
     assert parsed["net.mtu_mismatch"] is True
+    assert isinstance(parsed["pod.shm_size_bytes"], int) and 0 <= float(parsed["pod.shm_used_ratio"]) <= 1
     assert [v for a in result.artifacts for f in parse_artifact(a).facts if f.name == "net.mtus" for v in f.value] == [
         "eth0=1500", "flannel.1=1500"]
 
