@@ -135,6 +135,13 @@ FACTS: list[FactSpec] = [
              "normalised pod sandbox failures (FailedCreatePodSandBox): ip-exhausted (the CNI's IPAM has no "
              "address left), cni-not-ready (no CNI config or plugin on the node), cni-error, runtime-error",
              "union", "ip-exhausted"),
+    FactSpec("cni.ip_pool_used_ratio", "float",
+             "the share of the node's CNI address pool given to pods, from the IPAM's own pool report (the AWS VPC CNI "
+             "ipamd's pool stats, assigned / total): 1.0 means no free address is left on the node", "max", "1.0"),
+    FactSpec("cni.pool_limits", "list[str]",
+             "why the CNI could not grow the node's address pool: eni-limit (the instance can attach no more network "
+             "interfaces), subnet-full (the subnet has no free addresses left to give the node)", "union",
+             "eni-limit"),
     FactSpec("image.pull_seconds", "float", "how long the slowest image pull took (kubelet's Pulled event)", "max",
              "272.4"),
     FactSpec("image.pulling", "bool",
