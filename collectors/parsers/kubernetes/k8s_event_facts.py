@@ -21,6 +21,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     image_name,
     is_pull_message,
     missing_refs,
+    mount_blocked,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
@@ -241,8 +242,10 @@ def _killing(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 
 def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    facts.add("volume.mount_failed", True, ev, subject)
-    if errors := volume_errors(ev.message):
+    errors = volume_errors(ev.message)
+    if mount_blocked(errors):
+        facts.add("volume.mount_failed", True, ev, subject)
+    if errors:
         facts.add("volume.errors", errors, ev, subject)
     if refs := missing_refs(ev.message):
         facts.add("pod.missing_refs", refs, ev, subject)
