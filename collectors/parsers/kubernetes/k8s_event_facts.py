@@ -134,10 +134,15 @@ class EventFacts:
         """An events table was read and was empty (`Events: <none>`)."""
         self.sink.add("events.reasons", [], line, subject=self.subject)
 
-    def feed(self, ev: EventRecord, subject: str | None = None) -> None:
+    def feed(self, ev: EventRecord, subject: str | None = None, stated: bool = False) -> None:
+        """One event; `stated` when a bare line names its reason itself (a component's log of the event it sent)."""
         written = ev.reason
         # Kubernetes before 1.2 wrote reasons in lowerCamelCase (failedScheduling); events.reasons keeps the text.
         reason = written[:1].upper() + written[1:]
+        # Before the repeat check: a line that states its reason counts even when a signal already read its message.
+        if (self.record_reasons or stated) and written and written not in self._reasons:
+            self._reasons.add(written)
+            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
         if reason == "Scheduled":
             self._fed.clear()  # a FailedScheduling after the pod was placed counts again
         elif reason not in _ORDERED_REASONS:
@@ -145,9 +150,6 @@ class EventFacts:
             if key in self._fed:
                 return
             self._fed.add(key)
-        if self.record_reasons and written and written not in self._reasons:
-            self._reasons.add(written)
-            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
         handler = _EVENT_HANDLERS.get(reason)
         if reason == "Scheduled":
             self._unscheduled.pop(subject, None)
