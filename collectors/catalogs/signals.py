@@ -16,6 +16,8 @@ from collectors.yaml_safe import safe_load
 _CATALOG = Path(__file__).parent / "signals.yaml"
 
 Reader = Literal["kernel-log", "nccl-log", "container-log", "kubelet-log"]
+# `event: "{reason}"`: the line is an event as a component logged it, its type and reason in the groups of that name.
+STATED_REASON = "{reason}"
 
 
 class Signal(BaseModel):
@@ -40,6 +42,8 @@ class Signal(BaseModel):
         ways = sum([self.event is not None, self.reader is not None, bool(self.facts)])
         if ways != 1:
             raise ValueError(f"signal {self.id}: give exactly one of event, reader or facts")
+        if self.event == STATED_REASON and "(?P<reason>" not in self.pattern:
+            raise ValueError(f"signal {self.id}: an event whose reason the line states needs a `reason` group")
         unknown = [name for name in self.facts if name not in VOCABULARY]
         if unknown:
             raise ValueError(f"signal {self.id}: unknown facts {unknown}")

@@ -124,7 +124,9 @@ FACTS: list[FactSpec] = [
              "normalised volume attach/mount failures: multi-attach (an RWO volume is still attached to another "
              "node), attach-failed, csi-driver-missing (the CSI driver is not registered on the node), "
              "mount-failed, mount-timeout (timed out waiting for the volumes), pvc-not-found, secret-not-found, "
-             "configmap-not-found, fsgroup-failed (the volume mounted but the pod's fsGroup could not be applied)",
+             "configmap-not-found, fsgroup-failed (the volume mounted but the pod's fsGroup could not be applied), "
+             "object-not-registered (the kubelet's Secret/ConfigMap manager no longer tracks the pod: the race after a "
+             "pod finished, kubernetes#105204)",
              "union", "multi-attach"),
     FactSpec("volume.ownership_slow", "bool",
              "the kubelet reported that giving a volume the pod's fsGroup (a recursive chown and chmod of every "
@@ -138,6 +140,13 @@ FACTS: list[FactSpec] = [
              "normalised pod sandbox failures (FailedCreatePodSandBox): ip-exhausted (the CNI's IPAM has no "
              "address left), cni-not-ready (no CNI config or plugin on the node), cni-error, runtime-error",
              "union", "ip-exhausted"),
+    FactSpec("cni.ip_pool_used_ratio", "float",
+             "the share of the node's CNI address pool given to pods, from the IPAM's own pool report (the AWS VPC CNI "
+             "ipamd's pool stats, assigned / total): 1.0 means no free address is left on the node", "max", "1.0"),
+    FactSpec("cni.pool_limits", "list[str]",
+             "why the CNI could not grow the node's address pool: eni-limit (the instance can attach no more network "
+             "interfaces), subnet-full (the subnet has no free addresses left to give the node)", "union",
+             "eni-limit"),
     FactSpec("image.pull_seconds", "float", "how long the slowest image pull took (kubelet's Pulled event)", "max",
              "272.4"),
     FactSpec("image.pulling", "bool",

@@ -25,8 +25,10 @@ from collectors.text import normalise
 _COLUMN = re.compile(r"\S+(?: \S+)*")
 _LOOSE_ROW = re.compile(r"(?:^|.*?\s)(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+(?:([a-z][\w.\-]*/\S+)\s+)?(.*)")
 _NAMESPACE_FLAG = re.compile(r"(?:-n|--namespace)[= ]([a-z0-9][a-z0-9\-]*)")
-_STRUCTURED = re.compile(r"\s*(?:[{\[]|apiVersion:|kind:|items:|---)")
-_STRUCTURED_LINE = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:\s*Event)")
+# JSON or YAML opens with these; a paste's elision marker ("[...]", "[snip]") before the rows it kept does not.
+_NOT_ELISION = r"\[(?!\s*(?:\.{2,}|…|[Ss]nip|[Cc]ut|[Oo]mitted|[Tt]runcated)\s*\])"
+_STRUCTURED = re.compile(rf"\s*(?:\{{|{_NOT_ELISION}|apiVersion:|kind:|items:|---)")
+_STRUCTURED_LINE = re.compile(rf"(?m)^(?:\{{|{_NOT_ELISION}|apiVersion:|kind:\s*Event)")
 _EVENT_KIND = re.compile(r"""["']?kind["']?\s*:\s*["']?(?:Event|EventList)\b""")
 _DESCRIBE_MARKERS = re.compile(r"(?m)^\s*(?:Containers|QoS Class|Capacity|Allocatable|Namespace):")
 _ROW_HINT = re.compile(r"(?m)^\s*(?:\S+\s+){0,2}(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S")

@@ -21,6 +21,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     image_name,
     is_pull_message,
     missing_refs,
+    mount_blocked,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
@@ -133,10 +134,15 @@ class EventFacts:
         """An events table was read and was empty (`Events: <none>`)."""
         self.sink.add("events.reasons", [], line, subject=self.subject)
 
-    def feed(self, ev: EventRecord, subject: str | None = None) -> None:
+    def feed(self, ev: EventRecord, subject: str | None = None, stated: bool = False) -> None:
+        """One event; `stated` when a bare line names its reason itself (a component's log of the event it sent)."""
         written = ev.reason
         # Kubernetes before 1.2 wrote reasons in lowerCamelCase (failedScheduling); events.reasons keeps the text.
         reason = written[:1].upper() + written[1:]
+        # Before the repeat check: a line that states its reason counts even when a signal already read its message.
+        if (self.record_reasons or stated) and written and written not in self._reasons:
+            self._reasons.add(written)
+            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
         if reason == "Scheduled":
             self._fed.clear()  # a FailedScheduling after the pod was placed counts again
         elif reason not in _ORDERED_REASONS:
@@ -144,9 +150,6 @@ class EventFacts:
             if key in self._fed:
                 return
             self._fed.add(key)
-        if self.record_reasons and written and written not in self._reasons:
-            self._reasons.add(written)
-            self.sink.add("events.reasons", [written], *ev.span(), self.subject)
         handler = _EVENT_HANDLERS.get(reason)
         if reason == "Scheduled":
             self._unscheduled.pop(subject, None)
@@ -241,8 +244,10 @@ def _killing(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 
 def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    facts.add("volume.mount_failed", True, ev, subject)
-    if errors := volume_errors(ev.message):
+    errors = volume_errors(ev.message)
+    if mount_blocked(errors):
+        facts.add("volume.mount_failed", True, ev, subject)
+    if errors:
         facts.add("volume.errors", errors, ev, subject)
     if refs := missing_refs(ev.message):
         facts.add("pod.missing_refs", refs, ev, subject)

@@ -29,11 +29,15 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # The CSI mounter could not give the volume the pod's fsGroup (kubernetes pkg/volume/csi/csi_mounter.go,
     # "applyFSGroup failed for vol <id>: <err>", 1.12 on): the mount worked, the securityContext step did not.
     ("fsgroup-failed", re.compile(r"applyFSGroup failed for vol")),
+    # The kubelet's Secret/ConfigMap manager no longer (or not yet) tracks the pod's object (pkg/kubelet/util/manager,
+    # "object %q/%q not registered", 1.12-1.31): most often the known race after a pod finished (kubernetes#105204),
+    # where the projected kube-root-ca.crt is looked up once more. It stops nothing unless the pod never started.
+    ("object-not-registered", re.compile(r"\bobject \\?\"[a-z0-9][a-z0-9\-]*\\?\"/\\?\"[^\"\\]+\\?\" not registered")),
     ("mount-failed", re.compile(r"MountVolume\.\w+ failed|mount failed: |MapVolume\.\w+ failed")),
 )
 # A MountVolume.SetUp failure that only says the Secret or ConfigMap is missing is not a storage fault, nor is one
 # that says the fsGroup could not be applied (the mount itself succeeded).
-_OBJECT_ERRORS = frozenset({"secret-not-found", "configmap-not-found", "fsgroup-failed"})
+_OBJECT_ERRORS = frozenset({"secret-not-found", "configmap-not-found", "fsgroup-failed", "object-not-registered"})
 
 
 def volume_errors(message: str) -> list[str]:
@@ -42,6 +46,12 @@ def volume_errors(message: str) -> list[str]:
     if _OBJECT_ERRORS.intersection(found) and "mount-failed" in found:
         found.remove("mount-failed")
     return found
+
+
+def mount_blocked(errors: list[str]) -> bool:
+    """Whether a volume message with these errors shows a mount that failed: the kubelet's "not registered" race
+    alone (kubernetes#105204) does not, since it follows pods that already finished."""
+    return errors != ["object-not-registered"]
 
 
 # ---- Secrets and ConfigMaps a pod needs (CreateContainerConfigError, volume set-up) ----------------------

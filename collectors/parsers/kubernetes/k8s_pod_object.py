@@ -188,23 +188,30 @@ RUNTIME_SHM_BYTES = 64 * 2**20
 
 def _shm(ctx: Ctx, loc: Loc, spec: dict[str, Any], containers: list[dict[str, Any]],
          subject: str | None) -> None:
-    memory = {as_str(v.get("name")): as_dict(v.get("emptyDir")) for v in map(as_dict, as_list(spec.get("volumes")))
+    memory = {_volume_name(v.get("name")): v for v in map(as_dict, as_list(spec.get("volumes")))
               if as_str(as_dict(v.get("emptyDir")).get("medium")) == "Memory"}
-    mounts = [as_str(m.get("name")) for c in containers for m in map(as_dict, as_list(c.get("volumeMounts")))
-              if as_str(m.get("mountPath")).rstrip("/") == "/dev/shm" and as_str(m.get("name")) in memory]
+    mounts = [_volume_name(m.get("name")) for c in containers for m in map(as_dict, as_list(c.get("volumeMounts")))
+              if as_str(m.get("mountPath")).rstrip("/") == "/dev/shm" and _volume_name(m.get("name")) in memory]
     line = loc.at("spec", "containers", ("mountPath", "/dev/shm")) if mounts else loc.at("spec", "volumes")
     ctx.sink.add("pod.shm_volume", bool(mounts), line, subject=subject)
     if mounts:
         # No sizeLimit: bounded only by the pod's memory, so no size to state.
-        size = quantity_int(memory[mounts[0]].get("sizeLimit"))
+        volume = memory[mounts[0]]
+        size = quantity_int(as_dict(volume.get("emptyDir")).get("sizeLimit"))
         if size is not None and size > 0:
-            ctx.sink.add("pod.shm_size_bytes", size, loc.at("spec", "volumes", ("name", mounts[0]), "sizeLimit"),
-                         subject=subject)
+            ctx.sink.add("pod.shm_size_bytes", size,
+                         loc.at("spec", "volumes", ("name", as_str(volume.get("name"))), "sizeLimit"), subject=subject)
     elif spec.get("hostIPC") is not True and not any(
             as_str(m.get("mountPath")).rstrip("/") == "/dev/shm"
             for c in containers for m in map(as_dict, as_list(c.get("volumeMounts")))):
         # A disk-backed volume mounted there is as large as its disk: only an empty mount point is the default.
         ctx.sink.add("pod.shm_size_bytes", RUNTIME_SHM_BYTES, line, subject=subject)
+
+
+def _volume_name(raw: object) -> str:
+    """A volume's name as the mount refers to it. A name is a DNS label, so a quote or space around it is the
+    paste's (a stray `name: shm'` after an edit), not the spec's."""
+    return as_str(raw).strip(" '\"`")
 
 
 # ---- container states --------------------------------------------------------------------------------

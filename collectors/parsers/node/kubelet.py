@@ -17,6 +17,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     is_pull_message,
     kubelet_starting_only,
     missing_refs,
+    mount_blocked,
     node_not_ready_reasons,
     pressure_condition,
     sandbox_errors,
@@ -214,7 +215,8 @@ class _Scan:
         if ("CreatePodSandbox" in line or "RunPodSandbox" in line) and (errors := sandbox_errors(text)):
             self.sink.add("sandbox.errors", errors, n, subject=subject)
         if errors := volume_errors(text):
-            self.sink.add("volume.mount_failed", True, n, subject=subject)
+            if mount_blocked(errors):
+                self.sink.add("volume.mount_failed", True, n, subject=subject)
             self.sink.add("volume.errors", errors, n, subject=subject)
         if refs := missing_refs(text):
             self.sink.add("pod.missing_refs", refs, n, subject=subject)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from collectors.catalogs.signals import CompiledSignal, catalog_order, signals_by_hint
+from collectors.catalogs.signals import STATED_REASON, CompiledSignal, catalog_order, signals_by_hint
 from collectors.catalogs.xid import secondary_codes
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.contract import guarded
@@ -124,7 +124,12 @@ def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: 
     elif spec.event is not None:
         groups = m.groupdict()
         message, end = _continued(_clean(groups.get("message") or m.group(0)), lines, number)
-        events.feed(EventRecord("Warning", spec.event, message, number, end))
+        if spec.event == STATED_REASON:
+            # An event as a component logged it: the line states its type and reason, so the reason is evidence.
+            record = EventRecord(groups.get("type") or "Warning", groups.get("reason") or "", message, number, end)
+            events.feed(record, stated=True)
+        else:
+            events.feed(EventRecord("Warning", spec.event, message, number, end))
     else:
         groups = m.groupdict()
         for name, template in spec.facts.items():

@@ -281,3 +281,20 @@ def test_a_real_scale_up_is_still_a_rollout_or_scaling() -> None:
     got = cited(parse_text(text))
     assert [v for v, *_ in got["rollout.recent"]] == [True]
     assert "rollout.scaled_to_zero" not in got
+
+
+@pytest.mark.parametrize("marker", ["[...]", "[ ... ]", "[…]", "[snip]", "[Cut]", "[truncated]"])
+def test_rows_after_an_elision_marker_are_read_as_rows_not_json(marker: str) -> None:
+    # People cut a describe down to its event rows and mark the cut with "[...]": that bracket opens no JSON.
+    text = (f"{marker}\n"
+            "  Warning  FailedCreatePodSandBox  19m   kubelet, node-1  Failed create pod sandbox: boom\n"
+            "  Normal   SandboxChanged          16m (x21 over 21m)   kubelet, node-1  Pod sandbox changed, it will be"
+            " killed and re-created.\n")
+    assert events.sniff(text) >= 30
+    reasons = [r for f in parse_text(text).facts if f.name == "events.reasons" for r in f.value]
+    assert reasons == ["FailedCreatePodSandBox", "SandboxChanged"]
+
+
+def test_a_json_list_still_goes_to_the_object_reader() -> None:
+    text = '[{"kind": "Event", "reason": "BackOff", "type": "Warning", "message": "Back-off restarting"}]'
+    assert events.sniff(text) == 95

@@ -331,3 +331,16 @@ def test_a_policy_over_every_pod_selects_a_services_backends_with_no_pods_pasted
     start = next(i for i, line in enumerate(lines) if line.startswith("kubectl apply -n lzf -f- <<EOF"))
     joined = {f.name: f.value for f in service_backends(FactSet(parse_text("\n".join(lines[start:])).facts))}
     assert joined == {"netpol.selects_backends": True}
+
+
+@pytest.mark.parametrize("name", ["shm'", '"shm"', "shm "])
+def test_a_memory_volume_at_dev_shm_is_read_past_a_stray_quote_on_its_name(name: str) -> None:
+    # People edit a spec before pasting it and leave a quote behind (`name: shm'`): a volume name is a DNS label,
+    # so the quote is the paste's and the mount still refers to that volume.
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n"
+            "    volumeMounts:\n      - mountPath: /dev/shm\n        name: shm\n  volumes:\n    - emptyDir:\n"
+            f"        medium: Memory\n        sizeLimit: 10Gi\n      name: {name}\n")
+    facts = {f.name: f.value for f in k8s_objects.parse(Artifact(id="a", kind=ArtifactKind.K8S_OBJECT,
+                                                                  content=text)).facts}
+    assert facts["pod.shm_volume"] is True
+    assert facts["pod.shm_size_bytes"] == 10 * 2**30

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from collectors.catalogs.signals import Signal, signals
+from collectors.catalogs.signals import STATED_REASON, Signal, signals
 from collectors.models import Artifact, ArtifactKind, Citation, Fact
 from collectors.parsers.registry import PARSERS, parse_artifact
 from collectors.parsers.text.signals import SYMPTOMS, read_signals, without_repeats
@@ -61,6 +61,8 @@ AWAITING_A_PASTE = {
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
     "vegeta-report-p99-ms", "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
+    # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
+    "cni-logrus-pod-field",
 }
 
 
@@ -240,3 +242,20 @@ def _fact(name: str, value: object, line: int) -> Fact:
 ])
 def test_a_later_reader_adds_only_what_no_reader_gave(first: list[Fact], later: list[Fact], kept: bool) -> None:
     assert (without_repeats(first, later) == later) is kept
+
+
+def test_an_event_whose_line_states_its_reason_needs_a_reason_group() -> None:
+    with pytest.raises(ValidationError):
+        Signal(id="x", hints=("h",), pattern="h (?P<message>.*)", event=STATED_REASON, source="s")
+    ok = Signal(id="x", hints=("h",), pattern="h (?P<reason>[A-Za-z]+)", event=STATED_REASON, source="s")
+    assert ok.event == STATED_REASON
+
+
+def test_a_logged_event_names_its_reason_but_a_bare_message_does_not() -> None:
+    # The kubelet's own message alone is evidence of the failure; the reason is named only where the line states it.
+    bare = _facts("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox")
+    assert "events.reasons" not in bare
+    logged = _facts("I0612 08:15:02.123456    2211 event.go:294] \"Event occurred\" object=\"default/web-0\" "
+                    "fieldPath=\"\" kind=\"Pod\" apiVersion=\"v1\" type=\"Normal\" reason=\"SandboxChanged\" "
+                    "message=\"Pod sandbox changed, it will be killed and re-created.\"")
+    assert logged["events.reasons"] == ["SandboxChanged"]
