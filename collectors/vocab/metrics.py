@@ -159,6 +159,12 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.ttft_seconds", "float",
              "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
              "mean, median or a percentile", "max", "60"),
+    FactSpec("serving.queue_seconds", "float",
+             "the longest one request waited in an inference server's queue before it ran, as the server logged "
+             "it for that request (TGI's queue_time span field; collectors/catalogs/figures.yaml)", "max", "161.45"),
+    FactSpec("serving.token_seconds", "float",
+             "the longest an inference server took per generated token of one request, as it logged it for that "
+             "request (TGI's time_per_token span field)", "max", "0.25"),
     FactSpec("traffic.increase_ratio", "float", "request rate now / baseline", "max", "4.0"),
     FactSpec("traffic.idle_pods", "list[str]",
              "pods of a service that served no requests in the window while others did", "union",
