@@ -38,6 +38,10 @@ FACTS: list[FactSpec] = [
              "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "
              "Processes joined to its GPU rows, gpustat's process owners), the widest of any job: one GPU of a "
              "job doing far less than its others", "max", "41"),
+    FactSpec("gpu.table_util_gap_percent", "float",
+             "GPU-Util points between the busiest GPU of an nvidia-smi table that lists no process (it holds a "
+             "tenth of its memory or more) and a GPU of the same table that holds under 2% of its memory: one "
+             "GPU given to the job computes, another sits unused", "max", "47"),
     FactSpec("job.said_running", "bool",
              "a person says their job ran when the evidence was taken, or runs slowly ('a snapshot during a small "
              "simulation', 'training is very slow'): an idle GPU beside it is the job's (stated:job-running)", "any"),

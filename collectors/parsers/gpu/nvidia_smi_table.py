@@ -119,6 +119,23 @@ def emit(sink: FactSink, table: Table) -> None:
         rows = [n for _, _, n in max(table.processes.values(), key=len)]
         sink.add("gpu.process_count", len(rows), rows[0], rows[-1])
     _job_util(sink, table)
+    if not table.processes:
+        _idle_beside_busy(sink, gpus)
+
+
+def _idle_beside_busy(sink: FactSink, gpus: list[Gpu]) -> None:
+    """A table with no process rows (cut above them, or taken where processes are hidden) whose busiest GPU holds
+    memory and computes while another holds next to nothing and idles: nvidia-smi shows the GPUs the job, the
+    container or the allocation was given, so one of them sits unused ("the second A100 stays idle")."""
+    read = [g for g in gpus if g.util is not None and g.total_mib > 0]
+    busy = max((g for g in read if g.used_mib / g.total_mib >= 0.1), key=lambda g: g.util or 0, default=None)
+    idle = min((g for g in read if g.used_mib / g.total_mib < 0.02), key=lambda g: g.util or 0, default=None)
+    if busy is None or idle is None or (busy.util or 0) - (idle.util or 0) < 30:
+        return
+    gap = (busy.util or 0) - (idle.util or 0)
+    first, last = sorted((busy.line, idle.line))
+    sink.add("gpu.table_util_gap_percent", float(gap), first, last,
+             text=f"GPU {busy.index} at {busy.util}% holding memory, GPU {idle.index} idle at {idle.util}% holding none")
 
 
 def _job_util(sink: FactSink, table: Table) -> None:
