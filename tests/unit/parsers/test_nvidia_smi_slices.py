@@ -68,3 +68,39 @@ def test_a_memory_slice_of_a_board_gives_no_utilisation(name: str, total: int) -
 ])
 def test_whole_boards_keep_their_utilisation(name: str, total: int) -> None:
     assert facts(_LAYOUT_535.format(name=name, used=100, total=total, util=7))["gpu.util_percent"] == 7.0
+
+
+# https://github.com/peci1/nvidia-htop/issues/9 (comment by jss367, verbatim, cut before the Processes section):
+# nvidia-smi inside a container, GPU 0 busy and holding memory, GPU 1 idle and holding 149 of 11178 MiB.
+HTOP_9 = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 440.82       Driver Version: 440.82       CUDA Version: 10.2     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  GeForce GTX 108...  Off  | 00000000:01:00.0 Off |                  N/A |
+| 38%   68C    P2    73W / 250W |  10916MiB / 11175MiB |     59%      Default |
++-------------------------------+----------------------+----------------------+
+|   1  GeForce GTX 108...  Off  | 00000000:02:00.0 Off |                  N/A |
+| 23%   29C    P8     8W / 250W |    149MiB / 11178MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+def test_a_busy_gpu_beside_one_holding_nothing_is_a_gap() -> None:
+    got = facts(HTOP_9)
+    assert got["gpu.table_util_gap_percent"] == 59.0
+    assert got["gpu.util_percent"] == 59.0
+
+
+def test_no_gap_between_equally_busy_gpus_or_when_processes_are_listed() -> None:
+    assert "gpu.table_util_gap_percent" not in facts(M40_759)
+    listed = HTOP_9 + (
+        "+-----------------------------------------------------------------------------+\n"
+        "| Processes:                                                       GPU Memory |\n"
+        "|  GPU       PID   Type   Process name                             Usage      |\n"
+        "|=============================================================================|\n"
+        "|    0     28290      C   python                                    10900MiB |\n"
+        "+-----------------------------------------------------------------------------+\n")
+    assert "gpu.table_util_gap_percent" not in facts(listed)  # the job is known: its own GPUs decide
