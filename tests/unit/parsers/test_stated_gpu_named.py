@@ -81,3 +81,11 @@ def test_no_swing_from_a_busy_range_a_negation_a_question_or_the_cpu(sentence: s
 def test_a_real_sentence_is_read(url: str, text: str, expected: dict[str, object]) -> None:
     got = stated_facts(text)
     assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_why_does() -> None:
+    """The stated rule on main: a sentence asking about what it names is no report, whatever figure it holds; a
+    report followed by a bare "why?" still is."""
+    assert stated_facts("why is GPU util 0?") == {}
+    assert stated_facts("Why is the GPU utilization of my A100 only 10%?") == {}
+    assert stated_facts("The GPU util is 0% on the V100. Why?").get("gpu.job_util_percent") == 0.0
