@@ -135,7 +135,7 @@ def _idle_beside_busy(sink: FactSink, gpus: list[Gpu]) -> None:
     gap = (busy.util or 0) - (idle.util or 0)
     first, last = sorted((busy.line, idle.line))
     sink.add("gpu.table_util_gap_percent", float(gap), first, last,
-             text=f"GPU {busy.index} at {busy.util}% holding memory, GPU {idle.index} idle at {idle.util}% holding none")
+             text=f"GPU {busy.index} at {busy.util}% holding memory, GPU {idle.index} at {idle.util}% holding none")
 
 
 def _job_util(sink: FactSink, table: Table) -> None:

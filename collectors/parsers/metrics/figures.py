@@ -79,7 +79,8 @@ def _patterns() -> tuple[Any, Any]:
         _PAIR = _compile(
             r"(?im)(?:^|[^A-Za-z0-9_:])(?:(" + _STAT + r")[ \t]+)?(" + names + r")(\{[^}\n]{0,400}\})?"
             r"[ \t]*(?:[\[(][ \t]*([^\])\n]{1,12})[ \t]*[\])])?[ \t]*(?:" + _STAT + r"[ \t]*)?"
-            r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*" + _QUOTE + r"[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
+            r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*" + _QUOTE
+            + r"[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
         _NAMES = _compile(r"(?im)(?:^|[^A-Za-z0-9_:])(" + names + r")(?:[^A-Za-z0-9_]|$)")
     return _PAIR, _NAMES
 

@@ -224,7 +224,8 @@ REAL.append(pytest.param(
 
 def test_tgi_span_times_in_every_unit_rust_prints() -> None:
     """Rust's Duration Debug form picks the unit by size; each is read in seconds, and ns is not taken for s."""
-    line = 'generate{{total_time="{t}" validation_time="1.1ms" queue_time="{q}" inference_time="2s" time_per_token="{p}"}}'
+    line = ('generate{{total_time="{t}" validation_time="1.1ms" queue_time="{q}" inference_time="2s" '
+            'time_per_token="{p}"}}')
     got = values(line.format(t="3s", q="2.5s", p="40ms"))
     assert got["serving.queue_seconds"] == pytest.approx(2.5)
     assert got["serving.token_seconds"] == pytest.approx(0.04)
