@@ -36,6 +36,10 @@ _SLICE_SHARE = 0.8  # real boards show 95-100 % of the named size (16160 of 16 G
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C|G|C\+G|M|M\+C)\s+(\S.*?)\s+(?:\d+MiB|N/A)\s*\|$")
 
 
+# What a paste wraps each table line in: a quote's `> ` (nested too), inline backticks, indentation.
+_WRAPPER = re.compile(r"^[\s>`]+|[\s`]+$")
+
+
 @dataclass
 class Gpu:
     index: str
@@ -65,7 +69,7 @@ def read_table(lines: list[str]) -> Table:
     named_mib: int | None = None  # the memory the index row's board name states
     in_processes = False
     for n, line in enumerate(lines, 1):
-        stripped = line.strip()
+        stripped = _WRAPPER.sub("", line)
         if "Processes:" in line:
             in_processes = True
         if in_processes and (p := _PROCESS.match(stripped)):

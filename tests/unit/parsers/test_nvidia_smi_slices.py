@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
+from tests.unit.parsers.test_nvidia_smi_jobs import DEEPRACER_58  # one GPU with its process row
 
 # https://github.com/NVIDIA/nvidia-docker/issues/759 (description, verbatim, cut after the GPU rows): two Tesla
 # M40 24GB boards report 22945 MiB each, 93 % of the named size: real boards, their 78 % read.
@@ -104,3 +107,17 @@ def test_no_gap_between_equally_busy_gpus_or_when_processes_are_listed() -> None
         "|    0     28290      C   python                                    10900MiB |\n"
         "+-----------------------------------------------------------------------------+\n")
     assert "gpu.table_util_gap_percent" not in facts(listed)  # the job is known: its own GPUs decide
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda line: "> " + line,  # a quote in an issue or a chat
+    lambda line: "> > " + line,  # a quote of a quote
+    lambda line: "`" + line + "`",  # each line as inline code
+    lambda line: "    " + line,  # indented as a code block
+], ids=["quote", "nested-quote", "backticks", "indent"])
+def test_a_wrapped_table_reads_as_the_bare_one(wrap: Callable[[str], str]) -> None:
+    """Every row is read through what the paste wraps it in: GPU rows, process rows, a slice's named size."""
+    sliced = _LAYOUT_535.format(name="Tesla V100-PCIE-16GB", used=2800, total=3000, util=0)
+    for table in (DEEPRACER_58, HTOP_9, sliced):
+        wrapped = "\n".join(wrap(line) for line in table.splitlines())
+        assert facts(wrapped) == facts(table)
