@@ -38,6 +38,10 @@ FACTS: list[FactSpec] = [
              "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "
              "Processes joined to its GPU rows, gpustat's process owners), the widest of any job: one GPU of a "
              "job doing far less than its others", "max", "41"),
+    FactSpec("gpu.table_util_gap_percent", "float",
+             "GPU-Util points between the busiest GPU of an nvidia-smi table that lists no process (it holds a "
+             "tenth of its memory or more) and a GPU of the same table that holds under 2% of its memory: one "
+             "GPU given to the job computes, another sits unused", "max", "47"),
     FactSpec("job.said_running", "bool",
              "a person says their job ran when the evidence was taken, or runs slowly ('a snapshot during a small "
              "simulation', 'training is very slow'): an idle GPU beside it is the job's (stated:job-running)", "any"),
@@ -159,6 +163,12 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.ttft_seconds", "float",
              "time to first token in seconds (the highest seen), as an LLM server or its benchmark reported it: "
              "mean, median or a percentile", "max", "60"),
+    FactSpec("serving.queue_seconds", "float",
+             "the longest one request waited in an inference server's queue before it ran, as the server logged "
+             "it for that request (TGI's queue_time span field; collectors/catalogs/figures.yaml)", "max", "161.45"),
+    FactSpec("serving.token_seconds", "float",
+             "the longest an inference server took per generated token of one request, as it logged it for that "
+             "request (TGI's time_per_token span field)", "max", "0.25"),
     FactSpec("traffic.increase_ratio", "float", "request rate now / baseline", "max", "4.0"),
     FactSpec("traffic.idle_pods", "list[str]",
              "pods of a service that served no requests in the window while others did", "union",

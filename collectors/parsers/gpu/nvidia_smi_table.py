@@ -6,7 +6,9 @@ processes the Processes section lists on it (GPU index, PID, name, memory), and 
 jobs by name. `gpu.job_util_percent` is the busiest GPU of the least-busy job: low only when every GPU a job
 computes on is idle; `gpu.job_util_gap_percent` is how far a job's least busy GPU trails its busiest. A GPU with
 no compute process raises nothing. Inside a container nvidia-smi cannot see other PID namespaces, so "No running
-processes found" leaves the job unknown rather than idle.
+processes found" leaves the job unknown rather than idle. A GPU whose memory total is far below the size its
+board's name states is a slice a virtualisation layer (HAMi, a vGPU memory limit) carved for the container: its
+GPU-Util is not this guest's reading and is not read, as MIG's N/A is not.
 """
 
 from __future__ import annotations
@@ -25,8 +27,17 @@ _GPU_ROW = re.compile(r"^\|\s+(\d+)\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[
 # The index row's last cell is "Volatile Uncorr. ECC": uncorrectable ECC errors since the driver loaded ("N/A" with
 # ECC off). nvidia-smi's own column, R340 onwards.
 _ECC_CELL = re.compile(r"\|\s*(\d+|N/A)\s*\|$")
+# The board's memory as its name states it ("Tesla V100-PCIE-16GB", "NVIDIA H100 80GB HBM3"): a GPU row whose total
+# memory is far below it is a slice a virtualisation layer carved (HAMi's or another vGPU's memory limit), whose
+# GPU-Util is the whole board's or none at all (HAMi-235: "no utilisation or process information in the container").
+_NAME_GB = re.compile(r"^\|\s+\d+\s+[^|]*?\b(\d{1,3})\s?GB\b")
+_SLICE_SHARE = 0.8  # real boards show 95-100 % of the named size (16160 of 16 GiB, 81559 of 80 GiB)
 # "|    0   N/A  N/A     48213      C   python      12024MiB |" (older drivers have no GI/CI columns)
 _PROCESS = re.compile(r"^\|\s+(\d+)\s+(?:\S+\s+\S+\s+)?(\d+)\s+(C|G|C\+G|M|M\+C)\s+(\S.*?)\s+(?:\d+MiB|N/A)\s*\|$")
+
+
+# What a paste wraps each table line in: a quote's `> ` (nested too), inline backticks, indentation.
+_WRAPPER = re.compile(r"^[\s>`]+|[\s`]+$")
 
 
 @dataclass
@@ -38,6 +49,7 @@ class Gpu:
     total_mib: int
     util: int | None
     ecc_uncorrected: int | None = None
+    sliced: bool = False  # a memory slice of a larger board: its GPU-Util is not this guest's reading
 
 
 @dataclass
@@ -54,9 +66,10 @@ def read_table(lines: list[str]) -> Table:
     table = Table()
     index: str | None = None
     ecc: tuple[int, int] | None = None  # the index row's uncorrected ECC count and its line
+    named_mib: int | None = None  # the memory the index row's board name states
     in_processes = False
     for n, line in enumerate(lines, 1):
-        stripped = line.strip()
+        stripped = _WRAPPER.sub("", line)
         if "Processes:" in line:
             in_processes = True
         if in_processes and (p := _PROCESS.match(stripped)):
@@ -69,16 +82,20 @@ def read_table(lines: list[str]) -> Table:
             index = g.group(1)
             cell = _ECC_CELL.search(stripped)
             ecc = (int(cell.group(1)), n) if cell is not None and cell.group(1).isdigit() else None
+            named = _NAME_GB.match(stripped)
+            named_mib = int(named.group(1)) * 1024 if named is not None else None
             continue
         if (m := STATS.search(line)) is None:
             continue
         key = index if index is not None and index not in table.gpus else str(len(table.gpus))
-        util = int(m.group(4)) if m.group(4) is not None else None
-        table.gpus[key] = Gpu(key, n, int(m.group(1)), int(m.group(2)), int(m.group(3)), util,
-                              ecc[0] if ecc is not None else None)
+        total = int(m.group(3))
+        sliced = named_mib is not None and total < named_mib * _SLICE_SHARE
+        util = int(m.group(4)) if m.group(4) is not None and not sliced else None
+        table.gpus[key] = Gpu(key, n, int(m.group(1)), int(m.group(2)), total, util,
+                              ecc[0] if ecc is not None else None, sliced)
         if ecc is not None:
             table.ecc_lines[key] = ecc[1]
-        index, ecc = None, None
+        index, ecc, named_mib = None, None, None
     return table
 
 
@@ -106,6 +123,23 @@ def emit(sink: FactSink, table: Table) -> None:
         rows = [n for _, _, n in max(table.processes.values(), key=len)]
         sink.add("gpu.process_count", len(rows), rows[0], rows[-1])
     _job_util(sink, table)
+    if not table.processes:
+        _idle_beside_busy(sink, gpus)
+
+
+def _idle_beside_busy(sink: FactSink, gpus: list[Gpu]) -> None:
+    """A table with no process rows (cut above them, or taken where processes are hidden) whose busiest GPU holds
+    memory and computes while another holds next to nothing and idles: nvidia-smi shows the GPUs the job, the
+    container or the allocation was given, so one of them sits unused ("the second A100 stays idle")."""
+    read = [g for g in gpus if g.util is not None and g.total_mib > 0]
+    busy = max((g for g in read if g.used_mib / g.total_mib >= 0.1), key=lambda g: g.util or 0, default=None)
+    idle = min((g for g in read if g.used_mib / g.total_mib < 0.02), key=lambda g: g.util or 0, default=None)
+    if busy is None or idle is None or (busy.util or 0) - (idle.util or 0) < 30:
+        return
+    gap = (busy.util or 0) - (idle.util or 0)
+    first, last = sorted((busy.line, idle.line))
+    sink.add("gpu.table_util_gap_percent", float(gap), first, last,
+             text=f"GPU {busy.index} at {busy.util}% holding memory, GPU {idle.index} at {idle.util}% holding none")
 
 
 def _job_util(sink: FactSink, table: Table) -> None:

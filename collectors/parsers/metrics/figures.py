@@ -44,6 +44,8 @@ _VERB = (r"(?:is|was|are|were|stays|stayed|remains|remained|sits|sat|reaches|rea
          r")*")
 _NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
 _UNIT = r"%|[A-Za-zµ]{1,8}"
+# A logfmt or tracing field quotes its value (TGI's span: queue_time="161.45s").
+_QUOTE = r"[\"']?"
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ def _patterns() -> tuple[Any, Any]:
         _PAIR = _compile(
             r"(?im)(?:^|[^A-Za-z0-9_:])(?:(" + _STAT + r")[ \t]+)?(" + names + r")(\{[^}\n]{0,400}\})?"
             r"[ \t]*(?:[\[(][ \t]*([^\])\n]{1,12})[ \t]*[\])])?[ \t]*(?:" + _STAT + r"[ \t]*)?"
-            r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
+            r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*" + _QUOTE
+            + r"[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
         _NAMES = _compile(r"(?im)(?:^|[^A-Za-z0-9_:])(" + names + r")(?:[^A-Za-z0-9_]|$)")
     return _PAIR, _NAMES
 
@@ -96,7 +99,8 @@ def _value_first() -> Any:
 
 # Printed units and what they say: a scale (SI suffix) or a unit class.
 _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-_TIME = {"us": "us", "µs": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s", "sec": "s", "secs": "s",
+# Rust's Debug of a Duration (TGI's span fields: queue_time="161.4s") prints ns, µs, ms or s.
+_TIME = {"ns": "ns", "us": "us", "µs": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s", "sec": "s", "secs": "s",
          "second": "s", "seconds": "s"}
 # Units that name another quantity: a reading with one is not the figure's.
 _OTHER = frozenset({"mib", "gib", "kib", "mb", "gb", "kb", "b", "w", "c", "mhz", "ghz", "mbps", "gbps", "tokens",
@@ -305,6 +309,8 @@ def _reading(entry: Alias, number: str, unit: str | None, index: int, block: int
             if entry.unit not in ("us", "ms", "s"):
                 return None
             kind = _TIME.get(u, _TIME.get(u.lower(), kind))
+            if kind == "ns":
+                value, kind = value / 1000, "us"
         elif entry.unit == "tokens_per_s" and u.lower().split("/")[0] in ("tokens", "token", "tok"):
             pass  # "0.4 tokens/s", "(token/s)": the figure's own unit
         elif u.lower() in _OTHER:

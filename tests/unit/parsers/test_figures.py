@@ -209,6 +209,35 @@ REAL.append(pytest.param(
     id="triton-6448-success-and-failure-counters"))
 
 
+REAL.append(pytest.param(
+    # https://github.com/huggingface/text-embeddings-inference/issues/305 (comment by lambdaupb): TEI's span fields,
+    # each request queued well under a millisecond (µs, read as the seconds it is)
+    '2025-08-09T19:36:02.798333Z  INFO openai_embed{total_time="1.207716998s" tokenization_time="11.232786ms" '
+    'queue_time="686.203µs" inference_time="1.195713965s"}: text_embeddings_router::http::server: '
+    'router/src/http/server.rs:1290: Success\n'
+    '2025-08-09T19:36:03.579418Z  INFO openai_embed{total_time="685.148571ms" tokenization_time="8.812018ms" '
+    'queue_time="724.303µs" inference_time="675.535478ms"}: text_embeddings_router::http::server: '
+    'router/src/http/server.rs:1290: Success\n',
+    {"serving.queue_seconds": 0.0007},  # rounded to 4 places as every figure
+    id="tei-305-span-queue-time-microseconds"))
+
+
+def test_tgi_span_times_in_every_unit_rust_prints() -> None:
+    """Rust's Duration Debug form picks the unit by size; each is read in seconds, and ns is not taken for s."""
+    line = ('generate{{total_time="{t}" validation_time="1.1ms" queue_time="{q}" inference_time="2s" '
+            'time_per_token="{p}"}}')
+    got = values(line.format(t="3s", q="2.5s", p="40ms"))
+    assert got["serving.queue_seconds"] == pytest.approx(2.5)
+    assert got["serving.token_seconds"] == pytest.approx(0.04)
+    assert values(line.format(t="3s", q="812ns", p="1.5s"))["serving.queue_seconds"] == 0.0  # not 812 s
+    assert values(line.format(t="3s", q="90µs", p="1.5s"))["serving.token_seconds"] == pytest.approx(1.5)
+
+
+def test_queue_time_alone_is_no_server_span() -> None:
+    """A SLURM script's queue_time="24:00:00" or a bare queue_time= is not TGI's: no other span field beside it."""
+    assert "serving.queue_seconds" not in values('queue_time="5780"')
+    assert "serving.queue_seconds" not in values("queue_time=161s and more")
+
 @pytest.mark.parametrize(("text", "expected"), REAL)
 def test_real_pastes(text: str, expected: dict[str, object]) -> None:
     got = values(text)

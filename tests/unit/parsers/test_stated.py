@@ -124,7 +124,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "error-rate-up": ("seeing a high 5xx error rate", ["error-rate"]),
                "requests-queued": ("full of requests waiting in the queue", True),
                "generation-slow": ("slow with low generation throughput", ["latency"]),
-               "latency-figure": ("slow with p99 latency of 2s", ["latency"])}
+               "latency-figure": ("slow with p99 latency of 2s", ["latency"]),
+               "gpu-named-util-figure": ("on the V100 the utilization at 5%", 5.0),
+               "gpu-named-util-swings": ("on the A100 the utilization fluctuating", True),
+               "gpu-util-varies-from-zero": ("with GPU usage that becomes 0 every few seconds", True),
+               "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0)}
     return samples[term.spec.id]
 
 
