@@ -65,8 +65,10 @@ def test_a_no_route_joins_only_to_an_address_a_pasted_service_owns() -> None:
     assert cluster_ip_no_route(FactSet([_fact("client.no_route_targets", "", ["10.32.0.43:80"])])) == []
 
 
-@given(st.lists(st.tuples(st.sampled_from(["service.cluster_ips", "client.no_route_targets"]), st.lists(_TEXT, max_size=3)),
-                max_size=8))
+_ADDRESSES = st.sampled_from(["service.cluster_ips", "client.no_route_targets"])
+
+
+@given(st.lists(st.tuples(_ADDRESSES, st.lists(_TEXT, max_size=3)), max_size=8))
 def test_any_mix_of_addresses_is_joined_without_raising(rows: list[tuple[str, list[str]]]) -> None:
     facts = FactSet([_fact(n, "", items) for n, items in rows])
     owned = {v for n, items in rows if n == "service.cluster_ips" for v in items}
