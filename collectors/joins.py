@@ -212,7 +212,9 @@ def cluster_ip_no_route(facts: FactSet) -> list[Fact]:
     ips = {str(ip) for fact in owned.sources if isinstance(fact.value, list) for ip in fact.value}
     out: list[Fact] = []
     for fact in failed.sources:
-        hits = [str(t) for t in fact.value if str(t).rsplit(":", 1)[0] in ips] if isinstance(fact.value, list) else []
+        # "ip:port", or a bare ip where the client prints no port (BusyBox's wget and nc).
+        hits = [str(t) for t in fact.value if str(t) in ips or str(t).rsplit(":", 1)[0] in ips] \
+            if isinstance(fact.value, list) else []
         if hits:
             out.append(fact.model_copy(update={"name": "client.cluster_ip_no_route", "value": hits,
                                                "parser": CLUSTER_IP_JOIN, "origin": emitted_at()}))

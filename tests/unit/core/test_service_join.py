@@ -63,6 +63,9 @@ def test_a_no_route_joins_only_to_an_address_a_pasted_service_owns() -> None:
     # A pod's or a node's address is no Service's: nothing is joined, and nothing without the Services pasted.
     assert cluster_ip_no_route(FactSet([*owned, _fact("client.no_route_targets", "", ["10.32.0.4:80"])])) == []
     assert cluster_ip_no_route(FactSet([_fact("client.no_route_targets", "", ["10.32.0.43:80"])])) == []
+    # BusyBox's wget and nc print the address without a port.
+    bare = cluster_ip_no_route(FactSet([*owned, _fact("client.no_route_targets", "", ["10.32.0.43"])]))
+    assert [f.value for f in bare] == [["10.32.0.43"]]
 
 
 _ADDRESSES = st.sampled_from(["service.cluster_ips", "client.no_route_targets"])
