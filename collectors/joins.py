@@ -193,3 +193,29 @@ def pod_ports(facts: FactSet) -> list[Fact]:
                                     ("client.ports_undeclared", [port])):
                     out.append(fact.model_copy(update={"name": name, "value": value, "parser": PORT_JOIN}))
     return out
+
+
+# ---- a client's "no route" against the Services pasted beside it ---------------------------------------------
+# Seed 001:309-318, step 3: "Service IP reachable? No: check kube-proxy". A pod that is not listening refuses; "no
+# route to host" for an address a pasted Service owns comes from the node's rules for that ClusterIP (rules not
+# written, or a host firewall's REJECT in their place), whatever the pods behind it do.
+
+CLUSTER_IP_JOIN = "join:cluster-ip-route"
+
+
+def cluster_ip_no_route(facts: FactSet) -> list[Fact]:
+    """client.cluster_ip_no_route for each no-route target whose host is the ClusterIP of a pasted Service."""
+    owned = facts.get("service.cluster_ips")
+    failed = facts.get("client.no_route_targets")
+    if owned is None or failed is None:
+        return []
+    ips = {str(ip) for fact in owned.sources if isinstance(fact.value, list) for ip in fact.value}
+    out: list[Fact] = []
+    for fact in failed.sources:
+        # "ip:port", or a bare ip where the client prints no port (BusyBox's wget and nc).
+        hits = [str(t) for t in fact.value if str(t) in ips or str(t).rsplit(":", 1)[0] in ips] \
+            if isinstance(fact.value, list) else []
+        if hits:
+            out.append(fact.model_copy(update={"name": "client.cluster_ip_no_route", "value": hits,
+                                               "parser": CLUSTER_IP_JOIN, "origin": emitted_at()}))
+    return out

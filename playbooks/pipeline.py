@@ -7,7 +7,7 @@ from typing import Any
 
 from collectors import rank_join
 from collectors.factset import FactSet
-from collectors.joins import pod_ports, service_backends, suspect_nodes
+from collectors.joins import cluster_ip_no_route, pod_ports, service_backends, suspect_nodes
 from collectors.models import Artifact, Fact
 from collectors.paste import nothing_recognised
 from collectors.query_facts import parse_with_declared
@@ -186,6 +186,8 @@ def joined_facts(artifacts: list[Artifact], parsed: list[Fact], missing: list[Mi
     for fact in service_backends(facts):  # a Service's selector and targetPort against the pods beside it
         facts.add(fact)
     for fact in pod_ports(facts):  # probe and loopback-client ports against the containers' declared ports
+        facts.add(fact)
+    for fact in cluster_ip_no_route(facts):  # a client's "no route" to an address a pasted Service owns
         facts.add(fact)
     return facts
 

@@ -188,6 +188,9 @@ FACTS: list[FactSpec] = [
     FactSpec("service.selector", "str", "the Service's pod selector as key=value pairs", example="app=checkout"),
     FactSpec("service.has_selector", "bool", "the Service selects pods (false: endpoints are managed by hand)",
              "any"),
+    FactSpec("service.cluster_ips", "list[str]",
+             "the Service's ClusterIPs (IPv4), from its description or a `kubectl get svc` row", "union",
+             "10.96.112.7"),
     FactSpec("service.target_ports", "list[str]", "the Service's targetPorts as written: numbers or port names",
              "union", "8080"),
     FactSpec("pod.labels", "list[str]", "labels of a pod or of a workload's pod template, as key=value", "union",
@@ -229,6 +232,16 @@ FACTS: list[FactSpec] = [
     FactSpec("client.ports_undeclared", "list[str]",
              "ports a client in the pod was refused on that none of the pod's containers declares, while they "
              "declare others: it dials a port the app does not listen on", "union", "8080"),
+    FactSpec("portforward.refused_ports", "list[str]",
+             "pod ports a kubectl port-forward was refused on inside the pod's network namespace (the runtime's "
+             "socat or dial): nothing in the pod listens there", "union", "6000"),
+    FactSpec("client.no_route_targets", "list[str]",
+             "the addresses (host:port) a client was told there is no route to (EHOSTUNREACH, ENETUNREACH)",
+             "union", "10.32.0.43:80"),
+    FactSpec("client.cluster_ip_no_route", "list[str]",
+             "ClusterIP:port targets of a pasted Service a client got no route to (an ICMP unreachable or a "
+             "host-prohibited REJECT): the node's Service rules, not the pods, turned it away", "union",
+             "10.32.0.43:80"),
     FactSpec("pod.probe_ports", "list[str]",
              "ports the containers' probes check (httpGet, tcpSocket, grpc), as kind:port, the port a number or "
              "a name", "union", "readiness:8080"),

@@ -23,6 +23,7 @@ _OTHER_KEYS = {"Containers", "QoS Class", "Subsets", "Rules"}
 # kubectl shows at most three addresses per port, then "+ N more...".
 _MORE = re.compile(r"\s*\+\s*(\d+)\s+more\.*")
 _ADDRESS = re.compile(r"[0-9A-Fa-f.:\[\]]+:\d+")
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
 def sniff(text: str) -> int:
@@ -57,6 +58,13 @@ def _service_block(sink: DedupSink, lines: list[str], start: int, end: int) -> N
         sink.add("service.has_selector", bool(selector.value) and selector.value != "<none>", selector.line,
                  subject=subject)
     _endpoints(sink, [r for r in roots if r.key == "Endpoints"], subject)
+    # "IP: 10.101.33.59" (and "IPs:" for dual-stack): a client's failure to reach this address is about the
+    # Service path (kube-proxy's rules), not a pod.
+    ips = [(ip, r.line) for r in roots if r.key in ("IP", "IPs") for ip in r.value.replace(",", " ").split()
+           if _IPV4.fullmatch(ip)]
+    if ips:
+        sink.add("service.cluster_ips", list(dict.fromkeys(ip for ip, _ in ips)), ips[0][1], ips[-1][1],
+                 subject=subject)
     # "TargetPort: 8080/TCP" or "TargetPort: http/TCP", one row per port: joined with the pods' ports.
     targets = [(r.value.split("/", 1)[0].strip(), r.line) for r in roots if r.key == "TargetPort" and r.value]
     if targets := [(t, n) for t, n in targets if t and t != "<none>"]:

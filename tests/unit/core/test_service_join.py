@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collectors.factset import FactSet
-from collectors.joins import service_backends
+from collectors.joins import cluster_ip_no_route, service_backends
 from collectors.models import Citation, Fact
 
 _NAMES = ["service.selector", "service.target_ports", "pod.labels", "pod.container_ports", "netpol.ingress_selectors"]
@@ -53,3 +53,28 @@ def test_a_refused_loopback_dial_joins_only_when_no_container_declares_its_port(
     # The port is declared (the app is just not up yet), or no pod was pasted: no mismatch is claimed.
     assert pod_ports(FactSet([_fact("pod.container_ports", "pod/ml/p", ["8080/-"]), refused])) == []
     assert pod_ports(FactSet([refused])) == []
+
+
+def test_a_no_route_joins_only_to_an_address_a_pasted_service_owns() -> None:
+    # kubernetes#61005's shape: two Services' ClusterIPs, then curl's "No route to host" for one of them.
+    owned = [_fact("service.cluster_ips", "", ["10.32.0.1"]), _fact("service.cluster_ips", "", ["10.32.0.43"])]
+    hit = cluster_ip_no_route(FactSet([*owned, _fact("client.no_route_targets", "", ["10.32.0.43:80"])]))
+    assert [(f.name, f.value) for f in hit] == [("client.cluster_ip_no_route", ["10.32.0.43:80"])]
+    # A pod's or a node's address is no Service's: nothing is joined, and nothing without the Services pasted.
+    assert cluster_ip_no_route(FactSet([*owned, _fact("client.no_route_targets", "", ["10.32.0.4:80"])])) == []
+    assert cluster_ip_no_route(FactSet([_fact("client.no_route_targets", "", ["10.32.0.43:80"])])) == []
+    # BusyBox's wget and nc print the address without a port.
+    bare = cluster_ip_no_route(FactSet([*owned, _fact("client.no_route_targets", "", ["10.32.0.43"])]))
+    assert [f.value for f in bare] == [["10.32.0.43"]]
+
+
+_ADDRESSES = st.sampled_from(["service.cluster_ips", "client.no_route_targets"])
+
+
+@given(st.lists(st.tuples(_ADDRESSES, st.lists(_TEXT, max_size=3)), max_size=8))
+def test_any_mix_of_addresses_is_joined_without_raising(rows: list[tuple[str, list[str]]]) -> None:
+    facts = FactSet([_fact(n, "", items) for n, items in rows])
+    owned = {v for n, items in rows if n == "service.cluster_ips" for v in items}
+    for fact in cluster_ip_no_route(facts):
+        assert fact.name == "client.cluster_ip_no_route"
+        assert all(str(t) in owned or str(t).rsplit(":", 1)[0] in owned for t in fact.value)  # type: ignore[union-attr]

@@ -103,15 +103,19 @@ def cited(result: ParseResult) -> list[tuple[str, object, int, int, str]]:
 @pytest.mark.parametrize(("text", "expected"), [
     (ISSUE_7341, [("service.selector", "name=infrahw2", 3, 3, "service/infrahw2"),
                   ("service.has_selector", True, 3, 3, "service/infrahw2"),
-                  ("endpoints.ready", 3, 6, 6, "service/infrahw2")]),
+                  ("endpoints.ready", 3, 6, 6, "service/infrahw2"),
+                  ("service.cluster_ips", ["10.247.28.103"], 4, 4, "service/infrahw2")]),
     (ISSUE_5875, [("service.has_selector", False, 5, 5, "service/default/kubernetes"),
                   ("endpoints.ready", 0, 9, 9, "service/default/kubernetes"),
+                  ("service.cluster_ips", ["10.0.0.1"], 7, 7, "service/default/kubernetes"),
                   ("service.selector", "app=nginx", 16, 16, "service/default/nginxsvc"),
                   ("service.has_selector", True, 16, 16, "service/default/nginxsvc"),
-                  ("endpoints.ready", 0, 21, 24, "service/default/nginxsvc")]),
+                  ("endpoints.ready", 0, 21, 24, "service/default/nginxsvc"),
+                  ("service.cluster_ips", ["10.0.0.171"], 18, 18, "service/default/nginxsvc")]),
     (DEIS_29, [("service.selector", "name=deis-workflow", 4, 4, "service/deis/deis-workflow"),
                ("service.has_selector", True, 4, 4, "service/deis/deis-workflow"),
-               ("endpoints.ready", 0, 8, 8, "service/deis/deis-workflow")]),
+               ("endpoints.ready", 0, 8, 8, "service/deis/deis-workflow"),
+               ("service.cluster_ips", ["10.3.0.124"], 6, 6, "service/deis/deis-workflow")]),
 ])
 def test_facts_with_their_lines(text: str, expected: list[tuple[str, object, int, int, str]]) -> None:
     result = parse(text)

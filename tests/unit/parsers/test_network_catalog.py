@@ -151,3 +151,35 @@ def test_busybox_search_list_misses_beside_an_answer_are_not_read() -> None:
     got = _facts(text)
     assert "dns.errors" not in got, got
     assert "service-unreachable" not in (got.get("evidence.symptoms") or [])
+
+
+# A dependency client refused on the loopback is some local tool or a compose file's localhost, not a Service: no
+# client error, no target (real lines, each with its thread).
+LOOPBACK_REFUSALS = [
+    # https://github.com/worldveil/dejavu/issues/306
+    'psycopg2.OperationalError: connection to server at "localhost" (127.0.0.1), port 5432 failed: Connection refused',
+    # https://github.com/konveyor/kai/issues/395
+    'kai_1               | psycopg2.OperationalError: connection to server at "127.0.0.1", port 5432 failed: '
+    "Connection refused",
+    # https://github.com/tminglei/slick-pg/issues/632
+    "org.postgresql.util.PSQLException: Connection to localhost:5432 refused. Check that the hostname and port are "
+    "correct and that the postmaster is accepting TCP/IP connections.",
+    # https://github.com/redis/ioredis/issues/1036
+    "[ioredis] Unhandled error event: Error: connect ECONNREFUSED 127.0.0.1:6379",
+    # https://github.com/kubernetes-client/python/issues/385
+    "urllib3.exceptions.MaxRetryError: HTTPConnectionPool(host='localhost', port=8080): Max retries exceeded with "
+    "url: /api/v1/pods?watch=False (Caused by NewConnectionError('<urllib3.connection.HTTPConnection object at "
+    "0x7faa0ec9df90>: Failed to establish a new connection: [Errno 111] Connection refused',))",
+]
+
+
+@pytest.mark.parametrize("line", LOOPBACK_REFUSALS)
+def test_a_dependency_refused_on_the_loopback_is_no_client_error(line: str) -> None:
+    facts = _facts(line)
+    assert "client.targets" not in facts and "client.errors" not in facts, facts
+
+
+def test_a_kubelet_dial_from_the_api_server_is_not_a_service_no_route() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/62511: kubectl exec/logs through the API server to a kubelet.
+    line = ("Error from server: error dialing backend: dial tcp 192.168.1.14:10250: getsockopt: no route to host")
+    assert "client.no_route_targets" not in _facts(line)

@@ -52,6 +52,8 @@ LINES += [line for line, _ in NGINX_UPSTREAM_LINES]
 # Network catalog entries whose wording is derived from upstream source and checked by rendering its template
 # (test_network_catalog.py), for which no public paste has been found yet. Remove an id when a paste is added.
 AWAITING_A_PASTE = {
+    "portforward-containerd-dial-refused", "libpq-connection-failed", "redis-py-connect-failed",
+    "urllib3-new-connection-refused", "node-connect-econnrefused",
     "cni-calico-ipam-none-assigned", "cni-azure-no-address", "cni-multus-default-network-not-ready",
     "curl-connect-failed-timeout", "wget-gnu-connect-no-route", "wget-gnu-read-reset",
     "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
