@@ -18,6 +18,9 @@ from collectors.yaml_safe import safe_load
 _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
 _WS = re.compile(r"\s*")
+# A line a person put where they cut lines out of the YAML ("[...]", "...", "…", "[snip]"), at any depth: no YAML
+# parser takes the document across it, so the text is read as the pieces on either side of it.
+_ELISION = re.compile(r"(?m)^[ \t]*(?:\[[ \t]*(?:\.{3,}|…+|snip(?:ped)?)[ \t]*\]|\.{3,}|…+)[ \t]*$")
 _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
 _AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
 
@@ -72,6 +75,7 @@ def _skip_ws(text: str, pos: int) -> int:
 
 def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
     frames = _heredoc_frames(text, offset)
+    frames += [m.start() for m in _ELISION.finditer(text, offset)]
     cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + frames + [len(text)]
     cuts = sorted(set(cuts + _object_starts(text, cuts)))
     docs: list[Doc] = []
