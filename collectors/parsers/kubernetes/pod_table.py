@@ -182,7 +182,9 @@ def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
     elif status in _TERMINATED:
         sink.add("container.last_terminated.reason", status, r.number, subject=subject)
     elif status == "Evicted":
+        # Only the kubelet's eviction manager leaves a pod with reason Evicted (an API eviction deletes it).
         sink.add("pod.status.reason", "Evicted", r.number, subject=subject)
+        sink.add("eviction.seen", True, r.number, subject=subject)
     elif status == "Pending":
         sink.add("pod.phase", "Pending", r.number, subject=subject)
 
