@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from collectors.parsers.kubernetes.k8s_common import subject_of
+from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
 from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
 
 _LINE = re.compile(
@@ -48,3 +50,18 @@ def event_of(line: str, number: int) -> EventRecord | None:
             days = _DAYS_BEFORE_MONTH[month] + day - 1
             ev.at = ((days * 24 + hour) * 60 + minute) * 60 + float(t.group(5))
     return ev
+
+
+def feed_in_time_order(facts: EventFacts, events: list[EventRecord]) -> None:
+    """Feed logged events in the order they happened: a person pastes the line that matters first (the Pulled
+    line, then the Pulling line found above it), and a pull is timed from its start to its end. Lines without a
+    time stamp keep their place in the paste."""
+    timed = iter(sorted((ev for ev in events if ev.at is not None), key=lambda ev: ev.at or 0.0))
+    for ev in [next(timed) if ev.at is not None else ev for ev in events]:
+        facts.feed(ev, _subject(ev))
+
+
+def _subject(ev: EventRecord) -> str | None:
+    if not ev.name:
+        return None
+    return subject_of("node", ev.name) if ev.kind == "node" else subject_of(ev.kind, ev.name, ev.namespace)
