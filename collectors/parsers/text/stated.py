@@ -179,6 +179,8 @@ def _match_denied(line: str, parser: str) -> bool:
 def _values(term: CompiledTerm, sentence: str) -> list[object]:
     if not term.concerns(sentence):
         return []
+    if term.about is not None and all(_negated(sentence[:m.end()]) for m in term.about.finditer(sentence)):
+        return []  # what the term is about is denied ("the pods were not evicted, ephemeral-storage is low")
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
     out: list[object] = []
     for match in term.regex.finditer(sentence):
