@@ -19,7 +19,7 @@ _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
 _WS = re.compile(r"\s*")
 # A line a person put where they cut lines out of the YAML ("[...]", "...", "…", "[snip]"), at any depth: no YAML
-# parser takes the document across it, so the text is read as the pieces on either side of it.
+# parser takes the document across it, so a text that does not read whole is read as the pieces around each.
 _ELISION = re.compile(r"(?m)^[ \t]*(?:\[[ \t]*(?:\.{3,}|…+|snip(?:ped)?)[ \t]*\]|\.{3,}|…+)[ \t]*$")
 _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
 _AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
@@ -49,7 +49,13 @@ def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:
         if docs:
             return docs
         problems.clear()
-    return _yaml_docs(text, offset, problems)
+    docs = _yaml_docs(text, offset, problems, elided=False)
+    if any("unreadable" in p for p in problems) and _ELISION.search(text, offset):
+        # Lines were cut out with "[...]": read the pieces around each mark. Only then, since a block scalar (a
+        # ConfigMap's script) may hold such a line as its own text.
+        problems.clear()
+        docs = _yaml_docs(text, offset, problems, elided=True)
+    return docs
 
 
 def _json_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
@@ -73,9 +79,10 @@ def _skip_ws(text: str, pos: int) -> int:
     return m.end() if m else pos
 
 
-def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
+def _yaml_docs(text: str, offset: int, problems: list[str], elided: bool) -> list[Doc]:
     frames = _heredoc_frames(text, offset)
-    frames += [m.start() for m in _ELISION.finditer(text, offset)]
+    if elided:
+        frames += [m.start() for m in _ELISION.finditer(text, offset)]
     cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + frames + [len(text)]
     cuts = sorted(set(cuts + _object_starts(text, cuts)))
     docs: list[Doc] = []

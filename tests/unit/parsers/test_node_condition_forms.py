@@ -171,3 +171,18 @@ def test_the_resource_of_an_eviction_said_in_words(text: str, expected: str) -> 
 ])
 def test_an_eviction_resource_asked_denied_or_without_an_eviction_is_not_read(text: str) -> None:
     assert "eviction.resource" not in stated_facts(text)
+
+
+def test_an_elision_mark_inside_a_block_scalar_is_its_text() -> None:
+    # A Pod (rendered) whose args hold a line "..." as part of a script: the document reads whole, not cut there.
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  namespace: shop\nspec:\n  containers:\n"
+            "  - name: app\n    image: nginx\n    args:\n    - |\n      echo start\n      ...\n      echo done\n"
+            "status:\n  phase: Pending\n")
+    facts = joined_facts(text)
+    assert facts["pod.name"] == "web-0" and facts["pod.phase"] == "Pending"
+
+
+@pytest.mark.parametrize("text", ["Is the node NotReady?", "Could the worker node be NotReady after the upgrade?"])
+def test_a_question_about_a_not_ready_node_names_nothing(text: str) -> None:
+    facts = stated_facts(text)
+    assert "node.conditions" not in facts and not facts.get("symptoms")
