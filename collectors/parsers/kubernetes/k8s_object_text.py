@@ -40,7 +40,26 @@ def load_docs(text: str, problems: list[str]) -> list[Doc]:
         if m and m.start() > 0:
             problems.clear()
             docs = _load_from(text, m.start(), problems)
+    if not any(isinstance(d.data, dict | list) for d in docs) and (member := _json_member(text)) is not None:
+        problems.clear()
+        docs = [member]
     return docs
+
+
+# One member of a JSON object pasted without its braces (`"conditions": [ ... ],` cut from `kubectl get node -o
+# json`): read as the object holding it.
+_JSON_MEMBER = re.compile(r'\s*"[A-Za-z][\w.-]{0,60}"\s*:\s*[\[{]')
+
+
+def _json_member(text: str) -> Doc | None:
+    if _JSON_MEMBER.match(text) is None:
+        return None
+    body = text.strip().rstrip(",")
+    try:
+        data = json.loads("{" + body + "}")
+    except (ValueError, RecursionError):
+        return None
+    return Doc(data, 0, len(text)) if isinstance(data, dict) else None
 
 
 def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:

@@ -186,3 +186,21 @@ def test_an_elision_mark_inside_a_block_scalar_is_its_text() -> None:
 def test_a_question_about_a_not_ready_node_names_nothing(text: str) -> None:
     facts = stated_facts(text)
     assert "node.conditions" not in facts and not facts.get("symptoms")
+
+
+# `kubectl get node -o json`'s conditions member cut out without its braces, rendered with the reasons Calico's node
+# agent sets on NetworkUnavailable (CalicoIsUp False while it runs; CalicoIsDown True as it shuts down).
+def _conditions_member(status: str, reason: str) -> str:
+    return ('"conditions": [\n    {\n        "lastHeartbeatTime": "2019-03-01T10:00:00Z",\n'
+            '        "lastTransitionTime": "2019-03-01T09:00:00Z",\n        "message": "sample",\n'
+            f'        "reason": "{reason}",\n        "status": "{status}",\n        "type": "NetworkUnavailable"\n'
+            "    }\n],\n")
+
+
+@pytest.mark.parametrize(("status", "reason", "conditions"), [
+    ("True", "CalicoIsDown", ["NetworkUnavailable"]),
+    ("False", "CalicoIsUp", []),
+])
+def test_a_json_conditions_member_pasted_without_its_object(status: str, reason: str,
+                                                            conditions: list[str]) -> None:
+    assert joined_facts(_conditions_member(status, reason)).get("node.conditions") == conditions
