@@ -58,7 +58,11 @@ def sniff(text: str) -> int:
         node += 2  # the conditions header is printed by describe node only
     if node >= 2:
         return min(60 + 10 * node, 95)
-    return 30 if node == 1 and "Name" in keys else 0
+    if node == 1 and "Name" in keys:
+        return 30
+    # Condition rows alone (grepped out of several nodes' descriptions, or the table cut from its header): a kubelet
+    # condition, its status and a heartbeat time are printed by describe node only.
+    return 50 if any(_BARE_ROW.match(line) for line in text[:200_000].splitlines()[:2000]) else 0
 
 
 def parse(artifact: Artifact) -> ParseResult:

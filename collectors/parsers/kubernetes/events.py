@@ -11,6 +11,7 @@ import re
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes import k8s_objects
+from collectors.parsers.kubernetes.event_log_lines import event_of, feed_in_time_order, is_event_line
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
 from collectors.parsers.kubernetes.k8s_event_rows import (
@@ -47,6 +48,8 @@ def sniff(text: str) -> int:
         return 25 if _DESCRIBE_MARKERS.search(head) else 85
     if _ROW_HINT.search(head) or any("\t{" in ln and typeless_row(ln, 0) is not None for ln in lines):
         return 50
+    if any(is_event_line(ln) for ln in lines if "ObjectReference{" in ln):
+        return 80
     return 0
 
 
@@ -183,9 +186,13 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
     A row whose message a terminal wrapped continues on the following lines, up to a blank line or the next row.
     """
     pending: EventRecord | None = None
+    logged: list[EventRecord] = []
     for i, line in enumerate(lines):
         ev = None
-        if "Normal" in line or "Warning" in line:
+        if "ObjectReference{" in line and (recorded := event_of(line, i + 1)) is not None:
+            logged.append(recorded)  # an event as the recorder logs it (never wrapped), read below in time order
+            line = ""
+        elif "Normal" in line or "Warning" in line:
             ev = describe_row(line.rstrip(), i + 1) or _loose_row(line.rstrip(), i + 1, namespace)
         elif "\t" in line:
             ev = typeless_row(line.rstrip(), i + 1)  # Kubernetes 1.0/1.1 rows had no type
@@ -199,6 +206,8 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
             pending.end = i + 1
     if pending is not None:
         facts.feed(pending, _subject(pending))
+    if logged:
+        feed_in_time_order(facts, logged)
 
 
 _MAX_CONTINUATION = 6

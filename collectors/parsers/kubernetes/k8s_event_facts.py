@@ -265,9 +265,14 @@ def _pulling(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 
 def _pulled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    facts.pulls_open.pop(subject, None)
+    opened = facts.pulls_open.pop(subject, None)
     facts.pulls_done.setdefault(subject, ev)
-    if (seconds := pull_seconds(ev.message)) is not None:
+    seconds = pull_seconds(ev.message)
+    # Kubelets before 1.19 wrote no duration in Pulled ("Successfully pulled image"); when both events were logged
+    # with their times (the event recorder's log lines), the pull took the time between them.
+    if seconds is None and opened is not None and opened.at is not None and ev.at is not None and ev.at >= opened.at:
+        seconds = round(ev.at - opened.at, 3)
+    if seconds is not None:
         facts.add("image.pull_seconds", seconds, ev, subject)
 
 

@@ -22,6 +22,7 @@ class EventRecord:
     name: str = ""
     namespace: str = ""
     locate: Callable[[], tuple[int, int]] | None = None  # computes start/end on first use
+    at: float | None = None  # seconds into the year when the line that logged it has a klog time stamp
 
     def span(self) -> tuple[int, int]:
         if self.locate is not None:

@@ -18,6 +18,9 @@ from collectors.yaml_safe import safe_load
 _STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
 _DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
 _WS = re.compile(r"\s*")
+# A line a person put where they cut lines out of the YAML ("[...]", "...", "…", "[snip]"), at any depth: no YAML
+# parser takes the document across it, so a text that does not read whole is read as the pieces around each.
+_ELISION = re.compile(r"(?m)^[ \t]*(?:\[[ \t]*(?:\.{3,}|…+|snip(?:ped)?)[ \t]*\]|\.{3,}|…+)[ \t]*$")
 _AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
 _AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
 
@@ -37,7 +40,26 @@ def load_docs(text: str, problems: list[str]) -> list[Doc]:
         if m and m.start() > 0:
             problems.clear()
             docs = _load_from(text, m.start(), problems)
+    if not any(isinstance(d.data, dict | list) for d in docs) and (member := _json_member(text)) is not None:
+        problems.clear()
+        docs = [member]
     return docs
+
+
+# One member of a JSON object pasted without its braces (`"conditions": [ ... ],` cut from `kubectl get node -o
+# json`): read as the object holding it.
+_JSON_MEMBER = re.compile(r'\s*"[A-Za-z][\w.-]{0,60}"\s*:\s*[\[{]')
+
+
+def _json_member(text: str) -> Doc | None:
+    if _JSON_MEMBER.match(text) is None:
+        return None
+    body = text.strip().rstrip(",")
+    try:
+        data = json.loads("{" + body + "}")
+    except (ValueError, RecursionError):
+        return None
+    return Doc(data, 0, len(text)) if isinstance(data, dict) else None
 
 
 def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:
@@ -46,7 +68,13 @@ def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:
         if docs:
             return docs
         problems.clear()
-    return _yaml_docs(text, offset, problems)
+    docs = _yaml_docs(text, offset, problems, elided=False)
+    if any("unreadable" in p for p in problems) and _ELISION.search(text, offset):
+        # Lines were cut out with "[...]": read the pieces around each mark. Only then, since a block scalar (a
+        # ConfigMap's script) may hold such a line as its own text.
+        problems.clear()
+        docs = _yaml_docs(text, offset, problems, elided=True)
+    return docs
 
 
 def _json_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
@@ -70,8 +98,10 @@ def _skip_ws(text: str, pos: int) -> int:
     return m.end() if m else pos
 
 
-def _yaml_docs(text: str, offset: int, problems: list[str]) -> list[Doc]:
+def _yaml_docs(text: str, offset: int, problems: list[str], elided: bool) -> list[Doc]:
     frames = _heredoc_frames(text, offset)
+    if elided:
+        frames += [m.start() for m in _ELISION.finditer(text, offset)]
     cuts = [offset] + [m.start() for m in _DOC_SEPARATOR.finditer(text, offset)] + frames + [len(text)]
     cuts = sorted(set(cuts + _object_starts(text, cuts)))
     docs: list[Doc] = []

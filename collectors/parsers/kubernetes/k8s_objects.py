@@ -46,6 +46,7 @@ _YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
 _FRAGMENT_KEY = re.compile(
     r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
     r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime|"""
+    r"""lastHeartbeatTime|"""
     r"""allocatable|capacity|nodeInfo|daemonEndpoints|containers|volumeMounts|emptyDir|containerPort)"""
     r"""["']?[ \t]*:""")
 
@@ -118,9 +119,25 @@ _TERMINATED_KEYS = {"exitCode", "signal", "reason", "message", "startedAt", "fin
 _NODE_STATUS_KEYS = {"allocatable", "capacity", "nodeInfo", "daemonEndpoints"}
 
 
+# A NodeCondition (kubernetes/api core/v1 types.go, 1.0-1.31): only a node's conditions carry a heartbeat time (a
+# pod's have lastProbeTime), so one pasted alone, or a `conditions:` list of them, is a Node's status.
+_NODE_CONDITION_KEYS = {"type", "status", "lastHeartbeatTime"}
+
+
+def _node_conditions_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    if set(data) >= _NODE_CONDITION_KEYS:
+        return "Node", {"status": {"conditions": [data]}}
+    rows = as_list(data.get("conditions"))
+    if rows and all(isinstance(c, dict) and set(c) >= _NODE_CONDITION_KEYS for c in rows) and len(data) == 1:
+        return "Node", {"status": data}
+    return None
+
+
 def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The kind of a piece of an object pasted without `kind`, and the piece wrapped as that object."""
     keys = set(data)
+    if node_piece := _node_conditions_piece(data):
+        return node_piece
     status = data.get("status")
     if isinstance(status, dict) and len(set(status) & _NODE_STATUS_KEYS) >= 2 and "metadata" not in keys:
         return "Node", data

@@ -19,7 +19,10 @@ _NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 # column is a redaction, and the row is still a node row.
 _REDACTED = re.compile(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
                        r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
-_STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?")
+# kubectl 1.6-1.7 appended the node's role (its `kubernetes.io/role` label, or a `node-role.kubernetes.io/` key) to
+# STATUS after SchedulingDisabled: "Ready,master", "NotReady,agent", "Ready,SchedulingDisabled,master"
+# (pkg/printers/internalversion/printers.go, printNode and findNodeRole, 1.6-1.7; ROLES became a column in 1.8).
+_STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?(?:,[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?)?")
 _MAX_ROWS = 20_000
 # A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.
 _ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")

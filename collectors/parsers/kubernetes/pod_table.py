@@ -36,6 +36,7 @@ class _Row:
     status: str
     restarts: int | None
     node: str
+    ip: str = ""
 
 
 # `kubectl get pvc` and `get pv` (kubernetes pkg/printers/internalversion/printers.go, the claim and volume column
@@ -95,7 +96,7 @@ def _row(line: str, number: int, header: list[tuple[str, int]]) -> _Row | None:
         return None
     restarts = _RESTARTS.match(cells.get("RESTARTS", ""))
     return _Row(number, cells["NAME"], cells.get("NAMESPACE", ""), cells["STATUS"],
-                int(restarts.group(1)) if restarts else None, cells.get("NODE", ""))
+                int(restarts.group(1)) if restarts else None, cells.get("NODE", ""), cells.get("IP", ""))
 
 
 def _cells_by_position(line: str, header: list[tuple[str, int]]) -> dict[str, str] | None:
@@ -136,7 +137,7 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
         sink.add("pods.names", [r.name], r.number, subject=subject)
         if r.status not in _HEALTHY:
             sink.add("pods.not_running", [r.name], r.number, subject=subject)
-        if r.status == "Pending":
+        if r.status == "Pending" or _starting_without_ip(r):
             sink.add("pods.pending", [r.name], r.number, subject=subject)
     # A table of one pod, or its first broken pod, is what the paste is about: one that shows an error before one
     # that is only on its way (Init:0/1, ContainerCreating, Terminating).
@@ -157,6 +158,16 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
                  subject=subject_of("pod", top.name, top.namespace))
 
 
+# STATUS values kubectl prints for a pod whose containers have not started yet (printPod: the waiting reason of a
+# container never run, or Init:n/m): its phase is still Pending. An IP of <none> in `-o wide` says the sandbox has
+# no network yet, so the pod never ran; a pod restarting its sandbox keeps its phase and shows its old IP.
+_NOT_STARTED = {"ContainerCreating", "PodInitializing"}
+
+
+def _starting_without_ip(r: _Row) -> bool:
+    return r.ip == "<none>" and (r.status in _NOT_STARTED or r.status.startswith("Init:"))
+
+
 def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
     subject = subject_of("pod", r.name, r.namespace)
     if main:
@@ -171,7 +182,9 @@ def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
     elif status in _TERMINATED:
         sink.add("container.last_terminated.reason", status, r.number, subject=subject)
     elif status == "Evicted":
+        # Only the kubelet's eviction manager leaves a pod with reason Evicted (an API eviction deletes it).
         sink.add("pod.status.reason", "Evicted", r.number, subject=subject)
+        sink.add("eviction.seen", True, r.number, subject=subject)
     elif status == "Pending":
         sink.add("pod.phase", "Pending", r.number, subject=subject)
 

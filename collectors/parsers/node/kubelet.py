@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
+from collectors.parsers.kubernetes.event_log_lines import event_of, feed_in_time_order
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
-from collectors.parsers.kubernetes.k8s_event_facts import PullErrors, oom_facts
+from collectors.parsers.kubernetes.k8s_event_facts import EventFacts, PullErrors, oom_facts
+from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
 from collectors.parsers.kubernetes.k8s_messages import (
     is_pull_message,
     kubelet_starting_only,
@@ -108,8 +110,12 @@ class _Scan:
     reclaim: tuple[str, int] | None = None
     liveness_failed: dict[str, int] = field(default_factory=dict)  # pod subject ("" unknown) -> line
     last_liveness: tuple[int, str | None] | None = None
+    events: list[EventRecord] = field(default_factory=list)
 
     def line(self, line: str, n: int) -> None:
+        if "ObjectReference{" in line and (ev := event_of(line, n)) is not None:
+            self.events.append(ev)  # an event the kubelet recorded, read as events are (at finish, in time order)
+            return
         if "vict" in line or "reclaim" in line:
             self._eviction(line, n)
         if "robe" in line:
@@ -133,6 +139,10 @@ class _Scan:
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
+        if self.events:
+            facts = EventFacts(self.sink)
+            feed_in_time_order(facts, self.events)
+            facts.finish()
 
     def _eviction(self, line: str, n: int) -> None:
         if "reclaim" in line and (m := _RESOURCE.search(line)):

@@ -180,11 +180,14 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     if not term.concerns(sentence):
         return []
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
+    about = [m.end() for m in term.about.finditer(sentence)] if term.about is not None else []
     out: list[object] = []
     for match in term.regex.finditer(sentence):
         said_to = match.end() if term.spec.deny_inside else match.start()
         if _negated(sentence[:said_to]) or any(a <= match.start() < b for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
+        if about and about[-1] <= match.start() and all(_negated(sentence[:end]) for end in about):
+            continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
         value = _value(term, match.groupdict())
         if value is not None:
             out.append(value)
