@@ -6,13 +6,10 @@ drills/ never reads settings; the terminal, Slack and `drill save` all ask here,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from bot.state import state_dir
-
-if TYPE_CHECKING:
-    from drills.recorded.catalog import Catalog
+from drills.recorded.catalog import Catalog, load_catalog
 
 
 def drills_dir(settings: Settings) -> Path:
@@ -21,9 +18,6 @@ def drills_dir(settings: Settings) -> Path:
 
 
 def incident_catalog(settings: Settings) -> Catalog:
-    # Imported here: the catalog loads every parser, which the Slack bot's start (drills_dir) does not need.
-    from drills.recorded.catalog import load_catalog
-
     return load_catalog(drills_dir(settings))
 
 

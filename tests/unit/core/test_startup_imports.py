@@ -43,3 +43,15 @@ def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -
     count, heavy = modules_after("analyze", str(evidence), tmp_path=tmp_path)
     assert heavy == {"pydantic", "rich", "jinja2", "yaml", "cel"}
     assert count < 500  # about 445 with every parser; was 711 when every command loaded everything
+
+
+def test_the_slack_bots_start_loads_no_kubernetes_client(tmp_path: Path) -> None:
+    # What `serve` imports before it listens (benchmarks/bench_startup.py SERVE_IMPORTS): the Kubernetes client
+    # comes with the first triage (bot/context.py builds LiveAccess on first use).
+    script = ("import json, sys\nimport uvicorn, bot.context, bot.server, bot.slack.app\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                          timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    names = json.loads(done.stdout.splitlines()[-1])
+    assert not {n for n in names if n.split(".")[0] == "kubernetes"}
+    assert len(names) < 1450  # about 1,400; 2,090 when the Kubernetes client's models loaded at start
