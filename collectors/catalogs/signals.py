@@ -55,7 +55,7 @@ class CompiledSignal:
     @cached_property
     def regex(self) -> Any:  # google-re2 ships no type hints
         """Compiled when a line first holds one of its hints: a paste shows few of the catalog's messages, and
-        compiling all of them cost a one-line paste a fifth of its time (tests compile every one)."""
+        compiling all 240 cost every run tens of milliseconds (tests/unit/parsers/test_signals.py compiles each)."""
         return re2.compile(self.spec.pattern)
 
 
