@@ -13,6 +13,7 @@ import hashlib
 import marshal
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def remembered(kind: str, text: str, parse: Callable[[str], Any]) -> Any:
         return value  # holds something marshal cannot keep
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")  # each writer its own
         partial.write_bytes(data)
         os.replace(partial, path)  # whole or not at all: a reader never sees half a file
     except OSError:
