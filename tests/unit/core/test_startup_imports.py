@@ -45,6 +45,14 @@ def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -
     assert count < 490  # about 475 with every parser; was 711 when every command loaded everything
 
 
+def test_json_output_loads_no_terminal_renderer(tmp_path: Path) -> None:
+    evidence = tmp_path / "one.txt"
+    evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
+    count, heavy = modules_after("analyze", str(evidence), "--format", "json", tmp_path=tmp_path)
+    assert heavy == {"pydantic", "jinja2", "yaml", "cel"}  # rich is for the terminal only
+    assert count < 440  # about 420
+
+
 def test_the_slack_bots_start_loads_no_kubernetes_client(tmp_path: Path) -> None:
     # What `serve` imports before it listens (benchmarks/bench_startup.py SERVE_IMPORTS): the Kubernetes client
     # comes with the first triage (bot/context.py builds LiveAccess on first use).
