@@ -1,22 +1,22 @@
 """Reading any input in linear time and bounded memory. Usage: python -m benchmarks.bench_paste
 
 Each input runs through `triagebot analyze` in a fresh process pinned to one core (process start and JSON output
-included). CPU time and peak RSS are that process's own, taken by a small launcher process that starts it: a child
-forked straight from this benchmark would count this process's memory as its own peak (Linux keeps the high-water
-mark across exec), which once reported 225 MB for every input. Budgets (issue #11, issue #24 point 5,
-docs/architecture.md): any 200,000-line input < 2 s CPU; the same lines in any order within 1.5x the CPU of the
+included). CPU time is that process's own (wait4); its peak RSS is the one it reports as it exits (VmHWM of its
+own /proc/self/status): a child's ru_maxrss would count this process's memory as its own peak (Linux keeps the
+high-water mark across fork and exec), which once reported 225 MB for every input. Budgets (issue #11, issue #24
+point 5, docs/architecture.md): any 200,000-line input < 2 s CPU; the same lines in any order within 1.5x the CPU of the
 grouped order; a 10 MB single line < 5 s; 2,000,000 lines over several files within 10x the 200,000-line time;
 three 51 MB files together < 1 GB peak RSS; over-size input refused with a one-line error.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,16 +26,20 @@ from benchmarks.gen_logs import mixed_log, ordered_log
 ROOT = Path(__file__).resolve().parents[1]
 LINES = 200_000
 BIG_LINES = 730_000  # about 51 MB of these log lines
-# Runs the command given on its command line and prints its own measure of it: CPU seconds, peak RSS (KB), wall
-# seconds, exit code. Its own RSS (a bare interpreter) is the floor under the child's high-water mark.
-_LAUNCHER = """
-import json, os, subprocess, sys, time
-start = time.perf_counter()
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-err = child.stderr.read()
-_, status, usage = os.wait4(child.pid, 0)
-print(json.dumps([usage.ru_utime + usage.ru_stime, usage.ru_maxrss, time.perf_counter() - start,
-                  os.waitstatus_to_exitcode(status), err.decode(errors="replace")[-300:]]))
+# `triagebot analyze` as `python -m bot.cli` runs it, which writes its own peak RSS as it exits: VmHWM from
+# /proc/self/status, the high-water mark of this process image alone. The rusage of a child (ru_maxrss) is not its
+# own: Linux carries the parent's high-water mark across fork and exec, so a child forked from this benchmark once
+# reported the benchmark's 225 MB as every input's peak, and one forked from a small launcher had the launcher's
+# RSS as its floor.
+_CHILD = """
+import atexit, os, sys
+def _peak():
+    with open("/proc/self/status", encoding="ascii") as status:
+        kb = next((line.split()[1] for line in status if line.startswith("VmHWM:")), "-1")
+    os.write(2, f"\\npeak-rss-kb {kb}\\n".encode())
+atexit.register(_peak)
+from bot.cli.main import main
+raise SystemExit(main(sys.argv[1:]))
 """
 
 
@@ -49,13 +53,22 @@ class Run:
 
 
 def _analyze(paths: list[str], stdin: Path | None = None) -> Run:
+    """One `triagebot analyze` process: its CPU time (user + system, from wait4), its own peak RSS (_CHILD), its
+    wall time, exit code and the end of its stderr."""
     pin = ["taskset", "-c", "0"] if Path("/usr/bin/taskset").exists() else []
-    command = [*pin, sys.executable, "-m", "bot.cli", "analyze", *paths, "--format", "json"]
+    command = [*pin, sys.executable, "-c", _CHILD, "analyze", *paths, "--format", "json"]
     with open(stdin or os.devnull, "rb") as feed:
-        out = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], cwd=ROOT, stdin=feed, capture_output=True,
-                             check=True).stdout
-    cpu, rss_kb, wall, code, error = json.loads(out)
-    return Run(cpu, rss_kb / 1024, wall, code, error)
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=ROOT, stdin=feed, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert child.stderr is not None
+        err = child.stderr.read().decode(errors="replace")
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+    text, _, peak = err.rstrip().rpartition("peak-rss-kb ")
+    if not peak.isdigit():
+        raise SystemExit(f"{command[-3:]} reported no peak RSS: {err[-300:]}")
+    return Run(usage.ru_utime + usage.ru_stime, int(peak) / 1024, wall, os.waitstatus_to_exitcode(status),
+               text.strip()[-300:])
 
 
 # The same blocks in two orders: interleaved (the order that went quadratic) and grouped by kind.
@@ -151,8 +164,9 @@ def main() -> None:
         "this process's own, but a busy machine slows it too, through shared caches). Each input is one "
         "`triagebot analyze` process pinned to one core (`taskset -c 0`): process start, reading, unwrapping, "
         "detection, the structural parsers, the line-signal layer, the playbooks and JSON output are all in the "
-        "time. CPU time and peak RSS are that process's own, taken by a small launcher that starts it (a child "
-        "forked from the benchmark itself would report the benchmark's memory as its peak). The ratio compares "
+        "time. CPU time is that process's own (wait4); peak RSS is its own high-water mark (VmHWM of "
+        "/proc/self/status as it exits; a child's ru_maxrss would include the benchmark's memory, as Linux keeps "
+        "the high-water mark across fork and exec). The ratio compares "
         "an order of kinds with the same lines grouped by kind, measured one after the other in the same run.",
         "",
         "| input | budget | CPU time | vs grouped | wall time | peak RSS | exit |",

@@ -23,11 +23,11 @@ from bot.runner.drill_catalog import drills_dir
 from bot.runner.jobs import TriageJobs
 from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
-from collectors.live.collect import LiveAccess
 from playbooks.pipeline import default_playbooks
 
 if TYPE_CHECKING:
     from bot.assist.search import Index
+    from collectors.live.collect import LiveAccess  # the Kubernetes client: loaded by the first triage
 
 
 @dataclass

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
 from collectors.models import Artifact
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 MASK = "<redacted>"
 CATALOG = Path(__file__).parent / "catalogs" / "secrets.yaml"
@@ -27,11 +27,18 @@ class Shape:
     id: str
     what: str
     sources: tuple[str, ...]
-    pattern: re.Pattern[str] | None
+    regex: str | None  # the pattern with the secret names filled in; compiled when a text first needs it
     handler: str | None
     examples: tuple[tuple[str, str], ...]  # (text, the secret in it)
     keep: tuple[str, ...]
     hints: tuple[str, ...] = ()  # lowercase; the pattern only runs on text containing one (empty: always runs)
+    flags: int = 0
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
+        """Compiled on first use: most texts hold few hints, and compiling every shape cost each CLI run tens of
+        milliseconds (tests/unit/core/test_secret_catalog.py runs every shape on its examples)."""
+        return re.compile(self.regex, self.flags) if self.regex is not None else None
 
 
 @dataclass(frozen=True)
@@ -49,23 +56,21 @@ def _compile(raw: dict[str, Any], names: str, name_hints: tuple[str, ...]) -> Sh
         raise ValueError(f"{CATALOG}: shape {sid} needs exactly one of pattern and handler")
     if handler is not None and handler not in HANDLERS:
         raise ValueError(f"{CATALOG}: shape {sid}: unknown handler {handler!r}")
-    compiled = None
-    if pattern is not None:
-        flags = re.MULTILINE | (re.IGNORECASE if raw.get("ignore_case") else 0)
-        compiled = re.compile(str(pattern).replace("{NAME}", names), flags)
+    flags = re.MULTILINE | (re.IGNORECASE if raw.get("ignore_case") else 0)
     if not raw.get("sources"):
         raise ValueError(f"{CATALOG}: shape {sid} has no sources")
     hints = raw.get("hints", ())
-    return Shape(sid, str(raw.get("what", "")), tuple(raw["sources"]), compiled, handler,
+    return Shape(sid, str(raw.get("what", "")), tuple(raw["sources"]),
+                 str(pattern).replace("{NAME}", names) if pattern is not None else None, handler,
                  tuple((str(e["text"]), str(e["secret"])) for e in raw.get("examples", ())),
                  tuple(str(k) for k in raw.get("keep", ())),
-                 name_hints if hints == "names" else tuple(str(h).lower() for h in hints))
+                 name_hints if hints == "names" else tuple(str(h).lower() for h in hints), flags)
 
 
 @cache
 def catalog() -> Catalog:
     """The secret shapes, read once."""
-    raw = safe_load(CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(CATALOG)
     names = "".join(str(raw["names"]).split())  # folded YAML: the alternation is written over several lines
     name_hints = tuple(str(h).lower() for h in raw["name_hints"])
     return Catalog(names, tuple(_compile(s, names, name_hints) for s in raw["shapes"]), tuple(raw.get("keep", ())))
@@ -143,19 +148,19 @@ def _neighbours(text: str) -> str:
 
 
 @cache
-def _hinted() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
-    return tuple((s.pattern, s.hints) for s in catalog().shapes if s.pattern is not None and s.hints)
+def _hinted() -> tuple[Shape, ...]:
+    return tuple(s for s in catalog().shapes if s.regex is not None and s.hints)
 
 
 @cache
 def _unhinted() -> tuple[re.Pattern[str], ...]:
-    return tuple(s.pattern for s in catalog().shapes if s.pattern is not None and not s.hints)
+    return tuple(s.pattern for s in catalog().shapes if s.pattern is not None and not s.hints)  # every text
 
 
 @cache
 def _all_hints() -> tuple[str, ...]:
     """Every hint, minus those containing a shorter one ("api-key" holds "key"): each costs a scan of the text."""
-    every = {h for _, hints in _hinted() for h in hints}
+    every = {h for shape in _hinted() for h in shape.hints}
     return tuple(sorted(h for h in every if not any(g != h and g in h for g in every)))
 
 
@@ -163,9 +168,9 @@ def _redact_block(block: str) -> str:
     """Every hinted shape (and the neighbour rules) on a few lines that hold at least one hint."""
     block = _neighbours(block)
     lowered = block.lower()
-    for pattern, hints in _hinted():
-        if any(h in lowered for h in hints):
-            block = pattern.sub(_masker, block)
+    for shape in _hinted():
+        if any(h in lowered for h in shape.hints) and shape.pattern is not None:
+            block = shape.pattern.sub(_masker, block)
     return block
 
 

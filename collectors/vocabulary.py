@@ -7,7 +7,7 @@ from pathlib import Path
 
 from collectors.vocab import alerts, kernel, kubernetes, metrics, nccl
 from collectors.vocab.spec import FactSpec, FactType
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _DOMAINS: list[tuple[str, list[FactSpec]]] = [
     ("Kubernetes objects, events and kubelet", kubernetes.FACTS),
@@ -21,7 +21,7 @@ _PRODUCERS = Path(__file__).parent / "vocab" / "producers.yaml"
 
 
 def _with_producers(domains: list[tuple[str, list[FactSpec]]]) -> list[tuple[str, list[FactSpec]]]:
-    producers = safe_load(_PRODUCERS.read_text(encoding="utf-8")) or {}
+    producers = load_file(_PRODUCERS) or {}
     return [(title, [replace(s, kinds=tuple(producers.get(s.name, ()))) for s in specs]) for title, specs in domains]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from collectors.vocabulary import VOCABULARY
@@ -26,9 +27,24 @@ class CelError(ValueError):
 
 @dataclass(frozen=True)
 class Predicate:
+    """A CEL predicate, compiled when first needed: `compile_predicate` compiles at once (lint reports what does
+    not compile), while a playbook whose text has passed every check (playbooks/checked.py) builds its predicates
+    unchecked, so a run compiles only those of the playbooks it evaluates."""
+
     source: str
-    program: Any
-    facts: tuple[str, ...]
+
+    @cached_property
+    def program(self) -> Any:
+        try:
+            return compile_expression(self.source)
+        except (ValueError, RuntimeError) as err:
+            first = str(err).splitlines()[0] if str(err) else "syntax error"
+            raise CelError(first) from None
+
+    @cached_property
+    def facts(self) -> tuple[str, ...]:
+        """The fact names it tests."""
+        return tuple(referenced_names(self.source)[0])
 
     def evaluate(self, context: Any) -> bool | None:
         """True or False, or None when the evidence it needs is absent (or it does not yield a bool)."""
@@ -104,10 +120,7 @@ def _code(text: str) -> Iterator[tuple[int, int]]:
 
 
 def compile_predicate(expression: str) -> Predicate:
-    try:
-        program = compile_expression(expression)
-    except (ValueError, RuntimeError) as err:
-        first = str(err).splitlines()[0] if str(err) else "syntax error"
-        raise CelError(first) from None
-    known, _ = referenced_names(expression)
-    return Predicate(expression, program, tuple(known))
+    """The predicate, compiled now; raises CelError when it does not compile."""
+    predicate = Predicate(expression)
+    _ = predicate.program
+    return predicate

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from pathlib import Path
 
 from collectors.catalogs.queries import RANGE_METRICS
+from collectors.parsed_cache import cache_root
 from collectors.vocabulary import VOCABULARY
 from playbooks.model import SYMPTOMS
 
@@ -20,12 +20,9 @@ _LOADER = Path(__file__).with_name("loader.py")
 
 
 def cache_dir() -> Path | None:
-    """$TRIAGEBOT_CACHE_DIR, else $XDG_CACHE_HOME/triagebot, else ~/.cache/triagebot; "" turns the cache off."""
-    configured = os.environ.get("TRIAGEBOT_CACHE_DIR")
-    if configured is not None:
-        return Path(configured) / "checked" if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "triagebot" / "checked"
+    """checked/ in the user's cache folder (collectors.parsed_cache.cache_root); None when caching is off."""
+    root = cache_root()
+    return root / "checked" if root is not None else None
 
 
 @functools.cache

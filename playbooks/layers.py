@@ -16,7 +16,7 @@ from typing import Any, get_args
 
 import jinja2
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 from playbooks.loader import CompiledPlaybook
 from playbooks.problems import Problem
 from playbooks.report import Finding, Layer, Narrowing
@@ -37,7 +37,7 @@ class LayerSpec:
 
 def load_layers(path: Path = LAYERS_FILE) -> list[LayerSpec]:
     """The layers in the documents' order; raises ValueError on a malformed file (a packaging error)."""
-    data = safe_load(path.read_text(encoding="utf-8"))
+    data = load_file(path)
     entries = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a mapping with a `layers` list")

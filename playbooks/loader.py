@@ -69,8 +69,9 @@ def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlay
     except ValidationError as err:
         return None, [_schema_problem(name, lines, data, dict(e)) for e in err.errors()]
     file_key = checked.key(text) if trust_checked else ""
-    problems = [] if trust_checked and checked.passed(file_key) else _semantic_problems(spec, path, lines)
-    compiled = _compile(spec, name, lines, problems)
+    trusted = trust_checked and checked.passed(file_key)
+    problems = [] if trusted else _semantic_problems(spec, path, lines)
+    compiled = _compile(spec, name, lines, problems, trusted=trusted)
     if any(p.severity == "error" for p in problems):
         return None, problems
     if trust_checked and not problems:
@@ -158,6 +159,11 @@ def _discrimination_problems(h: Hypothesis, name: str, where: int) -> list[Probl
     problems += [Problem(name, where, f"discriminating fact {fact!r} of {h.id!r} is not tested by its likely")
                  for fact in h.discriminating if fact in VOCABULARY and fact not in tested]
     for clause in top_level_clauses(h.likely):
+        try:  # each alternative may run alone, as part of the playbook's derived trigger
+            compile_predicate(clause)
+        except CelError as err:
+            problems.append(Problem(name, where, f"likely of {h.id!r}: alternative {clause!r} does not compile "
+                                                 f"alone: {err}"))
         if not set(referenced_names(clause)[0]) & set(h.discriminating):
             problems.append(Problem(name, where, f"likely of {h.id!r} can hold on {clause!r}, which tests none of "
                                                  f"its discriminating facts ({', '.join(h.discriminating)})"))
@@ -201,7 +207,12 @@ def _with_paths(hypotheses: list[Hypothesis], base: tuple[str | int, ...]
     return out
 
 
-def _predicate(source: str, file: str, line: int, problems: list[Problem]) -> Predicate | None:
+def _predicate(source: str, file: str, line: int, problems: list[Problem], *, trusted: bool = False
+               ) -> Predicate | None:
+    """The predicate, checked (it compiles, it names known facts); a trusted file's is compiled when first
+    evaluated, as it compiled when its text passed every check."""
+    if trusted:
+        return Predicate(source)
     try:
         predicate = compile_predicate(source)
     except CelError as err:
@@ -212,8 +223,9 @@ def _predicate(source: str, file: str, line: int, problems: list[Problem]) -> Pr
     return predicate
 
 
-def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem]) -> CompiledPlaybook | None:
-    trigger = _predicate(spec.trigger, file, lines.line(("trigger",)), problems)
+def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem], *, trusted: bool = False
+             ) -> CompiledPlaybook | None:
+    trigger = _predicate(spec.trigger, file, lines.line(("trigger",)), problems, trusted=trusted)
 
     def build(h: Hypothesis, path: tuple[str | int, ...]) -> CompiledHypothesis:
         predicates: dict[str, Predicate] = {}
@@ -222,7 +234,7 @@ def _compile(spec: Playbook, file: str, lines: LineMap, problems: list[Problem])
             source = getattr(h, key)
             if source is not None:
                 where[key] = lines.line((*path, key))
-                compiled = _predicate(source, file, where[key], problems)
+                compiled = _predicate(source, file, where[key], problems, trusted=trusted)
                 if compiled is not None:
                     predicates[key] = compiled
         children = [build(c, (*path, "children", i)) for i, c in enumerate(h.children)]
@@ -256,7 +268,8 @@ def derived_trigger(spec: Playbook, hypotheses: list[CompiledHypothesis],
         telling = set(node.spec.discriminating) - quiet
         for clause in top_level_clauses(node.spec.likely):
             if telling & set(referenced_names(clause)[0]):
-                out.setdefault(" ".join(clause.split()), compile_predicate(clause))
+                # Compiled when first evaluated: lint compiles every alternative (_likely_problems).
+                out.setdefault(" ".join(clause.split()), Predicate(clause))
     return tuple(out.values())
 
 
@@ -307,4 +320,4 @@ def symptom_trigger(symptom: str) -> Predicate:
     (line signals, stated facts, access-log and alert catalogs) name, per entry, the symptom it is evidence of, and
     the parsers report it as `evidence.symptoms`. So "which messages mean this symptom" is data beside the message,
     not a clause written into each playbook's trigger."""
-    return compile_predicate(f'"{symptom}" in evidence.symptoms')
+    return Predicate(f'"{symptom}" in evidence.symptoms')  # compiled when first evaluated: fixed text

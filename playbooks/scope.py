@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.factset import FactSet
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 from playbooks.cel_expr import Predicate, activation, compile_predicate
 from playbooks.report import Level, Scope, ScopeAnswer
 
@@ -35,7 +35,7 @@ class Question:
 
 def load_questions(path: Path = SCOPE_FILE) -> list[Question]:
     """The questions, narrowest layer first; raises ValueError on a malformed file (a packaging error)."""
-    data = safe_load(path.read_text(encoding="utf-8"))
+    data = load_file(path)
     levels = data.get("levels") if isinstance(data, dict) else None
     if not isinstance(levels, list):
         raise ValueError(f"{path}: expected a mapping with a `levels` list")

@@ -9,6 +9,8 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from collectors.parsed_cache import remembered
+
 
 class _Placeholder(jinja2.Undefined):
     """A missing variable renders as <name>, so a check stays readable when the subject is partial."""
@@ -49,9 +51,18 @@ def check_template(source: str) -> None:
             raise jinja2.TemplateSyntaxError(f"no {kind} named {node.name!r}", node.lineno)
 
 
+# What the code Jinja generates for a text depends on, besides the text: its version and the environment's syntax
+# options (filters are looked up when rendering).
+_CODE_KIND = "jinja:" + repr((jinja2.__version__, type(ENV).__name__, ENV.autoescape, ENV.keep_trailing_newline,
+                              ENV.trim_blocks, ENV.lstrip_blocks, ENV.newline_sequence, ENV.optimized))
+
+
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
-    return ENV.from_string(source)
+    """The template; the Python code Jinja generates from its text is remembered in the user's cache (as Jinja's
+    own bytecode cache does for file templates): generating it is most of what showing a check costs a CLI run."""
+    code = remembered(_CODE_KIND, source, ENV.compile)
+    return ENV.template_class.from_code(ENV, code, ENV.make_globals(None), None)
 
 
 def render(source: str, variables: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ from typing import Any
 
 import yaml
 
+from collectors.parsed_cache import remembered
 from collectors.yaml_safe import LOADER
 
 Path_ = tuple[str | int, ...]
@@ -15,8 +16,8 @@ _LOADER = LOADER
 class LineMap:
     """Maps a path of keys and indexes (as pydantic reports it) to a 1-based line."""
 
-    def __init__(self) -> None:
-        self._lines: dict[Path_, int] = {}
+    def __init__(self, lines: dict[Path_, int] | None = None) -> None:
+        self._lines: dict[Path_, int] = lines if lines is not None else {}
 
     def record(self, path: Path_, line: int) -> None:
         self._lines.setdefault(path, line)
@@ -31,15 +32,20 @@ class LineMap:
 
 
 def load_with_lines(text: str) -> tuple[Any, LineMap]:
-    """Parse one YAML document; raises yaml.YAMLError with a mark on bad syntax."""
+    """Parse one YAML document; raises yaml.YAMLError with a mark on bad syntax. A text parsed before comes from
+    the user's cache (collectors/parsed_cache.py): playbooks are parsed at every start."""
+    data, lines = remembered("yaml-with-lines", text, _parse)
+    return data, LineMap(lines)
+
+
+def _parse(text: str) -> tuple[Any, dict[Path_, int]]:
     loader = _LOADER(text)
     try:  # one parse: the node tree gives the lines, and the same tree is turned into data
         node = loader.get_single_node()
         lines = LineMap()
-        if node is None:
-            return None, lines
-        _walk(node, (), lines)
-        return loader.construct_document(node), lines
+        if node is not None:
+            _walk(node, (), lines)
+        return (None if node is None else loader.construct_document(node)), lines._lines
     finally:
         loader.dispose()
 

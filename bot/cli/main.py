@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 import textwrap
@@ -207,6 +208,10 @@ _OUT_OF_MEMORY = (b"triagebot: error: out of memory: this input needs more memor
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Start-up makes tens of thousands of long-lived objects (modules, classes, catalogs, compiled patterns), and
+    # with the collector's default first threshold (700) its 120 passes were a tenth of a one-line `analyze`'s
+    # CPU; collecting after every 10,000 allocations instead makes it 17 passes and a third of the time.
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     try:
         return _main(argv)
     except MemoryError:

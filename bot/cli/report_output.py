@@ -7,8 +7,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from bot.cli.errors import OutputError
-from bot.render.markdown import render_markdown
-from bot.render.terminal import render_terminal
 from playbooks.report import Report
 
 if TYPE_CHECKING:
@@ -37,6 +35,8 @@ def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = Fal
             data["recurrence"] = recurrence.to_json()
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif fmt == "markdown":
+        from bot.render.markdown import render_markdown  # each format loads its own renderer (JSON needs none)
+
         sys.stdout.write(render_markdown(report))
         if narrative is not None:
             from bot.render.narrative import narrative_markdown
@@ -47,6 +47,8 @@ def emit(report: Report, fmt: str, *, summary: bool = False, explain: bool = Fal
 
             sys.stdout.write("\n" + recurrence_markdown(recurrence))
     else:
+        from bot.render.terminal import render_terminal  # rich, for the terminal only
+
         render_terminal(report, explain=explain)
         if narrative is not None:
             from bot.render.narrative import print_narrative

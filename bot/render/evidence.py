@@ -12,10 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from collectors.text import find_spans
 from collectors.vocabulary import spec
+from collectors.yaml_safe import load_file
 from drills.sources import label, sources_for_fact
 from playbooks.report import Evidence, HypothesisResult, Report, expressions
 
@@ -45,7 +44,7 @@ class Said:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    loaded = yaml.safe_load(_SENTENCES.read_text(encoding="utf-8")) or {}
+    loaded = load_file(_SENTENCES) or {}
     return dict(loaded)
 
 

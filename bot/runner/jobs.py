@@ -41,13 +41,13 @@ from bot.render.memory.recurrence import slack_payload
 from bot.render.slack_assist import narrative_payload
 from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound
-from collectors.live.collect import LiveAccess
 from collectors.models import Artifact, Target
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 
 if TYPE_CHECKING:
     from bot.runner.triage import Triage
+    from collectors.live.collect import LiveAccess  # the Kubernetes client: loaded by the first triage
 
 log = logging.getLogger("triagebot.jobs")
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "access_logs.yaml"
 Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb", "traefik", "app"]
@@ -45,7 +45,7 @@ class CompiledFormat:
 @cache
 def formats() -> tuple[CompiledFormat, ...]:
     """Every format, compiled once per process, in the catalog's order (richest first)."""
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of formats")
     return tuple(CompiledFormat(AccessLogFormat.model_validate(entry)) for entry in raw)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "alert_forms.yaml"
 
@@ -38,7 +38,7 @@ class CompiledForm:
 @cache
 def forms() -> tuple[CompiledForm, ...]:
     """Every form, compiled once per process, in catalog order."""
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     entries = raw.get("forms") if isinstance(raw, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"{_CATALOG}: expected a mapping with a `forms` list")

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "alert_labels.yaml"
 _INT = re.compile(r"^\s*(\d{1,4})\s*$")
@@ -80,7 +80,7 @@ class LabelCatalog(BaseModel):
 
 @cache
 def catalog() -> LabelCatalog:
-    return LabelCatalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+    return LabelCatalog.model_validate(load_file(_CATALOG))
 
 
 @cache

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "alerts.yaml"
 
@@ -47,7 +47,7 @@ class AlertCatalog(BaseModel):
 @cache
 def load_rules() -> tuple[AlertRule, ...]:
     """The rules in file order (read once)."""
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     return AlertCatalog.model_validate(raw).rules
 
 

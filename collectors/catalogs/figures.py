@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "figures.yaml"
 
@@ -76,7 +76,7 @@ def normalise(name: str) -> str:
 
 @cache
 def catalog() -> Catalog:
-    return Catalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+    return Catalog.model_validate(load_file(_CATALOG))
 
 
 @cache

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "load_reports.yaml"
 
@@ -47,7 +47,7 @@ class Catalog(BaseModel):
 
 @cache
 def catalog() -> Catalog:
-    return Catalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+    return Catalog.model_validate(load_file(_CATALOG))
 
 
 @cache

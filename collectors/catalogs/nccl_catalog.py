@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from collectors.catalogs.upstream import UpstreamWording
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "nccl.yaml"
 
@@ -47,7 +47,7 @@ class Catalog(BaseModel):
 @cache
 def catalog() -> Catalog:
     """The catalog, loaded and checked once per process: unknown facts are an error."""
-    loaded = Catalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+    loaded = Catalog.model_validate(load_file(_CATALOG))
     unknown = sorted({name for m in loaded.messages for name in m.facts if name not in VOCABULARY})
     if unknown:
         raise ValueError(f"{_CATALOG.name}: unknown facts {unknown}")

@@ -17,7 +17,7 @@ import re2
 from pydantic import Field
 
 from collectors.catalogs.upstream import UpstreamWording
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOGS = (Path(__file__).parent / "network.yaml", Path(__file__).parent / "proxies.yaml")
 # Keys an entry shares with signals.yaml; the rest say where the wording comes from.
@@ -51,7 +51,7 @@ class NetworkEntry(UpstreamWording):
 def entries() -> tuple[NetworkEntry, ...]:
     out: list[NetworkEntry] = []
     for catalog in _CATALOGS:
-        raw = safe_load(catalog.read_text(encoding="utf-8"))
+        raw = load_file(catalog)
         if not isinstance(raw, list):
             raise ValueError(f"{catalog}: expected a list of entries")
         out += [NetworkEntry.model_validate(entry) for entry in raw]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 # The bundled query files sit beside the playbooks (the top-level playbooks package), found by path: collectors
 # never import playbooks.
@@ -292,7 +292,7 @@ def query_files(directory: Path = QUERY_DIR) -> list[Path]:
 
 def load_catalog(directory: Path = QUERY_DIR) -> QueryCatalog:
     """Every query file of a folder as one catalog; raises ValueError listing the problems of a broken one."""
-    files = [(p.name, safe_load(p.read_text(encoding="utf-8"))) for p in query_files(directory)]
+    files = [(p.name, load_file(p)) for p in query_files(directory)]
     catalog, problems = read_catalog(files)
     if problems:
         raise ValueError("; ".join(f"{p.file}: {'.'.join(map(str, p.path))}: {p.message}" for p in problems))

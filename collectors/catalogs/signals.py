@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.catalogs import network
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "signals.yaml"
 
@@ -55,13 +55,18 @@ class CompiledSignal:
         self.spec = spec
         # Facts that take nothing from the line: once the signal fires, later lines add nothing.
         self.constant = bool(spec.facts) and not any("{" in str(v) for v in spec.facts.values())
-        self.regex: Any = re2.compile(spec.pattern)  # google-re2 ships no type hints
+
+    @cached_property
+    def regex(self) -> Any:  # google-re2 ships no type hints
+        """Compiled when a line first holds one of its hints: a paste shows few of the catalog's messages, and
+        compiling all 240 cost every run tens of milliseconds (tests/unit/parsers/test_signals.py compiles each)."""
+        return re2.compile(self.spec.pattern)
 
 
 @cache
 def signals() -> tuple[CompiledSignal, ...]:
     """Every signal, compiled once per process."""
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of signals")
     # The CNI and network-client messages live in their own catalog, with their upstream sources (network.yaml).
@@ -88,6 +93,12 @@ def signals_by_hint(skip: frozenset[str] = frozenset()) -> dict[str, tuple[Compi
 
 
 @cache
-def signal_patterns() -> dict[str, Any]:
-    """Signal id -> its compiled pattern: where in a line a signal read, for the stated reader's negation test."""
-    return {s.spec.id: s.regex for s in signals()}
+def _by_id() -> dict[str, CompiledSignal]:
+    return {s.spec.id: s for s in signals()}
+
+
+def signal_pattern(signal_id: str) -> Any:
+    """A signal's compiled pattern, None for an unknown id: where in a line a signal read, for the stated reader's
+    negation test."""
+    found = _by_id().get(signal_id)
+    return found.regex if found is not None else None

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.catalogs.xid import load_catalog
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "stated.yaml"
 _HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
@@ -93,7 +93,7 @@ class CompiledTerm:
 
 @cache
 def stated_terms() -> tuple[CompiledTerm, ...]:
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list")
     return tuple(CompiledTerm(StatedTerm.model_validate(entry)) for entry in raw)

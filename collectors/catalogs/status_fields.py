@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "status_fields.yaml"
 
@@ -46,7 +46,7 @@ class StatusCatalog(BaseModel):
 
 @cache
 def catalog() -> StatusCatalog:
-    return StatusCatalog.model_validate(safe_load(_CATALOG.read_text(encoding="utf-8")))
+    return StatusCatalog.model_validate(load_file(_CATALOG))
 
 
 @cache

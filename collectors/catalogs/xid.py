@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "xid.yaml"
 
@@ -36,7 +36,7 @@ class XidEntry(BaseModel):
 
 @cache
 def _entries() -> dict[int, XidEntry]:
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     if not isinstance(raw, dict):
         raise ValueError(f"{_CATALOG}: expected a mapping of Xid code to entry")
     return {int(code): XidEntry(code=int(code), **fields) for code, fields in raw.items()}

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from collectors.parsers.sink import FactSink
-from collectors.yaml_safe import safe_load
+from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "train_logs.yaml"
 # A line longer than this is not a step line; it is not searched (keeps the work per line bounded).
@@ -34,7 +34,7 @@ class StepFormat:
 
 @cache
 def _catalog() -> tuple[tuple[StepFormat, ...], tuple[str, ...]]:
-    raw = safe_load(_CATALOG.read_text(encoding="utf-8"))
+    raw = load_file(_CATALOG)
     steps = tuple(StepFormat(e["id"], e["hint"], re.compile(e["pattern"])) for e in raw["step_timings"])
     warnings = tuple(str(w) for e in raw["few_workers_warnings"] for w in e["needles"])
     return steps, warnings

@@ -12,7 +12,7 @@ import bisect
 import re
 from collections.abc import Iterable
 
-from collectors.catalogs.signals import signal_patterns
+from collectors.catalogs.signals import signal_pattern
 from collectors.catalogs.stated import CompiledTerm, stated_terms
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
 from collectors.parsers.text.needles import scan, utf8
@@ -169,7 +169,7 @@ def _match_denied(line: str, parser: str) -> bool:
     """The text the line signal matched sits in a negated clause ("there is no service in fail-fast"): for the facts
     whose value the line does not spell (a normalised kind, a symptom), which _denied cannot find."""
     found = _SIGNAL_ID.search(parser)
-    regex = signal_patterns().get(found.group(1)) if found else None
+    regex = signal_pattern(found.group(1)) if found else None
     match = regex.search(line) if regex is not None else None
     if match is None:
         return False

@@ -34,7 +34,7 @@ def modules_after(*argv: str, tmp_path: Path) -> tuple[int, set[str]]:
 def test_version_loads_no_models_parsers_or_clients(tmp_path: Path) -> None:
     count, heavy = modules_after("--version", tmp_path=tmp_path)
     assert heavy == set()
-    assert count < 150  # the interpreter's own start and argparse: about 110
+    assert count < 130  # the interpreter's own start and argparse: about 120
 
 
 def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -> None:
@@ -42,4 +42,24 @@ def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -
     evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
     count, heavy = modules_after("analyze", str(evidence), tmp_path=tmp_path)
     assert heavy == {"pydantic", "rich", "jinja2", "yaml", "cel"}
-    assert count < 500  # about 445 with every parser; was 711 when every command loaded everything
+    assert count < 490  # about 475 with every parser; was 711 when every command loaded everything
+
+
+def test_json_output_loads_no_terminal_renderer(tmp_path: Path) -> None:
+    evidence = tmp_path / "one.txt"
+    evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
+    count, heavy = modules_after("analyze", str(evidence), "--format", "json", tmp_path=tmp_path)
+    assert heavy == {"pydantic", "jinja2", "yaml", "cel"}  # rich is for the terminal only
+    assert count < 440  # about 420
+
+
+def test_the_slack_bots_start_loads_no_kubernetes_client(tmp_path: Path) -> None:
+    # What `serve` imports before it listens (benchmarks/bench_startup.py SERVE_IMPORTS): the Kubernetes client
+    # comes with the first triage (bot/context.py builds LiveAccess on first use).
+    script = ("import json, sys\nimport uvicorn, bot.context, bot.server, bot.slack.app\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                          timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    names = json.loads(done.stdout.splitlines()[-1])
+    assert not {n for n in names if n.split(".")[0] == "kubernetes"}
+    assert len(names) < 1450  # about 1,400; 2,090 when the Kubernetes client's models loaded at start

@@ -68,6 +68,11 @@ AWAITING_A_PASTE = {
 }
 
 
+def test_every_signal_pattern_compiles() -> None:
+    # Patterns compile when first needed (collectors/catalogs/signals.py), so a bad one must fail here.
+    assert all(s.regex.groups >= 0 for s in signals())
+
+
 @pytest.mark.parametrize("signal", signals(), ids=lambda s: s.spec.id)
 def test_every_signal_matches_a_real_line_or_an_upstream_wording(signal: object) -> None:
     spec = signal.spec  # type: ignore[attr-defined]
