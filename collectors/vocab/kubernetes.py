@@ -70,6 +70,9 @@ FACTS: list[FactSpec] = [
              "a startup probe guards the liveness probe; false when the pod spec was read and has none", "any"),
     # scheduling
     FactSpec("scheduling.failed", "bool", "a FailedScheduling event was seen", "any"),
+    FactSpec("scheduling.resolved", "bool",
+             "every pod with a FailedScheduling event was placed afterwards (a later Scheduled event, \"Successfully "
+             "assigned <ns>/<pod> to <node>\"): the wait was transient", "any"),
     FactSpec("scheduling.reasons", "list[str]",
              "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
              "insufficient-other, untolerated-taint, node-affinity, pod-affinity, topology-spread, unbound-pvc, "

@@ -117,8 +117,9 @@ class EventFacts:
         self.record_reasons = record_reasons
         self.pulls = PullErrors()
         self._reasons: set[str] = set()
-        # FailedScheduling per object, withdrawn when a later Scheduled event shows the pod was placed after all.
+        # FailedScheduling per object, and the objects a later Scheduled event shows were placed after all.
         self._unscheduled: dict[str | None, EventRecord] = {}
+        self._placed: dict[str | None, EventRecord] = {}
         # Image pulls per object: started and not finished yet, and finished.
         self.pulls_open: dict[str | None, EventRecord] = {}
         self.pulls_done: dict[str | None, EventRecord] = {}
@@ -149,7 +150,8 @@ class EventFacts:
             self.sink.add("events.reasons", [written], *ev.span(), self.subject)
         handler = _EVENT_HANDLERS.get(reason)
         if reason == "Scheduled":
-            self._unscheduled.pop(subject, None)
+            if subject in self._unscheduled:
+                self._placed[subject] = ev
         elif handler is not None:
             handler(self, ev, subject)
         elif reason in _NODE_CONDITION_EVENTS:
@@ -162,8 +164,9 @@ class EventFacts:
             self.add("container.restart_backoff", True, ev, subject)
 
     def unscheduled(self, ev: EventRecord, subject: str | None) -> None:
-        """A FailedScheduling event; it counts unless a later Scheduled event for the object follows."""
+        """A FailedScheduling event; a later Scheduled event for the object resolves it."""
         self._unscheduled.setdefault(subject, ev)
+        self._placed.pop(subject, None)  # failing again after it was placed: the failure holds again
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
@@ -174,6 +177,14 @@ class EventFacts:
                 self.add("image.pulling", False, ev, subject)
         for subject, ev in self._unscheduled.items():
             self.add("scheduling.failed", True, ev, subject)
+        # Every pod that failed to schedule was placed afterwards: the wait is over (a claim bound, a node joined).
+        # Cited from the first failure to the last placement, so a reader that read any line between for
+        # scheduling facts keeps the say (signals.without_repeats).
+        if self._unscheduled and self._placed.keys() >= self._unscheduled.keys():
+            start = min(ev.span()[0] for ev in self._unscheduled.values())
+            end = max(ev.span()[1] for ev in self._placed.values())
+            if not self.sink.has("scheduling.resolved", True, None):
+                self.sink.add("scheduling.resolved", True, start, end, None)
         for subject, ev in self.scaled_to_zero.items():
             self.add("rollout.recent" if subject in self.scaled_up else "rollout.scaled_to_zero", True, ev, subject)
 
@@ -194,6 +205,13 @@ def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) 
         facts.add("scheduling.message", ev.message, ev, subject)
     for name, value in scheduling_facts(ev.message):
         facts.add(name, value, ev, subject)
+
+
+def _not_triggered(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """The cluster-autoscaler's NotTriggerScaleUp: it looks only at pods the scheduler left unschedulable, so the
+    pod waits. Its reasons are counted in node groups and say why no node was added, not why the nodes refused
+    the pod, so they are not read as the scheduler's."""
+    facts.unscheduled(ev, subject)
 
 
 def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
@@ -324,6 +342,7 @@ def _not_schedulable(facts: EventFacts, ev: EventRecord, subject: str | None) ->
 
 _EVENT_HANDLERS = {
     "FailedScheduling": _failed_scheduling,
+    "NotTriggerScaleUp": _not_triggered,
     "FailedCreate": _failed_create,
     "Pending": _kueue_pending,
     "Evicted": _evicted,

@@ -264,9 +264,16 @@ _MAX_COUNTED = 8192
 _PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
 
 
-def reason_node_counts(message: str) -> list[tuple[str, int]]:
+# A node-role taint keeps workloads off the control plane (kubeadm's node-role.kubernetes.io/master before 1.24,
+# control-plane from 1.20), Rancher's etcd and controlplane roles, and OpenShift's infra nodes: a pod ruled out
+# there is the cluster working as set up, not the reason it waits.
+_ROLE_TAINT = re.compile(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
+
+
+def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, int]]:
     """(normalised reason, nodes it rules out) from a FitError message, the most nodes first (ties keep the
-    message's order). Empty when the message gives no counts."""
+    message's order). Empty when the message gives no counts. With `by_design` False, the nodes ruled out by a
+    node-role taint (control plane, etcd, infra) are left out of the counts."""
     start = _COUNTED_FROM.search(message)
     if start is None:
         return _per_node_counts(message)
@@ -282,6 +289,8 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
                  if (after := _COUNT_AFTER.fullmatch(part)) is not None]
     counts: dict[str, int] = {}
     for text, count in pairs:
+        if not by_design and _ROLE_TAINT.search(text):
+            continue
         for reason in scheduling_reasons(text):
             counts[reason] = counts.get(reason, 0) + count
     total = nodes_total(message)
@@ -307,8 +316,11 @@ def scheduling_facts(message: str) -> list[tuple[str, object]]:
         out.append(("scheduling.reasons", reasons))
     if counted := reason_node_counts(message):
         out.append(("scheduling.reason_nodes", [f"{reason}={count}" for reason, count in counted]))
-        top = counted[0][1]
-        out.append(("scheduling.leading_reasons", [reason for reason, count in counted if count == top]))
+        # The nodes kept for the control plane or infrastructure are off limits to workloads by design; the
+        # reason that leads is the one that rules out the most of the nodes the pod was meant for.
+        weighed = reason_node_counts(message, by_design=False) or counted
+        top = weighed[0][1]
+        out.append(("scheduling.leading_reasons", [reason for reason, count in weighed if count == top]))
     return out
 
 
