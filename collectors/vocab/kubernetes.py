@@ -113,6 +113,10 @@ FACTS: list[FactSpec] = [
              "the kubelet's eviction message says the container it ranked first was using more than it requested "
              "(so the pod was not Guaranteed)", "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
+    FactSpec("image.library_repository", "bool",
+             "a pull refused as denied-or-missing names a repository under Docker Hub's docker.io/library/ (a bare "
+             "name such as \"pull access denied for myapp\"), where every repository is public: it does not exist "
+             "there (an image built locally and never pushed, a typo)", "any"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
              "whether the repository is missing or private), timeout, unreachable (the registry's name does not "

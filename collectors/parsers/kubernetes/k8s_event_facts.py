@@ -20,6 +20,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     eviction_resource,
     image_name,
     is_pull_message,
+    library_repository,
     missing_refs,
     pressure_condition,
     pull_error_kind,
@@ -38,6 +39,7 @@ class _Pull:
     start: int
     end: int
     subject: str | None
+    library: bool = False
 
 
 class PullErrors:
@@ -61,12 +63,16 @@ class PullErrors:
         if (text, subject) in self._messages:
             return  # the same failure repeats every back-off period; the first report is the citation
         self._messages.add((text, subject))
-        self._seen.append(_Pull(pull_error_kind(text), image_name(text), *span(), subject))
+        kind = pull_error_kind(text)
+        library = kind == "denied-or-missing" and library_repository(text)
+        self._seen.append(_Pull(kind, image_name(text), *span(), subject, library))
 
     def flush(self, sink: FactSink) -> None:
         specific = self._distinct([p for p in self._seen if p.kind != "other"])
         for p in specific or self._seen[:1]:
             sink.add("image.pull_error", p.kind, p.start, p.end, p.subject)
+            if p.library:
+                sink.add("image.library_repository", True, p.start, p.end, p.subject)
             if p.image:
                 sink.add("image.name", p.image, p.start, p.end, p.subject)
         if not specific:

@@ -344,13 +344,11 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown|blob unknown"
                              r"|(?:MANIFEST|NAME|BLOB)_UNKNOWN|is not present with pull policy of Never", re.I)),
     # "pull access denied, repository does not exist or may require authorization": the registry will not say
-    # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
-    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
-                             r"pull access denied for [^\s,/]+, repository does not exist")),
-    # moby always goes on ", repository does not exist or may require 'docker login'" after a namespaced
-    # repository, so the message says it even when a paste cuts it short.
+    # which (image.library_repository tells the case where it can only mean "does not exist"). moby always goes on
+    # ", repository does not exist or may require 'docker login'" after "pull access denied for <repository>", so
+    # the message says it even when a paste cuts it short.
     ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')"
-                                     r"|pull access denied for [^\s,/]+/[^\s,]+")),
+                                     r"|pull access denied for [^\s,]+")),
     # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
     ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
     # The tag exists, but not for this node's platform (docker's and containerd's wording): no image to run here.
@@ -369,6 +367,17 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # The closing quote may be gone: a pasted line loses it when the quote ends the line.
 _IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|$)""")
+
+
+# A bare repository name is Docker Hub's docker.io/library/<name> (distribution/reference's normalisation), where
+# every repository is public: a registry that answers "denied or missing" there can only mean it does not exist.
+_LIBRARY_DENIED = re.compile(r"docker\.io/library/[^\s\"'/]+\"?: pull access denied"
+                             r"|pull access denied for [^\s,/]+(?:,|$)")
+
+
+def library_repository(text: str) -> bool:
+    """True when a pull refused as denied-or-missing names a repository under docker.io/library/."""
+    return _LIBRARY_DENIED.search(text) is not None
 
 
 def is_pull_message(text: str) -> bool:
