@@ -130,3 +130,53 @@ def test_describe_events_keep_the_failure_and_say_it_resolved() -> None:
     facts = facts_of(EVENTS)
     assert facts["scheduling.failed"] is True and facts["scheduling.resolved"] is True
     assert facts["scheduling.reasons"] == ["insufficient-cpu"]
+
+
+# https://github.com/equinixmetal-archive/csi-packet/issues/48 (the kubelet/k3s log in the issue description, a run
+# of lines from the middle): the scheduler waits six seconds for the claim, then the volume is attached.
+CLAIM_BEING_PROVISIONED = "\n".join([
+    "Oct 08 09:50:39 k1.ovrclk.net k3s[11703]: E1008 09:50:39.811161   11703 factory.go:678] Error scheduling "
+    "akash-sanity-1570528238/sanity-pod: pod has unbound immediate PersistentVolumeClaims; retrying",
+    "Oct 08 09:50:39 k1.ovrclk.net k3s[11703]: E1008 09:50:39.820339   11703 scheduler.go:485] error selecting node "
+    "for pod: pod has unbound immediate PersistentVolumeClaims",
+    'Oct 08 09:50:45 k1.ovrclk.net k3s[11703]: I1008 09:50:45.226291   11703 event.go:258] Event(v1.ObjectReference{'
+    'Kind:"PersistentVolumeClaim", Namespace:"akash-sanity-1570528238", Name:"sanity-pvc", UID:"b71827b4-9e13-43f7-'
+    '80a8-efbf446bb6bb", APIVersion:"v1", ResourceVersion:"653", FieldPath:""}): type: \'Normal\' reason: '
+    '\'ExternalProvisioning\' waiting for a volume to be created, either by external provisioner "net.packet.csi" '
+    "or manually created by system administrator",
+    "Oct 08 09:50:45 k1.ovrclk.net k3s[11703]: E1008 09:50:45.417645   11703 factory.go:678] Error scheduling "
+    "akash-sanity-1570528238/sanity-pod: pod has unbound immediate PersistentVolumeClaims; retrying",
+    "Oct 08 09:50:45 k1.ovrclk.net k3s[11703]: E1008 09:50:45.417671   11703 scheduler.go:485] error selecting node "
+    "for pod: pod has unbound immediate PersistentVolumeClaims",
+])
+
+
+def test_a_claim_wait_of_a_few_seconds_is_no_pending_pod() -> None:
+    facts = facts_of(CLAIM_BEING_PROVISIONED)
+    assert facts["scheduling.reasons"] == ["unbound-pvc"]
+    assert "scheduling.failed" not in facts
+
+
+# kube-scheduler's klog line (pkg/scheduler/factory.go MakeDefaultErrorFunc, 1.11-1.18) with sample values.
+KLOG = Template("E0108 ${clock}.954949       1 factory.go:660] Error scheduling ${ns}/${pod}: pod has unbound "
+                "immediate PersistentVolumeClaims; retrying")
+
+
+@pytest.mark.parametrize(("clocks", "waits"), [
+    (["22:07:45", "22:07:47", "22:07:50"], False),  # seconds: a claim being provisioned
+    (["22:07:45", "22:07:50", "22:08:48"], True),   # a minute and more: the claim does not bind
+])
+def test_a_claim_wait_counts_when_it_lasts(clocks: list[str], waits: bool) -> None:
+    text = "\n".join(KLOG.substitute(clock=c, ns="default", pod="kafka-0") for c in clocks)
+    assert ("scheduling.failed" in facts_of(text)) is waits
+
+
+def test_a_repeated_claim_wait_event_counts() -> None:
+    row = ("  Warning  FailedScheduling  16s (x13 over 6m)  default-scheduler  pod has unbound immediate "
+           "PersistentVolumeClaims")
+    assert facts_of(row)["scheduling.failed"] is True
+
+
+def test_another_reason_beside_the_claim_still_counts() -> None:
+    text = "0/3 nodes are available: 3 pod has unbound immediate PersistentVolumeClaims, 2 Insufficient cpu."
+    assert facts_of(text)["scheduling.failed"] is True
