@@ -152,7 +152,9 @@ def _emit_names(sink: FactSink, alerts: list[_Alert], where: _Locator) -> None:
         if alert.name not in names:
             names.add(alert.name)
             sink.add("alert.names", [alert.name], line)
-        symptom = symptom_for(alert.name, alert.labels)
+        # A resolved alert is the all-clear: it names the alert, not a symptom that still holds (the webhook's own
+        # triage names its playbooks from the alert, whatever its status).
+        symptom = symptom_for(alert.name, alert.labels) if alert.status != "resolved" else None
         if symptom and symptom not in symptoms:
             symptoms.add(symptom)
             sink.add("alert.symptoms", [symptom], line)
