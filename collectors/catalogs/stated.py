@@ -31,6 +31,9 @@ class StatedTerm(BaseModel):
     # The pattern lets words in between ("latency of each request gradually increases"): a negation among them
     # denies the match too ("p99 latency never went up", "requests are not waiting in the queue").
     deny_inside: bool = False
+    # The normalised value the words stand for, when the fact holds a kind rather than the words ("rate-limited"
+    # for image.pull_error, however the throttling is said).
+    value: str | None = None
     terms: tuple[str, ...] = ()
     pattern: str | None = None
     hints: tuple[str, ...] = ()

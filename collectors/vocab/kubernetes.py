@@ -73,6 +73,9 @@ FACTS: list[FactSpec] = [
              "a startup probe guards the liveness probe; false when the pod spec was read and has none", "any"),
     # scheduling
     FactSpec("scheduling.failed", "bool", "a FailedScheduling event was seen", "any"),
+    FactSpec("scheduling.resolved", "bool",
+             "every pod with a FailedScheduling event was placed afterwards (a later Scheduled event, \"Successfully "
+             "assigned <ns>/<pod> to <node>\"): the wait was transient", "any"),
     FactSpec("scheduling.reasons", "list[str]",
              "normalised FailedScheduling reasons: insufficient-gpu, insufficient-cpu, insufficient-memory, "
              "insufficient-other, untolerated-taint, node-affinity, pod-affinity, topology-spread, unbound-pvc, "
@@ -113,6 +116,10 @@ FACTS: list[FactSpec] = [
              "the kubelet's eviction message says the container it ranked first was using more than it requested "
              "(so the pod was not Guaranteed)", "any"),
     FactSpec("eviction.resource", "str", "resource the node was low on when it evicted", example="memory"),
+    FactSpec("image.library_repository", "bool",
+             "a pull refused as denied-or-missing names a repository under Docker Hub's docker.io/library/ (a bare "
+             "name such as \"pull access denied for myapp\"), where every repository is public: it does not exist "
+             "there (an image built locally and never pushed, a typo)", "any"),
     FactSpec("image.pull_error", "str",
              "normalised image pull failure: not-found, unauthorized, denied-or-missing (the registry will not say "
              "whether the repository is missing or private), timeout, unreachable (the registry's name does not "

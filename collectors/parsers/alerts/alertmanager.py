@@ -96,9 +96,10 @@ def _cut_payload(text: str) -> list[Any]:
         except (ValueError, RecursionError):
             break
         alerts.append(alert)
-    if not alerts:
-        return []
     status = _GROUP_STATUS.search(text, 0, start.start())
+    if not alerts and status is None:
+        return []
+    # With every alert cut off, the envelope's own status (firing while any of its alerts fires) still stands.
     return [{"alerts": alerts, **({"status": status.group(1)} if status else {})}]
 
 
@@ -151,7 +152,9 @@ def _emit_names(sink: FactSink, alerts: list[_Alert], where: _Locator) -> None:
         if alert.name not in names:
             names.add(alert.name)
             sink.add("alert.names", [alert.name], line)
-        symptom = symptom_for(alert.name, alert.labels)
+        # A resolved alert is the all-clear: it names the alert, not a symptom that still holds (the webhook's own
+        # triage names its playbooks from the alert, whatever its status).
+        symptom = symptom_for(alert.name, alert.labels) if alert.status != "resolved" else None
         if symptom and symptom not in symptoms:
             symptoms.add(symptom)
             sink.add("alert.symptoms", [symptom], line)
@@ -197,6 +200,8 @@ def _read(sink: FactSink, text: str) -> None:
     alerts = _alerts(payloads, where)
     if not alerts:
         sink.problem("the Alertmanager payload holds no alert with an alertname label")
+        # The group's status is the envelope's (Alertmanager's and Grafana's webhook), whatever its alerts hold.
+        _emit_status(sink, payloads, alerts, where)
         return
     _emit_names(sink, alerts, where)
     _emit_status(sink, payloads, alerts, where)

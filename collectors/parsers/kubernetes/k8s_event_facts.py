@@ -20,6 +20,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     eviction_resource,
     image_name,
     is_pull_message,
+    library_repository,
     missing_refs,
     mount_blocked,
     pressure_condition,
@@ -39,6 +40,7 @@ class _Pull:
     start: int
     end: int
     subject: str | None
+    library: bool = False
 
 
 class PullErrors:
@@ -62,12 +64,16 @@ class PullErrors:
         if (text, subject) in self._messages:
             return  # the same failure repeats every back-off period; the first report is the citation
         self._messages.add((text, subject))
-        self._seen.append(_Pull(pull_error_kind(text), image_name(text), *span(), subject))
+        kind = pull_error_kind(text)
+        library = kind == "denied-or-missing" and library_repository(text)
+        self._seen.append(_Pull(kind, image_name(text), *span(), subject, library))
 
     def flush(self, sink: FactSink) -> None:
         specific = self._distinct([p for p in self._seen if p.kind != "other"])
         for p in specific or self._seen[:1]:
             sink.add("image.pull_error", p.kind, p.start, p.end, p.subject)
+            if p.library:
+                sink.add("image.library_repository", True, p.start, p.end, p.subject)
             if p.image:
                 sink.add("image.name", p.image, p.start, p.end, p.subject)
         if not specific:
@@ -118,8 +124,9 @@ class EventFacts:
         self.record_reasons = record_reasons
         self.pulls = PullErrors()
         self._reasons: set[str] = set()
-        # FailedScheduling per object, withdrawn when a later Scheduled event shows the pod was placed after all.
+        # FailedScheduling per object, and the objects a later Scheduled event shows were placed after all.
         self._unscheduled: dict[str | None, EventRecord] = {}
+        self._placed: dict[str | None, EventRecord] = {}
         # Image pulls per object: started and not finished yet, and finished.
         self.pulls_open: dict[str | None, EventRecord] = {}
         self.pulls_done: dict[str | None, EventRecord] = {}
@@ -152,7 +159,8 @@ class EventFacts:
             self._fed.add(key)
         handler = _EVENT_HANDLERS.get(reason)
         if reason == "Scheduled":
-            self._unscheduled.pop(subject, None)
+            if subject in self._unscheduled:
+                self._placed[subject] = ev
         elif handler is not None:
             handler(self, ev, subject)
         elif reason in _NODE_CONDITION_EVENTS:
@@ -165,8 +173,9 @@ class EventFacts:
             self.add("container.restart_backoff", True, ev, subject)
 
     def unscheduled(self, ev: EventRecord, subject: str | None) -> None:
-        """A FailedScheduling event; it counts unless a later Scheduled event for the object follows."""
+        """A FailedScheduling event; a later Scheduled event for the object resolves it."""
         self._unscheduled.setdefault(subject, ev)
+        self._placed.pop(subject, None)  # failing again after it was placed: the failure holds again
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
@@ -177,6 +186,14 @@ class EventFacts:
                 self.add("image.pulling", False, ev, subject)
         for subject, ev in self._unscheduled.items():
             self.add("scheduling.failed", True, ev, subject)
+        # Every pod that failed to schedule was placed afterwards: the wait is over (a claim bound, a node joined).
+        # Cited from the first failure to the last placement, so a reader that read any line between for
+        # scheduling facts keeps the say (signals.without_repeats).
+        if self._unscheduled and self._placed.keys() >= self._unscheduled.keys():
+            start = min(ev.span()[0] for ev in self._unscheduled.values())
+            end = max(ev.span()[1] for ev in self._placed.values())
+            if not self.sink.has("scheduling.resolved", True, None):
+                self.sink.add("scheduling.resolved", True, start, end, None)
         for subject, ev in self.scaled_to_zero.items():
             self.add("rollout.recent" if subject in self.scaled_up else "rollout.scaled_to_zero", True, ev, subject)
 
@@ -197,6 +214,13 @@ def _failed_scheduling(facts: EventFacts, ev: EventRecord, subject: str | None) 
         facts.add("scheduling.message", ev.message, ev, subject)
     for name, value in scheduling_facts(ev.message):
         facts.add(name, value, ev, subject)
+
+
+def _not_triggered(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    """The cluster-autoscaler's NotTriggerScaleUp: it looks only at pods the scheduler left unschedulable, so the
+    pod waits. Its reasons are counted in node groups and say why no node was added, not why the nodes refused
+    the pod, so they are not read as the scheduler's."""
+    facts.unscheduled(ev, subject)
 
 
 def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
@@ -334,6 +358,7 @@ def _not_schedulable(facts: EventFacts, ev: EventRecord, subject: str | None) ->
 
 _EVENT_HANDLERS = {
     "FailedScheduling": _failed_scheduling,
+    "NotTriggerScaleUp": _not_triggered,
     "FailedCreate": _failed_create,
     "Pending": _kueue_pending,
     "Evicted": _evicted,

@@ -274,9 +274,16 @@ _MAX_COUNTED = 8192
 _PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
 
 
-def reason_node_counts(message: str) -> list[tuple[str, int]]:
+# A node-role taint keeps workloads off the control plane (kubeadm's node-role.kubernetes.io/master before 1.24,
+# control-plane from 1.20), Rancher's etcd and controlplane roles, and OpenShift's infra nodes: a pod ruled out
+# there is the cluster working as set up, not the reason it waits.
+_ROLE_TAINT = re.compile(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
+
+
+def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, int]]:
     """(normalised reason, nodes it rules out) from a FitError message, the most nodes first (ties keep the
-    message's order). Empty when the message gives no counts."""
+    message's order). Empty when the message gives no counts. With `by_design` False, the nodes ruled out by a
+    node-role taint (control plane, etcd, infra) are left out of the counts."""
     start = _COUNTED_FROM.search(message)
     if start is None:
         return _per_node_counts(message)
@@ -292,6 +299,8 @@ def reason_node_counts(message: str) -> list[tuple[str, int]]:
                  if (after := _COUNT_AFTER.fullmatch(part)) is not None]
     counts: dict[str, int] = {}
     for text, count in pairs:
+        if not by_design and _ROLE_TAINT.search(text):
+            continue
         for reason in scheduling_reasons(text):
             counts[reason] = counts.get(reason, 0) + count
     total = nodes_total(message)
@@ -317,8 +326,11 @@ def scheduling_facts(message: str) -> list[tuple[str, object]]:
         out.append(("scheduling.reasons", reasons))
     if counted := reason_node_counts(message):
         out.append(("scheduling.reason_nodes", [f"{reason}={count}" for reason, count in counted]))
-        top = counted[0][1]
-        out.append(("scheduling.leading_reasons", [reason for reason, count in counted if count == top]))
+        # The nodes kept for the control plane or infrastructure are off limits to workloads by design; the
+        # reason that leads is the one that rules out the most of the nodes the pod was meant for.
+        weighed = reason_node_counts(message, by_design=False) or counted
+        top = weighed[0][1]
+        out.append(("scheduling.leading_reasons", [reason for reason, count in weighed if count == top]))
     return out
 
 
@@ -342,13 +354,11 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"not found|manifest unknown|NotFound|name unknown|blob unknown"
                              r"|(?:MANIFEST|NAME|BLOB)_UNKNOWN|is not present with pull policy of Never", re.I)),
     # "pull access denied, repository does not exist or may require authorization": the registry will not say
-    # which. Under docker.io/library/ every repository is public, so there it can only mean "does not exist".
-    ("not-found", re.compile(r"docker\.io/library/[^\s\"']+\"?: pull access denied, repository does not exist|"
-                             r"pull access denied for [^\s,/]+, repository does not exist")),
-    # moby always goes on ", repository does not exist or may require 'docker login'" after a namespaced
-    # repository, so the message says it even when a paste cuts it short.
+    # which (image.library_repository tells the case where it can only mean "does not exist"). moby always goes on
+    # ", repository does not exist or may require 'docker login'" after "pull access denied for <repository>", so
+    # the message says it even when a paste cuts it short.
     ("denied-or-missing", re.compile(r"repository does not exist or may require (?:authorization|'docker login')"
-                                     r"|pull access denied for [^\s,/]+/[^\s,]+")),
+                                     r"|pull access denied for [^\s,]+")),
     # A malformed reference never reaches a registry: the image-not-found hypothesis covers it.
     ("not-found", re.compile(r"invalid reference format|couldn't parse image (?:name|reference)")),
     # The tag exists, but not for this node's platform (docker's and containerd's wording): no image to run here.
@@ -367,6 +377,17 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # The closing quote may be gone: a pasted line loses it when the quote ends the line.
 _IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|$)""")
+
+
+# A bare repository name is Docker Hub's docker.io/library/<name> (distribution/reference's normalisation), where
+# every repository is public: a registry that answers "denied or missing" there can only mean it does not exist.
+_LIBRARY_DENIED = re.compile(r"docker\.io/library/[^\s\"'/]+\"?: pull access denied"
+                             r"|pull access denied for [^\s,/]+(?:,|$)")
+
+
+def library_repository(text: str) -> bool:
+    """True when a pull refused as denied-or-missing names a repository under docker.io/library/."""
+    return _LIBRARY_DENIED.search(text) is not None
 
 
 def is_pull_message(text: str) -> bool:

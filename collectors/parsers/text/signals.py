@@ -17,6 +17,7 @@ from collectors.parsers.contract import guarded
 from collectors.parsers.kubernetes.k8s_common import DedupSink
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
 from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
+from collectors.parsers.kubernetes.k8s_messages import scheduling_reasons
 from collectors.parsers.text.needles import scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY
@@ -71,6 +72,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     budget: dict[str, int] = {}
     fired: dict[int, str] = {}  # line -> the first signal that read it, for each fact's `parser`
     xids: list[tuple[int, int]] = []  # (line, code) of every Xid code a signal read
+    fed_failures: list[tuple[int, str]] = []  # (line, message) of every FailedScheduling a signal read
     for index, hints in candidate_lines(text, skip).items():
         line = lines[index][:MAX_LINE]
         # In catalog order, whatever order the line's hints were found in: which signal reads a line first (and so
@@ -85,9 +87,13 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
                 budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
                 fired.setdefault(index + 1, signal.spec.id)
                 _apply(signal, m, index + 1, lines, sink, events, by_reader, xids)
+                if signal.spec.event == "FailedScheduling":
+                    fed_failures.append((index + 1, m.groupdict().get("message") or m.group(0)))
     events.finish()
     _primary_xids(sink, xids)
     result = sink.done()
+    if _a_passing_claim_wait(lines, fed_failures):
+        result.facts = [f for f in result.facts if f.name != "scheduling.failed"]
     result.facts = [_read_by(f, fired, "") for f in result.facts]
     for kind, numbers in by_reader.items():
         sub = _only(artifact, lines, numbers, ArtifactKind(kind))
@@ -95,6 +101,29 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
         name = reader.__module__.rsplit(".", 1)[-1]
         result.facts += [_read_by(f, fired, name) for f in guarded(reader, sub).facts]
     return result
+
+
+# A clock time on the line: klog's "E1227 13:25:39.219980", an ISO or syslog timestamp.
+_CLOCK = re.compile(r"(?:^|[\sT\[*])(\d\d):(\d\d):(\d\d)\b")
+_REPEATED = re.compile(r"\(x\d+ over \d")
+# Waiting longer than this for a claim to bind is more than provisioning a volume takes.
+_CLAIM_WAIT_SECONDS = 30
+
+
+def _a_passing_claim_wait(lines: list[str], failures: list[tuple[int, str]]) -> bool:
+    """Every scheduling failure read from bare lines is the VolumeBinding plugin's "unbound immediate
+    PersistentVolumeClaims", seen at one moment. The scheduler says it for every pod whose claim the volume
+    controller has not bound yet, which is how each StatefulSet pod with a dynamically provisioned claim starts
+    (kubernetes#86669, tektoncd/pipeline#899); it retries when the claim binds. It shows a pod that waits only when
+    it lasts: the event's repeat count ("(x13 over 6m)") or the lines' clock times over more than half a minute."""
+    if not failures or any(scheduling_reasons(message) != ["unbound-pvc"] for _, message in failures):
+        return False
+    said = [lines[number - 1] for number, _ in failures]
+    if any(_REPEATED.search(line) for line in said):
+        return False
+    seconds = [int(h) * 3600 + int(m) * 60 + int(sec) for line in said if (c := _CLOCK.search(line))
+               for h, m, sec in [c.groups()]]
+    return not seconds or max(seconds) - min(seconds) < _CLAIM_WAIT_SECONDS
 
 
 def _read_by(fact: Fact, fired: dict[int, str], reader: str) -> Fact:

@@ -226,6 +226,8 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     kind = VOCABULARY[term.spec.fact].type
     if kind == "bool":
         return True  # the term itself is the observation (the NCCL watchdog timed out)
+    if term.spec.value is not None:
+        return [term.spec.value] if kind.startswith("list") else term.spec.value
     if term.spec.terms:
         raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
                                None)

@@ -10,6 +10,7 @@ from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes import events
 from collectors.parsers.kubernetes.k8s_messages import (
     eviction_resource,
+    library_repository,
     nodes_total,
     pull_error_kind,
     scheduling_reasons,
@@ -181,12 +182,12 @@ PULLS = [
     # The registry will not say whether the repository is missing or private...
     ("pull access denied for acme/private, repository does not exist or may require 'docker login'",
      "denied-or-missing"),
-    # ...but a one-part name is an official docker.io/library image, and those are all public (real text:
-    # carvel-dev/kapp-controller#378 and nigelpoulton/ckad#22).
+    # ...nor for a one-part name (an official docker.io/library image, all public: image.library_repository says
+    # that, below; real text: carvel-dev/kapp-controller#378 and nigelpoulton/ckad#22).
     ("Error response from daemon: pull access denied for kbld, repository does not exist or may require 'docker "
-     "login': denied: requested access to the resource is denied", "not-found"),
+     "login': denied: requested access to the resource is denied", "denied-or-missing"),
     ('failed to resolve reference "docker.io/library/ckad:blue": pull access denied, repository does not exist or '
-     "may require authorization: server message: insufficient_scope: authorization failed", "not-found"),
+     "may require authorization: server message: insufficient_scope: authorization failed", "denied-or-missing"),
     ('couldn\'t parse image name "images:ubuntu/24.04": invalid reference format', "not-found"),
     # cilium/image-tools#61: the tag has no build for the node's platform.
     ("rpc error: code = Unknown desc = no matching manifest for linux/arm/v7 in the manifest list entries",
@@ -205,6 +206,22 @@ PULLS = [
 @pytest.mark.parametrize(("message", "kind"), PULLS)
 def test_pull_error_kind(message: str, kind: str) -> None:
     assert pull_error_kind(message) == kind
+
+
+@pytest.mark.parametrize(("message", "library"), [
+    (PULLS[4][0], True),
+    (PULLS[5][0], True),
+    # kubernetes/website#14257, the whole pasted line
+    ('Failed to pull image "rmeuser-auth:latest": rpc error: code = Unknown desc = Error response from daemon: pull '
+     "access denied for rmeuser-auth, repository does not exist or may require 'docker login'", True),
+    # cut right after the repository: moby always goes on with ", repository does not exist ..."
+    ("Error response from daemon: pull access denied for kbld", True),
+    ("pull access denied for acme/private, repository does not exist or may require 'docker login'", False),
+    ('failed to resolve reference "docker.io/acme/app:1": pull access denied, repository does not exist or may '
+     "require authorization", False),
+])
+def test_a_denial_under_the_library_namespace(message: str, library: bool) -> None:
+    assert library_repository(message) is library
 
 
 @pytest.mark.parametrize(("message", "resource"), [

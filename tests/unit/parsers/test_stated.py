@@ -130,7 +130,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-named-util-figure": ("on the V100 the utilization at 5%", 5.0),
                "gpu-named-util-swings": ("on the A100 the utilization fluctuating", True),
                "gpu-util-varies-from-zero": ("with GPU usage that becomes 0 every few seconds", True),
-               "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0)}
+               "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
+               "pull-rate-limited": ("rate-limited pulling its image", "rate-limited")}
     return samples[term.spec.id]
 
 
@@ -204,3 +205,22 @@ def test_notready_is_read_for_a_node_not_for_a_pod() -> None:
     # Rule test: NotReady is a state of pods and containers too; only a sentence about a node gives the condition.
     assert read_stated(_paste("Two of the pods are stuck in NotReady after the rollout.")).facts == []
     assert [f.value for f in read_stated(_paste("The worker is NotReady since the reboot.")).facts] == [["NotReady"]]
+
+
+# Pulls throttled by the registry, said in words (stated.yaml pull-rate-limited).
+THROTTLED = [
+    # https://github.com/kubernetes/kubernetes/issues/103643 (the issue's title)
+    ("Pods in CreateContainerConfigError keep pulling image / exceed docker hub rate limit", "rate-limited"),
+    # https://github.com/kubernetes/kubernetes/issues/103643 (the same thread: what the reporter expected instead)
+    ("I would expect the pod to crash loop backoff on CreateContainerConfigError and therefore does not exceed docker "
+     "hub rate limit.", None),
+    # A limit stated is not a pull throttled; throttling of something other than a pull is not a pull error.
+    ("Docker Hub's rate limit is 100 pulls per 6 hours for anonymous users.", None),
+    ("Our CI jobs are rate-limited by the GitHub API after a few hundred calls.", None),
+    ("Is the image pull rate-limited by nvcr.io?", None),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), THROTTLED)
+def test_a_throttled_pull_said_in_words(text: str, kind: str | None) -> None:
+    assert _stated(text).get("image.pull_error") == kind

@@ -90,7 +90,7 @@ REAL = [
           'Failed to pull image "suedostcargo-web": Error response from daemon: pull access denied for '
           'suedostcargo-web, '
           "repository does not exist or may require 'docker login': denied: requested access to the resource is denied",
-          "image-pull", {"image.pull_error": "not-found"}),
+          "image-pull", {"image.pull_error": "denied-or-missing", "image.library_repository": True}),
     # The OCI distribution API's codes as the registry answered them, relayed by a client that was pulling.
     Paste("registry-manifest-unknown-api-error", "https://github.com/fsouza/go-dockerclient/issues/488",
           "API error (500): manifest unknown: manifest unknown",

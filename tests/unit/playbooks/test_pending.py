@@ -20,6 +20,9 @@ def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
     [
         ({"pod.phase": "Pending"}, True),
         ({"scheduling.failed": True}, True),
+        # The pod was placed after its FailedScheduling: a transient wait, not a pending pod.
+        ({"scheduling.failed": True, "scheduling.resolved": True}, False),
+        ({"scheduling.failed": True, "scheduling.resolved": True, "pod.phase": "Pending"}, True),
         ({"quota.exceeded": True}, True),
         ({"pods.pending": ["w-2"]}, True),
         ({"alert.symptoms": ["pending"]}, True),
