@@ -71,8 +71,10 @@ SOCKET_ERRORS: tuple[tuple[str, str], ...] = (
 # Resolver failures without a more specific message: only counted when nothing above matched.
 _RESOLVER_FALLBACK = ("getaddrinfo", "gai error")
 # A socket error only counts on a line about rendezvous or NCCL, not on an app's unrelated HTTP call.
-_DIST_CONTEXT = ("NCCL", "nccl", "socket", "Socket", "c10d", "torch.distributed", "Dist", "store", "Store",
+_DIST_CONTEXT = ("NCCL", "nccl", "socket", "Socket", "c10d", "torch.distributed", "Dist",
                  "rendezvous", "Rendezvous", "ootstrap", "gai error", "Connect to", "ProcessGroup", "gloo", "Gloo")
+# c10d's store ("TCPStore", "the store"), but not a service whose name ends in it ("feature-store", "kv_store").
+_STORE = re.compile(r"(?:TCP|File|Hash|Prefix)Store|(?<![\w-])[Ss]tore\b")
 # NCCL's own "Connect to <addr> failed" is capitalised; curl's "Failed to connect to" and telnet's "Unable to connect
 # to remote host" are clients (collectors/catalogs/network.yaml reads them as client.errors), not rendezvous.
 # A resolver or socket error at the bottom of a traceback through the rendezvous is the rendezvous's.
@@ -256,7 +258,7 @@ def _socket_error(scan: Scan, line: str, n: int) -> None:
 
 def _in_dist_context(scan: Scan, line: str, n: int) -> bool:
     """The line, or the traceback just above it, is about rendezvous or NCCL (not an app's own HTTP call)."""
-    if any(word in line for word in _DIST_CONTEXT):
+    if any(word in line for word in _DIST_CONTEXT) or _STORE.search(line):
         return True
     above = scan.lines[max(0, n - 1 - _CONTEXT_LINES): n - 1]
     return any(word in earlier for earlier in above for word in _TRACEBACK_CONTEXT)

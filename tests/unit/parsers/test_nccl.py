@@ -122,6 +122,10 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
     ("torch.distributed.DistNetworkError: Connection reset by peer", {("nccl.errors", ("connection-reset",))}),
     # the same words from an unrelated HTTP client are not NCCL's problem
     ("requests.exceptions.ConnectionError: HTTPConnectionPool(host='wandb', port=80): Connection refused", set()),
+    # urllib3's NewConnectionError (urllib3/connection.py) for a service named like a store is the app's own call
+    ("urllib3.exceptions.NewConnectionError: <urllib3.connection.HTTPConnection object at 0x7f3a2c1d9e50>: Failed to "
+     "establish a new connection: [Errno -2] Name or service not known (host='feature-store')", set()),
+    ("RuntimeError: TCPStore connect failed: Connection refused", {("nccl.errors", ("connection-refused",))}),
     ("$ kubectl logs trainer-0 | grep 'Connection refused'", set()),
     # settings and transports
     ("NCCL_SOCKET_IFNAME=net1", {("nccl.socket_ifname", "net1")}),
