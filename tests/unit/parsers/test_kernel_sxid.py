@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from collectors.catalogs.sxid import unit_of, units
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import kernel
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
 
 
 def run(text: str) -> ParseResult:
@@ -84,3 +86,9 @@ def test_unit_outside_the_documented_blocks_is_none() -> None:
 @given(st.text(max_size=400))
 def test_garbage_never_raises(text: str) -> None:
     run(text)
+
+
+def test_an_sxid_asked_about_in_prose_is_no_sxid_line() -> None:
+    text = "What does SXid 12028 mean? Our NVSwitch fabric manager docs list fatal error 20034 too.\n"
+    names = {f.name for a in artifacts_from_text(text, "paste") for f in parse_artifact(a).facts}
+    assert "nvswitch.sxid_codes" not in names
