@@ -4,6 +4,10 @@ from collectors.vocab.spec import FactSpec
 
 FACTS: list[FactSpec] = [
     FactSpec("xid.codes", "list[int]", "distinct NVIDIA Xid codes seen", "union", "[79]"),
+    FactSpec("nvswitch.sxid_codes", "list[int]",
+             "distinct NVSwitch SXid codes seen (10000 and up): the switch driver's `nvidia-nvswitch<N>: SXid` "
+             "kernel lines and the fabric manager's `detected NVSwitch fatal error` lines; "
+             "collectors/catalogs/sxid.yaml names each code's switch unit", "union", "[24007]"),
     FactSpec("xid.primary_codes", "list[int]",
              "Xid codes that are not usually an after-effect of another error (45 is excluded)", "union"),
     FactSpec("xid.count", "int", "Xid lines seen", "sum"),

@@ -104,6 +104,10 @@ FACTS: list[FactSpec] = [
     FactSpec("train.loader_few_workers", "bool",
              "the training framework warned that a DataLoader has few worker processes for the CPUs available "
              "(PyTorch Lightning's 'does not have many workers which may be a bottleneck')", "any"),
+    FactSpec("train.loader_workers_suggested", "int",
+             "the worker count the few-workers warning suggests: the CPUs the machine can give the loader "
+             "('try 16 which is the number of cpus', '`num_workers=47`'); 2 or fewer leaves no CPUs to add", "max",
+             "16"),
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),

@@ -33,11 +33,12 @@ class StepFormat:
 
 
 @cache
-def _catalog() -> tuple[tuple[StepFormat, ...], tuple[str, ...]]:
+def _catalog() -> tuple[tuple[StepFormat, ...], tuple[str, ...], tuple[re.Pattern[str], ...]]:
     raw = load_file(_CATALOG)
     steps = tuple(StepFormat(e["id"], e["hint"], re.compile(e["pattern"])) for e in raw["step_timings"])
     warnings = tuple(str(w) for e in raw["few_workers_warnings"] for w in e["needles"])
-    return steps, warnings
+    suggested = tuple(re.compile(e["suggested"]) for e in raw["few_workers_warnings"] if e.get("suggested"))
+    return steps, warnings, suggested
 
 
 def step_formats() -> tuple[StepFormat, ...]:
@@ -46,6 +47,15 @@ def step_formats() -> tuple[StepFormat, ...]:
 
 def few_workers_needles() -> tuple[str, ...]:
     return _catalog()[1]
+
+
+def suggested_workers(lines: list[str]) -> int | None:
+    """The worker count a few-workers warning suggests, from its line and the two after it (None if unsaid)."""
+    text = " ".join(line[:_MAX_LINE] for line in lines[:3])
+    for rx in _catalog()[2]:
+        if (m := rx.search(text)) is not None:
+            return int(m.group("n") or m.group("m"))
+    return None
 
 
 def data_wait(line: str) -> float | None:
@@ -75,3 +85,5 @@ def emit(sink: FactSink, lines: list[str]) -> None:
         sink.add("train.data_wait_ratio", last[0], last[1])
     if warned is not None:
         sink.add("train.loader_few_workers", True, warned)
+        if (count := suggested_workers(lines[warned - 1:warned + 2])) is not None:
+            sink.add("train.loader_workers_suggested", count, warned)

@@ -51,7 +51,8 @@ _KERNEL_SHAPE = re.compile(
 
 # Messages only the kernel prints, recognisable without any prefix.
 _KERNEL_MESSAGE = re.compile(
-    r"NVRM: |\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
+    r"NVRM: |\bnvidia-nvswitch\d{0,3}: SXid \(|\bdetected NVSwitch (?:non-)?fatal error \d|"
+    r"\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
     r"nf_conntrack: ?(?:nf_conntrack: ?)?table full|^INFO: task .{1,80}? blocked for more than|"
     r"^net_ratelimit: \d+ callbacks"
 )
@@ -63,6 +64,11 @@ _XID = re.compile(
 )
 # An Xid line whose PCI address was elided when pasted ("Xid (PCI:...): 145"): the code still counts.
 _XID_NO_BDF = re.compile(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
+# NVSwitch SXids (collectors/catalogs/sxid.yaml): the driver's "nvidia-nvswitch3: SXid (PCI:0000:aa:00.0): 24007,
+# ..." and the fabric manager's "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id ...". The
+# codes start at 10000, so five digits keep a GPU Xid or a stray number out.
+_SXID = re.compile(r"\bnvidia-nvswitch\d{0,3}: SXid \([^)]{0,40}\):\s*(?P<code>[1-3]\d{4})\b"
+                   r"|\bdetected NVSwitch (?:non-)?fatal error (?P<fm>[1-3]\d{4})\b")
 _CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
 _XID_LIKE = re.compile(r"NVRM: Xid\b|\bXid \(")
 _GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
@@ -88,7 +94,7 @@ _HUNG_TASK = re.compile(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")
 _COMMAND = re.compile(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
 
 # Cheap pre-check before the prefix-stripping regexes in claims_line.
-_MESSAGE_HINTS = ("NVRM", "oom", "of memory", "table full", "blocked for more", "net_ratelimit")
+_MESSAGE_HINTS = ("NVRM", "SXid", "NVSwitch", "oom", "of memory", "table full", "blocked for more", "net_ratelimit")
 
 
 @dataclass
@@ -100,6 +106,7 @@ class _Seen:
     xid_count: int = 0
     xid_last: int = 0
     xid_hosts: dict[str, tuple[int, str]] = field(default_factory=dict)  # host in the line's prefix -> first line
+    sxid_first: dict[int, tuple[int, str]] = field(default_factory=dict)  # NVSwitch code -> (line, message)
     gpu_lost: tuple[int, str] | None = None
     oom: tuple[int, str] | None = None
     oom_memcg: tuple[int, str] | None = None
@@ -152,7 +159,8 @@ def sniff(text: str) -> int:
         return 0
     claimed = sum(1 for ln in lines if claims_line(ln))
     score = round(95 * claimed / len(lines))
-    if any(_XID.search(ln) or _CONNTRACK_FULL.search(ln) or _OOM_KILL_LINE.search(ln) for ln in lines):
+    if any(_XID.search(ln) or _SXID.search(ln) or _CONNTRACK_FULL.search(ln) or _OOM_KILL_LINE.search(ln)
+           for ln in lines):
         score = max(score, 85)  # one unmistakable kernel message outweighs surrounding chatter
     return min(score, 100)
 
@@ -175,6 +183,8 @@ def _scan(lines: list[str]) -> _Seen:
         # Substring tests are an order of magnitude cheaper than regexes; almost every line fails all.
         if "Xid" in line:
             _scan_xid(line, number, seen)
+        if "SXid" in line or "NVSwitch" in line:
+            _scan_sxid(line, number, seen)
         if "off the bus" in line or "GPU is lost" in line or "dapter failed" in line:
             _scan_gpu_lost(line, number, seen)
         if "oom-kill" in line or "of memory: Kill" in line or "of memory (" in line or "result of limit" in line \
@@ -229,6 +239,14 @@ def _scan_xid(line: str, number: int, seen: _Seen) -> None:
     seen.bdf_first.setdefault(bdf, (number, msg))
     if code == 79 and seen.gpu_lost is None:
         seen.gpu_lost = (number, msg)
+
+
+def _scan_sxid(line: str, number: int, seen: _Seen) -> None:
+    if _COMMAND.search(line):
+        return
+    m = _SXID.search(line)
+    if m:
+        seen.sxid_first.setdefault(int(m.group("code") or m.group("fm")), (number, message(line)))
 
 
 def _scan_gpu_lost(line: str, number: int, seen: _Seen) -> None:
@@ -305,6 +323,8 @@ def _emit(sink: FactSink, seen: _Seen) -> None:
     for problem in seen.problems:
         sink.problem(problem)
     _emit_xids(sink, seen)
+    for code, (number, msg) in seen.sxid_first.items():
+        sink.add("nvswitch.sxid_codes", [code], number, text=msg)
     if seen.gpu_lost:
         sink.add("gpu.fallen_off_bus", True, seen.gpu_lost[0], text=seen.gpu_lost[1])
     _emit_oom(sink, seen)

@@ -56,7 +56,22 @@ def test_a_real_imagenet_log_reads_the_last_running_average() -> None:
 
 
 def test_a_real_lightning_warning_is_read() -> None:
-    assert facts(NEMO_1204) == {"train.loader_few_workers": True}
+    assert facts(NEMO_1204, ArtifactKind.CONTAINER_LOG) == {
+        "train.loader_few_workers": True, "train.loader_workers_suggested": 32}
+
+
+@pytest.mark.parametrize(("template", "count"), list(zip(WARNING_TEMPLATES, [32, 47], strict=True)))
+def test_the_suggested_worker_count_is_read_from_both_wordings(template: str, count: int) -> None:
+    assert facts(template, ArtifactKind.CONTAINER_LOG)["train.loader_workers_suggested"] == count
+
+
+def test_a_wrapped_warning_reads_the_count_from_the_next_line() -> None:
+    # Lightning 2.x's wording on a one-CPU machine, wrapped where the paste wrapped it.
+    lines = ["data_connector.py:441: The 'val_dataloader' does not have many workers which may be a bottleneck.",
+             "Consider increasing the value of the `num_workers` argument` to `num_workers=1` in the `DataLoader`"]
+    read = facts("\n".join(lines), ArtifactKind.CONTAINER_LOG)
+    assert read["train.loader_workers_suggested"] == 1
+    assert train_log.suggested_workers(["the loader is slow, try 16 workers"]) is None
 
 
 @pytest.mark.parametrize("line", [
