@@ -60,6 +60,7 @@ _NEGATED = re.compile(
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+_QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
 _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
@@ -184,7 +185,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     out: list[object] = []
     for match in term.regex.finditer(sentence):
         said_to = match.end() if term.spec.deny_inside else match.start()
-        if _negated(sentence[:said_to]) or any(a <= match.start() < b for a, b in quoted):
+        if _negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
+                                               for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
         if about and about[-1] <= match.start() and all(_negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
@@ -192,6 +194,12 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
         if value is not None:
             out.append(value)
     return out
+
+
+def _only_term(quote: str, matched: str) -> bool:
+    """The quote holds the term and nothing else ("the pod is in `CrashLoopBackOff`", it sends "503 Service
+    Temporarily Unavailable"): the writer's own word set off, not a program's longer message quoted."""
+    return quote.strip(_QUOTE_MARKS).strip().lower() == matched.strip(_QUOTE_MARKS).strip().lower()
 
 
 def _said(term: CompiledTerm, sentence: str) -> list[tuple[str, object]]:
