@@ -241,6 +241,8 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
                                None)
     else:
         raw = groups.get("number") or groups.get("named")
+        if raw is not None and term.spec.mismatch and raw == (groups.get("other") or groups.get("other2")):
+            return None  # the two figures agree: nothing is mismatched
         if raw is not None and term.spec.lowest:
             raw = _lowest(raw)
     if raw is None:
