@@ -35,9 +35,10 @@ _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 # capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
-    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
-    r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S|\S\t")  # columns: a table or event row (two
-# spaces after a full stop or comma are a typist's habit, not a column)
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|\S\t")
+# Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
+_COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
+_GAP = re.compile(r" {2,}")
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -281,6 +282,8 @@ def _prose(line: str) -> bool:
         return False
     if (field is not None and _OUTPUT.match(line)) or _PROGRAM.search(line):
         return False
+    if _COLUMNS.search(line) and not _typed_gaps(line):
+        return False
     # Three words with one that only a sentence has ("pod keeps restarting", "the node went NotReady"): a short
     # sentence; a list of identifiers or a program's field has none of them.
     words = _TOKEN.findall(line)
@@ -288,6 +291,13 @@ def _prose(line: str) -> bool:
         return True
     # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
     return len(_IDEOGRAPHS.findall(line)) >= 8
+
+
+def _typed_gaps(line: str) -> bool:
+    """Double spaces typed inside long runs of prose ("My script is just as  https://... I  find  it's even slower"),
+    not a row's cells: most stretches between the gaps hold a sentence's worth of words (cells hold one to four)."""
+    cells = [len(_TOKEN.findall(cell)) for cell in _GAP.split(line.strip())]
+    return sum(n > 6 for n in cells) * 2 > len(cells)
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

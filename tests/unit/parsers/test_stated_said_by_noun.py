@@ -132,3 +132,23 @@ REAL = [
 @pytest.mark.parametrize(("url", "text", "expected"), REAL, ids=[r[0] for r in REAL])
 def test_a_real_sentence_is_read_as_said(url: str, text: str, expected: dict[str, object]) -> None:
     assert stated_facts(text) == expected, url
+
+
+@pytest.mark.parametrize(("sentence", "running"), [
+    ("I run the script successful on two machines and each of them has two gpus", True),
+    ("we ran the training job fine on one node", True),
+    ("I run the script with python train.py --epochs 10", None),  # how it is run, not that it ran
+    ("did you run the script successfully on both machines?", None),
+    ("we never ran the job successfully on this cluster", None),
+])
+def test_a_job_said_to_have_run_is_read(sentence: str, running: bool | None) -> None:
+    assert stated_facts(sentence).get("job.said_running") is running
+
+
+def test_double_spaces_typed_in_prose_are_no_columns_but_a_row_still_is() -> None:
+    # Rule tests (made-up lines): long runs of words between the gaps are a sentence typed with double spaces.
+    typed = ("Most of the time the GPU util is 0% while we train on two machines.  The training data  is read from a "
+             "shared NFS mount by every worker process")
+    assert stated_facts(typed).get("gpu.job_util_percent") == 0.0
+    row = "  Warning  BackOff  3m  kubelet  the pod is in CrashLoopBackOff and it keeps restarting"
+    assert stated_facts(row) == {}
