@@ -34,6 +34,9 @@ class StatedTerm(BaseModel):
     # The normalised value the words stand for, when the fact holds a kind rather than the words ("rate-limited"
     # for image.pull_error, however the throttling is said).
     value: str | None = None
+    # The pattern names two figures that should agree (a Service's targetPort, group `number` or `named`, and the
+    # port the container listens on, group `other` or `other2`): the value only when they differ.
+    mismatch: bool = False
     terms: tuple[str, ...] = ()
     pattern: str | None = None
     hints: tuple[str, ...] = ()

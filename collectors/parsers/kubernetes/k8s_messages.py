@@ -14,7 +14,9 @@ from collectors.catalogs.network import sandbox_kinds
 # ---- volumes (FailedMount, FailedAttachVolume) --------------------------------------------------------
 
 _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("multi-attach", re.compile(r"Multi-Attach error")),
+    # Its second half alone (the message cut or wrapped after the volume's name) says the same.
+    ("multi-attach", re.compile(r"Multi-Attach error|[Vv]olume is already (?:exclusively attached to one node"
+                                r"|used by pod\(s\))")),
     ("csi-driver-missing", re.compile(r"not found in the list of registered CSI drivers")),
     ("pvc-not-found", re.compile(r"persistentvolumeclaim \"[^\"]+\" not found", re.I)),
     ("secret-not-found", re.compile(r"\bsecrets? \"[^\"]+\" not found")),

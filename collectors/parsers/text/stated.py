@@ -35,9 +35,10 @@ _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 # capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
-    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
-    r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S|\S\t")  # columns: a table or event row (two
-# spaces after a full stop or comma are a typist's habit, not a column)
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|\S\t")
+# Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
+_COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
+_GAP = re.compile(r" {2,}")
 _WORD = re.compile(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
@@ -60,6 +61,7 @@ _NEGATED = re.compile(
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+_QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
 _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
@@ -184,7 +186,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     out: list[object] = []
     for match in term.regex.finditer(sentence):
         said_to = match.end() if term.spec.deny_inside else match.start()
-        if _negated(sentence[:said_to]) or any(a <= match.start() < b for a, b in quoted):
+        if _negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
+                                               for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
         if about and about[-1] <= match.start() and all(_negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
@@ -192,6 +195,12 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
         if value is not None:
             out.append(value)
     return out
+
+
+def _only_term(quote: str, matched: str) -> bool:
+    """The quote holds the term and nothing else ("the pod is in `CrashLoopBackOff`", it sends "503 Service
+    Temporarily Unavailable"): the writer's own word set off, not a program's longer message quoted."""
+    return quote.strip(_QUOTE_MARKS).strip().lower() == matched.strip(_QUOTE_MARKS).strip().lower()
 
 
 def _said(term: CompiledTerm, sentence: str) -> list[tuple[str, object]]:
@@ -233,6 +242,8 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
                                None)
     else:
         raw = groups.get("number") or groups.get("named")
+        if raw is not None and term.spec.mismatch and raw == (groups.get("other") or groups.get("other2")):
+            return None  # the two figures agree: nothing is mismatched
         if raw is not None and term.spec.lowest:
             raw = _lowest(raw)
     if raw is None:
@@ -271,6 +282,8 @@ def _prose(line: str) -> bool:
         return False
     if (field is not None and _OUTPUT.match(line)) or _PROGRAM.search(line):
         return False
+    if _COLUMNS.search(line) and not _typed_gaps(line):
+        return False
     # Three words with one that only a sentence has ("pod keeps restarting", "the node went NotReady"): a short
     # sentence; a list of identifiers or a program's field has none of them.
     words = _TOKEN.findall(line)
@@ -278,6 +291,13 @@ def _prose(line: str) -> bool:
         return True
     # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
     return len(_IDEOGRAPHS.findall(line)) >= 8
+
+
+def _typed_gaps(line: str) -> bool:
+    """Double spaces typed inside long runs of prose ("My script is just as  https://... I  find  it's even slower"),
+    not a row's cells: most stretches between the gaps hold a sentence's worth of words (cells hold one to four)."""
+    cells = [len(_TOKEN.findall(cell)) for cell in _GAP.split(line.strip())]
+    return sum(n > 6 for n in cells) * 2 > len(cells)
 
 
 def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -131,7 +131,12 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-named-util-swings": ("on the A100 the utilization fluctuating", True),
                "gpu-util-varies-from-zero": ("with GPU usage that becomes 0 every few seconds", True),
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
-               "pull-rate-limited": ("rate-limited pulling its image", "rate-limited")}
+               "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
+               "latency-increase-noun": ("hit by an increase in p99 latency", ["latency"]),
+               "service-address-failing": ("getting timeouts to the ClusterIP", ["service-unreachable"]),
+               "gpu-named-util-drops": ("on the A100 where the utilization drops", ["gpu-underutilized"]),
+               "target-port-mismatch": ("behind a target port of 8000 while the container listens on 80", "8000"),
+               "job-ran": ("proof that we ran the training job successfully", True)}
     return samples[term.spec.id]
 
 
