@@ -273,6 +273,13 @@ GANG_PASTES = [
     # https://github.com/kubernetes-sigs/scheduler-plugins/issues/364 (description): the scheduler's log.
     ('"PreFilter failed" err="pre-filter pod mysql-0 cannot find enough sibling pods, current pods number: 1, '
      'minMember of group: 5" pod="test/mysql-0"', 5),
+    # https://github.com/volcano-sh/volcano/issues/2462 (description): the PodGroup's status, its message folded.
+    ("  conditions:\n"
+     "  - lastTransitionTime: \"2022-08-25T09:28:19Z\"\n"
+     "    message: '12/8 tasks in gang unschedulable: pod group is not ready, 20 minAvailable,\n"
+     "      8 Running'\n"
+     "    reason: NotEnoughResources\n"
+     "    status: \"True\"\n", 20),
 ]
 
 
