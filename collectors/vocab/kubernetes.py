@@ -103,6 +103,9 @@ FACTS: list[FactSpec] = [
              "schedulingPolicy, schedulerName volcano, a Kueue queue label); false when the job spec was read "
              "and has none", "any"),
     FactSpec("gang.min_available", "int", "minAvailable of the pod group", "max"),
+    FactSpec("gang.unschedulable", "bool",
+             "a gang scheduler says the pod group as a whole cannot be placed yet (Volcano \"N/M tasks in gang "
+             "unschedulable\", coscheduling \"cannot find enough sibling pods\")", "any"),
     # events
     FactSpec("events.reasons", "list[str]", "distinct event reasons seen", "union", "BackOff"),
     FactSpec("eviction.seen", "bool", "the pod was evicted by the kubelet (not an OOM kill)", "any"),

@@ -92,8 +92,10 @@ class _Reader:
         self.last = 0
 
     def read(self, line: str, n: int) -> Request | None:
-        if '"' not in line and "] " not in line:
-            return None  # every catalogued format quotes the request line, but HAProxy's TCP log (its date)
+        if '"' not in line and "] " not in line and "'http_status:" not in line and not line.rstrip().endswith("ms"):
+            # every catalogued format quotes the request line, but HAProxy's TCP log (its date), timing-asgi's tags
+            # and Tornado's line (its time in ms last)
+            return None
         if line.lstrip().startswith("{"):
             return _from_json_line(line, n)
         if len(line) > _MAX_LINE:
@@ -139,8 +141,9 @@ def read_app_server_lines(sink: FactSink, lines: list[str]) -> None:
     specs = [f for f in text_formats() if f.spec.family == "app"]
     requests: list[Request] = []
     for n, line in enumerate(lines, 1):
-        if " HTTP/" not in line or len(line) > _MAX_LINE:
-            continue
+        if len(line) > _MAX_LINE or (" HTTP/" not in line and "'http_status:" not in line
+                                     and not line.rstrip().endswith("ms")):
+            continue  # uvicorn's and Werkzeug's request line, timing-asgi's tags, Tornado's time last
         data = line.encode("utf-8", "replace")
         found = next((r for f in specs if (m := f.regex.search(data)) is not None
                       and (r := _request(f, m, n)) is not None), None)

@@ -160,6 +160,10 @@ REAL = [
         "http.failure_kinds": ["app-error"]}),
     # https://github.com/ai-dynamo/dynamo/issues/4087 (description): vLLM's API server (uvicorn) behind its
     # process prefix, every request 200, then its stats line: read in the application's log, no error.
+    # https://github.com/kserve/kserve/issues/3478 (comment of 2024-02-27): KServe's timing-asgi lines for one
+    # predict request (wall, then cpu) before uvicorn's traceback: one request, answered 500 by the model server.
+    ("kserve-3478-timing-500.txt", {"http.error_statuses": [500], "http.failure_kinds": ["app-error"],
+                                    "http.failing_upstreams": ["kserve.io.kserve.protocol.rest.v1_endpoints.predict"]}),
     ("uvicorn-vllm-dynamo-4087-all-200.txt", {"http.requests": 3, "http.error_ratio": 0.0, "http.error_statuses": None,
                                               "serving.waiting_requests": 0}),
 ]
@@ -288,3 +292,31 @@ def test_an_app_logs_few_failed_request_lines_are_errors_not_a_rate() -> None:
     # Only 200s: read, no error.
     got = _app_log("200 OK", "200")
     assert (got.get("http.requests"), got.get("http.error_ratio"), got.get("http.error_statuses")) == (2, 0.0, None)
+
+
+def _app_line(spec_id: str, **values: str) -> str:
+    spec = next(s for s in CATALOG if s.id == spec_id)
+    return render(spec.syntax, spec.format, spec.sample | values)
+
+
+@pytest.mark.parametrize(("spec_id", "field"), [("tornado-access", "status"), ("werkzeug-access", "code"),
+                                                ("kserve-timing-asgi", "status")])
+def test_an_app_servers_request_lines_in_its_log_give_its_errors_and_its_successes_none(spec_id: str,
+                                                                                        field: str) -> None:
+    def read(*statuses: str) -> dict[str, Any]:
+        rows = [_app_line(spec_id, **{field: s}) for s in statuses]
+        log = "\n".join(["2026-11-28 10:00:00.001 1 root INFO [serve():136] starting server", *rows])
+        result = parse_artifact(Artifact(id="a", kind=ArtifactKind.CONTAINER_LOG, content=log))
+        return {f.name: f.value for f in result.facts}
+
+    assert read("503").get("http.error_statuses") == [503]
+    healthy = read("200", "200")
+    assert (healthy.get("http.requests"), healthy.get("http.error_statuses")) == (2, None)
+
+
+def test_lines_that_only_look_like_app_request_lines_are_not_requests() -> None:
+    # timing-asgi's cpu line repeats the wall line's request; prose about a status key; a ms figure with no request.
+    cpu = _app_line("kserve-timing-asgi").replace("time:wall", "time:cpu")
+    for text in (cpu, "Why does KServe log 'http_status:500' tags for my predictor?",
+                 "500 requests took 12.31ms", "step 500 loss 0.12 took 12.31ms"):
+        assert access_log.read_line(text, 1) is None, text

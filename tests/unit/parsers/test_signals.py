@@ -266,3 +266,33 @@ def test_a_logged_event_names_its_reason_but_a_bare_message_does_not() -> None:
                     "fieldPath=\"\" kind=\"Pod\" apiVersion=\"v1\" type=\"Normal\" reason=\"SandboxChanged\" "
                     "message=\"Pod sandbox changed, it will be killed and re-created.\"")
     assert logged["events.reasons"] == ["SandboxChanged"]
+
+
+# A gang scheduler's verdict on the whole group, as users pasted it.
+GANG_PASTES = [
+    # https://github.com/kubernetes-sigs/scheduler-plugins/issues/364 (description): the scheduler's log.
+    ('"PreFilter failed" err="pre-filter pod mysql-0 cannot find enough sibling pods, current pods number: 1, '
+     'minMember of group: 5" pod="test/mysql-0"', 5),
+    # https://github.com/volcano-sh/volcano/issues/2462 (description): the PodGroup's status, its message folded.
+    ("  conditions:\n"
+     "  - lastTransitionTime: \"2022-08-25T09:28:19Z\"\n"
+     "    message: '12/8 tasks in gang unschedulable: pod group is not ready, 20 minAvailable,\n"
+     "      8 Running'\n"
+     "    reason: NotEnoughResources\n"
+     "    status: \"True\"\n", 20),
+]
+
+
+@pytest.mark.parametrize(("line", "minimum"), GANG_PASTES)
+def test_a_gang_schedulers_verdict_on_the_group_is_read(line: str, minimum: int) -> None:
+    got = _facts(line)
+    assert (got.get("gang.unschedulable"), got.get("gang.min_available")) == (True, minimum)
+
+
+@pytest.mark.parametrize("line", [
+    "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",  # a plain fit error: no gang
+    '"PreFilter failed" err="pod with pgName: test/pod-group-8pvf2 last failed in 3s, deny" pod="test/mysql-1"',
+    "Does Volcano print 'tasks in gang unschedulable' when minAvailable is larger than the replicas?",
+])
+def test_no_gang_verdict_without_the_gang_schedulers_words(line: str) -> None:
+    assert "gang.unschedulable" not in _facts(line)
