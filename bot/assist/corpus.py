@@ -242,6 +242,18 @@ def _pieces(lines: list[str], limit: int = MAX_PASSAGE_CHARS) -> list[str]:
     return pieces
 
 
+# A reference table's row starts with the term it defines: `| `cpu.throttled_ratio` | float | ...`.
+_DEFINED = re.compile(r"^\|\s*`([^`|]{1,80})`\s*\|", re.M)
+
+
+def _titled(title: str, piece: str) -> str:
+    """A piece of a reference table is titled by the terms its rows define as well as by its section: a long table
+    is cut into pieces, and a question about one term ("what does the fact X mean") must find the piece that
+    defines it, however many rows the section holds."""
+    terms = _DEFINED.findall(piece)
+    return f"{title} ({', '.join(terms)})" if terms else title
+
+
 def doc_passages(directory: Path) -> list[Passage]:
     """Every markdown file in `directory` (not its subfolders), one passage per section or part of one."""
     out: list[Passage] = []
@@ -264,7 +276,7 @@ def doc_passages(directory: Path) -> list[Passage]:
             for part, piece in enumerate(_pieces(body), start=1):
                 suffix = f"/{part}" if part > 1 else ""
                 where = f"{path.name}#{anchor}" if anchor else path.name
-                out.append(Passage(id=f"doc:{where}{suffix}", kind="doc", title=title, text=piece,
+                out.append(Passage(id=f"doc:{where}{suffix}", kind="doc", title=_titled(title, piece), text=piece,
                                    cite=f"{label}/{where}"))
     return out
 

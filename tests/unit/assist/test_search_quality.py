@@ -21,7 +21,7 @@ DEPTH = 10
 TABLE: list[dict[str, Any]] = yaml.safe_load(
     Path(__file__).with_name("ask_questions.yaml").read_text(encoding="utf-8"))["questions"]
 
-# Measured on the table (see docs/ask.md): BM25 recall@4 1.00, MRR 0.712 (2026-11-29: docs/evidence.md and
+# Measured on the table (see docs/ask.md): BM25 recall@4 1.00, MRR 0.702 (2026-11-29: docs/evidence.md and
 # docs/facts.md now describe how rate limits and CUDA OOM are read, and those passages rank above the playbook for
 # two questions; 0.745 on 2026-11-28, 0.764 before the corpus grew by five hypotheses and the bank's claims);
 # embeddings recall@4 about 0.86, MRR about 0.79. The bars leave a little room for a changed passage, not for a
