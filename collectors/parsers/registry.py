@@ -19,7 +19,7 @@ from collectors.parsers.kubernetes import (
     node_table,
     pod_table,
 )
-from collectors.parsers.logs import access_log, container_log, curl_writeout, status_fields
+from collectors.parsers.logs import access_log, container_log, curl_exit, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
 from collectors.parsers.text import signals, stated
@@ -109,6 +109,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     timed = curl_writeout.read(artifact)
     result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
     result.problems += timed.problems
+    # A curl that printed no error of its own: the exit status a wrapper printed, or a verbose connect that hung.
+    exits = curl_exit.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
+                                                           for f in exits.facts])
     # gpustat's line per GPU.
     gpus = gpustat.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
