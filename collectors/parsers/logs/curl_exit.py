@@ -38,7 +38,7 @@ _TRYING: Any = re2.compile(r"^\*\s+Trying (?P<host>[0-9.]+|[0-9a-fA-F:]+)(?::(?P
 _CONNECTING = ("TCP_NODELAY set", "Trying ", "Rebuilt URL", "Uses proxy env", "Hostname was NOT found",
                "Added ", "processing:", "Host ", "IPv6: ", "IPv4: ", "Immediate connect fail")
 # A shell prompt starting the next command ("$ curl", "[root@node1 ~]# kubectl", "~~> ls"), or the ^C that ended it.
-_PROMPT: Any = re2.compile(r"^(?:\S.*?[$#>] \S|\^C)")
+_PROMPT: Any = re2.compile(r"^(?:(?:\S.*?)?[$#>] \S|\^C)")
 _SERVICE_NAME: Any = re2.compile(r"^[a-z0-9-]+\.[a-z0-9-]+\.svc(?:\.[a-z0-9.-]+)?$|^[a-z0-9-]+$")
 _NOT_A_HOST = frozenset({"localhost", "curl", "http", "https", "get", "post", "put", "delete", "head"})
 
@@ -68,11 +68,12 @@ def read(artifact: Artifact) -> ParseResult:
 
 
 def _exit_status(sink: FactSink, lines: list[str], index: int, target: str) -> None:
-    """The exit status printed for the curl command on lines[index], read before the next curl command."""
+    """The exit status printed for the curl command on lines[index] (a CI tool prints both on one line: 'command
+    "curl ..." failed: command terminated with exit code 7'), read before the next curl command."""
     codes, wrappers = _catalog()
-    for n in range(index + 1, min(len(lines), index + 1 + _WINDOW)):
+    for n in range(index, min(len(lines), index + 1 + _WINDOW)):
         line = lines[n][:_MAX_LINE]
-        if "curl" in line and _COMMAND.search(line):
+        if n > index and "curl" in line and _COMMAND.search(line):
             return
         for rx in wrappers:
             if (m := rx.search(line)) and (kind := codes.get(int(m.group("code")))):
