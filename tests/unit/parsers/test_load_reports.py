@@ -93,7 +93,8 @@ def test_a_run_with_no_response_gives_no_latency() -> None:
     from collectors.models import Citation, Fact
 
     report = ("Requests      [total, rate, throughput]         30000, 500.02, 0.00\n"
-              "Latencies     [min, mean, 50, 90, 95, 99, max]  47.403µs, 1.563ms, 1.476ms, 1.853ms, 2.308ms, 4.46ms, 17.11ms\n"
+              "Latencies     [min, mean, 50, 90, 95, 99, max]  "
+              "47.403µs, 1.563ms, 1.476ms, 1.853ms, 2.308ms, 4.46ms, 17.11ms\n"
               "Success       [ratio]                           0.00%\n"
               "Status Codes  [code:count]                      0:30000  \n")
     silent: list[int] = []
