@@ -61,7 +61,7 @@ AWAITING_A_PASTE = {
     "telnet-connect-timeout",
     # The proxy catalog (proxies.yaml), its templates rendered by test_network_catalog.py.
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
-    "vegeta-report-p99-ms", "vegeta-report-p99-s", "hey-latency-distribution-p99",
+    "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
     # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
     "cni-logrus-pod-field",
