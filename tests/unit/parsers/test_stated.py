@@ -131,7 +131,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-named-util-swings": ("on the A100 the utilization fluctuating", True),
                "gpu-util-varies-from-zero": ("with GPU usage that becomes 0 every few seconds", True),
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
-               "pull-rate-limited": ("rate-limited pulling its image", "rate-limited")}
+               "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
+               "curl-cluster-address-cannot-connect": ("seeing curl 10.96.14.2:8080 that cannot connect",
+                                                       ["service-unreachable"])}
     return samples[term.spec.id]
 
 
