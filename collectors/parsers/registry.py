@@ -19,7 +19,7 @@ from collectors.parsers.kubernetes import (
     node_table,
     pod_table,
 )
-from collectors.parsers.logs import access_log, container_log, curl_writeout, status_fields
+from collectors.parsers.logs import access_log, container_log, curl_exit, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
 from collectors.parsers.text import signals, stated
@@ -80,7 +80,8 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
     if artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED:
         found = _guarded(_read_signals, artifact)
-        result.facts += stated.restate(artifact, signals.without_repeats(result.facts, found.facts))
+        summaries = artifact.kind == ArtifactKind.ACCESS_LOG
+        result.facts += stated.restate(artifact, signals.without_repeats(result.facts, found.facts, summaries))
         result.problems += found.problems
         # Sentences last: a line a program printed is read by its reader, never a second time as a statement;
         # a sentence a line signal read is read again only for the terms the signal did not give.
@@ -108,6 +109,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     timed = curl_writeout.read(artifact)
     result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
     result.problems += timed.problems
+    # A curl that printed no error of its own: the exit status a wrapper printed, or a verbose connect that hung.
+    exits = curl_exit.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
+                                                           for f in exits.facts])
     # gpustat's line per GPU.
     gpus = gpustat.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
@@ -117,7 +122,8 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     ids = gpu_ids.read(artifact)
     result.facts += [f.model_copy(update={"parser": "gpu_ids"}) for f in ids.facts]
     # A load generator's end-of-run summary: the share of its requests that failed.
-    loaded = load_reports.read(artifact)
+    silent: list[int] = []  # the runs none of whose requests got a response
+    loaded = load_reports.read(artifact, silent)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
                                                            for f in loaded.facts])
     result.problems += loaded.problems
@@ -128,6 +134,7 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     numbers = figures.read(artifact)
     result.facts += signals.without_repeats(result.facts, numbers.facts)
     result.problems += numbers.problems
+    result.facts = load_reports.without_failed_timings(result.facts, silent)
     return result
 
 

@@ -11,14 +11,32 @@ from __future__ import annotations
 from collections import Counter
 
 from collectors.catalogs.load_reports import compiled
-from collectors.models import Artifact, ParseResult
+from collectors.models import Artifact, Fact, ParseResult
 from collectors.parsers.sink import FactSink
 
 _MAX_LINE = 2048
 _MAX_LINES = 50_000
 
 
-def read(artifact: Artifact) -> ParseResult:
+# A tool prints its latency figures above its status counts: vegeta's Latencies line four lines above Status Codes.
+_REPORT_SPAN = 10
+
+
+def without_failed_timings(facts: list[Fact], silent: list[int]) -> list[Fact]:
+    """The facts without the latency figures of a run none of whose requests got a response (`silent`: the line
+    of each such run's status counts, from `read`).
+
+    A run whose every status is 0 (vegeta's "0:30000": no name, no connection) timed how fast its requests failed,
+    not how fast the service answers: its percentiles are not a latency reading (a load test against a name that
+    does not resolve reports a p99 of a few milliseconds at 0% success)."""
+    if not silent:
+        return facts
+    return [f for f in facts if not (f.name.startswith("latency.") and
+                                     any(0 <= end - f.citation.start <= _REPORT_SPAN for end in silent))]
+
+
+def read(artifact: Artifact, silent: list[int] | None = None) -> ParseResult:
+    """The runs' facts; `silent` gets the line of each run's status counts where no request got a response."""
     lines = artifact.content.split("\n")[:_MAX_LINES]
     sink = FactSink(artifact, lines)
     entries = compiled()
@@ -31,7 +49,7 @@ def read(artifact: Artifact) -> ParseResult:
         matched = False
         for entry, pattern, opens in entries:
             if opens is not None and opens.match(line):
-                _statuses(sink, codes, first, n - 1)
+                _statuses(sink, codes, first, n - 1, silent)
                 codes, first, in_statuses, matched = Counter(), 0, True, True
                 break
             m = pattern.match(line)
@@ -46,7 +64,7 @@ def read(artifact: Artifact) -> ParseResult:
                 for pair in m.group(1).split():
                     code, count = pair.split(":")
                     pairs[int(code)] += int(count)
-                _statuses(sink, pairs, n, n)
+                _statuses(sink, pairs, n, n, silent)
             elif entry.role == "requests":
                 requests = int(m.group(1))
             elif entry.role == "non_2xx" and requests:
@@ -56,17 +74,19 @@ def read(artifact: Artifact) -> ParseResult:
                 sink.add("http.error_ratio", round(float(m.group(1)) / 100, 4), n)
             break
         if in_statuses and not matched and line.strip():
-            _statuses(sink, codes, first, n - 1)
+            _statuses(sink, codes, first, n - 1, silent)
             codes, first, in_statuses = Counter(), 0, False
-    _statuses(sink, codes, first, len(lines))
+    _statuses(sink, codes, first, len(lines), silent)
     return sink.done()
 
 
-def _statuses(sink: FactSink, codes: Counter[int], start: int, end: int) -> None:
+def _statuses(sink: FactSink, codes: Counter[int], start: int, end: int, silent: list[int] | None) -> None:
     """The facts of one run's status counts: 5xx and no-status (0, a transport failure) over all requests."""
     total = sum(codes.values())
     if not total or not start:
         return
+    if silent is not None and codes[0] == total:
+        silent.append(start)
     failed = sum(c for code, c in codes.items() if code >= 500 or code == 0)
     end = max(start, end)
     sink.add("http.error_ratio", round(failed / total, 4), start, end,

@@ -252,18 +252,21 @@ def _only(artifact: Artifact, lines: list[str], numbers: set[int], kind: Artifac
     return artifact.model_copy(update={"kind": kind, "content": content})
 
 
-def without_repeats(structural: list[Fact], signalled: list[Fact]) -> list[Fact]:
+def without_repeats(structural: list[Fact], signalled: list[Fact], summaries: bool = False) -> list[Fact]:
     """Signal facts the structural parser did not already give: one reading of a line, not two.
 
     A line the structural parser drew facts of a family from is its to read for that family (it may know that a
     later event undoes it), and a fact it gave is not given again from elsewhere in the same artifact. Symptoms
     add up instead: every reader may name one the others did not (a curl 503 names error-rate, the proxy's NR flag
     on the same line service-unreachable), so `evidence.symptoms` is kept when it names a symptom not yet named.
+    With `summaries`, the structural facts are figures over their span rather than readings of each line in it (an
+    access log's 5xx share cites its first to last request, and nginx's error-log lines sit between the access
+    lines): only a fact it gave is not given again.
     """
     symptoms = {str(v) for f in structural if f.name == SYMPTOMS and isinstance(f.value, list) for v in f.value}
     named = {f.name for f in structural}
     read: dict[str, list[tuple[int, int]]] = {}  # fact family ("scheduling" for scheduling.failed) -> line spans
-    for f in structural:
+    for f in [] if summaries else structural:
         if f.citation.start > 0:
             read.setdefault(_family(f.name), []).append((f.citation.start, f.citation.end))
 

@@ -85,3 +85,25 @@ REAL = [
 @pytest.mark.parametrize(("text", "expected"), REAL)
 def test_real_pastes(text: str, expected: dict[str, object]) -> None:
     assert facts_of(text) == expected
+
+
+def test_a_run_with_no_response_gives_no_latency() -> None:
+    # vegeta's report of a run whose every request failed before an answer (the name did not resolve): its
+    # percentiles time the failures, so the p99 a line signal read is dropped; a run with answers keeps it.
+    from collectors.models import Citation, Fact
+
+    report = ("Requests      [total, rate, throughput]         30000, 500.02, 0.00\n"
+              "Latencies     [min, mean, 50, 90, 95, 99, max]  "
+              "47.403µs, 1.563ms, 1.476ms, 1.853ms, 2.308ms, 4.46ms, 17.11ms\n"
+              "Success       [ratio]                           0.00%\n"
+              "Status Codes  [code:count]                      0:30000  \n")
+    silent: list[int] = []
+    load_reports.read(Artifact(id="a", kind=ArtifactKind.TEXT, content=report), silent)
+    assert silent == [4]
+    p99 = Fact(name="latency.p99_seconds", value=0.00446, subject="s", citation=Citation(artifact="a", start=2, end=2))
+    assert load_reports.without_failed_timings([p99], silent) == []
+    answered: list[int] = []
+    load_reports.read(Artifact(id="a", kind=ArtifactKind.TEXT, content=report.replace("0:30000", "0:10 200:29990")),
+                      answered)
+    assert answered == []
+    assert load_reports.without_failed_timings([p99], answered) == [p99]

@@ -136,7 +136,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "service-address-failing": ("getting timeouts to the ClusterIP", ["service-unreachable"]),
                "gpu-named-util-drops": ("on the A100 where the utilization drops", ["gpu-underutilized"]),
                "target-port-mismatch": ("behind a target port of 8000 while the container listens on 80", "8000"),
-               "job-ran": ("proof that we ran the training job successfully", True)}
+               "job-ran": ("proof that we ran the training job successfully", True),
+               "curl-cluster-address-cannot-connect": ("seeing curl 10.96.14.2:8080 that cannot connect",
+                                                       ["service-unreachable"])}
     return samples[term.spec.id]
 
 

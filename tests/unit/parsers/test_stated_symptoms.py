@@ -36,6 +36,8 @@ SAID = [
     ("the TTFT is very long on every first request", "latency"),
     ("the queue time is very high under load", "latency"),
     ("our requests spend a long time in the queue", "latency"),
+    ("when I curl 10.96.14.2:8080 from node 3 it cannot connect", "service-unreachable"),
+    ("curl -s http://web.shop.svc.cluster.local:80 from the client pod can't connect", "service-unreachable"),
 ]
 
 
@@ -65,6 +67,10 @@ NOT_SAID = [
     "is the TTFT too long for a 70B model?",
     "the TTFT is not long at all",
     "the queue time is low and stable",
+    "why can't curl 10.96.14.2:8080 connect?",
+    "if curl 10.96.14.2:8080 cannot connect, check kube-proxy",
+    "curl example.com:443 cannot connect from the node",  # a public site: not a Service
+    "curl 10.96.14.2:8080 can connect now",
 ]
 
 
