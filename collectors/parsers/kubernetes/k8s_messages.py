@@ -79,12 +79,15 @@ def missing_refs(message: str) -> list[str]:
 # - runc's execve failure: `exec: "x": stat x: no such file or directory` (1.0), `exec /x: no such file or
 #   directory`, `exec /x: permission denied`, `exec /x: exec format error` (1.1-1.2), and `exec user process
 #   caused: no such file or directory` / "exec format error" (docker-runc before 1.0);
-# - crun src/libcrun/container.c and linux.c: "executable file `x` not found in $PATH", "exec container process
-#   `/x`: No such file or directory" or ": Permission denied", "open executable: Permission denied" (0.x-1.x).
+# - crun src/libcrun/linux.c and container.c (0.x-1.x; crun_make_error appends ": <strerror>"): "executable file
+#   `x` not found in $PATH: No such file or directory", "open executable: Permission denied", "exec container
+#   process [(missing dynamic library?) ]`/x`: No such file or directory" (or Permission denied, Exec format error,
+#   Operation not permitted).
 _ENTRYPOINT_FAILED = re.compile(
     r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
     r"|executable file not found in \$PATH|executable file `[^`]{1,200}` not found in \$PATH|exec format error"
-    r"|exec container process .{0,200}: (?:No such file or directory|Permission denied)"
+    r"|exec container process (?:\(missing dynamic library\?\) )?`[^`]{1,200}`: "
+    r"(?:No such file or directory|Permission denied|Exec format error|Operation not permitted)"
     r"|open executable: Permission denied")
 
 

@@ -32,6 +32,8 @@ RUNTIME_FORMS = [
     "executable file `app.sh` not found in $PATH: No such file or directory",
     "exec container process `/app/run`: No such file or directory",
     "exec container process `/app/run`: Permission denied",
+    "exec container process (missing dynamic library?) `/app/run`: No such file or directory",
+    "exec container process `/app/run`: Exec format error",
     "open executable: Permission denied",
     # https://github.com/opencontainers/runc/issues/1490 (title)
     'container_linux.go:259: starting container process caused "exec: \\"sleep\\": executable file not found in '
@@ -57,8 +59,9 @@ def test_other_failures_are_no_entrypoint(message: str) -> None:
 
 
 def _pod_status(message: str, reason: str = "StartError", code: int = 128) -> str:
-    status = {"containerStatuses": [{"name": "app", "restartCount": 2, "lastState": {"terminated": {
-        "exitCode": code, "reason": reason, "message": message}}, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
+    terminated = {"exitCode": code, "reason": reason, "message": message}
+    status = {"containerStatuses": [{"name": "app", "restartCount": 2, "lastState": {"terminated": terminated},
+                                     "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
     return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-0"}, "status": status}, indent=2)
 
 
@@ -217,3 +220,14 @@ def test_several_nodes_healthy_rows_claim_nothing() -> None:
 def test_an_abnormal_row_among_several_nodes_is_still_read() -> None:
     text = _condition_rows() + "\n" + _condition_rows("True", "KubeletHasInsufficientMemory")
     assert _described_conditions(text) == ["MemoryPressure"]
+
+
+# https://github.com/vllm-project/vllm/issues/30076 (description): crun's structured log line, an amd64 image on arm64
+VLLM_30076 = ('{"msg":"exec container process `/opt/venv/bin/vllm`: Exec format error","level":"error",'
+              '"time":"2025-12-04T15:15:35.826445Z"}\n')
+
+
+def test_crun_s_exec_failure_in_a_paste_is_an_entrypoint_error() -> None:
+    facts = joined_facts(VLLM_30076)
+    assert facts.get("app.errors") == ["entrypoint"], facts
+    assert "crash-loop" in facts.get("evidence.symptoms", [])  # type: ignore[operator]
