@@ -281,7 +281,7 @@ def _container_status(ctx: Ctx, loc: Loc, st: _Status, subject: str | None) -> N
             add("container.last_terminated.reason", reason, loc.at(*anchor, ("reason", reason)), subject=subject)
         if (code := as_int(data.get("exitCode"))) is not None:
             add("container.last_terminated.exit_code", code, loc.at(*anchor, ("exitCode", code)), subject=subject)
-        if entrypoint_failed(message := as_str(data.get("message"))):
+        if entrypoint_failed(as_str(data.get("message"))):
             # The runtime could not exec the container's process: its command is missing or cannot run.
             add("app.errors", ["entrypoint"], loc.at(*anchor, "message"), subject=subject)
     waiting = as_dict(st.data.get("state")).get("waiting")
