@@ -169,12 +169,20 @@ def _row_condition(text: str, ready_shown: bool) -> str:
     return node_condition(cells[0], cells[1])
 
 
+def _several_nodes(rows: list[tuple[str, int]]) -> bool:
+    """A node has one row per condition type, so a type shown twice means the rows of several nodes, cut from
+    `kubectl describe nodes` without their names. No one node is then shown healthy: the empty list (this node has
+    no abnormal condition) is left out, while an abnormal row is still read."""
+    types = [text.split()[0] for text, _ in rows if text.split()]
+    return len(types) != len(set(types))
+
+
 def _conditions(sink: DedupSink, rows: list[tuple[str, int]], table_line: int, subject: str | None) -> None:
     ready_shown = any(text.split()[:1] == ["Ready"] for text, _ in rows)
     found = [(name, line) for text, line in rows if (name := _row_condition(text, ready_shown))]
     if found:
         sink.add("node.conditions", unique(n for n, _ in found), found[0][1], found[-1][1], subject=subject)
-    elif any(len(text.split()) >= 2 for text, _ in rows):
+    elif any(len(text.split()) >= 2 for text, _ in rows) and not _several_nodes(rows):
         sink.add("node.conditions", [], table_line, subject=subject)
     for text, line in rows:
         if _row_condition(text, ready_shown) == "NotReady" and (reasons := node_not_ready_reasons(text)):

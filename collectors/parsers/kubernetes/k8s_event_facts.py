@@ -14,6 +14,7 @@ from collectors.parsers.kubernetes.k8s_event_rows import (
     describe_events,
 )
 from collectors.parsers.kubernetes.k8s_messages import (
+    entrypoint_failed,
     eviction_condition,
     eviction_over_limit,
     eviction_over_request,
@@ -305,14 +306,8 @@ def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
     created and its entrypoint cannot run: missing, not executable, built for another CPU."""
     if refs := missing_refs(ev.message):
         facts.add("pod.missing_refs", refs, ev, subject)
-    elif _ENTRYPOINT_FAILED.search(ev.message):
+    elif entrypoint_failed(ev.message):
         facts.add("app.errors", ["entrypoint"], ev, subject)
-
-
-# The runtime's own words when a container's process cannot be exec'd ("failed to start container ... exec:
-# "./user": stat ./user: no such file or directory").
-_ENTRYPOINT_FAILED = re.compile(r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
-                                r"|executable file not found in \$PATH|exec format error")
 
 
 # The deployment controller's ScalingReplicaSet message (kubernetes pkg/controller/deployment/sync.go,

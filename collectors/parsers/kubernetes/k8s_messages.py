@@ -73,6 +73,31 @@ def missing_refs(message: str) -> list[str]:
     return out
 
 
+# ---- a container whose process cannot be exec'd (exit 126/127, reason ContainerCannotRun or StartError) -------
+# The runtime's words when the entrypoint is missing, not executable or built for another CPU, as the kubelet
+# copies them into the Failed event and the terminated state's message:
+# - Go's os/exec LookPath, which runc uses for a bare command name: `exec: "x": executable file not found in $PATH`
+#   (runc libcontainer/standard_init_linux.go, 1.0-1.2; Docker prefixes "OCI runtime create failed:");
+# - runc's execve failure: `exec: "x": stat x: no such file or directory` (1.0), `exec /x: no such file or
+#   directory`, `exec /x: permission denied`, `exec /x: exec format error` (1.1-1.2), and `exec user process
+#   caused: no such file or directory` / "exec format error" (docker-runc before 1.0);
+# - crun src/libcrun/linux.c and container.c (0.x-1.x; crun_make_error appends ": <strerror>"): "executable file
+#   `x` not found in $PATH: No such file or directory", "open executable: Permission denied", "exec container
+#   process [(missing dynamic library?) ]`/x`: No such file or directory" (or Permission denied, Exec format error,
+#   Operation not permitted).
+_ENTRYPOINT_FAILED = re.compile(
+    r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
+    r"|executable file not found in \$PATH|executable file `[^`]{1,200}` not found in \$PATH|exec format error"
+    r"|exec container process (?:\(missing dynamic library\?\) )?`[^`]{1,200}`: "
+    r"(?:No such file or directory|Permission denied|Exec format error|Operation not permitted)"
+    r"|open executable: Permission denied")
+
+
+def entrypoint_failed(message: str) -> bool:
+    """The runtime says the container's process could not be exec'd (see _ENTRYPOINT_FAILED's sources)."""
+    return _ENTRYPOINT_FAILED.search(message) is not None
+
+
 # ---- the pod sandbox (FailedCreatePodSandBox, NetworkNotReady) -----------------------------------------------
 
 _IP_EXHAUSTED = re.compile(

@@ -15,6 +15,7 @@ from collectors.parsers.kubernetes.k8s_common import (
     unique,
 )
 from collectors.parsers.kubernetes.k8s_messages import (
+    entrypoint_failed,
     eviction_condition,
     eviction_over_limit,
     eviction_over_request,
@@ -280,6 +281,9 @@ def _container_status(ctx: Ctx, loc: Loc, st: _Status, subject: str | None) -> N
             add("container.last_terminated.reason", reason, loc.at(*anchor, ("reason", reason)), subject=subject)
         if (code := as_int(data.get("exitCode"))) is not None:
             add("container.last_terminated.exit_code", code, loc.at(*anchor, ("exitCode", code)), subject=subject)
+        if entrypoint_failed(as_str(data.get("message"))):
+            # The runtime could not exec the container's process: its command is missing or cannot run.
+            add("app.errors", ["entrypoint"], loc.at(*anchor, "message"), subject=subject)
     waiting = as_dict(st.data.get("state")).get("waiting")
     if isinstance(waiting, dict) and (reason := as_str(waiting.get("reason"))):
         add("container.waiting.reason", reason, loc.at(sec, ("name", cname), "waiting", ("reason", reason)),

@@ -100,7 +100,18 @@ def _rows(lines: list[str]) -> list[tuple[int, str, str, bool]]:
     return rows
 
 
+def _latest(rows: list[tuple[int, str, str, bool]]) -> list[tuple[int, str, str, bool]]:
+    """Each node's last row. A node listed again further down (`kubectl get nodes` run twice, `-w`) is shown in its
+    later state: NotReady at 0s and Ready at 15s is a kubelet that was still registering, not a NotReady node.
+    Rows whose name was hidden are kept apart: two hidden names may be two nodes."""
+    last: dict[str, tuple[int, str, str, bool]] = {}
+    for row in rows:
+        last[row[1] if _NAME.fullmatch(row[1]) else f"{row[1]}\0{row[0]}"] = row
+    return sorted(last.values())
+
+
 def _emit(sink: DedupSink, rows: list[tuple[int, str, str, bool]]) -> None:
+    rows = _latest(rows)
     for n, name, ready, cordoned in rows:
         subject = subject_of("node", name)
         if ready != "Ready":

@@ -179,6 +179,9 @@ def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:
     status = r.status.removeprefix("Init:")
     if status in _WAITING:
         sink.add("container.waiting.reason", status, r.number, subject=subject)
+        if status == "CrashLoopBackOff":
+            # The kubelet's waiting reason while it holds back the next restart of a container that failed.
+            sink.add("container.restart_backoff", True, r.number, subject=subject)
     elif status in _TERMINATED:
         sink.add("container.last_terminated.reason", status, r.number, subject=subject)
     elif status == "Evicted":
