@@ -130,6 +130,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-named-util-figure": ("on the V100 the utilization at 5%", 5.0),
                "gpu-named-util-swings": ("on the A100 the utilization fluctuating", True),
                "gpu-util-varies-from-zero": ("with GPU usage that becomes 0 every few seconds", True),
+               "gpu-util-rises-and-falls": ("with GPU utilization ratio changing ups and downs", True),
+               "gpu-util-zero-periodically": ("pausing every 20 iterations where GPU usage went back to 0", True),
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
                "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
                "latency-increase-noun": ("hit by an increase in p99 latency", ["latency"]),
