@@ -320,3 +320,26 @@ def test_lines_that_only_look_like_app_request_lines_are_not_requests() -> None:
     for text in (cpu, "Why does KServe log 'http_status:500' tags for my predictor?",
                  "500 requests took 12.31ms", "step 500 loss 0.12 took 12.31ms"):
         assert access_log.read_line(text, 1) is None, text
+
+
+def test_an_envoy_404_nr_is_a_request_the_proxy_failed_for_want_of_a_route() -> None:
+    # Envoy answers a request no route matches with 404 and flag NR: a failure of the proxy below 5xx.
+    nr = facts(_envoy_line("404", "NR", "GET /api HTTP/1.1"))
+    assert nr["http.failure_kinds"] == ["no-route"]
+    assert nr["http.error_ratio"] == 0.0
+    # an application's own 404 (no flag) says nothing of a failure
+    assert "http.failure_kinds" not in facts(_envoy_line("404", "-", "GET /api HTTP/1.1"))
+
+
+# https://github.com/envoyproxy/envoy/issues/15698 (issue description, istio-ingressgateway log, Istio 1.9.1)
+ENVOY_15698 = """\
+[2021-03-26T00:01:25.979Z] "GET /.env HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "100.117.94.128" "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/81.0.4044.129 Safari/537.36" "04cc6a38-2d53-9a7c-8f22-01703fd22eb3" "34.213.68.78" "-" - - 100.97.92.14:8080 100.117.94.128:49723 - -
+[2021-03-26T00:01:26.592Z] "POST / HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "100.127.250.64" "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/81.0.4044.129 Safari/537.36" "44d05f01-267d-96ae-ad98-d7bd9c2a8043" "34.213.68.78" "-" - - 100.97.92.14:8080 100.127.250.64:29826 - -
+"""
+
+
+def test_real_envoy_404_nr_lines_are_no_route_failures_also_when_cut_before_the_method() -> None:
+    assert facts(ENVOY_15698)["http.failure_kinds"] == ["no-route"]
+    # the same line copied from a wrapped terminal, starting at the method (its opening quote lost)
+    cut = ENVOY_15698.splitlines()[1].split('"', 1)[1]
+    assert facts(cut)["http.failure_kinds"] == ["no-route"]
