@@ -13,6 +13,7 @@ from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.logs import access_log
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "access_log"
 CATALOG = [f.spec for f in formats()]
@@ -331,11 +332,8 @@ def test_an_envoy_404_nr_is_a_request_the_proxy_failed_for_want_of_a_route() -> 
     assert "http.failure_kinds" not in facts(_envoy_line("404", "-", "GET /api HTTP/1.1"))
 
 
-# https://github.com/envoyproxy/envoy/issues/15698 (issue description, istio-ingressgateway log, Istio 1.9.1)
-ENVOY_15698 = """\
-[2021-03-26T00:01:25.979Z] "GET /.env HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "100.117.94.128" "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/81.0.4044.129 Safari/537.36" "04cc6a38-2d53-9a7c-8f22-01703fd22eb3" "34.213.68.78" "-" - - 100.97.92.14:8080 100.117.94.128:49723 - -
-[2021-03-26T00:01:26.592Z] "POST / HTTP/1.1" 404 NR route_not_found - "-" 0 0 0 - "100.127.250.64" "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/81.0.4044.129 Safari/537.36" "44d05f01-267d-96ae-ad98-d7bd9c2a8043" "34.213.68.78" "-" - - 100.97.92.14:8080 100.127.250.64:29826 - -
-"""
+# envoy#15698's istio-ingressgateway lines (first_sight_pastes.yaml, with the thread)
+ENVOY_15698 = FIRST_SIGHT_PASTES["envoy-15698-istio-ingressgateway-404-nr"]
 
 
 def test_real_envoy_404_nr_lines_are_no_route_failures_also_when_cut_before_the_method() -> None:
