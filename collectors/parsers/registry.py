@@ -19,7 +19,7 @@ from collectors.parsers.kubernetes import (
     node_table,
     pod_table,
 )
-from collectors.parsers.logs import access_log, container_log, curl_exit, curl_writeout, status_fields
+from collectors.parsers.logs import access_log, container_log, curl_exit, curl_response, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
 from collectors.parsers.text import signals, stated
@@ -113,6 +113,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     exits = curl_exit.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
                                                            for f in exits.facts])
+    # A 5xx Envoy answered itself, from the response headers curl printed.
+    local = curl_response.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_response"})
+                                                           for f in local.facts])
     # gpustat's line per GPU.
     gpus = gpustat.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})

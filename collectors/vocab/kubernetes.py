@@ -259,6 +259,9 @@ FACTS: list[FactSpec] = [
              "probe ports no container of the pod declares (a name that does not resolve fails every probe; a "
              "number is a hint), as kind:port", "union", "liveness:http"),
     FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
+    FactSpec("ingress.sync_failed", "bool",
+             "an ingress controller's change to its proxy's servers was refused (HAProxy's runtime API: no such "
+             "server or backend): the proxy serves a stale server list", "any"),
     FactSpec("kubelet.hairpin_mode", "str", "the kubelet's --hairpin-mode (hairpin-veth, promiscuous-bridge, none)",
              example="none"),
     # distributed jobs

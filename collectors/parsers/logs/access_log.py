@@ -285,7 +285,9 @@ def _last(value: str) -> str:
 def _kind(family: str, status: int, g: dict[str, str]) -> str:
     if family == "haproxy-tcp":
         return _tcp_kind(g)
-    if family == "envoy" and status == 0:
+    if family == "envoy" and (status == 0 or (status < 500 and "NR" in g.get("flags", "-").split(","))):
+        # Envoy answers a request it has no route for with 404 (NR) by default: the proxy failed it, whatever the
+        # status, as it failed a TCP session it logged with status 0.
         return next(iter(_envoy_kinds(g.get("flags", "-"))), "")
     if not 500 <= status <= 599:
         return ""
@@ -373,13 +375,19 @@ def _facts(sink: FactSink, requests: list[Request], sample: bool = False) -> Non
     sink.add("http.requests", len(requests), first, last, text=summary)
     if not (sample and share == 1.0 and len(requests) < _MIN_SAMPLE):
         sink.add("http.error_ratio", round(share, 4), first, last, text=summary)
+    flagged = [r for r in requests if r.kind and r.status < 500]
+    if not failed and not flagged:
+        return
     if not failed:
+        sink.add("http.failure_kinds", sorted({r.kind for r in flagged}), flagged[0].line, flagged[-1].line,
+                 text=", ".join(f"{r.status} {r.kind}" for r in flagged[:3]))
         return
     at = (failed[0].line, failed[-1].line)
     statuses = Counter(r.status for r in failed)
     sink.add("http.error_statuses", [s for s, _ in statuses.most_common()], *at,
              text=", ".join(f"{s} x{c}" for s, c in statuses.most_common()))
-    kinds = Counter(r.kind for r in failed if r.kind)
+    # a request the proxy itself failed below 5xx (Envoy's 404 NR) says how it failed, though it is no 5xx
+    kinds = Counter(r.kind for r in requests if r.kind)
     if kinds:
         sink.add("http.failure_kinds", [k for k, _ in kinds.most_common()], *at,
                  text=", ".join(f"{k} x{c}" for k, c in kinds.most_common()))

@@ -13,6 +13,7 @@ from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.logs import access_log
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "access_log"
 CATALOG = [f.spec for f in formats()]
@@ -320,3 +321,23 @@ def test_lines_that_only_look_like_app_request_lines_are_not_requests() -> None:
     for text in (cpu, "Why does KServe log 'http_status:500' tags for my predictor?",
                  "500 requests took 12.31ms", "step 500 loss 0.12 took 12.31ms"):
         assert access_log.read_line(text, 1) is None, text
+
+
+def test_an_envoy_404_nr_is_a_request_the_proxy_failed_for_want_of_a_route() -> None:
+    # Envoy answers a request no route matches with 404 and flag NR: a failure of the proxy below 5xx.
+    nr = facts(_envoy_line("404", "NR", "GET /api HTTP/1.1"))
+    assert nr["http.failure_kinds"] == ["no-route"]
+    assert nr["http.error_ratio"] == 0.0
+    # an application's own 404 (no flag) says nothing of a failure
+    assert "http.failure_kinds" not in facts(_envoy_line("404", "-", "GET /api HTTP/1.1"))
+
+
+# envoy#15698's istio-ingressgateway lines (first_sight_pastes.yaml, with the thread)
+ENVOY_15698 = FIRST_SIGHT_PASTES["envoy-15698-istio-ingressgateway-404-nr"]
+
+
+def test_real_envoy_404_nr_lines_are_no_route_failures_also_when_cut_before_the_method() -> None:
+    assert facts(ENVOY_15698)["http.failure_kinds"] == ["no-route"]
+    # the same line copied from a wrapped terminal, starting at the method (its opening quote lost)
+    cut = ENVOY_15698.splitlines()[1].split('"', 1)[1]
+    assert facts(cut)["http.failure_kinds"] == ["no-route"]

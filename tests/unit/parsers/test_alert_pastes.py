@@ -66,3 +66,23 @@ def test_the_github_table_keeps_annotations_apart() -> None:
     assert not [a for a in report.facts["alert.labels"] if a.startswith(("description=", "runbook_url="))]
     assert "runbook_url=https://runbooks.prometheus-operator.dev/runbooks/kubernetes/kubepodcrashlooping" in \
         report.facts["alert.annotations"]
+
+
+# A payload posted by hand with curl to test a receiver: its alerts are read as any payload's; a made-up alert
+# name maps to no symptom, so nothing runs on it.
+@pytest.mark.parametrize(("name", "url", "expected"), [
+    ("curl-posted-alert-list.txt", "https://github.com/krpn/prometheus-alert-webhooker/issues/22",
+     {"alert.names": ["my-alert"], "alert.status": "firing", "alert.severity": "critical"}),
+])
+def test_a_payload_posted_with_curl_is_read(name: str, url: str, expected: dict[str, Any]) -> None:
+    text = (PASTES / name).read_text(encoding="utf-8")
+    artifacts = artifacts_from_text(text, name)
+    report = analyse(artifacts)
+    assert "alertmanager" in {a.kind for a in artifacts}, (url, [a.kind for a in artifacts])
+    assert {key: report.facts.get(key) for key in expected} == expected, (url, report.facts)
+    assert report.facts.get("evidence.symptoms", []) == []
+
+
+def test_a_curl_posting_something_else_is_no_payload() -> None:
+    text = "curl -X POST localhost:8080/api -d '{\"labels\": {\"app\": \"web\"}, \"replicas\": 3}'\n"
+    assert "alertmanager" not in {a.kind for a in artifacts_from_text(text, "p")}
