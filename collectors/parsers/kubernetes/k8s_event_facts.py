@@ -24,6 +24,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     library_repository,
     missing_refs,
     mount_blocked,
+    plain_resource,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
@@ -342,6 +343,8 @@ def _threshold_met(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
     m = _RECLAIM.search(ev.message)
     if m:
         facts.add("eviction.reclaiming", True, ev, subject)
+        # the resource whose eviction threshold the node crossed (eviction_manager.go logs it as it reclaims)
+        facts.add("eviction.resource", plain_resource(m.group(1)), ev, subject)
     condition = pressure_condition(m.group(1)) if m else ""
     if condition:
         facts.add("node.conditions", [condition], ev, subject)
