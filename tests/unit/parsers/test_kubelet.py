@@ -148,7 +148,8 @@ def test_every_reclaim_wording_names_its_resource(said: str, resource: str) -> N
     # kubernetes/kubernetes pkg/kubelet/eviction/eviction_manager.go synchronize(): the free-text form (1.7-1.20)
     # and the structured form (1.21-1.31) of the same log, rendered with each resource it can name (helpers.go
     # signalToResource; 1.7 named the filesystems nodefs and imagefs).
-    for line in (f"W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim {said}",
+    for line in (f"W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim "
+                 f"{said}",
                  f'I0412 09:28:14.744599   14260 eviction_manager.go:349] "Eviction manager: attempting to reclaim" '
                  f'resourceName="{said}"'):
         assert [v for v, *_ in cited(parse_text(line))["eviction.resource"]] == [resource], line
