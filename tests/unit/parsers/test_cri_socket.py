@@ -20,10 +20,11 @@ READ = [
     "addrConn.createTransport failed to connect to {/var/run/containerd/containerd.sock  <nil> 0 <nil>}. Err "
     ":connection error: desc = \"transport: Error while dialing dial unix /var/run/containerd/containerd.sock: "
     "connect: no such file or directory\". Reconnecting...",
-    # https://github.com/canonical/microk8s/issues/5282 (a describe node Events row from the kubelet)
-    "  Warning  ContainerGCFailed  22s (x16 over 15m)   kubelet  rpc error: code = Unavailable desc = connection "
-    "error: desc = \"transport: Error while dialing: dial unix /var/snap/microk8s/common/run/containerd.sock: "
-    "connect: connection refused\"",
+    # https://github.com/kelseyhightower/kubernetes-the-hard-way/issues/309 (a kubelet journal line, whole; the
+    # cri-containerd socket of 2017-2018)
+    "Feb 02 20:06:46 k8s-worker-1 kubelet[17146]: 2018/02/02 20:06:46 grpc: addrConn.resetTransport failed to create "
+    "client transport: connection error: desc = \"transport: dial unix /var/run/cri-containerd.sock: connect: "
+    "connection refused\"; Reconnecting to {/var/run/cri-containerd.sock <nil>}",
 ]
 
 
