@@ -107,7 +107,8 @@ _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|erro
 _LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
 _PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
-_RECLAIM = re.compile(r"reclaim (\S+)")
+# "reclaim memory" (the event, klog before 1.21) or `reclaim" resourceName="memory"` (structured klog, 1.21 on)
+_RECLAIM = re.compile(r"reclaim\"?\s+(?:resourceName=\")?([\w.\-]+)")
 _NODE_CONDITION_EVENTS = {
     "NodeHasInsufficientMemory": "MemoryPressure",
     "NodeHasDiskPressure": "DiskPressure",
