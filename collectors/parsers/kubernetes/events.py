@@ -26,13 +26,14 @@ from collectors.text import normalise
 _COLUMN = re.compile(r"\S+(?: \S+)*")
 _LOOSE_ROW = re.compile(r"(?:^|.*?\s)(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+(?:([a-z][\w.\-]*/\S+)\s+)?(.*)")
 _NAMESPACE_FLAG = re.compile(r"(?:-n|--namespace)[= ]([a-z0-9][a-z0-9\-]*)")
-# JSON or YAML opens with these; a paste's elision marker ("[...]", "[snip]") before the rows it kept does not.
-_NOT_ELISION = r"\[(?!\s*(?:\.{2,}|…|[Ss]nip|[Cc]ut|[Oo]mitted|[Tt]runcated)\s*\])"
+# JSON or YAML opens with these; a paste's elision marker ("[...]", "[snip]") or a label ("[Error Message]",
+# a test runner's "[FAILED]") before the rows it kept does not: a JSON array opens on an object, array or string.
+_NOT_ELISION = r"\[(?=\s*[{\[\"\]])"
 _STRUCTURED = re.compile(rf"\s*(?:\{{|{_NOT_ELISION}|apiVersion:|kind:|items:|---)")
 _STRUCTURED_LINE = re.compile(rf"(?m)^(?:\{{|{_NOT_ELISION}|apiVersion:|kind:\s*Event)")
 _EVENT_KIND = re.compile(r"""["']?kind["']?\s*:\s*["']?(?:Event|EventList)\b""")
 _DESCRIBE_MARKERS = re.compile(r"(?m)^\s*(?:Containers|QoS Class|Capacity|Allocatable|Namespace):")
-_ROW_HINT = re.compile(r"(?m)^\s*(?:\S+\s+){0,2}(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S")
+_ROW_HINT = re.compile(r"(?m)^[\s`*>]*(?:\S+\s+){0,2}(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S")
 
 
 def sniff(text: str) -> int:
@@ -193,6 +194,7 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
             logged.append(recorded)  # an event as the recorder logs it (never wrapped), read below in time order
             line = ""
         elif "Normal" in line or "Warning" in line:
+            line = _MARKUP.sub("", line)  # a row quoted in Markdown: ``Warning  FailedCreatePodSandBox ...``
             ev = describe_row(line.rstrip(), i + 1) or _loose_row(line.rstrip(), i + 1, namespace)
         elif "\t" in line:
             ev = typeless_row(line.rstrip(), i + 1)  # Kubernetes 1.0/1.1 rows had no type
@@ -211,6 +213,8 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
 
 
 _MAX_CONTINUATION = 6
+# Markdown around a row pasted alone: inline-code backticks, a quote's ">", emphasis stars.
+_MARKUP = re.compile(r"^\s*(?:>\s*)?[`*]+|[`*]+\s*$")
 _MAX_WRAPPED = 4096
 
 

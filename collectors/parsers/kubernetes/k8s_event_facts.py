@@ -24,6 +24,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     library_repository,
     missing_refs,
     mount_blocked,
+    plain_resource,
     pressure_condition,
     pull_error_kind,
     pull_seconds,
@@ -106,7 +107,8 @@ _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|erro
 _LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
 _PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
-_RECLAIM = re.compile(r"reclaim (\S+)")
+# "reclaim memory" (the event, klog before 1.21) or `reclaim" resourceName="memory"` (structured klog, 1.21 on)
+_RECLAIM = re.compile(r"reclaim\"?\s+(?:resourceName=\")?([\w.\-]+)")
 _NODE_CONDITION_EVENTS = {
     "NodeHasInsufficientMemory": "MemoryPressure",
     "NodeHasDiskPressure": "DiskPressure",
@@ -342,6 +344,8 @@ def _threshold_met(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
     m = _RECLAIM.search(ev.message)
     if m:
         facts.add("eviction.reclaiming", True, ev, subject)
+        # the resource whose eviction threshold the node crossed (eviction_manager.go logs it as it reclaims)
+        facts.add("eviction.resource", plain_resource(m.group(1)), ev, subject)
     condition = pressure_condition(m.group(1)) if m else ""
     if condition:
         facts.add("node.conditions", [condition], ev, subject)

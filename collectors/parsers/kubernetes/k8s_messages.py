@@ -486,6 +486,16 @@ def eviction_condition(message: str) -> str:
 _RESOURCE_CONDITION = {"memory": "MemoryPressure", "pids": "PIDPressure"}
 
 
+def plain_resource(resource: str) -> str:
+    """The resource an eviction-manager log names, as pod messages name it. kubelet 1.7 logged filesystems
+    (nodefs, imagefs); later ones log the resource of the signal (eviction/helpers.go signalToResource:
+    ephemeral-storage, inodes, memory, pids). Inodes run out on the same filesystems: disk, as the condition says."""
+    if any(s in resource for s in ("nodefs", "imagefs", "containerfs", "inodes")):
+        return "ephemeral-storage"
+    plain = resource.removesuffix(".available")
+    return "pids" if plain in ("pid", "pids") else plain
+
+
 def pressure_condition(resource: str) -> str:
     """MemoryPressure for memory, DiskPressure for any filesystem signal, PIDPressure for pids."""
     if resource in _RESOURCE_CONDITION:

@@ -21,6 +21,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     missing_refs,
     mount_blocked,
     node_not_ready_reasons,
+    plain_resource,
     pressure_condition,
     sandbox_errors,
     volume_errors,
@@ -151,16 +152,17 @@ class _Scan:
                 self.reclaim = (resource, n)
             if condition := pressure_condition(resource):
                 self.sink.add("node.conditions", [condition], n, subject=_node_subject(line))
-            # "must evict pod(s) to reclaim <r>" is the manager's decision to evict for that resource (its ranking
-            # and kills follow, often cut from the paste); "attempting to reclaim" alone may end in image GC.
-            if "must evict" in line:
-                self.sink.add("eviction.resource", _plain_resource(resource), n, subject=_node_subject(line))
+            # The manager reclaims (image and container GC first, then evictions) only for the signal whose
+            # threshold the node crossed: "attempting to reclaim <r>" and "must evict pod(s) to reclaim <r>" name
+            # the resource the node was low on, which is what an eviction at that time was for.
+            self.sink.add("eviction.reclaiming", True, n, subject=_node_subject(line))
+            self.sink.add("eviction.resource", plain_resource(resource), n, subject=_node_subject(line))
         if ("victed" in line or "victing" in line) and _EVICTED.search(line):
             subject = _pod_subject(line)
             self.sink.add("eviction.seen", True, n, subject=subject)
             if self.reclaim is not None:
                 resource, start = self.reclaim
-                self.sink.add("eviction.resource", _plain_resource(resource), start, n, subject=subject)
+                self.sink.add("eviction.resource", plain_resource(resource), start, n, subject=subject)
 
     def _probe(self, line: str, n: int) -> None:
         m = _PROBE_NEW.search(line) if "Probe failed" in line or "Probe errored" in line else None
@@ -234,13 +236,6 @@ class _Scan:
     def _sync_error(self, line: str, n: int) -> None:
         if m := _SYNC_WAITING.search(line):
             self.sink.add("container.waiting.reason", m.group(1), n, subject=_pod_subject(line))
-
-
-def _plain_resource(resource: str) -> str:
-    """Eviction signals (nodefs.available) name the same resource as pod messages do (ephemeral-storage)."""
-    if any(s in resource for s in ("nodefs", "imagefs", "containerfs")):
-        return "ephemeral-storage"
-    return resource.removesuffix(".available")
 
 
 def _pod_subject(line: str) -> str | None:

@@ -134,6 +134,27 @@ def test_a_row_pasted_without_its_header() -> None:
     assert facts["scheduling.reasons"] == [(["insufficient-cpu"], 1, 1, "")]
 
 
+# A describe row as kubelet prints it (pkg/kubelet/kuberuntime/kuberuntime_manager.go, event
+# FailedCreatePodSandBox), rendered, in each wrapper people paste one row in: Markdown inline code, a label of
+# their own or a test runner's before it, a quote.
+_SANDBOX_ROW = ("Warning  FailedCreatePodSandBox  3s (x4 over 6s)  kubelet, node-2  Failed to create pod sandbox: "
+                "rpc error: code = Unknown desc = failed to setup network for sandbox \"0f31\": netplugin failed")
+
+
+@pytest.mark.parametrize("wrapped", [
+    f"``{_SANDBOX_ROW}``", f"`{_SANDBOX_ROW}`", f"[Error Message]  {_SANDBOX_ROW}", f"> `{_SANDBOX_ROW}`",
+    f"[FAILED] event fired, got: LAST SEEN TYPE REASON OBJECT MESSAGE\n20s  {_SANDBOX_ROW}",
+])
+def test_a_row_in_a_wrapper_still_names_its_reason(wrapped: str) -> None:
+    assert events.sniff(wrapped) >= 50
+    assert cited(parse_text(wrapped))["events.reasons"][0][0] == ["FailedCreatePodSandBox"]
+
+
+def test_a_json_array_is_still_structured_and_a_label_is_not() -> None:
+    assert events._STRUCTURED.match('[\n  {"kind": "Event"}]') is not None
+    assert events._STRUCTURED.match("[Error Message]  Warning  Failed") is None
+
+
 SCHEDULING = [
     ("0/20 nodes are available: 1 node(s) had untolerated taint {spot-instance: true}, 3 Insufficient memory, "
      "16 Insufficient nvidia.com/gpu. preemption: 0/20 nodes are available: 20 Preemption is not helpful for "

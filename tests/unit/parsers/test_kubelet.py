@@ -128,12 +128,31 @@ def test_the_eviction_managers_decision_names_the_resource_before_any_pod_is_evi
     assert "eviction.seen" not in facts
 
 
-def test_attempting_to_reclaim_alone_names_no_eviction_resource() -> None:
-    # Image and container GC may free enough: only "must evict" is the decision to evict.
+def test_attempting_to_reclaim_names_the_resource_the_node_is_short_of_but_no_eviction() -> None:
+    # The manager reclaims only for the signal whose threshold the node crossed: an eviction at that time was for it.
+    # Whether a pod was evicted is for other lines to say (GC may have freed enough).
     # https://github.com/kubernetes/minikube/issues/4084 (the first eviction_manager line of its kubelet log)
     text = ("W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim "
             "ephemeral-storage\n")
-    assert "eviction.resource" not in cited(parse_text(text))
+    facts = cited(parse_text(text))
+    assert [v for v, *_ in facts["eviction.resource"]] == ["ephemeral-storage"]
+    assert [v for v, *_ in facts["eviction.reclaiming"]] == [True]
+    assert "eviction.seen" not in facts
+
+
+@pytest.mark.parametrize(("said", "resource"), [
+    ("memory", "memory"), ("ephemeral-storage", "ephemeral-storage"), ("inodes", "ephemeral-storage"),
+    ("pids", "pids"), ("nodefs", "ephemeral-storage"), ("imagefs", "ephemeral-storage"),
+])
+def test_every_reclaim_wording_names_its_resource(said: str, resource: str) -> None:
+    # kubernetes/kubernetes pkg/kubelet/eviction/eviction_manager.go synchronize(): the free-text form (1.7-1.20)
+    # and the structured form (1.21-1.31) of the same log, rendered with each resource it can name (helpers.go
+    # signalToResource; 1.7 named the filesystems nodefs and imagefs).
+    for line in (f"W0412 09:28:14.744599   14260 eviction_manager.go:333] eviction manager: attempting to reclaim "
+                 f"{said}",
+                 f'I0412 09:28:14.744599   14260 eviction_manager.go:349] "Eviction manager: attempting to reclaim" '
+                 f'resourceName="{said}"'):
+        assert [v for v, *_ in cited(parse_text(line))["eviction.resource"]] == [resource], line
 
 
 def test_the_old_recording_line_of_a_node_not_ready_event_is_a_not_ready_condition() -> None:
