@@ -3,18 +3,9 @@ colour codes) are read as NCCL, and a healthy Ray-prefixed NCCL start names no h
 
 from __future__ import annotations
 
-from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import triggered_by
-
-
-def read(text: str) -> dict[str, object]:
-    found: dict[str, object] = {}
-    for artifact in artifacts_from_text(text, "paste"):
-        for fact in parse_artifact(artifact).facts:
-            found.setdefault(fact.name, fact.value)
-    return found
-
+from tests.unit.parsers.paste_facts import first_facts as read
 
 # https://github.com/ray-project/ray/issues/16979 (comment, verbatim lines): RaySGD workers' NCCL start.
 RAY_16979 = """\
