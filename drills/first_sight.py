@@ -31,6 +31,9 @@ class BatchScore(BaseModel):
     cases: int = Field(ge=1)
     passed: int = Field(ge=0)
     by_symptom: dict[str, list[int]] = Field(default_factory=dict, description="symptom -> [cases, passed]")
+    thread_only: list[int] = Field(default_factory=list, description=(
+        "[cases, passed] of the cases whose collector marked the cause as absent from the paste"
+        " (cause_in_paste: false); they are in cases and passed too"))
     note: str = ""
 
 
@@ -51,8 +54,10 @@ def load_ledger(path: Path = LEDGER) -> list[BatchScore]:
 def score_of(batch: str, results: list[CaseResult], collected_by: str, scored_on: str, version: str,
              note: str = "") -> BatchScore:
     rows = accuracy_rows(results)
+    apart = [r for r in results if r.cause_in_paste is False]
     return BatchScore(id=batch, scored_on=scored_on, collected_by=collected_by, version=version,
                       cases=len(results), passed=sum(r.passed for r in results), note=note,
+                      thread_only=[len(apart), sum(r.passed for r in apart)] if apart else [],
                       by_symptom={symptom: [total, passed] for symptom, total, passed, _ in rows if symptom != "all"})
 
 

@@ -40,6 +40,10 @@ class Case(BaseModel):
     where: str = ""
     concluded: str
     negative: bool = False
+    # False: the thread names a cause the pasted text shows no sign of, so the case can demand no more of the
+    # reader than to keep that cause open. Counted apart in first-sight scores (they measure the thread's
+    # knowledge, not the reader's); None where the collector did not say.
+    cause_in_paste: bool | None = None
     kind: ArtifactKind | None = None
     expect: Expect
 
@@ -54,6 +58,7 @@ class CaseResult:
     symptom: str
     negative: bool
     failures: list[str] = field(default_factory=list)
+    cause_in_paste: bool | None = None
 
     @property
     def passed(self) -> bool:
@@ -87,7 +92,7 @@ def run_case(folder: Path, analyse_text: Analyse) -> CaseResult:
         case, text = load_case(folder)
     except CaseError as err:
         return CaseResult(folder.name, symptom, False, [str(err)])
-    result = CaseResult(folder.name, symptom, case.negative)
+    result = CaseResult(folder.name, symptom, case.negative, cause_in_paste=case.cause_in_paste)
     try:
         report = analyse_text(text, folder.name, case.kind)
     except ValueError as err:  # a refusal is a failure like any other

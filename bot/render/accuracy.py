@@ -27,6 +27,14 @@ def render_accuracy(results: list[CaseResult], console: Console | None = None, *
     out.print(table)
 
 
+def _in_paste(b: BatchScore) -> str:
+    """The first-sight figure without the cases whose cause only the thread knows; "-" before they were marked."""
+    if not b.thread_only:
+        return "-"
+    cases, passed = b.cases - b.thread_only[0], b.passed - b.thread_only[1]
+    return f"{_percent(passed, cases)} ({passed}/{cases})"
+
+
 def accuracy_markdown(results: list[CaseResult], first_sight: list[BatchScore] | None = None) -> str:
     lines = [
         "# Accuracy on real-world pastes",
@@ -43,14 +51,17 @@ def accuracy_markdown(results: list[CaseResult], first_sight: list[BatchScore] |
         "who does not change the readers, labelled before the tool ran, and scored once, before any fix",
         "(`triagebot eval DIR --first-sight ID`, which refuses a batch it has scored before). The rows come from",
         "`tests/realworld/first-sight.yaml`, which is only ever appended to; after scoring, a batch joins the",
-        "regression corpus below.",
+        "regression corpus below. From batch y on, collectors mark the cases whose cause only the thread knows (the",
+        "paste shows no sign of it, `cause_in_paste: false`): they are in the headline too, and the column beside it",
+        "gives the figure without them, which measures the reader alone.",
         "",
-        "| batch | scored | cases | passed | first sight | by symptom (passed/cases) |",
-        "|---|---|---:|---:|---:|---|",
+        "| batch | scored | cases | passed | first sight | cause in paste | by symptom (passed/cases) |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for b in first_sight or []:
         parts = ", ".join(f"{s} {p}/{n}" for s, (n, p) in sorted(b.by_symptom.items())) or "not kept"
-        lines.append(f"| {b.id} | {b.scored_on} | {b.cases} | {b.passed} | {_percent(b.passed, b.cases)} | {parts} |")
+        lines.append(f"| {b.id} | {b.scored_on} | {b.cases} | {b.passed} | {_percent(b.passed, b.cases)} "
+                     f"| {_in_paste(b)} | {parts} |")
     lines += [
         "",
         "## Regression: text already seen",

@@ -75,8 +75,8 @@ def test_a_broken_ledger_is_a_one_line_error(tmp_path: Path, capsys: pytest.Capt
 
 def test_markdown_shows_each_batch_beside_the_regression_table() -> None:
     text = accuracy_markdown([], [score("b1"), score("b2", passed=0)])
-    assert "| b1 | 2026-11-28 | 2 | 1 | 50 % | pending 1/1 |" in text
-    assert "| b2 | 2026-11-28 | 2 | 0 | 0 % | pending 0/1 |" in text
+    assert "| b1 | 2026-11-28 | 2 | 1 | 50 % | - | pending 1/1 |" in text
+    assert "| b2 | 2026-11-28 | 2 | 0 | 0 % | - | pending 0/1 |" in text
     assert text.index("## First sight") < text.index("## Regression")
 
 
@@ -86,3 +86,17 @@ def test_the_bundled_ledger_is_in_docs_accuracy() -> None:
     assert entries, "the ledger keeps at least the 2026-11-26 batch"
     for b in entries:
         assert f"| {b.id} | {b.scored_on} | {b.cases} | {b.passed} |" in doc
+
+
+def test_cases_whose_cause_only_the_thread_knows_are_counted_apart(tmp_path: Path) -> None:
+    root, ledger = batch(tmp_path), tmp_path / "ledger.yaml"
+    marked = next(root.glob("pending/*/case.yaml"))
+    marked.write_text(marked.read_text(encoding="utf-8") + "cause_in_paste: false\n", encoding="utf-8")
+    assert main(["eval", str(root), "--quiet", "--ledger", str(ledger), "--first-sight", "b-apart",
+                 "--collected-by", "a helper"]) == 0
+    [entry] = load_ledger(ledger)
+    pending_passed = entry.by_symptom["pending"][1]
+    assert entry.thread_only == [1, pending_passed]
+    row = accuracy_markdown([], [entry]).split("| b-apart |")[1]
+    xid_passed = entry.passed - pending_passed
+    assert f"| {xid_passed * 100} % ({xid_passed}/1) |" in row
