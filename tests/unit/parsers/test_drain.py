@@ -21,7 +21,7 @@ evicting pod test/pause-deployment-6cb695d7d6-fvgf8
 evicting pod kube-system/tke-kube-state-metrics-0
 ...
 error when evicting pods/"pause-deployment-6cb695d7d6-fvgf8" -n "test" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.
-"""
+"""  # noqa: E501
 
 # https://github.com/kubernetes/community/issues/6169 (kubectl drain's output before kubernetes#105736)
 KUBECTL_DRAIN_OLD_VERB = """\
@@ -34,7 +34,7 @@ KUBECTL_DRAIN_REFUSED = """\
 $ k drain e2e-test-beeps-minion-group-iinp
 node "e2e-test-beeps-minion-group-iinp" cordoned
 error: pods with local storage (use --delete-local-data to override): busybox-uid, zoo-0; pods not managed by ReplicationController, ReplicaSet, Job, or DaemonSet (use --force to override): busybox-uid, default-http, host-test-container-pod, netserver-1, netserver-1, test-container-pod, netserver-0, test-container-pod, host-test-container-pod, netserver-0, fluentd-cloud-logging-e2e-test-beeps-minion-group-iinp, kube-proxy-e2e-test-beeps-minion-group-iinp; DaemonSet-managed pods (use --ignore-daemonsets to ignore): node-problem-detector-v0.1-yifp5
-"""
+"""  # noqa: E501
 
 # https://github.com/aws/karpenter-provider-aws/issues/5806 (kubectl get events -A during a Karpenter expiration)
 KARPENTER_EVENTS = """\
@@ -43,7 +43,7 @@ default       0s          Normal    DisruptionTerminating        nodeclaim/blend
 default       0s          Warning   FailedDraining               node/ip-10-0-40-247.ec2.internal                           Failed to drain node, 4 pods are waiting to be evicted
 backend       0s          Normal    Evicted                      pod/blenderer-video-6fb9f65599-kmm59                       Evicted pod
 backend       0s          Normal    Killing                      pod/blenderer-video-6fb9f65599-kmm59                       Stopping container blenderer-video
-"""
+"""  # noqa: E501
 
 # https://github.com/kubernetes/kubernetes/issues/105467 (a pod the kubelet evicted, its status synced before the
 # reason was: only the DisruptionTarget condition names the eviction)
