@@ -82,6 +82,11 @@ class Hypothesis(BaseModel):
     see: str | None = Field(None, pattern=KEBAB,
                             description="Another playbook that owns this cause; when it runs too, this hypothesis "
                                         "joins its finding instead of competing with it.")
+    never_leads: str | None = Field(None, min_length=20,
+                                    description="Why this hypothesis can never lead a report, in a sentence: a "
+                                                "pointer (`see:`) whose facts always start the playbook it points "
+                                                "to, or a consequence whose every signal confirms a rival. Incident "
+                                                "coverage asks no recorded incident of it (docs/incidents.md).")
     same_node: bool = Field(False, description="Node evidence (kernel, Xid, ECC) confirms this only when it is "
                                                "about the pod's own node; evidence from an unnamed node makes "
                                                "it likely at most.")

@@ -109,6 +109,11 @@ FACTS: list[FactSpec] = [
     # events
     FactSpec("events.reasons", "list[str]", "distinct event reasons seen", "union", "BackOff"),
     FactSpec("eviction.seen", "bool", "the pod was evicted by the kubelet (not an OOM kill)", "any"),
+    FactSpec("pod.disruption_target", "str",
+             "why the pod is being removed, the reason of its DisruptionTarget condition (Kubernetes 1.26 on): "
+             "EvictionByEvictionAPI (evicted through the API: a drain, the cluster autoscaler, Karpenter), "
+             "PreemptionByScheduler, TerminationByKubelet (the kubelet's own eviction or a node shutdown), "
+             "DeletionByTaintManager (a NoExecute taint), DeletionByPodGC", example="EvictionByEvictionAPI"),
     FactSpec("eviction.reclaiming", "bool",
              "the kubelet's eviction manager is reclaiming a resource: it evicts pods until the signal recovers",
              "any"),
@@ -176,6 +181,10 @@ FACTS: list[FactSpec] = [
              "(no status from the kubelet: it is down or cut off), pleg-unhealthy, runtime-down, "
              "network-not-ready (CNI not initialised), kubelet-not-ready (other)", "union", "pleg-unhealthy"),
     FactSpec("node.unschedulable", "bool", "a node is cordoned", "any"),
+    FactSpec("node.draining", "bool",
+             "a node is being drained: its pods are evicted through the API to empty it (kubectl drain's "
+             "evicting/evicted/drained lines, the cluster autoscaler's scale-down, Karpenter's disruption), which "
+             "leaves no Evicted status on the pods; a cordon alone is node.unschedulable", "any"),
     FactSpec("node.graceful_shutdown", "bool",
              "the kubelet's shutdown manager saw the node being shut down (event Shutdown): the NotReady it then "
              "reports is the planned shutdown's own", "any"),

@@ -244,6 +244,9 @@ def _kueue_pending(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
 
 
 def _evicted(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    if _DRAIN_EVICTED.match(ev.message):
+        facts.add("node.draining", True, ev, subject)  # Karpenter's own event: an API eviction, not the kubelet's
+        return
     facts.add("eviction.seen", True, ev, subject)
     resource = eviction_resource(ev.message)
     if resource:
@@ -355,6 +358,29 @@ def _not_schedulable(facts: EventFacts, ev: EventRecord, subject: str | None) ->
     facts.add("node.unschedulable", True, ev, subject)
 
 
+# Drains that evict through the API, as their controllers word their events (collectors/catalogs/signals.yaml
+# names the same sources for the bare lines):
+# - Karpenter's terminator, reason Evicted: "Evicted pod" (kubernetes-sigs/karpenter pkg/controllers/node/termination/
+#   terminator/events/events.go, to v1.1) or "Evicted pod: <why>" (v1.2 on). The kubelet's Evicted messages never
+#   start so ("The node was low on resource", "Pod ephemeral local storage ...").
+_DRAIN_EVICTED = re.compile(r"Evicted pod\b")
+# - the cluster autoscaler's scale-down, reason ScaleDown: on each pod "deleting pod for node scale down", on the
+#   node "marked the node as toBeDeleted/unschedulable" (kubernetes/autoscaler cluster-autoscaler/core/scaledown/
+#   actuation/drain.go and actuator.go, 1.20-1.31; core/scale_down.go before);
+_SCALE_DOWN = re.compile(r"deleting pod for node scale down|marked the node as toBeDeleted/unschedulable")
+# - Karpenter's disruption, reason DisruptionTerminating: "Disrupting Node: <Reason>/<Decision>" and "Disrupting
+#   NodeClaim: ..." (pkg/controllers/disruption/events/events.go, v0.32 on); reason FailedDraining: "Failed to drain
+#   node, N pods are waiting to be evicted" (terminator/events/events.go): the drain runs, a budget holds it.
+_DISRUPTING = re.compile(r"Disrupting (?:Node|NodeClaim): \w|Failed to drain node\b")
+
+
+def _drain_event(pattern: re.Pattern[str]) -> Callable[[EventFacts, EventRecord, str | None], None]:
+    def handler(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+        if pattern.search(ev.message):
+            facts.add("node.draining", True, ev, subject)
+    return handler
+
+
 _EVENT_HANDLERS = {
     "FailedScheduling": _failed_scheduling,
     "NotTriggerScaleUp": _not_triggered,
@@ -378,6 +404,9 @@ _EVENT_HANDLERS = {
     "SystemOOM": _oom,
     "EvictionThresholdMet": _threshold_met,
     "NodeNotSchedulable": _not_schedulable,
+    "ScaleDown": _drain_event(_SCALE_DOWN),
+    "DisruptionTerminating": _drain_event(_DISRUPTING),
+    "FailedDraining": _drain_event(_DISRUPTING),
 }
 
 

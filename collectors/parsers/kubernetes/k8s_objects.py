@@ -133,6 +133,13 @@ def _node_conditions_piece(data: dict[str, Any]) -> tuple[str, dict[str, Any]] |
     return None
 
 
+def _pod_conditions(status: dict[str, Any]) -> bool:
+    """A `status:` holding only conditions that carry a probe time: a PodCondition (kubernetes/api core/v1
+    types.go), as `kubectl get pod -o yaml` shows a pod whose containers are gone (kubernetes#105467)."""
+    rows = as_list(status.get("conditions"))
+    return bool(rows) and all(isinstance(c, dict) and {"type", "lastProbeTime"} <= set(c) for c in rows)
+
+
 def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The kind of a piece of an object pasted without `kind`, and the piece wrapped as that object."""
     keys = set(data)
@@ -146,6 +153,8 @@ def _fragment(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if "status" in keys and keys & {"spec", "metadata"}:
         return "Pod", data
     if isinstance(data.get("status"), dict) and set(data["status"]) & _POD_STATUS_KEYS:
+        return "Pod", data
+    if isinstance(status, dict) and _pod_conditions(status):
         return "Pod", data
     if len(keys & _POD_STATUS_KEYS) >= 1 and ("containerStatuses" in keys or len(keys & _POD_STATUS_KEYS) >= 2
                                             or {"reason", "message"} <= keys):

@@ -331,8 +331,28 @@ def _pod_conditions(ctx: Ctx, loc: Loc, status: dict[str, Any], subject: str | N
                 add("scheduling.message", message, line, subject=subject)
                 for name, value in scheduling_facts(message):
                     add(name, value, line, subject=subject)
-        if kind == "DisruptionTarget" and state == "True" and reason.startswith("Preemption"):
-            add("scheduling.preempted", True, loc.at("conditions", ("reason", reason)), subject=subject)
+        if kind == "DisruptionTarget" and state == "True" and reason:
+            _disruption_target(ctx, loc, reason, message, subject)
+
+
+def _disruption_target(ctx: Ctx, loc: Loc, reason: str, message: str, subject: str | None) -> None:
+    """Who is removing the pod (1.26 on): the Eviction API (pkg/registry/core/pod/storage/eviction.go, reason
+    EvictionByEvictionAPI), the scheduler, the kubelet, the taint manager or the pod GC (pkg/apis/core types)."""
+    add = ctx.sink.add
+    line = loc.at("conditions", ("reason", reason))
+    add("pod.disruption_target", reason, line, subject=subject)
+    if reason.startswith("Preemption"):
+        add("scheduling.preempted", True, line, subject=subject)
+    # The kubelet's eviction manager writes its eviction message into the condition too, and a pod whose status
+    # the kubelet last synced before it set the reason shows it only there (kubernetes#105467).
+    elif reason == "TerminationByKubelet" and (resource := eviction_resource(message)):
+        where = loc.at("conditions", ("message", message))
+        add("eviction.seen", True, where, subject=subject)
+        add("eviction.resource", resource, where, subject=subject)
+        if eviction_over_limit(message):
+            add("eviction.over_limit", True, where, subject=subject)
+        if eviction_over_request(message):
+            add("eviction.over_request", True, where, subject=subject)
 
 
 def _pod_env(ctx: Ctx, loc: Loc, spec: dict[str, Any], subject: str | None) -> None:
