@@ -23,6 +23,7 @@ from collectors.unwrap import MAX_LINE
 _MAX_LINES = 2_000  # candidate lines per hint: a paste says its symptom in a few lines, a log repeats one
 _FIGURE_REACH = 60  # a figure is the subject's when it follows the subject within this many characters
 PARSER = f"{STATED_PREFIX}words-"
+_EMPHASIS = " \t*_~`'\")"  # markdown around a question ("**Why does ...?**") still leaves it a question
 
 __all__ = ["PARSER", "read_words"]
 
@@ -63,7 +64,7 @@ def read_words(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Pars
 def _says(entry: CompiledWords, sentence: str, settled: Any) -> bool:
     """The sentence names the entry's subject and, not negated, one of its problems."""
     subjects = [m.span() for m in entry.subject.finditer(sentence)]
-    if not subjects or asks(sentence):
+    if not subjects or asks(sentence.rstrip(_EMPHASIS)):
         return False
     if (settled is not None and settled.search(sentence)) or (entry.unless is not None and
                                                               entry.unless.search(sentence)):
