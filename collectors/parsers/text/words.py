@@ -20,7 +20,7 @@ from collectors.parsers.text.needles import scan, utf8
 from collectors.parsers.text.stated import asks, inside, merged_spans, negated, sentences, unquoted
 from collectors.unwrap import MAX_LINE
 
-_MAX_LINES = 2_000  # candidate lines per hint: a paste says its symptom in a few lines, a log repeats one
+_MAX_LINES = 500  # candidate lines read, per hint and in all: a paste says its symptom in a few lines
 _FIGURE_REACH = 60  # a figure is the subject's when it follows the subject within this many characters
 PARSER = f"{STATED_PREFIX}words-"
 _EMPHASIS = " \t*_~`'\")"  # markdown around a question ("**Why does ...?**") still leaves it a question
@@ -45,9 +45,13 @@ def read_words(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Pars
     lines = text.split("\n")
     facts: list[Fact] = []
     found: set[str] = set()
+    examined = 0
     for index in sorted(candidates):
         if inside(claimed, index + 1) or index >= len(lines):
             continue
+        examined += 1
+        if examined > _MAX_LINES:
+            break  # a log that names a subject on every line says its symptom early or not in words
         line = unquoted(lines[index][:MAX_LINE])
         hinted = [e for e in entries if e.spec.symptom not in found and any(h in candidates[index] for h in e.hints)]
         for entry in hinted:
