@@ -130,6 +130,9 @@ def test_a_figure_is_a_problem_by_its_value(text: str, symptom: str) -> None:
     "GPU util is 97% and the job is fast",
     "The p99 is 80 ms",
     "With 8 % dropout, GPU util is 95 %",  # a low figure before its subject is another figure
+    "GPU util stuck at 100% the whole run",  # a neutral verb: the figure says it is busy
+    "I only checked the GPU util after the run",
+    "We sample the p99 latency every 5 s",  # a sampling period, no request's duration
     "request timeout is 30 s for the p99 budget",
 ])
 def test_a_figure_out_of_the_problem_range_is_not(text: str) -> None:
