@@ -24,6 +24,9 @@ class SymptomWords(BaseModel):
     problems: tuple[str, ...] = Field(min_length=1)
     figures: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
+    # Words one of which the sentence must also hold, when the subject is a bare noun ("the utilization rate") that
+    # is the symptom's only beside them (a GPU or a board named in the sentence).
+    about: tuple[str, ...] = ()
     source: str = Field(min_length=1)
 
 
@@ -56,6 +59,7 @@ class CompiledWords:
         self.problem: Any = _alternation(spec.problems)
         self.figures: Any = re2.compile("(?i)(?:" + "|".join(spec.figures) + ")") if spec.figures else None
         self.unless: Any = _alternation(spec.unless)
+        self.about: Any = _alternation(spec.about)
         # The needle a line must hold before any pattern runs: each subject's first word, in lower case.
         self.hints = tuple(sorted({_SEPARATOR.split(s.strip().lower())[0] for s in spec.subjects}))
 

@@ -69,6 +69,37 @@ NOT_SAID = [
 ]
 
 
+# Whole lines of pastes in the first-sight batches y and z (scored on main before this reader; their cases join the
+# corpus on main), each with its thread.
+SAID_LINES = [
+    # https://github.com/vllm-project/vllm/issues/2491: "the utilization rate" in a sentence that names the A800.
+    ("Compared to other frameworks, vllm cannot maintain a high GPU utilization rate consistently. When running "
+     "llama2 70b on the A800 platform, the utilization rate significantly fluctuates between 0-100 And this leads to "
+     "limited throughput performance.", "gpu-underutilized"),
+    # https://github.com/emissary-ingress/emissary/issues/4284: a 503 with Envoy's UH flag, before its subject.
+    ("Observation was that over a period of roughly 1.5 weeks after a code release upgrading ambassador to 1.13.3, "
+     "one arbitrary ambassador pod (1 of 3 pods) would fail to send traffic to the same upstream service. Once "
+     "failures started, It (the errant ambassador pod) logged `503 UH` errors for attempts to that upstream service. ",
+     "error-rate"),
+    # https://github.com/sgl-project/sglang/issues/958: NCCL's init that makes no further progress.
+    ('Hi, I try to run a multi-node following the instructions for 2 machine with 8x4090 each. But it just stopped at '
+     '"Init nccl begin" without further progress.', "nccl-hang"),
+]
+
+
+@pytest.mark.parametrize(("line", "symptom"), SAID_LINES)
+def test_a_pasted_line_says_its_symptom(line: str, symptom: str) -> None:
+    assert symptom in _said(line)
+
+
+@pytest.mark.parametrize("text", [
+    "The CPU utilization drops to 10% on the A100 node",  # another resource's utilisation
+    "the utilization drops to 10% after lunch",  # no GPU named: nothing says whose it is
+])
+def test_a_bare_utilisation_needs_its_gpu(text: str) -> None:
+    assert "gpu-underutilized" not in _said(text)
+
+
 @pytest.mark.parametrize(("case", "number", "holds", "symptom"), SAID)
 def test_a_real_line_says_its_symptom(case: str, number: int, holds: str, symptom: str) -> None:
     assert symptom in _said(_line(case, number, holds))
@@ -99,17 +130,19 @@ def test_healthy_negated_asked_and_settled_sentences_say_nothing(text: str) -> N
 def test_every_subject_with_every_problem_is_read_and_its_denial_is_not() -> None:
     entries, _ = symptom_words()
     for entry in entries:
+        # A bare noun is read beside what it belongs to (the GPU's board), named in the same sentence.
+        where = f"our {entry.spec.about[0]} machines" if entry.spec.about else "our machines"
         for subject in entry.spec.subjects:
             for problem in entry.spec.problems:
-                said = f"Since this morning the {subject} {problem} on our cluster."
+                said = f"Since this morning the {subject} {problem} on {where}."
                 assert entry.spec.symptom in _said(said), said
         # Each problem denied, asked and settled once, beside a subject in turn (all pairs would read alike).
         subjects = entry.spec.subjects
         for at, problem in enumerate(entry.spec.problems):
             subject = subjects[at % len(subjects)]
-            assert _said(f"We never saw the {subject} {problem} on our cluster.") == [], subject + problem
-            assert _said(f"Why is the {subject} {problem} on our cluster?") == [], subject + problem
-            assert _said(f"The {subject} {problem} was resolved by the upgrade.") == [], subject + problem
+            assert _said(f"We never saw the {subject} {problem} on {where}.") == [], subject + problem
+            assert _said(f"Why is the {subject} {problem} on {where}?") == [], subject + problem
+            assert _said(f"The {subject} {problem} on {where} was resolved by the upgrade.") == [], subject + problem
 
 
 @pytest.mark.parametrize(("text", "symptom"), [
