@@ -84,6 +84,11 @@ SAID_LINES = [
     # https://github.com/sgl-project/sglang/issues/958: NCCL's init that makes no further progress.
     ('Hi, I try to run a multi-node following the instructions for 2 machine with 8x4090 each. But it just stopped at '
      '"Init nccl begin" without further progress.', "nccl-hang"),
+    # https://github.com/kubernetes/kubernetes/issues/30148: what kubectl logs answers for a container not pulled.
+    ('`container "upload" in pod "upload" is waiting to start: trying and failing to pull image`', "image-pull"),
+    # https://github.com/apache/airflow/issues/8722: a pod killed because of OOM, said in words.
+    ('When a POD get\'s killed by K8S because of OOM, Airflow logs "FAILED" in the scheduler log and nothing to the DAG '
+     'logs. ', "oom-killed"),
 ]
 
 
