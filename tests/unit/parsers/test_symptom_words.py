@@ -87,8 +87,8 @@ SAID_LINES = [
     # https://github.com/kubernetes/kubernetes/issues/30148: what kubectl logs answers for a container not pulled.
     ('`container "upload" in pod "upload" is waiting to start: trying and failing to pull image`', "image-pull"),
     # https://github.com/apache/airflow/issues/8722: a pod killed because of OOM, said in words.
-    ('When a POD get\'s killed by K8S because of OOM, Airflow logs "FAILED" in the scheduler log and nothing to the DAG '
-     'logs. ', "oom-killed"),
+    ('When a POD get\'s killed by K8S because of OOM, Airflow logs "FAILED" in the scheduler log and nothing to the '
+     'DAG logs. ', "oom-killed"),
 ]
 
 
