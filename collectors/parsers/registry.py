@@ -22,7 +22,7 @@ from collectors.parsers.kubernetes import (
 from collectors.parsers.logs import access_log, container_log, curl_exit, curl_response, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
-from collectors.parsers.text import signals, stated
+from collectors.parsers.text import signals, stated, words
 
 # Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
 # the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).
@@ -67,6 +67,7 @@ LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
 # Signals are read from text people pasted or files they named; sources that fetch API objects or metrics are
 # read by their structural parser alone, so a live triage is not changed by this layer.
 _PASTED = ("paste", "file", "slack")
+_WORDS_KINDS = (ArtifactKind.TEXT, ArtifactKind.CONTAINER_LOG)
 
 
 def parse_artifact(artifact: Artifact) -> ParseResult:
@@ -89,6 +90,12 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         told = {(f.citation.start, f.name) for f in result.facts if stated.is_stated(f)}
         result.facts += [f for f in _guarded(lambda a: stated.read_stated(a, read), artifact).facts
                          if (f.citation.start, f.name) not in told]
+        # Last resort: a symptom said by its subject and its problem, on lines no reader above read at all, in
+        # text no structural kind claimed or an application's own output; a known program's line keeps the
+        # meaning its reader gave it (a kubelet's "Node became not ready" on restart shows no symptom).
+        if artifact.kind in _WORDS_KINDS:
+            claimed = [(f.citation.start, f.citation.end) for f in result.facts]
+            result.facts += _guarded(lambda a: words.read_words(a, claimed), artifact).facts
     kind = str(artifact.kind)
     shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
     result.facts = [f.model_copy(update={"kind": kind, "citation": shifted(f.citation, shift)} if shift else

@@ -6,7 +6,8 @@ FACTS: list[FactSpec] = [
     FactSpec("alert.names", "list[str]", "alert names seen", "union", "KubePodCrashLooping"),
     FactSpec("alert.symptoms", "list[str]", "symptom ids the alerts map to", "union", "crash-loop"),
     FactSpec("evidence.symptoms", "list[str]",
-             "symptom ids that an upstream message read in the evidence shows (a catalog entry's `symptom:`); "
+             "symptom ids that an upstream message read in the evidence shows (a catalog entry's `symptom:`), or "
+             "that a line no reader read says by its subject and its problem (symptom_words.yaml, stated); "
              "every playbook runs on its own id here", "union", "crash-loop"),
     FactSpec("alert.status", "str", "firing or resolved", example="firing"),
     FactSpec("alert.severity", "str", "severity label", example="critical"),

@@ -67,14 +67,14 @@ _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
-__all__ = ["is_stated", "read_stated", "restate"]
+__all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences", "unquoted"]
 
 
 def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> ParseResult:
     """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read."""
     text = artifact.content
     lines = text.split("\n")
-    spans = _merged(read)
+    spans = merged_spans(read)
     fences = [hit.line for hit in scan(utf8(text), _FENCE)]
     terms = stated_terms()
     owners: dict[str, list[CompiledTerm]] = {}
@@ -87,7 +87,7 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
     facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
     for index in sorted(candidates)[:_MAX_LINES]:
-        if _inside(spans, index + 1) or bisect.bisect_right(fences, index) % 2 == 1:
+        if inside(spans, index + 1) or bisect.bisect_right(fences, index) % 2 == 1:
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         if not _prose(line):
@@ -96,7 +96,7 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         hinted = {id(t) for hint in candidates[index] for t in owners[hint]}
         wanted = [t for t in terms if id(t) in hinted]
         for sentence in _SENTENCE.split(line):
-            if _asks(sentence):
+            if asks(sentence):
                 continue  # a question asks about the term, it does not report it
             for term in wanted:
                 for name, value in _said(term, sentence):
@@ -128,7 +128,7 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         if not _prose(line) or _quoted(line, fact.value):
             out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
-        elif (not all(_asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
+        elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
     return _symptoms_follow_their_line(facts, out)
@@ -162,7 +162,7 @@ def _denied(line: str, value: object) -> bool:
     for sentence in _SENTENCE.split(line):
         for text in texts:
             at = sentence.find(text)
-            if at >= 0 and _negated(sentence[:at]):
+            if at >= 0 and negated(sentence[:at]):
                 return True
     return False
 
@@ -175,7 +175,7 @@ def _match_denied(line: str, parser: str) -> bool:
     match = regex.search(line) if regex is not None else None
     if match is None:
         return False
-    return _negated(_SENTENCE.split(line[:match.start()])[-1])
+    return negated(_SENTENCE.split(line[:match.start()])[-1])
 
 
 def _values(term: CompiledTerm, sentence: str) -> list[object]:
@@ -186,10 +186,10 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
     out: list[object] = []
     for match in term.regex.finditer(sentence):
         said_to = match.end() if term.spec.deny_inside else match.start()
-        if _negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
+        if negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
                                                for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
-        if about and about[-1] <= match.start() and all(_negated(sentence[:end]) for end in about):
+        if about and about[-1] <= match.start() and all(negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
         value = _value(term, match.groupdict())
         if value is not None:
@@ -258,7 +258,7 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     return [raw] if kind.startswith("list") else raw
 
 
-def _asks(sentence: str) -> bool:
+def asks(sentence: str) -> bool:
     """A question about what it names ("is it OOM?"), not a report followed by a bare "why?" or "any idea?"."""
     text = sentence.rstrip()
     if not text.endswith("?"):
@@ -267,7 +267,7 @@ def _asks(sentence: str) -> bool:
     return len(_WORD.findall(tail)) > 2
 
 
-def _negated(before: str) -> bool:
+def negated(before: str) -> bool:
     """A negation or hedge in the term's own clause: "it is not OOMKilled", "no Xid 79", "maybe a 503"."""
     starts = [m.end() for m in _CLAUSE.finditer(before)]
     clause = before[starts[-1]:] if starts else before
@@ -300,7 +300,7 @@ def _typed_gaps(line: str) -> bool:
     return sum(n > 6 for n in cells) * 2 > len(cells)
 
 
-def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+def merged_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for start, end in sorted(s for s in spans if s[0] > 0):
         if out and start <= out[-1][1] + 1:
@@ -310,7 +310,17 @@ def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _inside(spans: list[tuple[int, int]], line: int) -> bool:
+def inside(spans: list[tuple[int, int]], line: int) -> bool:
     at = bisect.bisect_right(spans, (line, 1 << 62)) - 1
     return at >= 0 and spans[at][0] <= line <= spans[at][1]
 
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of a line, split where a full stop, a question or an exclamation mark is followed by a space."""
+    return _SENTENCE.split(line)
+
+
+def unquoted(line: str) -> str:
+    """The line without the marks a paste puts in front of it (a quote's `>`, a list's bullet, a heading's `#`)."""
+    return _QUOTE.sub("", line)
