@@ -6,7 +6,7 @@ import re
 from typing import Any, NamedTuple
 
 from collectors.models import ArtifactKind
-from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS
+from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
 
 MIN_SCORE = 30
