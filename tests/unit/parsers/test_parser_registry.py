@@ -47,7 +47,8 @@ def test_a_kind_no_parser_reads_has_none() -> None:
     assert registry.PARSERS.get(ArtifactKind.TEXT) is None
     with pytest.raises(KeyError):
         registry.PARSERS[ArtifactKind.TEXT]
-    assert registry.PARSERS.get(ArtifactKind.EVENTS) is import_module("collectors.parsers.kubernetes.events").PARSER.parse
+    events = import_module("collectors.parsers.kubernetes.events").PARSER
+    assert registry.PARSERS.get(ArtifactKind.EVENTS) is events.parse
 
 
 def test_detection_imports_no_parser_whose_sniffer_lives_apart(tmp_path: Path) -> None:
