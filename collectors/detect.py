@@ -6,7 +6,7 @@ import re
 from typing import Any, NamedTuple
 
 from collectors.models import ArtifactKind
-from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS
+from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
 
 MIN_SCORE = 30
@@ -111,8 +111,8 @@ def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Seg
     return _merge(segments)
 
 
-# Every sniffer reads at most this much of the start of a text (collectors/parsers/*.py, `sniff`; a test holds them
-# to it): a block is joined only that far, not copied whole.
+# Every sniffer reads at most this much of the start of a text (`sniff` in collectors/sniffers/ and in the parsers
+# that keep their own; tests/unit/core/test_paste_linear.py holds them to it): a block is joined only that far.
 SNIFF_CHARS = 200_000
 
 

@@ -15,7 +15,7 @@ import re2
 
 from collectors.detect import KNOWN_KINDS, KNOWN_KINDS_LIST, Segment, split_lines
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.registry import GROUPED_KINDS
+from collectors.parsers.readers import GROUPED_KINDS
 from collectors.unwrap import unwrap
 
 

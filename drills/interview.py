@@ -13,7 +13,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drills import exact
-from drills.embedder import default_meaning
 from drills.grading import Grade, combine, grade
 from drills.questions import Question
 
@@ -127,6 +126,9 @@ def submit(session: InterviewSession, question: Question, answer: str,
         return session, [Step(kind="notice", text="This question is finished; start another one.")]
     if session.phase == "exact":
         return _submit_exact(session, question, answer)
+    # The embedder (and numpy) load with the first answer graded, not with every importer (the Slack bot's start).
+    from drills.embedder import default_meaning
+
     result = grade(answer, question.expected_points, asked=f"{question.question}\n{current_prompt(session, question)}",
                    meaning=default_meaning(question.id) if by_meaning else None)
     if result.verdict == "empty":

@@ -24,9 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from collectors.yaml_safe import safe_load
 from drills.claims import Sentence, live_cues, split_sentences, text_tokens
@@ -39,7 +37,15 @@ THRESHOLDS_PATH = Path(__file__).parent / "meaning_thresholds.yaml"
 DEFAULT_CLAIM = 0.9
 DEFAULT_MISCONCEPTION = 0.92
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+else:
+    # numpy (a tenth of a second) loads when a grade first compares by meaning, not with every importer of the
+    # grader (the Slack bot's start); at run time the type is only named, in the Meaning model's `embed` field.
+    Vectors = Any
 # (texts, whether they are the bank's references, worth keeping) -> one L2-normalised row per text, in order.
 Embed = Callable[[Sequence[str], bool], Vectors]
 
@@ -191,6 +197,8 @@ class Scores:
 
 
 def _best(sims: Vectors, mask: Sequence[bool]) -> Vectors:
+    import numpy as np
+
     rows = sims.shape[0]
     if not any(mask):
         return np.full(rows, -1.0, dtype=np.float32)
@@ -199,6 +207,8 @@ def _best(sims: Vectors, mask: Sequence[bool]) -> Vectors:
 
 def score(found: Sequence[Unit], points: Sequence[ExpectedPoint], embed: Embed) -> list[Scores]:
     """Similarities of every unit to every point's references (cosines of L2-normalised vectors)."""
+    import numpy as np
+
     if not found:
         return [Scores(*(np.zeros(0, dtype=np.float32),) * 3, ()) for _ in points]
     refs = [r for p in points for r in (*p.references, *(m.claim for m in p.misconceptions))]

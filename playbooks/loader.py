@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 from pydantic import ValidationError
 
 from collectors.catalogs.queries import RANGE_METRICS
 from collectors.vocabulary import VOCABULARY
+from collectors.yaml_safe import yaml_error
 from playbooks import checked
 from playbooks.cel_expr import CelError, Predicate, compile_predicate, referenced_names, top_level_clauses
 from playbooks.files import PLAYBOOK_DIR as PLAYBOOK_DIR
@@ -60,7 +60,7 @@ def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlay
         return None, [Problem(name, 1, f"cannot read: {err.strerror or err}")]
     except UnicodeDecodeError:
         return None, [Problem(name, 1, "not UTF-8 text")]
-    except yaml.YAMLError as err:
+    except yaml_error() as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         return None, [Problem(name, line, f"YAML syntax: {getattr(err, 'problem', None) or err}")]

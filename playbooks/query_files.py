@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from collectors.catalogs.queries import QUERY_DIR, query_files, read_catalog
+from collectors.yaml_safe import yaml_error
 from playbooks.model import SYMPTOMS
 from playbooks.problems import Problem
 from playbooks.yaml_lines import LineMap, load_with_lines
@@ -30,7 +29,7 @@ def query_problems(directory: Path = QUERY_DIR) -> list[Problem]:
         shown = _shown(path)
         try:
             data, where = load_with_lines(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as err:
+        except yaml_error() as err:
             mark = getattr(err, "problem_mark", None)
             problems.append(Problem(shown, mark.line + 1 if mark else 1, f"not YAML: {err}"))
             continue

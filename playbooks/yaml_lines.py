@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from collectors.parsed_cache import remembered
-from collectors.yaml_safe import LOADER
+from collectors.yaml_safe import loader as yaml_loader
+
+if TYPE_CHECKING:
+    import yaml
 
 Path_ = tuple[str | int, ...]
-_LOADER = LOADER
 
 
 class LineMap:
@@ -39,7 +39,7 @@ def load_with_lines(text: str) -> tuple[Any, LineMap]:
 
 
 def _parse(text: str) -> tuple[Any, dict[Path_, int]]:
-    loader = _LOADER(text)
+    loader = yaml_loader()(text)
     try:  # one parse: the node tree gives the lines, and the same tree is turned into data
         node = loader.get_single_node()
         lines = LineMap()
@@ -51,6 +51,8 @@ def _parse(text: str) -> tuple[Any, dict[Path_, int]]:
 
 
 def _walk(node: yaml.Node, path: Path_, lines: LineMap) -> None:
+    import yaml  # loaded already: the text is being parsed
+
     lines.record(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:

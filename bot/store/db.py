@@ -5,17 +5,20 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.state import state_dir
 from bot.store.sqlite_writer import WriterLock
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic (with Mako and Pygments, about a tenth of a second) is imported by the functions that migrate, not with the
+# store: the repository's readers (the CLI's history commands, the bot's modules) load it only when a start migrates.
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -156,6 +159,8 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 def alembic_config(engine: Engine | None = None) -> Config:
     """The Alembic configuration of this package, without an alembic.ini (usable for `command.revision` too)."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("path_separator", "os")
@@ -166,6 +171,8 @@ def alembic_config(engine: Engine | None = None) -> Config:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to `revision`. Safe to call from every replica at start-up, at the same time."""
+    from alembic import command
+
     config = alembic_config()
     with engine.connect() as connection, connection.begin():
         if connection.dialect.name == "postgresql":
@@ -178,5 +185,7 @@ def migrate(engine: Engine, revision: str = "head") -> None:
 
 
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()

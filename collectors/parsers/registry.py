@@ -1,69 +1,55 @@
-"""Which parser reads which kind of artifact: built from one list of parser modules."""
+"""Which parser reads which kind of artifact, from the readers table (collectors/parsers/readers.py): a parser
+module is imported the first time an artifact of its kind is read, not with the registry."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
-from collectors.parsers.alerts import alert_text, alertmanager
 from collectors.parsers.contract import Parser, guarded
-from collectors.parsers.gpu import flight_recorder, gpu_ids, gpustat, nccl, nvidia_smi, nvml
-from collectors.parsers.kubernetes import (
-    describe_node,
-    describe_pod,
-    describe_service,
-    endpoints_table,
-    events,
-    hpa_text,
-    k8s_objects,
-    node_table,
-    pod_table,
-)
-from collectors.parsers.logs import access_log, container_log, curl_exit, curl_response, curl_writeout, status_fields
-from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
-from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
+from collectors.parsers.gpu import gpu_ids, gpustat
+from collectors.parsers.logs import curl_exit, curl_response, curl_writeout, status_fields
+from collectors.parsers.metrics import figures, load_reports
+from collectors.parsers.readers import BY_KIND, GROUPED_KINDS, NAMES, READERS
+from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.parsers.text import signals, stated, words
 
-# Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
-# the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).
-ALL: tuple[Parser, ...] = (
-    describe_pod.PARSER,
-    describe_node.PARSER,
-    describe_service.PARSER,
-    k8s_objects.PARSER,
-    events.PARSER,
-    pod_table.PARSER,
-    node_table.PARSER,
-    endpoints_table.PARSER,
-    kernel.PARSER,
-    kubelet.PARSER,
-    nccl.PARSER,
-    access_log.PARSER,
-    container_log.PARSER,
-    conntrack.PARSER,
-    cpu_stat.PARSER,
-    prometheus_text.PARSER,
-    prometheus_api.PARSER,
-    alertmanager.PARSER,
-    alert_text.PARSER,
-    nvml.PARSER,
-    nvidia_smi.PARSER,
-    top.PARSER,
-    flight_recorder.PARSER,
-    net_links.PARSER,
-    shm_usage.PARSER,
-    hpa_text.PARSER,
-)
+__all__ = ["GROUPED_KINDS", "LINE_CLAIMS", "NAMES", "PARSERS", "SNIFFERS", "parse_artifact", "shifted"]
 
-PARSERS: dict[ArtifactKind, Callable[[Artifact], ParseResult]] = {k: p.parse for p in ALL for k in p.kinds}
-# The parser module that reads each kind, named in every fact it gives (the report's trace).
-NAMES: dict[ArtifactKind, str] = {k: p.parse.__module__.rsplit(".", 1)[-1] for p in ALL for k in p.kinds}
-SNIFFERS: dict[ArtifactKind, Callable[[str], int]] = {p.kind: p.sniff for p in ALL if p.sniff is not None}
-# Kinds whose blocks share one artifact wherever they are in a paste: logs, and parsers that read many blocks.
-GROUPED_KINDS = frozenset(p.kind for p in ALL if p.reads_many or p.claims_line is not None)
-LINE_CLAIMS: list[tuple[ArtifactKind, Callable[[str], bool]]] = [
-    (p.kind, p.claims_line) for p in ALL if p.claims_line is not None
-]
+Parse = Callable[[Artifact], ParseResult]
+
+
+class _Parsers(dict[ArtifactKind, Parse]):
+    """Each kind's parse function, its module imported on first lookup. A plain dict otherwise: a test may put a
+    parser in (monkeypatch.setitem) and take it out again."""
+
+    def __missing__(self, kind: ArtifactKind) -> Parse:
+        reader = BY_KIND.get(kind)
+        if reader is None:
+            raise KeyError(kind)
+        parser: Parser = import_module(reader.parser).PARSER
+        for each in parser.kinds:
+            self.setdefault(each, parser.parse)  # a parser a test put in stays
+        return self[kind]
+
+    def get(self, kind: ArtifactKind, default: Parse | None = None) -> Parse | None:  # type: ignore[override]
+        try:
+            return self[kind]
+        except KeyError:
+            return default
+
+
+PARSERS: dict[ArtifactKind, Parse] = _Parsers()
+
+
+def __getattr__(name: str) -> tuple[Parser, ...]:
+    """ALL, every parser in the readers' order, imports every parser module: for tests and tools, not triage."""
+    if name == "ALL":
+        return tuple(import_module(r.parser).PARSER for r in READERS)
+    raise AttributeError(name)
+
+
 # Signals are read from text people pasted or files they named; sources that fetch API objects or metrics are
 # read by their structural parser alone, so a live triage is not changed by this layer.
 _PASTED = ("paste", "file", "slack")

@@ -17,6 +17,7 @@ from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.alerts.alert_facts import SEVERITY_RANK, Labelled, emit_alerts
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.alert_text import sniff
 from collectors.text import normalise
 
 # An e-mail's HTML source: each <br /> ends a pair; other tags are only markup. Bounded, so linear on any line.
@@ -259,50 +260,6 @@ def parse(artifact: Artifact) -> ParseResult:
     if reading.severity:
         sink.add("alert.severity", reading.severity[0], reading.severity[1])
     return sink.done()
-
-
-_TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A-Za-z_]|\[ALERT\] alertname:",
-                    re.IGNORECASE)
-_AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
-                            re.MULTILINE)
-# m-lab/alertmanager-github-receiver alerts/template.go: an issue body opens "Alertmanager URL: <external URL>" and
-# gives each alert as "  * firing <generator URL>" before its Labels; a paste may start at either.
-# messagebird/sachet's default SMS (alert_forms.yaml sachet-alert-line): a "Firing: " or "Resolved: " heading, then
-# "<alertname> @<instance>" lines.
-_SACHET_BODY = re.compile(r"^(?:Firing|Resolved): ?\n[A-Za-z_][\w:]* @\S*(?: \([^)]*\))?[ \t]*$", re.MULTILINE)
-_RECEIVER_BODY = re.compile(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
-                            re.MULTILINE)
-
-
-# alert_forms.yaml status-field as it reads after unwrapping (bold taken off): "Status: firing".
-_STATUS_FIELD = re.compile(r"^\s*(?:[-*\u2022]\s+)?\*{0,2}Status\*{0,2}\s*:\*{0,2}\s*`?(?:firing|resolved)`?\s*$",
-                           re.MULTILINE | re.IGNORECASE)
-
-
-def _heading(head: str) -> bool:
-    """A heading naming an alert and its state (alert_forms.yaml heading-name-status) in the first lines."""
-    form = next((f for f in forms() if f.spec.id == "heading-name-status"), None)
-    return form is not None and any(form.regex.search(line) for line in head.split("\n", 20)[:20])
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is an alert as pasted."""
-    head = text[:8000]
-    if head.lstrip().startswith(("{", "[{")):
-        return 0  # JSON is the Alertmanager payload's, not ours
-    if _TITLE.search(head) or _AMTOOL_HEADER.search(head) or _heading(head):
-        return 90
-    if _RECEIVER_BODY.search(head) or _SACHET_BODY.search(head):
-        return 70
-    if _STATUS_FIELD.search(head):
-        return 50
-    # "Labelsalertname =": an e-mail's Labels heading run into its first pair (alert_forms.yaml email-copied-heading).
-    if re.search(r"(?:(?<![\w\"])|(?<=Labels))alertname\*?\s*(?:=|:)|<th>alertname</th>", head):
-        return 80
-    if re.search(r"\b(?:Alert|ALERT|Alertname|AlertName)\*?\s*:\*?\s*`?[A-Z_][\w:]*`?(?:\s+[-\u2013]\s+\S+)?\s*$",
-                 head, re.MULTILINE):
-        return 50
-    return 0
 
 
 PARSER = Parser(kinds=(ArtifactKind.ALERT_TEXT,), parse=parse, sniff=sniff, reads_many=True)

@@ -24,11 +24,10 @@ from collectors.parsers.alerts.alert_facts import (
 )
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.alertmanager import CURL_POST, sniff
 from collectors.text import normalise
 
 _STATUSES = ("firing", "resolved")
-# a curl command whose data argument opens a JSON body ("-d '{", "--data-raw '[", "--data @-" is not read)
-_CURL_POST = re.compile(r"""\$?\s*curl\b[^\n]*?\s(?:-d|--data(?:-raw|-binary)?)[\s=]+['"]?[\[{]""")
 _API_STATES = {"active": "firing", "suppressed": "firing", "unprocessed": "firing"}
 
 
@@ -60,7 +59,7 @@ class _Locator:
 
 def _load(text: str) -> list[Any]:
     """JSON documents in the text: one body, or one per line, or the body a curl command posts."""
-    if (posted := _CURL_POST.match(text.lstrip())) is not None:
+    if (posted := CURL_POST.match(text.lstrip())) is not None:
         body = text.lstrip()
         try:
             return [json.JSONDecoder().raw_decode(body, posted.end() - 1)[0]]
@@ -235,28 +234,6 @@ def parse(artifact: Artifact) -> ParseResult:
     sink = FactSink(artifact, text.split("\n"))
     _read(sink, text)
     return sink.done()
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is an Alertmanager payload."""
-    head = text[:8000].lstrip()
-    if head.startswith("```"):  # a markdown fence around the payload ("```json")
-        head = head.partition("\n")[2].lstrip()
-    if _CURL_POST.match(head) and '"alertname"' in head and ('"alerts"' in head or '"labels"' in head):
-        # A payload posted by hand (`curl -X POST <alertmanager or receiver> -d '{"alerts": [...]}'`), as people
-        # test a receiver: its alerts are read as any payload's (a made-up test alert names no symptom by itself).
-        return 85
-    if not head.startswith(("{", "[")):
-        return 0
-    # The webhook envelope (receiver or groupKey, alerts, each with labels) is Alertmanager's whatever the label
-    # names: Rancher's notifier sends the same payload with its own "alert_name" label.
-    if '"alerts"' in head and ('"groupKey"' in head or '"receiver"' in head) and '"labels"' in head:
-        return 95
-    if '"alertname"' not in head:
-        return 0
-    if '"alerts"' in head or ('"startsAt"' in head and '"labels"' in head):
-        return 85
-    return 40
 
 
 PARSER = Parser(kinds=(ArtifactKind.ALERTMANAGER,), parse=parse, sniff=sniff)

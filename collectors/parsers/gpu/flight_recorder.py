@@ -21,6 +21,7 @@ from collectors.parsers.contract import Parser
 from collectors.parsers.gpu import nccl_ranks
 from collectors.parsers.gpu.nccl_ranks import RankRow, RankTable
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.flight_recorder import sniff
 
 _INT = re.compile(r"-?\d{1,18}")
 
@@ -171,14 +172,6 @@ def parse(artifact: Artifact) -> ParseResult:
     world = _world(found)
     nccl_ranks.emit(sink, ranks, (world, 1) if world else None)
     return sink.done()
-
-
-def sniff(text: str) -> int:
-    """A Flight Recorder dump in its JSON form, or a bundle of them, pasted or read from a file."""
-    head = text[:200_000].lstrip()
-    if head[:1] == "{" and '"entries"' in head and '"pg_status"' in head and '"collective_seq_id"' in head:
-        return 95
-    return 0
 
 
 PARSER = Parser(kinds=(ArtifactKind.FLIGHT_RECORDER,), parse=parse, sniff=sniff)

@@ -16,9 +16,10 @@ from statistics import fmean
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu.gpu_ids import read_ids
-from collectors.parsers.gpu.nvidia_smi_query import SECTIONS, read_query
-from collectors.parsers.gpu.nvidia_smi_table import STATS, emit, read_table
+from collectors.parsers.gpu.nvidia_smi_query import read_query
+from collectors.parsers.gpu.nvidia_smi_table import emit, read_table
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.nvidia_smi import sniff
 from collectors.text import normalise
 
 _DMON_HEADER = re.compile(r"^#\s*gpu\s+(.*)$")
@@ -26,25 +27,6 @@ _DMON_HEADER = re.compile(r"^#\s*gpu\s+(.*)$")
 # (seed 004:1475), "CPU usage: 97%". A range is read at its low end. top's own "%Cpu(s):" is the top parser's.
 _CPU_BUSY = re.compile(r"^#?\s*CPU(?:\s+(?:usage|util(?:i[sz]ation)?|busy|load))?\s*:\s*(\d{1,3}(?:\.\d+)?)\s*%"
                        r"(?:\s*(?:-|to)\s*\d{1,3}(?:\.\d+)?\s*%)?", re.IGNORECASE)
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is nvidia-smi or nvidia-smi dmon output."""
-    head = text[:50_000]
-    if "NVIDIA-SMI" in head and "Driver Version" in head:
-        return 95
-    if re.search(r"(?m)^#\s*gpu\s+.*\bsm\b", head):
-        return 90
-    if re.search(r"(?m)^=+NVSMI LOG=+\s*$", head):  # the banner `nvidia-smi -q` prints above its report
-        return 90
-    if re.search(r"(?m)^GPU \d+: .*\(UUID: GPU-[0-9a-fA-F-]+\)\s*$", head):  # `nvidia-smi -L`
-        return 85
-    if re.search(r"(?m)^\s+GPU UUID\s+: GPU-", head):  # a `nvidia-smi -q` report cut below its banner
-        return 85
-    if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",
-                                           head):
-        return 85
-    return 40 if STATS.search(head) else 0
 
 
 def parse(artifact: Artifact) -> ParseResult:

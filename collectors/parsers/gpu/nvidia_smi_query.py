@@ -15,7 +15,6 @@ from collectors.parsers.kubernetes.k8s_describe_layout import DNode, describe_tr
 from collectors.parsers.sink import FactSink
 
 _GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-SECTIONS = re.compile(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
 _READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons", "Clocks",
          "Max Clocks")
 # nvidia-smi -q names each clocks-event reason as NVML's nvmlClocksEventReason* bits (nvml.h, the same bits

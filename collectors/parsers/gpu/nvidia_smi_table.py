@@ -18,10 +18,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.nvidia_smi import STATS
 
-# "| N/A   34C    P0   91W / 400W |  12034MiB / 81920MiB |     18%      Default |"
-STATS = re.compile(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
 # "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |" : the GPU's index opens its first row.
 _GPU_ROW = re.compile(r"^\|\s+(\d+)\s+\S.*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d")
 # The index row's last cell is "Volatile Uncorr. ECC": uncorrectable ECC errors since the driver loaded ("N/A" with

@@ -24,9 +24,9 @@ from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.metrics.metric_facts import THROTTLE_BITS
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.nvml import sniff
 from collectors.text import normalise
 
-SCHEMA_PREFIX = "triagebot.nvml/"
 _NOT_SUPPORTED = "Not Supported"
 _LOST_TEXT = "GPU is lost"
 _BDF = re.compile(r"([0-9a-fA-F]{1,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?")
@@ -131,20 +131,6 @@ def _is_lost(device: dict[str, Any]) -> bool:
 
 
 # ---- entry points -----------------------------------------------------------------------------------
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is an NVML snapshot."""
-    head = text[:4000].lstrip()
-    if not head.startswith("{"):
-        return 0
-    if re.search(r'"schema"\s*:\s*"' + re.escape(SCHEMA_PREFIX), head):
-        return 95
-    if '"available"' in head and ('"pci_bus_id"' in head or "NVML" in head) and '"devices"' in head:
-        return 80
-    if re.search(r'"available"\s*:\s*false', head) and "NVML" in head:
-        return 70
-    return 0
 
 
 def parse(artifact: Artifact) -> ParseResult:

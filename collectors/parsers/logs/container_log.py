@@ -16,6 +16,7 @@ from collectors.parsers.gpu import cuda_oom, nccl
 from collectors.parsers.logs import access_log, train_log
 from collectors.parsers.sink import FactSink
 from collectors.parsers.text.needles import find_needles
+from collectors.sniffers.container_log import claims_line, sniff
 from collectors.text import normalise
 
 
@@ -244,54 +245,8 @@ def parse(artifact: Artifact) -> ParseResult:
     return sink.done()
 
 
-# ---- recognising application output in a paste -------------------------------------------------------
-
-# Shapes of application output, each behind a substring check so most lines cost no regex at all.
-_LEVEL_HINTS = ("INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "FATAL", "level=")
-_LEVEL = _rx(r"\b(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL)\b|\blevel=(?:info|warn|warning|error|debug|fatal)\b")
-_FRAME = _rx(r'^\s*File "[^"]+", line \d+')
-_EXCEPTION = _rx(r"^[\w.]+(?:Error|Exception|Exit):")
-_JSON_LOG = _rx(r'^\s*\{"(?:level|severity|msg|message|time|ts)"')
-# Application failures that need no log-level word to be recognised (a bare "Bus error" line).
-_CLAIM_NEEDLES = ("CUDA out of memory", "CUDA error", "OutOfMemoryError", "Bus error", "shared memory",
-                  "No space left on device", "name resolution", "no such host", "NXDOMAIN", "Retry", "etrying",
-                  "onnection refused", "o such file or directory", "ermission denied", "oad model", "KeyError",
-                  "ModuleNotFoundError", "ImportError", "Traceback (most recent call last)")
-_STRONG = ("CUDA out of memory", "Traceback (most recent call last)", "is killed by signal: Bus error")
-
-
-# An event row ("Warning  Unhealthy  1s  kubelet  Readiness probe failed: ... connection refused") quotes the
-# application's symptoms but is the events table's to read.
-_EVENT_ROW = _rx(r"^\s*(?:\S+\s+){0,2}(?:Warning|Normal)\s+[A-Z][A-Za-z]+\s")
-
-
-def claims_line(line: str) -> bool:
-    """Whether one line of a mixed paste reads like application output."""
-    if ("Warning" in line or "Normal" in line) and _EVENT_ROW.match(line):
-        return False
-    if any([hint in line for hint in _LEVEL_HINTS]) and _LEVEL.search(line):
-        return True
-    if 'File "' in line and _FRAME.match(line):
-        return True
-    if (":" in line and _EXCEPTION.match(line)) or ('{"' in line and _JSON_LOG.match(line)):
-        return True
-    return any([needle in line for needle in _CLAIM_NEEDLES])  # a list is cheaper than a generator here
-
-
 def _matches(rule: Rule, line: str) -> bool:
     return rule.pattern is None or rule.pattern.search(line) is not None
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is an application log (kept below the specific kinds)."""
-    lines = [ln for ln in normalise(text[:200_000]).split("\n")[:1000] if ln.strip()][:500]
-    if not lines:
-        return 0
-    claimed = sum(1 for ln in lines if claims_line(ln))
-    score = round(60 * claimed / len(lines))
-    if any(strong in ln for ln in lines for strong in _STRONG):
-        score = max(score, 65)
-    return min(score, 70)
 
 
 PARSER = Parser(kinds=(ArtifactKind.CONTAINER_LOG,), parse=parse, sniff=sniff, claims_line=claims_line)

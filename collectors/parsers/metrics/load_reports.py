@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from collectors.catalogs.load_reports import compiled
+from collectors.catalogs.load_reports import any_entry, compiled
 from collectors.models import Artifact, Fact, ParseResult
 from collectors.parsers.sink import FactSink
 
@@ -40,6 +40,7 @@ def read(artifact: Artifact, silent: list[int] | None = None) -> ParseResult:
     lines = artifact.content.split("\n")[:_MAX_LINES]
     sink = FactSink(artifact, lines)
     entries = compiled()
+    anything = any_entry()
     codes: Counter[int] = Counter()  # the status rows of the run being read
     first = 0  # the line of that run's first status row
     in_statuses = False
@@ -47,7 +48,9 @@ def read(artifact: Artifact, silent: list[int] | None = None) -> ParseResult:
     for n, raw in enumerate(lines, 1):
         line = raw[:_MAX_LINE]
         matched = False
-        for entry, pattern, opens in entries:
+        # Each entry's own patterns run only on a line one of them matches: trying them all on every line of a
+        # 200,000-line log (two RE2 calls per entry) doubled the time of every log read line by line.
+        for entry, pattern, opens in entries if anything.Match(line) else ():
             if opens is not None and opens.match(line):
                 _statuses(sink, codes, first, n - 1, silent)
                 codes, first, in_statuses, matched = Counter(), 0, True, True

@@ -24,6 +24,7 @@ from collectors.parsers.metrics.metric_facts import KNOWN_METRICS, derive
 from collectors.parsers.metrics.metric_http import METRICS as REQUEST_COUNTERS
 from collectors.parsers.metrics.promql_samples import Sample, format_number
 from collectors.parsers.sink import FactSink
+from collectors.sniffers.prometheus_api import sniff
 from collectors.text import normalise
 from collectors.vocabulary import VOCABULARY
 
@@ -414,20 +415,6 @@ def parse(artifact: Artifact) -> ParseResult:
     sink = FactSink(artifact, text.split("\n"))
     _read(sink, text, artifact.command)
     return sink.done()
-
-
-def sniff(text: str) -> int:
-    """0-100 confidence that the text is a Prometheus API response."""
-    head = text[:4000].lstrip()
-    if not head.startswith(("{", "[")):
-        return 0
-    if '"resultType"' in head:
-        return 95
-    if '"errorType"' in head and '"status"' in head:
-        return 90
-    if '"metric"' in head and ('"value"' in head or '"values"' in head):
-        return 70
-    return 0
 
 
 PARSER = Parser(kinds=(ArtifactKind.PROMETHEUS_QUERY,), parse=parse, sniff=sniff)

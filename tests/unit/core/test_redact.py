@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.redact import MASK, redact_text
+from collectors.redact import MASK, redact_json, redact_text
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,15 @@ def test_evidence_is_untouched(line: str) -> None:
 @given(st.text(max_size=300))
 def test_line_count_is_preserved(text: str) -> None:
     assert redact_text(text).count("\n") == text.count("\n")
+
+
+def test_a_tree_that_repeats_a_string_has_every_copy_masked() -> None:
+    # redact_json redacts each distinct short string once per tree (collectors/redact.py, _redact_string).
+    line = "Authorization: Bearer abcdefghijklmnop1234"
+    long_line = "x" * 300 + " " + line
+    out = redact_json({"a": [line, line, "plain"], "b": {"c": line, line: "k"}, "d": [long_line, long_line]})
+    masked = redact_text(line)
+    assert "abcdefghijklmnop1234" not in masked
+    assert out["a"] == [masked, masked, "plain"]
+    assert out["b"] == {"c": masked, masked: "k"}
+    assert out["d"] == [redact_text(long_line)] * 2 and "abcdefghijklmnop1234" not in out["d"][0]
