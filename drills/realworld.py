@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collectors.models import ArtifactKind
 from collectors.yaml_safe import safe_load
-from playbooks.report import Report
+from playbooks.report import Finding, HypothesisResult, Report
 
 Outcome = Literal["confirmed", "likely", "ruled-out", "unknown", "not-run"]
 
@@ -128,9 +128,24 @@ def check(expect: Expect, report: Report) -> list[str]:
     if expect.leader is not None:
         lead = report.leading()
         got_leader = f"{lead[0].playbook}/{lead[1].id}" if lead else "nothing"
-        if got_leader != expect.leader:
+        if got_leader != expect.leader and expect.leader not in _refined(lead):
             failures.append(f"leader is {got_leader}, expected {expect.leader}")
     return failures
+
+
+def _refined(lead: tuple[Finding, HypothesisResult] | None) -> set[str]:
+    """The causes a lead refines: its ancestors. A thread that names the cause ("the node ran out of memory") is
+    met by a lead that says the same more precisely ("and this pod used more than its request")."""
+    if lead is None:
+        return set()
+    finding, hypothesis = lead
+    parents = {h.id: h.parent for h in finding.hypotheses}
+    found: set[str] = set()
+    node = parents.get(hypothesis.id)
+    while node is not None and f"{finding.playbook}/{node}" not in found:
+        found.add(f"{finding.playbook}/{node}")
+        node = parents.get(node)
+    return found
 
 
 def _fact_matches(want: Any, got: Any) -> bool:

@@ -270,7 +270,14 @@ class Report(BaseModel):
                 continue
             supported = [h for h in finding.hypotheses if h.supported]
             if supported:
-                return finding, max(supported, key=lambda h: h.score)
+                lead = max(supported, key=lambda h: h.score)
+                # A refinement as well supported as the cause it refines says more ("the limit left out the
+                # host memory of eight ranks" over "the limit is too low"), so it leads in its parent's place and
+                # the parent is shown beside it as support. A refinement that is only likely under a confirmed
+                # parent does not: the verdict stays on what is proven.
+                while refined := [h for h in supported if h.parent == lead.id and h.status == lead.status]:
+                    lead = max(refined, key=lambda h: h.score)
+                return finding, lead
         return None
 
     def supporting(self) -> list[HypothesisResult]:
