@@ -77,8 +77,9 @@ def test_node_evidence_about_no_node_cannot_confirm_a_fault_on_the_pods_node() -
 
 # Rule 7: a refinement as well supported as its parent leads in the parent's place. Each situation is one finding
 # written out whole: (id, parent, status, score) per hypothesis, then the hypothesis that must lead and the ones
-# shown under it as supporting. The scores are the ones the engine gives (a confirmed parent outscores its
-# confirmed child by its prior), so the rule, not the score, is what puts the child first.
+# shown under it as supporting. Scores sit in the engine's bands (confirmed 0.90-0.99, likely 0.60-0.69, ordered
+# by prior) with the parent above its child, as in the bundled playbooks, so the rule, not the score, puts the
+# child first.
 RefinementCase = tuple[str, list[tuple[str, str | None, str, float]], list[tuple[str, str | None, str, float]],
                        str, list[str]]
 
@@ -98,18 +99,20 @@ REFINEMENT_CASES: list[RefinementCase] = [
     ("likely parent, confirmed child: the best supported one already leads",
      [("node-oom", None, "likely", 0.69), ("qos-victim", "node-oom", "confirmed", 0.95)],
      [], "oom-killed/qos-victim", ["node-oom"]),
+    # No bundled playbook nests deeper than one level yet; the rule is written for any depth.
     ("two levels deep, all confirmed: the grandchild leads, both ancestors support it",
-     [("rank-not-running", None, "confirmed", 0.99), ("rank-unschedulable", "rank-not-running", "confirmed", 0.97),
-      ("no-gang-scheduling", "rank-unschedulable", "confirmed", 0.96), ("network-fault", None, "unknown", 0.30)],
-     [], "nccl-hang/no-gang-scheduling", ["rank-not-running", "rank-unschedulable"]),
+     [("cause", None, "confirmed", 0.99), ("refined", "cause", "confirmed", 0.97),
+      ("more-refined", "refined", "confirmed", 0.96), ("other", None, "unknown", 0.30)],
+     [], "pb/more-refined", ["cause", "refined"]),
     ("two levels deep, the grandchild only likely: the confirmed child leads",
-     [("rank-not-running", None, "confirmed", 0.99), ("rank-unschedulable", "rank-not-running", "confirmed", 0.97),
-      ("no-gang-scheduling", "rank-unschedulable", "likely", 0.65)],
-     [], "nccl-hang/rank-unschedulable", ["rank-not-running", "no-gang-scheduling"]),
+     [("cause", None, "confirmed", 0.99), ("refined", "cause", "confirmed", 0.97),
+      ("more-refined", "refined", "likely", 0.65)],
+     [], "pb/refined", ["cause", "more-refined"]),
+    # nccl-rank-pending-no-gang: both refinements of rank-not-running confirmed; the better scored one leads.
     ("two confirmed children: the better scored one leads, its sibling is an alternative",
-     [("node-oom", None, "confirmed", 0.97), ("qos-victim", "node-oom", "confirmed", 0.93),
-      ("noisy-neighbour", "node-oom", "confirmed", 0.95)],
-     [], "oom-killed/noisy-neighbour", ["node-oom"]),
+     [("rank-not-running", None, "confirmed", 0.99), ("no-gang-scheduling", "rank-not-running", "confirmed", 0.98),
+      ("rank-unschedulable", "rank-not-running", "confirmed", 0.97)],
+     [], "nccl-hang/no-gang-scheduling", ["rank-not-running"]),
     ("a supported child of a hypothesis that does not lead changes nothing",
      [("limit-too-low", None, "confirmed", 0.97), ("node-oom", None, "likely", 0.69),
       ("qos-victim", "node-oom", "likely", 0.66)],
@@ -141,7 +144,7 @@ SIBLING_IS_SUPPORTING = "two confirmed children: the better scored one leads, it
 def test_a_refinement_as_well_supported_as_its_parent_leads(
         situation: str, first: list[tuple[str, str | None, str, float]],
         second: list[tuple[str, str | None, str, float]], leads: str, supporting: list[str]) -> None:
-    playbooks = {"limit-too-low": "oom-killed", "node-oom": "oom-killed", "rank-not-running": "nccl-hang"}
+    playbooks = {"limit-too-low": "oom-killed", "node-oom": "oom-killed", "rank-not-running": "nccl-hang", "cause": "pb"}
     findings = [_finding(playbooks[first[0][0]], first)]
     if second:
         findings.append(_finding(playbooks[second[0][0]], second))
