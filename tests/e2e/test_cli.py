@@ -66,8 +66,10 @@ def test_analyze_text_shows_leader_falsifier_and_checks(tmp_path: Path) -> None:
     path.write_text(DESCRIBE.replace("\n", "\r\n"), encoding="utf-8")
     proc = run(["analyze", str(path)])
     assert proc.returncode == 0, proc.stderr
-    for needle in ("Triage of pasted evidence about pod", "oom-killed \u203a limit-too-low", "\nWhy\n",
-                   "Would be falsified by", "Next checks"):
+    # OOMKilled on a pod asking for GPUs makes limit-too-low and its refinement host-memory-underestimated both
+    # likely, so the refinement leads with its parent under it (docs/playbooks.md, "Ranking", rule 7).
+    for needle in ("Triage of pasted evidence about pod", "oom-killed \u203a host-memory-underestimated",
+                   "\u21b3 supporting (likely", "limit-too-low", "\nWhy\n", "Would be falsified by", "Next checks"):
         assert needle in proc.stdout
 
 

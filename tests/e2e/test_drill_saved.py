@@ -92,7 +92,7 @@ def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> N
     listing = start_cli(["drill", "list"], tmp_path)
     # Drilled like a bundled incident: the page, evidence, a hint, the declaration, the score and the debrief.
     playing = start_cli(["drill", drill_id, "--trainee", "dana", "--channel", "#sre"],
-                        tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/limit-too-low\n")
+                        tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/host-memory-underestimated\n")
     # A random pick sees it too (it is the only incident tagged "saved").
     picking = start_cli(["drill", "random", "--tag", "saved", "--trainee", "erin", "--seed", "3"], tmp_path, "quit\n")
     listed, played, picked = finish(listing, 180), finish(playing, 180), finish(picking, 180)
@@ -106,7 +106,8 @@ def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> N
     before, _, debrief = played.stdout.partition("Debrief:")
     assert "training-job in ml (alert" in before  # the saved page: what on-call saw, and when
     assert "OOMKilled" in before and "Direction:" in before
-    assert "RIGHT: you declared oom-killed/limit-too-low" in debrief
+    # The saved triage's lead is the refinement the evidence confirms as firmly as its parent (ranking rule 7).
+    assert "RIGHT: you declared oom-killed/host-memory-underestimated" in debrief
     assert "Score 95/100" in debrief  # the ideal path, less one hint level
     assert "Ideal path (par 2m30s)" in debrief and drill_id in debrief
 
@@ -182,7 +183,7 @@ def test_a_saved_alert_triage_replays_to_the_report_on_call_saw(tmp_path: Path,
     assert replayed["facts"] == stored["facts"] and replayed["symptoms"] == stored["symptoms"]
     lead = Report.model_validate(replayed).leading()
     assert lead is not None and (lead[0].playbook, lead[1].id, lead[1].status) == (
-        "oom-killed", "limit-too-low", "confirmed")
+        "oom-killed", "host-memory-underestimated", "confirmed")
 
 
 # ---- issue 28, point 6: saved drills keep their evidence -------------------------------------------------------

@@ -42,7 +42,7 @@ def test_a_whole_drill_from_page_to_debrief() -> None:
     code, out = drive(["oom-trainer-limit", "--trainee", "alice"], [
         "help", "sources", "hypotheses", "evidence pod status", "propose oom-killed/node-oom", "hint",
         "evidence kernel log", "show dmesg.txt", "propose node-oom", "bogus", "evidence tea leaves",
-        "declare oom-killed/limit-too-low",
+        "declare oom-killed/host-memory-underestimated",
     ], store)
     assert code == 0
     before, _, debrief = out.partition("Debrief:")
@@ -50,6 +50,7 @@ def test_a_whole_drill_from_page_to_debrief() -> None:
     assert "KubePodCrashLooping (ml/training-job-xyz trainer critical)" in before
     assert "service=training-job" in before
     assert INCIDENT.meta.title not in before and "limit-too-low" not in before.split("Hypotheses")[0]
+    assert "host-memory-underestimated" not in before.split("Hypotheses")[0]
     assert "evidence SOURCE" in before and "kernel-log" in before  # help and sources tables
     assert "latency" in before and "nccl-hang" in before  # every playbook's hypotheses, not just this one's
     assert "Not yet testable: look at kernel log" in before
@@ -58,7 +59,7 @@ def test_a_whole_drill_from_page_to_debrief() -> None:
     assert "Ruled out by kernel.oom_memcg = true (dmesg.txt:121)" in before
     assert "Unknown command 'bogus'" in before and "no evidence source 'tea leaves'" in before
     # The debrief.
-    assert "RIGHT: you declared oom-killed/limit-too-low" in debrief
+    assert "RIGHT: you declared oom-killed/host-memory-underestimated" in debrief
     assert re.search(r"Score \d+/100", debrief)
     assert "root cause" in debrief and "discrimination" in debrief
     assert "oom-killed playbook" in debrief and "not explored" in debrief
@@ -76,7 +77,7 @@ def test_quit_then_resume_where_it_stopped() -> None:
     saved = store.load(session_id)
     assert saved is not None and not saved.finished and saved.revealed_sources == ["kernel-log"]
 
-    code, out = drive(["--resume", session_id], ["propose limit-too-low", "declare oom-killed/limit-too-low"], store)
+    code, out = drive(["--resume", session_id], ["propose limit-too-low", "declare oom-killed/host-memory-underestimated"], store)
     assert code == 0
     assert f"Resumed drill {session_id}: clock 3m00s, seen kernel log" in out
     assert "Supported" in out
@@ -99,7 +100,7 @@ def test_end_of_input_saves_the_drill() -> None:
 def test_history_and_leaderboard() -> None:
     store = MemorySessionStore()
     drive(["oom-trainer-limit", "--trainee", "alice", "--channel", "#sre"],
-          ["evidence pod status", "evidence metrics", "declare oom-killed/limit-too-low"], store)
+          ["evidence pod status", "evidence metrics", "declare oom-killed/host-memory-underestimated"], store)
     drive(["oom-trainer-limit", "--trainee", "bob", "--channel", "#sre"], ["declare oom-killed/node-oom"], store)
     drive(["random", "--difficulty", "hard", "--trainee", "alice", "--channel", "#sre", "--seed", "1"], ["quit"],
           store)
@@ -159,11 +160,11 @@ def test_the_real_cli_over_stdin_with_a_restart_in_between(tmp_path: Path) -> No
     session_id = re.search(r"--resume (\w+)", first.stdout).group(1)  # type: ignore[union-attr]
     assert (tmp_path / "drills.sqlite").is_file()
 
-    second = finish(start_cli(["--resume", session_id], "propose node-oom\ndeclare oom-killed/limit-too-low\n",
+    second = finish(start_cli(["--resume", session_id], "propose node-oom\ndeclare oom-killed/host-memory-underestimated\n",
                               tmp_path))
     assert second.returncode == 0, second.stderr
     assert "Ruled out by kernel.oom_memcg" in second.stdout
-    assert "RIGHT: you declared oom-killed/limit-too-low" in second.stdout
+    assert "RIGHT: you declared oom-killed/host-memory-underestimated" in second.stdout
     assert re.search(r"Score \d+/100", second.stdout)
 
     # Both only read the finished drill: started together.

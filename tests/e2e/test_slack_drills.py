@@ -191,7 +191,7 @@ def ideal(bot: Bot) -> Drilled:
     bot.wait_audits("button.drill_evidence", 2)
     bot.wait_audits("button.drill_propose_submit", 1)
     bot.wait_audits("button.drill_hint", 1)
-    bot.choose("drill_declare", root, "oom-killed/limit-too-low")
+    bot.choose("drill_declare", root, "oom-killed/host-memory-underestimated")
     return Drilled(root=root, session_id=_session_id(root), proposal_modal=modal)
 
 
@@ -200,7 +200,7 @@ def test_the_root_shows_the_page_and_nothing_more(bot: Bot, ideal: Drilled) -> N
     shown = message_text(ideal.root)
     assert incident.meta.page.strip().splitlines()[0] in shown
     assert "service=training-job" in shown
-    for secret in (incident.meta.title, incident.meta.id, "limit-too-low", "oom-killed/"):
+    for secret in (incident.meta.title, incident.meta.id, "limit-too-low", "host-memory-underestimated", "oom-killed/"):
         assert secret not in shown
     ids = {e["action_id"] for e in actions(ideal.root)}
     assert {"drill_evidence:pod-status", "drill_evidence:kernel-log", "drill_evidence:conntrack"} <= ids
@@ -221,15 +221,16 @@ def test_a_drill_in_a_thread_from_evidence_to_debrief(bot: Bot, ideal: Drilled) 
     assert len(replies) == 5  # two evidence summaries, the proposal, the hint, the debrief
 
     proposal = next(t for t in texts if "You proposed" in t)
-    assert "oom-killed/node-oom" in proposal and "limit-too-low" not in proposal
+    assert "oom-killed/node-oom" in proposal and "limit-too-low" not in proposal and "host-memory-underestimated" not in proposal
     options = [o["value"] for g in ideal.proposal_modal["blocks"][1]["element"]["option_groups"] for o in g["options"]]
-    assert {"latency/dns", "oom-killed/node-oom", "oom-killed/limit-too-low"} <= set(options)  # every playbook's
+    assert {"latency/dns", "oom-killed/node-oom", "oom-killed/limit-too-low", "oom-killed/host-memory-underestimated"} <= set(options)  # every playbook's
     assert any("Hint 1/3" in t for t in texts)
 
     debrief = next(m for m in replies if "Debrief:" in message_text(m))
     stored = SqlSessionStore(bot.ctx.engine).load(ideal.session_id)
     assert stored is not None and stored.finished and stored.score is not None
-    assert stored.score.total >= 90 and sorted(stored.revealed_sources) == ["metrics", "pod-status"]
+    # The ideal path with a proposal (30 s) and a hint (5 points): 50 + 20 + 15 + 8 (150 s par / 180 s) + 0 = 93.
+    assert stored.score.total == 93 and sorted(stored.revealed_sources) == ["metrics", "pod-status"]
     assert f"Debrief: {stored.score.total}/100" in message_text(debrief) and "Right" in message_text(debrief)
     assert "Ideal path" in message_text(debrief) and "pod status" in message_text(debrief)
     bot.slack.wait_for(lambda: "debrief.txt" in bot.files(ideal.root), timeout=POSTS)
@@ -283,7 +284,7 @@ def test_leaderboard_and_history(bot: Bot, ideal: Drilled) -> None:
     assert "No finished drills in this channel" in bot.ephemeral(elsewhere)
     _, url = bot.slash("history", "C0GIVEUP")
     history = bot.ephemeral(url)
-    assert ideal.session_id in history and "oom-trainer-limit" in history and "oom-killed/limit-too-low" in history
+    assert ideal.session_id in history and "oom-trainer-limit" in history and "oom-killed/host-memory-underestimated" in history
     assert f"https://{TEAM_DOMAIN}.slack.com/archives/C0DRILL/p{ideal.root.ts.replace('.', '')}" in history
     assert [e.target for e in bot.audited("slash.drill")[-3:]] == ["leaderboard", "leaderboard", "history"]
 
@@ -448,7 +449,8 @@ def test_a_run_saved_as_drill_is_drilled_with_drill_start(bot: Bot) -> None:
     bot.click("drill_hint", root)
     bot.wait_audits("button.drill_evidence", counts["button.drill_evidence"] + 2)
     bot.wait_audits("button.drill_hint", counts["button.drill_hint"] + 1)
-    bot.choose("drill_declare", root, "oom-killed/limit-too-low")
+    # The saved run's lead is the refinement its evidence confirms as firmly as its parent (ranking rule 7).
+    bot.choose("drill_declare", root, "oom-killed/host-memory-underestimated")
     texts = [message_text(m) for m in bot.wait_said("C0SAVED", root, 4)]
     assert any("OOMKilled" in t or "pod status" in t for t in texts)
     assert any("Hint 1/3" in t and "Direction:" in t for t in texts)

@@ -116,7 +116,7 @@ def test_button_only_when_configured_and_links_cannot_break_out() -> None:
 def test_the_verdict_replaces_the_pending_line_and_survives_a_round_trip() -> None:
     report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
     line = verdict_line(report)
-    assert line.startswith("✔ confirmed: oom-killed \u203a limit-too-low: trainer in training-job-xyz")
+    assert line.startswith("✔ confirmed: oom-killed \u203a host-memory-underestimated: The GPUs have room to spare")
     assert len(line) <= 200 and "\n" not in line
     payload = root_payload(alert_root(raw(), AlertLinks(), verdict=line))
     again = AlertRoot.model_validate(payload["root"])

@@ -185,18 +185,19 @@ def test_node_conditions_say_only_the_abnormal_ones() -> None:
 def test_one_confirmed_lead_with_its_supporting_hypotheses() -> None:
     report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
     assert report.lead is not None
-    assert (report.lead.hypothesis, report.lead.supporting) == ("limit-too-low", ["host-memory-underestimated"])
+    # Both confirmed: the refinement leads and its parent supports it (docs/playbooks.md, "Ranking", rule 7).
+    assert (report.lead.hypothesis, report.lead.supporting) == ("host-memory-underestimated", ["limit-too-low"])
     data = json.loads(report.to_json())
-    assert data["lead"] == {"playbook": "oom-killed", "hypothesis": "limit-too-low", "status": "confirmed",
-                            "supporting": ["host-memory-underestimated"]}
+    assert data["lead"] == {"playbook": "oom-killed", "hypothesis": "host-memory-underestimated",
+                            "status": "confirmed", "supporting": ["limit-too-low"]}
     assert Report.model_validate(data).lead == report.lead  # the added field reads back (and is recomputed)
     text = render_text(report, width=100)
     assert text.count("✔ confirmed") == 1
-    assert text.index("↳ supporting (confirmed, 0.96): host-memory-underestimated") < text.index("\nWhy\n")
+    assert text.index("↳ supporting (confirmed, 0.97): limit-too-low") < text.index("\nWhy\n")
     markdown = render_markdown(report)
-    assert markdown.count("✔ confirmed") == 1 and "- ↳ supporting (confirmed, 0.96): host-memory" in markdown
+    assert markdown.count("✔ confirmed") == 1 and "- ↳ supporting (confirmed, 0.97): limit-too-low" in markdown
     blocks = blocks_json(report)
-    assert "↳ supporting (confirmed, 0.96): host-memory-underestimated" in blocks[1]["text"]["text"]
+    assert "↳ supporting (confirmed, 0.97): limit-too-low" in blocks[1]["text"]["text"]
     others = json.dumps(blocks[2:])
     assert ":large_green_circle:" not in others  # no second green verdict further down
 
@@ -254,8 +255,9 @@ def test_source_references_can_be_opened() -> None:
     for heading in ("## The seed documents", "## The seed digest", "## Public references"):
         assert heading in docs  # the anchors above point at these
     report = replay(load_incident(INCIDENT_DIR / "oom-trainer-limit"))
-    assert "seed 004, scenario 1 (004:1371-1451) <docs/sources.md#the-seed-documents>" in render_text(report, 120)
-    assert "- [seed 004, scenario 1 (004:1371-1451)](docs/sources.md#the-seed-documents)" in render_markdown(report)
+    # The lead's sources: host-memory-underestimated cites the scenario's sizing lines.
+    assert "seed 004, scenario 1 (004:1402-1417) <docs/sources.md#the-seed-documents>" in render_text(report, 120)
+    assert "- [seed 004, scenario 1 (004:1402-1417)](docs/sources.md#the-seed-documents)" in render_markdown(report)
 
 
 def test_one_line_summaries_shorten_at_a_word() -> None:
@@ -298,8 +300,8 @@ def test_the_rules_narrative_says_what_supports_the_lead() -> None:
     from bot.assist.narrate import deterministic_narrative
 
     text = deterministic_narrative(replay(load_incident(INCIDENT_DIR / "oom-trainer-limit")))
-    assert text.startswith("What we know: `limit-too-low` is confirmed: ")
-    assert "`host-memory-underestimated` is confirmed, supporting `limit-too-low`: " in text
+    assert text.startswith("What we know: `host-memory-underestimated` is confirmed: ")
+    assert "`limit-too-low` is confirmed, supporting `host-memory-underestimated`: " in text
 
 
 def test_explain_prints_each_rule_on_one_line() -> None:

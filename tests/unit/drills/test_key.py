@@ -26,7 +26,9 @@ def test_incident_is_drillable(folder: object) -> None:
 def test_the_key_of_a_known_incident() -> None:
     evidence = IncidentEvidence(load_incident(incident_dirs()[0].parent / "oom-node-global-burstable-victim"))
     key = answer_key(evidence)
-    assert key.truth_key == "oom-killed/node-oom"
+    # The kernel log confirms the node-wide OOM and, from the same kill record, that its victim was the QoS pick:
+    # the refinement leads (ranking rule 7), so it is the truth, and its parent is in its lineage.
+    assert key.truth_key == "oom-killed/qos-victim"
     assert key.ideal_path == ("kernel-log",) and key.par_seconds == 180
     assert key.lineage == {"oom-killed/node-oom", "oom-killed/qos-victim"}
     assert not separates(evidence, ["pod-status"])  # OOMKilled alone does not say whose memory ran out

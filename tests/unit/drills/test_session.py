@@ -217,7 +217,8 @@ def test_hints_go_from_direction_to_evidence_to_answer(incident: Loader) -> None
     assert texts[0].startswith("Direction:") and "oom-killed" in texts[0] and key.truth_key not in texts[0]
     assert texts[1].startswith("Evidence:") and label(key.ideal_path[0]) in texts[1]
     assert key.truth_key not in texts[1]
-    assert texts[2].startswith("Answer: oom-killed/limit-too-low") and texts[3] == texts[2]
+    # The answer is the refinement the recording confirms, not its parent (ranking rule 7, docs/playbooks.md).
+    assert texts[2].startswith("Answer: oom-killed/host-memory-underestimated") and texts[3] == texts[2]
 
 
 def test_the_evidence_hint_notices_evidence_already_in_hand(incident: Loader) -> None:
@@ -227,7 +228,12 @@ def test_the_evidence_hint_notices_evidence_already_in_hand(incident: Loader) ->
     session, _ = drill.request_evidence(session, inc, "kernel log")
     session, _ = drill.hint(session, inc)
     _, view = drill.hint(session, inc)
-    assert "you already have enough" in view.text[0] and "kernel log" in view.text[0]
+    # The kernel log proves the memcg kill, not that the host memory was left out: the hint asks for the metrics.
+    assert "you already have enough" not in view.text[0] and label("metrics") in view.text[0]
+    session, _ = drill.request_evidence(session, inc, "metrics")
+    _, view = drill.hint(session, inc)
+    assert "you already have enough" in view.text[0] and label("metrics") in view.text[0]
+    assert label("pod-status") in view.text[0] and label("kernel-log") not in view.text[0]
 
 
 # --- mistakes -------------------------------------------------------------------------------------------------------
@@ -257,20 +263,24 @@ def test_mistakes_raise_drill_errors_with_what_was_expected(incident: Loader) ->
 
 
 def test_the_debrief_shows_tree_ideal_path_meanings_and_references(player: Player, incident: Loader) -> None:
+    # The trainee stops one level short: the kernel log proves the memcg kill and they declare the parent.
     inc = incident(OOM)
     session, debrief = player(inc, ["evidence pod status", "evidence kernel log", "propose node-oom",
                                     "declare oom-killed/limit-too-low"])
-    assert debrief is not None
+    assert debrief is not None and debrief.outcome == "right branch"
     book = next(p for p in evidence_for(inc).playbooks if p.spec.id == "oom-killed")
     assert [n.id for n in debrief.tree] == [h.id for h, _ in book.spec.walk()]
     node = {n.id: n for n in debrief.tree}
-    truth = node["limit-too-low"]
-    assert truth.truth and truth.declared and truth.status == "confirmed"
+    truth, declared = node["host-memory-underestimated"], node["limit-too-low"]
+    assert truth.truth and not truth.declared and truth.status == "confirmed"
+    assert declared.declared and not declared.truth and declared.status == "confirmed"
     assert node["node-oom"].proposed and node["node-oom"].status == "ruled-out"
     assert node["qos-victim"].status == "not explored"
     assert [s.source for s in debrief.ideal_path] == ["pod-status", "metrics"] and debrief.par_seconds == 150
     assert [s.source for s in debrief.your_path] == ["pod-status", "kernel-log"]
-    assert debrief.your_path[1].discriminating and "kernel.oom_memcg = true" in debrief.your_path[1].shows
+    # The pod status is on the ideal path (eight GPUs asked for); the kernel log separates nothing for the truth.
+    assert debrief.your_path[0].discriminating and "pod.gpu_request = 8" in debrief.your_path[0].shows
+    assert not debrief.your_path[1].discriminating
     meanings = {m.artifact: m for m in debrief.evidence}
     assert [m.artifact for m in debrief.evidence][:2] == ["describe-pod.txt", "dmesg.txt"]
     assert any("rules out oom-killed/node-oom" in line for line in meanings["dmesg.txt"].meanings)
@@ -333,16 +343,16 @@ def test_sqlite_sessions_survive_a_restart(tmp_path: Path, incident: Loader) -> 
     resumed = second.load("r1")
     assert resumed == session
     assert resumed is not None
-    resumed, _ = drill.request_evidence(resumed, inc, "kernel log")
-    resumed, debrief = drill.declare(resumed, inc, "oom-killed", "limit-too-low")
+    resumed, _ = drill.request_evidence(resumed, inc, "metrics")
+    resumed, debrief = drill.declare(resumed, inc, "oom-killed", "host-memory-underestimated")
     second.save(resumed)
 
     straight, _ = drill.start(inc, "alice", "#sre", session_id="r2")
     for source in ("pod status",):
         straight, _ = drill.request_evidence(straight, inc, source)
     straight, _ = drill.propose(straight, inc, "node-oom")
-    straight, _ = drill.request_evidence(straight, inc, "kernel log")
-    straight, _ = drill.declare(straight, inc, "oom-killed", "limit-too-low")
+    straight, _ = drill.request_evidence(straight, inc, "metrics")
+    straight, _ = drill.declare(straight, inc, "oom-killed", "host-memory-underestimated")
     assert resumed.score == straight.score and debrief.outcome == "right"
     assert SqlSessionStore.from_path(path).load("r1") == resumed
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.render.common import headline
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import analyse, default_playbooks
-from playbooks.report import Report
+from playbooks.report import Finding, HypothesisResult, Report, Target
 
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld"
 
@@ -71,3 +73,84 @@ def test_node_evidence_about_no_node_cannot_confirm_a_fault_on_the_pods_node() -
     assert statuses["crash-loop/gpu-fault"] == "likely"
     lead = _leader(report)
     assert lead is not None and lead.startswith("oom-killed/"), lead
+
+
+# Rule 7: a refinement as well supported as its parent leads in the parent's place. Each situation is one finding
+# written out whole: (id, parent, status, score) per hypothesis, then the hypothesis that must lead and the ones
+# shown under it as supporting. Scores sit in the engine's bands (confirmed 0.90-0.99, likely 0.60-0.69, ordered
+# by prior) with the parent above its child, as in the bundled playbooks, so the rule, not the score, puts the
+# child first.
+RefinementCase = tuple[str, list[tuple[str, str | None, str, float]], list[tuple[str, str | None, str, float]],
+                       str, list[str]]
+
+REFINEMENT_CASES: list[RefinementCase] = [
+    ("confirmed parent, confirmed child: the child leads",
+     [("limit-too-low", None, "confirmed", 0.97), ("host-memory-underestimated", "limit-too-low", "confirmed", 0.96),
+      ("memory-leak", None, "unknown", 0.40)],
+     [], "oom-killed/host-memory-underestimated", ["limit-too-low"]),
+    ("confirmed parent, likely child: the parent leads, the child supports it",
+     [("limit-too-low", None, "confirmed", 0.97), ("host-memory-underestimated", "limit-too-low", "likely", 0.66),
+      ("memory-leak", None, "unknown", 0.40)],
+     [], "oom-killed/limit-too-low", ["host-memory-underestimated"]),
+    ("likely parent, likely child: the child leads",
+     [("limit-too-low", None, "likely", 0.69), ("host-memory-underestimated", "limit-too-low", "likely", 0.62),
+      ("memory-leak", None, "unknown", 0.40)],
+     [], "oom-killed/host-memory-underestimated", ["limit-too-low"]),
+    ("likely parent, confirmed child: the best supported one already leads",
+     [("node-oom", None, "likely", 0.69), ("qos-victim", "node-oom", "confirmed", 0.95)],
+     [], "oom-killed/qos-victim", ["node-oom"]),
+    # No bundled playbook nests deeper than one level yet; the rule is written for any depth.
+    ("two levels deep, all confirmed: the grandchild leads, both ancestors support it",
+     [("cause", None, "confirmed", 0.99), ("refined", "cause", "confirmed", 0.97),
+      ("more-refined", "refined", "confirmed", 0.96), ("other", None, "unknown", 0.30)],
+     [], "pb/more-refined", ["cause", "refined"]),
+    ("two levels deep, the grandchild only likely: the confirmed child leads",
+     [("cause", None, "confirmed", 0.99), ("refined", "cause", "confirmed", 0.97),
+      ("more-refined", "refined", "likely", 0.65)],
+     [], "pb/refined", ["cause", "more-refined"]),
+    # nccl-rank-pending-no-gang: both refinements of rank-not-running confirmed; the better scored one leads.
+    ("two confirmed children: the better scored one leads, its sibling is an alternative",
+     [("rank-not-running", None, "confirmed", 0.99), ("no-gang-scheduling", "rank-not-running", "confirmed", 0.98),
+      ("rank-unschedulable", "rank-not-running", "confirmed", 0.97)],
+     [], "nccl-hang/no-gang-scheduling", ["rank-not-running"]),
+    ("a supported child of a hypothesis that does not lead changes nothing",
+     [("limit-too-low", None, "confirmed", 0.97), ("node-oom", None, "likely", 0.69),
+      ("qos-victim", "node-oom", "likely", 0.66)],
+     [], "oom-killed/limit-too-low", []),
+    ("a supported child in a later finding changes nothing",
+     [("limit-too-low", None, "confirmed", 0.97)],
+     [("rank-not-running", None, "confirmed", 0.96), ("no-gang-scheduling", "rank-not-running", "confirmed", 0.95)],
+     "oom-killed/limit-too-low", []),
+]
+
+
+def _finding(playbook: str, rows: list[tuple[str, str | None, str, float]]) -> Finding:
+    return Finding(playbook=playbook, title=playbook, hypotheses=[
+        HypothesisResult(id=hid, parent=parent, status=status, score=score, claim=hid, falsified_by="f")  # type: ignore[arg-type]
+        for hid, parent, status, score in rows])
+
+
+# Finding.lineage adds the descendants of the lead's ancestors too, so a sibling of a refinement that leads is
+# called supporting, where docs/playbooks.md says a sibling is an alternative. Reported to the lead; strict, so
+# the fix shows here.
+SIBLING_IS_SUPPORTING = "two confirmed children: the better scored one leads, its sibling is an alternative"
+
+
+@pytest.mark.parametrize(("situation", "first", "second", "leads", "supporting"), [
+    pytest.param(*case, id=case[0], marks=[pytest.mark.xfail(
+        strict=True, reason="Finding.lineage counts the lead's siblings (descendants of its parent)")]
+        if case[0] == SIBLING_IS_SUPPORTING else [])
+    for case in REFINEMENT_CASES])
+def test_a_refinement_as_well_supported_as_its_parent_leads(
+        situation: str, first: list[tuple[str, str | None, str, float]],
+        second: list[tuple[str, str | None, str, float]], leads: str, supporting: list[str]) -> None:
+    playbooks = {"limit-too-low": "oom-killed", "node-oom": "oom-killed", "rank-not-running": "nccl-hang", "cause": "pb"}
+    findings = [_finding(playbooks[first[0][0]], first)]
+    if second:
+        findings.append(_finding(playbooks[second[0][0]], second))
+    report = Report(target=Target(namespace="ml", pod="p-0"), symptoms=[f.playbook for f in findings],
+                    findings=findings, facts={}, artifacts=[])
+    assert _leader(report) == leads, situation
+    assert sorted(h.id for h in report.supporting()) == sorted(supporting), situation
+    assert report.lead is not None and f"{report.lead.playbook}/{report.lead.hypothesis}" == leads
+    assert sorted(report.lead.supporting) == sorted(supporting)

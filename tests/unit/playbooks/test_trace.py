@@ -37,7 +37,9 @@ def test_every_cited_fact_says_what_read_it() -> None:
     report = replay(load_incident(_incident("oom-trainer-limit")))
     lead = report.leading()
     assert lead is not None
-    by_fact = {e.fact: e for e in lead[1].evidence}
+    # The lead (host-memory-underestimated) and what supports it (limit-too-low): every line either cites.
+    by_fact = {e.fact: e for h in (lead[1], *report.supporting()) for e in h.evidence}
+    assert by_fact["pod.gpu_request"].parser == "describe_pod"
     reason = by_fact["container.last_terminated.reason"]
     assert (reason.parser, reason.kind) == ("describe_pod", "describe-pod")
     assert by_fact["kernel.oom_memcg"].parser == "kernel" and by_fact["kernel.oom_memcg"].kind == "kernel-log"
