@@ -107,23 +107,42 @@ class Finding(BaseModel):
     trigger: Rule | None = None
     trigger_evidence: list[Evidence] = Field(default_factory=list)
 
-    def lineage(self, hypothesis: str) -> set[str]:
-        """The hypothesis, its ancestors and its descendants: all can be true together with it (a child refines
-        its parent's cause; siblings are alternatives the playbook tells apart)."""
+    def best_supported(self) -> HypothesisResult | None:
+        """The finding's best confirmed or likely hypothesis, or its refinement.
+
+        A refinement as well supported as the cause it refines says more ("the limit left out the host memory of
+        eight ranks" over "the limit is too low"), so it stands in its parent's place and the parent is shown
+        beside it as support. A refinement only likely under a confirmed parent does not: the verdict stays on
+        what is proven (docs/playbooks.md, "Ranking", rule 7).
+        """
+        supported = [h for h in self.hypotheses if h.supported]
+        if not supported:
+            return None
+        best = max(supported, key=lambda h: h.score)
+        while refined := [h for h in supported if h.parent == best.id and h.status == best.status]:
+            best = max(refined, key=lambda h: h.score)
+        return best
+
+    def lineage(self, hypothesis: str, siblings: bool = False) -> set[str]:
+        """The hypothesis, its ancestors and its descendants: what a lead's support may be (a child refines its
+        parent's cause). With `siblings`, also every descendant of its ancestors: the refinements of one cause,
+        which may hold together (a rank both unschedulable and started without gang scheduling), so a replay does
+        not count a confirmed sibling of the truth as a contradiction."""
         parents = {h.id: h.parent for h in self.hypotheses}
         related = {hypothesis}
         node: str | None = parents.get(hypothesis)
         while node is not None and node not in related:
             related.add(node)
             node = parents.get(node)
+        below = set(related) if siblings else {hypothesis}
         changed = True
         while changed:
             changed = False
             for child, parent in parents.items():
-                if parent in related and child not in related:
-                    related.add(child)
+                if parent in below and child not in below:
+                    below.add(child)
                     changed = True
-        return related
+        return related | below
 
 
 # Which expression of a playbook used a cited line: its trigger, the predicate that decided a hypothesis, or the
@@ -268,15 +287,8 @@ class Report(BaseModel):
         for finding in self.findings:
             if finding.aside:
                 continue
-            supported = [h for h in finding.hypotheses if h.supported]
-            if supported:
-                lead = max(supported, key=lambda h: h.score)
-                # A refinement as well supported as the cause it refines says more ("the limit left out the
-                # host memory of eight ranks" over "the limit is too low"), so it leads in its parent's place and
-                # the parent is shown beside it as support. A refinement that is only likely under a confirmed
-                # parent does not: the verdict stays on what is proven.
-                while refined := [h for h in supported if h.parent == lead.id and h.status == lead.status]:
-                    lead = max(refined, key=lambda h: h.score)
+            lead = finding.best_supported()
+            if lead is not None:
                 return finding, lead
         return None
 

@@ -23,7 +23,7 @@ def contradictions(incident: Incident, report: Report) -> list[str]:
     forbidden = set(incident.meta.must_not_confirm)
     out: list[str] = []
     for finding in report.findings:
-        related = finding.lineage(truth.hypothesis) if finding.playbook == truth.playbook else set()
+        related = finding.lineage(truth.hypothesis, siblings=True) if finding.playbook == truth.playbook else set()
         for h in finding.hypotheses:
             key = f"{finding.playbook}/{h.id}"
             if h.status != "confirmed":

@@ -100,7 +100,7 @@ def test_case(name: str, case: Case) -> None:
         assert got.get(hid) == status, (hid, got)
     surprises = {h: s for h, s in got.items() if h not in case.expect and s in ("confirmed", "likely")}
     assert not surprises, surprises
-    leader = next(h for h in finding.hypotheses if h.status != "ruled-out")
+    leader = finding.best_supported() or next(h for h in finding.hypotheses if h.status != "ruled-out")
     assert leader.id == case.leader, [(h.id, h.status, h.score) for h in finding.hypotheses]
     if leader.status in ("confirmed", "likely"):
         assert leader.because, "a holding hypothesis must cite the facts behind it"

@@ -130,21 +130,13 @@ def _finding(playbook: str, rows: list[tuple[str, str | None, str, float]]) -> F
         for hid, parent, status, score in rows])
 
 
-# Finding.lineage adds the descendants of the lead's ancestors too, so a sibling of a refinement that leads is
-# called supporting, where docs/playbooks.md says a sibling is an alternative. Reported to the lead; strict, so
-# the fix shows here.
-SIBLING_IS_SUPPORTING = "two confirmed children: the better scored one leads, its sibling is an alternative"
-
-
-@pytest.mark.parametrize(("situation", "first", "second", "leads", "supporting"), [
-    pytest.param(*case, id=case[0], marks=[pytest.mark.xfail(
-        strict=True, reason="Finding.lineage counts the lead's siblings (descendants of its parent)")]
-        if case[0] == SIBLING_IS_SUPPORTING else [])
-    for case in REFINEMENT_CASES])
+@pytest.mark.parametrize(("situation", "first", "second", "leads", "supporting"), REFINEMENT_CASES,
+                         ids=[case[0] for case in REFINEMENT_CASES])
 def test_a_refinement_as_well_supported_as_its_parent_leads(
         situation: str, first: list[tuple[str, str | None, str, float]],
         second: list[tuple[str, str | None, str, float]], leads: str, supporting: list[str]) -> None:
-    playbooks = {"limit-too-low": "oom-killed", "node-oom": "oom-killed", "rank-not-running": "nccl-hang", "cause": "pb"}
+    playbooks = {"limit-too-low": "oom-killed", "node-oom": "oom-killed", "rank-not-running": "nccl-hang",
+                 "cause": "pb"}
     findings = [_finding(playbooks[first[0][0]], first)]
     if second:
         findings.append(_finding(playbooks[second[0][0]], second))
