@@ -92,7 +92,8 @@ def test_save_a_stored_incident_then_list_drill_and_pick_it(tmp_path: Path) -> N
     listing = start_cli(["drill", "list"], tmp_path)
     # Drilled like a bundled incident: the page, evidence, a hint, the declaration, the score and the debrief.
     playing = start_cli(["drill", drill_id, "--trainee", "dana", "--channel", "#sre"],
-                        tmp_path, "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/host-memory-underestimated\n")
+                        tmp_path,
+                        "evidence pod status\nevidence metrics\nhint\ndeclare oom-killed/host-memory-underestimated\n")
     # A random pick sees it too (it is the only incident tagged "saved").
     picking = start_cli(["drill", "random", "--tag", "saved", "--trainee", "erin", "--seed", "3"], tmp_path, "quit\n")
     listed, played, picked = finish(listing, 180), finish(playing, 180), finish(picking, 180)

@@ -77,7 +77,8 @@ def test_quit_then_resume_where_it_stopped() -> None:
     saved = store.load(session_id)
     assert saved is not None and not saved.finished and saved.revealed_sources == ["kernel-log"]
 
-    code, out = drive(["--resume", session_id], ["propose limit-too-low", "declare oom-killed/host-memory-underestimated"], store)
+    code, out = drive(["--resume", session_id],
+                      ["propose limit-too-low", "declare oom-killed/host-memory-underestimated"], store)
     assert code == 0
     assert f"Resumed drill {session_id}: clock 3m00s, seen kernel log" in out
     assert "Supported" in out
@@ -160,7 +161,8 @@ def test_the_real_cli_over_stdin_with_a_restart_in_between(tmp_path: Path) -> No
     session_id = re.search(r"--resume (\w+)", first.stdout).group(1)  # type: ignore[union-attr]
     assert (tmp_path / "drills.sqlite").is_file()
 
-    second = finish(start_cli(["--resume", session_id], "propose node-oom\ndeclare oom-killed/host-memory-underestimated\n",
+    second = finish(start_cli(["--resume", session_id],
+                              "propose node-oom\ndeclare oom-killed/host-memory-underestimated\n",
                               tmp_path))
     assert second.returncode == 0, second.stderr
     assert "Ruled out by kernel.oom_memcg" in second.stdout

@@ -29,7 +29,8 @@ def drive(lines: list[str], assistant: Assistant, store: MemorySessionStore,
 
 
 def test_the_debrief_ends_with_the_models_notes() -> None:
-    assistant, model = fake_assistant("You found `host-memory-underestimated` from the pod status alone. Next time check "
+    assistant, model = fake_assistant("You found `host-memory-underestimated` from the pod status alone. "
+                                      "Next time check "
                                       "the metrics first.")
     code, out = drive(DECLARE, assistant, MemorySessionStore())
     assert code == 0
