@@ -657,6 +657,11 @@ class SlackStandIn:
         self._last_ts_us = max(now_us, self._last_ts_us + 1)
         return f"{self._last_ts_us // 1_000_000}.{self._last_ts_us % 1_000_000:06d}"
 
+    def _bot_message(self, channel: str, text: str, blocks: list[JSON], thread_ts: str | None, **more: Any) -> Message:
+        """A message the bot writes now."""
+        return Message(channel=channel, ts=self._next_ts(), text=text, blocks=blocks, user=BOT_USER_ID,
+                       thread_ts=thread_ts, bot_id=BOT_ID, **more)
+
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}0{next(self._ids):08d}"
 
@@ -832,14 +837,8 @@ class SlackStandIn:
         }
         if metadata is not None:
             extra["metadata"] = metadata
-        msg = Message(
-            channel=channel,
-            ts=self._next_ts(),
-            text=text,
-            blocks=blocks,
-            user=BOT_USER_ID,
-            thread_ts=thread_ts,
-            bot_id=BOT_ID,
+        msg = self._bot_message(
+            channel, text, blocks, thread_ts,
             reply_broadcast=thread_ts is not None and _truthy(req.params.get("reply_broadcast")),
             extra=extra,
         )
@@ -864,14 +863,8 @@ class SlackStandIn:
         if str(user) not in self.users:
             return _err("user_not_in_channel")
         text, blocks = self._content(req)
-        msg = Message(
-            channel=channel,
-            ts=self._next_ts(),
-            text=text,
-            blocks=blocks,
-            user=BOT_USER_ID,
-            thread_ts=_str_or_none(req.params.get("thread_ts")),
-            bot_id=BOT_ID,
+        msg = self._bot_message(
+            channel, text, blocks, _str_or_none(req.params.get("thread_ts")),
             extra={"to_user": str(user)},
         )
         self.ephemerals.append(msg)
@@ -1160,19 +1153,9 @@ class SlackStandIn:
             self.files.append(f)
         for channel in resolved:
             # Sharing a file into a conversation shows up as a message carrying the files.
-            self.messages[channel].append(
-                Message(
-                    channel=channel,
-                    ts=self._next_ts(),
-                    text=comment or "",
-                    blocks=[],
-                    user=BOT_USER_ID,
-                    thread_ts=thread_ts,
-                    bot_id=BOT_ID,
-                    file_ids=[f.id for f in done],
-                    extra={"files": [_file_object(f) for f in done]},
-                )
-            )
+            self.messages[channel].append(self._bot_message(
+                channel, comment or "", [], thread_ts,
+                file_ids=[f.id for f in done], extra={"files": [_file_object(f) for f in done]}))
         return _ok(files=[{"id": f.id, "title": f.title, "name": f.name, "size": len(f.bytes)} for f in done])
 
     # -- response_url -----------------------------------------------------------------------------------
