@@ -12,7 +12,6 @@ import json
 import random
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,9 +47,7 @@ from playbooks.pipeline import analyse
 from tests.harness.bot_server import serve_app
 from tests.harness.slack_bot import SlackBot, actions, message_text
 from tests.standins.slack_api import (
-    APP_ID,
     TEAM_DOMAIN,
-    TEAM_ID,
     Message,
     SlackStandIn,
     block_action_body,
@@ -96,15 +93,7 @@ class Bot(SlackBot):
         self.click(action_id, root, user)
         self.slack.wait_for(lambda: len(self.slack.modals) > before)
         modal = self.slack.modals[-1]
-        values = {"hypothesis": {"hypothesis": {"type": "static_select", "selected_option": {
-            "text": {"type": "plain_text", "text": hypothesis}, "value": hypothesis}}}}
-        payload = {"type": "view_submission", "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
-                   "user": {"id": user, "username": USERS[user], "name": USERS[user], "team_id": TEAM_ID},
-                   "api_app_id": APP_ID, "token": "legacy-verification-token", "trigger_id": "trigger-submit",
-                   "view": {**modal, "state": {"values": values}}, "response_urls": [],
-                   "is_enterprise_install": False, "enterprise": None}
-        response = self.send(urllib.parse.urlencode({"payload": json.dumps(payload)}).encode())
-        assert response.status_code == 200 and not response.content
+        self.choose_in_modal(modal, hypothesis, user)
         return modal
 
     def reply(self, channel: str, root: Message, text: str, user: str = "U0ALICE", ts: str | None = None) -> str:

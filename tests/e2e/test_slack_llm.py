@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -36,9 +35,6 @@ from tests.harness.bot_server import serve_app
 from tests.harness.fake_models import fake_assistant
 from tests.harness.slack_bot import SlackBot, actions, contexts, message_text
 from tests.standins.slack_api import (
-    APP_ID,
-    TEAM_DOMAIN,
-    TEAM_ID,
     Message,
     SlackStandIn,
     block_action_body,
@@ -210,16 +206,7 @@ def _declare(bot: Bot, root: Message, hypothesis: str, user: str = "U0ALICE") ->
                                       message_ts=root.ts, response_url=url, message_text=root.text,
                                       message_blocks=root.blocks, trigger_id="trigger-declare")).status_code == 200
     bot.slack.wait_for(lambda: len(bot.slack.modals) > before, timeout=POSTS)
-    modal = bot.slack.modals[-1]
-    values = {"hypothesis": {"hypothesis": {"type": "static_select", "selected_option": {
-        "text": {"type": "plain_text", "text": hypothesis}, "value": hypothesis}}}}
-    payload = {"type": "view_submission", "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
-               "user": {"id": user, "username": USERS[user], "name": USERS[user], "team_id": TEAM_ID},
-               "api_app_id": APP_ID, "token": "legacy-verification-token", "trigger_id": "trigger-submit",
-               "view": {**modal, "state": {"values": values}}, "response_urls": [],
-               "is_enterprise_install": False, "enterprise": None}
-    response = bot.send(urllib.parse.urlencode({"payload": json.dumps(payload)}).encode())
-    assert response.status_code == 200 and not response.content
+    bot.choose_in_modal(bot.slack.modals[-1], hypothesis, user)
 
 
 def test_a_drill_debrief_is_followed_by_the_models_notes(slack: SlackStandIn, tmp_path: Path) -> None:

@@ -83,6 +83,7 @@ from tests.standins.slack_requests import (
     sign,
     signed_headers,
     slash_command_body,
+    view_submission_body,
 )
 
 # Re-exported: tests build requests and check blocks through this module.
@@ -104,6 +105,7 @@ __all__ = [
     "sign",
     "signed_headers",
     "slash_command_body",
+    "view_submission_body",
 ]
 
 BOT_NAME = "triagebot"
