@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
 
 from bot.config import ConfigError, Settings
@@ -30,7 +29,6 @@ from bot.policy import Permissions
 from bot.render.slack_triage import hypothesis_label
 from bot.runner.digests import digest_enabled, send_due
 from bot.serve import check_settings
-from bot.server import create_app
 from bot.slack.actions import CauseAnswer, record_resolution, root_key
 from bot.slack.app import build_slack_app
 from bot.slack.triage_grammar import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
@@ -40,7 +38,7 @@ from collectors.live.collect import LiveAccess
 from drills.recorded.incident import load_incident
 from drills.recorded.replay import replay
 from playbooks.report import Report
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.slack_bot import actions
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import (
@@ -189,12 +187,8 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
         api = kube.api_client()
         # Live triage reads the Kubernetes stand-in; Prometheus and the node agent stay unconfigured (missing).
         ctx.jobs.access = lambda: LiveAccess(kube=api, call_timeout=5.0, deadline=20.0)
-        try:
-            with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                    httpx.Client(timeout=10) as http:
-                yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
-        finally:
-            ctx.close()
+        with serve_bot(ctx) as (url, http):
+            yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
 
 
 @dataclass

@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
 from bot.cli.main import main
@@ -30,8 +29,6 @@ from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
 from bot.render.drills.recorded_chart import recorded_chart
-from bot.server import create_app
-from bot.slack.app import build_slack_app
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, ThreadReply, Who, parse_command, thread_reply
 from bot.slack.drill_service import SlackDrills
 from bot.store import outbox, repo
@@ -44,7 +41,7 @@ from drills.questions import load_bank
 from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.recorded.picker import list_incidents, pick
 from playbooks.pipeline import analyse
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.slack_bot import SlackBot, actions, message_text
 from tests.standins.slack_api import (
     TEAM_DOMAIN,
@@ -119,12 +116,8 @@ def running(slack: SlackStandIn, database: Path) -> Iterator[Bot]:
                         # Save as drill is a report button: it needs the run's namespace granted to the channel.
                         permissions=Permissions(channels={"C0SAVED": ["ml"]}))
     ctx = build_context(settings)
-    try:
-        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
-    finally:
-        ctx.close()
+    with serve_bot(ctx) as (url, http):
+        yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
 
 
 @pytest.fixture(scope="module")

@@ -16,22 +16,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.config import Settings
 from bot.context import build_context
 from bot.runner.jobs import TriageRequest
-from bot.server import create_app
-from bot.slack.app import build_slack_app
 from bot.slack.triage_grammar import parse_paste
 from bot.store.models import OutboxItem
 from collectors.models import Target
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.fake_models import fake_assistant
 from tests.harness.slack_bot import SlackBot, actions, contexts, message_text
 from tests.standins.slack_api import (
@@ -93,12 +89,8 @@ def running(slack: SlackStandIn, tmp: Path, assistant: Assistant, **settings: An
         "slack_api_url": slack.api_url, "database_url": f"sqlite:///{tmp / 'bot.sqlite'}",
         "webhook_token": SecretStr("w" * 24), "drills_dir": tmp / "drills", **settings}
     ctx = build_context(Settings(**values), assistant=assistant)
-    try:
-        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
-    finally:
-        ctx.close()
+    with serve_bot(ctx) as (url, http):
+        yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
 
 
 # ------------------------------------------------------------------------------------------------------------
