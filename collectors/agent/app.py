@@ -77,17 +77,22 @@ def _settings(request: Request) -> AgentSettings:
     return settings
 
 
+def _since(request: Request) -> tuple[AgentSettings, datetime, datetime, int]:
+    """For the endpoints that look back: the settings, the start and the end of the window, and the byte limit."""
+    settings = _settings(request)
+    check_known(request.query_params, ("since", "max_bytes"))
+    now = datetime.now(UTC)
+    # `since` is read before `max_bytes`, so a request wrong in both hears about `since` first.
+    start = parse_since(request.query_params.get("since"), now)
+    return settings, start, now, parse_max_bytes(request.query_params.get("max_bytes"), settings.max_response_bytes)
+
+
 def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok", "node": _settings(request).node_name})
 
 
 def kernel_log(request: Request) -> Response:
-    settings = _settings(request)
-    query = request.query_params
-    check_known(query, ("since", "max_bytes"))
-    now = datetime.now(UTC)
-    start = parse_since(query.get("since"), now)
-    limit = parse_max_bytes(query.get("max_bytes"), settings.max_response_bytes)
+    settings, start, now, limit = _since(request)
     result = kmsg.kernel_log(settings, start, now, limit)
     headers = {"X-Triagebot-Source": result.source, "X-Triagebot-Since": start.isoformat()}
     if result.boot_time is not None:
@@ -138,12 +143,7 @@ def shm_usage(request: Request) -> Response:
 
 
 def nvml(request: Request) -> Response:
-    settings = _settings(request)
-    query = request.query_params
-    check_known(query, ("since", "max_bytes"))
-    now = datetime.now(UTC)
-    start = parse_since(query.get("since"), now)
-    limit = parse_max_bytes(query.get("max_bytes"), settings.max_response_bytes)
+    settings, start, now, limit = _since(request)
     doc = snapshot(load_nvml(), settings.node_name)
     if doc["available"]:
         _add_xids(doc, settings, request.app.state.xid_watcher, start, now)

@@ -17,23 +17,19 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 from PIL import Image
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
 from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
 from bot.render.slack_triage import hypothesis_label
-from bot.server import create_app
-from bot.slack.app import build_slack_app
 from bot.store.models import TriageRun
 from collectors.live.collect import LiveAccess
 from tests.e2e.test_slack_app import SECRET, SLOW_POSTS, Bot
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.openmetrics import History, ramp
 from tests.harness.prometheus import PromServer, start_prometheus
 from tests.standins.kube_api import KubeStandIn
@@ -112,12 +108,8 @@ def bot(tmp_path_factory: pytest.TempPathFactory, prom: PromServer) -> Iterator[
         api = kube.api_client()
         # Kubernetes from the stand-in, metrics from the real Prometheus; no node agent (reported missing).
         ctx.jobs.access = lambda: LiveAccess(kube=api, prometheus_url=prom.url, call_timeout=5.0, deadline=20.0)
-        try:
-            with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                    httpx.Client(timeout=10) as http:
-                yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
-        finally:
-            ctx.close()
+        with serve_bot(ctx) as (url, http):
+            yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
 
 
 def test_a_live_triage_uploads_the_leaders_declared_series_with_its_line(bot: Bot) -> None:

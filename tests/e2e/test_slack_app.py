@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import func, select
 
 from bot.config import ConfigError, Settings
@@ -31,7 +29,6 @@ from bot.policy import Permissions
 from bot.render.slack_triage import hypothesis_label
 from bot.runner.digests import digest_enabled, send_due
 from bot.serve import check_settings
-from bot.server import create_app
 from bot.slack.actions import CauseAnswer, record_resolution, root_key
 from bot.slack.app import build_slack_app
 from bot.slack.triage_grammar import CommandError, HelpCommand, LiveCommand, PasteCommand, parse_command
@@ -41,13 +38,11 @@ from collectors.live.collect import LiveAccess
 from drills.recorded.incident import load_incident
 from drills.recorded.replay import replay
 from playbooks.report import Report
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.slack_bot import actions
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import (
-    APP_ID,
     TEAM_DOMAIN,
-    TEAM_ID,
     Message,
     SlackStandIn,
     app_home_opened_event,
@@ -56,7 +51,9 @@ from tests.standins.slack_api import (
     message_shortcut_body,
     signed_headers,
     slash_command_body,
+    view_submission_body,
 )
+from tests.unit.slack.triage_errors import LIVE_ERRORS
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "parsers"
@@ -190,12 +187,8 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bot]:
         api = kube.api_client()
         # Live triage reads the Kubernetes stand-in; Prometheus and the node agent stay unconfigured (missing).
         ctx.jobs.access = lambda: LiveAccess(kube=api, call_timeout=5.0, deadline=20.0)
-        try:
-            with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                    httpx.Client(timeout=10) as http:
-                yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
-        finally:
-            ctx.close()
+        with serve_bot(ctx) as (url, http):
+            yield Bot(url=url, slack=slack, ctx=ctx, http=http, drills=tmp / "drills")
 
 
 @dataclass
@@ -327,15 +320,7 @@ def test_a_node_needs_every_namespace_granted(bot: Bot) -> None:
     bot.slack.wait_for(finished, timeout=SLOW_POSTS)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Checkout_Svc shop", "not a valid Kubernetes name"),
-    ("checkout Shop", "namespace 'Shop' is not a valid name"),
-    ("checkout shop 9w", "duration '9w' is not understood"),
-    ("checkout shop 30d", "out of range"),
-    ("deploy/ok shop 1h extra", "expected a target"),
-    ("checkout --bogus", "unknown option"),
-    ("checkout shop -n ml", "the namespace is given twice"),
-])
+@pytest.mark.parametrize(("text", "expected"), LIVE_ERRORS)
 def test_invalid_input_gets_an_ephemeral_error_saying_what_was_expected(bot: Bot, text: str, expected: str) -> None:
     before, seen = bot.count(OutboxItem), len(bot.audited("slash.triage"))
     body = bot.slash(text, "C0OPS").json()
@@ -463,7 +448,7 @@ def test_mark_resolved_asks_the_cause_then_updates_the_root_and_the_incident(bot
     feedback_before = bot.count(Feedback)
     confirmed = {"right_hypothesis": {"hypothesis": {"type": "static_select", "selected_option": chosen}},
                  "note": {"note": {"type": "plain_text_input", "value": None}}}
-    assert bot.send(_view_submission_body(modal, confirmed)).status_code == 200
+    assert bot.send(view_submission_body(modal, confirmed, trigger_id="trigger-2")).status_code == 200
     bot.slack.wait_for(lambda: "Marked resolved by <@U0ALICE>" in triaged.root.text, timeout=SLOW_POSTS)
     # The note joins the root as it was last edited: the verdict stays.
     assert "Triaged *checkout*" in triaged.root.text and "*Verdict:*" in triaged.root.text
@@ -567,18 +552,6 @@ def test_the_weekly_digest_reaches_the_channel_with_its_chart(bot: Bot, triaged:
     assert send_due(bot.ctx.factory, ["C0BTN"], now=datetime.now(UTC) + timedelta(days=7)) == []
 
 
-def _view_submission_body(view: dict[str, Any], values: dict[str, Any], user_id: str = "U0ALICE") -> bytes:
-    """A view_submission payload as Slack posts it when someone presses the modal's submit button."""
-    payload = {
-        "type": "view_submission", "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
-        "user": {"id": user_id, "username": "alice", "name": "alice", "team_id": TEAM_ID},
-        "api_app_id": APP_ID, "token": "legacy-verification-token", "trigger_id": "trigger-2",
-        "view": {**view, "state": {"values": values}}, "response_urls": [], "is_enterprise_install": False,
-        "enterprise": None,
-    }
-    return urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-
-
 def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bot, triaged: Triaged) -> None:
     before, modals = bot.count(Feedback), len(bot.slack.modals)  # Mark resolved's test opened one and labelled
     assert bot.click("triage_wrong", triaged.run_id, triaged.report, triaged.root).status_code == 200
@@ -597,14 +570,14 @@ def test_wrong_diagnosis_modal_stores_feedback_and_save_as_drill_uses_it(bot: Bo
     missing_note = {"right_hypothesis": {"hypothesis": {"type": "static_select",
                                                         "selected_option": {"value": "other"}}},
                     "note": {"note": {"type": "plain_text_input", "value": None}}}
-    refused = bot.send(_view_submission_body(modal, missing_note))
+    refused = bot.send(view_submission_body(modal, missing_note, trigger_id="trigger-2"))
     assert refused.json()["response_action"] == "errors" and "note" in refused.json()["errors"]
 
     option = {"text": {"type": "plain_text", "text": hypothesis_label("oom-killed", "limit-too-low")},
               "value": "oom-killed:limit-too-low"}
     chosen = {"right_hypothesis": {"hypothesis": {"type": "static_select", "selected_option": option}},
         "note": {"note": {"type": "plain_text_input", "value": "The heap grew past 256Mi at peak load."}}}
-    response = bot.send(_view_submission_body(modal, chosen))
+    response = bot.send(view_submission_body(modal, chosen, trigger_id="trigger-2"))
     assert response.status_code == 200 and not response.content
     bot.slack.wait_for(lambda: bot.count(Feedback) == before + 1, timeout=5)
     with bot.ctx.factory() as session:

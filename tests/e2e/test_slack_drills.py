@@ -12,7 +12,6 @@ import json
 import random
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
 from bot.cli.main import main
@@ -31,8 +29,6 @@ from bot.config import Settings
 from bot.context import build_context
 from bot.policy import Permissions
 from bot.render.drills.recorded_chart import recorded_chart
-from bot.server import create_app
-from bot.slack.app import build_slack_app
 from bot.slack.drill_grammar import DrillCommand, DrillCommandError, ThreadReply, Who, parse_command, thread_reply
 from bot.slack.drill_service import SlackDrills
 from bot.store import outbox, repo
@@ -45,12 +41,10 @@ from drills.questions import load_bank
 from drills.recorded.incident import INCIDENT_DIR, load_incident
 from drills.recorded.picker import list_incidents, pick
 from playbooks.pipeline import analyse
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.slack_bot import SlackBot, actions, message_text
 from tests.standins.slack_api import (
-    APP_ID,
     TEAM_DOMAIN,
-    TEAM_ID,
     Message,
     SlackStandIn,
     block_action_body,
@@ -96,15 +90,7 @@ class Bot(SlackBot):
         self.click(action_id, root, user)
         self.slack.wait_for(lambda: len(self.slack.modals) > before)
         modal = self.slack.modals[-1]
-        values = {"hypothesis": {"hypothesis": {"type": "static_select", "selected_option": {
-            "text": {"type": "plain_text", "text": hypothesis}, "value": hypothesis}}}}
-        payload = {"type": "view_submission", "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
-                   "user": {"id": user, "username": USERS[user], "name": USERS[user], "team_id": TEAM_ID},
-                   "api_app_id": APP_ID, "token": "legacy-verification-token", "trigger_id": "trigger-submit",
-                   "view": {**modal, "state": {"values": values}}, "response_urls": [],
-                   "is_enterprise_install": False, "enterprise": None}
-        response = self.send(urllib.parse.urlencode({"payload": json.dumps(payload)}).encode())
-        assert response.status_code == 200 and not response.content
+        self.choose_in_modal(modal, hypothesis, user)
         return modal
 
     def reply(self, channel: str, root: Message, text: str, user: str = "U0ALICE", ts: str | None = None) -> str:
@@ -130,12 +116,8 @@ def running(slack: SlackStandIn, database: Path) -> Iterator[Bot]:
                         # Save as drill is a report button: it needs the run's namespace granted to the channel.
                         permissions=Permissions(channels={"C0SAVED": ["ml"]}))
     ctx = build_context(settings)
-    try:
-        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
-    finally:
-        ctx.close()
+    with serve_bot(ctx) as (url, http):
+        yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
 
 
 @pytest.fixture(scope="module")

@@ -10,35 +10,27 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
-from slack_bolt.adapter.starlette import SlackRequestHandler
 from sqlalchemy import select
 
 from bot.assist.llm import NO_MODEL, Assistant
 from bot.config import Settings
 from bot.context import build_context
 from bot.runner.jobs import TriageRequest
-from bot.server import create_app
-from bot.slack.app import build_slack_app
 from bot.slack.triage_grammar import parse_paste
 from bot.store.models import OutboxItem
 from collectors.models import Target
-from tests.harness.bot_server import serve_app
+from tests.harness.bot_server import serve_bot
 from tests.harness.fake_models import fake_assistant
 from tests.harness.slack_bot import SlackBot, actions, contexts, message_text
 from tests.standins.slack_api import (
-    APP_ID,
-    TEAM_DOMAIN,
-    TEAM_ID,
     Message,
     SlackStandIn,
     block_action_body,
@@ -99,12 +91,8 @@ def running(slack: SlackStandIn, tmp: Path, assistant: Assistant, **settings: An
         "slack_api_url": slack.api_url, "database_url": f"sqlite:///{tmp / 'bot.sqlite'}",
         "webhook_token": SecretStr("w" * 24), "drills_dir": tmp / "drills", **settings}
     ctx = build_context(Settings(**values), assistant=assistant)
-    try:
-        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
-                httpx.Client(timeout=10) as http:
-            yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
-    finally:
-        ctx.close()
+    with serve_bot(ctx) as (url, http):
+        yield Bot(url=url, slack=slack, ctx=ctx, http=http, secret=SECRET, wait=POSTS)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -213,16 +201,7 @@ def _declare(bot: Bot, root: Message, hypothesis: str, user: str = "U0ALICE") ->
                                       message_ts=root.ts, response_url=url, message_text=root.text,
                                       message_blocks=root.blocks, trigger_id="trigger-declare")).status_code == 200
     bot.slack.wait_for(lambda: len(bot.slack.modals) > before, timeout=POSTS)
-    modal = bot.slack.modals[-1]
-    values = {"hypothesis": {"hypothesis": {"type": "static_select", "selected_option": {
-        "text": {"type": "plain_text", "text": hypothesis}, "value": hypothesis}}}}
-    payload = {"type": "view_submission", "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
-               "user": {"id": user, "username": USERS[user], "name": USERS[user], "team_id": TEAM_ID},
-               "api_app_id": APP_ID, "token": "legacy-verification-token", "trigger_id": "trigger-submit",
-               "view": {**modal, "state": {"values": values}}, "response_urls": [],
-               "is_enterprise_install": False, "enterprise": None}
-    response = bot.send(urllib.parse.urlencode({"payload": json.dumps(payload)}).encode())
-    assert response.status_code == 200 and not response.content
+    bot.choose_in_modal(bot.slack.modals[-1], hypothesis, user)
 
 
 def test_a_drill_debrief_is_followed_by_the_models_notes(slack: SlackStandIn, tmp_path: Path) -> None:

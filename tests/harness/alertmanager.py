@@ -36,7 +36,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from tests.harness.processes import stop_process
+from tests.harness.processes import ready, stop_process
 from tests.harness.prometheus import free_port
 
 READY_TIMEOUT = 30.0
@@ -61,14 +61,6 @@ def require(name: str, package: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/-/ready", timeout=1.0) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def _log_text(log: Path) -> str:
     return log.read_text(errors="replace")[-6000:] if log.exists() else "(no log)"
 
@@ -84,7 +76,7 @@ def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> I
                                        stdin=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + READY_TIMEOUT
-            while not _ready(url):
+            while not ready(url):
                 if process.poll() is not None:
                     raise RuntimeError(f"{name} exited with {process.returncode}:\n{_log_text(log)}")
                 if time.monotonic() > deadline:

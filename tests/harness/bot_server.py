@@ -29,10 +29,12 @@ from typing import Any
 
 import httpx
 import uvicorn
+from slack_bolt.adapter.starlette import SlackRequestHandler
 
 from bot.config import Settings
 from bot.context import BotContext, build_context
 from bot.server import create_app
+from bot.slack.app import build_slack_app
 
 ROOT = Path(__file__).resolve().parents[2]
 WEBHOOK_TOKEN = "webhook-token-0123456789abcdef"
@@ -125,6 +127,17 @@ def serve_app(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(STOP_TIMEOUT)
         sock.close()
+
+
+@contextmanager
+def serve_bot(ctx: BotContext) -> Iterator[tuple[str, httpx.Client]]:
+    """The bot of `ctx`, its Slack app included, served on a thread, and a client; `ctx` is closed afterwards."""
+    try:
+        with serve_app(create_app(ctx, SlackRequestHandler(build_slack_app(ctx)))) as url, \
+                httpx.Client(timeout=10) as http:
+            yield url, http
+    finally:
+        ctx.close()
 
 
 @contextmanager

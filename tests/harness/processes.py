@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import urllib.error
+import urllib.request
 
 STOP_TIMEOUT = 10.0
 
@@ -30,3 +32,12 @@ def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> subprocess
         process.communicate()
         raise
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def ready(url: str) -> bool:
+    """Whether a Prometheus-family server (Prometheus, Alertmanager) answers its /-/ready with 200."""
+    try:
+        with urllib.request.urlopen(f"{url}/-/ready", timeout=1.0) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False

@@ -11,8 +11,6 @@ import shutil
 import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.processes import stop_process
+from tests.harness.processes import ready, stop_process
 
 READY_TIMEOUT = 30.0
 _START_ATTEMPTS = 3
@@ -66,20 +64,12 @@ def backfill(promtool: str, openmetrics: str, root: Path) -> Path:
     return data
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/-/ready", timeout=1.0) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"prometheus exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        if _ready(url):
+        if ready(url):
             return
         time.sleep(0.05)
     raise RuntimeError(f"prometheus not ready after {READY_TIMEOUT:g}s:\n{log.read_text(errors='replace')}")

@@ -11,7 +11,13 @@ from sqlalchemy import select
 
 from bot.context import BotContext
 from bot.store.models import AuditEntry
-from tests.standins.slack_api import Message, SlackStandIn, signed_headers, slash_command_body
+from tests.standins.slack_api import (
+    Message,
+    SlackStandIn,
+    signed_headers,
+    slash_command_body,
+    view_submission_body,
+)
 
 BOT_USER = "U0BOT"
 
@@ -59,6 +65,13 @@ class SlackBot:
     def send(self, body: bytes, *, form: bool = True) -> httpx.Response:
         return self.http.post(f"{self.url}/slack/events", content=body,
                               headers=signed_headers(body, self.secret, form=form))
+
+    def choose_in_modal(self, modal: dict[str, Any], hypothesis: str, user: str) -> None:
+        """Submit a drill's Propose or Declare modal with `hypothesis` chosen, as Slack does; the bot accepts it."""
+        values = {"hypothesis": {"hypothesis": {"type": "static_select", "selected_option": {
+            "text": {"type": "plain_text", "text": hypothesis}, "value": hypothesis}}}}
+        response = self.send(view_submission_body(modal, values, user_id=user, trigger_id="trigger-submit"))
+        assert response.status_code == 200 and not response.content
 
     def command(self, command: str, text: str, channel: str, user: str = "U0ALICE") -> tuple[httpx.Response, str]:
         """A slash command; the HTTP response and the command's response_url."""

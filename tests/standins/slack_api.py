@@ -83,6 +83,7 @@ from tests.standins.slack_requests import (
     sign,
     signed_headers,
     slash_command_body,
+    view_submission_body,
 )
 
 # Re-exported: tests build requests and check blocks through this module.
@@ -104,6 +105,7 @@ __all__ = [
     "sign",
     "signed_headers",
     "slash_command_body",
+    "view_submission_body",
 ]
 
 BOT_NAME = "triagebot"
@@ -269,6 +271,15 @@ def _err(error: str, status: int = 200, *, messages: Iterable[str] = (), **extra
         body["errors"] = msgs
         body["response_metadata"] = {"messages": [f"[ERROR] {m}" for m in msgs]}
     return _Reply(status, body)
+
+
+class _Refused(Exception):
+    """A method's answer that ends it early (a missing or unknown argument): the method raises it from a shared
+    check, and `_web_api` sends its reply, so no method repeats the check-and-return."""
+
+    def __init__(self, reply: _Reply) -> None:
+        super().__init__(reply.body)
+        self.reply = reply
 
 
 def _missing(name: str) -> _Reply:
@@ -631,7 +642,10 @@ class SlackStandIn:
             retry_after = self._take_method_token(name)
             if retry_after is not None:
                 return _Reply(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}), req.params
-            reply = handler(self, req)
+            try:
+                reply = handler(self, req)
+            except _Refused as refused:
+                reply = refused.reply
         if reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("ok") and req.warnings:
             reply.body["warning"] = ",".join(req.warnings)
             reply.body.setdefault("response_metadata", {})["warnings"] = list(req.warnings)
@@ -644,6 +658,11 @@ class SlackStandIn:
         now_us = int(time.time() * 1_000_000)
         self._last_ts_us = max(now_us, self._last_ts_us + 1)
         return f"{self._last_ts_us // 1_000_000}.{self._last_ts_us % 1_000_000:06d}"
+
+    def _bot_message(self, channel: str, text: str, blocks: list[JSON], thread_ts: str | None, **more: Any) -> Message:
+        """A message the bot writes now."""
+        return Message(channel=channel, ts=self._next_ts(), text=text, blocks=blocks, user=BOT_USER_ID,
+                       thread_ts=thread_ts, bot_id=BOT_ID, **more)
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}0{next(self._ids):08d}"
@@ -660,13 +679,32 @@ class SlackStandIn:
                 return channel
         return None
 
+    def _channel(self, req: _Request) -> str:
+        """The request's `channel` (an id or a #name), or Slack's channel_not_found."""
+        channel = self._resolve_channel(req.params.get("channel"))
+        if channel is None:
+            raise _Refused(_err("channel_not_found"))
+        return channel
+
+    def _message(self, req: _Request, channel: str, key: str, *, unnamed: _Reply | None = None,
+                 unknown: str = "message_not_found") -> Message:
+        """The message the request names by its ts in `key`: `unnamed` (or a missing-field error) when it names none,
+        `unknown` when the channel has no such message."""
+        ts = req.params.get(key)
+        if not ts:
+            raise _Refused(unnamed or _missing(key))
+        msg = self._find(channel, str(ts))
+        if msg is None:
+            raise _Refused(_err(unknown))
+        return msg
+
     def _find(self, channel: str, ts: Any) -> Message | None:
         for msg in self.messages.get(channel, []):
             if msg.ts == ts:
                 return msg
         return None
 
-    def _content(self, req: _Request, *, need_content: bool = True) -> tuple[str, list[JSON]] | _Reply:
+    def _content(self, req: _Request, *, need_content: bool = True) -> tuple[str, list[JSON]]:
         """Validate ``text``/``blocks`` the way chat.postMessage and friends do."""
         text = req.params.get("text")
         text = "" if text is None else str(text)
@@ -679,19 +717,19 @@ class SlackStandIn:
                 try:
                     blocks = json.loads(blocks_raw)
                 except ValueError:
-                    return _err("invalid_blocks_format")
+                    raise _Refused(_err("invalid_blocks_format")) from None
         if blocks is not None and not isinstance(blocks, list):
-            return _err("invalid_blocks_format")
+            raise _Refused(_err("invalid_blocks_format"))
         if need_content and not text and not blocks and not req.params.get("attachments"):
-            return _err("no_text")
+            raise _Refused(_err("no_text"))
         if len(text) > self.max_text_chars:
-            return _err("msg_too_long")
+            raise _Refused(_err("msg_too_long"))
         blocks = blocks or []
         problems = validate_blocks(blocks) or self._slack_file_problems(blocks)
         if problems:
-            return _err("invalid_blocks", messages=problems)
+            raise _Refused(_err("invalid_blocks", messages=problems))
         if blocks and blocks_json_size(blocks) > self.max_blocks_json_chars:
-            return _err("msg_blocks_too_long")
+            raise _Refused(_err("msg_blocks_too_long"))
         return text, blocks
 
     def _slack_file_problems(self, blocks: list[JSON]) -> list[str]:
@@ -740,7 +778,7 @@ class SlackStandIn:
         self._method_buckets[method] = (tokens - 1.0, now)
         return None
 
-    def _metadata(self, req: _Request) -> JSON | _Reply | None:
+    def _metadata(self, req: _Request) -> JSON | None:
         """Message metadata as chat.postMessage takes it (an object, or JSON text in a form post)."""
         raw = req.params.get("metadata")
         if raw is None or raw == "":
@@ -750,14 +788,14 @@ class SlackStandIn:
             try:
                 value = json.loads(raw)
             except ValueError:
-                return _err("invalid_metadata_format")
+                value = None  # refused just below, as any other value that is no object
         if not isinstance(value, dict):
-            return _err("invalid_metadata_format")
+            raise _Refused(_err("invalid_metadata_format"))
         event_type, payload = value.get("event_type"), value.get("event_payload")
         if not isinstance(event_type, str) or not _EVENT_TYPE.fullmatch(event_type) or not isinstance(payload, dict):
-            return _err("invalid_metadata_schema")
+            raise _Refused(_err("invalid_metadata_schema"))
         if len(json.dumps(value)) > MAX_METADATA_CHARS:
-            return _err("metadata_too_large")
+            raise _Refused(_err("metadata_too_large"))
         return {"event_type": event_type, "event_payload": payload}
 
     def _permalink(self, msg: Message) -> str:
@@ -780,13 +818,8 @@ class SlackStandIn:
         )
 
     def _chat_post_message(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
-        content = self._content(req)
-        if isinstance(content, _Reply):
-            return content
-        text, blocks = content
+        channel = self._channel(req)
+        text, blocks = self._content(req)
         thread_ts = _str_or_none(req.params.get("thread_ts"))
         if thread_ts is not None:
             parent = self._find(channel, thread_ts)
@@ -795,8 +828,6 @@ class SlackStandIn:
             # Replying to a reply lands in the parent's thread.
             thread_ts = parent.thread_ts or parent.ts
         metadata = self._metadata(req)
-        if isinstance(metadata, _Reply):
-            return metadata
         # Only accepted posts count against the limit, so limit-error tests do not trip it by accident.
         retry_after = self._take_post_token(channel)
         if retry_after is not None:
@@ -808,14 +839,8 @@ class SlackStandIn:
         }
         if metadata is not None:
             extra["metadata"] = metadata
-        msg = Message(
-            channel=channel,
-            ts=self._next_ts(),
-            text=text,
-            blocks=blocks,
-            user=BOT_USER_ID,
-            thread_ts=thread_ts,
-            bot_id=BOT_ID,
+        msg = self._bot_message(
+            channel, text, blocks, thread_ts,
             reply_broadcast=thread_ts is not None and _truthy(req.params.get("reply_broadcast")),
             extra=extra,
         )
@@ -823,79 +848,41 @@ class SlackStandIn:
         return _ok(channel=channel, ts=msg.ts, message=msg.to_api())
 
     def _chat_update(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
-        ts = req.params.get("ts")
-        if not ts:
-            return _missing("ts")
-        msg = self._find(channel, str(ts))
-        if msg is None:
-            return _err("message_not_found")
+        channel = self._channel(req)
+        msg = self._message(req, channel, "ts")
         if msg.user != BOT_USER_ID:
             return _err("cant_update_message")
-        content = self._content(req)
-        if isinstance(content, _Reply):
-            return content
-        text, blocks = content
+        text, blocks = self._content(req)
         msg.edits.append({"text": msg.text, "blocks": msg.blocks, "edited_ts": self._next_ts()})
         msg.text, msg.blocks = text, blocks
         return _ok(channel=channel, ts=msg.ts, text=text, message=msg.to_api())
 
     def _chat_post_ephemeral(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
+        channel = self._channel(req)
         user = req.params.get("user")
         if not user:
             return _missing("user")
         if str(user) not in self.users:
             return _err("user_not_in_channel")
-        content = self._content(req)
-        if isinstance(content, _Reply):
-            return content
-        text, blocks = content
-        msg = Message(
-            channel=channel,
-            ts=self._next_ts(),
-            text=text,
-            blocks=blocks,
-            user=BOT_USER_ID,
-            thread_ts=_str_or_none(req.params.get("thread_ts")),
-            bot_id=BOT_ID,
+        text, blocks = self._content(req)
+        msg = self._bot_message(
+            channel, text, blocks, _str_or_none(req.params.get("thread_ts")),
             extra={"to_user": str(user)},
         )
         self.ephemerals.append(msg)
         return _ok(message_ts=msg.ts)
 
     def _chat_get_permalink(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
-        ts = req.params.get("message_ts")
-        if not ts:
-            return _missing("message_ts")
-        msg = self._find(channel, str(ts))
-        if msg is None:
-            return _err("message_not_found")
+        channel = self._channel(req)
+        msg = self._message(req, channel, "message_ts")
         return _ok(channel=channel, permalink=self._permalink(msg))
 
     def _conversations_info(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
-        return _ok(channel=_channel_info(channel))
+        return _ok(channel=_channel_info(self._channel(req)))
 
     def _conversations_replies(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
-        ts = req.params.get("ts")
-        if not ts:
-            return _missing("ts")
-        msg = self._find(channel, str(ts))
-        if msg is None:
-            return _err("thread_not_found")
+        channel = self._channel(req)
+        msg = self._message(req, channel, "ts", unknown="thread_not_found")
         root = msg.thread_ts or msg.ts
         thread = [m for m in self.messages[channel] if m.ts == root or m.thread_ts == root]
         try:
@@ -924,9 +911,7 @@ class SlackStandIn:
 
     def _conversations_history(self, req: _Request) -> _Reply:
         """Top-level messages (and broadcast replies), newest first, between ``oldest`` and ``latest``."""
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
+        channel = self._channel(req)
         try:
             limit = int(req.params.get("limit") or 100)
             oldest = float(req.params.get("oldest") or 0)
@@ -984,17 +969,17 @@ class SlackStandIn:
             }
         )
 
-    def _view_from(self, req: _Request, expected_type: str) -> JSON | _Reply:
+    def _view_from(self, req: _Request, expected_type: str) -> JSON:
         view = req.params.get("view")
         if view is None:
-            return _missing("view")
+            raise _Refused(_missing("view"))
         if isinstance(view, str):
             try:
                 view = json.loads(view)
             except ValueError:
-                return _err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"])
+                view = None  # refused just below, as any other value that is no object
         if not isinstance(view, dict):
-            return _err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"])
+            raise _Refused(_err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"]))
         problems: list[str] = []
         if view.get("type") != expected_type:
             problems.append(f"must be one of: {expected_type} [json-pointer:/view/type]")
@@ -1013,7 +998,7 @@ class SlackStandIn:
         problems += checker.errors
         if problems:
             # views.* report block problems as invalid_arguments, not invalid_blocks.
-            return _err("invalid_arguments", messages=problems)
+            raise _Refused(_err("invalid_arguments", messages=problems))
         return view
 
     def _stored_view(self, view: JSON, **extra: Any) -> JSON:
@@ -1039,8 +1024,6 @@ class SlackStandIn:
         if str(user) not in self.users:
             return _err("user_not_found")
         view = self._view_from(req, "home")
-        if isinstance(view, _Reply):
-            return view
         current = self.home_views.get(str(user))
         wanted_hash = req.params.get("hash")
         if wanted_hash and current is not None and wanted_hash != current["hash"]:
@@ -1053,28 +1036,19 @@ class SlackStandIn:
         if not req.params.get("trigger_id") and not req.params.get("interactivity_pointer"):
             return _missing("trigger_id")
         view = self._view_from(req, "modal")
-        if isinstance(view, _Reply):
-            return view
         stored = self._stored_view(view, state={"values": {}})
         self.modals.append(stored)
         return _ok(view=stored)
 
     def _reactions_add(self, req: _Request) -> _Reply:
-        channel = self._resolve_channel(req.params.get("channel"))
-        if channel is None:
-            return _err("channel_not_found")
+        channel = self._channel(req)
         name = req.params.get("name")
         if not name:
             return _missing("name")
         name = str(name)
         if any(ch.isspace() or ch == ":" for ch in name):
             return _err("invalid_name")
-        ts = req.params.get("timestamp")
-        if not ts:
-            return _err("no_item_specified")
-        msg = self._find(channel, str(ts))
-        if msg is None:
-            return _err("message_not_found")
+        msg = self._message(req, channel, "timestamp", unnamed=_err("no_item_specified"))
         users = msg.reactions.setdefault(name, [])
         if BOT_USER_ID in users:
             return _err("already_reacted")
@@ -1181,19 +1155,9 @@ class SlackStandIn:
             self.files.append(f)
         for channel in resolved:
             # Sharing a file into a conversation shows up as a message carrying the files.
-            self.messages[channel].append(
-                Message(
-                    channel=channel,
-                    ts=self._next_ts(),
-                    text=comment or "",
-                    blocks=[],
-                    user=BOT_USER_ID,
-                    thread_ts=thread_ts,
-                    bot_id=BOT_ID,
-                    file_ids=[f.id for f in done],
-                    extra={"files": [_file_object(f) for f in done]},
-                )
-            )
+            self.messages[channel].append(self._bot_message(
+                channel, comment or "", [], thread_ts,
+                file_ids=[f.id for f in done], extra={"files": [_file_object(f) for f in done]}))
         return _ok(files=[{"id": f.id, "title": f.title, "name": f.name, "size": len(f.bytes)} for f in done])
 
     # -- response_url -----------------------------------------------------------------------------------

@@ -150,6 +150,18 @@ def block_action_body(
     return _payload_body(payload)
 
 
+def view_submission_body(view: JSON, values: JSON, *, user_id: str = "U0ALICE", trigger_id: str = "t1",
+                         team_id: str = TEAM_ID) -> builtins.bytes:
+    """A ``view_submission`` payload: someone pressed a modal's submit button with ``values`` as its state."""
+    payload: JSON = {
+        "type": "view_submission", "team": {"id": team_id, "domain": TEAM_DOMAIN},
+        "user": _user_obj(user_id, team_id), "api_app_id": APP_ID, "token": "legacy-verification-token",
+        "trigger_id": trigger_id, "view": {**view, "state": {"values": values}}, "response_urls": [],
+        "is_enterprise_install": False, "enterprise": None,
+    }
+    return _payload_body(payload)
+
+
 def message_shortcut_body(
     callback_id: str,
     message_text: str,

@@ -8,6 +8,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes import describe_node
+from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "describe_node"
 
@@ -15,14 +16,6 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "descr
 def parse(name: str) -> ParseResult:
     text = (FIXTURES / name).read_text(encoding="utf-8")
     return describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text))
-
-
-def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
-    """fact name -> [(value, first line, last line, subject)] in emission order."""
-    out: dict[str, list[tuple[object, int, int, str]]] = {}
-    for fact in result.facts:
-        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
-    return out
 
 
 N4, N9, N10 = "node/gpu-node-4", "node/gpu-node-9", "node/gpu-node-10"
@@ -64,14 +57,7 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
-def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
-    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
-
-
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
-def test_fixtures_parse_cleanly(fixture: str) -> None:
-    assert parse(fixture).problems == []
+test_fact_is_read_and_cited, test_fixtures_parse_cleanly = fixture_tests(parse, EXPECTED, FIXTURES)
 
 
 def test_sums_across_nodes_are_per_node_facts() -> None:

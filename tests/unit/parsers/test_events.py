@@ -15,6 +15,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     pull_error_kind,
     scheduling_reasons,
 )
+from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "events"
 
@@ -25,14 +26,6 @@ def parse_text(text: str, **kwargs: str) -> ParseResult:
 
 def parse(name: str) -> ParseResult:
     return parse_text((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
-    """fact name -> [(value, first line, last line, subject)] in emission order."""
-    out: dict[str, list[tuple[object, int, int, str]]] = {}
-    for fact in result.facts:
-        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
-    return out
 
 
 EXPECTED = [
@@ -79,9 +72,7 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
-def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
-    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
+test_fact_is_read_and_cited, _ = fixture_tests(parse, EXPECTED, FIXTURES)
 
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))

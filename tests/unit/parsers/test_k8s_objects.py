@@ -11,6 +11,7 @@ import pytest
 from collectors.k8s_values import quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes import k8s_objects
+from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "k8s_objects"
 
@@ -21,14 +22,6 @@ def parse_text(text: str, kind: ArtifactKind = ArtifactKind.K8S_OBJECT) -> Parse
 
 def parse(name: str) -> ParseResult:
     return parse_text((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
-    """fact name -> [(value, first line, last line, subject)] in emission order."""
-    out: dict[str, list[tuple[object, int, int, str]]] = {}
-    for fact in result.facts:
-        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
-    return out
 
 
 D0, D2 = "pod/default/distributed-training-0", "pod/default/distributed-training-2"
@@ -112,14 +105,7 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
-def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
-    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
-
-
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
-def test_fixtures_parse_cleanly(fixture: str) -> None:
-    assert parse(fixture).problems == []
+test_fact_is_read_and_cited, test_fixtures_parse_cleanly = fixture_tests(parse, EXPECTED, FIXTURES)
 
 
 def test_pod_list_with_one_pending_rank() -> None:

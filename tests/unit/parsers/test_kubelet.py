@@ -8,6 +8,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import kubelet
+from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "kubelet"
 
@@ -18,14 +19,6 @@ def parse_text(text: str) -> ParseResult:
 
 def parse(name: str) -> ParseResult:
     return parse_text((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
-    """fact name -> [(value, first line, last line, subject)] in emission order."""
-    out: dict[str, list[tuple[object, int, int, str]]] = {}
-    for fact in result.facts:
-        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
-    return out
 
 
 CHECKOUT, TRITON = "pod/shop/checkout-7d9f8c6b5-x2lzp", "pod/inference/triton-serving-gpu-6c9d8f7b5-kx2vq"
@@ -56,14 +49,7 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), EXPECTED)
-def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int, subject: str) -> None:
-    assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
-
-
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir()))
-def test_fixtures_parse_cleanly(fixture: str) -> None:
-    assert parse(fixture).problems == []
+test_fact_is_read_and_cited, test_fixtures_parse_cleanly = fixture_tests(parse, EXPECTED, FIXTURES)
 
 
 def test_a_kill_for_eviction_is_not_a_liveness_kill() -> None:

@@ -1,6 +1,10 @@
 """GPU utilisation as people say it (stated.yaml's gpu-util-bare-figure, nvidia-smi-util-figure, gpu-util-swings):
 the figure without a percent sign, the figure credited to nvidia-smi rather than to its column, and a GPU-Util
-said to swing between busy and idle. Negated, asked and healthy figures name no symptom."""
+said to swing between busy and idle; the figure of a GPU named without the word GPU beside it
+(gpu-named-util-figure, gpu-board-util-figure), and a utilisation said to rise and fall or to drop to zero at a
+period (gpu-named-util-swings, gpu-util-varies-from-zero, gpu-util-rises-and-falls, gpu-util-zero-periodically).
+Negated, asked, past, conditional and other resources' figures are not read, nor is a one-off drop; healthy
+figures name no symptom."""
 
 from __future__ import annotations
 
@@ -17,6 +21,12 @@ from tests.unit.parsers.paste_facts import stated_facts
     ("the gpu usage is only 12 on both cards", 12.0),
     ("I checked nvidia-smi and the utilization was under 10% the whole time", 10.0),
     ("nvidia-smi shows 5% GPU-Util for the training process", 5.0),
+    # the bare noun after a determiner in a sentence that names the GPU (gpu-named-util-figure)
+    ("With the V100 the utilization is 7%.", 7.0),
+    ("On our A100 nodes the ultilization stays around 15 percent.", 15.0),
+    ("I train on an RTX 3090 and its utilization drops from 90% to 0-20%.", 0.0),
+    ("When I use tesla V100 16GB to train, the utilization can be up to 98%.", 98.0),
+    ("my GPU (Tesla T4) usage is 12%", 12.0),
 ])
 def test_a_figure_said_in_words_is_read(sentence: str, figure: float) -> None:
     assert stated_facts(sentence).get("gpu.job_util_percent") == figure, stated_facts(sentence)
@@ -28,6 +38,11 @@ def test_a_figure_said_in_words_is_read(sentence: str, figure: float) -> None:
     "nvidia-smi shows 95% memory usage and the job is fine",  # another resource's figure
     "is the GPU-Util 0 when the job waits?",  # asked
     "the GPU-Util is not 0 on any card",  # negated
+    "On the V100 box the CPU utilization is 100% and the utilization of memory is 80%.",  # other resources
+    "The server utilization is 5% and it has no accelerator.",  # no GPU named
+    "Is the utilization on my A100 only 10%?",  # asked
+    "On the A100 the utilization is not 10%.",  # negated
+    "On the A100 the utilization used to be 10% before the upgrade.",  # history
 ])
 def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
     assert "gpu.job_util_percent" not in stated_facts(sentence), stated_facts(sentence)
@@ -40,6 +55,25 @@ def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
     "GPU-Util always jumps from 90% to 0% and back",
     "the GPU load keeps oscillating while the job runs",
     "GPU利用率忽高忽低，训练很慢",  # noqa: RUF001
+    # a named GPU's utilisation, or one varying from zero (gpu-named-util-swings, gpu-util-varies-from-zero)
+    "On my RTX 2080 the utilization becomes low and unstable.",
+    "With the A100 the utilization keeps fluctuating.",
+    "On the V100 the utilization varies from 0 to 30%.",
+    "The GPU usage varies between 0 and 60% during training.",
+    "GPU util ranges from 0 to 40% on every card.",
+    "The GPU-Util is 20% for one second, drops to 0% the next and then goes back to 20% again.",
+    "The GPU utilization becomes 0 every few seconds.",
+    "I watch the GPU utilization in nvidia-smi and it fluctuates between 0% and 70%.",
+    # a rise and fall, or a drop to zero at a period (gpu-util-rises-and-falls, gpu-util-zero-periodically)
+    "The GPU utilization goes up and down all the time.",
+    "GPU usage rate keeps changing ups and downs during the epoch.",
+    "The gpu utilisation rises and falls while training.",
+    "GPU util climbs from 5% up to 80% and then back down to 5% again.",
+    "The GPU usage goes from ~2% to about 70% and down to 0-2% again.",
+    "Every 20 steps the GPU util drops to 0%.",
+    "Periodically the training pauses and GPU usage goes to zero.",
+    "The GPU utilization falls to 0% every few seconds.",
+    "GPU-Util drops to 0 every 100 iterations while one CPU core is busy.",
 ])
 def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -52,6 +86,17 @@ def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     "if the GPU usage oscillates we add loader workers",  # conditional
     "the GPU usage used to fluctuate before we cached the dataset",  # history
     "the GPU util is not fluctuating at all",  # negated inside the phrase, not before it
+    "The GPU usage varies between 80 and 95% during training.",  # never idle
+    "On the V100 the utilization is not unstable at all.",  # negated
+    "Does the GPU utilization vary from 0 to 100% when the loader is slow?",  # asked
+    "If the GPU util drops to 0% and comes back again, add workers.",  # conditional
+    "The CPU utilization varies from 0 to 100% on the node.",  # another resource
+    "The GPU util is 95% while the CPU load fluctuates between 0 and 100% on the node and the disk is busy.",
+    "The GPU utilization goes from 80% up to 95% and back down to 85% again.",  # never idle
+    "The CPU utilization goes up and down all the time.",  # another resource
+    "The GPU utilization does not go up and down.",  # negated
+    "Does the GPU util drop to 0% every 50 steps?",  # asked
+    "Every 50 steps we save a checkpoint and the GPU memory is 20 GB.",  # no utilisation
 ])
 def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -83,6 +128,27 @@ REAL = [
     ("https://github.com/hustvl/YOLOP/issues/188",
      "如题，训练的时候，GPU利用率忽高忽低，导致模型训练很慢，时间很长。尝试过以下的措施：",  # noqa: RUF001
      {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/THU-DA-6D-Pose-Group/GDR-Net/issues/114",
+     "I found that the IO speed is quite slow in the result that utility of GPU is relative low(~30). The GPU "
+     "utilization rate will even become 0 every few seconds. The training time on ycbv is more than 26 hours. I "
+     "whether is there any optimized strategy on this dataloader to speed up this process.",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/chrisdonahue/wavegan/issues/81",
+     "Hello, I am training on 192 wav files of around 7 seconds duration on a Tesla V100 GPU. While training, I "
+     "monitor the GPU Utilization with the `nvidia-smi` and the results that I get is that i highly fluctuates from "
+     "0% up until 60%. This is probably an indicator that there is a bottleneck somewhere and that the GPU isn't fed "
+     "data fast enough. ",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/xinntao/Real-ESRGAN/issues/358",
+     "The same as you, my GPU(NVIDIA Tesla T4 GRID T4-8Q) utilization between 20%~50%, if the card is T4（100%） "  # noqa: RUF001
+     ",it will become lower; The graphics card basically gets lower utilization, but takes up a lot of CPU and memory",
+     {"gpu.job_util_percent": 20.0, "gpu.util_swings": None}),
+    ("https://github.com/WongKinYiu/yolov7/issues/2064",
+     "We are encountering a problem during training, which I believe is related to the dataloader. During training,"
+     " **GPU utilization sometimes drops to 0% and at other times increases to 50%-70%,** resulting in very long"
+     " iteration times. One epoch takes almost 50 minutes. I tried increasing the number of workers (16, 24), but it"
+     " did not fix the issue.",
+     {"gpu.util_swings": True}),
 ]
 
 
@@ -189,3 +255,16 @@ def test_a_real_sentence_says_one_gpu_or_the_input(url: str, text: str, expected
 def test_no_one_gpu_or_input_is_read_from_these(sentence: str) -> None:
     got = stated_facts(sentence)
     assert "train.input_said_slow" not in got and "symptoms" not in got, got
+
+
+def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_why_does() -> None:
+    """The stated rule on main: a sentence asking about what it names is no report, whatever figure it holds; a
+    report followed by a bare "why?" still is."""
+    assert stated_facts("why is GPU util 0?") == {}
+    assert stated_facts("Why is the GPU utilization of my A100 only 10%?") == {}
+    assert stated_facts("The GPU util is 0% on the V100. Why?").get("gpu.job_util_percent") == 0.0
+
+
+def test_a_single_drop_to_zero_is_no_swing() -> None:
+    assert "gpu.util_swings" not in stated_facts("GPU util dropped to 0% once after the job finished."), \
+        stated_facts("GPU util dropped to 0% once after the job finished.")

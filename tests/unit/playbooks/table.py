@@ -6,6 +6,7 @@ from typing import Any
 
 from collectors.factset import FactSet
 from playbooks.engine import evaluate, template_variables, triggered
+from playbooks.loader import PLAYBOOK_DIR, CompiledPlaybook, check_file
 from playbooks.report import Finding, Target
 from tests.unit.playbooks.conftest import build_facts, bundled_playbook
 
@@ -19,6 +20,15 @@ def judge(playbook: str, facts: dict[str, Any], target: Target | None = None) ->
 
 def fires(playbook: str, facts: dict[str, Any]) -> bool:
     return triggered(bundled_playbook(playbook), build_facts(facts).cel_context())
+
+
+def linted_with_sources(playbook: str) -> CompiledPlaybook:
+    """The bundled playbook, compiled with no lint problem and every hypothesis at every depth citing a source."""
+    compiled, problems = check_file(PLAYBOOK_DIR / f"{playbook}.yaml")
+    assert compiled is not None and problems == []
+    for h, _ in compiled.spec.walk():
+        assert h.source and all(s.strip() for s in h.source)
+    return compiled
 
 
 def rendered_cleanly(finding: Finding) -> bool:

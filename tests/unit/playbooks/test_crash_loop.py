@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from collectors.factset import FactSet
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.table import fires, linted_with_sources
 from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "crash-loop"
@@ -55,17 +54,15 @@ def test_oom_loop_defers_to_the_oom_playbook(make_facts: Callable[[dict[str, Any
     assert limit.score > loop.score
 
 
-@pytest.mark.parametrize(("facts", "fires"), [
+@pytest.mark.parametrize(("facts", "expected"), [
     ({"container.waiting.reason": "CrashLoopBackOff"}, True),
     ({"container.restart_count": 5, "container.last_terminated.reason": "Error"}, True),
     ({"alert.symptoms": ["crash-loop"]}, True),
     ({"container.waiting.reason": "ImagePullBackOff", "container.restart_count": 0}, False),
     ({"container.restart_count": 1, "container.last_terminated.reason": "Completed"}, False),
 ], ids=["backoff", "restarts", "alert", "image-pull", "one-restart"])
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any]], FactSet],
@@ -88,8 +85,5 @@ def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
+    compiled = linted_with_sources(PLAYBOOK)
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from collectors.factset import FactSet
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.table import fires, linted_with_sources
 
 PLAYBOOK = "evicted"
 TOP_LEVEL = ["memory-pressure", "disk-pressure", "pid-pressure", "preemption", "node-drain"]
@@ -22,7 +21,7 @@ MEMORY_MESSAGE = ("The node was low on resource: memory. Threshold quantity: 100
                   "Container prep was using 29431208Ki, request is 4Gi, has larger consumption of memory.")
 
 
-@pytest.mark.parametrize(("facts", "fires"), [
+@pytest.mark.parametrize(("facts", "expected"), [
     ({"eviction.seen": True, "eviction.resource": "memory"}, True),
     ({"pod.status.reason": "Evicted"}, True),
     ({"scheduling.preempted": True}, True),
@@ -36,10 +35,8 @@ MEMORY_MESSAGE = ("The node was low on resource: memory. Threshold quantity: 100
     ({"eviction.seen": False, "scheduling.preempted": False}, False),
 ], ids=["eviction", "evicted-status", "preempted", "alert", "oom-kill", "pressure-only", "not-ready-only",
         "explicit-false"])
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_eviction_and_oom_playbooks_agree(make_facts: Callable[[dict[str, Any]], FactSet],
@@ -78,11 +75,8 @@ def test_evidence_is_cited(make_facts: Callable[[dict[str, Any]], FactSet], judg
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
+    compiled = linted_with_sources(PLAYBOOK)
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)
 
 
 def test_a_pod_over_its_own_storage_limit_is_no_node_disk_pressure(

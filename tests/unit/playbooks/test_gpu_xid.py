@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from collectors.factset import FactSet
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.table import fires, linted_with_sources
 from tests.unit.playbooks.verdicts import leader as _leader
 
 PLAYBOOK = "gpu-xid"
@@ -86,7 +85,7 @@ def test_bus_id_placeholder_when_unknown(
 
 
 @pytest.mark.parametrize(
-    ("facts", "fires"),
+    ("facts", "expected"),
     [
         ({"xid.codes": [45]}, True),
         ({"gpu.fallen_off_bus": True}, True),
@@ -101,14 +100,9 @@ def test_bus_id_placeholder_when_unknown(
     ids=["xid", "lost-gpu", "dbe", "row-remap", "alert", "nvlink-down", "healthy-links", "healthy-dcgm",
          "latency-only"],
 )
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)
+    linted_with_sources(PLAYBOOK)

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from collectors.factset import FactSet
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.table import fires, linted_with_sources
 
 PLAYBOOK = "image-pull"
 TOP_LEVEL = ["image-not-found", "registry-auth", "registry-unreachable", "rate-limited", "disk-pressure",
@@ -23,7 +22,7 @@ TOP_LEVEL = ["image-not-found", "registry-auth", "registry-unreachable", "rate-l
 BACKOFF = {"container.waiting.reason": "ImagePullBackOff", "image.name": "nvcr.io/nvidia/tritonserver:24.13-py3"}
 
 
-@pytest.mark.parametrize(("facts", "fires"), [
+@pytest.mark.parametrize(("facts", "expected"), [
     ({"container.waiting.reason": "ImagePullBackOff"}, True),
     ({"container.waiting.reason": "ErrImagePull"}, True),
     ({"image.pull_error": "not-found"}, True),
@@ -31,10 +30,8 @@ BACKOFF = {"container.waiting.reason": "ImagePullBackOff", "image.name": "nvcr.i
     ({"container.waiting.reason": "CrashLoopBackOff"}, False),
     ({"container.waiting.reason": "ContainerCreating"}, False),
 ], ids=["backoff", "err-image-pull", "pull-error", "alert", "crash-loop", "creating"])
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_checks_name_the_image_and_its_registry(make_facts: Callable[[dict[str, Any]], FactSet],
@@ -59,8 +56,5 @@ def test_docker_hub_short_names_resolve_to_the_hub(make_facts: Callable[[dict[st
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
+    compiled = linted_with_sources(PLAYBOOK)
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)

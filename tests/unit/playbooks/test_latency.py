@@ -13,11 +13,10 @@ import pytest
 
 from collectors.factset import FactSet
 from collectors.paste import artifacts_from_text
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.pipeline import analyse
 from playbooks.report import Finding, Target
 from tests.unit.playbooks import table
+from tests.unit.playbooks.table import fires, linted_with_sources
 
 PLAYBOOK = "latency"
 
@@ -69,7 +68,7 @@ def test_next_checks_render_promql_for_the_subject(
 
 
 @pytest.mark.parametrize(
-    ("facts", "fires"),
+    ("facts", "expected"),
     [
         ({"latency.p99_seconds": 0.8}, True),
         ({"alert.symptoms": ["latency"]}, True),
@@ -82,17 +81,12 @@ def test_next_checks_render_promql_for_the_subject(
     ids=["p99", "alert", "queue-share", "conntrack-table-full", "xid-only", "throttling-above-alert-line",
          "mild-throttling-alone"],
 )
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)
+    linted_with_sources(PLAYBOOK)
 
 
 def test_a_throttled_ratio_at_cpu_throttling_high_line_triggers_the_tree_on_its_own() -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
+from tests.unit.playbooks.table import fires
 
 
 def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
@@ -29,7 +30,7 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
 
 
 @pytest.mark.parametrize(
-    ("given", "fires"),
+    ("given", "expected"),
     [
         ({"nccl.watchdog_timeout": True}, True),
         # A rank that only dumped on a peer's timeout still shows the wave front.
@@ -45,7 +46,5 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
         ({"pod.phase": "Pending", "scheduling.failed": True}, False),
     ],
 )
-def test_trigger(make_facts, given, fires) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / "nccl-hang.yaml")
-    assert compiled is not None, problems
-    assert triggered(compiled, make_facts(given).cel_context()) is fires
+def test_trigger(given: dict[str, Any], expected: bool) -> None:
+    assert fires("nccl-hang", given) is expected

@@ -15,6 +15,7 @@ from collectors.factset import FactSet
 from playbooks.engine import triggered
 from playbooks.loader import PLAYBOOK_DIR, check_file
 from playbooks.report import Finding, Target
+from tests.unit.playbooks.table import fires, linted_with_sources
 from tests.unit.playbooks.verdicts import statuses as _statuses
 
 PLAYBOOK = "oom-killed"
@@ -65,7 +66,7 @@ def test_missing_evidence_never_rules_out(make_facts: Callable[[dict[str, Any]],
     assert "kernel.oom_global" in node_oom.needs
 
 
-@pytest.mark.parametrize(("facts", "fires"), [
+@pytest.mark.parametrize(("facts", "expected"), [
     ({"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 137}, True),
     ({"kernel.oom_kill": True, "kernel.oom_global": True}, True),
     ({"cuda.oom": True}, True),
@@ -82,10 +83,8 @@ def test_missing_evidence_never_rules_out(make_facts: Callable[[dict[str, Any]],
     ({"container.last_terminated.reason": "OOMKilled"}, True),
 ], ids=["oomkilled", "kernel-oom", "cuda-oom", "shm", "alert", "liveness-137", "eviction", "app-crash",
         "explicit-false", "oomkilled-143-sigterm", "oomkilled-no-code"])
-def test_trigger(make_facts: Callable[[dict[str, Any]], FactSet], facts: dict[str, Any], fires: bool) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None, [str(p) for p in problems]
-    assert triggered(compiled, make_facts(facts).cel_context()) is fires
+def test_trigger(facts: dict[str, Any], expected: bool) -> None:
+    assert fires(PLAYBOOK, facts) is expected
 
 
 def test_checks_are_rendered_for_the_subject(make_facts: Callable[[dict[str, Any]], FactSet],
@@ -127,10 +126,7 @@ def test_evidence_is_cited(make_facts: Callable[[dict[str, Any]], FactSet], judg
 
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / f"{PLAYBOOK}.yaml")
-    assert compiled is not None and problems == []
+    compiled = linted_with_sources(PLAYBOOK)
     ids = [h.id for h, _ in compiled.spec.walk()]
     assert [h.id for h in compiled.spec.hypotheses] == TOP_LEVEL
     assert {"faulty-gpu", "host-memory-underestimated", "allocator-fragmentation"} <= set(ids)
-    for h, _ in compiled.spec.walk():
-        assert h.source and all(s.strip() for s in h.source)

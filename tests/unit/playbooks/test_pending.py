@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from playbooks.engine import triggered
-from playbooks.loader import PLAYBOOK_DIR, check_file
+from tests.unit.playbooks.table import fires
 
 
 def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
@@ -16,7 +17,7 @@ def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
 
 
 @pytest.mark.parametrize(
-    ("given", "fires"),
+    ("given", "expected"),
     [
         ({"pod.phase": "Pending"}, True),
         ({"scheduling.failed": True}, True),
@@ -34,7 +35,5 @@ def test_missing_evidence_is_unknown_never_ruled_out(make_facts, judge) -> None:
         ({"gpu.capacity_total": 8, "gpu.allocatable_total": 7, "gpu.unhealthy_count": 1}, False),
     ],
 )
-def test_trigger(make_facts, given, fires) -> None:
-    compiled, problems = check_file(PLAYBOOK_DIR / "pending.yaml")
-    assert compiled is not None, problems
-    assert triggered(compiled, make_facts(given).cel_context()) is fires
+def test_trigger(given: dict[str, Any], expected: bool) -> None:
+    assert fires("pending", given) is expected

@@ -21,6 +21,7 @@ from bot.slack.triage_grammar import (
     parse_command,
     slack_unescape,
 )
+from tests.unit.slack.triage_errors import LIVE_ERRORS
 
 # (text, target fields, namespace, since)
 LIVE = [
@@ -98,19 +99,6 @@ UNESCAPED = [
 @pytest.mark.parametrize(("sent", "read"), UNESCAPED)
 def test_slack_escapes_and_code_fences_are_undone(sent: str, read: str) -> None:
     assert slack_unescape(sent) == read
-
-
-# (text, what the error must say)
-LIVE_ERRORS = [
-    ("Checkout_Svc shop", "not a valid Kubernetes name"),
-    ("checkout Shop", "namespace 'Shop' is not a valid name"),
-    ("checkout shop 9w", "duration '9w' is not understood"),
-    ("checkout shop 30d", "out of range"),
-    ("deploy/ok shop 1h extra", "expected a target"),
-    ("checkout --bogus", "unknown option"),
-    ("checkout shop -n ml", "the namespace is given twice"),
-    ("checkout -n", "`-n` needs a value"),
-]
 
 
 @pytest.mark.parametrize(("text", "needle"), LIVE_ERRORS)

@@ -1,0 +1,38 @@
+"""What every fixture-driven parser test file checks, written once: each expected fact read and cited to its lines,
+and every fixture of the parser read without a problem."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from collectors.models import ParseResult
+
+Parse = Callable[[str], ParseResult]
+
+
+def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
+    """fact name -> [(value, first line, last line, subject)] in emission order."""
+    out: dict[str, list[tuple[object, int, int, str]]] = {}
+    for fact in result.facts:
+        out.setdefault(fact.name, []).append((fact.value, fact.citation.start, fact.citation.end, fact.subject))
+    return out
+
+
+def fixture_tests(parse: Parse, expected: Sequence[tuple[str, str, object, int, int, str]],
+                  fixtures: Path) -> tuple[Callable[..., None], Callable[[str], None]]:
+    """The two tests, bound to one parser: `parse` reads a fixture by name; `expected` rows are (fixture, fact,
+    value, first line, last line, subject). A test module assigns them to its own `test_` names."""
+
+    @pytest.mark.parametrize(("fixture", "name", "value", "start", "end", "subject"), expected)
+    def test_fact_is_read_and_cited(fixture: str, name: str, value: object, start: int, end: int,
+                                    subject: str) -> None:
+        assert (value, start, end, subject) in cited(parse(fixture)).get(name, [])
+
+    @pytest.mark.parametrize("fixture", sorted(p.name for p in fixtures.iterdir()))
+    def test_fixtures_parse_cleanly(fixture: str) -> None:
+        assert parse(fixture).problems == []
+
+    return test_fact_is_read_and_cited, test_fixtures_parse_cleanly
