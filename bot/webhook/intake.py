@@ -159,7 +159,8 @@ class Ingester:
                 self._idle.set()
 
     def drain(self) -> int:
-        """Apply every pending row, oldest first; the number applied. A database that is away raises."""
+        """Apply every pending row, oldest first; the number taken (applied or set aside). A database that is
+        away raises, leaving the row it was applying for the next attempt."""
         count = 0
         while not self._stop.is_set():
             done = self._next_separate() if self.intake.separate else self._next_in_main()
