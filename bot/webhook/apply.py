@@ -20,6 +20,7 @@ from bot.store.outage import database_away
 from bot.webhook.alert_flow import apply_alerts
 from bot.webhook.intake import Ingester, Intake
 from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.repeat import repeated
 from bot.webhook.storm import StormPolicy
 from collectors.validate import duration
 
@@ -37,6 +38,10 @@ def alert_ingester(settings: Settings, factory: sessionmaker[Session], intake: I
     def apply(session: Session, body: dict[str, Any], received: datetime, digest: str | None) -> list[Any]:
         # Validated before it was appended; again here, as the row is read back from the database.
         payload = AlertmanagerPayload.model_validate(body)
+        if digest is not None and repeated(session, payload.groupKey, digest):
+            # The same notification as the last one applied (the HA twin, a retry, a repeat that arrived before
+            # its first copy was applied): what the webhook answers with one read, it skips here too.
+            return []
         return apply_alerts(session, payload, body, routes=settings.routes, default_channel=settings.default_channel,
                             receiver_instance=instance, since=since, permissions=settings.permissions,
                             capture_alerts=settings.capture_alerts, links=links, storm=storm, now=received,

@@ -7,6 +7,7 @@ real client; waits are on conditions with generous deadlines.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -137,10 +138,9 @@ def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_af
                             permissions={"channels": {"C0OPS": ["*"]}})
         bot = start_bot_process(values, tmp_path, "bot-0", options=["--die-after-webhook-commit"])
         try:
-            try:  # answered once appended to the intake; the ingester may kill the process before the answer left
+            # Answered once appended to the intake; the ingester may kill the process before the answer left.
+            with contextlib.suppress(httpx.TransportError):
                 client.post(f"{bot.url}/alertmanager", json=body, headers=bearer())
-            except httpx.TransportError:
-                pass
             assert bot.process.wait(timeout=30) == -signal.SIGKILL
             with engine.connect() as conn:
                 assert conn.scalar(select(AlertGroup.episode)) == 1  # the episode was committed

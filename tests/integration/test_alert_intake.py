@@ -68,7 +68,7 @@ def test_rows_are_applied_in_arrival_order_and_removed_with_their_effect(store: 
 
 
 def test_a_row_whose_effect_committed_before_a_kill_is_removed_not_applied_again(store: MigratedStore) -> None:
-    intake, ingest, _ = ingester(store, Recorder())
+    intake, _, _ = ingester(store, Recorder())
     if not intake.separate:
         pytest.skip("in the main database a row is deleted in the transaction that applies it")
     intake.append(body(1), None, T0)
