@@ -41,6 +41,9 @@ from bot.store.types import utcnow
 log = logging.getLogger("triagebot.alerts")
 
 DONE_KEPT = timedelta(days=1)  # a done token only has to outlive the few seconds before its row is deleted
+# Rows applied in one transaction of the main database: under load each transaction first waits its turn for the
+# write lock (SQLite) or the CPU, so a batch keeps the ingester ahead of a storm.
+BATCH = 20
 RETRY_FIRST, RETRY_MAX = 0.2, 5.0  # seconds between attempts while the main database is away
 
 
@@ -160,59 +163,70 @@ class Ingester:
 
     def drain(self) -> int:
         """Apply every pending row, oldest first; the number taken (applied or set aside). A database that is
-        away raises, leaving the row it was applying for the next attempt."""
+        away raises, leaving the rows it was applying for the next attempt."""
         count = 0
         while not self._stop.is_set():
-            done = self._next_separate() if self.intake.separate else self._next_in_main()
-            if done is None:
+            taken = self._next_separate() if self.intake.separate else self._next_in_main()
+            if not taken:
                 return count
-            count += 1
+            count += len(taken)
             self._ok()
-            self._applied(done)
+            for result in taken:
+                self._applied(result)
         return count
 
-    def _next_in_main(self) -> list[Any] | None:
-        """Lock, apply and delete the oldest pending row, in one transaction; None when there is none."""
+    def _next_in_main(self) -> list[list[Any]]:
+        """Lock, apply and delete the oldest pending rows, in one transaction; what each applied row returned."""
         with self.factory.begin() as session:
-            found = session.execute(_row_query().with_for_update(skip_locked=True, of=AlertIntake)).first()
-            if found is None:
-                return None
-            row = _row(found)
+            rows = [_row(found) for found in
+                    session.execute(_row_query().with_for_update(skip_locked=True, of=AlertIntake))]
+            results, aside = self._apply_rows(session, rows, set())
+            for row, err in aside:
+                _set_aside(session, row, err)
+            failed = {row.id for row, _ in aside}
+            session.execute(delete(AlertIntake).where(AlertIntake.id.in_([r.id for r in rows if r.id not in failed])))
+        return results
+
+    def _next_separate(self) -> list[list[Any]]:
+        with read_session(self.intake.factory) as reading:
+            rows = [_row(found) for found in reading.execute(_row_query())]
+        if not rows:
+            return []
+        with self.factory.begin() as session:
+            done = set(session.scalars(select(AlertIntakeDone.token)
+                                       .where(AlertIntakeDone.token.in_([r.token for r in rows]))))
+            # `done`: applied by a process killed before it deleted their rows; taken without applying again.
+            results, aside = self._apply_rows(session, rows, done)
+            now = utcnow()
+            failed = {row.id for row, _ in aside}
+            session.add_all([AlertIntakeDone(token=row.token, applied_at=now) for row in rows
+                             if row.id not in failed and row.token not in done])
+            session.execute(delete(AlertIntakeDone).where(AlertIntakeDone.applied_at < now - DONE_KEPT))
+        with self.intake.factory.begin() as session:
+            for row, err in aside:
+                _set_aside(session, row, err)
+            session.execute(delete(AlertIntake).where(AlertIntake.id.in_([r.id for r in rows if r.id not in failed])))
+        return results
+
+    def _apply_rows(self, session: Session, rows: list[Row], done: set[str]
+                    ) -> tuple[list[list[Any]], list[tuple[Row, BaseException]]]:
+        """Apply `rows` in order in `session`, each in a savepoint so a row that fails with a bug is set aside
+        without undoing the others; a database that is away raises and undoes them all."""
+        results: list[list[Any]] = []
+        aside: list[tuple[Row, BaseException]] = []
+        for row in rows:
+            if row.token in done:
+                results.append([])
+                continue
             try:
                 with session.begin_nested():
-                    result = self._apply_row(session, row)
+                    results.append(self._apply_row(session, row))
             except Exception as err:
                 if database_away(err):
                     raise
-                _set_aside(session, row, err)
-                return []
-            session.execute(delete(AlertIntake).where(AlertIntake.id == row.id))
-            return result
-
-    def _next_separate(self) -> list[Any] | None:
-        with read_session(self.intake.factory) as reading:
-            found = reading.execute(_row_query()).first()
-        if found is None:
-            return None
-        row = _row(found)
-        try:
-            with self.factory.begin() as session:
-                if session.get(AlertIntakeDone, row.token) is not None:
-                    result: list[Any] = []  # applied by a process killed before it deleted the row
-                else:
-                    result = self._apply_row(session, row)
-                    now = utcnow()
-                    session.add(AlertIntakeDone(token=row.token, applied_at=now))
-                    session.execute(delete(AlertIntakeDone).where(AlertIntakeDone.applied_at < now - DONE_KEPT))
-        except Exception as err:
-            if database_away(err):
-                raise
-            with self.intake.factory.begin() as session:
-                _set_aside(session, row, err)
-            return []
-        with self.intake.factory.begin() as session:
-            session.execute(delete(AlertIntake).where(AlertIntake.id == row.id))
-        return result
+                aside.append((row, err))
+                results.append([])
+        return results, aside
 
     def _apply_row(self, session: Session, row: Row) -> list[Any]:
         if row.body is None:
@@ -224,7 +238,7 @@ def _row_query() -> Any:
     # The body as text: a row SQLite stored truncated must not fail the query that would set it aside.
     return (select(AlertIntake.id, AlertIntake.token, AlertIntake.received_at, AlertIntake.digest,
                    cast(AlertIntake.body, Text))
-            .where(AlertIntake.error.is_(None)).order_by(AlertIntake.id).limit(1))
+            .where(AlertIntake.error.is_(None)).order_by(AlertIntake.id).limit(BATCH))
 
 
 def _row(found: Any) -> Row:
