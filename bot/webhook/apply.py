@@ -31,9 +31,6 @@ WHERE = "alert-intake"  # the ingester's name in /healthz and triagebot_db_error
 def alert_ingester(settings: Settings, factory: sessionmaker[Session], intake: Intake, metrics: Metrics,
                    jobs: TriageJobs, poster: Poster | None, instance: str) -> Ingester:
     """An ingester (not started) applying `intake` to the main database of `factory`."""
-    storm = StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window))
-    links = alert_links(settings)
-    since = duration(settings.default_since)
 
     def apply(session: Session, body: dict[str, Any], received: datetime, digest: str | None) -> list[Any]:
         # Validated before it was appended; again here, as the row is read back from the database.
@@ -42,10 +39,12 @@ def alert_ingester(settings: Settings, factory: sessionmaker[Session], intake: I
             # The same notification as the last one applied (the HA twin, a retry, a repeat that arrived before
             # its first copy was applied): what the webhook answers with one read, it skips here too.
             return []
+        # Read from the settings at each notification, as the webhook did when it applied them itself.
+        storm = StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window))
         return apply_alerts(session, payload, body, routes=settings.routes, default_channel=settings.default_channel,
-                            receiver_instance=instance, since=since, permissions=settings.permissions,
-                            capture_alerts=settings.capture_alerts, links=links, storm=storm, now=received,
-                            digest=digest)
+                            receiver_instance=instance, since=duration(settings.default_since),
+                            permissions=settings.permissions, capture_alerts=settings.capture_alerts,
+                            links=alert_links(settings), storm=storm, now=received, digest=digest)
 
     def applied(requests: list[Any]) -> None:
         # Committed, the triage jobs with it (apply_alerts queues them): only now start them.
