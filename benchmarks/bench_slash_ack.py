@@ -10,8 +10,8 @@ A load thread keeps 20 live triages in flight for the whole run: it counts the t
 says how many it held (median, least, most, and the share of samples at 20 or more). A probe
 thread sends one more `/triage` every 100 ms and times the HTTP round trip to the ack (bolt answers the request
 when the handler calls ack(), before the triage starts). Both kinds of command are counted in the percentiles.
-A webhook thread posts Alertmanager's re-notification of one alert group every 100 ms and times the answer (the
-alert is stored before the 200).
+A webhook thread posts Alertmanager's re-notification of one alert group every 100 ms and times the answer, and
+another posts a group that gains an alert each time (appended durably to the intake before the 200).
 Prints a markdown block and writes it into docs/benchmarks.md, section "Slack and webhooks".
 """
 
@@ -32,6 +32,8 @@ import httpx
 
 from benchmarks import doc
 from benchmarks.bench_webhook import Group, database, quantile, write_part
+from bot.store.db import make_engine, session_factory
+from bot.webhook.intake import open_intake
 from tests.harness.bot_server import SIGNING_SECRET, BotProcess, bearer, bot_process, bot_values
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import SlackStandIn, signed_headers, slash_command_body
@@ -215,6 +217,7 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
                 thread.join(15)
             with httpx.Client(base_url=bot.url, timeout=10.0) as client:
                 done, triage_seconds, outcomes = finished(client)
+            backlog, drained = _intake_drained(url)
             rss = bot.peak_rss_bytes()
         kube_calls = len(kube.requests)
     if driver.errors:
@@ -225,7 +228,25 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
     return {"acks": driver.acks_ms, "probes": driver.probe_ms, "started": driver.started, "done": done,
             "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes, "kube_calls": kube_calls,
             "in_flight": held(steady, IN_FLIGHT), "rss": rss, "seconds": seconds,
-            "webhooks": webhooks_ms, "changes": changes_ms, "backend": backend, "load": load_average}
+            "webhooks": webhooks_ms, "changes": changes_ms, "backend": backend, "load": load_average,
+            "load_end": os.getloadavg()[0], "backlog": backlog, "drained": drained}
+
+
+def _intake_drained(url: str, timeout: float = 60.0) -> tuple[int, float]:
+    """Notifications answered but not applied yet when the load stopped, and the seconds the ingester took to
+    apply them: the work the webhook's answer no longer waits for still has to keep up."""
+    engine = make_engine(url)
+    intake = open_intake(engine, session_factory(engine))
+    try:
+        backlog, begin = intake.pending(), time.perf_counter()
+        while intake.pending() and time.perf_counter() - begin < timeout:
+            time.sleep(0.05)
+        if intake.pending():
+            raise SystemExit(f"the ingester did not apply {intake.pending()} notifications in {timeout:.0f} s")
+        return backlog, time.perf_counter() - begin
+    finally:
+        intake.close()
+        engine.dispose()
 
 
 def held(samples: list[int], target: int) -> dict[str, float]:
@@ -250,28 +271,22 @@ def report(runs: list[dict[str, Any]]) -> str:
         "Triages run in the worker process, at a lower CPU priority, so an ack does not compete with them for "
         "the serving interpreter's lock; it still shares two cores with them (and with the stand-ins). The ack "
         "itself is short (parse the command, check the permission, open the incident and queue the job in one "
-        "transaction, ack), and bolt waits for it by polling every 10 ms. A webhook that changes its group must "
-        "store it before it answers, in one transaction; a repeat that changed nothing (Alertmanager's "
-        "repeat_interval, the HA twin) is answered after one read of its group's digest, with no redaction and "
-        "no write lock (bot/webhook/repeat.py), so it never waits behind a triage's write. "
-        "On PostgreSQL writes do not exclude each other; each of the webhook's "
-        "round trips to the database gives up the serving interpreter's lock, and getting it back waits for "
-        "whatever else that process is doing, so its tail is set by the serving process's own CPU. That was cut "
-        "by half (profiled with py-spy --gil): message templates are compiled once per folder instead of once "
-        "per command, the outbox's queries are built from a parent alias made once, and the poster, which every "
-        "command and webhook wakes, looks once per burst of wake-ups and counts its queue once a second. "
-        "On SQLite every write of every process takes turns on the one "
-        "database write lock: writers queue on a file lock (bot/store/sqlite_writer.py) instead of SQLite's "
-        "sleep-and-retry, the worker's writers queue behind a gate so at most one of them is ahead of a webhook, "
-        "readers take no lock, the poster reads before it claims, and a report is rendered before its "
-        "transaction; what remains is the transaction in progress, whose thread in the worker shares the "
-        "interpreter with 20 triages, at a lower CPU priority than the webhook that waits for it (instrumented: the "
-        "statements of a webhook take under 5 ms, its wait for the write lock up to 0.3 s, while a worker's "
-        "transaction waits for the CPU and its interpreter). "
+        "transaction, ack), and bolt waits for it by polling every 10 ms. "
+        "A webhook does only what must come before its answer: it authenticates, reads the body, answers a repeat "
+        "that changed nothing (Alertmanager's repeat_interval, the HA twin) after one read of its group's digest "
+        "(bot/webhook/repeat.py), redacts only the alerts it has not redacted before (bot/webhook/redacted.py), "
+        "validates, and appends the notification to the intake in one INSERT; a thread of the serving process, "
+        "the ingester, applies it after the answer (grouping, ordering, storm roll-up, root, triage job; "
+        "bot/webhook/intake.py). On SQLite the intake is a small database file of its own that only the webhook "
+        "writes, so the append never queues for the main database's write lock, which the worker's transactions "
+        "hold in turn; on PostgreSQL it is a table, where an INSERT waits for no other transaction. What is left "
+        "in a webhook's time is the serving process's CPU, shared with the ingester, the poster and bolt, and the "
+        "machine's two cores, shared with the worker's 20 triages and the stand-ins. "
         "SQLite is the database for trying triagebot out (docs/install.md, "
         "Database choices); the budget is for PostgreSQL, which a production install runs. The load keeps 20 "
         "in flight as counted from /metrics, which the serving process updates from finished jobs once a "
-        f"second. Load average when the run started: {runs[0]['load']:.1f}.")])
+        "second. Load average (1 min) when each run started and ended: "
+        + "; ".join(f"{r['backend']} {r['load']:.1f} and {r['load_end']:.1f}" for r in runs) + ".")])
 
 
 def _rows(r: dict[str, Any]) -> list[str]:
@@ -294,7 +309,8 @@ def _rows(r: dict[str, Any]) -> list[str]:
         f"p99 {quantile(hooks, 99):.1f} ms, max {max(hooks):.0f} ms ({hook_verdict} budget) |",
         f"| {db} | Alertmanager webhook (another group gaining an alert every 100 ms: stored) during the same run | "
         f"p99 < {WEBHOOK_BUDGET_MS:.0f} ms | {len(changes)} webhooks: p50 {statistics.median(changes):.1f} ms, "
-        f"p99 {quantile(changes, 99):.1f} ms, max {max(changes):.0f} ms ({change_verdict} budget) |",
+        f"p99 {quantile(changes, 99):.1f} ms, max {max(changes):.0f} ms ({change_verdict} budget); when the load "
+        f"stopped {r['backlog']} answered notifications were still to apply, applied in {r['drained']:.1f} s |",
         f"| {db} | the triages behind that load | none | {r['done']} finished of {r['started']} started ({outcomes}), "
         f"mean {r['triage_mean']:.2f} s each; in flight (sampled every 50 ms after the first tenth of the run): "
         f"median {r['in_flight']['median']:.0f}, least {r['in_flight']['min']:.0f}, most "

@@ -23,6 +23,8 @@ from bot.runner.drill_catalog import drills_dir
 from bot.runner.jobs import TriageJobs
 from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
+from bot.webhook.apply import alert_ingester
+from bot.webhook.intake import Ingester, Intake, open_intake
 from playbooks.pipeline import default_playbooks
 
 if TYPE_CHECKING:
@@ -39,6 +41,9 @@ class BotContext:
     jobs: TriageJobs
     poster: Poster | None
     slack: WebClient | None
+    # Where the webhook appends accepted notifications, and the thread that applies them (bot/webhook/intake.py).
+    intake: Intake
+    ingester: Ingester
     instance: str = field(default_factory=socket.gethostname)
     # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
@@ -54,6 +59,8 @@ class BotContext:
 
     def close(self) -> None:
         self.slack_reach.stop()
+        self.ingester.stop()
+        self.intake.close()
         if self.digests is not None:
             self.digests.stop()
         if self.poster is not None:
@@ -94,7 +101,8 @@ def _lazy_access(settings: Settings) -> Any:
 
 
 def build_context(settings: Settings, *, start_poster: bool = True, metrics: Metrics | None = None,
-                  assistant: Assistant | None = None, start_workers: bool = False) -> BotContext:
+                  assistant: Assistant | None = None, start_workers: bool = False,
+                  instance: str | None = None) -> BotContext:
     """Connect the database (migrating it), and wire the triage workers, the poster and the Slack client.
 
     With `start_workers` (what `serve` does) and `triage_workers` > 0, live triages are queued in the database
@@ -102,6 +110,7 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
     this process (tests that reach into one process, e.g. to swap `jobs.access`).
 
     `assistant` defaults to the model the settings name (a ConfigError if it cannot be built); tests pass a fake.
+    `instance` names this replica in every alert it stores (default: the host name).
     """
     # First: a model that cannot be built stops the bot before anything is started.
     assistant = assistant if assistant is not None else assistant_from(settings)
@@ -134,8 +143,13 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         assert slack is not None
         reach.when_back(lambda waiting: _resume_posting(factory, poster, waiting))
         reach.start(slack)
+    instance = instance or socket.gethostname()
+    intake = open_intake(engine, factory)
+    # Started with the context: rows a killed process accepted and never applied are applied first.
+    ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
-                      slack=slack, assistant=assistant, workers=workers, slack_reach=reach, digests=digests)
+                      slack=slack, intake=intake, ingester=ingester, instance=instance, assistant=assistant,
+                      workers=workers, slack_reach=reach, digests=digests)
 
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:

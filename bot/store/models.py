@@ -289,3 +289,32 @@ class DigestChannel(Base):
     last_week: Mapped[str | None] = mapped_column(String(16))  # ISO week sent last, e.g. "2026-W48"
     changed_by: Mapped[str | None] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AlertIntake(Base):
+    """An Alertmanager notification accepted (authenticated, validated, redacted) and not applied yet: the webhook
+    appends it and answers; the ingester (bot/webhook/intake.py) applies the rows in arrival order and removes each
+    with its effect. On SQLite with a file the rows live in a small database file of their own, beside the main
+    one, so the webhook never waits for the main database's write lock; elsewhere in this table."""
+
+    __tablename__ = "alert_intake"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    # Names the notification for AlertIntakeDone: ids restart if the separate intake file is ever recreated.
+    token: Mapped[str] = mapped_column(String(32), unique=True)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    body: Mapped[dict[str, Any]] = mapped_column(JSONType)  # the redacted webhook body
+    digest: Mapped[str | None] = mapped_column(String(64))  # bot.webhook.repeat's digest of the unredacted body
+    # Set when applying it failed with a bug rather than an absent database: it is set aside, not retried forever.
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class AlertIntakeDone(Base):
+    """Tokens of intake rows kept in the separate SQLite intake file whose effect is committed in the main
+    database: written in the same transaction as the effect, so a process killed before it deleted the intake
+    row does not apply it twice. Pruned after a day."""
+
+    __tablename__ = "alert_intake_done"
+
+    token: Mapped[str] = mapped_column(String(32), primary_key=True)
+    applied_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

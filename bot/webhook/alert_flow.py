@@ -55,72 +55,85 @@ def accept_alerts(factory: sessionmaker[Session], payload: AlertmanagerPayload, 
                   storm: StormPolicy | None = None, now: datetime | None = None,
                   capture_alerts: Collection[str] = (), links: AlertLinks | None = None,
                   digest: str | None = None) -> list[TriageRequest]:
-    """Store the payload and queue its posts and its triage job in one transaction; return the triages to hand to
-    the triage runner after the commit (`TriageJobs.submit`, which finds their jobs queued already). `digest`
-    (bot.webhook.repeat) is kept with the group, so the same notification again is known to change nothing."""
-    received = now or utcnow()
+    """`apply_alerts` in a transaction of its own."""
     with factory.begin() as session:
-        group, created = repo.lock_alert_group(session, raw, received)
-        group.state_hash = digest
-        previous = None if created else group.status
-        merged = merge(group.alert_states or {}, payload.alerts, received)
-        group.alert_states = merged.states
-        episode = _episode(group, previous, merged.status, merged.absorbed)
-        labels = payload.commonLabels or payload.alerts[0].labels
-        channel = (group.channel if not episode.started and group.channel else None) \
-            or route_channel(routes, default_channel, labels)
-        if episode.started:
-            group.episode, group.episode_started_at, group.channel, group.rollup_key = \
-                episode.number, received, channel, None
-        found = target_for(labels)
-        if channel is not None and (episode.started or group.incident_id is None):
-            repo.open_incident_for_group(
-                session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
-                namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
-        # A notification that changed nothing leaves the group's status as it was, whatever it says.
-        status = previous if episode.absorbed and previous is not None else merged.status
-        repo.record_alert_payload(session, group, raw, receiver_instance, status=status, now=received,
-                                  current=not episode.absorbed)
-        if channel is None:
-            repo.audit(session, actor="alertmanager", action="alert.unrouted", target=payload.groupKey,
-                       detail={"labels": labels}, outcome="dropped")
-            return []
-        repo.audit(session, actor="alertmanager", action="alert.duplicate" if episode.absorbed else "alert.received",
-                   channel=channel, target=found.target.service,
-                   detail={"group": group_id(payload.groupKey), "status": status,
-                           "episode": episode.number, "alerts": len(payload.alerts)})
-        if episode.absorbed:
-            return []
-        view = {**raw, "status": merged.status}
-        allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
-        refusal = "" if allowed or permissions is None else \
-            permissions.alert_refusal(found.target.namespace, found.target.node, channel=channel)
-        # The root's blocks (severity, target, links, the latest verdict): bot/alerts/alert_message.py.
-        text, cut = fitted_text(alert_summary(view))
-        # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
-        outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
-        shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
-                            text=text, outcome=outcome, refusal=refusal)
-        # A root that leaves names or text out (a wide group, long labels) gets the whole text in its thread.
-        cut = cut or summarised(AlertRoot.model_validate(shown["root"]))
-        root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
-        if not episode.started or merged.status != "firing" or not found.triageable:
-            return []
-        if not allowed:
-            # Once per episode (repeats and other replicas return above): the root says it too, for on-call.
-            log.warning("alert %s not triaged: %s", found.alertname or payload.groupKey, refusal,
-                        extra={"channel": channel, "group": group_id(payload.groupKey)})
-            return []
-        # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
-        request = TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
-                                key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
-                                requested_by="alertmanager", incident_id=group.incident_id,
-                                symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
-                                                                               capture_alerts),
-                                alert=triggering_alerts(payload))
-        # The job is committed with the episode: a process that dies after this commit leaves it to the next.
-        triage_queue.enqueue(session, request.key, request.to_json(), now=received)
-        return [request]
+        return apply_alerts(session, payload, raw, routes=routes, default_channel=default_channel,
+                            receiver_instance=receiver_instance, since=since, permissions=permissions, storm=storm,
+                            now=now, capture_alerts=capture_alerts, links=links, digest=digest)
+
+
+def apply_alerts(session: Session, payload: AlertmanagerPayload, raw: dict[str, Any], *,
+                 routes: list[Route], default_channel: str | None, receiver_instance: str,
+                 since: timedelta = timedelta(minutes=30), permissions: Permissions | None = None,
+                 storm: StormPolicy | None = None, now: datetime | None = None,
+                 capture_alerts: Collection[str] = (), links: AlertLinks | None = None,
+                 digest: str | None = None) -> list[TriageRequest]:
+    """Store the payload and queue its posts and its triage job in the caller's transaction (the ingester's,
+    bot/webhook/intake.py); return the triages to hand to the triage runner after the commit
+    (`TriageJobs.start_queued`, which finds their jobs queued already). `digest` (bot.webhook.repeat) is kept with
+    the group, so the same notification again is known to change nothing."""
+    received = now or utcnow()
+    group, created = repo.lock_alert_group(session, raw, received)
+    group.state_hash = digest
+    previous = None if created else group.status
+    merged = merge(group.alert_states or {}, payload.alerts, received)
+    group.alert_states = merged.states
+    episode = _episode(group, previous, merged.status, merged.absorbed)
+    labels = payload.commonLabels or payload.alerts[0].labels
+    channel = (group.channel if not episode.started and group.channel else None) \
+        or route_channel(routes, default_channel, labels)
+    if episode.started:
+        group.episode, group.episode_started_at, group.channel, group.rollup_key = \
+            episode.number, received, channel, None
+    found = target_for(labels)
+    if channel is not None and (episode.started or group.incident_id is None):
+        repo.open_incident_for_group(
+            session, group, title=f"{found.alertname or 'alert'} {found.target.service or ''}".strip(),
+            namespace=found.target.namespace, target=found.target.model_dump(), channel=channel)
+    # A notification that changed nothing leaves the group's status as it was, whatever it says.
+    status = previous if episode.absorbed and previous is not None else merged.status
+    repo.record_alert_payload(session, group, raw, receiver_instance, status=status, now=received,
+                              current=not episode.absorbed)
+    if channel is None:
+        repo.audit(session, actor="alertmanager", action="alert.unrouted", target=payload.groupKey,
+                   detail={"labels": labels}, outcome="dropped")
+        return []
+    repo.audit(session, actor="alertmanager", action="alert.duplicate" if episode.absorbed else "alert.received",
+               channel=channel, target=found.target.service,
+               detail={"group": group_id(payload.groupKey), "status": status,
+                       "episode": episode.number, "alerts": len(payload.alerts)})
+    if episode.absorbed:
+        return []
+    view = {**raw, "status": merged.status}
+    allowed = permissions is None or permissions.allowed_scope(found.target.namespace, channel=channel)
+    refusal = "" if allowed or permissions is None else \
+        permissions.alert_refusal(found.target.namespace, found.target.node, channel=channel)
+    # The root's blocks (severity, target, links, the latest verdict): bot/alerts/alert_message.py.
+    text, cut = fitted_text(alert_summary(view))
+    # A triage that ended without a verdict (target not found) keeps saying so through later notifications.
+    outcome = "" if episode.started else root_outcome(session, alert_root_key(group.group_key, episode.number))
+    shown = root_fields(session, view, links or AlertLinks(), allowed=allowed, incident_id=group.incident_id,
+                        text=text, outcome=outcome, refusal=refusal)
+    # A root that leaves names or text out (a wide group, long labels) gets the whole text in its thread.
+    cut = cut or summarised(AlertRoot.model_validate(shown["root"]))
+    root = _show(session, group, view, episode, channel, storm or StormPolicy(), received, shown, cut)
+    if not episode.started or merged.status != "firing" or not found.triageable:
+        return []
+    if not allowed:
+        # Once per episode (repeats and other replicas return above): the root says it too, for on-call.
+        log.warning("alert %s not triaged: %s", found.alertname or payload.groupKey, refusal,
+                    extra={"channel": channel, "group": group_id(payload.groupKey)})
+        return []
+    # Once per episode: the key is the root's, so a repeat (or the other replica) starts nothing new.
+    request = TriageRequest(target=found.target, since=since, trigger="alert", channel=channel,
+                            key=f"{root.idempotency_key}:triage", parent_key=root.idempotency_key,
+                            requested_by="alertmanager", incident_id=group.incident_id,
+                            symptoms=found.symptoms, capture=_capture_page(payload, found.alertname,
+                                                                           capture_alerts),
+                            alert=triggering_alerts(payload))
+    # The job is committed with the episode: a process that dies after this commit leaves it to the next.
+    triage_queue.enqueue(session, request.key, request.to_json(), now=received)
+    return [request]
 
 
 MAX_TRIAGE_ALERTS = 50  # of one group, carried into its triage as evidence; a storm's group need not all be

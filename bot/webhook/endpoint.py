@@ -8,7 +8,6 @@ import base64
 import hmac
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,16 +15,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bot.alerts.alert_message import alert_links
 from bot.context import BotContext
 from bot.store.outage import database_away
-from bot.webhook.alert_flow import accept_alerts
+from bot.store.types import utcnow
 from bot.webhook.payload import AlertmanagerPayload
+from bot.webhook.redacted import redact_body
 from bot.webhook.repeat import state_digest, unchanged
-from bot.webhook.storm import StormPolicy
 from collectors.http.strict_json import BadJson, loads
-from collectors.redact import redact_json
-from collectors.validate import duration
 
 log = logging.getLogger("triagebot.server")
 
@@ -86,7 +82,8 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
                 ctx.metrics.webhook_unchanged.inc()
                 return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
         # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
-        raw: dict[str, Any] = redact_json(parsed)
+        # An alert an earlier notification carried unchanged is not redacted again (bot/webhook/redacted.py).
+        raw: dict[str, Any] = redact_body(parsed)
         try:
             payload = AlertmanagerPayload.model_validate(raw)
         except ValidationError as err:
@@ -95,32 +92,18 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
                           "groupKey, status and at least one alert with an alertname label")
+        # Appended durably in one INSERT, and answered: the ingester applies it (bot/webhook/intake.py), so the
+        # answer waits neither for the main database's write lock nor for the work a notification causes.
         try:
-            requests = await run_in_threadpool(
-                accept_alerts, ctx.factory, payload, raw, routes=settings.routes,
-                default_channel=settings.default_channel, receiver_instance=ctx.instance,
-                since=duration(settings.default_since), permissions=settings.permissions,
-                capture_alerts=settings.capture_alerts, links=alert_links(settings),
-                storm=StormPolicy(groups=settings.storm_groups, window=timedelta(seconds=settings.storm_window)),
-                digest=digest)
+            await run_in_threadpool(ctx.intake.append, raw, digest, utcnow())
         except Exception as err:
             if not database_away(err):
                 raise
             return _store_away(ctx, err)
         _back(ctx, "webhook")
+        ctx.ingester.wake()
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
-        # Stored and committed, the triage jobs with them (accept_alerts queues them): only now start them.
-        for triage in requests:
-            try:  # may claim in the database: off the event loop
-                await run_in_threadpool(ctx.jobs.start_queued, triage)
-            except Exception as err:
-                if not database_away(err):
-                    raise
-                # The job is committed with the alert: a worker claims it once the database is back.
-                ctx.metrics.db_failed("webhook", err)
-        if ctx.poster is not None:
-            ctx.poster.wake()
         return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
 
     return receive

@@ -3,8 +3,10 @@ notification twice. The webhook answers such a repeat with one read (`unchanged`
 or written again, and on SQLite it never waits for the write lock a triage may hold.
 
 A notification is a repeat when its digest matches the one stored with its group by the last notification
-applied (`alert_flow.accept_alerts`). Applying the same notification twice changes nothing (bot.webhook.ordering
-keeps each alert's newest state, and the same state is not newer), so skipping it is safe, as long as every
+applied (`alert_flow.apply_alerts`); the ingester (bot/webhook/apply.py) skips such a repeat too when it was
+appended before its first copy was applied. Applying the same notification twice changes nothing
+(bot.webhook.ordering keeps each alert's newest state, and the same state is not newer), so skipping it is safe, as
+long as every
 alert carries its own times: an alert without `startsAt` (or a resolved one without `endsAt`) is dated by its
 arrival, which makes every copy newer, so such notifications get no digest and always take the full path.
 """
@@ -51,5 +53,10 @@ def state_digest(body: dict[str, Any]) -> str | None:
 def unchanged(factory: sessionmaker[Session], group_key: str, digest: str) -> bool:
     """Whether the group's last applied notification had this digest: one read, no write lock."""
     with read_session(factory) as session:
-        return session.scalar(select(AlertGroup.id).where(AlertGroup.group_key == group_key,
-                                                          AlertGroup.state_hash == digest)) is not None
+        return repeated(session, group_key, digest)
+
+
+def repeated(session: Session, group_key: str, digest: str) -> bool:
+    """Whether the group's last applied notification had this digest, read in `session`."""
+    return session.scalar(select(AlertGroup.id).where(AlertGroup.group_key == group_key,
+                                                      AlertGroup.state_hash == digest)) is not None

@@ -173,28 +173,28 @@ def _jobs_done(engine: Engine) -> bool:
 
 
 def test_sqlite_disk_full_answers_503_and_resumes_when_there_is_room(sqlite_url: str) -> None:
-    limit: list[int | None] = [None]
     with SlackStandIn(channels=CHANNELS) as slack:
         values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, storm_groups=0, triage_workers=0,
                             routes=ROUTES, permissions=PERMISSIONS)
         with bot_in_thread(settings_from(values)) as bot, bot.client() as client:
-
-            @event.listens_for(bot.ctx.engine, "begin")
-            def _cap(connection: Any) -> None:
-                # The disk's size, as this connection sees it: no page beyond `limit` (a later BEGIN widens it).
-                pages = limit[0] if limit[0] is not None else 1_073_741_823
-                connection.exec_driver_sql(f"PRAGMA max_page_count={pages}")
+            # The disk holds both of the bot's files: the main database and the webhook's intake beside it.
+            engines = [bot.ctx.engine, bot.ctx.intake.engine]
+            assert engines[1] is not None, "on SQLite the intake is a file of its own"
+            limits: dict[Engine, int | None] = {}
+            for engine in engines:
+                _cap_pages(engine, limits)
 
             before = [group_body(n) for n in range(3)]
             for body in before:
                 assert client.post("/alertmanager", json=body, headers=bearer()).status_code == 200
-            with bot.ctx.engine.connect() as conn:
-                limit[0] = int(conn.exec_driver_sql("PRAGMA page_count").scalar_one())
+            for engine in engines:
+                with engine.connect() as conn:
+                    limits[engine] = int(conn.exec_driver_sql("PRAGMA page_count").scalar_one())
             # Each alert carries 20 KB of description: storing it needs pages the full disk does not have.
             refused = [client.post("/alertmanager", json=group_body(n, "x" * 20_000), headers=bearer())
                        for n in range(3, 6)]
             down = client.get("/healthz").json()["database"]
-            limit[0] = None  # room again
+            limits.clear()  # room again
             after = [client.post("/alertmanager", json=group_body(n, "x" * 20_000), headers=bearer())
                      for n in range(3, 6)]
             wait_until(lambda: outbox_drained(bot.ctx.engine), 60, "the outbox to drain")
@@ -211,3 +211,11 @@ def test_sqlite_disk_full_answers_503_and_resumes_when_there_is_room(sqlite_url:
     assert Counter(roots_in_slack(slack).values()) == Counter({1: 6})
     assert up["up"] is True and up["errors"] >= 3
     assert metric(exposed, "triagebot_db_up") == 1 and metric(exposed, "triagebot_db_errors_total") >= 3
+
+
+def _cap_pages(engine: Engine, limits: dict[Engine, int | None]) -> None:
+    @event.listens_for(engine, "begin")
+    def _cap(connection: Any) -> None:
+        # The disk's size, as this connection sees it: no page beyond the file's limit (a later BEGIN widens it).
+        pages = limits.get(engine) or 1_073_741_823
+        connection.exec_driver_sql(f"PRAGMA max_page_count={pages}")

@@ -223,7 +223,9 @@ def test_the_doors_were_really_used(planted: tuple[BotContext, SlackStandIn, Pat
 
 def test_no_secret_in_the_database(planted: tuple[BotContext, SlackStandIn, Path, str]) -> None:
     _, _, db, _ = planted
-    files = [db, *db.parent.glob(db.name + "-*")]  # the WAL and shared-memory files too
+    # The WAL and shared-memory files too, and the webhook's intake file beside the database (with its own).
+    files = sorted(db.parent.glob(db.stem + "*"))
+    assert db in files and db.with_name(f"{db.stem}.intake{db.suffix}") in files
     assert {str(p.name): found_in(p.read_bytes()) for p in files if found_in(p.read_bytes())} == {}
 
 

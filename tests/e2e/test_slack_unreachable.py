@@ -49,6 +49,7 @@ def test_serve_starts_without_slack_and_posts_once_it_is_back(sqlite_url: str,
             stored = client.post("/alertmanager", json=webhook_body(LABELS, starts=_now(), fingerprint="f1"),
                                  headers=bearer())
             assert (stored.status_code, stored.json()) == (200, {"status": "stored", "alerts": 1})
+            assert ctx.ingester.settled()  # applied after the answer (bot/webhook/intake.py)
             with ctx.factory() as session:
                 assert session.scalar(select(func.count()).select_from(AlertGroup)) == 1
                 waiting = session.scalar(select(func.count()).select_from(OutboxItem)

@@ -7,6 +7,7 @@ real client; waits are on conditions with generous deadlines.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -127,8 +128,8 @@ def test_watch_namespaces_must_be_namespace_names() -> None:
 @pytest.mark.parametrize("workers", [1, 0], ids=["worker-processes", "threads"])
 def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_after_the_restart(
         tmp_path: Path, sqlite_url: str, workers: int) -> None:
-    """kill -9 between the webhook's commit (episode opened, triage due) and anything after it: the next process
-    runs the triage once, also when Alertmanager (which got no answer) delivers the notification again."""
+    """kill -9 between the commit that applies a webhook (episode opened, triage due) and anything after it: the
+    next process runs the triage once, also when Alertmanager delivers the notification again."""
     engine = make_engine(sqlite_url)
     labels = {"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "checkout-0", "severity": "warning"}
     body = webhook_body(labels, starts=datetime.now(UTC), fingerprint="0ddba11")
@@ -137,7 +138,8 @@ def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_af
                             permissions={"channels": {"C0OPS": ["*"]}})
         bot = start_bot_process(values, tmp_path, "bot-0", options=["--die-after-webhook-commit"])
         try:
-            with pytest.raises(httpx.TransportError):  # the process died before it could answer
+            # Answered once appended to the intake; the ingester may kill the process before the answer left.
+            with contextlib.suppress(httpx.TransportError):
                 client.post(f"{bot.url}/alertmanager", json=body, headers=bearer())
             assert bot.process.wait(timeout=30) == -signal.SIGKILL
             with engine.connect() as conn:

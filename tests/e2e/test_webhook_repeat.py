@@ -1,5 +1,7 @@
 """A repeat notification that changed nothing (Alertmanager's repeat_interval, the other instance of an HA pair)
-is answered with one statement, a read, on a real database: nothing is redacted, validated or written again."""
+is answered with one statement, a read, on a real database: nothing is redacted, validated or written again. A
+notification that changes its group is one INSERT in the request (the intake, bot/webhook/intake.py), and only its
+new alert is redacted."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event, func, select
 
-import bot.webhook.endpoint
+import bot.webhook.redacted
 from bot.store.models import Alert, AlertGroup
 from tests.harness.bot_server import bearer, bot_in_thread, bot_values, settings_from
 from tests.harness.webhooks import webhook_body
@@ -22,46 +24,51 @@ LABELS = {"alertname": "CheckoutDown", "namespace": "shop", "severity": "warning
 
 
 @contextmanager
-def webhook_statements(engine: Engine) -> Iterator[list[str]]:
-    """The SQL statements the webhook's request threads run (not the poster's, not the triage pool's), without
-    the transaction control SQLite's BEGIN/PRAGMA events add."""
+def webhook_statements(*engines: Engine | None) -> Iterator[list[str]]:
+    """The SQL statements the webhook's request threads run on these engines (not the poster's, not the
+    ingester's, not the triage pool's), without the transaction control SQLite's BEGIN/PRAGMA events add."""
     seen: list[str] = []
+    watched = [e for e in engines if e is not None]
 
     def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         if threading.current_thread().name.startswith("AnyIO worker thread") and \
                 not statement.lstrip().upper().startswith(("BEGIN", "PRAGMA", "COMMIT", "ROLLBACK")):
             seen.append(statement)
 
-    event.listen(engine, "before_cursor_execute", record)
+    for engine in watched:
+        event.listen(engine, "before_cursor_execute", record)
     try:
         yield seen
     finally:
-        event.remove(engine, "before_cursor_execute", record)
+        for engine in watched:
+            event.remove(engine, "before_cursor_execute", record)
 
 
 def test_an_unchanged_repeat_is_one_read(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    redactions: list[int] = []
-    real_redact = bot.webhook.endpoint.redact_json
+    redacted: list[str] = []  # the fingerprint of every alert redacted
+    real_redact = bot.webhook.redacted.redact_json
 
     def counted(value: Any) -> Any:
-        redactions.append(1)
+        if isinstance(value, dict) and "labels" in value:
+            redacted.append(str(value.get("fingerprint")))
         return real_redact(value)
 
-    monkeypatch.setattr(bot.webhook.endpoint, "redact_json", counted)
+    monkeypatch.setattr(bot.webhook.redacted, "redact_json", counted)
     body = webhook_body(LABELS, starts=datetime.now(UTC), fingerprint="fp-checkout")
     with SlackStandIn(channels=("C0OPS",)) as slack:
         values = bot_values(slack_api_url=slack.api_url, database_url=db_url, triage_workers=0,
                             permissions={"channels": {"C0OPS": ["*"]}})
         with bot_in_thread(settings_from(values)) as running, running.client() as client:
             first = client.post("/alertmanager", json=body, headers=bearer())
-            with webhook_statements(running.ctx.engine) as statements:
+            engines = (running.ctx.engine, running.ctx.intake.engine)
+            with webhook_statements(*engines) as statements:
                 # The HA twin differs only in its externalURL.
                 again = client.post("/alertmanager", json={**body, "externalURL": "http://am-1:9093"},
                                     headers=bearer())
             repeat_statements = list(statements)
             changed = {**body, "alerts": [*body["alerts"], {**body["alerts"][0], "fingerprint": "fp-second",
                                                              "labels": {**LABELS, "pod": "checkout-1"}}]}
-            with webhook_statements(running.ctx.engine) as statements:
+            with webhook_statements(*engines) as statements:
                 grown = client.post("/alertmanager", json=changed, headers=bearer())
             changed_statements = list(statements)
             exposed = client.get("/metrics").text
@@ -72,8 +79,10 @@ def test_an_unchanged_repeat_is_one_read(db_url: str, monkeypatch: pytest.Monkey
     assert [first.status_code, again.status_code, grown.status_code] == [200, 200, 200]
     assert again.json() == {"status": "unchanged", "alerts": 1}
     assert len(repeat_statements) == 1 and repeat_statements[0].lstrip().upper().startswith("SELECT")
-    assert len(changed_statements) > 5  # a change takes the full path: stored, merged, its root edited
-    assert len(redactions) == 2  # the first body and the changed one; never the repeat
+    # A change is the same read, then one INSERT into the intake; the ingester applies it after the answer.
+    assert [s.lstrip().upper().split()[0] for s in changed_statements] == ["SELECT", "INSERT"]
+    assert changed_statements[1].lstrip().upper().startswith("INSERT INTO ALERT_INTAKE")
+    assert redacted == ["fp-checkout", "fp-second"]  # each alert once: never the repeat, never an alert seen before
     assert rows == 1 + 2 and digest is not None and len(digest) == 64
     assert "triagebot_webhook_unchanged_total 1.0" in exposed
 

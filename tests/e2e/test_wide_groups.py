@@ -118,8 +118,11 @@ def groups(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _send(bot: Bot, payload: dict[str, Any]) -> httpx.Response:
-    return bot.http.post("/alertmanager", content=json.dumps(payload),
-                         headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    response = bot.http.post("/alertmanager", content=json.dumps(payload),
+                             headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    if response.status_code == 200:
+        assert bot.ctx.ingester.settled()  # applied after the answer, by the ingester (bot/webhook/intake.py)
+    return response
 
 
 def assert_fits_slack(payload: dict[str, Any]) -> None:

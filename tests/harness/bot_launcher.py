@@ -1,7 +1,7 @@
 """One bot replica as its own process, for tests and benchmarks (see bot_server.bot_process).
 
 usage: python -m tests.harness.bot_launcher SETTINGS_JSON PORT_FILE [--instance NAME] [--slack]
-                                          [--die-after-webhook-commit]
+                                          [--die-after-webhook-commit] [--die-before-apply]
 
 It serves `bot.server.create_app(build_context(settings))` on 127.0.0.1 and a kernel-chosen port, writes the port
 to PORT_FILE once the socket listens, records NAME as the replica that stored each alert, and shuts down
@@ -10,8 +10,9 @@ leave replicas behind: their stdin closes with the parent. --slack also serves /
 (bot/slack/app.py), as `triagebot serve` does in HTTP mode.
 
 Fault points (tests only; the bot itself has none): --die-after-webhook-commit kills this process with SIGKILL as
-soon as the first Alertmanager webhook's transaction has committed, before the handler does anything else (queue
-or start a triage, wake the poster, answer): the crash window between the commit and what follows it.
+soon as the ingester's transaction applying the first Alertmanager webhook has committed, before anything else
+(start its triage, wake the poster): the crash window between the commit and what follows it. --die-before-apply
+kills it after the first webhook was appended to the intake and answered, before the ingester applies it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +41,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--slack", action="store_true", help="serve /slack/events too")
     parser.add_argument("--die-after-webhook-commit", action="store_true",
                         help="SIGKILL this process right after the first webhook's transaction commits")
+    parser.add_argument("--die-before-apply", action="store_true",
+                        help="SIGKILL this process once the first webhook is answered, before it is applied")
     args = parser.parse_args(argv)
     if args.die_after_webhook_commit:
         _die_after_webhook_commit()
+    if args.die_before_apply:
+        _die_before_apply()
     settings = settings_from(json.loads(args.settings.read_text()))
     configure("WARNING")
-    ctx = build_context(settings, start_workers=True)  # as `triagebot serve` runs it
-    if args.instance:
-        ctx.instance = args.instance  # replicas on one host would otherwise all record the same hostname
+    # As `triagebot serve` runs it; replicas on one host would otherwise all record the same hostname.
+    ctx = build_context(settings, start_workers=True, instance=args.instance)
     handler = None
     if args.slack:
         from slack_bolt.adapter.starlette import SlackRequestHandler
@@ -75,17 +80,32 @@ def main(argv: list[str]) -> int:
 
 
 def _die_after_webhook_commit() -> None:
-    """Wrap the webhook's stored-and-committed step so the process dies the moment it returns."""
-    import bot.webhook.endpoint
+    """Have the ingester die the moment it has committed the first webhook's effect, before anything follows the
+    commit (start the triage, wake the poster)."""
+    import bot.webhook.apply
 
-    accept = bot.webhook.endpoint.accept_alerts
+    class DyingIngester(bot.webhook.apply.Ingester):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self._applied = self._die
 
-    def accept_then_die(*args: Any, **kwargs: Any) -> Any:
-        accept(*args, **kwargs)  # returns after its transaction committed
+        def _die(self, _requests: list[Any]) -> None:
+            os.kill(os.getpid(), signal.SIGKILL)
+            raise AssertionError("unreachable: SIGKILL cannot be caught")
+
+    bot.webhook.apply.Ingester = DyingIngester  # type: ignore[misc]
+
+
+def _die_before_apply() -> None:
+    """Have the ingester wait until the webhook's answer has left, then kill the process before it applies."""
+    import bot.webhook.apply
+
+    def die(*_: Any, **__: Any) -> Any:
+        time.sleep(1.0)  # the request appended the row before the ingester was woken; its 200 leaves meanwhile
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable: SIGKILL cannot be caught")
 
-    bot.webhook.endpoint.accept_alerts = accept_then_die
+    bot.webhook.apply.apply_alerts = die
 
 
 if __name__ == "__main__":

@@ -106,7 +106,17 @@ class RunningBot:
     ctx: BotContext
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=10.0, **kwargs)
+        """A client of this bot. A webhook it is answered 200 for is applied before the call returns: the bot
+        applies it on its ingester thread after answering (bot/webhook/intake.py), and a test that reads its effect
+        right after the answer should see it. Bots in processes (`bot_process`) show the asynchrony as it is."""
+        hooks = kwargs.pop("event_hooks", {})
+        hooks = {**hooks, "response": [*hooks.get("response", []), self._settle]}
+        return httpx.Client(base_url=self.url, timeout=10.0, event_hooks=hooks, **kwargs)
+
+    def _settle(self, response: httpx.Response) -> None:
+        if response.request.method == "POST" and response.request.url.path == "/alertmanager" \
+                and response.status_code == 200:
+            self.ctx.ingester.settled()
 
 
 @contextmanager
