@@ -7,7 +7,7 @@ from collections.abc import Callable
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.alerts import alert_text, alertmanager
 from collectors.parsers.contract import Parser, guarded
-from collectors.parsers.gpu import flight_recorder, gpu_ids, gpustat, nccl, nvidia_smi, nvml
+from collectors.parsers.gpu import flight_recorder, gpu_ids, gpustat, nccl, nvidia_smi, nvidia_smi_query, nvml
 from collectors.parsers.kubernetes import (
     describe_node,
     describe_pod,
@@ -122,6 +122,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
                                                            for f in gpus.facts])
     result.problems += gpus.problems
+    # nvidia-smi -q's Utilization blocks, in a fragment of the report no sniffer claims.
+    query = nvidia_smi_query.read_utilization(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "nvidia_smi_query"})
+                                                           for f in query.facts])
     # Which GPU is which, where a paste put nvidia-smi's lines under a kernel log or among unclaimed lines.
     ids = gpu_ids.read(artifact)
     result.facts += [f.model_copy(update={"parser": "gpu_ids"}) for f in ids.facts]
