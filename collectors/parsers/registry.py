@@ -22,7 +22,7 @@ from collectors.parsers.kubernetes import (
 from collectors.parsers.logs import access_log, container_log, curl_exit, curl_response, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports, prometheus_api, prometheus_text
 from collectors.parsers.node import conntrack, cpu_stat, kernel, kubelet, net_links, shm_usage, top
-from collectors.parsers.text import signals, stated
+from collectors.parsers.text import signals, stated, tls_pull
 
 # Order matters twice: detection prefers the earlier of two equal scores, and a line of a mixed paste belongs to
 # the first line-oriented kind that claims it (kernel before kubelet before NCCL before application output).
@@ -113,6 +113,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     exits = curl_exit.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
                                                            for f in exits.facts])
+    # Go's bare x509 error in a paste about pulling an image.
+    tls = tls_pull.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "tls_pull"})
+                                                           for f in tls.facts])
     # A 5xx Envoy answered itself, from the response headers curl printed.
     local = curl_response.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_response"})
