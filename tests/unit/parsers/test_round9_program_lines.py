@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.gpu import nvidia_smi_query
+from collectors.parsers.kubernetes.k8s_messages import volume_errors
 from collectors.parsers.logs import curl_response
 from collectors.parsers.text import tls_pull
 from collectors.yaml_safe import load_file
@@ -150,3 +151,20 @@ def test_x509_without_a_pull_or_from_kubectl_or_a_webhook_is_no_pull_error() -> 
 def test_the_new_readers_never_raise_on_garbage(text: str) -> None:
     for read in (tls_pull.read, curl_response.read, nvidia_smi_query.read_utilization):
         read(_text(text))
+
+
+# ---- Longhorn's attach refusal: the driver's own volume, not one attached elsewhere --------------------------------
+def test_longhorns_not_ready_for_workloads_is_its_own_volume_error_kind() -> None:
+    # longhorn/longhorn#2886 (the FailedAttachVolume event's message, verbatim)
+    real = ('AttachVolume.Attach failed for volume "pvc-65c838c5-0494-4a28-87ad-5d5883f28c4e" : rpc error: '
+            "code = Aborted desc = volume pvc-65c838c5-0494-4a28-87ad-5d5883f28c4e in state detached is not ready "
+            "for workloads")
+    assert volume_errors(real) == ["volume-not-ready", "attach-failed"]
+    # longhorn-manager csi/controller_server.go's template, rendered: "volume %s is not ready for workloads"
+    rendered = ('AttachVolume.Attach failed for volume "pvc-1" : rpc error: code = Aborted desc = volume pvc-1 is '
+                "not ready for workloads")
+    assert "volume-not-ready" in volume_errors(rendered)
+    # Negative: a multi-attach refusal stays multi-attach and names no driver reason.
+    multi = ('Multi-Attach error for volume "pvc-1" Volume is already exclusively attached to one node and '
+             "can't be attached to another")
+    assert volume_errors(multi) == ["multi-attach"]
