@@ -168,3 +168,23 @@ def test_longhorns_not_ready_for_workloads_is_its_own_volume_error_kind() -> Non
     multi = ('Multi-Attach error for volume "pvc-1" Volume is already exclusively attached to one node and '
              "can't be attached to another")
     assert volume_errors(multi) == ["multi-attach"]
+
+
+# ---- a child process SIGKILLed while its parent lives on: bash's job notice, Airflow's task runner ----------------
+def test_bashs_killed_notice_for_a_script_child_is_a_child_sigkilled() -> None:
+    # argoproj/argo-workflows#8981, the issue description (verbatim)
+    real = ("/argo/staging/script: line 10:    93 Killed                  "
+            'pyenv exec python script/execute.py "${args[@]}"\n')
+    assert joined_facts(real)["app.child_sigkilled"] is True
+
+
+@pytest.mark.parametrize("code", ["-9", "Negsignal.SIGKILL"])
+def test_airflows_task_exit_by_sigkill_is_a_child_sigkilled(code: str) -> None:
+    # apache/airflow local_task_job_runner.py's "Task exited with return code %s", rendered
+    line = f"[2023-05-01, 10:00:00 UTC] {{local_task_job_runner.py:225}} INFO - Task exited with return code {code}\n"
+    assert joined_facts(line)["app.child_sigkilled"] is True
+
+
+def test_other_exits_and_killed_in_words_are_not_a_sigkill() -> None:
+    assert "app.child_sigkilled" not in joined_facts("INFO - Task exited with return code 1\n")
+    assert "app.child_sigkilled" not in joined_facts("The pod was Killed by the user yesterday.\n")
