@@ -49,6 +49,9 @@ def test_no_healthy_upstream_without_a_client_or_after_a_healthy_answer_is_no_un
     assert "service-unreachable" not in _symptoms(question)
     # A healthy 200 through Envoy: the client printed the backend's body.
     assert curl_response.read(_text("$ curl -s checkout:8080/healthz\nok\n$ echo done\n")).facts == []
+    # A resolved alert quoting the phrase shows no client's request at all.
+    resolved = "[RESOLVED] EnvoyClusterUnhealthy\nsummary: Envoy answered no healthy upstream for checkout\n"
+    assert curl_response.read(_text(resolved)).facts == []
     # The phrase printed by a later command, after the next prompt, is not this client's body.
     assert curl_response.read(_text("$ curl -s checkout:8080/\nok\n$ cat notes.txt\nno healthy upstream\n")).facts == []
 
