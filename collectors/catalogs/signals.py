@@ -31,6 +31,9 @@ class Signal(BaseModel):
     unless: tuple[str, ...] = ()  # substrings that mean the line is about something else
     event: str | None = None
     reader: Reader | None = None
+    # Lines after the matched one that the reader also gets: a message the program prints (or a paste wraps) over
+    # several lines, whose later lines say what the reader needs (a warning's suggested value).
+    reader_lines: int = Field(default=0, ge=0, le=3)
     facts: dict[str, Any] = Field(default_factory=dict)
     # The symptom (a playbook id) this message is evidence of, whatever else it says: it runs that playbook
     # (`evidence.symptoms`, playbooks/loader.py symptom_trigger). Only for messages that show the symptom itself.

@@ -8,12 +8,12 @@ from importlib import import_module
 
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.contract import Parser, guarded
-from collectors.parsers.gpu import gpu_ids, gpustat
+from collectors.parsers.gpu import gpu_ids, gpustat, nvidia_smi_query
 from collectors.parsers.logs import curl_exit, curl_response, curl_writeout, status_fields
 from collectors.parsers.metrics import figures, load_reports
 from collectors.parsers.readers import BY_KIND, GROUPED_KINDS, NAMES, READERS
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
-from collectors.parsers.text import signals, stated, words
+from collectors.parsers.text import signals, stated, tls_pull, words
 
 __all__ = ["GROUPED_KINDS", "LINE_CLAIMS", "NAMES", "PARSERS", "SNIFFERS", "parse_artifact", "shifted"]
 
@@ -106,6 +106,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     exits = curl_exit.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
                                                            for f in exits.facts])
+    # Go's bare x509 error in a paste about pulling an image.
+    tls = tls_pull.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "tls_pull"})
+                                                           for f in tls.facts])
     # A 5xx Envoy answered itself, from the response headers curl printed.
     local = curl_response.read(artifact)
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_response"})
@@ -115,6 +119,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
                                                            for f in gpus.facts])
     result.problems += gpus.problems
+    # nvidia-smi -q's Utilization blocks, in a fragment of the report no sniffer claims.
+    query = nvidia_smi_query.read_utilization(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "nvidia_smi_query"})
+                                                           for f in query.facts])
     # Which GPU is which, where a paste put nvidia-smi's lines under a kernel log or among unclaimed lines.
     ids = gpu_ids.read(artifact)
     result.facts += [f.model_copy(update={"parser": "gpu_ids"}) for f in ids.facts]

@@ -137,11 +137,12 @@ FACTS: list[FactSpec] = [
     FactSpec("volume.mount_failed", "bool", "FailedMount or FailedAttachVolume seen", "any"),
     FactSpec("volume.errors", "list[str]",
              "normalised volume attach/mount failures: multi-attach (an RWO volume is still attached to another "
-             "node), attach-failed, csi-driver-missing (the CSI driver is not registered on the node), "
+             "node), attach-failed, volume-not-ready (the CSI driver says its volume cannot serve yet: Longhorn's "
+             "'is not ready for workloads'), csi-driver-missing (the CSI driver is not registered on the node), "
              "mount-failed, mount-timeout (timed out waiting for the volumes), pvc-not-found, secret-not-found, "
-             "configmap-not-found, fsgroup-failed (the volume mounted but the pod's fsGroup could not be applied), "
-             "object-not-registered (the kubelet's Secret/ConfigMap manager no longer tracks the pod: the race after a "
-             "pod finished, kubernetes#105204)",
+             "configmap-not-found, fsgroup-failed (the volume mounted but the pod's fsGroup could not be applied),"
+             " object-not-registered (the kubelet's Secret/ConfigMap manager no longer tracks the pod: the race "
+             "after a pod finished, kubernetes#105204)",
              "union", "multi-attach"),
     FactSpec("volume.ownership_slow", "bool",
              "the kubelet reported that giving a volume the pod's fsGroup (a recursive chown and chmod of every "

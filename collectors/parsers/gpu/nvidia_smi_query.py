@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import re
 
+from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes.k8s_describe_layout import DNode, describe_tree
 from collectors.parsers.sink import FactSink
 
 _GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons", "Clocks",
-         "Max Clocks")
+         "Max Clocks", "Utilization")
 # nvidia-smi -q names each clocks-event reason as NVML's nvmlClocksEventReason* bits (nvml.h, the same bits
 # DCGM_FI_DEV_CLOCKS_EVENT_REASONS carries, read in metric_facts.THROTTLE_BITS); the section was "Clocks Throttle
 # Reasons" up to driver R530 and "Clocks Event Reasons" from R535 (nvidia-smi(1), NVIDIA driver 450-580). Idle,
 # Applications Clocks Setting, Sync Boost and Display Clock Setting are normal states and are not throttling.
 _REASONS = {"SW Power Cap": "power", "HW Slowdown": "hw-slowdown", "HW Thermal Slowdown": "thermal",
             "HW Power Brake Slowdown": "power-brake", "SW Thermal Slowdown": "sw-thermal"}
+# "Utilization" then "Gpu : 12 %" (the share of the sample period a kernel ran; nvidia-smi(1), NVIDIA driver 390-580;
+# "N/A" under MIG or a vGPU that does not report it). A fragment of the report shows the header's two-line shape.
+_UTIL = re.compile(r"(\d{1,3}) %")
+_UTIL_FRAGMENT = re.compile(r"(?m)^\s*Utilization\s*\n\s+Gpu\s+: (?:\d{1,3} %|N/A)\s*$")
 _TEMP = re.compile(r"(\d{1,3}(?:\.\d+)?) C")
 _MHZ = re.compile(r"(\d{1,5}) MHz")
 
@@ -30,10 +35,14 @@ _MHZ = re.compile(r"(\d{1,5}) MHz")
 def read_query(sink: FactSink, lines: list[str]) -> None:
     """Facts from every GPU's memory-error sections; a fragment without its GPU line counts as one GPU."""
     clocks: dict[str, dict[str, tuple[int, int]]] = {}
+    busy: list[tuple[int, int]] = []  # (Gpu utilisation %, its line) per GPU
     for node in _sections(describe_tree(lines, 0, len(lines))):
         gpu = _gpu_of(node, lines)
         subject = f"gpu/{gpu}" if gpu else None
-        if node.text in ("Clocks", "Max Clocks"):
+        if node.text == "Utilization":
+            if (util := _gpu_util(node)) is not None:
+                busy.append(util)
+        elif node.text in ("Clocks", "Max Clocks"):
             if (found := _value(node, "SM")) and (m := _MHZ.fullmatch(found[0])):
                 clocks.setdefault(gpu, {})[node.text] = (int(m.group(1)), found[1])
         elif node.text == "Remapped Rows":
@@ -45,6 +54,30 @@ def read_query(sink: FactSink, lines: list[str]) -> None:
         else:
             _clock_reasons(sink, node, subject)
     _sm_clock(sink, clocks)
+    if busy:  # the busiest GPU, as the table and gpustat readers give it
+        value, line = max(busy)
+        sink.add("gpu.util_percent", float(value), line)
+
+
+def read_utilization(artifact: Artifact) -> ParseResult:
+    """gpu.util_percent from the Utilization blocks of a report pasted without what makes it one (its banner, its
+    ECC sections): a fragment cut around the figure the person meant."""
+    lines = artifact.content.split("\n")
+    sink = FactSink(artifact, lines)
+    if artifact.kind != ArtifactKind.NVIDIA_SMI and _UTIL_FRAGMENT.search(artifact.content[:200_000]):
+        busy = [u for node in _sections(describe_tree(lines, 0, len(lines)))
+                if node.text == "Utilization" and (u := _gpu_util(node)) is not None]
+        if busy:
+            value, line = max(busy)
+            sink.add("gpu.util_percent", float(value), line)
+    return sink.done()
+
+
+def _gpu_util(node: DNode) -> tuple[int, int] | None:
+    """(Gpu %, its line) under a Utilization header; None for N/A."""
+    found = _value(node, "Gpu")
+    m = _UTIL.fullmatch(found[0]) if found else None
+    return (int(m.group(1)), found[1]) if m and found else None
 
 
 def _sections(roots: list[DNode]) -> list[DNode]:

@@ -21,6 +21,11 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pvc-not-found", re.compile(r"persistentvolumeclaim \"[^\"]+\" not found", re.I)),
     ("secret-not-found", re.compile(r"\bsecrets? \"[^\"]+\" not found")),
     ("configmap-not-found", re.compile(r"\bconfigmaps? \"[^\"]+\" not found")),
+    # The CSI driver refused the attach because its own volume cannot serve yet: Longhorn's "volume <name> [in state
+    # <state>] is not ready for workloads" (gRPC Aborted; longhorn/longhorn-manager csi/controller_server.go and
+    # csi/node_server.go, v1.1-v1.7), when no replica could be scheduled or the volume is faulted. An attach failure
+    # with that reason is the storage system's, not a volume still attached to another node.
+    ("volume-not-ready", re.compile(r"\bvolume (?:\S+ )?(?:in state \S+ )?is not ready for workloads")),
     # The external attacher's own error (its VolumeAttachment status.attachError) starts "failed to attach: ".
     ("attach-failed", re.compile(r"AttachVolume\.Attach failed|timed out waiting for external-attacher"
                                  r"|^failed to attach: ")),

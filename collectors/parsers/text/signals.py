@@ -149,7 +149,7 @@ def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: 
     if spec.symptom is not None:
         sink.add(SYMPTOMS, [spec.symptom], number)
     if spec.reader is not None:
-        by_reader.setdefault(spec.reader, set()).add(number)
+        by_reader.setdefault(spec.reader, set()).update(range(number, min(len(lines), number + spec.reader_lines) + 1))
     elif spec.event is not None:
         groups = m.groupdict()
         message, end = _continued(_clean(groups.get("message") or m.group(0)), lines, number)
