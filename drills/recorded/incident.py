@@ -48,6 +48,10 @@ class IncidentMeta(BaseModel):
     missing: list[Missing] = Field(default_factory=list, description="Sources the recording could not read.")
     must_not_confirm: list[str] = Field(
         default_factory=list, description="playbook/hypothesis ids a correct triage must not confirm.")
+    also_true: list[str] = Field(
+        default_factory=list, description="playbook/hypothesis ids the story makes true beside the ground truth "
+        "(a contributing cause the same evidence confirms, such as the CPU throttling that stretched a model load): "
+        "a replay may confirm them without contradicting the truth.")
     source: list[str] = Field(default_factory=list, description="Seed scenarios or references it is built from.")
     symptoms: list[str] = Field(
         default_factory=list, description="Playbooks the triage ran (an alert's name can force one whose trigger "

@@ -21,12 +21,13 @@ def contradictions(incident: Incident, report: Report) -> list[str]:
     if truth is None:
         return []
     forbidden = set(incident.meta.must_not_confirm)
+    compatible = set(incident.meta.also_true)
     out: list[str] = []
     for finding in report.findings:
         related = finding.lineage(truth.hypothesis, siblings=True) if finding.playbook == truth.playbook else set()
         for h in finding.hypotheses:
             key = f"{finding.playbook}/{h.id}"
-            if h.status != "confirmed":
+            if h.status != "confirmed" or key in compatible:
                 continue
             if key in forbidden or (finding.playbook == truth.playbook and h.id not in related):
                 out.append(key)
