@@ -58,6 +58,9 @@ FACTS: list[FactSpec] = [
     FactSpec("container.memory_limit_bytes", "int", "memory limit", "max", "214748364800"),
     FactSpec("container.memory_request_bytes", "int", "memory request", "max", "107374182400"),
     FactSpec("container.cpu_limit_millicores", "int", "CPU limit in millicores", "max", "2000"),
+    FactSpec("container.not_oom_killed", "bool",
+             "the paste says the container's kill was not the OOM killer's (\"it is not OOM killed\", \"no "
+             "invocations of oom-killer\"): an exit code 137 then came from another SIGKILL", "any"),
     FactSpec("container.liveness_killed", "bool",
              "the kubelet restarted the container because its liveness probe failed", "any"),
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
