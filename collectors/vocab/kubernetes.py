@@ -32,6 +32,9 @@ FACTS: list[FactSpec] = [
     FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
     FactSpec("pods.not_running", "list[str]", "pods whose phase is not Running or Succeeded", "union"),
     FactSpec("pods.pending", "list[str]", "pods in phase Pending", "union"),
+    FactSpec("pods.all_ready", "bool",
+             "every pod of a kubectl get pods table is Running with all its containers ready and none restarted in "
+             "the last ten minutes: the restarts it counts are past ones", "any"),
     FactSpec("pods.node_count", "int", "distinct nodes the pods of one pod list run on", "max", "6"),
     FactSpec("pods.failing_count", "int",
              "pods of one pod list that are failing: not Running or Completed, waiting on an error, or restarted",
