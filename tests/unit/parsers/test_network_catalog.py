@@ -117,7 +117,13 @@ _SUCCESSFUL_LOOKUP = (  # https://github.com/kubernetes/kubernetes/issues/66924
 
 @pytest.mark.parametrize("text", [_BUSYBOX_SEARCH_QUIRK, _SUCCESSFUL_LOOKUP,
                                   "Why does nslookup time out when I query the cluster DNS?",
-                                  "** server can't find exmaple.com: NXDOMAIN"])
+                                  "** server can't find exmaple.com: NXDOMAIN",
+                                  # a public name CoreDNS's upstream did not answer (rendered as plugin/errors logs it)
+                                  "[ERROR] plugin/errors: 2 www.example.com. A: read udp 10.244.1.7:4780->8.8.8.8:53: "
+                                  "i/o timeout",
+                                  # https://github.com/kubernetes/kubernetes/issues/91518: pods' bare hostnames
+                                  "[ERROR] plugin/errors: 2 mini-program-server-9c4b4f768-wcjz5. A: read udp "
+                                  "172.30.57.16:42594->119.29.29.29:53: i/o timeout"])
 def test_a_good_lookup_a_question_or_a_public_nxdomain_names_no_symptom(text: str) -> None:
     got = _facts(text)
     assert "service-unreachable" not in (got.get("evidence.symptoms") or []), got
