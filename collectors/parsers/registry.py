@@ -10,7 +10,7 @@ from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.contract import Parser, guarded
 from collectors.parsers.gpu import gpu_ids, gpustat, nvidia_smi_query
 from collectors.parsers.logs import curl_exit, curl_response, curl_writeout, status_fields
-from collectors.parsers.metrics import figures, load_reports
+from collectors.parsers.metrics import figures, latency_distribution, load_reports
 from collectors.parsers.readers import BY_KIND, GROUPED_KINDS, NAMES, READERS
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.parsers.text import signals, stated, tls_pull, words
@@ -132,6 +132,10 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
                                                            for f in loaded.facts])
     result.problems += loaded.problems
+    # A load tester's cumulative latency distribution (redis-benchmark, fortio): its p99.
+    spread = latency_distribution.read(artifact)
+    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "latency_distribution"})
+                                                           for f in spread.facts])
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
     statuses = [f.model_copy(update={"parser": "status_fields"}) for f in status_fields.read(artifact).facts]
     result.facts += signals.without_repeats(result.facts, statuses)

@@ -32,6 +32,9 @@ FACTS: list[FactSpec] = [
     FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
     FactSpec("pods.not_running", "list[str]", "pods whose phase is not Running or Succeeded", "union"),
     FactSpec("pods.pending", "list[str]", "pods in phase Pending", "union"),
+    FactSpec("pods.all_ready", "bool",
+             "every pod of a kubectl get pods table is Running with all its containers ready and none restarted in "
+             "the last ten minutes: the restarts it counts are past ones", "any"),
     FactSpec("pods.node_count", "int", "distinct nodes the pods of one pod list run on", "max", "6"),
     FactSpec("pods.failing_count", "int",
              "pods of one pod list that are failing: not Running or Completed, waiting on an error, or restarted",
@@ -58,6 +61,9 @@ FACTS: list[FactSpec] = [
     FactSpec("container.memory_limit_bytes", "int", "memory limit", "max", "214748364800"),
     FactSpec("container.memory_request_bytes", "int", "memory request", "max", "107374182400"),
     FactSpec("container.cpu_limit_millicores", "int", "CPU limit in millicores", "max", "2000"),
+    FactSpec("container.not_oom_killed", "bool",
+             "the paste says the container's kill was not the OOM killer's (\"it is not OOM killed\", \"no "
+             "invocations of oom-killer\"): an exit code 137 then came from another SIGKILL", "any"),
     FactSpec("container.liveness_killed", "bool",
              "the kubelet restarted the container because its liveness probe failed", "any"),
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),

@@ -32,7 +32,8 @@ FACTS: list[FactSpec] = [
              "GPU-Util of the GPUs a job computes on (nvidia-smi's Processes joined to its GPU rows; processes of "
              "one name are one job): the job's busiest GPU, the least busy job if several; GPUs with no compute "
              "process are left out; or the lowest GPU-Util a person states in a sentence (stated:gpu-util-figure, "
-             "gpu-util-bare-figure, nvidia-smi-util-figure)",
+             "gpu-util-bare-figure, nvidia-smi-util-figure); or an exporter's GPU utilisation per container "
+             "(gpu-manager's container_gpu_utilization)",
              "min", "18"),
     FactSpec("gpu.job_util_gap_percent", "float",
              "GPU-Util points between the busiest and the least busy GPU one job computes on (nvidia-smi's "

@@ -203,7 +203,8 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
                 facts.feed(pending, _subject(pending))
             pending = ev
         elif pending is not None and pending.end - pending.start < _MAX_CONTINUATION \
-                and not pending.message.rstrip().endswith((".", ".\"")):  # a finished sentence is not wrapped
+                and (not pending.message.rstrip().endswith((".", ".\""))  # a finished sentence is not wrapped
+                     or _EVICTION_TAIL.match(line.strip()) is not None):
             pending.message = f"{pending.message} {line.strip()}"
             pending.end = i + 1
     if pending is not None:
@@ -213,6 +214,10 @@ def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:
 
 
 _MAX_CONTINUATION = 6
+# The kubelet's eviction message is several sentences: after "...available: <q>." it appends one "Container <c> was
+# using <u>, ..." sentence per container it ranked (pkg/kubelet/eviction/helpers.go evictionMessage, 1.9-1.31), so
+# a wrapped line opening so still belongs to the row although the row's text already ends a sentence.
+_EVICTION_TAIL = re.compile(r"Container \S+ was using ")
 # Markdown around a row pasted alone: inline-code backticks, a quote's ">", emphasis stars.
 _MARKUP = re.compile(r"^\s*(?:>\s*)?[`*]+|[`*]+\s*$")
 _MAX_WRAPPED = 4096

@@ -37,6 +37,7 @@ class _Row:
     restarts: int | None
     node: str
     ip: str = ""
+    settled: bool = False  # every container ready, and no restart in the last minutes
 
 
 # `kubectl get pvc` and `get pv` (kubernetes pkg/printers/internalversion/printers.go, the claim and volume column
@@ -96,7 +97,18 @@ def _row(line: str, number: int, header: list[tuple[str, int]]) -> _Row | None:
         return None
     restarts = _RESTARTS.match(cells.get("RESTARTS", ""))
     return _Row(number, cells["NAME"], cells.get("NAMESPACE", ""), cells["STATUS"],
-                int(restarts.group(1)) if restarts else None, cells.get("NODE", ""), cells.get("IP", ""))
+                int(restarts.group(1)) if restarts else None, cells.get("NODE", ""), cells.get("IP", ""),
+                _all_ready(cells.get("READY", "")) and not _RECENT.search(cells.get("RESTARTS", "")))
+
+
+# kubectl 1.22+ prints the last restart's age beside the count ("4 (57s ago)", printers.go printPod): one within the
+# last ten minutes is a container still restarting, whatever READY says between two crashes.
+_RECENT = re.compile(r"\((?:\d+s|[0-9]m(?:\d+s)?) ago\)")
+
+
+def _all_ready(cell: str) -> bool:
+    ready, _, total = cell.partition("/")
+    return ready.isdigit() and total.isdigit() and int(total) > 0 and ready == total
 
 
 def _cells_by_position(line: str, header: list[tuple[str, int]]) -> dict[str, str] | None:
@@ -156,6 +168,9 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
         top = max(restarts, key=lambda r: r.restarts or 0)
         sink.add("container.restart_count", top.restarts, top.number,
                  subject=subject_of("pod", top.name, top.namespace))
+        if all(r.status == "Running" and r.settled for r in rows):
+            # Past restarts of pods that all run ready now: a table of the recovered state, not a crash loop.
+            sink.add("pods.all_ready", True, top.number, subject=subject_of("pod", top.name, top.namespace))
 
 
 # STATUS values kubectl prints for a pod whose containers have not started yet (printPod: the waiting reason of a

@@ -47,7 +47,7 @@ _FUNCTION = frozenset({
     "when", "keeps", "keep", "kept", "getting", "gets", "got", "get", "see", "seeing", "saw", "shows", "showed",
     "returns", "returned", "has", "have", "had", "all", "some", "every", "again", "still",
     "went", "goes", "became", "becomes", "stays", "stay", "stuck", "always", "from", "at", "just", "only", "now",
-    "very", "us", "me", "you", "your",
+    "very", "us", "me", "you", "your", "without",
 })
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
 _IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")

@@ -327,3 +327,23 @@ def test_rows_after_an_elision_marker_are_read_as_rows_not_json(marker: str) -> 
 def test_a_json_list_still_goes_to_the_object_reader() -> None:
     text = '[{"kind": "Event", "reason": "BackOff", "type": "Warning", "message": "Back-off restarting"}]'
     assert events.sniff(text) == 95
+
+
+def test_a_wrapped_eviction_row_keeps_its_per_container_sentence() -> None:
+    # JiRaska/open-bank-oss#1218 (https://github.com/JiRaska/open-bank-oss/issues/1218): the kubelet's message ends
+    # a sentence ("available: 392404Ki.") before the "Container ... was using" sentence it appends.
+    text = ("Warning  Evicted  pod/openbank-build-7gwj7-runner-lbcb6\n"
+            "  The node was low on resource: memory. Threshold quantity: 400Mi, available: 392404Ki.\n"
+            "  Container dind was using 99532Ki, request is 0, has larger consumption of memory.\n")
+    got = cited(parse_text(text))
+    assert [(v, s, e) for v, s, e, _ in got["eviction.over_request"]] == [(True, 1, 3)]
+
+
+def test_a_finished_sentence_still_ends_a_wrapped_row() -> None:
+    # Synthetic: prose after a finished row is not its message (only the kubelet's per-container sentence is).
+    text = ("Warning  Evicted  pod/web-1\n"
+            "  The node was low on resource: memory. Threshold quantity: 100Mi, available: 90Mi.\n"
+            "  Some later prose said the request is 0 here.\n")
+    got = cited(parse_text(text))
+    assert "eviction.over_request" not in got
+    assert [v for v, *_ in got["eviction.resource"]] == ["memory"]

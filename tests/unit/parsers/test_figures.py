@@ -421,3 +421,17 @@ GENAI_PERF_437 = (
 
 def test_a_genai_perf_table_without_a_catalogued_row_gives_nothing() -> None:
     assert values(GENAI_PERF_437) == {}
+
+
+def test_an_exporter_s_gpu_utilisation_per_container_is_the_job_s() -> None:
+    # tkestack/gpu-manager#127 (https://github.com/tkestack/gpu-manager/issues/127), the exporter's scrape.
+    text = ("# HELP container_gpu_utilization gpu utilization\n"
+            "# TYPE container_gpu_utilization gauge\n"
+            'container_gpu_utilization{container_name="gpu-test-container",gpu="total",namespace="default",'
+            'node="ip",pod_name="gpu-test"} 0_\n'
+            "# HELP container_request_gpu_utilization request of gpu utilization\n"
+            "# TYPE container_request_gpu_utilization gauge\n"
+            'container_request_gpu_utilization{container_name="gpu-test-container",namespace="default",node="ip",'
+            'pod_name="gpu-test",req_of_gpu="total"} 0.5\n')
+    got = {f.name: f.value for f in read(text)}
+    assert got == {"gpu.job_util_percent": 0.0}  # the request (a share of a GPU asked for) is no utilisation

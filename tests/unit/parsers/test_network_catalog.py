@@ -77,6 +77,15 @@ def test_a_reset_without_a_client_wording_is_no_client_error() -> None:
     assert "client.errors" not in _facts("java.net.SocketException: Connection reset by peer")
 
 
+def test_an_nginx_upstream_slow_to_answer_is_no_client_error() -> None:
+    # Rendered as nginx logs it: a timeout reading the response header reached the backend; only the connect step's
+    # timeout says it was unreachable.
+    line = ('2020/04/16 12:22:48 [error] 6#6: *173 upstream timed out (110: Connection timed out) while reading '
+            'response header from upstream, client: 10.24.0.211, server: _, request: "GET / HTTP/1.1", '
+            'upstream: "http://10.72.5.141:8080/"')
+    assert "client.errors" not in _facts(line)
+
+
 def test_a_curl_refusal_is_not_an_nccl_socket_error() -> None:
     got = _facts("curl: (7) Failed to connect to 10.2.0.1 port 443: Connection refused")
     assert got["client.errors"] == ["refused"]
@@ -117,7 +126,13 @@ _SUCCESSFUL_LOOKUP = (  # https://github.com/kubernetes/kubernetes/issues/66924
 
 @pytest.mark.parametrize("text", [_BUSYBOX_SEARCH_QUIRK, _SUCCESSFUL_LOOKUP,
                                   "Why does nslookup time out when I query the cluster DNS?",
-                                  "** server can't find exmaple.com: NXDOMAIN"])
+                                  "** server can't find exmaple.com: NXDOMAIN",
+                                  # a public name CoreDNS's upstream did not answer (rendered as plugin/errors logs it)
+                                  "[ERROR] plugin/errors: 2 www.example.com. A: read udp 10.244.1.7:4780->8.8.8.8:53: "
+                                  "i/o timeout",
+                                  # https://github.com/kubernetes/kubernetes/issues/91518: pods' bare hostnames
+                                  "[ERROR] plugin/errors: 2 mini-program-server-9c4b4f768-wcjz5. A: read udp "
+                                  "172.30.57.16:42594->119.29.29.29:53: i/o timeout"])
 def test_a_good_lookup_a_question_or_a_public_nxdomain_names_no_symptom(text: str) -> None:
     got = _facts(text)
     assert "service-unreachable" not in (got.get("evidence.symptoms") or []), got
