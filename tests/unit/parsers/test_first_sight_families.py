@@ -391,3 +391,21 @@ def test_every_rank_an_op_line_names_as_missing_is_a_suspect() -> None:
 def test_ranks_that_were_ready_are_not_suspects_and_name_no_hang_by_themselves() -> None:
     read = facts(PASTES["horovod-530-stalled-ops-ready-ranks"])
     assert "nccl.suspect_ranks" not in read and "dist.stall_warning" not in read
+
+
+def test_the_kubelets_system_oom_event_is_an_oom_kill_outside_container_limits() -> None:
+    read = facts(PASTES["k3s-838-describe-node-system-oom-rows"])
+    assert read.get("kernel.oom_kill") is True and read.get("kernel.system_oom_event") is True
+    # Not proof of a node-wide kill (kubernetes#100483): kernel.oom_global stays for the kernel's own words.
+    assert "kernel.oom_global" not in read
+
+
+def test_a_system_oom_message_in_a_log_exports_json_names_its_victim() -> None:
+    # Rendered from oom_watcher_linux.go's message as a Cloud Logging jsonPayload carries it.
+    line = '    "message": "System OOM encountered, victim process: postgres, pid: 1234",'
+    read = facts(line)
+    assert read.get("kernel.oom_victims") == ["postgres"] and read.get("kernel.system_oom_event") is True
+
+
+def test_prose_about_an_oom_is_not_the_kubelets_event() -> None:
+    assert "kernel.system_oom_event" not in facts("we saw a system OOM encountered last night on the node")
