@@ -409,3 +409,16 @@ def test_a_system_oom_message_in_a_log_exports_json_names_its_victim() -> None:
 
 def test_prose_about_an_oom_is_not_the_kubelets_event() -> None:
     assert "kernel.system_oom_event" not in facts("we saw a system OOM encountered last night on the node")
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # The fields of the driver's Xid 31 MMU fault message (kern_gmmu.c), as a person condenses them.
+    ("08-05 11:02:13 Xid 31 GPC0 GPCCLIENT_T1_3 @ 0x7f1b_a0000000 FAULT_PTE ACCESS_TYPE_VIRT_WRITE", 31),
+    ("node-4: XID 31, HUBCLIENT_CE0 faulted, FAULT_INFO_TYPE_REGION_VIOLATION", 31),
+])
+def test_an_xid_code_beside_its_mmu_fault_fields_is_read(line: str, code: int) -> None:
+    assert facts(line).get("xid.codes") == [code]
+
+
+def test_mmu_fault_fields_without_an_xid_code_are_no_xid() -> None:
+    assert "xid.codes" not in facts("GPCCLIENT_T1_9 faulted @ 0xede3_7fa00000 FAULT_PDE ACCESS_TYPE_VIRT_READ")
