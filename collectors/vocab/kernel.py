@@ -37,6 +37,10 @@ FACTS: list[FactSpec] = [
              "any"),
     FactSpec("kernel.oom_global", "bool", "an OOM kill was node-wide (constraint none: the node ran out)",
              "any"),
+    FactSpec("kernel.system_oom_event", "bool",
+             "the kubelet recorded a SystemOOM node event: cAdvisor placed the kill outside every container's "
+             "limit. Kubelets before 1.21 on Linux 5.0+ misread container kills as such too (kubernetes#100483), "
+             "so it makes a node-wide OOM likely, not certain", "any"),
     FactSpec("kernel.oom_victims", "list[str]", "processes the OOM killer killed", "union", "python"),
     FactSpec("kernel.oom_victim_score_adj", "int",
              "the oom_score_adj the kernel printed for a process it killed (Linux 4.19 on), the highest seen: the "

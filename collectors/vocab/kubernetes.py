@@ -69,7 +69,9 @@ FACTS: list[FactSpec] = [
     FactSpec("probe.failures", "list[str]", "probe kinds that failed: liveness, readiness, startup", "union"),
     FactSpec("gpu.container_hook_errors", "list[str]",
              "the NVIDIA container hook (nvidia-container-cli) failed to set a container up, so it never started: "
-             "driver-timeout (the driver did not answer in time), other (any other stage's error)", "union",
+             "driver-timeout (the driver did not answer in time), nvml-gpu-error (NVML answered that "
+             "the GPU itself failed: unknown error, GPU is lost, GPU requires reset, interrupt request issue), "
+             "other (any other stage's error)", "union",
              "driver-timeout"),
     FactSpec("probe.liveness_delay_seconds", "int",
              "initialDelaySeconds of the pod's liveness probes (0 when unset), the smallest seen", "min", "60"),

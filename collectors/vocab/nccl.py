@@ -56,6 +56,9 @@ FACTS: list[FactSpec] = [
              "their `ncclSystemError: ...` detail lines and NCCL's own `file.cc:NNN -> N` trace lines: "
              "unhandled-cuda-error (1), system-error (2), internal-error (3), invalid-argument (4), "
              "invalid-usage (5), remote-error (6), in-progress (7), timeout (8)", "union", "system-error"),
+    FactSpec("dist.stall_warning", "bool",
+             "Horovod's stall inspector warned that tensors some ranks submitted have waited past "
+             "HOROVOD_STALL_CHECK_TIME_SECONDS for the other ranks to submit them", "any"),
     FactSpec("nccl.collective_mismatch", "bool", "ranks disagree on the collective sequence", "any"),
     FactSpec("nccl.waiting_for_join", "bool", "ranks are waiting for all processes to join", "any"),
     FactSpec("nccl.init_complete", "bool", "NCCL communicator init completed", "any"),

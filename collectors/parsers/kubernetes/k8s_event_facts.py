@@ -343,6 +343,14 @@ def _oom(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     oom_facts(facts.sink, ev.message, *ev.span(), subject)
 
 
+def _system_oom(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    # The kubelet's OOM watcher (pkg/kubelet/oom/oom_watcher_linux.go) records SystemOOM for a kill cAdvisor places
+    # in the root cgroup ("/"): a node-wide OOM, but not proof of one, as older cAdvisors fell back to "/" on
+    # kernels they could not parse (kubernetes#100483), so it is its own fact and not kernel.oom_global.
+    oom_facts(facts.sink, ev.message, *ev.span(), subject)
+    facts.sink.add("kernel.system_oom_event", True, *ev.span(), subject)
+
+
 def _threshold_met(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
     m = _RECLAIM.search(ev.message)
     if m:
@@ -401,7 +409,7 @@ _EVENT_HANDLERS = {
     "ScalingReplicaSet": _scaled,
     "SuccessfulCreate": _created,
     "OOMKilling": _oom,
-    "SystemOOM": _oom,
+    "SystemOOM": _system_oom,
     "EvictionThresholdMet": _threshold_met,
     "NodeNotSchedulable": _not_schedulable,
     "ScaleDown": _drain_event(_SCALE_DOWN),

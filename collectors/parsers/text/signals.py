@@ -195,9 +195,15 @@ def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
     if isinstance(template, list):
         items = [_value_one(str(t), groups, kind.removeprefix("list[").removesuffix("]")) for t in template]
         return None if any(i is None for i in items) else items
+    if kind == "list[int]" and isinstance(template, str) and _ONE_GROUP.fullmatch(template):
+        # One group holding a comma-separated list of numbers, as a program prints a list of ranks: "1, 3".
+        raw = groups.get(template[1:-1])
+        numbers = [part.strip() for part in raw.split(",")] if raw else []
+        return [int(n) for n in numbers] if numbers and all(n.isdigit() for n in numbers) else None
     return _value_one(template, groups, kind) if isinstance(template, str) else template
 
 
+_ONE_GROUP = re.compile(r"\{\w+\}")
 _RATIO = re.compile(r"\{(\w+)\}/\{(\w+)\}")
 _SCALED = re.compile(r"\{(\w+)\}e(-?\d+)")
 

@@ -361,3 +361,64 @@ def test_the_pulled_message_in_the_kubelets_own_log_is_read() -> None:
             'reason="Pulled" message="Successfully pulled image \\"registry.example.com/big:1\\" in 4m32.1s '
             '(4m32.1s including waiting)"')
     assert facts(line).get("image.pull_seconds") == pytest.approx(272.1)
+
+
+def _symptoms(text: str) -> set[str]:
+    return {s for a in artifacts_from_text(text, "paste") for f in parse_artifact(a).facts
+            if f.name == "evidence.symptoms" for s in f.value}
+
+
+@pytest.mark.parametrize("paste", ["openseq2seq-456-horovod-stalled-ops-missing-rank-0",
+                                   "horovod-2564-stall-inspector-missing-ranks-head"])
+def test_horovods_stall_warning_is_a_distributed_hang(paste: str) -> None:
+    # Horovod's stall inspector (operations.cc 0.10-0.16, stall_inspector.cc 0.16.1-0.28): some ranks wait for
+    # the rest to submit a collective.
+    assert facts(PASTES[paste]).get("dist.stall_warning") is True
+    assert "nccl-hang" in _symptoms(PASTES[paste])
+
+
+def test_horovods_missing_ranks_are_the_suspects() -> None:
+    assert facts(PASTES["openseq2seq-456-horovod-stalled-ops-missing-rank-0"]).get("nccl.suspect_ranks") == [0]
+
+
+def test_every_rank_an_op_line_names_as_missing_is_a_suspect() -> None:
+    # Rendered from operations.cc's per-op line (0.14-0.16): the tensor name, then the ranks that never submitted.
+    line = ("[2019-04-13 13:55:31.858119: W horovod/common/operations.cc:588] "
+            "HorovodAllreduce_gradients_AddN_3_0 [missing ranks: 1, 12, 3]")
+    assert facts(line).get("nccl.suspect_ranks") == [1, 12, 3]
+
+
+def test_ranks_that_were_ready_are_not_suspects_and_name_no_hang_by_themselves() -> None:
+    read = facts(PASTES["horovod-530-stalled-ops-ready-ranks"])
+    assert "nccl.suspect_ranks" not in read and "dist.stall_warning" not in read
+
+
+def test_the_kubelets_system_oom_event_is_an_oom_kill_outside_container_limits() -> None:
+    read = facts(PASTES["k3s-838-describe-node-system-oom-rows"])
+    assert read.get("kernel.oom_kill") is True and read.get("kernel.system_oom_event") is True
+    # Not proof of a node-wide kill (kubernetes#100483): kernel.oom_global stays for the kernel's own words.
+    assert "kernel.oom_global" not in read
+
+
+def test_a_system_oom_message_in_a_log_exports_json_names_its_victim() -> None:
+    # Rendered from oom_watcher_linux.go's message as a Cloud Logging jsonPayload carries it.
+    line = '    "message": "System OOM encountered, victim process: postgres, pid: 1234",'
+    read = facts(line)
+    assert read.get("kernel.oom_victims") == ["postgres"] and read.get("kernel.system_oom_event") is True
+
+
+def test_prose_about_an_oom_is_not_the_kubelets_event() -> None:
+    assert "kernel.system_oom_event" not in facts("we saw a system OOM encountered last night on the node")
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # The fields of the driver's Xid 31 MMU fault message (kern_gmmu.c), as a person condenses them.
+    ("08-05 11:02:13 Xid 31 GPC0 GPCCLIENT_T1_3 @ 0x7f1b_a0000000 FAULT_PTE ACCESS_TYPE_VIRT_WRITE", 31),
+    ("node-4: XID 31, HUBCLIENT_CE0 faulted, FAULT_INFO_TYPE_REGION_VIOLATION", 31),
+])
+def test_an_xid_code_beside_its_mmu_fault_fields_is_read(line: str, code: int) -> None:
+    assert facts(line).get("xid.codes") == [code]
+
+
+def test_mmu_fault_fields_without_an_xid_code_are_no_xid() -> None:
+    assert "xid.codes" not in facts("GPCCLIENT_T1_9 faulted @ 0xede3_7fa00000 FAULT_PDE ACCESS_TYPE_VIRT_READ")

@@ -198,3 +198,11 @@ def test_a_kubelet_dial_from_the_api_server_is_not_a_service_no_route() -> None:
     # https://github.com/kubernetes/kubernetes/issues/62511: kubectl exec/logs through the API server to a kubelet.
     line = ("Error from server: error dialing backend: dial tcp 192.168.1.14:10250: getsockopt: no route to host")
     assert "client.no_route_targets" not in _facts(line)
+
+
+@pytest.mark.parametrize("line", [
+    '"error": "context deadline exceeded"',  # a bare deadline names no client and no target
+    '"error": "error reading body: context deadline exceeded"',  # the prober's other error: the target answered
+])
+def test_a_deadline_outside_a_probe_roundtrip_is_no_client_timeout(line: str) -> None:
+    assert "client.errors" not in _facts(line)
