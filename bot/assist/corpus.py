@@ -134,7 +134,8 @@ def playbook_passages(directory: Path = PLAYBOOK_DIR) -> list[Passage]:
 
 
 def _under(h: Hypothesis) -> str:
-    return f" (under it: {', '.join(c.id for c in h.children)})" if h.children else ""
+    """Its refinements, theirs nested in turn ("slow-model-load (under it: load-saturation)")."""
+    return f" (under it: {', '.join(c.id + _under(c) for c in h.children)})" if h.children else ""
 
 
 def _xid_passage(entry: XidEntry) -> Passage:
