@@ -15,7 +15,7 @@ from collectors.parsers.readers import BY_KIND, GROUPED_KINDS, NAMES, READERS
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.parsers.text import signals, stated, tls_pull, words
 
-__all__ = ["GROUPED_KINDS", "LINE_CLAIMS", "NAMES", "PARSERS", "SNIFFERS", "parse_artifact", "shifted"]
+__all__ = ["GROUPED_KINDS", "LINE_CLAIMS", "NAMES", "PARSERS", "SNIFFERS", "all_parsers", "parse_artifact", "shifted"]
 
 Parse = Callable[[Artifact], ParseResult]
 
@@ -43,11 +43,9 @@ class _Parsers(dict[ArtifactKind, Parse]):
 PARSERS: dict[ArtifactKind, Parse] = _Parsers()
 
 
-def __getattr__(name: str) -> tuple[Parser, ...]:
-    """ALL, every parser in the readers' order, imports every parser module: for tests and tools, not triage."""
-    if name == "ALL":
-        return tuple(import_module(r.parser).PARSER for r in READERS)
-    raise AttributeError(name)
+def all_parsers() -> tuple[Parser, ...]:
+    """Every parser in the readers' order; imports every parser module, so for tests and tools, not triage."""
+    return tuple(import_module(r.parser).PARSER for r in READERS)
 
 
 # Signals are read from text people pasted or files they named; sources that fetch API objects or metrics are

@@ -1,6 +1,6 @@
-"""The contract every parser in the registry keeps, checked table-driven over `registry.ALL` (a new parser is covered
-the day it is registered): on garbage, empty and huge input it returns a ParseResult without raising, and every
-fact it emits, on garbage and on real evidence, cites lines that lie inside its artifact.
+"""The contract every parser in the registry keeps, checked table-driven over `registry.all_parsers()` (a new
+parser is covered the day it is registered): on garbage, empty and huge input it returns a ParseResult without
+raising, and every fact it emits, on garbage and on real evidence, cites lines that lie inside its artifact.
 
 No parser catches its own bugs: `collectors.parsers.contract.guarded` is the one guard (test_parser_guard.py). So
 an exception here is a parser's bug, not something a catch-all hid.
@@ -20,7 +20,7 @@ from collectors.detect import split
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu import flight_recorder
-from collectors.parsers.registry import ALL, LINE_CLAIMS, SNIFFERS
+from collectors.parsers.registry import LINE_CLAIMS, SNIFFERS, all_parsers
 from collectors.paste import artifacts_from_text
 from collectors.text import normalise
 from collectors.vocabulary import VOCABULARY, conforms
@@ -91,7 +91,7 @@ def name(parser: Parser) -> str:
     return parser.parse.__module__.rsplit(".", 1)[-1]
 
 
-every_parser = pytest.mark.parametrize("parser", ALL, ids=name)
+every_parser = pytest.mark.parametrize("parser", all_parsers(), ids=name)
 
 
 def line_count(text: str) -> int:
