@@ -54,9 +54,7 @@ def read_query(sink: FactSink, lines: list[str]) -> None:
         else:
             _clock_reasons(sink, node, subject)
     _sm_clock(sink, clocks)
-    if busy:  # the busiest GPU, as the table and gpustat readers give it
-        value, line = max(busy)
-        sink.add("gpu.util_percent", float(value), line)
+    _busiest(sink, busy)
 
 
 def read_utilization(artifact: Artifact) -> ParseResult:
@@ -65,12 +63,16 @@ def read_utilization(artifact: Artifact) -> ParseResult:
     lines = artifact.content.split("\n")
     sink = FactSink(artifact, lines)
     if artifact.kind != ArtifactKind.NVIDIA_SMI and _UTIL_FRAGMENT.search(artifact.content[:200_000]):
-        busy = [u for node in _sections(describe_tree(lines, 0, len(lines)))
-                if node.text == "Utilization" and (u := _gpu_util(node)) is not None]
-        if busy:
-            value, line = max(busy)
-            sink.add("gpu.util_percent", float(value), line)
+        _busiest(sink, [u for node in _sections(describe_tree(lines, 0, len(lines)))
+                        if node.text == "Utilization" and (u := _gpu_util(node)) is not None])
     return sink.done()
+
+
+def _busiest(sink: FactSink, busy: list[tuple[int, int]]) -> None:
+    """The busiest GPU's utilisation, as the table and gpustat readers give it."""
+    if busy:
+        value, line = max(busy)
+        sink.add("gpu.util_percent", float(value), line)
 
 
 def _gpu_util(node: DNode) -> tuple[int, int] | None:
