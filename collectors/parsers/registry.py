@@ -48,9 +48,12 @@ def all_parsers() -> tuple[Parser, ...]:
     return tuple(import_module(r.parser).PARSER for r in READERS)
 
 
-# Signals are read from text people pasted or files they named; sources that fetch API objects or metrics are
-# read by their structural parser alone, so a live triage is not changed by this layer.
+# Signals are read from text people pasted or files they named. A log a triage fetched (a container's, the
+# kubelet's, the kernel's) holds the same programs' lines as a pasted one, so the catalogued line signals read it
+# too; the readers of prose (sentences, symptoms said in words) stay for what people wrote, and API objects and
+# metrics are read by their structural parser alone.
 _PASTED = ("paste", "file", "slack")
+_FETCHED_LOGS = (ArtifactKind.CONTAINER_LOG, ArtifactKind.KUBELET_LOG, ArtifactKind.KERNEL_LOG, ArtifactKind.NCCL_LOG)
 _WORDS_KINDS = (ArtifactKind.TEXT, ArtifactKind.CONTAINER_LOG)
 
 
@@ -63,7 +66,12 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
     if artifact.kind != ArtifactKind.TEXT:
         result = _guarded(PARSERS.get(artifact.kind), artifact)
         result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
-    if artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED:
+    pasted = artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED
+    if not pasted and artifact.kind in _FETCHED_LOGS:
+        found = _guarded(_read_signals, artifact)
+        result.facts += signals.without_repeats(result.facts, found.facts, False)
+        result.problems += found.problems
+    if pasted:
         found = _guarded(_read_signals, artifact)
         summaries = artifact.kind == ArtifactKind.ACCESS_LOG
         result.facts += stated.restate(artifact, signals.without_repeats(result.facts, found.facts, summaries))

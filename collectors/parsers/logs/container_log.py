@@ -107,6 +107,11 @@ _CONFIG_CONTEXT = _rx(r"environ|config|cfg|settings|getenv")
 _KEY_ERROR = _rx(r"\bKeyError: ")
 # A pasted shell command that greps for these strings is not evidence of them.
 _COMMAND = _rx(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
+# The kubelet's report of a failed probe quotes the probe's own output: a refused or timed-out connection there is
+# the probe's to the container (nothing listens yet), not the application's to a dependency. Structured from 1.20
+# ("Probe failed" probeType=...), a sentence before ("<Kind> probe for <pod>:<container> failed", and the event's
+# "<Kind> probe failed: ..."): kubernetes pkg/kubelet/prober/prober.go, 1.8-1.31.
+_PROBE_REPORT = _rx(r'"Probe failed" probeType=|\b(?:Liveness|Readiness|Startup) probe (?:for .{1,200}? )?failed\b')
 
 
 def _needle_table() -> dict[str, list[int]]:
@@ -151,7 +156,7 @@ def scan_lines(lines: list[str]) -> _Scan:
     found = find_needles(lines, _RULES_OF)
     for index in sorted(found):
         n, line = index + 1, lines[index]
-        if _is_nccl_line(line) or ("grep" in line and _COMMAND.search(line)):
+        if _is_nccl_line(line) or ("grep" in line and _COMMAND.search(line)) or _PROBE_REPORT.search(line[:2000]):
             continue
         for rule_index in dict.fromkeys(i for needle in found[index] for i in _RULES_OF[needle]):
             _apply(scan, line, n, rule_index)
