@@ -20,6 +20,9 @@ CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "train_logs.yaml"
 # Longer lines are no announcement (keeps the work per line bounded).
 _MAX_LINE = 2_000
 # Lines that end a paste without being output: blanks, markdown fences, an ellipsis a person typed.
+# At most this many lines of the ranks' waiting may follow the last announcement (one per rank of a node, and the
+# rendezvous' own progress lines).
+_MAX_WAITING = 40
 _FILLER = re.compile(r"^\s*(?:`{3,}\w*|~{3,}|\.{2,}|…)?\s*$")
 
 
@@ -28,13 +31,14 @@ class InitBanner:
     id: str
     joining: re.Pattern[str]
     joined: tuple[str, ...]
+    then: tuple[str, ...]
 
 
 @cache
 def banners() -> tuple[InitBanner, ...]:
     raw = load_file(CATALOG)
-    return tuple(InitBanner(e["id"], re.compile(e["joining"], re.IGNORECASE), tuple(e["joined"]))
-                 for e in raw["dist_init"])
+    return tuple(InitBanner(e["id"], re.compile(e["joining"], re.IGNORECASE), tuple(e["joined"]),
+                            tuple(e.get("then", ()))) for e in raw["dist_init"])
 
 
 def _joining(line: str) -> InitBanner | None:
@@ -44,14 +48,20 @@ def _joining(line: str) -> InitBanner | None:
 
 
 def stalled_at(lines: list[str]) -> int | None:
-    """The 1-based line of the last announcement when the paste ends on announcements and no line says every rank
-    joined; None otherwise."""
+    """The 1-based line of the last announcement when the paste ends on it (or on lines its ranks print while they
+    wait) and no line says every rank joined; None otherwise."""
+    waiting: list[str] = []  # the lines after the last announcement that are not filler
     for n in range(len(lines), 0, -1):
         line = lines[n - 1]
         if _FILLER.match(line):
             continue
         banner = _joining(line)
         if banner is None:
+            waiting.append(line)
+            if len(waiting) > _MAX_WAITING:
+                return None
+            continue
+        if not all(any(word in text for word in banner.then) for text in waiting):
             return None
         if any(word in text for text in lines for word in banner.joined):
             return None
