@@ -87,3 +87,19 @@ def test_every_rank_registered_is_no_stall_even_at_the_end() -> None:
 def test_never_raises_on_garbage(lines: list[str]) -> None:
     n = stalled_at(lines)
     assert n is None or 1 <= n <= len(lines)
+
+
+def test_a_rendezvous_that_failed_after_the_announcement_is_no_stall() -> None:
+    # https://github.com/pytorch/pytorch/issues/147064 (torchrun's agent restarting, then a traceback): an error
+    # after the announcement is what the paste shows, not a wait.
+    lines = [
+        "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:699] "
+        "[default] Stopping worker group",
+        "I0213 12:07:20.087000 870572 torch/distributed/elastic/agent/server/api.py:677] "
+        "[default] Rendezvous'ing worker group",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/google/home/kiuk/.pyenv/versions/venv311/bin/torchrun", line 8, in <module>',
+        "    sys.exit(main())",
+    ]
+    assert stalled_at(lines) is None
+    assert stalled_at(lines[:2]) == 2
