@@ -141,10 +141,11 @@ def nothing_recognised() -> str:
 # A distributed-training log: NCCL lines, the launcher's and the application's output interleave, and the NCCL
 # reader needs them together (an NCCL_SOCKET_IFNAME set in prose above, a resolver error under a traceback).
 # RE2: one linear DFA pass; Python's engine tries the alternation at every character of a long paste.
+# Lightning's "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2" is the launcher's (train_logs.yaml dist_init).
 _DISTRIBUTED: Any = re2.compile(r"NCCL (?:INFO|WARN)|NCCL version|nccl\w+Error|torch[./]distributed|ProcessGroupNCCL|"
-                          r"NCCL_SOCKET_IFNAME|\bc10d\b")
+                          r"NCCL_SOCKET_IFNAME|\bc10d\b|GLOBAL_RANK: \d+, MEMBER: \d+/\d+")
 # Substring tests first: a paste without any of them needs no pattern at all.
-_DISTRIBUTED_WORDS = ("NCCL", "nccl", "distributed", "c10d")
+_DISTRIBUTED_WORDS = ("NCCL", "nccl", "distributed", "c10d", "GLOBAL_RANK")
 _TRAINING_KINDS = (ArtifactKind.CONTAINER_LOG, ArtifactKind.NCCL_LOG)
 
 

@@ -69,6 +69,15 @@ FACTS: list[FactSpec] = [
              "union"),
     FactSpec("dist.joined_count", "int",
              "ranks that had joined the rendezvous store when a rank reported waiting or timing out", "min"),
+    FactSpec("dist.launcher_errors", "list[str]",
+             "what an MPI launcher (Open MPI's mpirun/ORTE, PRRTE, MPICH's Hydra) said went wrong with the job's "
+             "daemons or ranks: daemon-lost (lost communication with a remote daemon), daemon-launch-failed (could "
+             "not start the daemons, or one died before reporting back), daemon-unreachable (could not connect to a "
+             "daemon or back to the launcher), rank-killed (a rank's process exited on a signal)", "union",
+             "daemon-lost"),
+    FactSpec("dist.lost_nodes", "list[str]",
+             "the nodes (hosts or worker pods) an MPI launcher names as where a daemon was lost or a rank died",
+             "union", "mpijob-worker-19"),
     FactSpec("dist.env_missing", "list[str]",
              "MASTER_ADDR/MASTER_PORT absent from a rank's env (RANK and WORLD_SIZE may come from the launcher)",
              "union",

@@ -18,8 +18,9 @@ from collectors.catalogs.signals import signals
 from collectors.parsers.kubernetes.k8s_messages import sandbox_errors
 from tests.unit.parsers.paste_facts import joined_facts as _facts
 
-PASTES: list[dict[str, Any]] = yaml.safe_load(
-    (Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
+# network_pastes.yaml for the network and proxy entries, launcher_pastes.yaml for the MPI launchers'.
+PASTES: list[dict[str, Any]] = [paste for name in ("network_pastes.yaml", "launcher_pastes.yaml")
+                                for paste in yaml.safe_load((Path(__file__).parent / name).read_text(encoding="utf-8"))]
 BY_ID = {s.spec.id: s for s in signals()}
 
 
@@ -206,3 +207,13 @@ def test_a_kubelet_dial_from_the_api_server_is_not_a_service_no_route() -> None:
 ])
 def test_a_deadline_outside_a_probe_roundtrip_is_no_client_timeout(line: str) -> None:
     assert "client.errors" not in _facts(line)
+
+
+def test_a_rank_killed_or_a_bare_ssh_resolve_error_shows_no_hang() -> None:
+    # mpirun's "exited on signal 9" is the rank's own death (often an OOM kill), and ssh's resolver error is any
+    # client's: neither says a distributed job is stuck, so neither runs the hang playbook by itself.
+    killed = next(p["text"] for p in PASTES if "horovod/issues/469" in p["url"])
+    assert "evidence.symptoms" not in _facts(killed)
+    ssh = "ssh: Could not resolve hostname ***-job: Name or service not known."  # volcano-sh/volcano#1972
+    assert "nccl-hang" not in (_facts(ssh).get("evidence.symptoms") or [])  # type: ignore[operator]
+    assert "dist.launcher_errors" not in _facts(ssh)

@@ -24,6 +24,9 @@ RENDERED = [rendered(entry) for entry in WORDINGS]
 # The network catalog's pastes (network_pastes.yaml: single lines from public threads, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
+# The MPI launcher catalog's pastes (launcher_pastes.yaml, each with its URL).
+LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "launcher_pastes.yaml").read_text(
+    encoding="utf-8")) for line in unwrap(paste["text"]).lines]
 # The proxy catalog's pastes (proxy_pastes.yaml, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "proxy_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
@@ -65,6 +68,9 @@ AWAITING_A_PASTE = {
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
     # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
     "cni-logrus-pod-field",
+    # The MPI launcher catalog (launchers.yaml). hydra-host-address's one paste (open-mpi/ompi#7187) has the fence
+    # glued to the line, so it is read as a whole paste in launcher_pastes.yaml but not as a line here.
+    "orte-daemon-failed-after-launch", "orte-no-connect", "hydra-host-address",
 }
 
 
