@@ -159,6 +159,11 @@ FACTS: list[FactSpec] = [
              "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "
              "throughput' and 'Running', SGLang's 'gen throughput (token/s)' and '#running-req'); the highest seen",
              "max", "0.4"),
+    FactSpec("serving.decode_only_tokens_per_second", "float",
+             "tokens an LLM server generates per second for each request it runs, over the stats lines of windows "
+             "that only decoded (SGLang's 'Decode batch' lines; vLLM's lines whose 'Avg prompt throughput' is 0), "
+             "each line's generation throughput over its own running requests: the speed a request is served at "
+             "with no prefill mixed in; the highest seen", "max", "23.2"),
     FactSpec("serving.requests_queued", "bool",
              "requests said to wait in an inference server's queue for their turn (a person's words, stated: "
              "collectors/catalogs/stated.yaml requests-queued)", example="true"),

@@ -423,12 +423,25 @@ def _facts(readings: list[Reading]) -> Iterator[tuple[FigureFact, list[Emitted]]
                     shown = int(value) if fact.unit == "count" else round(value, 4)
                     out.append(Emitted(shown, r.line, r.line, r.stated, r.subject))
         elif fact.ratio is not None:
-            out = _ratios(by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], []),
-                          bounded=fact.unit == "ratio")
+            num, den = by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], [])
+            if fact.same_line or fact.without:
+                num, den = _on_lines(num, den, by_figure.get(fact.without or "", []), fact.same_line)
+            out = _ratios(num, den, bounded=fact.unit == "ratio")
         elif fact.share is not None:
             out = _ratios(by_figure.get(fact.share[0], []), by_figure.get(fact.share[1], []), share=True)
         if out:
             yield fact, out
+
+
+def _on_lines(num: list[Reading], den: list[Reading], without: list[Reading],
+              same_line: bool) -> tuple[list[Reading], list[Reading]]:
+    """The readings of the lines a ratio may use: with `same_line`, lines holding both figures, the second above
+    zero (a window whose requests all finished times no request); never a line where the `without` figure reads
+    above zero."""
+    left_out = {r.line for r in without if r.value > 0}
+    keep = ({r.line for r in num} & {r.line for r in den if r.value > 0}) if same_line else {r.line for r in num + den}
+    keep -= left_out
+    return [r for r in num if r.line in keep], [r for r in den if r.line in keep]
 
 
 def _ratios(numerators: list[Reading], denominators: list[Reading], share: bool = False,

@@ -74,6 +74,9 @@ def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
     "Periodically the training pauses and GPU usage goes to zero.",
     "The GPU utilization falls to 0% every few seconds.",
     "GPU-Util drops to 0 every 100 iterations while one CPU core is busy.",
+    # the noun with "rate" after it and an adverb before the verb (round 11)
+    "On the H100 the utilization rate significantly fluctuates between 0-100.",
+    "The GPU utilization rate greatly fluctuates during inference.",
 ])
 def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -97,6 +100,8 @@ def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     "The GPU utilization does not go up and down.",  # negated
     "Does the GPU util drop to 0% every 50 steps?",  # asked
     "Every 50 steps we save a checkpoint and the GPU memory is 20 GB.",  # no utilisation
+    "The CPU utilization rate significantly fluctuates between 0-100 on the node.",  # another resource
+    "Does the GPU utilization rate fluctuate greatly?",  # asked
 ])
 def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -149,6 +154,15 @@ REAL = [
      " iteration times. One epoch takes almost 50 minutes. I tried increasing the number of workers (16, 24), but it"
      " did not fix the issue.",
      {"gpu.util_swings": True}),
+    ("https://github.com/yuliangguo/depth_any_camera/issues/16",
+     "During training, my GPU utilization fluctuates constantly with significant swings. Is this due to my hardware"
+     " configuration, or is this normal behavior? Will it impact training efficiency?",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/tloen/alpaca-lora/issues/584",
+     "I have run the demo successfully, however, I found that the GPU utilization fluctuates between 0% and 90%"
+     " rapidly. And only 1 GPU  working at the same time... This will significantly increase the total training"
+     " time. (Now it takes approximately 8 hours on 4*v100)",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
 ]
 
 
