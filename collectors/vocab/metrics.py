@@ -49,6 +49,10 @@ FACTS: list[FactSpec] = [
     FactSpec("train.input_said_slow", "bool",
              "a person says the input side is slow or what the job waits for: the data loader, the sampler, "
              "preprocessing, the disk, 'waiting for data', num_workers=0, CPU-bound (stated:input-said-slow)", "any"),
+    FactSpec("train.scaling_said_slower", "bool",
+             "a person says their job spread over more GPUs or machines runs slower than on one ('even slower than "
+             "training on one machine with one gpu'): the time goes to synchronising them (stated:scaling-said-slower)",
+             "any"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),

@@ -282,3 +282,39 @@ def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_wh
 def test_a_single_drop_to_zero_is_no_swing() -> None:
     assert "gpu.util_swings" not in stated_facts("GPU util dropped to 0% once after the job finished."), \
         stated_facts("GPU util dropped to 0% once after the job finished.")
+
+
+# A job spread over more GPUs or machines said to run slower than on one (stated:scaling-said-slower): its time goes to
+# synchronising them, gradient-sync's sign (seed 001:626).
+@pytest.mark.parametrize(("url", "text"), [
+    ("https://github.com/tatsu-lab/stanford_alpaca/issues/200",
+     "when I use two A100 nodes, each node is (80GX8). I found two nodes train is slower than one node. I use torchrun"
+     " xxx. can any one meet this?"),
+    ("https://github.com/facebookresearch/fairchem/issues/432",
+     "I found using 2 nodes is significantly slower than using 1 node 8 gpus. Here is my script:"),
+    ("https://github.com/horovod/horovod/issues/2976", "# The speed of multi-node is slower than single-node"),
+])
+def test_a_real_sentence_says_more_gpus_run_slower(url: str, text: str) -> None:
+    assert stated_facts(text).get("train.scaling_said_slower") is True, url
+
+
+@pytest.mark.parametrize("sentence", [
+    "Using 4 GPUs with DDP is slower than a single GPU.",
+    "Training on two machines is even slower than training on one machine with one gpu.",
+])
+def test_more_gpus_said_slower_than_one_is_read(sentence: str) -> None:
+    assert stated_facts(sentence).get("train.scaling_said_slower") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "Is multi-node training slower than single-node?",  # asked
+    "If 2 nodes are slower than 1 node, check the network.",  # conditional
+    "Inference on the CPU is slower than on one GPU.",  # no job spread over several
+    "The new model is slower than the old one on a single GPU.",  # two models, not a spread job
+    "Training on 8 GPUs is not slower than on one GPU.",  # negated
+    # https://github.com/IBM/FfDL/issues/169: said inside a question, which the stated rules leave unread
+    "@Tomcli   I can run pytorch distributed training on multi nodes, but I find that speed of distributed training on"
+    " two servers is slower than that on one server, I don't know why, can you help me see it deeply? Thank you.",
+])
+def test_no_scaling_slowdown_is_read_from_a_question_a_condition_or_another_comparison(sentence: str) -> None:
+    assert "train.scaling_said_slower" not in stated_facts(sentence)
