@@ -318,3 +318,35 @@ def test_more_gpus_said_slower_than_one_is_read(sentence: str) -> None:
 ])
 def test_no_scaling_slowdown_is_read_from_a_question_a_condition_or_another_comparison(sentence: str) -> None:
     assert "train.scaling_said_slower" not in stated_facts(sentence)
+
+
+# The GPU's compute utilisation said with its own words ("compute", "computational power", a possessive) and a
+# server said not to use the GPU fully (round 11, serving engines).
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/vllm-project/vllm/issues/9953",
+     "Hi thanks for the library! However, when using it to run inference of ~1B models, it seems that vllm does not"
+     " use GPU fully. In short, it has only ~50 gpu utilization and ~30 gpu memory bandwidth.",
+     {"symptoms": {"gpu-underutilized"}}),
+])
+def test_a_real_serving_sentence_is_read(url: str, text: str, expected: dict[str, object]) -> None:
+    got = stated_facts(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+@pytest.mark.parametrize(("sentence", "figure"), [
+    ("The GPU compute utilization is only around 20% while the KV cache is full.", 20.0),
+    ("On the H800 the GPU's computational power utilization is only around 20%", 20.0),
+    ("GPU core usage stays at 15% during decoding.", 15.0),
+])
+def test_the_gpu_compute_utilisation_said_is_the_job_s_figure(sentence: str, figure: float) -> None:
+    assert stated_facts(sentence).get("gpu.job_util_percent") == figure
+
+
+@pytest.mark.parametrize("sentence", [
+    "vLLM does use the GPU fully now.",  # no negation: busy
+    "Why does vllm not use the GPU fully?",  # asked
+    "The GPU's memory usage is 20% of the card.",  # memory, not compute
+])
+def test_a_full_gpu_a_question_or_memory_is_no_low_compute(sentence: str) -> None:
+    got = stated_facts(sentence)
+    assert "symptoms" not in got and "gpu.job_util_percent" not in got, got
