@@ -14,7 +14,7 @@ from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "figures.yaml"
 
-Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s"]
+Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s", "mib"]
 
 
 class Alias(BaseModel):
@@ -47,6 +47,8 @@ class FigureFact(BaseModel):
     # A figure that, read above zero on a line, leaves that line out of the ratio (vLLM's prompt throughput: a
     # window that also prefilled does not time decoding alone).
     without: str | None = None
+    # One ratio per line holding both figures (one GPU's row of a table), not a block's sums: each GPU's share.
+    each_line: bool = False
     unit: Unit
 
     @model_validator(mode="after")

@@ -313,6 +313,20 @@ def test_a_table_gives_one_reading_per_gpu() -> None:
     assert got == {("gpu 0", 95.0), ("gpu 1", 3.0)}
 
 
+def test_nvidia_smi_csv_query_gives_each_gpu_s_framebuffer_share() -> None:
+    # nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv: one row per GPU, the
+    # fullest GPU's share kept (a block's sums would average a full GPU with an empty one)
+    text = ("index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+            "0, 3 %, 30000 MiB, 81920 MiB\n"
+            "1, 0 %, 4 MiB, 81920 MiB\n")
+    got = values(text)
+    assert got["gpu.util_percent"] == 3.0
+    assert got["gpu.fb_used_ratio"] == pytest.approx(0.3662)
+    # memory.used without its total, or a used figure above the total, gives no share
+    assert "gpu.fb_used_ratio" not in values("index, memory.used [MiB]\n0, 30000 MiB\n")
+    assert "gpu.fb_used_ratio" not in values("index, memory.used [MiB], memory.total [MiB]\n0, 90000 MiB, 81920 MiB\n")
+
+
 def test_nvidia_smi_csv_query_is_a_table() -> None:
     text = "index, utilization.gpu [%], memory.used [MiB]\n0, 7 %, 1 MiB\n1, 88 %, 9000 MiB\n"
     assert sorted(f.value for f in read(text) if f.name == "gpu.util_percent") == [7.0, 88.0]
