@@ -167,6 +167,17 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
     return out
 
 
+# `nvidia-smi --query-gpu=<fields> --format=csv,noheader` prints rows with no header: the command names the columns
+# (nvidia-smi --help-query-gpu, drivers 418-580; `nounits` drops the units, leaving each field's own).
+_QUERY_GPU: Any = re2.compile(r"--query-gpu[= ]['\"]?([A-Za-z0-9_.,]+)")
+
+
+def _query_fields(line: str) -> list[str] | None:
+    """The columns a `--query-gpu ... --format=csv,noheader` command line names, as the header its rows lack."""
+    m = _QUERY_GPU.search(line) if "noheader" in line else None
+    return [f for f in m.group(1).split(",") if f] if m else None
+
+
 def _labelled_row(lines: list[str], index: int, block: int) -> Iterator[Reading]:
     """A table row whose first cell names the figure and whose other cells are its statistics (genai-perf's
     `│ Time To First Token (ms) │ 16.26 │ 12.39 │ ... │` under avg, min, max, p99 ...): each is a reading, but for
@@ -343,7 +354,7 @@ def _split_cells(line: str) -> list[str]:
 
 
 def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]:
-    header = _split_cells(lines[index][:_MAX_LINE].lstrip("#"))
+    header = _query_fields(lines[index][:_MAX_LINE]) or _split_cells(lines[index][:_MAX_LINE].lstrip("#"))
     if len(header) < 2:
         return
     columns: dict[int, tuple[Alias, str | None]] = {}

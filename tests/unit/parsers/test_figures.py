@@ -327,6 +327,21 @@ def test_nvidia_smi_csv_query_gives_each_gpu_s_framebuffer_share() -> None:
     assert "gpu.fb_used_ratio" not in values("index, memory.used [MiB], memory.total [MiB]\n0, 90000 MiB, 81920 MiB\n")
 
 
+@pytest.mark.parametrize("text", [
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv,noheader\n"
+    "0, 3 %, 30000 MiB, 81920 MiB\n1, 0 %, 4 MiB, 81920 MiB\n",
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits\n"
+    "0, 3, 30000, 81920\n1, 0, 4, 81920\n",
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv\n"
+    "index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+    "0, 3 %, 30000 MiB, 81920 MiB\n1, 0 %, 4 MiB, 81920 MiB\n",
+])
+def test_a_query_without_its_header_is_read_by_the_columns_its_command_names(text: str) -> None:
+    got = values(text)
+    assert got["gpu.util_percent"] == 3.0
+    assert got["gpu.fb_used_ratio"] == pytest.approx(0.3662)
+
+
 def test_nvidia_smi_csv_query_is_a_table() -> None:
     text = "index, utilization.gpu [%], memory.used [MiB]\n0, 7 %, 1 MiB\n1, 88 %, 9000 MiB\n"
     assert sorted(f.value for f in read(text) if f.name == "gpu.util_percent") == [7.0, 88.0]

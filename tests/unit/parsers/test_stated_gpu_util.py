@@ -350,3 +350,24 @@ def test_the_gpu_compute_utilisation_said_is_the_job_s_figure(sentence: str, fig
 def test_a_full_gpu_a_question_or_memory_is_no_low_compute(sentence: str) -> None:
     got = stated_facts(sentence)
     assert "symptoms" not in got and "gpu.job_util_percent" not in got, got
+
+
+# The GPU's share said from the job's side, or noun first (stated:gpu-share-used-figure, stated:gpu-util-of-figure).
+@pytest.mark.parametrize(("sentence", "figure"), [
+    ("It only uses 30% of the GPU.", 30.0),
+    ("vLLM only uses about 20% of the GPU while the queue grows.", 20.0),
+    ("the usage of GPU is only 20% during training.", 20.0),
+    ("The utilization of the GPUs stays at 30%.", 30.0),
+])
+def test_a_share_of_the_gpu_said_is_its_util(sentence: str, figure: float) -> None:
+    assert stated_facts(sentence).get("gpu.job_util_percent") == figure
+
+
+@pytest.mark.parametrize("sentence", [
+    "The model uses 30% of the GPU memory.",  # memory
+    "the usage of GPU memory is 20%.",  # memory
+    "Does it use 30% of the GPU?",  # asked
+    "If it uses 30% of the GPU, raise the batch size.",  # conditional
+])
+def test_a_memory_share_a_question_or_a_condition_is_no_gpu_util(sentence: str) -> None:
+    assert "gpu.job_util_percent" not in stated_facts(sentence)
