@@ -14,7 +14,7 @@ from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "figures.yaml"
 
-Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s"]
+Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s", "mib"]
 
 
 class Alias(BaseModel):
@@ -41,6 +41,14 @@ class FigureFact(BaseModel):
     figure: str | None = None
     ratio: tuple[str, str] | None = None  # a / b
     share: tuple[str, str] | None = None  # a / (a + b): failed over failed and succeeded
+    # A ratio of two figures one program prints on one line (a stats line): pair them line by line, so a line that
+    # shows only one of them (SGLang's prefill line has #running-req and no throughput) does not count.
+    same_line: bool = False
+    # A figure that, read above zero on a line, leaves that line out of the ratio (vLLM's prompt throughput: a
+    # window that also prefilled does not time decoding alone).
+    without: str | None = None
+    # One ratio per line holding both figures (one GPU's row of a table), not a block's sums: each GPU's share.
+    each_line: bool = False
     unit: Unit
 
     @model_validator(mode="after")
@@ -63,6 +71,7 @@ class Catalog(BaseModel):
         known = {e.figure for e in self.entries}
         for f in self.facts:
             used = [f.figure] if f.figure else list(f.ratio or f.share or ())
+            used += [f.without] if f.without else []
             missing = [u for u in used if u not in known]
             if missing:
                 raise ValueError(f"figures catalog: {f.fact} reads figures no entry gives: {missing}")

@@ -49,6 +49,10 @@ FACTS: list[FactSpec] = [
     FactSpec("train.input_said_slow", "bool",
              "a person says the input side is slow or what the job waits for: the data loader, the sampler, "
              "preprocessing, the disk, 'waiting for data', num_workers=0, CPU-bound (stated:input-said-slow)", "any"),
+    FactSpec("train.scaling_said_slower", "bool",
+             "a person says their job spread over more GPUs or machines runs slower than on one ('even slower than "
+             "training on one machine with one gpu'): the time goes to synchronising them (stated:scaling-said-slower)",
+             "any"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),
@@ -159,6 +163,11 @@ FACTS: list[FactSpec] = [
              "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "
              "throughput' and 'Running', SGLang's 'gen throughput (token/s)' and '#running-req'); the highest seen",
              "max", "0.4"),
+    FactSpec("serving.decode_only_tokens_per_second", "float",
+             "tokens an LLM server generates per second for each request it runs, over the stats lines of windows "
+             "that only decoded (SGLang's 'Decode batch' lines; vLLM's lines whose 'Avg prompt throughput' is 0), "
+             "each line's generation throughput over its own running requests: the speed a request is served at "
+             "with no prefill mixed in; the highest seen", "max", "23.2"),
     FactSpec("serving.requests_queued", "bool",
              "requests said to wait in an inference server's queue for their turn (a person's words, stated: "
              "collectors/catalogs/stated.yaml requests-queued)", example="true"),

@@ -24,10 +24,11 @@ _READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "
 # Applications Clocks Setting, Sync Boost and Display Clock Setting are normal states and are not throttling.
 _REASONS = {"SW Power Cap": "power", "HW Slowdown": "hw-slowdown", "HW Thermal Slowdown": "thermal",
             "HW Power Brake Slowdown": "power-brake", "SW Thermal Slowdown": "sw-thermal"}
-# "Utilization" then "Gpu : 12 %" (the share of the sample period a kernel ran; nvidia-smi(1), NVIDIA driver 390-580;
-# "N/A" under MIG or a vGPU that does not report it). A fragment of the report shows the header's two-line shape.
+# "Utilization" then "Gpu : 12 %" (the share of the sample period a kernel ran; nvidia-smi(1), NVIDIA driver 390-565;
+# drivers 570 and later spell it "GPU" and add JPEG and OFA rows below; "N/A" under MIG or a vGPU that does not
+# report it). A fragment of the report shows the header's two-line shape.
 _UTIL = re.compile(r"(\d{1,3}) %")
-_UTIL_FRAGMENT = re.compile(r"(?m)^\s*Utilization\s*\n\s+Gpu\s+: (?:\d{1,3} %|N/A)\s*$")
+_UTIL_FRAGMENT = re.compile(r"(?m)^\s*Utilization\s*\n\s+(?:Gpu|GPU)\s+: (?:\d{1,3} %|N/A)\s*$")
 _TEMP = re.compile(r"(\d{1,3}(?:\.\d+)?) C")
 _MHZ = re.compile(r"(\d{1,5}) MHz")
 
@@ -77,7 +78,7 @@ def _busiest(sink: FactSink, busy: list[tuple[int, int]]) -> None:
 
 def _gpu_util(node: DNode) -> tuple[int, int] | None:
     """(Gpu %, its line) under a Utilization header; None for N/A."""
-    found = _value(node, "Gpu")
+    found = _value(node, "Gpu") or _value(node, "GPU")
     m = _UTIL.fullmatch(found[0]) if found else None
     return (int(m.group(1)), found[1]) if m and found else None
 

@@ -102,6 +102,8 @@ _SI = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 # Rust's Debug of a Duration (TGI's span fields: queue_time="161.4s") prints ns, µs, ms or s.
 _TIME = {"ns": "ns", "us": "us", "µs": "us", "usec": "us", "ms": "ms", "msec": "ms", "s": "s", "sec": "s", "secs": "s",
          "second": "s", "seconds": "s"}
+# Memory figures are kept in MiB, the unit nvidia-smi prints them in.
+_MEMORY = {"mib": 1.0, "gib": 1024.0, "kib": 1 / 1024}
 # Units that name another quantity: a reading with one is not the figure's.
 _OTHER = frozenset({"mib", "gib", "kib", "mb", "gb", "kb", "b", "w", "c", "mhz", "ghz", "mbps", "gbps", "tokens",
                     "tok", "min", "minutes", "h", "hours", "x"})
@@ -163,6 +165,17 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
         out.extend(_table(lines, index, blocks))
         out.extend(_labelled_row(lines, index, blocks[index]))
     return out
+
+
+# `nvidia-smi --query-gpu=<fields> --format=csv,noheader` prints rows with no header: the command names the columns
+# (nvidia-smi --help-query-gpu, drivers 418-580; `nounits` drops the units, leaving each field's own).
+_QUERY_GPU: Any = re2.compile(r"--query-gpu[= ]['\"]?([A-Za-z0-9_.,]+)")
+
+
+def _query_fields(line: str) -> list[str] | None:
+    """The columns a `--query-gpu ... --format=csv,noheader` command line names, as the header its rows lack."""
+    m = _QUERY_GPU.search(line) if "noheader" in line else None
+    return [f for f in m.group(1).split(",") if f] if m else None
 
 
 def _labelled_row(lines: list[str], index: int, block: int) -> Iterator[Reading]:
@@ -313,6 +326,8 @@ def _reading(entry: Alias, number: str, unit: str | None, index: int, block: int
                 value, kind = value / 1000, "us"
         elif entry.unit == "tokens_per_s" and u.lower().split("/")[0] in ("tokens", "token", "tok"):
             pass  # "0.4 tokens/s", "(token/s)": the figure's own unit
+        elif entry.unit == "mib" and u.lower() in _MEMORY:
+            value *= _MEMORY[u.lower()]  # nvidia-smi prints MiB; a person may write GiB
         elif u.lower() in _OTHER:
             return None
         # any other word ("reqs", "and") says nothing about the number
@@ -339,7 +354,7 @@ def _split_cells(line: str) -> list[str]:
 
 
 def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]:
-    header = _split_cells(lines[index][:_MAX_LINE].lstrip("#"))
+    header = _query_fields(lines[index][:_MAX_LINE]) or _split_cells(lines[index][:_MAX_LINE].lstrip("#"))
     if len(header) < 2:
         return
     columns: dict[int, tuple[Alias, str | None]] = {}
@@ -423,12 +438,38 @@ def _facts(readings: list[Reading]) -> Iterator[tuple[FigureFact, list[Emitted]]
                     shown = int(value) if fact.unit == "count" else round(value, 4)
                     out.append(Emitted(shown, r.line, r.line, r.stated, r.subject))
         elif fact.ratio is not None:
-            out = _ratios(by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], []),
-                          bounded=fact.unit == "ratio")
+            num, den = by_figure.get(fact.ratio[0], []), by_figure.get(fact.ratio[1], [])
+            if fact.same_line or fact.without or fact.each_line:
+                num, den = _on_lines(num, den, by_figure.get(fact.without or "", []),
+                                     fact.same_line or fact.each_line)
+            out = (_line_ratios(num, den) if fact.each_line
+                   else _ratios(num, den, bounded=fact.unit == "ratio"))
         elif fact.share is not None:
             out = _ratios(by_figure.get(fact.share[0], []), by_figure.get(fact.share[1], []), share=True)
         if out:
             yield fact, out
+
+
+def _on_lines(num: list[Reading], den: list[Reading], without: list[Reading],
+              same_line: bool) -> tuple[list[Reading], list[Reading]]:
+    """The readings of the lines a ratio may use: with `same_line`, lines holding both figures, the second above
+    zero (a window whose requests all finished times no request); never a line where the `without` figure reads
+    above zero."""
+    left_out = {r.line for r in without if r.value > 0}
+    keep = ({r.line for r in num} & {r.line for r in den if r.value > 0}) if same_line else {r.line for r in num + den}
+    keep -= left_out
+    return [r for r in num if r.line in keep], [r for r in den if r.line in keep]
+
+
+def _line_ratios(numerators: list[Reading], denominators: list[Reading]) -> list[Emitted]:
+    """num / den on each line that holds both (one GPU's row): a share of one thing, never above 1."""
+    den = {r.line: r for r in denominators}
+    out: list[Emitted] = []
+    for r in numerators:
+        d = den.get(r.line)
+        if d is not None and d.value > 0 and r.value <= d.value:
+            out.append(Emitted(round(r.value / d.value, 4), r.line, r.line, r.stated or d.stated, r.subject))
+    return out
 
 
 def _ratios(numerators: list[Reading], denominators: list[Reading], share: bool = False,

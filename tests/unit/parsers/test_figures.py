@@ -68,7 +68,8 @@ REAL = [
         "Prefix cache hit rate: 92.0%\n"
         "(APIServer pid=851) INFO:     10.109.20.86:59146 - \"GET /metrics HTTP/1.1\" 200 OK\n",
         {"serving.waiting_requests": 14, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.765,
-         "serving.decode_tokens_per_second": 5.4},
+         "serving.decode_tokens_per_second": 5.4,
+         "serving.decode_only_tokens_per_second": 5.4},
         id="llm-scaler-391-vllm-v1-waiting-14"),
     pytest.param(
         # https://github.com/vllm-project/vllm/issues/3094 (description): vLLM 0.3/0.4 line, Pending and CPU KV cache
@@ -76,7 +77,8 @@ REAL = [
         "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 82.1%, CPU KV cache usage: "
         "0.0%\n",
         {"serving.waiting_requests": 3, "serving.running_requests": 2, "serving.kv_cache_usage_ratio": 0.821,
-         "serving.decode_tokens_per_second": 22.45},
+         "serving.decode_tokens_per_second": 22.45,
+         "serving.decode_only_tokens_per_second": 22.45},
         id="vllm-3094-pending-3-cpu-kv-not-gpu"),
     pytest.param(
         # https://github.com/ai-dynamo/dynamo/issues/4087 (description): a healthy engine, nothing waiting
@@ -98,7 +100,9 @@ REAL = [
         "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV cache usage: "
         "0.0%.\n",
         {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.0,
-         "serving.decode_tokens_per_second": 0.0667},
+         "serving.decode_tokens_per_second": 0.0667,
+         # the first window also prefilled (0.1 prompt tokens/s): decoding alone is timed by the other two
+         "serving.decode_only_tokens_per_second": 0.1},
         id="vllm-12153-cpu-decode-0-1-tokens-per-second"),
     pytest.param(
         # https://github.com/chatchat-space/Langchain-Chatchat/issues/2687 (description): a window the request only
@@ -116,7 +120,8 @@ REAL = [
         "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 6.5%, CPU KV cache usage: "
         "0.0%\n",
         {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.065,
-         "serving.decode_tokens_per_second": 27.575},
+         "serving.decode_tokens_per_second": 27.575,
+         "serving.decode_only_tokens_per_second": 27.575},
         id="chatchat-2687-first-window-zero-then-36-tokens-per-second"),
     pytest.param(
         # https://github.com/vllm-project/vllm/issues/26349 (description): vLLM v1, one request at about 150 tokens/s,
@@ -131,7 +136,9 @@ REAL = [
         "Avg generation throughput: 126.6 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, "
         "Prefix cache hit rate: 16.4%\n",
         {"serving.waiting_requests": 0, "serving.running_requests": 1, "serving.kv_cache_usage_ratio": 0.363,
-         "serving.decode_tokens_per_second": 212.25},
+         "serving.decode_tokens_per_second": 212.25,
+         # the window whose request finished (Running: 0) times no request
+         "serving.decode_only_tokens_per_second": 148.95},
         id="vllm-26349-v1-150-tokens-per-second"),
     pytest.param(
         # https://github.com/linkerd/linkerd2/issues/1699 (description): `linkerd top deploy` of Linkerd 2.0, its
@@ -238,6 +245,35 @@ def test_queue_time_alone_is_no_server_span() -> None:
     assert "serving.queue_seconds" not in values('queue_time="5780"')
     assert "serving.queue_seconds" not in values("queue_time=161s and more")
 
+# Decoding timed alone (serving.decode_only_tokens_per_second): SGLang's Decode batch lines, each over its own
+# #running-req (its Prefill batch lines hold #running-req and no throughput), and no vLLM window that also prefilled.
+REAL.append(pytest.param(
+    # https://github.com/sgl-project/sglang/issues/4759 (description): throughput fell after speculative decoding was
+    # turned on; 32 requests share 39 tokens/s
+    "[2025-03-24 02:56:20 TP0] Prefill batch. #new-seq: 1, #new-token: 128, #cached-token: 1, token usage: 0.00, "
+    "#running-req: 0, #queue-req: 0, \n"
+    "[2025-03-24 02:56:25 TP0] Prefill batch. #new-seq: 2, #new-token: 258, #cached-token: 0, token usage: 0.00, "
+    "#running-req: 0, #queue-req: 0, \n"
+    "[2025-03-24 02:56:26 TP0] Prefill batch. #new-seq: 30, #new-token: 3810, #cached-token: 60, token usage: 0.00, "
+    "#running-req: 2, #queue-req: 68, \n"
+    "[2025-03-24 02:56:41 TP0] Decode batch. #running-req: 32, #token: 7352, token usage: 0.01, accept len: 2.54, "
+    "gen throughput (token/s): 39.33, largest-len: 0, #queue-req: 68, \n",
+    {"serving.waiting_requests": 68, "serving.running_requests": 32, "serving.kv_cache_usage_ratio": 0.01,
+     "serving.decode_tokens_per_second": 1.1568, "serving.decode_only_tokens_per_second": 1.2291},
+    id="sglang-4759-speculative-32-running-39-tokens-per-second"))
+REAL.append(pytest.param(
+    # https://github.com/sgl-project/sglang/pull/22166 (description): SGLang 0.5's "Decode batch," form, a healthy
+    # benchmark at 51 tokens/s per request
+    "[2026-04-05 20:02:51] Decode batch, #running-req: 32, #token: 11179, token usage: 0.08, cuda graph: True, gen "
+    "throughput (token/s): 1635.11, #queue-req: 0\n"
+    "[2026-04-05 20:02:51] INFO:     127.0.0.1:40052 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+    "[2026-04-05 20:02:51] Prefill batch, #new-seq: 1, #new-token: 158, #cached-token: 0, token usage: 0.08, "
+    "#running-req: 31, #queue-req: 0, cuda graph: True, input throughput (token/s): 559.53\n",
+    {"serving.waiting_requests": 0, "serving.running_requests": 32, "serving.kv_cache_usage_ratio": 0.08,
+     "serving.decode_tokens_per_second": 25.9541, "serving.decode_only_tokens_per_second": 51.0972},
+    id="sglang-pr-22166-decode-batch-comma-51-tokens-per-second"))
+
+
 @pytest.mark.parametrize(("text", "expected"), REAL)
 def test_real_pastes(text: str, expected: dict[str, object]) -> None:
     got = values(text)
@@ -275,6 +311,35 @@ def test_a_table_gives_one_reading_per_gpu() -> None:
     text = "| GPU | util % | mem MiB |\n|---|---|---|\n| 0 | 95 | 100 |\n| 1 | 3 | 100 |\n"
     got = {(f.subject, f.value) for f in read(text) if f.name == "gpu.util_percent"}
     assert got == {("gpu 0", 95.0), ("gpu 1", 3.0)}
+
+
+def test_nvidia_smi_csv_query_gives_each_gpu_s_framebuffer_share() -> None:
+    # nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv: one row per GPU, the
+    # fullest GPU's share kept (a block's sums would average a full GPU with an empty one)
+    text = ("index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+            "0, 3 %, 30000 MiB, 81920 MiB\n"
+            "1, 0 %, 4 MiB, 81920 MiB\n")
+    got = values(text)
+    assert got["gpu.util_percent"] == 3.0
+    assert got["gpu.fb_used_ratio"] == pytest.approx(0.3662)
+    # memory.used without its total, or a used figure above the total, gives no share
+    assert "gpu.fb_used_ratio" not in values("index, memory.used [MiB]\n0, 30000 MiB\n")
+    assert "gpu.fb_used_ratio" not in values("index, memory.used [MiB], memory.total [MiB]\n0, 90000 MiB, 81920 MiB\n")
+
+
+@pytest.mark.parametrize("text", [
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv,noheader\n"
+    "0, 3 %, 30000 MiB, 81920 MiB\n1, 0 %, 4 MiB, 81920 MiB\n",
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv,noheader,nounits\n"
+    "0, 3, 30000, 81920\n1, 0, 4, 81920\n",
+    "$ nvidia-smi --query-gpu=index,utilization.gpu,memory.used,memory.total --format=csv\n"
+    "index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+    "0, 3 %, 30000 MiB, 81920 MiB\n1, 0 %, 4 MiB, 81920 MiB\n",
+])
+def test_a_query_without_its_header_is_read_by_the_columns_its_command_names(text: str) -> None:
+    got = values(text)
+    assert got["gpu.util_percent"] == 3.0
+    assert got["gpu.fb_used_ratio"] == pytest.approx(0.3662)
 
 
 def test_nvidia_smi_csv_query_is_a_table() -> None:

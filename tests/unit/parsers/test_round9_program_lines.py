@@ -89,6 +89,23 @@ def test_the_rendered_query_layout_is_read_and_several_gpus_give_the_busiest() -
     assert first_facts(report)["gpu.util_percent"] == 64.0
 
 
+def test_the_570_report_spells_gpu_in_capitals() -> None:
+    # https://github.com/munin-monitoring/contrib/pull/1485 (description): nvidia-smi -q of driver 570.x, whose
+    # Utilization block says "GPU" where earlier drivers said "Gpu" and adds JPEG and OFA
+    text = ("    Utilization\n"
+            "        GPU                               : 33 %\n"
+            "        Memory                            : 3 %\n"
+            "        Encoder                           : 0 %\n"
+            "        Decoder                           : 0 %\n"
+            "        JPEG                              : 0 %\n"
+            "        OFA                               : 0 %\n")
+    assert [(f.name, f.value) for f in nvidia_smi_query.read_utilization(_text(text)).facts] == [
+        ("gpu.util_percent", 33.0)]
+    report = "==============NVSMI LOG==============\n\n" + _QUERY_BLOCK.substitute(bus="3B", util=12).replace(
+        "Gpu   ", "GPU   ")
+    assert first_facts(report)["gpu.util_percent"] == 12.0
+
+
 def test_na_utilisation_and_a_gpu_key_outside_the_block_give_nothing() -> None:
     na = ("    Utilization\n        Gpu                               : N/A\n"
           "        Memory                            : N/A\n")

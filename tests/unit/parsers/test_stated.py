@@ -140,7 +140,10 @@ def _sample(term: Any) -> tuple[str, object]:
                "target-port-mismatch": ("behind a target port of 8000 while the container listens on 80", "8000"),
                "job-ran": ("proof that we ran the training job successfully", True),
                "curl-cluster-address-cannot-connect": ("seeing curl 10.96.14.2:8080 that cannot connect",
-                                                       ["service-unreachable"])}
+                                                       ["service-unreachable"]),
+               "scaling-said-slower": ("slower than on a single node", True),
+               "gpu-share-used-figure": ("using only 5% of the GPU", 5.0),
+               "gpu-util-of-figure": ("at a usage of GPU of 5%", 5.0)}
     return samples[term.spec.id]
 
 

@@ -74,6 +74,9 @@ def test_a_figure_of_something_else_or_asked_is_not_read(sentence: str) -> None:
     "Periodically the training pauses and GPU usage goes to zero.",
     "The GPU utilization falls to 0% every few seconds.",
     "GPU-Util drops to 0 every 100 iterations while one CPU core is busy.",
+    # the noun with "rate" after it and an adverb before the verb (round 11)
+    "On the H100 the utilization rate significantly fluctuates between 0-100.",
+    "The GPU utilization rate greatly fluctuates during inference.",
 ])
 def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -97,6 +100,8 @@ def test_a_swinging_gpu_util_is_read_as_the_symptom(sentence: str) -> None:
     "The GPU utilization does not go up and down.",  # negated
     "Does the GPU util drop to 0% every 50 steps?",  # asked
     "Every 50 steps we save a checkpoint and the GPU memory is 20 GB.",  # no utilisation
+    "The CPU utilization rate significantly fluctuates between 0-100 on the node.",  # another resource
+    "Does the GPU utilization rate fluctuate greatly?",  # asked
 ])
 def test_no_swing_is_read_from_a_rise_a_question_a_condition_or_history(sentence: str) -> None:
     got = stated_facts(sentence)
@@ -149,6 +154,15 @@ REAL = [
      " iteration times. One epoch takes almost 50 minutes. I tried increasing the number of workers (16, 24), but it"
      " did not fix the issue.",
      {"gpu.util_swings": True}),
+    ("https://github.com/yuliangguo/depth_any_camera/issues/16",
+     "During training, my GPU utilization fluctuates constantly with significant swings. Is this due to my hardware"
+     " configuration, or is this normal behavior? Will it impact training efficiency?",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
+    ("https://github.com/tloen/alpaca-lora/issues/584",
+     "I have run the demo successfully, however, I found that the GPU utilization fluctuates between 0% and 90%"
+     " rapidly. And only 1 GPU  working at the same time... This will significantly increase the total training"
+     " time. (Now it takes approximately 8 hours on 4*v100)",
+     {"gpu.util_swings": True, "symptoms": {"gpu-underutilized"}}),
 ]
 
 
@@ -268,3 +282,92 @@ def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_wh
 def test_a_single_drop_to_zero_is_no_swing() -> None:
     assert "gpu.util_swings" not in stated_facts("GPU util dropped to 0% once after the job finished."), \
         stated_facts("GPU util dropped to 0% once after the job finished.")
+
+
+# A job spread over more GPUs or machines said to run slower than on one (stated:scaling-said-slower): its time goes to
+# synchronising them, gradient-sync's sign (seed 001:626).
+@pytest.mark.parametrize(("url", "text"), [
+    ("https://github.com/tatsu-lab/stanford_alpaca/issues/200",
+     "when I use two A100 nodes, each node is (80GX8). I found two nodes train is slower than one node. I use torchrun"
+     " xxx. can any one meet this?"),
+    ("https://github.com/facebookresearch/fairchem/issues/432",
+     "I found using 2 nodes is significantly slower than using 1 node 8 gpus. Here is my script:"),
+    ("https://github.com/horovod/horovod/issues/2976", "# The speed of multi-node is slower than single-node"),
+])
+def test_a_real_sentence_says_more_gpus_run_slower(url: str, text: str) -> None:
+    assert stated_facts(text).get("train.scaling_said_slower") is True, url
+
+
+@pytest.mark.parametrize("sentence", [
+    "Using 4 GPUs with DDP is slower than a single GPU.",
+    "Training on two machines is even slower than training on one machine with one gpu.",
+])
+def test_more_gpus_said_slower_than_one_is_read(sentence: str) -> None:
+    assert stated_facts(sentence).get("train.scaling_said_slower") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "Is multi-node training slower than single-node?",  # asked
+    "If 2 nodes are slower than 1 node, check the network.",  # conditional
+    "Inference on the CPU is slower than on one GPU.",  # no job spread over several
+    "The new model is slower than the old one on a single GPU.",  # two models, not a spread job
+    "Training on 8 GPUs is not slower than on one GPU.",  # negated
+    # https://github.com/IBM/FfDL/issues/169: said inside a question, which the stated rules leave unread
+    "@Tomcli   I can run pytorch distributed training on multi nodes, but I find that speed of distributed training on"
+    " two servers is slower than that on one server, I don't know why, can you help me see it deeply? Thank you.",
+])
+def test_no_scaling_slowdown_is_read_from_a_question_a_condition_or_another_comparison(sentence: str) -> None:
+    assert "train.scaling_said_slower" not in stated_facts(sentence)
+
+
+# The GPU's compute utilisation said with its own words ("compute", "computational power", a possessive) and a
+# server said not to use the GPU fully (round 11, serving engines).
+@pytest.mark.parametrize(("url", "text", "expected"), [
+    ("https://github.com/vllm-project/vllm/issues/9953",
+     "Hi thanks for the library! However, when using it to run inference of ~1B models, it seems that vllm does not"
+     " use GPU fully. In short, it has only ~50 gpu utilization and ~30 gpu memory bandwidth.",
+     {"symptoms": {"gpu-underutilized"}}),
+])
+def test_a_real_serving_sentence_is_read(url: str, text: str, expected: dict[str, object]) -> None:
+    got = stated_facts(text)
+    assert {k: got.get(k) for k in expected} == expected, (url, got)
+
+
+@pytest.mark.parametrize(("sentence", "figure"), [
+    ("The GPU compute utilization is only around 20% while the KV cache is full.", 20.0),
+    ("On the H800 the GPU's computational power utilization is only around 20%", 20.0),
+    ("GPU core usage stays at 15% during decoding.", 15.0),
+])
+def test_the_gpu_compute_utilisation_said_is_the_job_s_figure(sentence: str, figure: float) -> None:
+    assert stated_facts(sentence).get("gpu.job_util_percent") == figure
+
+
+@pytest.mark.parametrize("sentence", [
+    "vLLM does use the GPU fully now.",  # no negation: busy
+    "Why does vllm not use the GPU fully?",  # asked
+    "The GPU's memory usage is 20% of the card.",  # memory, not compute
+])
+def test_a_full_gpu_a_question_or_memory_is_no_low_compute(sentence: str) -> None:
+    got = stated_facts(sentence)
+    assert "symptoms" not in got and "gpu.job_util_percent" not in got, got
+
+
+# The GPU's share said from the job's side, or noun first (stated:gpu-share-used-figure, stated:gpu-util-of-figure).
+@pytest.mark.parametrize(("sentence", "figure"), [
+    ("It only uses 30% of the GPU.", 30.0),
+    ("vLLM only uses about 20% of the GPU while the queue grows.", 20.0),
+    ("the usage of GPU is only 20% during training.", 20.0),
+    ("The utilization of the GPUs stays at 30%.", 30.0),
+])
+def test_a_share_of_the_gpu_said_is_its_util(sentence: str, figure: float) -> None:
+    assert stated_facts(sentence).get("gpu.job_util_percent") == figure
+
+
+@pytest.mark.parametrize("sentence", [
+    "The model uses 30% of the GPU memory.",  # memory
+    "the usage of GPU memory is 20%.",  # memory
+    "Does it use 30% of the GPU?",  # asked
+    "If it uses 30% of the GPU, raise the batch size.",  # conditional
+])
+def test_a_memory_share_a_question_or_a_condition_is_no_gpu_util(sentence: str) -> None:
+    assert "gpu.job_util_percent" not in stated_facts(sentence)
