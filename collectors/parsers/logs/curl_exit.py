@@ -44,10 +44,10 @@ _NOT_A_HOST = frozenset({"localhost", "curl", "http", "https", "get", "post", "p
 
 
 @cache
-def _catalog() -> tuple[dict[int, str], tuple[Any, ...]]:
+def _catalog() -> tuple[dict[int, str], tuple[tuple[Any, tuple[str, ...]], ...]]:
     raw = load_file(_CATALOG)
     codes = {int(c["code"]): str(c["kind"]) for c in raw["codes"]}
-    return codes, tuple(re2.compile(w["pattern"]) for w in raw["wrappers"])
+    return codes, tuple((re2.compile(w["pattern"]), tuple(w.get("unless", ()))) for w in raw["wrappers"])
 
 
 def read(artifact: Artifact) -> ParseResult:
@@ -75,7 +75,9 @@ def _exit_status(sink: FactSink, lines: list[str], index: int, target: str) -> N
         line = lines[n][:_MAX_LINE]
         if n > index and "curl" in line and _COMMAND.search(line):
             return
-        for rx in wrappers:
+        for rx, unless in wrappers:
+            if any(u in line for u in unless):
+                continue
             if (m := rx.search(line)) and (kind := codes.get(int(m.group("code")))):
                 sink.add("client.errors", [kind], n + 1, text=f"curl exit code {m.group('code')}: {line.strip()}")
                 sink.add("client.targets", [target], index + 1)
