@@ -70,6 +70,24 @@ def test_curls_own_error_line_gives_its_code_and_the_commands_address() -> None:
                               "client.targets": ["web.shop.svc.cluster.local:80"]}
 
 
+def test_a_curl_said_to_hang_in_the_next_sentence() -> None:
+    text = "```\n$ curl http://web.shop.svc.cluster.local:8080/\n```\n\nThe request just hangs until I press ctrl-c."
+    assert facts(text) == {"client.errors": ["timeout"], "client.targets": ["web.shop.svc.cluster.local:8080"]}
+    said = "$ kubectl exec client -- curl 10.96.33.4:80\nand it times out after two minutes every time"
+    assert facts(said) == {"client.errors": ["timeout"], "client.targets": ["10.96.33.4:80"]}
+
+
+@pytest.mark.parametrize("text", [
+    "$ curl http://10.96.0.4/\nThe request does not hang any more after the fix.",  # negated
+    "$ curl http://10.96.0.4/\nWhy would the request hang here?",  # asked
+    "$ curl http://10.96.0.4/\n{\"error\": \"the upstream request timed out at the gateway\"}",  # the body printed
+    "$ curl http://10.96.0.4/\nok\nall good\nfine\nlater on, the other job hangs for a while",  # too far below
+    "$ curl https://example.com/\nThe request just hangs until I press ctrl-c.",  # not a cluster address
+])
+def test_sentences_that_do_not_say_the_curl_hung(text: str) -> None:
+    assert facts(text) == {}
+
+
 def test_a_verbose_connect_that_never_completed() -> None:
     text = ("[root@node1 ~]# curl -v http://10.233.92.2:80\n* Rebuilt URL to: http://10.233.92.2:80/\n"
             "*   Trying 10.233.92.2...\n* TCP_NODELAY set\n^C\n[root@node1 ~]# ")
