@@ -6,8 +6,8 @@ pkg/kubectl/resource_printer.go from 1.0) builds them: ENDPOINTS lists the ready
 `addresses`, never `notReadyAddresses`) as ip:port (a bare ip for a port-less headless Service, 1.19+) joined by
 commas, at most three and then " + N more...", `<none>` when the Endpoints have no subsets, and an empty cell when
 subsets hold only not-ready addresses. kubectl 1.0 printed NAME and ENDPOINTS alone (pkg/kubectl/resource_printer.go
-endpointColumns; AGE came in 1.1): under that header a row has no AGE cell. People often grep the rows for a name, losing the header: a block after a
-typed `kubectl get ep` is read as such (collectors/detect.py).
+endpointColumns; AGE came in 1.1): under that header a row has no AGE cell. People often grep the rows for a name,
+losing the header: a block after a typed `kubectl get ep` is read as such (collectors/detect.py).
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def test_grepped_rows_after_the_command_are_read() -> None:
     # kubectl 1.0's columns, NAME and ENDPOINTS without AGE (pkg/kubectl/resource_printer.go endpointColumns).
     ("NAME             ENDPOINTS\nweb              <none>\nkube-dns         10.2.2.4:53\n",
      [("endpoints.ready", 0, 2, "service/web")]),
-    ("NAME             ENDPOINTS\nredis-master     10.2.2.5:6379\n", [("endpoints.ready", 1, 2, "service/redis-master")]),
+    ("NAME             ENDPOINTS\nredis-master     10.2.2.5:6379\n",
+     [("endpoints.ready", 1, 2, "service/redis-master")]),
 ])
 def test_rendered_cells(text: str, expected: list[tuple[str, object, int, str]]) -> None:
     assert facts(text) == expected
