@@ -206,3 +206,18 @@ def test_a_kubelet_dial_from_the_api_server_is_not_a_service_no_route() -> None:
 ])
 def test_a_deadline_outside_a_probe_roundtrip_is_no_client_timeout(line: str) -> None:
     assert "client.errors" not in _facts(line)
+
+
+# `kubectl get endpointslices` rows that list addresses (ready or not, the cell does not say) give nothing; real
+# rows, verbatim.
+@pytest.mark.parametrize("text", [
+    # https://github.com/kubeguide/K8sDefinitiveGuide-V6-A-corrigendum/issues/32
+    "# kubectl get endpointslices\nNAME            ADDRESSTYPE   PORTS   ENDPOINTS               AGE\n"
+    "webapp-pvsxk    IPv4          80      10.1.95.22,10.1.95.23   23m\n",
+    # https://github.com/kubernetes/kubernetes/issues/95149
+    "% kubectl get endpointslices\nNAME         ADDRESSTYPE   PORTS   ENDPOINTS       AGE\n"
+    "kubernetes   IPv4          6443    192.168.51.11   11d\n",
+])
+def test_endpointslice_rows_with_addresses_say_nothing_of_readiness(text: str) -> None:
+    got = _facts(text)
+    assert "endpoints.ready" not in got and "endpoints.not_ready" not in got
