@@ -219,3 +219,29 @@ def cluster_ip_no_route(facts: FactSet) -> list[Fact]:
             out.append(fact.model_copy(update={"name": "client.cluster_ip_no_route", "value": hits,
                                                "parser": CLUSTER_IP_JOIN, "origin": emitted_at()}))
     return out
+
+
+# ---- a Service `kubectl expose` made, against the pod table beside it -------------------------------------------
+# kubectl expose copies the workload's selector into the Service (kubectl pkg/cmd/expose), so the pods of that
+# workload are its backends. A pod table showing them all Running and ready says the Service has ready endpoints:
+# a client refused there reached a pod whose port is closed (seed 001:319-345, "does the container listen on the
+# targetPort?"), not an empty Service.
+
+EXPOSED_JOIN = "join:exposed-pods-ready"
+
+
+def exposed_pods_ready(facts: FactSet) -> list[Fact]:
+    """service.exposed_pods_ready when a pasted pod table, every pod ready, holds a pod of an exposed workload."""
+    exposed = facts.get("service.exposed_workloads")
+    names = facts.get("pods.names")
+    ready = facts.get("pods.all_ready")
+    if exposed is None or names is None or ready is None or ready.value is not True:
+        return []
+    workloads = {str(w) for fact in exposed.sources if isinstance(fact.value, list) for w in fact.value}
+    pods = {str(p) for fact in names.sources if isinstance(fact.value, list) for p in fact.value}
+    # A Deployment's pods are <name>-<replicaset hash>-<suffix>, a StatefulSet's <name>-<ordinal>, a pod its name.
+    if not any(pod == w or pod.startswith(f"{w}-") for w in workloads for pod in pods):
+        return []
+    source = next(f for f in ready.sources if f.value is True)
+    return [source.model_copy(update={"name": "service.exposed_pods_ready", "value": True,
+                                      "parser": EXPOSED_JOIN, "origin": emitted_at()})]

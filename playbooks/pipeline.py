@@ -7,7 +7,7 @@ from typing import Any
 
 from collectors import rank_join
 from collectors.factset import FactSet
-from collectors.joins import cluster_ip_no_route, pod_ports, service_backends, suspect_nodes
+from collectors.joins import cluster_ip_no_route, exposed_pods_ready, pod_ports, service_backends, suspect_nodes
 from collectors.models import Artifact, Fact
 from collectors.paste import nothing_recognised
 from collectors.query_facts import parse_with_declared
@@ -188,6 +188,8 @@ def joined_facts(artifacts: list[Artifact], parsed: list[Fact], missing: list[Mi
     for fact in pod_ports(facts):  # probe and loopback-client ports against the containers' declared ports
         facts.add(fact)
     for fact in cluster_ip_no_route(facts):  # a client's "no route" to an address a pasted Service owns
+        facts.add(fact)
+    for fact in exposed_pods_ready(facts):  # a Service kubectl expose made, its workload's pods shown ready
         facts.add(fact)
     return facts
 

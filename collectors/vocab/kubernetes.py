@@ -266,6 +266,16 @@ FACTS: list[FactSpec] = [
     FactSpec("client.no_route_targets", "list[str]",
              "the addresses (host:port) a client was told there is no route to (EHOSTUNREACH, ENETUNREACH)",
              "union", "10.32.0.43:80"),
+    FactSpec("service.target_ports_off_convention", "list[str]",
+             "targetPorts of Service ports named for a protocol served on one port by convention (redis, postgres, "
+             "mysql ...) and served on that port, that point at another number: a hint the Service targets the "
+             "wrong container port (collectors/catalogs/port_names.yaml)", "union", "9121"),
+    FactSpec("service.exposed_workloads", "list[str]",
+             "workloads a `kubectl expose` command in the paste made a Service for: the Service's selector is "
+             "copied from the workload's, so it selects that workload's pods", "union", "hello-minikube"),
+    FactSpec("service.exposed_pods_ready", "bool",
+             "the pods of a workload `kubectl expose` made the Service for are shown Running and ready in a pasted "
+             "pod table: the Service has ready endpoints, so a refusal there is a port nothing listens on", "any"),
     FactSpec("client.cluster_ip_no_route", "list[str]",
              "ClusterIP:port targets of a pasted Service a client got no route to (an ICMP unreachable or a "
              "host-prohibited REJECT): the node's Service rules, not the pods, turned it away", "union",

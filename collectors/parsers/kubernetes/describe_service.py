@@ -9,6 +9,7 @@ from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.parsers.kubernetes.k8s_describe_layout import DNode, describe_blocks, describe_tree
 from collectors.parsers.kubernetes.k8s_event_facts import block_events
+from collectors.port_conventions import off_convention
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")
@@ -70,7 +71,26 @@ def _service_block(sink: DedupSink, lines: list[str], start: int, end: int) -> N
     if targets := [(t, n) for t, n in targets if t and t != "<none>"]:
         sink.add("service.target_ports", list(dict.fromkeys(t for t, _ in targets)), targets[0][1], targets[-1][1],
                  subject=subject)
+    _off_convention(sink, roots, subject)
     block_events(sink, lines, top.get("Events"), end, subject)
+
+
+def _off_convention(sink: DedupSink, roots: list[DNode], subject: str | None) -> None:
+    """"Port: redis  6379/TCP" then "TargetPort: 9121/TCP": kubectl prints the two rows in turn for each port, the
+    port's name first ("<unset>" when it has none)."""
+    ports = [r for r in roots if r.key == "Port"]
+    targets = [r for r in roots if r.key == "TargetPort"]
+    if len(ports) != len(targets):
+        return  # cut or out of step: which target belongs to which port is not known
+    off: list[tuple[str, int]] = []
+    for port, target in zip(ports, targets, strict=True):
+        words = port.value.split()
+        if len(words) == 2 and off_convention(words[0], words[1].split("/", 1)[0],
+                                              target.value.split("/", 1)[0].strip()):
+            off.append((target.value.split("/", 1)[0].strip(), target.line))
+    if off:
+        sink.add("service.target_ports_off_convention", list(dict.fromkeys(t for t, _ in off)), off[0][1],
+                 off[-1][1], subject=subject)
 
 
 def _endpoints(sink: DedupSink, rows: list[DNode], subject: str | None) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from collectors.k8s_values import as_dict, as_list, as_str
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
+from collectors.port_conventions import off_convention
 
 # loc.at of the object parser: the line of a path of keys (or (key, value) pairs) inside the object.
 At = Callable[..., int]
@@ -37,6 +38,11 @@ def service(sink: DedupSink, d: dict[str, Any], at: At) -> None:
     targets = [as_str(p.get("targetPort", p.get("port"))) for p in map(as_dict, as_list(spec.get("ports")))]
     if targets := [t for t in targets if t]:
         sink.add("service.target_ports", list(dict.fromkeys(targets)), at("spec", "ports"), subject=subject)
+    off = [as_str(p.get("targetPort")) for p in map(as_dict, as_list(spec.get("ports")))
+           if off_convention(as_str(p.get("name")), as_str(p.get("port")), as_str(p.get("targetPort")))]
+    if off:
+        sink.add("service.target_ports_off_convention", list(dict.fromkeys(off)), at("spec", "ports"),
+                 subject=subject)
 
 
 def pod_shape(sink: DedupSink, meta: dict[str, Any], spec: dict[str, Any], at: At, subject: str | None,

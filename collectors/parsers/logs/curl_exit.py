@@ -8,6 +8,8 @@ Two forms, both about a curl command shown in the paste:
   (curl lib/connect.c, "Trying %s..." to 7.67, "Trying %s:%d..." from 7.68). Its trace ending after "Trying" with
   only connect-time lines (TCP_NODELAY, happy eyeballs), followed by the shell's next prompt or ^C, is a connect
   that never completed: the packets went nowhere. It gives client.errors timeout.
+- A curl whose result the person tells in the next lines instead of pasting it ("And observe the connection hang
+  for an extended period"): a sentence saying it hangs or times out, not negated nor asked, is the same timeout.
 Only cluster addresses are read (private IPv4, <svc>.<ns>.svc names, one-label names): the symptom is a Service or
 pod that cannot be reached, not the internet.
 """
@@ -40,14 +42,17 @@ _CONNECTING = ("TCP_NODELAY set", "Trying ", "Rebuilt URL", "Uses proxy env", "H
 # A shell prompt starting the next command ("$ curl", "[root@node1 ~]# kubectl", "~~> ls"), or the ^C that ended it.
 _PROMPT: Any = re2.compile(r"^(?:(?:\S.*?)?[$#>] \S|\^C)")
 _SERVICE_NAME: Any = re2.compile(r"^[a-z0-9-]+\.[a-z0-9-]+\.svc(?:\.[a-z0-9.-]+)?$|^[a-z0-9-]+$")
+# What a person writes of a curl that never answered, and what turns the sentence around.
+_SAID_HUNG: Any = re2.compile(r"(?i)\b(?:hangs?|hung|hanging|times? out|timed out|timing out)\b")
+_SAID_NOT: Any = re2.compile(r"(?i)\b(?:not|no longer|never|without|if)\b|n't\b|\?\s*$")
 _NOT_A_HOST = frozenset({"localhost", "curl", "http", "https", "get", "post", "put", "delete", "head"})
 
 
 @cache
-def _catalog() -> tuple[dict[int, str], tuple[Any, ...]]:
+def _catalog() -> tuple[dict[int, str], tuple[tuple[Any, tuple[str, ...]], ...]]:
     raw = load_file(_CATALOG)
     codes = {int(c["code"]): str(c["kind"]) for c in raw["codes"]}
-    return codes, tuple(re2.compile(w["pattern"]) for w in raw["wrappers"])
+    return codes, tuple((re2.compile(w["pattern"]), tuple(w.get("unless", ()))) for w in raw["wrappers"])
 
 
 def read(artifact: Artifact) -> ParseResult:
@@ -57,6 +62,7 @@ def read(artifact: Artifact) -> ParseResult:
         line = raw[:_MAX_LINE]
         if "curl" in line and (m := _COMMAND.search(line)) and (target := _target(m.group("args"))):
             _exit_status(sink, lines, index, target)
+            _said_hung(sink, lines, index, target)
         if "Trying " in line and (t := _TRYING.match(line.strip())) and _hung(lines, index + 1):
             host = t.group("host")
             if _cluster_host(host):
@@ -75,11 +81,30 @@ def _exit_status(sink: FactSink, lines: list[str], index: int, target: str) -> N
         line = lines[n][:_MAX_LINE]
         if n > index and "curl" in line and _COMMAND.search(line):
             return
-        for rx in wrappers:
+        for rx, unless in wrappers:
+            if any(u in line for u in unless):
+                continue
             if (m := rx.search(line)) and (kind := codes.get(int(m.group("code")))):
                 sink.add("client.errors", [kind], n + 1, text=f"curl exit code {m.group('code')}: {line.strip()}")
                 sink.add("client.targets", [target], index + 1)
                 return
+
+
+def _said_hung(sink: FactSink, lines: list[str], index: int, target: str) -> None:
+    """A sentence within the few lines after the command saying the curl hung or timed out; only prose (no program
+    output, prompt or trace line comes between: curl's own lines are read by the network catalog)."""
+    seen = 0
+    for n in range(index + 1, min(len(lines), index + 1 + _WINDOW)):
+        text = lines[n][:_MAX_LINE].strip().strip("`").strip()
+        if not text:
+            continue
+        seen += 1
+        if seen > 3 or text.startswith(("*", "<", ">", "{", "[", "\"", "curl:", "$", "#")) or len(text.split()) < 4:
+            return
+        if _SAID_HUNG.search(text) and not _SAID_NOT.search(text):
+            sink.add("client.errors", ["timeout"], n + 1, text=f"said of the curl above: {text}")
+            sink.add("client.targets", [target], index + 1)
+            return
 
 
 def _target(args: str) -> str:

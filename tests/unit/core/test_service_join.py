@@ -78,3 +78,30 @@ def test_any_mix_of_addresses_is_joined_without_raising(rows: list[tuple[str, li
     for fact in cluster_ip_no_route(facts):
         assert fact.name == "client.cluster_ip_no_route"
         assert all(str(t) in owned or str(t).rsplit(":", 1)[0] in owned for t in fact.value)  # type: ignore[union-attr]
+
+
+def test_an_exposed_workload_whose_pods_are_shown_ready_has_ready_endpoints() -> None:
+    from collectors.joins import exposed_pods_ready
+
+    def joined(workloads: list[str], pods: list[str], ready: bool) -> list[object]:
+        facts = FactSet([_fact("service.exposed_workloads", "", workloads), _fact("pods.names", "", pods),
+                         _fact("pods.all_ready", "", ready)])
+        return [(f.name, f.value) for f in exposed_pods_ready(facts)]
+
+    assert joined(["hello-minikube"], ["hello-minikube-79577c5997-24gt8"], True) == [
+        ("service.exposed_pods_ready", True)]
+    assert joined(["web"], ["web"], True) == [("service.exposed_pods_ready", True)]  # kubectl expose pod web
+    assert joined(["web"], ["web-0", "db-0"], True) == [("service.exposed_pods_ready", True)]  # a StatefulSet
+    assert joined(["hello-minikube"], ["hello-minikube-79577c5997-24gt8"], False) == []  # not every pod ready
+    assert joined(["web"], ["webapp-5d8f7-abcde"], True) == []  # another workload's pods
+    assert joined(["web"], [], True) == []
+
+
+@given(st.lists(_TEXT, max_size=4), st.lists(_TEXT, max_size=4), st.booleans())
+def test_any_exposed_workloads_and_pods_are_joined_without_raising(workloads: list[str], pods: list[str],
+                                                                   ready: bool) -> None:
+    from collectors.joins import exposed_pods_ready
+
+    facts = FactSet([_fact("service.exposed_workloads", "", workloads), _fact("pods.names", "", pods),
+                     _fact("pods.all_ready", "", ready)])
+    assert all(f.value is True for f in exposed_pods_ready(facts))

@@ -61,6 +61,33 @@ def test_real_pastes(text: str, expected: dict[str, object]) -> None:
     assert facts(text) == expected
 
 
+def test_curls_own_error_line_gives_its_code_and_the_commands_address() -> None:
+    # curl before 7.30 names no address in its timeout ("connect() timed out!"): the command above holds it.
+    text = "# curl --connect-timeout 3 10.0.12.7:443\ncurl: (28) connect() timed out!"
+    assert facts(text) == {"client.errors": ["timeout"], "client.targets": ["10.0.12.7:443"]}
+    resolve = "$ curl http://web.shop.svc.cluster.local/\ncurl: (6) Could not resolve host: web.shop.svc.cluster.local"
+    assert facts(resolve) == {"client.errors": ["name-resolution"],
+                              "client.targets": ["web.shop.svc.cluster.local:80"]}
+
+
+def test_a_curl_said_to_hang_in_the_next_sentence() -> None:
+    text = "```\n$ curl http://web.shop.svc.cluster.local:8080/\n```\n\nThe request just hangs until I press ctrl-c."
+    assert facts(text) == {"client.errors": ["timeout"], "client.targets": ["web.shop.svc.cluster.local:8080"]}
+    said = "$ kubectl exec client -- curl 10.96.33.4:80\nand it times out after two minutes every time"
+    assert facts(said) == {"client.errors": ["timeout"], "client.targets": ["10.96.33.4:80"]}
+
+
+@pytest.mark.parametrize("text", [
+    "$ curl http://10.96.0.4/\nThe request does not hang any more after the fix.",  # negated
+    "$ curl http://10.96.0.4/\nWhy would the request hang here?",  # asked
+    "$ curl http://10.96.0.4/\n{\"error\": \"the upstream request timed out at the gateway\"}",  # the body printed
+    "$ curl http://10.96.0.4/\nok\nall good\nfine\nlater on, the other job hangs for a while",  # too far below
+    "$ curl https://example.com/\nThe request just hangs until I press ctrl-c.",  # not a cluster address
+])
+def test_sentences_that_do_not_say_the_curl_hung(text: str) -> None:
+    assert facts(text) == {}
+
+
 def test_a_verbose_connect_that_never_completed() -> None:
     text = ("[root@node1 ~]# curl -v http://10.233.92.2:80\n* Rebuilt URL to: http://10.233.92.2:80/\n"
             "*   Trying 10.233.92.2...\n* TCP_NODELAY set\n^C\n[root@node1 ~]# ")
@@ -83,6 +110,10 @@ def test_a_verbose_connect_that_never_completed() -> None:
     "$ curl -s http://127.0.0.1:8080/\ncommand terminated with exit code 7",
     # an exit code that is not a connection failure (22: an HTTP error, read from the status by other readers)
     "$ curl -sf http://10.96.0.4/\ncommand terminated with exit code 22",
+    # curl's own line that names the address is the network catalog's (with its target), not the exit code's
+    "$ curl http://10.96.0.4:8080/\ncurl: (7) Failed to connect to 10.96.0.4 port 8080: Connection refused",
+    # curl's own line under a command to a public site
+    "# curl --connect-timeout 3 https://example.com/\ncurl: (28) connect() timed out!",
     # an exit status with no curl command above it
     "$ wget http://10.96.0.4/\ncommand terminated with exit code 7",
     # the exit status of a later command

@@ -42,6 +42,11 @@ def test_grepped_rows_after_the_command_are_read() -> None:
      [("endpoints.ready", 2, 2, "service/db")]),
     # Several Services with addresses: none is singled out, and the counts are not summed into one.
     ("NAME   ENDPOINTS       AGE\na      10.0.0.1:80     1d\nb      10.0.0.2:80     1d\n", []),
+    # kubectl 1.0's columns, NAME and ENDPOINTS without AGE (pkg/kubectl/resource_printer.go endpointColumns).
+    ("NAME             ENDPOINTS\nweb              <none>\nkube-dns         10.2.2.4:53\n",
+     [("endpoints.ready", 0, 2, "service/web")]),
+    ("NAME             ENDPOINTS\nredis-master     10.2.2.5:6379\n",
+     [("endpoints.ready", 1, 2, "service/redis-master")]),
 ])
 def test_rendered_cells(text: str, expected: list[tuple[str, object, int, str]]) -> None:
     assert facts(text) == expected
@@ -52,3 +57,4 @@ def test_rows_alone_are_not_claimed_without_the_command() -> None:
     assert endpoints_table.sniff("deny-all   <none>   5m\n") == 20
     assert "endpoints-table" not in {str(a.kind) for a in artifacts_from_text("deny-all   <none>   5m\n", "paste")}
     assert endpoints_table.sniff("NAME   ENDPOINTS   AGE\nweb   <none>   3m\n") == 90
+    assert endpoints_table.sniff("NAME   ENDPOINTS\nweb   10.0.0.1:80\n") == 90

@@ -217,3 +217,16 @@ def test_a_rank_killed_or_a_bare_ssh_resolve_error_shows_no_hang() -> None:
     ssh = "ssh: Could not resolve hostname ***-job: Name or service not known."  # volcano-sh/volcano#1972
     assert "nccl-hang" not in (_facts(ssh).get("evidence.symptoms") or [])  # type: ignore[operator]
     assert "dist.launcher_errors" not in _facts(ssh)
+# `kubectl get endpointslices` rows that list addresses (ready or not, the cell does not say) give nothing; real
+# rows, verbatim.
+@pytest.mark.parametrize("text", [
+    # https://github.com/kubeguide/K8sDefinitiveGuide-V6-A-corrigendum/issues/32
+    "# kubectl get endpointslices\nNAME            ADDRESSTYPE   PORTS   ENDPOINTS               AGE\n"
+    "webapp-pvsxk    IPv4          80      10.1.95.22,10.1.95.23   23m\n",
+    # https://github.com/kubernetes/kubernetes/issues/95149
+    "% kubectl get endpointslices\nNAME         ADDRESSTYPE   PORTS   ENDPOINTS       AGE\n"
+    "kubernetes   IPv4          6443    192.168.51.11   11d\n",
+])
+def test_endpointslice_rows_with_addresses_say_nothing_of_readiness(text: str) -> None:
+    got = _facts(text)
+    assert "endpoints.ready" not in got and "endpoints.not_ready" not in got

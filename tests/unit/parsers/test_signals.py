@@ -62,6 +62,8 @@ AWAITING_A_PASTE = {
     "wget-gnu-resolve-failed", "busybox-connect-no-route", "nc-openbsd-connect-timeout",
     "nc-openbsd-connect-no-route", "nc-openbsd-resolve-failed", "ncat-connect-failed", "ncat-timeout",
     "telnet-connect-timeout",
+    # Round 11 (service-unreachable): curl before 7.31, a no-route with the port hidden, an empty EndpointSlice row.
+    "curl-old-couldnt-connect", "curl-hidden-address-no-route", "kubectl-get-endpointslices-empty-row",
     # The proxy catalog (proxies.yaml), its templates rendered by test_network_catalog.py.
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
     "vegeta-report-p99-s", "hey-latency-distribution-p99",

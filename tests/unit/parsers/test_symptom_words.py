@@ -89,6 +89,9 @@ SAID_LINES = [
     # https://github.com/apache/airflow/issues/8722: a pod killed because of OOM, said in words.
     ('When a POD get\'s killed by K8S because of OOM, Airflow logs "FAILED" in the scheduler log and nothing to the '
      'DAG logs. ', "oom-killed"),
+    # https://github.com/metallb/metallb/issues/1902: a LoadBalancer's EXTERNAL-IP unreachable from outside.
+    ("the terminals outside the cluster cannot access the services in the k8s cluster through EXTERNAL-IP,",
+     "service-unreachable"),
 ]
 
 
@@ -127,6 +130,10 @@ def test_a_real_line_that_only_looks_alarming_does_not_say_it(case: str, number:
     "If the pod is unschedulable, the autoscaler adds a node.",
     "GPU util is 95%, memory usage 12%.",
     "Baseline TTFT (single request): 50 ms",
+    # the outside address working, or only asked about
+    "The LoadBalancer IP is reachable from outside the cluster now.",
+    "Can I reach the external IP from outside the cluster?",
+    "MetalLB assigned 192.168.1.240 to the service.",
 ])
 def test_healthy_negated_asked_and_settled_sentences_say_nothing(text: str) -> None:
     assert _said(text) == []
