@@ -63,6 +63,7 @@ AWAITING_A_PASTE = {
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
     "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
+    "kong-upstream-timing-out-body",
     # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
     "cni-logrus-pod-field",
 }
