@@ -120,3 +120,26 @@ def test_the_same_words_from_the_controller_or_an_unmount_name_no_stuck_start(li
     read = joined_facts(line)
     assert "volume.mount_failed" not in read
     assert "container-creating" not in _symptoms(read)
+
+
+# ---- an alertname label holding spaces (Alertmanager's default.tmpl __text_alert_list, rendered) ----------------
+
+TEXT_ALERT_LIST = """\
+Labels:
+ - alertname = {name}
+ - instance = node-3
+ - severity = warning
+Annotations:
+ - summary = disk almost full
+"""
+
+
+def test_an_alertname_label_is_the_alerts_name_whatever_it_holds() -> None:
+    read = first_facts(TEXT_ALERT_LIST.format(name="test DiskRunningFull2"))
+    assert read.get("alert.names") == ["test DiskRunningFull2"]
+
+
+def test_a_template_placeholder_is_no_alert_name() -> None:
+    read = first_facts(TEXT_ALERT_LIST.format(name="{{ $labels.alertname }}"))
+    assert "alert.names" not in read
+
