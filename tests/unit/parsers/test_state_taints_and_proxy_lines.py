@@ -143,3 +143,29 @@ def test_a_template_placeholder_is_no_alert_name() -> None:
     read = first_facts(TEXT_ALERT_LIST.format(name="{{ $labels.alertname }}"))
     assert "alert.names" not in read
 
+
+
+# ---- the CPU limit's before/after experiment told in prose (signals.yaml cpu-limit-removed-latency-fell) -------
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/kubernetes/kubernetes/issues/51135 (comment by szuecs, 2018-03-15)
+    "This is kind of a blocker for production clusters, because you can not set CPU limits for all latency critical "
+    "applications. When we dropped the CPU limits from our ingress controller we got 12-20x less latency for the p99.",
+    # Rendered: the limit's removal and the spikes it stopped, as operators write it.
+    "Removing the CPU limit stopped the latency spikes on the proxy.",
+])
+def test_a_limit_lifted_and_the_latency_that_fell_is_read(sentence: str) -> None:
+    assert joined_facts(sentence).get("cpu.limit_slowed") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/davidsbond/homelab/pull/187 (description): limits added to cap CPU spikes, no latency.
+    "Currently, prometheus, minio and the minecraf backup cause CPU spikes. Adding these small CPU limits\n"
+    "should mitigate this somewhat.",
+    # https://github.com/giantswarm/happa/pull/676: the experiment made, with no effect.
+    "Testing the impact of our current CPU limit compared with no limit.\nThis had no measureable effect.",
+    # CPU spikes a removal stopped are the limit's own business, not a latency.
+    "Removing the CPU limit stopped the CPU spikes from being throttled.",
+])
+def test_a_limit_with_no_latency_falling_is_not_read(sentence: str) -> None:
+    assert "cpu.limit_slowed" not in joined_facts(sentence)
