@@ -110,8 +110,9 @@ def test_a_node_plugin_refusing_a_held_volume_is_a_mount_that_does_not_happen(fi
 
 @pytest.mark.parametrize("line", [
     # The controller refuses CreateVolume with the same words: a claim that waits, not a pod's mount.
-    "E0101 10:00:00.000001       1 controllerserver.go:301] ID: 7 Req-ID: pvc-1 an operation with the given Volume "
-    "ID pvc-1 already exists",
+    PASTES["ceph-csi-2712-controllerserver-operation-exists"],
+    # The kubelet's unmount of a volume that waits: a pod going away.
+    PASTES["ceph-csi-4851-kubelet-unmountdevice-operation-exists"],
     # An unmount that waits is a pod going away.
     "E0101 10:00:00.000001       1 nodeserver.go:612] ID: 9 Req-ID: v-1 NodeUnstageVolume: an operation with the "
     "given Volume ID v-1 already exists",
