@@ -64,6 +64,9 @@ AWAITING_A_PASTE = {
     "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
     "kong-upstream-timing-out-body",
+    # The node's memory and PID pressure taints, rendered by test_state_taints_and_proxy_lines.py (the disk one has
+    # a real paste).
+    "node-memory-pressure-taint", "node-pid-pressure-taint",
     # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
     "cni-logrus-pod-field",
 }

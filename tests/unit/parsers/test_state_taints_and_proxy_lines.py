@@ -20,8 +20,26 @@ def _symptoms(read: dict[str, object]) -> list[str]:
 def test_a_pressure_taint_in_a_node_description_is_read_as_the_nodes_taint() -> None:
     read = first_facts(PASTES["k8s-93711-describe-node-disk-pressure-taint"])
     assert read.get("node.taints") == ["node.kubernetes.io/disk-pressure:NoSchedule"]
+    # The controller sets the taint only while the condition holds (read as a text; a node description's own
+    # Conditions table says it where it was pasted).
+    assert joined_facts(PASTES["k8s-93711-describe-node-disk-pressure-taint"]).get("node.conditions") == [
+        "DiskPressure"]
     # The taint alone names no symptom: new pods wait, running ones may be evicted.
     assert not read.get("evidence.symptoms")
+
+
+@pytest.mark.parametrize(("key", "condition"), [
+    ("memory-pressure", "MemoryPressure"), ("disk-pressure", "DiskPressure"), ("pid-pressure", "PIDPressure")])
+@pytest.mark.parametrize("layout", [
+    # k8s.io/kubectl pkg/describe printTaintsMultiline: the first taint after the field's name, the rest indented.
+    "Taints:             node.kubernetes.io/{key}:NoSchedule\nUnschedulable:      false\n",
+    "Taints:             example.com/dedicated=gpu:NoSchedule\n"
+    "                    node.kubernetes.io/{key}:NoSchedule\n",
+])
+def test_every_pressure_taint_line_gives_its_condition(key: str, condition: str, layout: str) -> None:
+    read = joined_facts(layout.format(key=key))
+    assert f"node.kubernetes.io/{key}:NoSchedule" in (read.get("node.taints") or [])  # type: ignore[operator]
+    assert read.get("node.conditions") == [condition]
 
 
 def test_the_scheduler_naming_a_pressure_taint_leads_with_the_pressure() -> None:
