@@ -13,7 +13,7 @@ from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "load_reports.yaml"
 
-Role = Literal["status_count", "status_counts", "requests", "non_2xx", "failed_share"]
+Role = Literal["status_count", "status_counts", "requests", "non_2xx", "failed_share", "check_result"]
 
 
 class ReportLine(BaseModel):
@@ -25,6 +25,8 @@ class ReportLine(BaseModel):
     role: Role
     pattern: str = Field(min_length=1)
     opens: str | None = None
+    # check_result only: the line before the result, the check's name, naming the status it expects (group 1)
+    after: str | None = None
     source: str = Field(min_length=1)
     versions: str = Field(min_length=1)
     render: tuple[str, ...] = Field(min_length=1)
@@ -36,6 +38,10 @@ class ReportLine(BaseModel):
             re2.compile(self.opens)
         if (self.role == "status_count") != (self.opens is not None):
             raise ValueError(f"load_reports catalog: {self.tool} {self.role}: opens goes with status_count only")
+        if (self.role == "check_result") != (self.after is not None):
+            raise ValueError(f"load_reports catalog: {self.tool} {self.role}: after goes with check_result only")
+        if self.after is not None:
+            re2.compile(self.after)
         return self
 
 
@@ -67,3 +73,9 @@ def any_entry() -> Any:
             found.Add(entry.opens)
     found.Compile()
     return found
+
+
+@cache
+def after_pattern(pattern: str) -> Any:
+    """A check_result entry's pattern for the line before it, compiled once."""
+    return re2.compile(pattern)

@@ -27,6 +27,7 @@ _TAG = re.compile(r"<[^<>\n]{0,400}>")
 # mail client the break can vanish, gluing the heading to the pair: "Labelsalertname = KubeSchedulerDown".
 _GLUED_HEADING = re.compile(r"^(\s*(?:Labels|Annotations))([a-z_][A-Za-z0-9_]* = )")
 _NAME = re.compile(r"[A-Za-z_][\w:]*$")
+_LABELLED_NAME = re.compile(r"[^\s{}](?:[^\n{}]{0,198}[^\s{}])?$")
 _AMTOOL_STATES = {"active": "firing", "suppressed": "firing", "unprocessed": "firing"}
 _MAX_LINE = 4096
 
@@ -72,8 +73,11 @@ class _Reading:
         if self.severity is None or rank > SEVERITY_RANK.get(self.severity[0].lower(), 0):
             self.severity = (severity, line)
 
-    def name(self, name: str, number: int, alert: Labelled) -> None:
-        if _NAME.match(name) and name.lower() not in ("firing", "resolved", "alert"):
+    def name(self, name: str, number: int, alert: Labelled, labelled: bool = False) -> None:
+        # A word taken from a title must look like an alert name; the alertname label's own value is one whatever
+        # it holds (label values are any UTF-8: a hand-made "test DiskRunningFull2" is still the alert's name).
+        fits = _LABELLED_NAME.match(name) if labelled else _NAME.match(name)
+        if fits and name.lower() not in ("firing", "resolved", "alert"):
             alert.name = alert.name or name
             alert.line = alert.line or number
 
@@ -84,7 +88,7 @@ class _Reading:
                 alert = self.start(number)
             self.open = True
             alert.labels.setdefault(key, (value, number))
-            self.name(value, number, alert)
+            self.name(value, number, alert, labelled=True)
             return
         alert = self.current()
         if self.section == "annotations":

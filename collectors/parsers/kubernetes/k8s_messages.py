@@ -333,7 +333,7 @@ def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, 
     for text, count in pairs:
         if not by_design and _ROLE_TAINT.search(text):
             continue
-        for reason in scheduling_reasons(text):
+        for reason in _counted_reasons(text):
             counts[reason] = counts.get(reason, 0) + count
     total = nodes_total(message)
     if total:
@@ -341,10 +341,27 @@ def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, 
     return sorted(counts.items(), key=lambda item: -item[1])
 
 
+def _counted_reasons(text: str) -> list[str]:
+    """The reasons one "<count> <reason>" part rules its nodes out for. A taint the node controller or the kubelet
+    put on for the node's state (node.kubernetes.io/disk-pressure, unreachable, not-ready, ...) counts as that
+    state alone: the nodes are out because they are under pressure or unreachable, not because of a taint someone
+    chose, so the state leads (scheduling.leading_reasons) while scheduling.reasons still names the taint."""
+    reasons = scheduling_reasons(text)
+    taints = [m.group(1).split(":", 1)[0].split("=", 1)[0].strip() for m in _BRACED_TAINT.finditer(text)]
+    if taints and all(key in _SYSTEM_TAINTS for key in taints) and not _BARE_TAINT.search(
+            _BRACED_TAINT.sub(" ", text)) and not _SCHEDULING_TAINT_NAMES.search(text):
+        return [reason for reason in reasons if reason != "untolerated-taint"]
+    return reasons
+
+
+# Before 1.8 the predicate named the taint check itself: such a part says nothing about which taint it was.
+_SCHEDULING_TAINT_NAMES = re.compile(r"PodToleratesNodeTaints|TaintToleration")
+
+
 def _per_node_counts(message: str) -> list[tuple[str, int]]:
     counts: dict[str, int] = {}
     for m in _PER_NODE.finditer(message[:_MAX_COUNTED * 8]):
-        for reason in scheduling_reasons(m.group(1)):
+        for reason in _counted_reasons(m.group(1)):
             counts[reason] = counts.get(reason, 0) + 1
     return sorted(counts.items(), key=lambda item: -item[1])
 

@@ -9,8 +9,9 @@ which triggers nothing.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from collectors.catalogs.load_reports import any_entry, compiled
+from collectors.catalogs.load_reports import after_pattern, any_entry, compiled
 from collectors.models import Artifact, Fact, ParseResult
 from collectors.parsers.sink import FactSink
 
@@ -75,12 +76,33 @@ def read(artifact: Artifact, silent: list[int] | None = None) -> ParseResult:
                          text=f"{line.strip()} of {requests} requests ({entry.tool})")
             elif entry.role == "failed_share":
                 sink.add("http.error_ratio", round(float(m.group(1)) / 100, 4), n)
+            elif entry.role == "check_result" and entry.after is not None and n >= 2:
+                _check(sink, after_pattern(entry.after).search(lines[n - 2][:_MAX_LINE]), m, n)
             break
         if in_statuses and not matched and line.strip():
             _statuses(sink, codes, first, n - 1, silent)
             codes, first, in_statuses = Counter(), 0, False
     _statuses(sink, codes, first, len(lines), silent)
     return sink.done()
+
+
+def _check(sink: FactSink, name: Any, result: Any, n: int) -> None:
+    """A k6 check that names the status it expects, and how often it held: a check expecting a 5xx that passed
+    counts those 5xx; a check expecting a 2xx that failed counts the responses that were not it (as ab and wrk
+    count non-2xx). A check on anything else (a body, a header) says nothing of statuses."""
+    if name is None:
+        return
+    code, passes, fails = int(name.group(1)), int(result.group(1)), int(result.group(2))
+    total = passes + fails
+    if not total:
+        return
+    if 500 <= code <= 599 and passes:
+        sink.add("http.error_ratio", round(passes / total, 4), n - 1, n,
+                 text=f"{passes} of {total} responses were {code} (k6 check)")
+        sink.add("http.error_statuses", [code], n - 1, n)
+    elif 200 <= code <= 299:
+        sink.add("http.error_ratio", round(fails / total, 4), n - 1, n,
+                 text=f"{fails} of {total} responses were not {code} (k6 check)")
 
 
 def _statuses(sink: FactSink, codes: Counter[int], start: int, end: int, silent: list[int] | None) -> None:

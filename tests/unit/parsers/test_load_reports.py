@@ -107,3 +107,31 @@ def test_a_run_with_no_response_gives_no_latency() -> None:
                       answered)
     assert answered == []
     assert load_reports.without_failed_timings([p99], answered) == [p99]
+
+
+# k6's checks block (grafana/k6 js/summary.js summarizeCheck), rendered with sample values: a check that names the
+# status it expects says how many responses had it.
+@pytest.mark.parametrize(("name", "passes", "fails", "ratio", "statuses"), [
+    ("is status 504", 4, 482, 0.0082, [504]),          # a check expecting a 5xx that passed: those were 5xx
+    ("status was 502", 10, 90, 0.1, [502]),
+    ("status is 200", 474, 12, 0.0247, None),          # a check expecting a 2xx that failed: the rest were not
+    ("response code was 201", 90, 10, 0.1, None),
+])
+def test_a_k6_check_naming_a_status_counts_the_responses(
+        name: str, passes: int, fails: int, ratio: float, statuses: list[int] | None) -> None:
+    pct = 100 * passes // (passes + fails)
+    facts = facts_of(f"     ✗ {name}\n      ↳  {pct}% — ✓ {passes} / ✗ {fails}\n")
+    assert facts["http.error_ratio"] == ratio
+    assert facts.get("http.error_statuses") == statuses
+
+
+@pytest.mark.parametrize("text", [
+    # Checks on anything but one status say nothing of statuses.
+    "     ✗ response time < 200ms\n      ↳  53% — ✓ 10974 / ✗ 9618\n",
+    "    ✗ body is VM 0/1/2\n      ↳  71% — ✓ 19985 / ✗ 7997\n",
+    "     ✗ status is 200 or 201\n      ↳  90% — ✓ 90 / ✗ 10\n",
+    # A result line with no check above it.
+    "      ↳  50% — ✓ 1 / ✗ 1\n",
+])
+def test_a_k6_check_on_anything_else_gives_no_error_rate(text: str) -> None:
+    assert facts_of(text) == {}

@@ -68,6 +68,10 @@ AWAITING_A_PASTE = {
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
     "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
+    "kong-upstream-timing-out-body",
+    # The node's memory and PID pressure taints, rendered by test_state_taints_and_proxy_lines.py (the disk one has
+    # a real paste).
+    "node-memory-pressure-taint", "node-pid-pressure-taint",
     # Calico's logrus fields (ContainerID=... Pod=...): the pastes found cut the line before its end.
     "cni-logrus-pod-field",
     # The MPI launcher catalog (launchers.yaml). hydra-host-address's one paste (open-mpi/ompi#7187) has the fence

@@ -1,0 +1,190 @@
+"""Families first sight showed misread (issue 24, round 11, class d): the taints Kubernetes puts on a node for its
+state (pressure, unreachable, not-ready) read as that state rather than as a taint someone chose. Each is read
+from a paste of another public thread than the case that revealed it (the URL is in first_sight_pastes.yaml);
+the wordings are catalogued from the upstream source (signals.yaml, k8s_wordings.yaml)."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.parsers.kubernetes.k8s_messages import scheduling_facts
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
+from tests.unit.parsers.paste_facts import first_facts, joined_facts
+
+
+def _symptoms(read: dict[str, object]) -> list[str]:
+    value = read.get("evidence.symptoms")
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def test_a_pressure_taint_in_a_node_description_is_read_as_the_nodes_taint() -> None:
+    read = first_facts(PASTES["k8s-93711-describe-node-disk-pressure-taint"])
+    assert read.get("node.taints") == ["node.kubernetes.io/disk-pressure:NoSchedule"]
+    # The controller sets the taint only while the condition holds (read as a text; a node description's own
+    # Conditions table says it where it was pasted).
+    assert joined_facts(PASTES["k8s-93711-describe-node-disk-pressure-taint"]).get("node.conditions") == [
+        "DiskPressure"]
+    # The taint alone names no symptom: new pods wait, running ones may be evicted.
+    assert not read.get("evidence.symptoms")
+
+
+@pytest.mark.parametrize(("key", "condition"), [
+    ("memory-pressure", "MemoryPressure"), ("disk-pressure", "DiskPressure"), ("pid-pressure", "PIDPressure")])
+@pytest.mark.parametrize("layout", [
+    # k8s.io/kubectl pkg/describe printTaintsMultiline: the first taint after the field's name, the rest indented.
+    "Taints:             node.kubernetes.io/{key}:NoSchedule\nUnschedulable:      false\n",
+    "Taints:             example.com/dedicated=gpu:NoSchedule\n"
+    "                    node.kubernetes.io/{key}:NoSchedule\n",
+])
+def test_every_pressure_taint_line_gives_its_condition(key: str, condition: str, layout: str) -> None:
+    read = joined_facts(layout.format(key=key))
+    assert f"node.kubernetes.io/{key}:NoSchedule" in (read.get("node.taints") or [])  # type: ignore[operator]
+    assert read.get("node.conditions") == [condition]
+
+
+def test_the_scheduler_naming_a_pressure_taint_leads_with_the_pressure() -> None:
+    read = first_facts(PASTES["snowdrop-k8s-infra-249-failedscheduling-disk-pressure-taint"])
+    assert read.get("scheduling.leading_reasons") == ["node-pressure"]
+    assert read.get("scheduling.reason_nodes") == ["node-pressure=1"]
+    # The taint is still named: the pod does not tolerate it.
+    assert read.get("scheduling.reasons") == ["node-pressure", "untolerated-taint"]
+
+
+@pytest.mark.parametrize(("key", "state"), [
+    ("node.kubernetes.io/memory-pressure", "node-pressure"),
+    ("node.kubernetes.io/pid-pressure", "node-pressure"),
+    ("node.kubernetes.io/disk-pressure", "node-pressure"),
+    ("node.kubernetes.io/not-ready", "node-not-ready"),
+    ("node.kubernetes.io/unreachable", "node-not-ready"),
+    ("node.kubernetes.io/unschedulable", "unschedulable-node"),
+    ("node.kubernetes.io/network-unavailable", "node-not-ready"),
+])
+@pytest.mark.parametrize("template", [
+    # pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go, 1.25-1.31 and 1.19-1.24
+    "0/{n} nodes are available: {n} node(s) had untolerated taint {{{key}: }}. preemption: 0/{n} nodes are "
+    "available: {n} Preemption is not helpful for scheduling.",
+    "0/{n} nodes are available: {n} node(s) had taint {{{key}: }}, that the pod didn't tolerate.",
+])
+def test_every_state_taint_leads_as_its_state(key: str, state: str, template: str) -> None:
+    read = dict(scheduling_facts(template.format(n=3, key=key)))
+    assert read["scheduling.leading_reasons"] == [state]
+    assert read["scheduling.reason_nodes"] == [f"{state}=3"]
+
+
+def test_a_taint_someone_chose_beside_a_state_taint_is_still_counted() -> None:
+    read = dict(scheduling_facts(
+        "0/4 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/disk-pressure: }, 3 node(s) "
+        "had untolerated taint {nvidia.com/gpu: present}."))
+    assert read["scheduling.leading_reasons"] == ["untolerated-taint"]
+    assert read["scheduling.reason_nodes"] == ["untolerated-taint=3", "node-pressure=1"]
+
+
+def test_a_tolerations_line_names_no_taint_of_the_node() -> None:
+    # A pod's tolerations name the same keys (kubectl describe pod, DaemonSet pods); they are not the node's taints.
+    read = joined_facts("Tolerations:     node.kubernetes.io/disk-pressure:NoSchedule op=Exists")
+    assert "node.taints" not in read
+
+
+# ---- Kong's own answers (proxies.yaml kong-*; the templates are rendered by test_network_catalog.py) -------------
+
+def test_kongs_ring_balancer_body_is_a_request_kong_answered_for_want_of_a_peer() -> None:
+    read = joined_facts(PASTES["kong-7156-ring-balancer-body-in-prose"])
+    assert read.get("http.failure_kinds") == ["no-upstream"]
+    assert read.get("evidence.symptoms") == ["error-rate"]
+
+
+def test_kongs_502_body_is_a_connection_it_could_not_use() -> None:
+    read = joined_facts(PASTES["kong-7165-invalid-upstream-response-body-in-prose"])
+    assert read.get("http.failure_kinds") == ["connection-failure"]
+    assert read.get("evidence.symptoms") == ["error-rate"]
+
+
+@pytest.mark.parametrize("line", [
+    # Kong's 404 for a path no Route matches is routing, not a failing backend.
+    '{"message":"no Route matched with those values"}',
+    # A question naming the message is no answer Kong gave.
+    "what does the upstream server is timing out mean?",
+])
+def test_kongs_other_answers_name_no_failing_backend(line: str) -> None:
+    read = joined_facts(line)
+    assert "error-rate" not in _symptoms(read)
+    assert "http.failure_kinds" not in read
+
+
+# ---- CSI node plugins refusing an operation while an earlier one on the volume is held (signals.yaml) ----------
+
+# The node server's own line, as ceph-csi (internal/cephfs/nodeserver.go, behind its "ID: <n> Req-ID: <volume>"
+# prefix) and the drivers with a node.go (aws-ebs, gce-pd) log it, rendered with sample values.
+CSI_NODE_TEMPLATE = ("E0101 10:00:00.000001       1 {file}:{line}] ID: 12 Req-ID: {vol} an operation with the given "
+                     "Volume ID {vol} already exists")
+
+
+@pytest.mark.parametrize("file", ["nodeserver.go", "node.go"])
+def test_a_node_plugin_refusing_a_held_volume_is_a_mount_that_does_not_happen(file: str) -> None:
+    read = joined_facts(CSI_NODE_TEMPLATE.format(file=file, line=540, vol="0001-0009-rook-ceph-0000000000000001-ab"))
+    assert read.get("volume.mount_failed") is True
+    assert read.get("evidence.symptoms") == ["container-creating"]
+
+
+@pytest.mark.parametrize("line", [
+    # The controller refuses CreateVolume with the same words: a claim that waits, not a pod's mount.
+    PASTES["ceph-csi-2712-controllerserver-operation-exists"],
+    # The kubelet's unmount of a volume that waits: a pod going away.
+    PASTES["ceph-csi-4851-kubelet-unmountdevice-operation-exists"],
+    # An unmount that waits is a pod going away.
+    "E0101 10:00:00.000001       1 nodeserver.go:612] ID: 9 Req-ID: v-1 NodeUnstageVolume: an operation with the "
+    "given Volume ID v-1 already exists",
+])
+def test_the_same_words_from_the_controller_or_an_unmount_name_no_stuck_start(line: str) -> None:
+    read = joined_facts(line)
+    assert "volume.mount_failed" not in read
+    assert "container-creating" not in _symptoms(read)
+
+
+# ---- an alertname label holding spaces (Alertmanager's default.tmpl __text_alert_list, rendered) ----------------
+
+TEXT_ALERT_LIST = """\
+Labels:
+ - alertname = {name}
+ - instance = node-3
+ - severity = warning
+Annotations:
+ - summary = disk almost full
+"""
+
+
+def test_an_alertname_label_is_the_alerts_name_whatever_it_holds() -> None:
+    read = first_facts(TEXT_ALERT_LIST.format(name="test DiskRunningFull2"))
+    assert read.get("alert.names") == ["test DiskRunningFull2"]
+
+
+def test_a_template_placeholder_is_no_alert_name() -> None:
+    read = first_facts(TEXT_ALERT_LIST.format(name="{{ $labels.alertname }}"))
+    assert "alert.names" not in read
+
+
+
+# ---- the CPU limit's before/after experiment told in prose (signals.yaml cpu-limit-removed-latency-fell) -------
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/kubernetes/kubernetes/issues/51135 (comment by szuecs, 2018-03-15)
+    "This is kind of a blocker for production clusters, because you can not set CPU limits for all latency critical "
+    "applications. When we dropped the CPU limits from our ingress controller we got 12-20x less latency for the p99.",
+    # Rendered: the limit's removal and the spikes it stopped, as operators write it.
+    "Removing the CPU limit stopped the latency spikes on the proxy.",
+])
+def test_a_limit_lifted_and_the_latency_that_fell_is_read(sentence: str) -> None:
+    assert joined_facts(sentence).get("cpu.limit_slowed") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/davidsbond/homelab/pull/187 (description): limits added to cap CPU spikes, no latency.
+    "Currently, prometheus, minio and the minecraf backup cause CPU spikes. Adding these small CPU limits\n"
+    "should mitigate this somewhat.",
+    # https://github.com/giantswarm/happa/pull/676: the experiment made, with no effect.
+    "Testing the impact of our current CPU limit compared with no limit.\nThis had no measureable effect.",
+    # CPU spikes a removal stopped are the limit's own business, not a latency.
+    "Removing the CPU limit stopped the CPU spikes from being throttled.",
+])
+def test_a_limit_with_no_latency_falling_is_not_read(sentence: str) -> None:
+    assert "cpu.limit_slowed" not in joined_facts(sentence)
