@@ -200,6 +200,10 @@ FACTS: list[FactSpec] = [
              "worker, a PyTorch DataLoader worker): inside a container only the kernel's OOM killer kills one "
              "process and spares its parent, so on a runtime that does not report OOMKilled this is the OOM kill",
              "any"),
+    FactSpec("startup.dependency_fatal", "bool",
+             "the application logged the record it exits after (a fatal log record, an uncaught panic or exception, "
+             "a start-up script's error before exit 1) and it names a dependency it could not reach: refused, timed "
+             "out or not resolved", "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
              "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
              "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),
