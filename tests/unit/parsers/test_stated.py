@@ -134,6 +134,7 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-zero-periodically": ("pausing every 20 iterations where GPU usage went back to 0", True),
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
                "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
+               "oom-verb": ("OOMing in its container", "OOMKilled"),
                "latency-increase-noun": ("hit by an increase in p99 latency", ["latency"]),
                "service-address-failing": ("getting timeouts to the ClusterIP", ["service-unreachable"]),
                "gpu-named-util-drops": ("on the A100 where the utilization drops", ["gpu-underutilized"]),
@@ -261,3 +262,21 @@ def test_a_kill_said_not_to_be_the_oom_killer_s_is_read(text: str) -> None:
 def test_an_oom_kill_said_or_asked_about_is_no_denial(text: str) -> None:
     # Rule tests (made-up sentences): only a denial the writer states rules the OOM killer out.
     assert "container.not_oom_killed" not in _stated(text)
+
+
+# "OOM" as a verb of what was killed (stated.yaml oom-verb).
+OOM_VERB = [
+    # Rule sentences (the real one, linode/apl-core#3600, is a case in tests/realworld/oom-killed).
+    ("The ingester container OOMs every time it replays the WAL.", "OOMKilled"),
+    ("Our worker pod OOMed twice last night.", "OOMKilled"),
+    # No pod, container, process or worker named: a model or a GPU running out is no container kill.
+    ("The model OOMs on the GPU with batch size 64.", None),
+    ("Did the pod get OOMed?", None),
+    ("The pod never OOMed after we raised the limit.", None),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), OOM_VERB)
+def test_oom_said_as_a_verb(text: str, reason: str | None) -> None:
+    # Rule tests (made-up sentences): the verb of a pod's or container's kill, not asked, not negated.
+    assert _stated(text).get("container.last_terminated.reason") == reason
