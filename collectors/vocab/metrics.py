@@ -112,6 +112,10 @@ FACTS: list[FactSpec] = [
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),
+    FactSpec("memory.limit_said_too_low", "bool",
+             "the paste says in words that the container's limits are too small or too low for it (\"the limits "
+             "set for the init container are too small for it to run\"): the writer's reading of an OOM kill",
+             "any"),
     FactSpec("node.memory_available_ratio", "float", "node MemAvailable / MemTotal, lowest seen", "min"),
     FactSpec("node.cpu_steal_ratio", "float", "share of CPU time stolen by the hypervisor", "max"),
     FactSpec("cpu.busy_ratio", "float",

@@ -135,6 +135,7 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
                "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
                "oom-verb": ("OOMing in its container", "OOMKilled"),
+               "limit-said-too-low": ("under memory limits that are too small", True),
                "latency-increase-noun": ("hit by an increase in p99 latency", ["latency"]),
                "service-address-failing": ("getting timeouts to the ClusterIP", ["service-unreachable"]),
                "gpu-named-util-drops": ("on the A100 where the utilization drops", ["gpu-underutilized"]),
@@ -280,3 +281,21 @@ OOM_VERB = [
 def test_oom_said_as_a_verb(text: str, reason: str | None) -> None:
     # Rule tests (made-up sentences): the verb of a pod's or container's kill, not asked, not negated.
     assert _stated(text).get("container.last_terminated.reason") == reason
+
+
+# A container's limits said to be too small (stated.yaml limit-said-too-low).
+LIMIT_SAID = [
+    # Rule sentences (the real one, opf/helm-charts#136, is a case in tests/realworld/oom-killed).
+    ("The memory limit of the worker pod is too low for the model.", True),
+    ("We set too small a memory limit on the container.", True),
+    # The CPU's limits, a limit said to be fine, a question, a negation: nothing.
+    ("The CPU limits of the pod are too low and latency is bad.", None),
+    ("The memory limit of the pod is fine.", None),
+    ("Is the memory limit of the container too low?", None),
+    ("The memory limit of the container is not too low.", None),
+]
+
+
+@pytest.mark.parametrize(("text", "said"), LIMIT_SAID)
+def test_a_limit_said_too_small(text: str, said: bool | None) -> None:
+    assert _stated(text).get("memory.limit_said_too_low") == said
