@@ -101,9 +101,10 @@ def _up_to_last_whole_field(body: str) -> object | None:
     ends = [(len(body), "".join(reversed(stack)))] if not in_string else []
     for end, closers in ends + ([cut] if cut is not None else []):
         try:
-            return json.loads(body[:end] + closers)
+            value: object = json.loads(body[:end] + closers)
         except (ValueError, RecursionError):
             continue
+        return value
     return None
 
 
