@@ -116,6 +116,10 @@ FACTS: list[FactSpec] = [
     FactSpec("memory.working_set_ratio", "float", "container working set / memory limit, highest seen", "max",
              "0.99"),
     FactSpec("memory.growing", "bool", "working set grew steadily over the window (a leak shape)", "any"),
+    FactSpec("memory.limit_said_too_low", "bool",
+             "the paste says in words that the container's limits are too small or too low for it (\"the limits "
+             "set for the init container are too small for it to run\"): the writer's reading of an OOM kill",
+             "any"),
     FactSpec("node.memory_available_ratio", "float", "node MemAvailable / MemTotal, lowest seen", "min"),
     FactSpec("node.cpu_steal_ratio", "float", "share of CPU time stolen by the hypervisor", "max"),
     FactSpec("cpu.busy_ratio", "float",
@@ -209,6 +213,10 @@ FACTS: list[FactSpec] = [
              "worker, a PyTorch DataLoader worker): inside a container only the kernel's OOM killer kills one "
              "process and spares its parent, so on a runtime that does not report OOMKilled this is the OOM kill",
              "any"),
+    FactSpec("startup.dependency_fatal", "bool",
+             "the application logged the record it exits after (a fatal log record, an uncaught panic or exception, "
+             "a start-up script's error before exit 1) and it names a dependency it could not reach: refused, timed "
+             "out or not resolved", "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
              "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
              "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),

@@ -58,8 +58,54 @@ def _json_member(text: str) -> Doc | None:
     try:
         data = json.loads("{" + body + "}")
     except (ValueError, RecursionError):
-        return None
+        # A member cut off mid-paste (`"containerStatuses": [ {...` ending at some field): read up to its last whole
+        # field, as the object would hold it, with the brackets the cut left open closed.
+        data = _up_to_last_whole_field("{" + body)
     return Doc(data, 0, len(text)) if isinstance(data, dict) else None
+
+
+_CLOSER = {"{": "}", "[": "]"}
+_MAX_REPAIR = 200_000  # characters: a cut fragment is a screenful, not a dump
+_MAX_DEPTH = 64  # a pod's status nests a dozen deep; deeper is no object pasted by hand
+
+
+def _up_to_last_whole_field(body: str) -> object | None:
+    """The JSON value `body` opens, closed where it was cut, or at its last comma outside a string; None if
+    unreadable. One pass keeps the open brackets; at each comma the text before it holds whole members only."""
+    if len(body) > _MAX_REPAIR:
+        return None
+    stack: list[str] = []
+    in_string = escaped = False
+    cut: tuple[int, str] | None = None  # (comma position, the closers the brackets open there need)
+    for pos, char in enumerate(body):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in _CLOSER:
+            stack.append(_CLOSER[char])
+            if len(stack) > _MAX_DEPTH:
+                return None
+        elif char in "]}":
+            if not stack or stack.pop() != char:
+                return None
+        elif char == "," and stack:
+            cut = (pos, "".join(reversed(stack)))
+    # Cut after a whole value (a line ending `}`): closing what is open reads it all. Cut inside one: up to the
+    # last comma.
+    ends = [(len(body), "".join(reversed(stack)))] if not in_string else []
+    for end, closers in ends + ([cut] if cut is not None else []):
+        try:
+            value: object = json.loads(body[:end] + closers)
+        except (ValueError, RecursionError):
+            continue
+        return value
+    return None
 
 
 def _load_from(text: str, offset: int, problems: list[str]) -> list[Doc]:

@@ -11,6 +11,7 @@ import pytest
 from collectors.k8s_values import quantity_int, quantity_milli
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes import k8s_objects
+from collectors.parsers.kubernetes.k8s_object_text import load_docs
 from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "k8s_objects"
@@ -330,3 +331,43 @@ def test_a_memory_volume_at_dev_shm_is_read_past_a_stray_quote_on_its_name(name:
                                                                   content=text)).facts}
     assert facts["pod.shm_volume"] is True
     assert facts["pod.shm_size_bytes"] == 10 * 2**30
+
+
+# A JSON member pasted without its object and cut off mid-way (kubernetes/kubernetes#3044, the PR's description:
+# the kubelet's status of a container it had just OOM-killed, cut after the `state` member): read up to the cut,
+# with the brackets the cut left open closed.
+PR_3044 = '''        "oom-test": {
+            "state": {
+                "termination": {
+                    "exitCode": 137,
+                    "reason": "OOM Killed",
+                    "startedAt": "2014-12-18T23:22:25Z",
+                    "finishedAt": "2014-12-18T23:22:26Z"
+                }
+            },
+'''
+
+
+def test_a_json_member_cut_off_mid_paste_is_read_up_to_the_cut() -> None:
+    problems: list[str] = []
+    (doc,) = load_docs(PR_3044, problems)
+    assert doc.data == {"oom-test": {"state": {"termination": {
+        "exitCode": 137, "reason": "OOM Killed", "startedAt": "2014-12-18T23:22:25Z",
+        "finishedAt": "2014-12-18T23:22:26Z"}}}}
+    assert problems == []
+
+
+@pytest.mark.parametrize(("cut", "restarts"), [
+    # Cut after a whole field: everything before the cut is read.
+    ('"containerStatuses": [\n {\n  "name": "cache",\n  "restartCount": 2,\n  "image": "redis:6",\n', 2),
+    # Cut inside a string: read up to the last whole field.
+    ('"containerStatuses": [\n {\n  "name": "cache",\n  "restartCount": 4,\n  "image": "redis:', 4),
+])
+def test_a_cut_container_status_gives_its_restart_count(cut: str, restarts: int) -> None:
+    facts = {f.name: f.value for f in parse_text(cut).facts}
+    assert facts["container.restart_count"] == restarts
+
+
+@pytest.mark.parametrize("garbage", ['"a": [' + "[" * 100 + "1,", '"a": [1, }', '"a": {"b": "unterminated'])
+def test_a_cut_member_that_cannot_be_closed_reads_nothing(garbage: str) -> None:
+    assert not any(isinstance(d.data, dict) and d.data for d in load_docs(garbage, []))

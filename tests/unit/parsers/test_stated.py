@@ -134,6 +134,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-zero-periodically": ("pausing every 20 iterations where GPU usage went back to 0", True),
                "gpu-board-util-figure": ("at GPU (V100) usage of 5%", 5.0),
                "pull-rate-limited": ("rate-limited pulling its image", "rate-limited"),
+               "oom-verb": ("OOMing in its container", "OOMKilled"),
+               "limit-said-too-low": ("under memory limits that are too small", True),
                "latency-increase-noun": ("hit by an increase in p99 latency", ["latency"]),
                "service-address-failing": ("getting timeouts to the ClusterIP", ["service-unreachable"]),
                "gpu-named-util-drops": ("on the A100 where the utilization drops", ["gpu-underutilized"]),
@@ -264,3 +266,39 @@ def test_a_kill_said_not_to_be_the_oom_killer_s_is_read(text: str) -> None:
 def test_an_oom_kill_said_or_asked_about_is_no_denial(text: str) -> None:
     # Rule tests (made-up sentences): only a denial the writer states rules the OOM killer out.
     assert "container.not_oom_killed" not in _stated(text)
+
+
+# "OOM" as a verb of what was killed (stated.yaml oom-verb).
+OOM_VERB = [
+    # Rule sentences (the real one, linode/apl-core#3600, is a case in tests/realworld/oom-killed).
+    ("The ingester container OOMs every time it replays the WAL.", "OOMKilled"),
+    ("Our worker pod OOMed twice last night.", "OOMKilled"),
+    # No pod, container, process or worker named: a model or a GPU running out is no container kill.
+    ("The model OOMs on the GPU with batch size 64.", None),
+    ("Did the pod get OOMed?", None),
+    ("The pod never OOMed after we raised the limit.", None),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), OOM_VERB)
+def test_oom_said_as_a_verb(text: str, reason: str | None) -> None:
+    # Rule tests (made-up sentences): the verb of a pod's or container's kill, not asked, not negated.
+    assert _stated(text).get("container.last_terminated.reason") == reason
+
+
+# A container's limits said to be too small (stated.yaml limit-said-too-low).
+LIMIT_SAID = [
+    # Rule sentences (the real one, opf/helm-charts#136, is a case in tests/realworld/oom-killed).
+    ("The memory limit of the worker pod is too low for the model.", True),
+    ("We set too small a memory limit on the container.", True),
+    # The CPU's limits, a limit said to be fine, a question, a negation: nothing.
+    ("The CPU limits of the pod are too low and latency is bad.", None),
+    ("The memory limit of the pod is fine.", None),
+    ("Is the memory limit of the container too low?", None),
+    ("The memory limit of the container is not too low.", None),
+]
+
+
+@pytest.mark.parametrize(("text", "said"), LIMIT_SAID)
+def test_a_limit_said_too_small(text: str, said: bool | None) -> None:
+    assert _stated(text).get("memory.limit_said_too_low") == said
