@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,8 @@ from bot.runner.drill_catalog import drills_dir
 from bot.runner.jobs import TriageJobs
 from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
-from bot.webhook.apply import alert_ingester
+from bot.webhook.apply import alert_ingester, reporters
+from bot.webhook.ingester_process import IngesterProcess, Report, relay
 from bot.webhook.intake import Ingester, Intake, open_intake
 from playbooks.pipeline import default_playbooks
 
@@ -41,9 +43,10 @@ class BotContext:
     jobs: TriageJobs
     poster: Poster | None
     slack: WebClient | None
-    # Where the webhook appends accepted notifications, and the thread that applies them (bot/webhook/intake.py).
+    # Where the webhook appends accepted notifications, and what applies them (bot/webhook/intake.py): a process
+    # of its own beside triage worker processes (bot/webhook/ingester_process.py), else a thread of this one.
     intake: Intake
-    ingester: Ingester
+    ingester: Ingester | IngesterProcess
     instance: str = field(default_factory=socket.gethostname)
     # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
@@ -145,11 +148,32 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         reach.start(slack)
     instance = instance or socket.gethostname()
     intake = open_intake(engine, factory)
-    # Started with the context: rows a killed process accepted and never applied are applied first.
-    ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
+    # Started with the context: rows a killed process accepted and never applied are applied first. Beside worker
+    # processes it is a process too (bot/webhook/ingester_process.py); without them it is a thread of this one, as
+    # the triages are, and starts the triages it queued here.
+    ingester: Ingester | IngesterProcess
+    if workers is not None:
+        ingester = IngesterProcess(settings, intake, instance,
+                                   _ingester_reports(metrics, workers, poster)).start()
+    else:
+        ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
                       slack=slack, intake=intake, ingester=ingester, instance=instance, assistant=assistant,
                       workers=workers, slack_reach=reach, digests=digests)
+
+
+def _ingester_reports(metrics: Metrics, workers: TriageWorkers, poster: Poster | None
+                      ) -> Callable[[Report], None]:
+    """What the ingester process's reports do here: what its thread would do in this process."""
+    failed, ok = reporters(metrics)
+
+    def after_commit(triages: int) -> None:
+        if triages:
+            workers.notify()
+        if poster is not None:
+            poster.wake()
+
+    return relay(failed, ok, after_commit)
 
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:
