@@ -5,14 +5,13 @@ serving process it competed with every webhook and ack for that interpreter's lo
 processes runs it here instead: spawned (nothing of the server's threads or sockets is inherited), supervised
 (restarted when it dies, as the triage workers are), and stopped when the serving process is gone.
 
-The webhook wakes it with one byte on a pipe, written without blocking (a full pipe already means "awake"); it
-also looks at the intake every second by itself (bot/webhook/intake.py). Not a multiprocessing Event: its set()
-waits for every sleeper to acknowledge, so it hangs for good once a sleeper was killed with SIGKILL, and the
-webhook would hang with it. Back on another pipe it reports what the serving process turns into /healthz and
-/metrics (database errors and recovery at `alert-intake`) and what follows a commit there (wake the poster, wake
-the triage workers). Rows are claimed as before (SKIP LOCKED on PostgreSQL, done tokens on SQLite's separate
-intake file), so a kill -9 of this process at any point loses and doubles nothing: its successor applies what is
-left, once.
+The webhook wakes it with one byte on a pipe, written without blocking (bot/runner/wake.py: a multiprocessing Event
+would hang the webhook for good once the ingester was killed in its wait()); it also looks at the intake every
+second by itself (bot/webhook/intake.py). Back on another pipe it reports what the serving process turns into
+/healthz and /metrics (database errors and recovery at `alert-intake`) and what follows a commit there (wake the
+poster, wake the triage workers). Rows are claimed as before (SKIP LOCKED on PostgreSQL, done tokens on SQLite's
+separate intake file), so a kill -9 of this process at any point loses and doubles nothing: its successor applies
+what is left, once.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import select
 import signal
 import threading
 import time
@@ -31,6 +29,8 @@ from multiprocessing.context import SpawnProcess
 from typing import Any
 
 from bot.config import Settings
+from bot.runner.wake import Waker
+from bot.runner.wake import wait as woken
 from bot.webhook.intake import Intake
 
 log = logging.getLogger("triagebot.alerts")
@@ -56,8 +56,7 @@ class IngesterProcess:
         self._mp = multiprocessing.get_context("spawn")
         self.process: SpawnProcess | None = None
         self.restarts = 0
-        self._wake_fd = -1
-        self._wake_lock = threading.Lock()  # a wake never writes to a descriptor being swapped for a new child's
+        self._waker = Waker(self._mp)
         self._reports: Connection | None = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="alert-ingester-supervisor", daemon=True)
@@ -69,19 +68,13 @@ class IngesterProcess:
 
     def _spawn(self) -> None:
         # New pipes for each child: one killed mid-write leaves nothing half-written to its successor.
-        wake_read, wake_write = self._mp.Pipe(duplex=False)
+        wake_read = self._waker.pipe("ingester")
         report_read, report_write = self._mp.Pipe(duplex=False)
         process = self._mp.Process(target=ingester_main, name="alert-ingester", daemon=True,
                                    args=(self.settings, self.instance, wake_read, report_write, os.getpid()))
         process.start()
         wake_read.close()
         report_write.close()  # the child holds the only writer: its death reads as EOF here
-        os.set_blocking(wake_write.fileno(), False)
-        with self._wake_lock:
-            if self._wake_fd >= 0:
-                os.close(self._wake_fd)
-            self._wake_fd = os.dup(wake_write.fileno())
-        wake_write.close()
         if self._reports is not None:
             self._reports.close()
         self._reports, self.process = report_read, process
@@ -89,8 +82,7 @@ class IngesterProcess:
 
     def wake(self) -> None:
         """After an append: never blocks (a full pipe already wakes the child; a dead one is restarted)."""
-        with self._wake_lock, contextlib.suppress(OSError):
-            os.write(self._wake_fd, b"\0")
+        self._waker.set()
 
     def settled(self, timeout: float = 30.0) -> bool:
         """Wait until the intake has nothing left to apply (rows set aside excepted)."""
@@ -134,10 +126,7 @@ class IngesterProcess:
                 process.join(timeout)
         if self._thread.is_alive():
             self._thread.join(timeout)
-        with self._wake_lock:
-            if self._wake_fd >= 0:
-                os.close(self._wake_fd)
-                self._wake_fd = -1
+        self._waker.close()
 
 
 # ---- the ingester process ----------------------------------------------------------------------------------
@@ -183,17 +172,13 @@ def ingester_main(settings: Settings, instance: str, wake: Connection, reports: 
     with contextlib.suppress(OSError):
         os.nice(INGESTER_NICE)
     ingester = Ingester(intake, factory, applier(settings, instance), applied, failed, ok).start()
-    fd = wake.fileno()
     try:
         while not stopping.is_set():
             if parent is not None and os.getppid() != parent:
                 log.warning("alert ingester: its serving process is gone; stopping")
                 break
-            with contextlib.suppress(InterruptedError):
-                if select.select([fd], [], [], POLL)[0]:
-                    if not os.read(fd, 4096):
-                        break  # the serving process closed its end: it is stopping or gone
-                    ingester.wake()
+            if woken(wake, POLL):
+                ingester.wake()
     finally:
         ingester.stop()
         intake.close()
