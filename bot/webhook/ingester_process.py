@@ -127,6 +127,8 @@ class IngesterProcess:
         if self._thread.is_alive():
             self._thread.join(timeout)
         self._waker.close()
+        if self._reports is not None:
+            self._reports.close()
 
 
 # ---- the ingester process ----------------------------------------------------------------------------------
