@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Callable
@@ -28,6 +29,11 @@ from bot.webhook.apply import alert_ingester, reporters
 from bot.webhook.ingester_process import IngesterProcess, Report, relay
 from bot.webhook.intake import Ingester, Intake, open_intake
 from playbooks.pipeline import default_playbooks
+
+log = logging.getLogger("triagebot.context")
+# Seconds a starting bot waits for its ingester process before it answers: ready means alerts are applied, not only
+# accepted (a start of about 2 s of CPU, tens of seconds of wall time on a saturated node).
+INGESTER_START = 60.0
 
 if TYPE_CHECKING:
     from bot.assist.search import Index
@@ -130,6 +136,14 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         if slack is not None else None
     workers = TriageWorkers(settings, factory, metrics).start() \
         if start_workers and settings.triage_workers > 0 else None
+    instance = instance or socket.gethostname()
+    intake = open_intake(engine, factory)
+    # Started with the context: rows a killed process accepted and never applied are applied first. Beside worker
+    # processes it is a process too (bot/webhook/ingester_process.py), started here so that its start overlaps
+    # this one's; without them it is a thread of this one, as the triages are, and starts the triages it queued.
+    ingester: Ingester | IngesterProcess | None = None
+    if workers is not None:
+        ingester = IngesterProcess(settings, intake, instance, _ingester_reports(metrics, workers, poster)).start()
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
                       assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,
@@ -146,17 +160,11 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         assert slack is not None
         reach.when_back(lambda waiting: _resume_posting(factory, poster, waiting))
         reach.start(slack)
-    instance = instance or socket.gethostname()
-    intake = open_intake(engine, factory)
-    # Started with the context: rows a killed process accepted and never applied are applied first. Beside worker
-    # processes it is a process too (bot/webhook/ingester_process.py); without them it is a thread of this one, as
-    # the triages are, and starts the triages it queued here.
-    ingester: Ingester | IngesterProcess
-    if workers is not None:
-        ingester = IngesterProcess(settings, intake, instance,
-                                   _ingester_reports(metrics, workers, poster)).start()
-    else:
+    if ingester is None:
         ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
+    elif isinstance(ingester, IngesterProcess) and not ingester.ready(INGESTER_START):
+        # Serving anyway: the webhook appends meanwhile, and the ingester applies it all once it has started.
+        log.warning("the alert ingester process has not started within %.0f s", INGESTER_START)
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
                       slack=slack, intake=intake, ingester=ingester, instance=instance, assistant=assistant,
                       workers=workers, slack_reach=reach, digests=digests)

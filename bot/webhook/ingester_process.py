@@ -42,7 +42,8 @@ INGESTER_NICE = 5
 POLL = 0.5  # seconds between the child's looks at its parent and its stop flag
 SUPERVISE = 1.0  # seconds between the serving process's looks at the child
 
-# Reports from the child: ("ok",) after a failure, ("failed", kind, first line), ("applied", triages started).
+# Reports from the child: ("ready",) once started, ("ok",) after a failure, ("failed", kind, first line),
+# ("applied", triages started).
 Report = tuple[Any, ...]
 
 
@@ -59,6 +60,7 @@ class IngesterProcess:
         self._waker = Waker(self._mp)
         self._reports: Connection | None = None
         self._stopping = threading.Event()
+        self._ready = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="alert-ingester-supervisor", daemon=True)
 
     def start(self) -> IngesterProcess:
@@ -80,6 +82,10 @@ class IngesterProcess:
         self._reports, self.process = report_read, process
         log.info("alert ingester started", extra={"pid": process.pid})
 
+    def ready(self, timeout: float) -> bool:
+        """Wait until the first ingester process has started applying (its imports take about 2 s of CPU)."""
+        return self._ready.wait(timeout)
+
     def wake(self) -> None:
         """After an append: never blocks (a full pipe already wakes the child; a dead one is restarted)."""
         self._waker.set()
@@ -99,7 +105,11 @@ class IngesterProcess:
             reports = self._reports
             try:
                 if reports is not None and reports.poll(SUPERVISE):
-                    self._on_report(reports.recv())
+                    message = reports.recv()
+                    if message[0] == "ready":
+                        self._ready.set()
+                    else:
+                        self._on_report(message)
             except (EOFError, OSError):
                 self._stopping.wait(0.1)  # the child is gone; the check below restarts it
             except Exception:
@@ -174,6 +184,7 @@ def ingester_main(settings: Settings, instance: str, wake: Connection, reports: 
     with contextlib.suppress(OSError):
         os.nice(INGESTER_NICE)
     ingester = Ingester(intake, factory, applier(settings, instance), applied, failed, ok).start()
+    report(("ready",))
     try:
         while not stopping.is_set():
             if parent is not None and os.getppid() != parent:
