@@ -1,9 +1,9 @@
 """Slash-command ack and webhook latency while 20 triages run. Usage: python -m benchmarks.bench_slash_ack
 
 The bot runs as `serve` runs it (tests/harness/bot_launcher.py --slack: the real server with the bolt app on
-/slack/events, a SQLite file, one triage worker process running 20 triages at once). Its cluster is the
-Kubernetes stand-in answering every call after 50 ms, with 20 services in `shop`. Requests are signed `/triage`
-bodies built by the Slack stand-in helpers.
+/slack/events, a SQLite file, the alert ingester's process, one triage worker process running 20 triages at once).
+Its cluster is the Kubernetes stand-in answering every call after 50 ms, with 20 services in `shop`. Requests are
+signed `/triage` bodies built by the Slack stand-in helpers.
 
 A load thread keeps 20 live triages in flight for the whole run: it counts the triages it started (acked
 `/triage svc-NN -n shop` commands) against those the bot reports finished on /metrics, and tops up; the report
@@ -262,9 +262,10 @@ def held(samples: list[int], target: int) -> dict[str, float]:
 def report(runs: list[dict[str, Any]]) -> str:
     head = [
         "### Slash-command ack and webhooks under load (`python -m benchmarks.bench_slash_ack`)", "",
-        f"Machine: {doc.machine()}. The bot runs as `serve` does: the serving process (uvicorn, bolt app) and one "
-        f"triage worker process running up to {IN_FLIGHT} triages from its watch cache; its cluster is the "
-        f"Kubernetes stand-in with {LATENCY * 1000:.0f} ms per API call. One run per database.", "",
+        f"Machine: {doc.machine()}. The bot runs as `serve` does: the serving process (uvicorn, bolt app), the alert "
+        f"ingester's process and one triage worker process running up to {IN_FLIGHT} triages from its watch "
+        f"cache; its cluster is the Kubernetes stand-in with {LATENCY * 1000:.0f} ms per API call. One run per "
+        "database.", "",
         "| database | work | budget | measured |", "|---|---|---|---|"]
     rows = [row for r in runs for row in _rows(r)]
     return "\n".join([*head, *rows, "", (
@@ -275,13 +276,14 @@ def report(runs: list[dict[str, Any]]) -> str:
         "A webhook does only what must come before its answer: it authenticates, reads the body, answers a repeat "
         "that changed nothing (Alertmanager's repeat_interval, the HA twin) after one read of its group's digest "
         "(bot/webhook/repeat.py), redacts only the alerts it has not redacted before (bot/webhook/redacted.py), "
-        "validates, and appends the notification to the intake in one INSERT; a thread of the serving process, "
-        "the ingester, applies it after the answer (grouping, ordering, storm roll-up, root, triage job; "
-        "bot/webhook/intake.py). On SQLite the intake is a small database file of its own that only the webhook "
+        "validates, and appends the notification to the intake in one INSERT; the ingester, a process of its own "
+        "(nice 5, between the serving process and the worker), applies it after the answer (grouping, ordering, "
+        "storm roll-up, root, triage job; bot/webhook/ingester_process.py). On SQLite the intake is a small "
+        "database file of its own that only the webhook "
         "writes, so the append never queues for the main database's write lock, which the worker's transactions "
         "hold in turn; on PostgreSQL it is a table, where an INSERT waits for no other transaction. What is left "
-        "in a webhook's time is the serving process's CPU, shared with the ingester, the poster and bolt, and the "
-        "machine's two cores, shared with the worker's 20 triages and the stand-ins. "
+        "in a webhook's time is the serving process's CPU, shared with the poster and bolt, and the machine's two "
+        "cores, shared with the ingester, the worker's 20 triages and the stand-ins. "
         "SQLite is the database for trying triagebot out (docs/install.md, "
         "Database choices); the budget is for PostgreSQL, which a production install runs. The load keeps 20 "
         "in flight as counted from /metrics, which the serving process updates from finished jobs once a "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -23,9 +25,15 @@ from bot.runner.drill_catalog import drills_dir
 from bot.runner.jobs import TriageJobs
 from bot.runner.workers import TriageWorkers
 from bot.store.db import make_engine, migrate, session_factory
-from bot.webhook.apply import alert_ingester
+from bot.webhook.apply import alert_ingester, reporters
+from bot.webhook.ingester_process import IngesterProcess, Report, relay
 from bot.webhook.intake import Ingester, Intake, open_intake
 from playbooks.pipeline import default_playbooks
+
+log = logging.getLogger("triagebot.context")
+# Seconds a starting bot waits for its ingester process before it answers: ready means alerts are applied, not only
+# accepted (a start of about 2 s of CPU, tens of seconds of wall time on a saturated node).
+INGESTER_START = 60.0
 
 if TYPE_CHECKING:
     from bot.assist.search import Index
@@ -41,9 +49,10 @@ class BotContext:
     jobs: TriageJobs
     poster: Poster | None
     slack: WebClient | None
-    # Where the webhook appends accepted notifications, and the thread that applies them (bot/webhook/intake.py).
+    # Where the webhook appends accepted notifications, and what applies them (bot/webhook/intake.py): a process
+    # of its own beside triage worker processes (bot/webhook/ingester_process.py), else a thread of this one.
     intake: Intake
-    ingester: Ingester
+    ingester: Ingester | IngesterProcess
     instance: str = field(default_factory=socket.gethostname)
     # The optional language model (NO_MODEL unless llm_provider is set): narratives and /ask answers.
     assistant: Assistant = field(default_factory=lambda: NO_MODEL)
@@ -127,6 +136,14 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         if slack is not None else None
     workers = TriageWorkers(settings, factory, metrics).start() \
         if start_workers and settings.triage_workers > 0 else None
+    instance = instance or socket.gethostname()
+    intake = open_intake(engine, factory)
+    # Started with the context: rows a killed process accepted and never applied are applied first. Beside worker
+    # processes it is a process too (bot/webhook/ingester_process.py), started here so that its start overlaps
+    # this one's; without them it is a thread of this one, as the triages are, and starts the triages it queued.
+    ingester: Ingester | IngesterProcess | None = None
+    if workers is not None:
+        ingester = IngesterProcess(settings, intake, instance, _ingester_reports(metrics, workers, poster)).start()
     jobs = TriageJobs(factory, _lazy_access(settings), metrics, max_workers=settings.max_concurrent_triages,
                       templates_dir=settings.templates_dir, on_queued=poster.wake if poster else lambda: None,
                       assistant=assistant, capture_dir=drills_dir(settings), queue=workers is not None,
@@ -143,13 +160,28 @@ def build_context(settings: Settings, *, start_poster: bool = True, metrics: Met
         assert slack is not None
         reach.when_back(lambda waiting: _resume_posting(factory, poster, waiting))
         reach.start(slack)
-    instance = instance or socket.gethostname()
-    intake = open_intake(engine, factory)
-    # Started with the context: rows a killed process accepted and never applied are applied first.
-    ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
+    if ingester is None:
+        ingester = alert_ingester(settings, factory, intake, metrics, jobs, poster, instance).start()
+    elif isinstance(ingester, IngesterProcess) and not ingester.ready(INGESTER_START):
+        # Serving anyway: the webhook appends meanwhile, and the ingester applies it all once it has started.
+        log.warning("the alert ingester process has not started within %.0f s", INGESTER_START)
     return BotContext(settings=settings, engine=engine, factory=factory, metrics=metrics, jobs=jobs, poster=poster,
                       slack=slack, intake=intake, ingester=ingester, instance=instance, assistant=assistant,
                       workers=workers, slack_reach=reach, digests=digests)
+
+
+def _ingester_reports(metrics: Metrics, workers: TriageWorkers, poster: Poster | None
+                      ) -> Callable[[Report], None]:
+    """What the ingester process's reports do here: what its thread would do in this process."""
+    failed, ok = reporters(metrics)
+
+    def after_commit(triages: int) -> None:
+        if triages:
+            workers.notify()
+        if poster is not None:
+            poster.wake()
+
+    return relay(failed, ok, after_commit)
 
 
 def _resume_posting(factory: sessionmaker[Session], poster: Poster, waiting: set[int]) -> None:

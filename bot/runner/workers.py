@@ -19,14 +19,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
+from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
-from multiprocessing.synchronize import Event
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.config import ConfigError, Settings
 from bot.metrics import Metrics
+from bot.runner.wake import Waker
+from bot.runner.wake import wait as woken
 from bot.store import triage_queue
 from bot.store.sqlite_writer import yield_writes
 from bot.store.types import utcnow
@@ -46,7 +48,7 @@ class TriageWorkers:
         self.factory = factory
         self.metrics = metrics
         self._mp = multiprocessing.get_context("spawn")
-        self.wake = self._mp.Event()
+        self.wake = Waker(self._mp)  # not a multiprocessing Event: see bot/runner/wake.py
         self.processes: list[SpawnProcess] = []
         self.restarts = 0
         self._stopping = threading.Event()
@@ -59,9 +61,11 @@ class TriageWorkers:
         return self
 
     def _spawn(self, index: int) -> SpawnProcess:
-        process = self._mp.Process(target=worker_main, args=(self.settings, self.wake, os.getpid()),
+        wake = self.wake.pipe(index)
+        process = self._mp.Process(target=worker_main, args=(self.settings, wake, os.getpid()),
                                    name=f"triage-worker-{index}", daemon=True)
         process.start()
+        wake.close()
         log.info("triage worker started", extra={"pid": process.pid, "worker": index})
         return process
 
@@ -103,12 +107,13 @@ class TriageWorkers:
                 process.join(timeout)
         if self._thread.is_alive():
             self._thread.join(timeout)
+        self.wake.close()
 
 
 # ---- the worker process ------------------------------------------------------------------------------------
 
 
-def worker_main(settings: Settings, wake: Event, parent: int | None = None) -> None:
+def worker_main(settings: Settings, wake: Connection, parent: int | None = None) -> None:
     """Entry point of one worker process: claim jobs and run them until SIGTERM, or until the serving process
     (`parent`, its pid) is gone."""
     from bot.logs import configure
@@ -161,7 +166,7 @@ class _Worker:
         self.slots = threading.BoundedSemaphore(settings.max_concurrent_triages)
         self.pool = ThreadPoolExecutor(max_workers=settings.max_concurrent_triages, thread_name_prefix="job")
 
-    def run(self, wake: Event, stopping: threading.Event, parent: int | None = None) -> None:
+    def run(self, wake: Connection, stopping: threading.Event, parent: int | None = None) -> None:
         heartbeat = threading.Thread(target=self._heartbeat, args=(stopping,), name="lease", daemon=True)
         heartbeat.start()
         log.info("triage worker ready", extra={"worker": self.id})
@@ -180,8 +185,7 @@ class _Worker:
                 job = None
             if job is None:
                 self.slots.release()
-                if wake.wait(POLL):
-                    wake.clear()
+                woken(wake, POLL)
                 continue
             log.info("triage job claimed", extra={"job": job.key, "attempt": job.attempts, "worker": self.id})
             self.pool.submit(self._run, job)

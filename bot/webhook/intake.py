@@ -2,8 +2,9 @@
 
 The request does only what must precede the 200: authenticate, validate, redact, append (bot/webhook/endpoint.py).
 Everything a notification does to the bot's state (grouping, ordering, storm roll-ups, roots, the triage job) is
-`alert_flow.apply_alerts`, run here by one thread of the serving process, row after row in arrival order, so no
-webhook waits behind a triage's write, or behind another webhook's.
+`alert_flow.apply_alerts`, run here by one thread, row after row in arrival order, so no webhook waits behind a
+triage's write, or behind another webhook's. Beside triage worker processes that thread runs in a process of its
+own (bot/webhook/ingester_process.py), so the serving interpreter spends no time applying either.
 
 Where rows live: on SQLite with a file, in a small database file of their own beside the main one
 (`triagebot.intake.sqlite`), written only by the webhook, so the append never queues for the main database's

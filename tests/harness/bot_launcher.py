@@ -11,8 +11,11 @@ leave replicas behind: their stdin closes with the parent. --slack also serves /
 
 Fault points (tests only; the bot itself has none): --die-after-webhook-commit kills this process with SIGKILL as
 soon as the ingester's transaction applying the first Alertmanager webhook has committed, before anything else
-(start its triage, wake the poster): the crash window between the commit and what follows it. --die-before-apply
-kills it after the first webhook was appended to the intake and answered, before the ingester applies it.
+(start its triage, wake the poster): the crash window between the commit and what follows it. Beside triage worker
+processes the ingester is a process of its own (bot/webhook/ingester_process.py): it kills this process and then
+itself. --die-before-apply kills the process that applies the first webhook after it was appended to the intake
+and answered, before it is applied: this process when the ingester is its thread; else the ingester process
+alone, once (the one the serving process starts after it applies the notification).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 from bot.context import build_context
 from bot.logs import configure
 from bot.server import create_app
+from bot.webhook import ingester_process
 from tests.harness.bot_server import listening_socket, settings_from, uvicorn_server
 
 
@@ -47,6 +51,8 @@ def main(argv: list[str]) -> int:
     if args.die_after_webhook_commit:
         _die_after_webhook_commit()
     if args.die_before_apply:
+        # Beside the port file, so that each replica's ingester process dies once.
+        os.environ[DIED_MARKER] = str(args.port_file.with_suffix(".ingester-died"))
         _die_before_apply()
     settings = settings_from(json.loads(args.settings.read_text()))
     configure("WARNING")
@@ -79,33 +85,66 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _die_after_webhook_commit() -> None:
+def _die_after_webhook_commit(*, in_child: bool = False) -> None:
     """Have the ingester die the moment it has committed the first webhook's effect, before anything follows the
-    commit (start the triage, wake the poster)."""
+    commit (start its triage, wake the poster); in the ingester process, with the serving process first."""
     import bot.webhook.apply
+    import bot.webhook.intake
 
-    class DyingIngester(bot.webhook.apply.Ingester):
+    class DyingIngester(bot.webhook.intake.Ingester):
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
             self._applied = self._die
 
         def _die(self, _requests: list[Any]) -> None:
+            if in_child:
+                os.kill(os.getppid(), signal.SIGKILL)
             os.kill(os.getpid(), signal.SIGKILL)
             raise AssertionError("unreachable: SIGKILL cannot be caught")
 
-    bot.webhook.apply.Ingester = DyingIngester  # type: ignore[misc]
+    if in_child:
+        bot.webhook.intake.Ingester = DyingIngester  # type: ignore[misc]
+    else:
+        bot.webhook.apply.Ingester = DyingIngester  # type: ignore[misc]
+        ingester_process.ingester_main = _ingester_dying_after_commit
 
 
-def _die_before_apply() -> None:
-    """Have the ingester wait until the webhook's answer has left, then kill the process before it applies."""
+def _ingester_dying_after_commit(*args: Any) -> None:
+    """The ingester process's entry point under --die-after-webhook-commit (spawned: it imports this module)."""
+    _die_after_webhook_commit(in_child=True)
+    _REAL_INGESTER_MAIN(*args)
+
+
+def _die_before_apply(*, in_child: bool = False) -> None:
+    """Have the ingester wait until the webhook's answer has left, then kill its process before it applies; in
+    the ingester process only once, marked by a file, so that its successor applies the notification."""
     import bot.webhook.apply
 
-    def die(*_: Any, **__: Any) -> Any:
+    real = bot.webhook.apply.apply_alerts
+    marker = Path(os.environ.get(DIED_MARKER, "/nonexistent/ingester-died"))
+
+    def die(*args: Any, **kwargs: Any) -> Any:
+        if in_child and marker.exists():
+            return real(*args, **kwargs)
         time.sleep(1.0)  # the request appended the row before the ingester was woken; its 200 leaves meanwhile
+        if in_child:
+            marker.write_text(str(os.getpid()))
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable: SIGKILL cannot be caught")
 
     bot.webhook.apply.apply_alerts = die
+    if not in_child:
+        ingester_process.ingester_main = _ingester_dying_before_apply
+
+
+def _ingester_dying_before_apply(*args: Any) -> None:
+    """The ingester process's entry point under --die-before-apply."""
+    _die_before_apply(in_child=True)
+    _REAL_INGESTER_MAIN(*args)
+
+
+DIED_MARKER = "TRIAGEBOT_TEST_INGESTER_DIED"  # environment: the file the ingester process writes as it dies
+_REAL_INGESTER_MAIN = ingester_process.ingester_main
 
 
 if __name__ == "__main__":

@@ -121,3 +121,74 @@ def test_the_intake_file_sits_beside_the_database() -> None:
 
     assert intake_path(Path("/var/lib/triagebot/triagebot.sqlite")) == Path(
         "/var/lib/triagebot/triagebot.intake.sqlite")
+
+
+def test_the_ingester_process_reports_what_its_thread_would_record_here() -> None:
+    """/healthz and /metrics live in the serving process: the child's failure, recovery and commits reach them."""
+    from bot.metrics import Metrics
+    from bot.webhook.apply import WHERE, reporters
+    from bot.webhook.ingester_process import relay
+
+    metrics, committed = Metrics(), []
+    on_report = relay(*reporters(metrics), committed.append)
+    on_report(("failed", "OperationalError", "(psycopg.OperationalError) connection refused"))
+    state = metrics.db_state()
+    assert (state["up"], state["failing"], state["errors"]) == (False, [WHERE], 1)
+    assert state["last_error"] == "alert-intake: OperationalError: (psycopg.OperationalError) connection refused"
+    on_report(("ok",))
+    assert (metrics.db_state()["up"], metrics.db_state()["failing"]) == (True, [])
+    on_report(("applied", 2))
+    assert committed == [2]
+    assert b'triagebot_db_errors_total{where="alert-intake"} 1.0' in metrics.exposition()
+
+
+def test_a_kill_9_of_the_ingester_process_loses_and_doubles_nothing(store: MigratedStore) -> None:
+    """The ingester in its own process (bot/webhook/ingester_process.py), on a real database: killed with SIGKILL,
+    it is started again; a notification answered while it was dead is applied by its successor, once."""
+    import os
+    import signal
+    import time
+
+    from bot.config import Settings
+    from bot.store.models import AlertGroup
+    from bot.webhook.ingester_process import IngesterProcess
+    from tests.harness.webhooks import webhook_body
+
+    def group(n: int) -> dict[str, Any]:
+        return webhook_body({"alertname": f"Alert{n}", "namespace": "shop"}, starts=T0, fingerprint=f"f{n}")
+
+    def groups() -> int:
+        with store.factory() as session:
+            return int(session.scalar(select(func.count()).select_from(AlertGroup)) or 0)
+
+    def eventually(check: Any, what: str, deadline: float = 90.0) -> None:
+        end = time.monotonic() + deadline
+        while not check():
+            assert time.monotonic() < end, f"timed out waiting for {what}"
+            time.sleep(0.05)
+
+    intake = open_intake(store.engine, store.factory)
+    reports: list[tuple[Any, ...]] = []
+    ingester = IngesterProcess(Settings(database_url=store.url, default_channel="C0OPS"), intake, "test",
+                               reports.append).start()
+    try:
+        intake.append(group(1), None, T0)
+        ingester.wake()
+        eventually(lambda: groups() == 1 and intake.pending() == 0, "the first notification applied")
+        eventually(lambda: ("applied", 0) in reports, "its commit reported to the serving process")
+        assert ingester.process is not None
+        first = ingester.process.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        ingester.process.join(10)
+        # Answered while no ingester runs: appended, and the wake neither blocks nor fails.
+        intake.append(group(2), None, T0)
+        ingester.wake()
+        eventually(lambda: ingester.restarts == 1, "the supervisor to start another ingester", deadline=10)
+        eventually(lambda: groups() == 2 and intake.pending() == 0, "the successor to apply what was left")
+        assert ingester.process.pid != first and ingester.process.is_alive()
+        assert ingester.settled(1.0)
+    finally:
+        ingester.stop()
+        intake.close()
+    assert groups() == 2 and ingester.process is not None and not ingester.process.is_alive()
