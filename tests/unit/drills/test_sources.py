@@ -40,7 +40,7 @@ def test_costs_follow_how_long_getting_the_evidence_takes() -> None:
 # are queued" said in words. A drill never needs them: the same causes show in cgroup counters, metrics and DNS
 # errors, which it can ask for.
 TEXT_ONLY = {"cpu.limit_slowed", "gpu.job_util_avg_percent", "dns.lookup_seconds", "latency.fastest_seconds",
-             "serving.requests_queued", "container.not_oom_killed"}
+             "serving.requests_queued", "container.not_oom_killed", "service.exposed_workloads"}
 
 
 def test_every_fact_in_the_vocabulary_points_at_a_source() -> None:
