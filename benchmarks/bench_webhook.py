@@ -65,11 +65,7 @@ def write_part(part: str, body: str) -> None:
         current = current.split("\n", 1)[1].strip() if current.startswith("## ") and "\n" in current else ""
     begin, finish = f"<!-- part:{part} -->", f"<!-- /part:{part} -->"
     block = f"{begin}\n{body.strip()}\n{finish}"
-    if begin in current and finish in current:
-        before, rest = current.split(begin, 1)
-        current = before + block + rest.split(finish, 1)[1]
-    else:
-        current = (current + "\n\n" + block).strip()
+    current = doc.replaced(current, begin, finish, block) or (current + "\n\n" + block).strip()
     doc.write_section(SECTION, SECTION_TITLE, current)
 
 

@@ -33,9 +33,13 @@ def write_section(name: str, title: str, body: str) -> None:
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
     start, end = f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
     block = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        text = before + block + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    DOC.write_text(replaced(text, start, end, block) or text.rstrip() + "\n\n" + block + "\n", encoding="utf-8")
+
+
+def replaced(text: str, start: str, end: str, block: str) -> str | None:
+    """`text` with the part from `start` to `end` (the markers included) replaced by `block`; None when a marker is
+    missing."""
+    if start not in text or end not in text:
+        return None
+    before, rest = text.split(start, 1)
+    return before + block + rest.split(end, 1)[1]
