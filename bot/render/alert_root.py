@@ -23,7 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.render.slack import mrkdwn_escape
+from bot.render.slack import cut_within, mrkdwn_escape
 from bot.render.slack_triage import postmortem_block
 
 SILENCE_ACTION = "alert_silence_1h"
@@ -119,15 +119,7 @@ def _cut(text: str, limit: int) -> str:
 
 def _fit(mrkdwn: str, limit: int = SECTION_LIMIT) -> str:
     """Escaped mrkdwn within `limit` characters, never ending in half an escape (&amp;) or an open code span."""
-    if len(mrkdwn) <= limit:
-        return mrkdwn
-    cut = mrkdwn[: limit - len(CUT)]
-    amp = cut.rfind("&")
-    if amp != -1 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    if cut.count("```") % 2 == 1:
-        cut = cut[: cut.rfind("```")]
-    return cut.rstrip() + CUT
+    return cut_within(mrkdwn, limit, CUT)
 
 
 def root_text(root: AlertRoot) -> str:
