@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from tests.harness.bot_server import (
 )
 from tests.harness.fixtures import sqlite_url
 from tests.harness.postgres import start_postgres, start_server, stop_server
+from tests.harness.processes import wait_until
 from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import SlackStandIn
 
@@ -46,14 +46,6 @@ ROUTES = [{"match": {"route": c}, "channel": c} for c in CHANNELS]
 PERMISSIONS = {"channels": {c: ["*"] for c in CHANNELS}}
 GROUPS = 8  # over the four channels: the bot posts at most one message a second to each
 RETRY_EVERY = 0.2  # Alertmanager backs off from 10 ms up; a short fixed pause keeps the test short
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.1)
 
 
 def group_body(n: int, note: str = "") -> dict[str, Any]:

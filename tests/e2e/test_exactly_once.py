@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +33,7 @@ from tests.harness.bot_server import (
     start_bot_process,
     stop_bot_process,
 )
+from tests.harness.processes import wait_until
 from tests.standins.slack_api import Call, Message, SlackFault, SlackStandIn
 
 CHANNELS = ("C0OPS", "C0GPU")
@@ -45,14 +46,6 @@ MIN_GAP = 0.75
 # (2.5 s) stay within it.
 SLACK_TIMEOUT = 4
 LEASE = 5.0
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def payload(alertname: str, status: str) -> dict[str, Any]:
