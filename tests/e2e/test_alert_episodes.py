@@ -70,6 +70,13 @@ def start_bot(slack: SlackStandIn, url: str) -> Any:
                                                   permissions=PERMISSIONS)))
 
 
+def first_root(am: AlertmanagerServer, slack: SlackStandIn, starts: datetime, what: str) -> Message:
+    """Fire the alert (started at `starts`) and return the root the bot posts for it."""
+    am.post_alerts([firing(starts)])
+    wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, what)
+    return roots(slack, "C0OPS")[0]
+
+
 def post_all(managers: list[AlertmanagerServer], alerts: list[dict[str, Any]]) -> None:
     for am in managers:
         am.post_alerts(alerts)
@@ -126,9 +133,7 @@ def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
     with start_bot(slack, sqlite_url) as bot, \
             start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
         first = datetime.now(UTC) - timedelta(minutes=5)
-        am.post_alerts([firing(first)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
-        old = roots(slack, "C0OPS")[0]
+        old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
         wait_until(lambda: "RESOLVED" in old.text and all_sent(bot.ctx.engine), 20, "the first episode resolved")
         old_text, old_edits = old.text, len(old.edits)
@@ -180,11 +185,9 @@ def test_a_new_episode_is_posted_without_the_link_while_slack_refuses_permalinks
     with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, start_bot(slack, sqlite_url) as bot, \
             start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
         first = datetime.now(UTC) - timedelta(minutes=5)
-        am.post_alerts([firing(first)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
+        old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
-        wait_until(lambda: "RESOLVED" in roots(slack, "C0OPS")[0].text and all_sent(bot.ctx.engine), 20,
-                   "the first episode resolved")
+        wait_until(lambda: "RESOLVED" in old.text and all_sent(bot.ctx.engine), 20, "the first episode resolved")
         am.post_alerts([firing(datetime.now(UTC))])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 2, 20, "a new root for the new episode")
         new = roots(slack, "C0OPS")[1]
@@ -281,9 +284,7 @@ def test_a_resolved_root_keeps_its_verdict_in_the_notification_text(
     with start_bot(slack, sqlite_url) as bot, \
             start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
         started = datetime.now(UTC) - timedelta(minutes=1)
-        am.post_alerts([firing(started)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
-        root = roots(slack, "C0OPS")[0]
+        root = first_root(am, slack, started, "the root")
         wait_until(lambda: verdict_in_blocks(root) is not None, 30, "the verdict on the root")
         assert verdict_in_text(root) is not None
         am.post_alerts([resolved(started, datetime.now(UTC))])
