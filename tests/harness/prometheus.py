@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.openmetrics import History
 from tests.harness.processes import came_up, ready, stop_process
 
 READY_TIMEOUT = 30.0
@@ -108,3 +109,10 @@ def start_prometheus(tmp_path: Path, openmetrics: str) -> Iterator[PromServer]:
             return
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory, history: History) -> Iterator[PromServer]:
+    """Prometheus holding the module's `history` fixture, for the whole module (registered in tests/conftest.py)."""
+    with start_prometheus(tmp_path_factory.mktemp("prom"), history.render()) as server:
+        yield server
