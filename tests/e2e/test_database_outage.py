@@ -31,7 +31,7 @@ from tests.harness.bot_server import (
     bot_values,
     settings_from,
     start_bot_process,
-    stop_bot_process,
+    stopped_after,
 )
 from tests.harness.fixtures import sqlite_url
 from tests.harness.postgres import start_postgres, start_server, stop_server
@@ -114,7 +114,7 @@ def test_postgresql_restarted_in_the_middle_of_a_storm(tmp_path: Path) -> None:
                             routes=ROUTES, permissions=PERMISSIONS, outbox_lease=5, slack_timeout=4, triage_lease=5)
         bot = start_bot_process(values, tmp_path, "bot")
         engine = make_engine(pg.url)
-        try:
+        with stopped_after(lambda: bot):
             sender = Alertmanager(bot.url, [group_body(n) for n in range(GROUPS)], pause=0.05)
             feeder = threading.Thread(target=sender.run, daemon=True)
             feeder.start()
@@ -135,11 +135,6 @@ def test_postgresql_restarted_in_the_middle_of_a_storm(tmp_path: Path) -> None:
                 up = client.get("/healthz")
                 up_metrics = client.get("/metrics").text
             assert bot.process.poll() is None  # the same process throughout: nothing was restarted
-        except AssertionError:
-            print(bot.log_text())
-            raise
-        finally:
-            stop_bot_process(bot)
         with engine.connect() as conn:
             stored = set(conn.scalars(select(Alert.group_key)))
             jobs = conn.scalar(select(func.count()).select_from(TriageJob))
