@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import time
@@ -43,3 +44,21 @@ def replaced(text: str, start: str, end: str, block: str) -> str | None:
         return None
     before, rest = text.split(start, 1)
     return before + block + rest.split(end, 1)[1]
+
+
+def storm_options(description: str | None, *, backend: str, alerts: int, seconds: float, groups: int, tail: float,
+                  tail_help: str) -> argparse.ArgumentParser:
+    """The options every alert-storm benchmark takes, with its own defaults; the caller adds the rest."""
+    parser = argparse.ArgumentParser(description=(description or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default=backend)
+    parser.add_argument("--alerts", type=int, default=alerts)
+    parser.add_argument("--seconds", type=float, default=seconds)
+    parser.add_argument("--groups", type=int, default=groups)
+    parser.add_argument("--tail", type=float, default=tail, help=tail_help)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    return parser
+
+
+def backends(choice: str) -> list[str]:
+    """The backends `--backend` names."""
+    return ["sqlite", "postgresql"] if choice == "both" else [choice]
