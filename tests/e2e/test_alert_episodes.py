@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,14 @@ def first_root(am: AlertmanagerServer, slack: SlackStandIn, starts: datetime, wh
     return roots(slack, "C0OPS")[0]
 
 
+@contextmanager
+def bot_and_alertmanager(tmp_path: Path, slack: SlackStandIn,
+                         url: str) -> Iterator[tuple[RunningBot, AlertmanagerServer]]:
+    """The bot, and one Alertmanager sending it webhooks."""
+    with start_bot(slack, url) as bot, start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        yield bot, am
+
+
 def post_all(managers: list[AlertmanagerServer], alerts: list[dict[str, Any]]) -> None:
     for am in managers:
         am.post_alerts(alerts)
@@ -130,8 +139,7 @@ def test_an_ha_pair_posts_once_and_a_late_firing_never_reopens_the_resolved_grou
 
 def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
         tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         first = datetime.now(UTC) - timedelta(minutes=5)
         old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
@@ -182,8 +190,8 @@ def test_a_new_episode_is_posted_without_the_link_while_slack_refuses_permalinks
     """The link to the previous episode is a nicety: a rate-limited chat.getPermalink neither holds the new root
     back nor makes the poster ask again for every retry (one call, then the budget waits out Retry-After)."""
     refuse = SlackFault("chat.getPermalink", error="ratelimited", retry_after=60)
-    with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, \
+            bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         first = datetime.now(UTC) - timedelta(minutes=5)
         old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
@@ -216,8 +224,7 @@ def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
     """Nothing is dropped for its size: the root is cut with a mark and the whole text is a file in its thread."""
     summary = "".join(f"line {n:05d}: container checkout restarted; " for n in range(1500))[:60_000]
     assert len(summary) == 60_000
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         am.post_alerts([{**firing(datetime.now(UTC)), "annotations": {"summary": summary}}])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
         root = roots(slack, "C0OPS")[0]
@@ -231,8 +238,7 @@ def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
 
 def test_a_report_slack_refuses_is_posted_again_as_plain_text(tmp_path: Path, slack: SlackStandIn,
                                                                sqlite_url: str) -> None:
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         am.post_alerts([firing(datetime.now(UTC))])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 1 and all_sent(bot.ctx.engine), 20, "the root")
         root = roots(slack, "C0OPS")[0]
@@ -281,8 +287,7 @@ def verdict_in_text(message: Message) -> str | None:
 def test_a_resolved_root_keeps_its_verdict_in_the_notification_text(
         tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
     """Issue #13: text and blocks say the same thing after a status change (the verdict came first)."""
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         started = datetime.now(UTC) - timedelta(minutes=1)
         root = first_root(am, slack, started, "the root")
         wait_until(lambda: verdict_in_blocks(root) is not None, 30, "the verdict on the root")
