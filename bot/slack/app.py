@@ -37,7 +37,7 @@ from bot.slack.actions import (
     wrong_diagnosis_view,
 )
 from bot.slack.ask import register_ask
-from bot.slack.common import Click, audit, click_from, count, ephemeral, message_link, open_modal
+from bot.slack.common import Click, accepted, audit, click_from, count, ephemeral, message_link, open_modal
 from bot.slack.drills import register_drills
 from bot.slack.home import queue_home
 from bot.slack.memory import register_memory
@@ -174,13 +174,11 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
 
     @app.view(callback)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        answer = read_cause_submission(view)
-        if isinstance(answer, dict):
-            ack(response_action="errors", errors=answer)
+        answer = accepted(ack, read_cause_submission(view))
+        if answer is None:
             return
-        ack()
         count(ctx, f"{name}_submit")
-        user = str((body.get("user") or {}).get("id", ""))
+        user = click_from(body).user
         later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
 

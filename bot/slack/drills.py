@@ -23,7 +23,7 @@ from bot.render.drills.slack_drill import (
     HYPOTHESIS_CALLBACK,
     PROPOSE_ACTION,
 )
-from bot.slack.common import Pool, click_from, count, ephemeral, open_modal, quoted
+from bot.slack.common import Pool, accepted, click_from, count, ephemeral, open_modal, quoted
 from bot.slack.drill_grammar import (
     COMMAND,
     HELP,
@@ -174,13 +174,11 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
 
     @app.view(HYPOTHESIS_CALLBACK)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        choice = read_hypothesis_submission(view)
-        if isinstance(choice, dict):
-            ack(response_action="errors", errors=choice)
+        choice = accepted(ack, read_hypothesis_submission(view))
+        if choice is None:
             return
-        ack()
         count(ctx, f"drill_{choice.action}_submit")
-        user = str((body.get("user") or {}).get("id", ""))
+        user = click_from(body).user
 
         def run() -> None:
             session = drills.store.load(choice.session_id)
