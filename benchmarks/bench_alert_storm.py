@@ -14,7 +14,6 @@ Writes its part of docs/benchmarks.md ("Slack and webhooks").
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -212,18 +211,13 @@ def report(results: list[StormResult], alerts: int, seconds: float, groups: int)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="sqlite")
-    parser.add_argument("--alerts", type=int, default=1000)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--groups", type=int, default=50)
-    parser.add_argument("--tail", type=float, default=120.0, help="seconds to wait for the outbox to drain")
+    parser = doc.storm_options(__doc__, backend="sqlite", alerts=1000, seconds=60.0, groups=50, tail=120.0,
+                               tail_help="seconds to wait for the outbox to drain")
     parser.add_argument("--workers", type=int, default=16)
-    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     LOAD[0] = os.getloadavg()[0]  # a shared machine: say how busy it was
-    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers) for b in backends]
+    results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers)
+               for b in doc.backends(args.backend)]
     text = report(results, args.alerts, args.seconds, args.groups)
     sys.stdout.write(text + "\n")
     if not args.no_write:

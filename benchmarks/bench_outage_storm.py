@@ -15,7 +15,6 @@ Budget (issue 31): roots p95 < 60 s. Writes its part of docs/benchmarks.md ("Sla
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import socket
@@ -309,20 +308,15 @@ def report(results: list[OutageResult], alerts: int, seconds: float, groups: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
-    parser.add_argument("--alerts", type=int, default=400)
-    parser.add_argument("--seconds", type=float, default=45.0)
-    parser.add_argument("--groups", type=int, default=100)
+    parser = doc.storm_options(__doc__, backend="both", alerts=400, seconds=45.0, groups=100, tail=120.0,
+                               tail_help="seconds to wait for every root")
     parser.add_argument("--channels", type=int, default=10)
-    parser.add_argument("--tail", type=float, default=120.0, help="seconds to wait for every root")
-    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     LOAD[0] = os.getloadavg()[0]
     # On a busy shared machine a restarted bot takes longer than a test allows to import and migrate.
     tests.harness.bot_server.START_TIMEOUT = 120.0
-    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    results = [run(b, args.alerts, args.seconds, args.groups, args.channels, args.tail) for b in backends]
+    results = [run(b, args.alerts, args.seconds, args.groups, args.channels, args.tail)
+               for b in doc.backends(args.backend)]
     text = report(results, args.alerts, args.seconds, args.groups, args.channels)
     sys.stdout.write(text + "\n")
     if not args.no_write:

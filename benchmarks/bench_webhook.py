@@ -16,7 +16,6 @@ Prints a markdown block and writes it into docs/benchmarks.md, section "Slack an
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import statistics
@@ -65,11 +64,7 @@ def write_part(part: str, body: str) -> None:
         current = current.split("\n", 1)[1].strip() if current.startswith("## ") and "\n" in current else ""
     begin, finish = f"<!-- part:{part} -->", f"<!-- /part:{part} -->"
     block = f"{begin}\n{body.strip()}\n{finish}"
-    if begin in current and finish in current:
-        before, rest = current.split(begin, 1)
-        current = before + block + rest.split(finish, 1)[1]
-    else:
-        current = (current + "\n\n" + block).strip()
+    current = doc.replaced(current, begin, finish, block) or (current + "\n\n" + block).strip()
     doc.write_section(SECTION, SECTION_TITLE, current)
 
 
@@ -259,18 +254,13 @@ def report(results: list[Result]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
-    parser.add_argument("--alerts", type=int, default=1000)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--groups", type=int, default=50)
-    parser.add_argument("--tail", type=float, default=10.0, help="seconds to keep observing after the last webhook")
+    parser = doc.storm_options(__doc__, backend="both", alerts=1000, seconds=60.0, groups=50, tail=10.0,
+                               tail_help="seconds to keep observing after the last webhook")
     parser.add_argument("--workers", type=int, default=16, help="concurrent senders")
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
     args = parser.parse_args()
     LOAD[0] = os.getloadavg()[0]  # a shared machine: say how busy it was
-    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers) for b in backends]
+    results = [run(b, args.alerts, args.seconds, args.groups, args.tail, args.workers)
+               for b in doc.backends(args.backend)]
     text = report(results)
     sys.stdout.write(text + "\n")
     if not args.no_write:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import time
@@ -33,9 +34,31 @@ def write_section(name: str, title: str, body: str) -> None:
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else HEADER
     start, end = f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
     block = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        text = before + block + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    DOC.write_text(replaced(text, start, end, block) or text.rstrip() + "\n\n" + block + "\n", encoding="utf-8")
+
+
+def replaced(text: str, start: str, end: str, block: str) -> str | None:
+    """`text` with the part from `start` to `end` (the markers included) replaced by `block`; None when a marker is
+    missing."""
+    if start not in text or end not in text:
+        return None
+    before, rest = text.split(start, 1)
+    return before + block + rest.split(end, 1)[1]
+
+
+def storm_options(description: str | None, *, backend: str, alerts: int, seconds: float, groups: int, tail: float,
+                  tail_help: str) -> argparse.ArgumentParser:
+    """The options every alert-storm benchmark takes, with its own defaults; the caller adds the rest."""
+    parser = argparse.ArgumentParser(description=(description or "").splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default=backend)
+    parser.add_argument("--alerts", type=int, default=alerts)
+    parser.add_argument("--seconds", type=float, default=seconds)
+    parser.add_argument("--groups", type=int, default=groups)
+    parser.add_argument("--tail", type=float, default=tail, help=tail_help)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    return parser
+
+
+def backends(choice: str) -> list[str]:
+    """The backends `--backend` names."""
+    return ["sqlite", "postgresql"] if choice == "both" else [choice]

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from bot.delivery.posts import Report, Upload
 from bot.render.alert_root import target_words
-from bot.render.slack import actions_block, mrkdwn_escape, renderer
+from bot.render.slack import actions_block, cut_within, mrkdwn_escape, renderer
 from bot.store.models import AlertGroup, OutboxItem
 from collectors.alert_target import ALERT_SOURCE, target_for
 from collectors.models import Artifact
@@ -99,16 +99,7 @@ CUT_MARK = "\n… _(cut: the full text is in the thread as a file)_"
 
 def fitted_text(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
     """`text` within `limit` characters, cut with a mark if needed; and whether it was cut."""
-    if len(text) <= limit:
-        return text, False
-    cut = text[: limit - len(CUT_MARK)]
-    # Never leave half an escape (&amp;) or an open code fence behind the cut.
-    amp = cut.rfind("&")
-    if amp != -1 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    if cut.count("```") % 2 == 1:
-        cut = cut[: cut.rfind("```")]
-    return cut.rstrip() + CUT_MARK, True
+    return cut_within(text, limit, CUT_MARK), len(text) > limit
 
 
 def full_text_upload(*, key: str, channel: str, text: str, parent: OutboxItem, incident_id: int | None,

@@ -23,7 +23,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.render.slack import mrkdwn_escape
+from bot.render.slack import cut_within, mrkdwn_escape
 from bot.render.slack_triage import postmortem_block
 
 SILENCE_ACTION = "alert_silence_1h"
@@ -117,26 +117,13 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - len(CUT)].rstrip() + CUT
 
 
-def _fit(mrkdwn: str, limit: int = SECTION_LIMIT) -> str:
-    """Escaped mrkdwn within `limit` characters, never ending in half an escape (&amp;) or an open code span."""
-    if len(mrkdwn) <= limit:
-        return mrkdwn
-    cut = mrkdwn[: limit - len(CUT)]
-    amp = cut.rfind("&")
-    if amp != -1 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    if cut.count("```") % 2 == 1:
-        cut = cut[: cut.rfind("```")]
-    return cut.rstrip() + CUT
-
-
 def root_text(root: AlertRoot) -> str:
     """The notification text (and what a client without blocks shows)."""
     lines = [headline(root)]
     if root.verdict:
         lines.append(f"Verdict: {root.verdict}")
     lines.append(root.summary[:SUMMARY_LIMIT])
-    return _fit(mrkdwn_escape("\n".join(line for line in lines if line).strip()))
+    return cut_within(mrkdwn_escape("\n".join(line for line in lines if line).strip()), SECTION_LIMIT, CUT)
 
 
 def _links(links: list[Link]) -> str:
@@ -155,7 +142,7 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
     first = mrkdwn_escape(headline(root)) + (f"  {icon}" if icon and root.status == "firing" else "")
     if root.summary:
         first += "\n" + mrkdwn_escape(root.summary[:SUMMARY_LIMIT])
-    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=_fit(first)))]
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=cut_within(first, SECTION_LIMIT, CUT)))]
     if root.verdict:
         said = [f"*Verdict:* {mrkdwn_escape(root.verdict)}"]
     else:  # why there is no verdict (the triage ended without one), and why this alert may not get one
@@ -164,7 +151,7 @@ def root_blocks(root: AlertRoot) -> list[dict[str, Any]]:
                                   f"_{mrkdwn_escape(_cut(root.note, NOTE_LIMIT))}_" if root.note else "") if line]
         if not said and root.triaged and root.status == "firing":
             said = [PENDING_VERDICT]
-    blocks += [SectionBlock(text=MarkdownTextObject(text=_fit(line))) for line in said]
+    blocks += [SectionBlock(text=MarkdownTextObject(text=cut_within(line, SECTION_LIMIT, CUT))) for line in said]
     shown = _links(root.links)
     if shown:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=shown)]))

@@ -54,6 +54,20 @@ def mrkdwn_escape(text: object) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def cut_within(text: str, limit: int, mark: str) -> str:
+    """`text` within `limit` characters, cut with `mark` if needed: never after half an escape (&amp;) or inside an
+    open code fence."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(mark)]
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    if cut.count("```") % 2 == 1:
+        cut = cut[: cut.rfind("```")]
+    return cut.rstrip() + mark
+
+
 def _environment(templates_dir: Path | None) -> SandboxedEnvironment:
     loaders: list[Any] = [PackageLoader("bot", "templates/slack")]
     if templates_dir is not None:

@@ -37,7 +37,7 @@ from bot.slack.actions import (
     wrong_diagnosis_view,
 )
 from bot.slack.ask import register_ask
-from bot.slack.common import Click, audit, click_from, count, ephemeral, message_link
+from bot.slack.common import Click, accepted, audit, click_from, count, ephemeral, message_link, open_modal
 from bot.slack.drills import register_drills
 from bot.slack.home import queue_home
 from bot.slack.memory import register_memory
@@ -170,26 +170,15 @@ def _register_cause_form(app: App, ctx: BotContext, later: Later, action: str, n
         ack()
         count(ctx, name)
         click = click_from(body)
-        # On the listener's thread, not `later`: a trigger_id is good for 3 s, so the modal opens now or never.
-        try:
-            view, message = opener(ctx, _button_value(body), click)
-            if view is not None:
-                client.views_open(trigger_id=click.trigger_id or "", view=view)
-        except Exception as err:
-            log.exception("opening the %s form failed", name)
-            message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
-        if message:
-            ephemeral(respond, message)
+        open_modal(client, respond, click, name, lambda: opener(ctx, _button_value(body), click))
 
     @app.view(callback)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        answer = read_cause_submission(view)
-        if isinstance(answer, dict):
-            ack(response_action="errors", errors=answer)
+        answer = accepted(ack, read_cause_submission(view))
+        if answer is None:
             return
-        ack()
         count(ctx, f"{name}_submit")
-        user = str((body.get("user") or {}).get("id", ""))
+        user = click_from(body).user
         later(doing, None, lambda: _tell(ctx, answer, user, recorder(ctx, answer, user)))
 
 

@@ -1,5 +1,5 @@
 """What every Slack handler and flow shares: who acted where, the pool work goes to after the ack, a private answer,
-the command counter, the audit line, waking the poster, a link to a message."""
+a form opened and its answer read, the command counter, the audit line, waking the poster, a link to a message."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from slack_bolt import Respond
+from slack_bolt import Ack, Respond
+from slack_sdk import WebClient
 
 from bot.context import BotContext
 from bot.store import repo
 from collectors.redact import redact_text
 
 log = logging.getLogger("triagebot.slack")
+T = TypeVar("T")
 
 
 class Pool(Protocol):
@@ -55,6 +57,30 @@ def click_from(body: dict[str, Any]) -> Click:
     return Click(user=str((body.get("user") or {}).get("id", "")), channel=str(channel),
                  thread_ts=str(thread) if thread else None, trigger_id=body.get("trigger_id"))
 
+
+
+def open_modal(client: WebClient, respond: Respond, click: Click, what: str,
+               opener: Callable[[], tuple[dict[str, Any] | None, str | None]]) -> None:
+    """Open the modal a button asks for, or say privately why not. On the listener's thread, not the pool: a
+    trigger_id is good for 3 s, so the modal opens now or never."""
+    try:
+        view, message = opener()
+        if view is not None:
+            client.views_open(trigger_id=click.trigger_id or "", view=view)
+    except Exception as err:
+        log.exception("opening the %s form failed", what)
+        message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
+    if message:
+        ephemeral(respond, message)
+
+
+def accepted(ack: Ack, submission: T | dict[str, str]) -> T | None:
+    """A modal's submission when it reads (acked), or None once Slack has been shown the errors per block."""
+    if isinstance(submission, dict):
+        ack(response_action="errors", errors=submission)
+        return None
+    ack()
+    return submission
 
 
 def audit(ctx: BotContext, *, user: str, channel: str | None, action: str, target: str | None = None,

@@ -23,7 +23,7 @@ from bot.render.drills.slack_drill import (
     HYPOTHESIS_CALLBACK,
     PROPOSE_ACTION,
 )
-from bot.slack.common import Pool, click_from, count, ephemeral, quoted
+from bot.slack.common import Pool, accepted, click_from, count, ephemeral, open_modal, quoted
 from bot.slack.drill_grammar import (
     COMMAND,
     HELP,
@@ -159,16 +159,8 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
                   client: WebClient) -> None:
         count(ctx, f"drill_{action}")
         click = click_from(body)
-        # On the listener's thread: a trigger_id is good for 3 s, so the modal opens now or never.
-        try:
-            view, message = drills.hypothesis_form(_value(body)[1], action, Who(click.user, click.channel))
-            if view is not None:
-                client.views_open(trigger_id=click.trigger_id or "", view=view)
-        except Exception as err:
-            log.exception("opening the %s form failed", action)
-            message = f":x: Opening the form failed on triagebot's side ({type(err).__name__}); try again."
-        if message:
-            ephemeral(respond, message)
+        open_modal(client, respond, click, action,
+                   lambda: drills.hypothesis_form(_value(body)[1], action, Who(click.user, click.channel)))
 
     @app.action(PROPOSE_ACTION)
     def propose(ack: Ack, body: dict[str, Any], respond: Respond, client: WebClient) -> None:
@@ -182,13 +174,11 @@ def _register_forms(app: App, drills: SlackDrills, pool: Pool) -> None:
 
     @app.view(HYPOTHESIS_CALLBACK)
     def submitted(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
-        choice = read_hypothesis_submission(view)
-        if isinstance(choice, dict):
-            ack(response_action="errors", errors=choice)
+        choice = accepted(ack, read_hypothesis_submission(view))
+        if choice is None:
             return
-        ack()
         count(ctx, f"drill_{choice.action}_submit")
-        user = str((body.get("user") or {}).get("id", ""))
+        user = click_from(body).user
 
         def run() -> None:
             session = drills.store.load(choice.session_id)

@@ -43,36 +43,32 @@ metadata = MetaData(naming_convention={
     "pk": "pk_%(table_name)s",
 })
 
-drill_sessions = Table(
-    "drill_sessions",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("incident_id", String(200), nullable=False, index=True),
-    Column("trainee", String(200), nullable=False, index=True),
-    Column("channel", String(200), nullable=False),
-    Column("finished", Boolean, nullable=False, default=False),
-    Column("score", Integer, nullable=True),
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
-    Column("payload", JSON, nullable=False),
-)
+
+def _session_table(name: str, subject: Column[str], person: Column[str]) -> Table:
+    """A sessions table: the id, what it is about, who, and the columns both kinds filter and sort on."""
+    return Table(
+        name,
+        metadata,
+        Column("id", String(64), primary_key=True),
+        subject,
+        person,
+        Column("channel", String(200), nullable=False),
+        Column("finished", Boolean, nullable=False, default=False),
+        Column("score", Integer, nullable=True),
+        Column("started_at", DateTime(timezone=True), nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        Column("payload", JSON, nullable=False),
+    )
+
+
+drill_sessions = _session_table("drill_sessions", Column("incident_id", String(200), nullable=False, index=True),
+                                Column("trainee", String(200), nullable=False, index=True))
 # The leaderboard reads the finished sessions of one channel.
 Index("ix_drill_sessions_channel_finished", drill_sessions.c.channel, drill_sessions.c.finished)
 
 # Interviews in Slack: one row per interview, the record as a JSON payload (bot/store/interviews.py).
-interview_sessions = Table(
-    "interview_sessions",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("question_id", String(200), nullable=False),
-    Column("user_id", String(200), nullable=False, index=True),
-    Column("channel", String(200), nullable=False),
-    Column("finished", Boolean, nullable=False, default=False),
-    Column("score", Integer, nullable=True),
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
-    Column("payload", JSON, nullable=False),
-)
+interview_sessions = _session_table("interview_sessions", Column("question_id", String(200), nullable=False),
+                                    Column("user_id", String(200), nullable=False, index=True))
 # Open interviews of a channel, most recent first.
 Index("ix_interview_sessions_channel_finished", interview_sessions.c.channel, interview_sessions.c.finished)
 
@@ -102,9 +98,7 @@ class SqlSessionStore:
                 conn.execute(update(drill_sessions).where(drill_sessions.c.id == session.id).values(row))
 
     def load(self, session_id: str) -> DrillSession | None:
-        with self.engine.connect() as conn:
-            payload = conn.execute(select(drill_sessions.c.payload)
-                                   .where(drill_sessions.c.id == session_id)).scalar_one_or_none()
+        payload = payload_of(self.engine, drill_sessions, session_id)
         return DrillSession.model_validate(payload) if payload is not None else None
 
     def list_by_trainee(self, trainee: str, limit: int = 50) -> list[DrillSession]:
@@ -122,6 +116,12 @@ class SqlSessionStore:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def payload_of(engine: Engine, table: Table, row_id: str) -> Any:
+    """The stored payload of one row, or None when there is no such row."""
+    with engine.connect() as conn:
+        return conn.execute(select(table.c.payload).where(table.c.id == row_id)).scalar_one_or_none()
 
 
 def _row(session: DrillSession) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import Engine, insert, select, update
 
-from bot.store.drill_sessions import interview_sessions, utc
+from bot.store.drill_sessions import interview_sessions, payload_of, utc
 from drills.interview import InterviewSession
 
 
@@ -43,9 +43,7 @@ class InterviewStore:
                          .values(self._row(record)))
 
     def load(self, record_id: str) -> InterviewRecord | None:
-        with self.engine.connect() as conn:
-            payload = conn.execute(select(interview_sessions.c.payload)
-                                   .where(interview_sessions.c.id == record_id)).scalar_one_or_none()
+        payload = payload_of(self.engine, interview_sessions, record_id)
         return InterviewRecord.model_validate(payload) if payload is not None else None
 
     def open_in(self, channel: str, limit: int = 50) -> list[InterviewRecord]:

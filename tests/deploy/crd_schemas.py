@@ -63,55 +63,61 @@ _RELABEL: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-SERVICE_MONITOR: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "ServiceMonitor"},
-        "metadata": _METADATA,
-        "spec": {
-            "type": "object",
-            "required": ["selector", "endpoints"],
-            "properties": {
-                "jobLabel": {"type": "string"},
-                "targetLabels": {"type": "array", "items": {"type": "string"}},
-                "podTargetLabels": {"type": "array", "items": {"type": "string"}},
-                "selector": _LABEL_SELECTOR,
-                "namespaceSelector": {
+
+def _crd(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A monitoring.coreos.com/v1 object of `kind`: its metadata and its `spec`, nothing else."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"const": "monitoring.coreos.com/v1"},
+            "kind": {"const": kind},
+            "metadata": _METADATA,
+            "spec": spec,
+        },
+        "additionalProperties": False,
+    }
+
+
+SERVICE_MONITOR = _crd("ServiceMonitor", {
+        "type": "object",
+        "required": ["selector", "endpoints"],
+        "properties": {
+            "jobLabel": {"type": "string"},
+            "targetLabels": {"type": "array", "items": {"type": "string"}},
+            "podTargetLabels": {"type": "array", "items": {"type": "string"}},
+            "selector": _LABEL_SELECTOR,
+            "namespaceSelector": {
+                "type": "object",
+                "properties": {"any": {"type": "boolean"},
+                               "matchNames": {"type": "array", "items": {"type": "string"}}},
+                "additionalProperties": False,
+            },
+            "sampleLimit": {"type": "integer", "minimum": 0},
+            "endpoints": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
                     "type": "object",
-                    "properties": {"any": {"type": "boolean"},
-                                   "matchNames": {"type": "array", "items": {"type": "string"}}},
+                    "properties": {
+                        "port": {"type": "string"},
+                        "targetPort": {"type": ["string", "integer"]},
+                        "path": {"type": "string", "pattern": "^/"},
+                        "scheme": {"enum": ["http", "https"]},
+                        "interval": {"type": "string", "pattern": DURATION},
+                        "scrapeTimeout": {"type": "string", "pattern": DURATION},
+                        "honorLabels": {"type": "boolean"},
+                        "honorTimestamps": {"type": "boolean"},
+                        "relabelings": {"type": "array", "items": _RELABEL},
+                        "metricRelabelings": {"type": "array", "items": _RELABEL},
+                    },
                     "additionalProperties": False,
                 },
-                "sampleLimit": {"type": "integer", "minimum": 0},
-                "endpoints": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "port": {"type": "string"},
-                            "targetPort": {"type": ["string", "integer"]},
-                            "path": {"type": "string", "pattern": "^/"},
-                            "scheme": {"enum": ["http", "https"]},
-                            "interval": {"type": "string", "pattern": DURATION},
-                            "scrapeTimeout": {"type": "string", "pattern": DURATION},
-                            "honorLabels": {"type": "boolean"},
-                            "honorTimestamps": {"type": "boolean"},
-                            "relabelings": {"type": "array", "items": _RELABEL},
-                            "metricRelabelings": {"type": "array", "items": _RELABEL},
-                        },
-                        "additionalProperties": False,
-                    },
-                },
             },
-            "additionalProperties": False,
         },
-    },
-    "additionalProperties": False,
-}
+        "additionalProperties": False,
+    })
 
 _RULE: dict[str, Any] = {
     "type": "object",
@@ -129,37 +135,26 @@ _RULE: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-PROMETHEUS_RULE: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "monitoring.coreos.com/v1"},
-        "kind": {"const": "PrometheusRule"},
-        "metadata": _METADATA,
-        "spec": {
-            "type": "object",
-            "properties": {
-                "groups": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "rules"],
-                        "properties": {
-                            "name": {"type": "string", "minLength": 1},
-                            "interval": {"type": "string", "pattern": DURATION},
-                            "limit": {"type": "integer"},
-                            "partial_response_strategy": {"type": "string"},
-                            "rules": {"type": "array", "items": _RULE},
-                        },
-                        "additionalProperties": False,
+PROMETHEUS_RULE = _crd("PrometheusRule", {
+        "type": "object",
+        "properties": {
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "rules"],
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1},
+                        "interval": {"type": "string", "pattern": DURATION},
+                        "limit": {"type": "integer"},
+                        "partial_response_strategy": {"type": "string"},
+                        "rules": {"type": "array", "items": _RULE},
                     },
+                    "additionalProperties": False,
                 },
             },
-            "additionalProperties": False,
         },
-    },
-    "additionalProperties": False,
-}
+        "additionalProperties": False,
+    })
 
 SCHEMAS: dict[str, dict[str, Any]] = {"ServiceMonitor": SERVICE_MONITOR, "PrometheusRule": PROMETHEUS_RULE}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,21 @@ def start_bot(slack: SlackStandIn, url: str) -> Any:
                                                   permissions=PERMISSIONS)))
 
 
+def first_root(am: AlertmanagerServer, slack: SlackStandIn, starts: datetime, what: str) -> Message:
+    """Fire the alert (started at `starts`) and return the root the bot posts for it."""
+    am.post_alerts([firing(starts)])
+    wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, what)
+    return roots(slack, "C0OPS")[0]
+
+
+@contextmanager
+def bot_and_alertmanager(tmp_path: Path, slack: SlackStandIn,
+                         url: str) -> Iterator[tuple[RunningBot, AlertmanagerServer]]:
+    """The bot, and one Alertmanager sending it webhooks."""
+    with start_bot(slack, url) as bot, start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+        yield bot, am
+
+
 def post_all(managers: list[AlertmanagerServer], alerts: list[dict[str, Any]]) -> None:
     for am in managers:
         am.post_alerts(alerts)
@@ -123,12 +139,9 @@ def test_an_ha_pair_posts_once_and_a_late_firing_never_reopens_the_resolved_grou
 
 def test_a_group_that_fires_again_opens_a_new_episode_that_links_the_old_one(
         tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         first = datetime.now(UTC) - timedelta(minutes=5)
-        am.post_alerts([firing(first)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
-        old = roots(slack, "C0OPS")[0]
+        old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
         wait_until(lambda: "RESOLVED" in old.text and all_sent(bot.ctx.engine), 20, "the first episode resolved")
         old_text, old_edits = old.text, len(old.edits)
@@ -177,14 +190,12 @@ def test_a_new_episode_is_posted_without_the_link_while_slack_refuses_permalinks
     """The link to the previous episode is a nicety: a rate-limited chat.getPermalink neither holds the new root
     back nor makes the poster ask again for every retry (one call, then the budget waits out Retry-After)."""
     refuse = SlackFault("chat.getPermalink", error="ratelimited", retry_after=60)
-    with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with SlackStandIn(channels=CHANNELS, faults=[refuse]) as slack, \
+            bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         first = datetime.now(UTC) - timedelta(minutes=5)
-        am.post_alerts([firing(first)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the first root")
+        old = first_root(am, slack, first, "the first root")
         am.post_alerts([resolved(first, datetime.now(UTC) - timedelta(seconds=1))])
-        wait_until(lambda: "RESOLVED" in roots(slack, "C0OPS")[0].text and all_sent(bot.ctx.engine), 20,
-                   "the first episode resolved")
+        wait_until(lambda: "RESOLVED" in old.text and all_sent(bot.ctx.engine), 20, "the first episode resolved")
         am.post_alerts([firing(datetime.now(UTC))])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 2, 20, "a new root for the new episode")
         new = roots(slack, "C0OPS")[1]
@@ -213,8 +224,7 @@ def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
     """Nothing is dropped for its size: the root is cut with a mark and the whole text is a file in its thread."""
     summary = "".join(f"line {n:05d}: container checkout restarted; " for n in range(1500))[:60_000]
     assert len(summary) == 60_000
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         am.post_alerts([{**firing(datetime.now(UTC)), "annotations": {"summary": summary}}])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
         root = roots(slack, "C0OPS")[0]
@@ -228,8 +238,7 @@ def test_a_60k_character_annotation_is_cut_and_sent_whole_as_a_file(
 
 def test_a_report_slack_refuses_is_posted_again_as_plain_text(tmp_path: Path, slack: SlackStandIn,
                                                                sqlite_url: str) -> None:
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         am.post_alerts([firing(datetime.now(UTC))])
         wait_until(lambda: len(roots(slack, "C0OPS")) == 1 and all_sent(bot.ctx.engine), 20, "the root")
         root = roots(slack, "C0OPS")[0]
@@ -278,12 +287,9 @@ def verdict_in_text(message: Message) -> str | None:
 def test_a_resolved_root_keeps_its_verdict_in_the_notification_text(
         tmp_path: Path, slack: SlackStandIn, sqlite_url: str) -> None:
     """Issue #13: text and blocks say the same thing after a status change (the verdict came first)."""
-    with start_bot(slack, sqlite_url) as bot, \
-            start_alertmanager(tmp_path, f"{bot.url}/alertmanager", WEBHOOK_TOKEN) as am:
+    with bot_and_alertmanager(tmp_path, slack, sqlite_url) as (bot, am):
         started = datetime.now(UTC) - timedelta(minutes=1)
-        am.post_alerts([firing(started)])
-        wait_until(lambda: len(roots(slack, "C0OPS")) == 1, 20, "the root")
-        root = roots(slack, "C0OPS")[0]
+        root = first_root(am, slack, started, "the root")
         wait_until(lambda: verdict_in_blocks(root) is not None, 30, "the verdict on the root")
         assert verdict_in_text(root) is not None
         am.post_alerts([resolved(started, datetime.now(UTC))])

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from tests.harness.bot_server import (
     settings_from,
 )
 from tests.harness.postgres import PgServer
+from tests.harness.processes import wait_until
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import Message, SlackStandIn
 
@@ -56,14 +57,6 @@ NODE = {"apiVersion": "v1", "kind": "Node",
         "status": {"conditions": [{"type": "Ready", "status": "True"}],
                    "capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "8"},
                    "addresses": [{"type": "InternalIP", "address": "10.0.0.2"}]}}
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
 
 
 def payload(alertname: str = "KubePodCrashLooping", *, status: str = "firing", group: str | None = None,

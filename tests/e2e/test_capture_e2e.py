@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from drills.recorded.incident import load_incident
 from tests.harness.alertmanager import GaugeExporter, start_alerting_prometheus, start_alertmanager
 from tests.harness.bot_server import ROOT, WEBHOOK_TOKEN, bot_in_thread, bot_values, settings_from
 from tests.harness.fixtures import sqlite_url
+from tests.harness.processes import wait_until
 from tests.harness.training_job import logs_for, node_name, nodes, pod_name, pytorchjob
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import SlackStandIn
@@ -104,15 +105,6 @@ def node_agent(tmp: Path, host: str, port: int, node: str, kmsg: str) -> Iterato
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
 
 
 def stored_report(engine: Engine) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from collectors.live.collect import LiveAccess
 from tests.e2e.test_slack_app import SECRET, SLOW_POSTS, Bot
 from tests.harness.bot_server import serve_bot
 from tests.harness.openmetrics import History, ramp
-from tests.harness.prometheus import PromServer, start_prometheus
+from tests.harness.prometheus import PromServer
 from tests.standins.kube_api import KubeStandIn
 
 GiB = 2**30
@@ -73,6 +73,7 @@ def evicted_objects() -> list[dict[str, Any]]:
     ]
 
 
+@pytest.fixture(scope="module")
 def history() -> History:
     """An hour of node_exporter memory: the evicted pod's node runs down from 40% to 4% available; another node
     sits at 2% all hour, out of scope (its series must not reach the chart)."""
@@ -84,12 +85,6 @@ def history() -> History:
     h.gauge("node_memory_MemAvailable_bytes", other, 0.02 * 32 * GiB)
     h.gauge("node_memory_MemTotal_bytes", other, 32 * GiB)
     return h
-
-
-@pytest.fixture(scope="module")
-def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]:
-    with start_prometheus(tmp_path_factory.mktemp("prom"), history().render()) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,11 @@ from tests.harness.bot_server import (
     bot_values,
     settings_from,
     start_bot_process,
-    stop_bot_process,
+    stopped_after,
 )
 from tests.harness.fixtures import sqlite_url
 from tests.harness.postgres import start_postgres, start_server, stop_server
+from tests.harness.processes import wait_until
 from tests.harness.webhooks import webhook_body
 from tests.standins.slack_api import SlackStandIn
 
@@ -46,14 +46,6 @@ ROUTES = [{"match": {"route": c}, "channel": c} for c in CHANNELS]
 PERMISSIONS = {"channels": {c: ["*"] for c in CHANNELS}}
 GROUPS = 8  # over the four channels: the bot posts at most one message a second to each
 RETRY_EVERY = 0.2  # Alertmanager backs off from 10 ms up; a short fixed pause keeps the test short
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.1)
 
 
 def group_body(n: int, note: str = "") -> dict[str, Any]:
@@ -122,7 +114,7 @@ def test_postgresql_restarted_in_the_middle_of_a_storm(tmp_path: Path) -> None:
                             routes=ROUTES, permissions=PERMISSIONS, outbox_lease=5, slack_timeout=4, triage_lease=5)
         bot = start_bot_process(values, tmp_path, "bot")
         engine = make_engine(pg.url)
-        try:
+        with stopped_after(lambda: bot):
             sender = Alertmanager(bot.url, [group_body(n) for n in range(GROUPS)], pause=0.05)
             feeder = threading.Thread(target=sender.run, daemon=True)
             feeder.start()
@@ -143,11 +135,6 @@ def test_postgresql_restarted_in_the_middle_of_a_storm(tmp_path: Path) -> None:
                 up = client.get("/healthz")
                 up_metrics = client.get("/metrics").text
             assert bot.process.poll() is None  # the same process throughout: nothing was restarted
-        except AssertionError:
-            print(bot.log_text())
-            raise
-        finally:
-            stop_bot_process(bot)
         with engine.connect() as conn:
             stored = set(conn.scalars(select(Alert.group_key)))
             jobs = conn.scalar(select(func.count()).select_from(TriageJob))

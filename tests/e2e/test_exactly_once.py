@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,7 +32,9 @@ from tests.harness.bot_server import (
     bot_values,
     start_bot_process,
     stop_bot_process,
+    stopped_after,
 )
+from tests.harness.processes import wait_until
 from tests.standins.slack_api import Call, Message, SlackFault, SlackStandIn
 
 CHANNELS = ("C0OPS", "C0GPU")
@@ -45,14 +47,6 @@ MIN_GAP = 0.75
 # (2.5 s) stay within it.
 SLACK_TIMEOUT = 4
 LEASE = 5.0
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def payload(alertname: str, status: str) -> dict[str, Any]:
@@ -256,7 +250,7 @@ def test_kill_9_during_a_storm_posts_every_root_once_and_loses_nothing(tmp_path:
         feeder = threading.Thread(target=sender.run, daemon=True)
         feeder.start()
         windows = set(rng.sample(range(KILLS), 2))  # these kills wait for a post in flight; the others are random
-        try:
+        with stopped_after(lambda: bot):
             for n in range(KILLS):
                 if n in windows:
                     wait_until(lambda: slack.answering > 0, 60, "a post Slack took but has not answered")
@@ -268,11 +262,6 @@ def test_kill_9_during_a_storm_posts_every_root_once_and_loses_nothing(tmp_path:
                 sender.url = bot.url
             assert sender.done.wait(120), f"delivered {sender.delivered} of {len(bodies)}"
             wait_until(lambda: drained(engine), 150, "the outbox to drain")
-        except AssertionError:
-            print(f"--- {bot.log}\n{bot.log_text()}")
-            raise
-        finally:
-            stop_bot_process(bot)
 
         posts = [m for c in slack.messages.values() for m in c if m.extra.get("metadata")]
         by_key = Counter(m.extra["metadata"]["event_payload"]["outbox_key"] for m in posts)
@@ -343,7 +332,7 @@ def test_kill_9_while_the_fired_again_note_is_in_flight_posts_it_once(tmp_path: 
                             slack_timeout=SLACK_TIMEOUT,
                             permissions={"channels": {"C0OPS": ["*"]}}, triage_workers=0)
         bot = start_bot_process(values, tmp_path, "bot-0")
-        try:
+        with stopped_after(lambda: bot):
             def deliver_one(body: dict[str, Any]) -> None:
                 assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
 
@@ -362,11 +351,6 @@ def test_kill_9_while_the_fired_again_note_is_in_flight_posts_it_once(tmp_path: 
             deliver_one(episode_body("firing", datetime.now(UTC).replace(microsecond=0)))
             wait_until(note_in_flight, 60, "the fired-again note taken by Slack, its answer held back")
             bot = killed_and_restarted(bot, values, tmp_path, slack, engine)
-        except AssertionError:
-            print(f"--- {bot.log}\n{bot.log_text()}")
-            raise
-        finally:
-            stop_bot_process(bot)
 
     new = [m for m in slack.top_level("C0OPS") if m.ts != old.ts]
     assert len(new) == 1 and "episode 2" in new[0].text
@@ -395,7 +379,7 @@ def test_kill_9_while_a_file_upload_is_in_flight_uploads_it_once(tmp_path: Path,
                             slack_timeout=SLACK_TIMEOUT,
                             permissions={"channels": {"C0OPS": ["*"]}}, triage_workers=0)
         bot = start_bot_process(values, tmp_path, "bot-0")
-        try:
+        with stopped_after(lambda: bot):
             assert client.post(f"{bot.url}/alertmanager", json=body, headers=bearer()).status_code == 200
 
             def shared_not_answered() -> bool:
@@ -403,11 +387,6 @@ def test_kill_9_while_a_file_upload_is_in_flight_uploads_it_once(tmp_path: Path,
 
             wait_until(shared_not_answered, 60, "alert.txt shared by Slack, its answer held back")
             bot = killed_and_restarted(bot, values, tmp_path, slack, engine)
-        except AssertionError:
-            print(f"--- {bot.log}\n{bot.log_text()}")
-            raise
-        finally:
-            stop_bot_process(bot)
 
     (root,) = slack.top_level("C0OPS")
     files = [f for f in slack.files if f.name == "alert.txt"]

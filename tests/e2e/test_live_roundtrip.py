@@ -29,7 +29,7 @@ from drills.recorded.record import write_incident
 from drills.recorded.replay import replay
 from tests.harness.openmetrics import History, per_second
 from tests.harness.processes import finish
-from tests.harness.prometheus import PromServer, free_port, start_prometheus
+from tests.harness.prometheus import PromServer, free_port
 from tests.standins.kube_api import Fault, KubeStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +43,7 @@ def objects(name: str) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all((K8S / name).read_text(encoding="utf-8")) if doc]
 
 
+@pytest.fixture(scope="module")
 def history() -> History:
     h = History(end=int(NOW.timestamp()), span=3600, step=30)
     for pod in ("checkout-7d9f8c6b5-abcde", "checkout-7d9f8c6b5-fghij"):
@@ -51,12 +52,6 @@ def history() -> History:
         h.counter("container_cpu_cfs_throttled_periods", labels, per_second(4))
         h.gauge("container_memory_working_set_bytes", labels, 300 * 2**20)
     return h
-
-
-@pytest.fixture(scope="module")
-def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PromServer]:
-    with start_prometheus(tmp_path_factory.mktemp("prom"), history().render()) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

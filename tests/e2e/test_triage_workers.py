@@ -28,7 +28,7 @@ from bot.store.db import make_engine, migrate, session_factory
 from bot.store.models import AlertGroup, OutboxItem, TriageJob, TriageRun
 from collectors.live.collect import LiveAccess
 from collectors.models import Target
-from tests.harness.bot_server import bearer, bot_values, start_bot_process, stop_bot_process
+from tests.harness.bot_server import bearer, bot_values, start_bot_process, stopped_after
 from tests.harness.fixtures import sqlite_url
 from tests.harness.webhooks import webhook_body
 from tests.integration.test_kubernetes_source import CRASH_POD, load
@@ -137,7 +137,7 @@ def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_af
         values = bot_values(slack_api_url=slack.api_url, database_url=sqlite_url, triage_workers=workers,
                             permissions={"channels": {"C0OPS": ["*"]}})
         bot = start_bot_process(values, tmp_path, "bot-0", options=["--die-after-webhook-commit"])
-        try:
+        with stopped_after(lambda: bot):
             # Answered once appended to the intake; the ingester may kill the process before the answer left.
             with contextlib.suppress(httpx.TransportError):
                 client.post(f"{bot.url}/alertmanager", json=body, headers=bearer())
@@ -157,11 +157,6 @@ def test_a_triage_whose_process_died_right_after_the_webhook_committed_is_run_af
             with engine.connect() as conn:
                 assert conn.scalar(select(func.count()).select_from(TriageRun)) == 1
                 assert conn.execute(select(TriageJob.status, TriageJob.attempts)).all() == [("done", 1)]
-        except AssertionError:
-            print(f"--- {bot.log}\n{bot.log_text()}")
-            raise
-        finally:
-            stop_bot_process(bot)
     (root,) = slack.top_level("C0OPS")
     assert sum(1 for m in slack.thread("C0OPS", root.ts) if m.blocks and m.ts != root.ts) == 1
     engine.dispose()

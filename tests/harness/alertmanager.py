@@ -36,7 +36,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from tests.harness.processes import ready, stop_process
+from tests.harness.processes import came_up, ready, stop_process
 from tests.harness.prometheus import free_port
 
 READY_TIMEOUT = 30.0
@@ -65,6 +65,16 @@ def _log_text(log: Path) -> str:
     return log.read_text(errors="replace")[-6000:] if log.exists() else "(no log)"
 
 
+def _wait_ready(name: str, url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not ready(url):
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}:\n{_log_text(log)}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} not ready after {READY_TIMEOUT:g}s:\n{_log_text(log)}")
+        time.sleep(0.05)
+
+
 @contextmanager
 def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> Iterator[str]:
     """Start `argv_for_port(port)` until it answers /-/ready, retrying on a port lost to another process."""
@@ -74,20 +84,8 @@ def _serve(name: str, argv_for_port: Callable[[int], list[str]], log: Path) -> I
         with log.open("wb") as sink:
             process = subprocess.Popen(argv_for_port(port), stdout=sink, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + READY_TIMEOUT
-            while not ready(url):
-                if process.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {process.returncode}:\n{_log_text(log)}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} not ready after {READY_TIMEOUT:g}s:\n{_log_text(log)}")
-                time.sleep(0.05)
-        except RuntimeError:
-            stop_process(process)
-            # Another process may take the port between free_port() and the bind: try a new one.
-            if attempt + 1 < _START_ATTEMPTS and "address already in use" in _log_text(log):
-                continue
-            raise
+        if not came_up(process, log, attempt + 1 == _START_ATTEMPTS, _wait_ready, name, url, process, log):
+            continue
         try:
             yield url
         finally:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,6 +254,20 @@ def start_bot_process(values: Mapping[str, Any], workdir: Path, name: str, slack
 
 def stop_bot_process(bot: BotProcess) -> None:
     _shut_down(bot.process)
+
+
+@contextmanager
+def stopped_after(current: Callable[[], BotProcess]) -> Iterator[None]:
+    """Stop the bot `current()` returns when the block ends (a block may kill it and start the next one), and
+    print its log when the block fails an assertion."""
+    try:
+        yield
+    except AssertionError:
+        bot = current()
+        print(f"--- {bot.log}\n{bot.log_text()}")
+        raise
+    finally:
+        stop_bot_process(current())
 
 
 @contextmanager

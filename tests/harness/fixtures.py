@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, text
@@ -60,6 +61,15 @@ class MigratedStore:
     @property
     def backend(self) -> str:
         return self.engine.dialect.name
+
+
+def report_led_by(lead: str | None) -> dict[str, Any]:
+    """A stored report whose lead is `lead` ("playbook/hypothesis", likely), or that has none."""
+    if lead is None:
+        return {"findings": [], "lead": None}
+    playbook, hypothesis = lead.split("/")
+    return {"findings": [], "lead": {"playbook": playbook, "hypothesis": hypothesis, "status": "likely",
+                                     "supporting": []}}
 
 
 @pytest.fixture(scope="session")

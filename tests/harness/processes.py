@@ -1,10 +1,13 @@
-"""Stopping the real servers the tests start (Prometheus, Alertmanager, llama.cpp's server)."""
+"""Waiting for and stopping the real servers the tests start (Prometheus, Alertmanager, llama.cpp's server, the bot)."""
 
 from __future__ import annotations
 
 import subprocess
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 
 STOP_TIMEOUT = 10.0
 
@@ -41,3 +44,26 @@ def ready(url: str) -> bool:
             return bool(response.status == 200)
     except (urllib.error.URLError, OSError):
         return False
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
+    """Return once `predicate` holds; fail saying `what` was awaited when it has not within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+def came_up(process: subprocess.Popen[bytes], log: Path, last_try: bool, wait_ready: Callable[..., None],
+            *args: object) -> bool:
+    """Whether a server just started answered `wait_ready(*args)`; False (and the process stopped) when another
+    process took the port between free_port() and the bind and a try remains; otherwise its RuntimeError goes on."""
+    try:
+        wait_ready(*args)
+    except RuntimeError:
+        stop_process(process)
+        if not last_try and log.exists() and "address already in use" in log.read_text(errors="replace"):
+            return False
+        raise
+    return True

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.processes import ready, stop_process
+from tests.harness.openmetrics import History
+from tests.harness.processes import came_up, ready, stop_process
 
 READY_TIMEOUT = 30.0
 _START_ATTEMPTS = 3
@@ -99,14 +100,8 @@ def start_prometheus(tmp_path: Path, openmetrics: str) -> Iterator[PromServer]:
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             process = _launch(binary, config, data, port, log)
-            try:
-                _wait_ready(url, process, log)
-            except RuntimeError:
-                stop_process(process)
-                # Another process may take the port between free_port() and the bind: try a new one.
-                if attempt + 1 < _START_ATTEMPTS and "address already in use" in log.read_text(errors="replace"):
-                    continue
-                raise
+            if not came_up(process, log, attempt + 1 == _START_ATTEMPTS, _wait_ready, url, process, log):
+                continue
             try:
                 yield PromServer(url=url, data_dir=data, log=log)
             finally:
@@ -114,3 +109,10 @@ def start_prometheus(tmp_path: Path, openmetrics: str) -> Iterator[PromServer]:
             return
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory, history: History) -> Iterator[PromServer]:
+    """Prometheus holding the module's `history` fixture, for the whole module (registered in tests/conftest.py)."""
+    with start_prometheus(tmp_path_factory.mktemp("prom"), history.render()) as server:
+        yield server

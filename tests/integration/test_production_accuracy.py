@@ -15,17 +15,9 @@ from bot.memory.labels import labels_since
 from bot.memory.production import NO_VERDICT, OTHER, Label, accuracy
 from bot.store import repo
 from bot.store.types import utcnow
-from tests.harness.fixtures import MigratedStore
+from tests.harness.fixtures import MigratedStore, report_led_by
 
 NOW = utcnow()
-
-
-def _report(lead: str | None) -> dict[str, Any]:
-    if lead is None:
-        return {"findings": [], "lead": None}
-    playbook, hypothesis = lead.split("/")
-    return {"findings": [], "lead": {"playbook": playbook, "hypothesis": hypothesis, "status": "likely",
-                                     "supporting": []}}
 
 
 def _incident(store: MigratedStore, key: str, days_ago: float, lead: str | None,
@@ -35,7 +27,7 @@ def _incident(store: MigratedStore, key: str, days_ago: float, lead: str | None,
     with store.factory.begin() as db:
         incident, _ = repo.open_incident(db, key, title=key, source="slash", now=at)
         run = repo.record_triage_run(db, incident_id=incident.id, target={}, trigger="slash", status="ok",
-                                     started_at=at, finished_at=at, report=_report(lead))
+                                     started_at=at, finished_at=at, report=report_led_by(lead))
         for verdict, right, who, when in feedback:
             playbook, hypothesis = right.split("/") if right else (None, None)
             repo.add_feedback(db, incident_id=incident.id, triage_run_id=run.id, user_id=who, verdict=verdict,

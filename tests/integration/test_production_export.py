@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,19 +14,11 @@ from bot.store import repo
 from bot.store.types import utcnow
 from collectors.models import Artifact, ArtifactKind
 from drills.realworld import load_case
-from tests.harness.fixtures import MigratedStore
+from tests.harness.fixtures import MigratedStore, report_led_by
 
 NOW = utcnow()
 # A real kernel log (github.com/akash-network/support/issues/209), as stored by a triage that read it.
 XID_79 = Path("tests/realworld/gpu-xid/akash-support-209-xid-79-recurred-after-reboot/evidence.txt")
-
-
-def _lead(lead: str | None) -> dict[str, Any]:
-    if lead is None:
-        return {"findings": [], "lead": None}
-    playbook, hypothesis = lead.split("/")
-    return {"findings": [], "lead": {"playbook": playbook, "hypothesis": hypothesis, "status": "likely",
-                                     "supporting": []}}
 
 
 def _labelled(store: MigratedStore, key: str, lead: str | None, artifacts: list[Artifact], verdict: str,
@@ -36,7 +27,7 @@ def _labelled(store: MigratedStore, key: str, lead: str | None, artifacts: list[
     with store.factory.begin() as db:
         incident, _ = repo.open_incident(db, key, title=key, source="alert", now=at)
         run = repo.record_triage_run(db, incident_id=incident.id, target={"node": "gpu-node-7"}, trigger="alert",
-                                     status="ok", started_at=at, finished_at=at, report=_lead(lead),
+                                     status="ok", started_at=at, finished_at=at, report=report_led_by(lead),
                                      artifacts=[a.model_dump(mode="json") for a in artifacts])
         playbook, hypothesis = right.split("/") if right else (None, None)
         repo.add_feedback(db, incident_id=incident.id, triage_run_id=run.id, user_id="U0ONCALL", verdict=verdict,

@@ -13,7 +13,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -159,12 +159,6 @@ def _history() -> History:
 @pytest.fixture(scope="module")
 def history() -> History:
     return _history()
-
-
-@pytest.fixture(scope="module")
-def prom(tmp_path_factory: pytest.TempPathFactory, history: History) -> Iterator[PromServer]:
-    with start_prometheus(tmp_path_factory.mktemp("prom"), history.render()) as server:
-        yield server
 
 
 def facts(result: SourceResult) -> dict[str, list[Any]]:

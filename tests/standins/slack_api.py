@@ -286,6 +286,17 @@ def _missing(name: str) -> _Reply:
     return _err("invalid_arguments", messages=[f"missing required field: {name}"])
 
 
+def _decoded(value: Any) -> Any:
+    """An object argument as Slack takes it: the value itself, or JSON text in a form post (None if not JSON, so the
+    caller refuses it as any other value that is no object)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
 def _truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in {"1", "true", "yes"}
@@ -783,12 +794,7 @@ class SlackStandIn:
         raw = req.params.get("metadata")
         if raw is None or raw == "":
             return None
-        value: Any = raw
-        if isinstance(raw, str):
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = None  # refused just below, as any other value that is no object
+        value = _decoded(raw)
         if not isinstance(value, dict):
             raise _Refused(_err("invalid_metadata_format"))
         event_type, payload = value.get("event_type"), value.get("event_payload")
@@ -973,11 +979,7 @@ class SlackStandIn:
         view = req.params.get("view")
         if view is None:
             raise _Refused(_missing("view"))
-        if isinstance(view, str):
-            try:
-                view = json.loads(view)
-            except ValueError:
-                view = None  # refused just below, as any other value that is no object
+        view = _decoded(view)
         if not isinstance(view, dict):
             raise _Refused(_err("invalid_arguments", messages=["must provide an object [json-pointer:/view]"]))
         problems: list[str] = []

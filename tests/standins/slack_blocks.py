@@ -161,16 +161,23 @@ class BlockChecker:
         for i, block in enumerate(items):
             self.block(block, f"{ptr}/{i}")
 
-    def block(self, block: Any, ptr: str) -> None:
-        if not isinstance(block, dict):
+    def kind(self, obj: Any, ptr: str, allowed: frozenset[str]) -> str | None:
+        """The `type` of a block or an element, or None (and the problem added) when it has none Slack takes."""
+        if not isinstance(obj, dict):
             self.add("must provide an object", ptr)
-            return
-        kind = block.get("type")
+            return None
+        kind = obj.get("type")
         if not isinstance(kind, str):
             self.add("missing required field: type", ptr)
-            return
-        if kind not in self.allowed_types:
+            return None
+        if kind not in allowed:
             self.add(f"unsupported type: {kind}", f"{ptr}/type")
+            return None
+        return kind
+
+    def block(self, block: Any, ptr: str) -> None:
+        kind = self.kind(block, ptr, self.allowed_types)
+        if kind is None:
             return
         block_id = block.get("block_id")
         if block_id is not None:
@@ -254,15 +261,8 @@ class BlockChecker:
             self.add("must be one of: primary, danger", f"{ptr}/style")
 
     def element(self, element: Any, ptr: str) -> None:
-        if not isinstance(element, dict):
-            self.add("must provide an object", ptr)
-            return
-        kind = element.get("type")
-        if not isinstance(kind, str):
-            self.add("missing required field: type", ptr)
-            return
-        if kind not in ELEMENT_TYPES:
-            self.add(f"unsupported type: {kind}", f"{ptr}/type")
+        kind = self.kind(element, ptr, ELEMENT_TYPES)
+        if kind is None:
             return
         self.string(element.get("action_id"), f"{ptr}/action_id", max_len=MAX_ID)
         if kind == "image":
