@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collectors.parsers.kubernetes.k8s_messages import scheduling_reasons
 from collectors.text import normalise
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import first_facts as facts
 
 # https://github.com/moby/moby/issues/38642 (a comment): the kubelet's image status call through dockershim.
@@ -74,14 +75,7 @@ def test_mounts_words_outside_the_kubelet_are_not_a_pods_mount() -> None:
 
 
 # https://github.com/gardener/machine-controller-manager/issues/208 (a comment): a kubelet starting, nothing wrong.
-KUBELET_START_EVENTS = (
-    "Events:\n"
-    "  Type     Reason                     Age                 From                                                     Message\n"
-    "  ----     ------                     ----                ----                                                     -------\n"
-    "  Normal   Starting                   38m                 kubelet, ip-10-250-28-124.eu-west-1.compute.internal     Starting kubelet.\n"
-    "  Normal   NodeHasSufficientDisk      38m                 kubelet, ip-10-250-28-124.eu-west-1.compute.internal     Node ip-10-250-28-124.eu-west-1.compute.internal status is now: NodeHasSufficientDisk\n"
-    "  Normal   NodeHasNoDiskPressure      38m                 kubelet, ip-10-250-28-124.eu-west-1.compute.internal     Node ip-10-250-28-124.eu-west-1.compute.internal status is now: NodeHasNoDiskPressure\n"
-    "  Normal   NodeHasSufficientPID       38m                 kubelet, ip-10-250-28-124.eu-west-1.compute.internal     Node ip-10-250-28-124.eu-west-1.compute.internal status is now: NodeHasSufficientPID\n")
+KUBELET_START_EVENTS = PASTES["mcm-208-node-events-kubelet-starting"]
 
 
 def test_a_kubelet_starting_says_nothing_is_wrong_with_the_node() -> None:
