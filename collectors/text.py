@@ -23,9 +23,17 @@ _PREFIXES = [
 ]
 
 
+# A table copied out of a rendered web page (an old issue tracker, a forum) keeps its column padding as HTML
+# non-breaking spaces, written out as the entity when the page's source was copied.
+_NBSP = re.compile(r"&nbsp;|&#160;|&#xa0;", re.IGNORECASE)
+
+
 def normalise(text: str) -> str:
-    """Strip ANSI colours and carriage returns; keep line numbering intact."""
+    """Strip ANSI colours and carriage returns, and read spelt-out non-breaking spaces as spaces; keep line
+    numbering intact."""
     text = _ANSI.sub("", text)
+    if "&" in text:
+        text = _NBSP.sub(" ", text)
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

@@ -286,8 +286,10 @@ def _insufficient(resource: str) -> str:
         return "insufficient-memory"
     if resource == "pods":
         return "too-many-pods"
-    # GPU counts, not GPU memory or shares sold by scheduler extenders (aliyun.com/gpu-mem).
-    if resource.lower().endswith("/gpu") or "/mig-" in resource or resource.endswith("gpu-count"):
+    # GPU counts, not GPU memory or shares sold by scheduler extenders (aliyun.com/gpu-mem). Kubernetes 1.3-1.9
+    # named its own GPU resource alpha.kubernetes.io/nvidia-gpu (pkg/api/types.go ResourceNvidiaGPU, dropped in 1.10).
+    low = resource.lower()
+    if low.endswith(("/gpu", "/nvidia-gpu")) or "/mig-" in resource or resource.endswith("gpu-count"):
         return "insufficient-gpu"
     return "insufficient-other"
 

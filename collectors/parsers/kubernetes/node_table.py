@@ -33,6 +33,11 @@ _ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")
 # in 1.6, ROLES in 1.8. `kubectl get namespaces` also prints NAME STATUS AGE: its rows (Active, Terminating) are
 # not node rows, so the first row decides (see sniff).
 _OLD_HEADERS = (["NAME", "STATUS", "AGE"], ["NAME", "STATUS", "AGE", "EXTERNAL-IP"])
+# Before 1.2 the labels were a column between NAME and STATUS: NAME LABELS STATUS (1.0), + AGE (1.1)
+# (pkg/kubectl/resource_printer.go nodeColumns); `--show-labels` moved them to the end in 1.2.
+_LABELLED_HEADERS = (["NAME", "LABELS", "STATUS"], ["NAME", "LABELS", "STATUS", "AGE"])
+# A paste quoted in markdown ("> ", "> > "): the table's lines behind the quote marks.
+_QUOTE = re.compile(r"^(?:[ \t]*>)+[ \t]?")
 # The command the rows were printed by, when the header was left out of the paste: `kubectl get nodes`, an alias
 # (`k`, `kc`) or `get no`, as the last words of a prompt line.
 _COMMAND = re.compile(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
@@ -40,7 +45,7 @@ _COMMAND = re.compile(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
 
 def _is_header(line: str) -> bool:
     words = line.split()
-    if words in _OLD_HEADERS:
+    if words in _OLD_HEADERS or words in _LABELLED_HEADERS:
         return True
     return words[:2] == ["NAME", "STATUS"] and "VERSION" in words and "READY" not in words
 
@@ -49,13 +54,21 @@ def _opens_table(line: str) -> bool:
     return _is_header(line) or _COMMAND.search(line) is not None
 
 
+def _lines(text: str) -> list[str]:
+    return [_QUOTE.sub("", line) if ">" in line else line for line in normalise(text).split("\n")]
+
+
+def _labelled(line: str) -> bool:
+    return line.split() in _LABELLED_HEADERS
+
+
 def sniff(text: str) -> int:
     """0-100 confidence that the text holds a `kubectl get nodes` table."""
-    lines = normalise(text[:200_000]).split("\n", 2000)[:2000]
+    lines = _lines(text[:200_000])[:2000]
     for n, line in enumerate(lines):
         if _opens_table(line):
             row = next((r for r in lines[n + 1:n + 3] if r.strip()), "")
-            if _row(row) is not None:
+            if _row(row, _labelled(line)) is not None:
                 return 90
             if _is_header(line) and "VERSION" in line:
                 return 40
@@ -64,15 +77,18 @@ def sniff(text: str) -> int:
 
 def parse(artifact: Artifact) -> ParseResult:
     """Facts from every node row under a `kubectl get nodes` header: which nodes are NotReady or cordoned."""
-    lines = normalise(artifact.content).split("\n")
+    lines = _lines(artifact.content)
     sink = DedupSink(artifact, lines)
     _emit(sink, _rows(lines))
     return sink.done()
 
 
-def _row(line: str) -> tuple[str, str, bool] | None:
+def _row(line: str, labelled: bool = False) -> tuple[str, str, bool] | None:
     """(name, Ready condition, cordoned) of one row, or None when the line is not a node row."""
     cells = line.split()
+    if labelled and len(cells) >= 3:
+        del cells[1]  # the LABELS cell of kubectl 1.0-1.1: comma-joined labels or <none>, one cell
+        cells.append("")  # STATUS may end the row (1.0 printed no AGE)
     if len(cells) < 3 or not (m := _STATUS.fullmatch(cells[1])):
         return None
     if not (_NAME.fullmatch(cells[0]) or _REDACTED.fullmatch(cells[0])):
@@ -82,17 +98,17 @@ def _row(line: str) -> tuple[str, str, bool] | None:
 
 def _rows(lines: list[str]) -> list[tuple[int, str, str, bool]]:
     rows: list[tuple[int, str, str, bool]] = []
-    in_table = False
+    in_table = labelled = False
     for n, line in enumerate(lines, 1):
         if len(rows) >= _MAX_ROWS:
             break
         if _opens_table(line):
-            in_table = True
+            in_table, labelled = True, _labelled(line)
             continue
         if in_table and _ELIDED.fullmatch(line):
             continue
         if in_table:
-            row = _row(line)
+            row = _row(line, labelled)
             if row is None:
                 in_table = False  # the table ended
             else:
