@@ -67,7 +67,7 @@ AWAITING_A_PASTE = {
     # The proxy catalog (proxies.yaml), its templates rendered by test_network_catalog.py.
     "envoy-details-upstream-overflow", "traefik-gateway-timeout-body", "apiserver-proxy-reach-no-route",
     "vegeta-report-p99-s", "hey-latency-distribution-p99",
-    "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout", "go-reverse-proxy-error",
+    "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout",
     "kong-upstream-timing-out-body",
     # The node's memory and PID pressure taints, rendered by test_state_taints_and_proxy_lines.py (the disk one has
     # a real paste).
