@@ -29,9 +29,9 @@ from collectors.parsers.kubernetes.k8s_messages import (
     pull_error_kind,
     pull_seconds,
     sandbox_errors,
-    scheduling_facts,
     volume_errors,
 )
+from collectors.parsers.kubernetes.k8s_scheduling import scheduling_facts
 from collectors.parsers.sink import FactSink
 
 

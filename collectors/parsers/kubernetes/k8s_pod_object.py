@@ -21,10 +21,10 @@ from collectors.parsers.kubernetes.k8s_messages import (
     eviction_over_request,
     eviction_resource,
     missing_refs,
-    scheduling_facts,
 )
 from collectors.parsers.kubernetes.k8s_object_context import Ctx, identity
 from collectors.parsers.kubernetes.k8s_object_text import Loc, Step
+from collectors.parsers.kubernetes.k8s_scheduling import scheduling_facts
 
 
 def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
