@@ -24,7 +24,7 @@ from collectors.parsers.kubernetes.k8s_describe_layout import (
     node_values,
 )
 from collectors.parsers.kubernetes.k8s_event_facts import block_events
-from collectors.parsers.kubernetes.k8s_messages import node_not_ready_reasons
+from collectors.parsers.kubernetes.messages.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
 
 _NAME = re.compile(r"(\s*)Name:\s+\S")

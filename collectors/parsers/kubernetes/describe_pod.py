@@ -22,7 +22,7 @@ from collectors.parsers.kubernetes.k8s_describe_layout import (
     node_values,
 )
 from collectors.parsers.kubernetes.k8s_event_facts import block_events
-from collectors.parsers.kubernetes.k8s_messages import (
+from collectors.parsers.kubernetes.messages.k8s_messages import (
     eviction_condition,
     eviction_over_limit,
     eviction_over_request,

@@ -13,7 +13,7 @@ from collectors.parsers.kubernetes.k8s_event_rows import (
     EventRecord,
     describe_events,
 )
-from collectors.parsers.kubernetes.k8s_messages import (
+from collectors.parsers.kubernetes.messages.k8s_messages import (
     entrypoint_failed,
     eviction_condition,
     eviction_over_limit,
@@ -31,7 +31,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     sandbox_errors,
     volume_errors,
 )
-from collectors.parsers.kubernetes.k8s_scheduling import scheduling_facts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_facts
 from collectors.parsers.sink import FactSink
 
 

@@ -13,11 +13,11 @@ from collectors.parsers.kubernetes.k8s_common import (
     node_condition,
     unique,
 )
-from collectors.parsers.kubernetes.k8s_messages import (
-    node_not_ready_reasons,
-)
 from collectors.parsers.kubernetes.k8s_object_context import Ctx, identity
 from collectors.parsers.kubernetes.k8s_object_text import Loc
+from collectors.parsers.kubernetes.messages.k8s_messages import (
+    node_not_ready_reasons,
+)
 
 
 def node(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:

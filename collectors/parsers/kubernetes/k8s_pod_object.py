@@ -14,7 +14,9 @@ from collectors.parsers.kubernetes.k8s_common import (
     toleration_text,
     unique,
 )
-from collectors.parsers.kubernetes.k8s_messages import (
+from collectors.parsers.kubernetes.k8s_object_context import Ctx, identity
+from collectors.parsers.kubernetes.k8s_object_text import Loc, Step
+from collectors.parsers.kubernetes.messages.k8s_messages import (
     entrypoint_failed,
     eviction_condition,
     eviction_over_limit,
@@ -22,9 +24,7 @@ from collectors.parsers.kubernetes.k8s_messages import (
     eviction_resource,
     missing_refs,
 )
-from collectors.parsers.kubernetes.k8s_object_context import Ctx, identity
-from collectors.parsers.kubernetes.k8s_object_text import Loc, Step
-from collectors.parsers.kubernetes.k8s_scheduling import scheduling_facts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_facts
 
 
 def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:

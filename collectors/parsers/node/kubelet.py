@@ -15,7 +15,7 @@ from collectors.parsers.kubernetes.event_log_lines import event_of, feed_in_time
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts, PullErrors, oom_facts
 from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
-from collectors.parsers.kubernetes.k8s_messages import (
+from collectors.parsers.kubernetes.messages.k8s_messages import (
     is_pull_message,
     kubelet_starting_only,
     missing_refs,

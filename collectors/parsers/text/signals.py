@@ -17,7 +17,7 @@ from collectors.parsers.contract import guarded
 from collectors.parsers.kubernetes.k8s_common import DedupSink
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
 from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
-from collectors.parsers.kubernetes.k8s_scheduling import scheduling_reasons
+from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_reasons
 from collectors.parsers.text.needles import scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY

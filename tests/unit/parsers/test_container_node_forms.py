@@ -3,7 +3,7 @@ command, an operator's log naming a pod's termination, a described pod's own rea
 CrashLoopBackOff, a node listed NotReady and then Ready, condition rows of several nodes.
 
 Real pastes carry their thread's URL; rendered lines fill the templates the cited sources print (signals.yaml and
-collectors/parsers/kubernetes/k8s_messages.py name them)."""
+collectors/parsers/kubernetes/messages/k8s_messages.py name them)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.kubernetes import describe_node, node_table
-from collectors.parsers.kubernetes.k8s_messages import entrypoint_failed
+from collectors.parsers.kubernetes.messages.k8s_messages import entrypoint_failed
 from tests.unit.parsers.paste_facts import first_facts, joined_facts
 
 # ---- the runtime cannot exec the container's process ---------------------------------------------------------

@@ -8,8 +8,8 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes import events
-from collectors.parsers.kubernetes.k8s_messages import eviction_resource, library_repository, pull_error_kind
-from collectors.parsers.kubernetes.k8s_scheduling import nodes_total, scheduling_reasons
+from collectors.parsers.kubernetes.messages.k8s_messages import eviction_resource, library_repository, pull_error_kind
+from collectors.parsers.kubernetes.messages.k8s_scheduling import nodes_total, scheduling_reasons
 from tests.unit.parsers.cited_fixtures import cited, fixture_tests
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "events"

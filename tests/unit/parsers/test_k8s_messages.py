@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.parsers.kubernetes.k8s_messages import (
+from collectors.parsers.kubernetes.messages.k8s_messages import (
     missing_refs,
     node_not_ready_reasons,
     pull_seconds,

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from collectors.catalogs.network import NetworkEntry, entries, sandbox_kinds
 from collectors.catalogs.signals import signals
-from collectors.parsers.kubernetes.k8s_messages import sandbox_errors
+from collectors.parsers.kubernetes.messages.k8s_messages import sandbox_errors
 from tests.unit.parsers.paste_facts import joined_facts as _facts
 
 # network_pastes.yaml for the network and proxy entries, launcher_pastes.yaml for the MPI launchers'.

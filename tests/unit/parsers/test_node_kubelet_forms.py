@@ -4,7 +4,7 @@ wordings are catalogued from upstream source in collectors/catalogs/signals.yaml
 
 from __future__ import annotations
 
-from collectors.parsers.kubernetes.k8s_scheduling import scheduling_reasons
+from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_reasons
 from collectors.text import normalise
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import first_facts as facts

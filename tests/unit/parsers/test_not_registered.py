@@ -8,7 +8,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.kubernetes import events
-from collectors.parsers.kubernetes.k8s_messages import mount_blocked, volume_errors
+from collectors.parsers.kubernetes.messages.k8s_messages import mount_blocked, volume_errors
 from collectors.parsers.registry import parse_artifact
 
 # Lines real users pasted, verbatim, with their threads.

@@ -7,7 +7,7 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.parsers.kubernetes.k8s_scheduling import reason_node_counts, scheduling_facts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import reason_node_counts, scheduling_facts
 
 _PIECES = st.sampled_from(["0/5 nodes are available: ", "3 ", "Insufficient cpu", ", ", " (2)", ".", " preemption: ",
                            "fit failure on node (n1): ", "match all of the predicates: ", "\n", "(", ")", "x"])

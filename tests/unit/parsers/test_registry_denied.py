@@ -3,15 +3,16 @@
 The OCI distribution spec's DENIED ("requested access to the resource is denied") and GHCR's bare "denied" to a
 HEAD of a manifest are answered alike for a private repository and for one that does not exist; UNAUTHORIZED
 ("authentication required"), a refused token request and ECR's "not authorized to perform" say the credentials
-were missing or refused. Templates are rendered with sample values (collectors/parsers/kubernetes/k8s_messages.py,
-collectors/catalogs/signals.yaml registry-denied-or-unauthorized); the pastes are real, with their threads.
+were missing or refused. Templates are rendered with sample values
+(collectors/parsers/kubernetes/messages/k8s_messages.py, collectors/catalogs/signals.yaml
+registry-denied-or-unauthorized); the pastes are real, with their threads.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from collectors.parsers.kubernetes.k8s_messages import pull_error_kind
+from collectors.parsers.kubernetes.messages.k8s_messages import pull_error_kind
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts
 

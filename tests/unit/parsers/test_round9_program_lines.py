@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.gpu import nvidia_smi_query
-from collectors.parsers.kubernetes.k8s_messages import volume_errors
+from collectors.parsers.kubernetes.messages.k8s_messages import volume_errors
 from collectors.parsers.logs import curl_response
 from collectors.parsers.text import tls_pull
 from collectors.yaml_safe import load_file

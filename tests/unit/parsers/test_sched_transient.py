@@ -8,7 +8,7 @@ from string import Template
 import pytest
 
 from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.kubernetes.k8s_scheduling import reason_node_counts, scheduling_facts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import reason_node_counts, scheduling_facts
 from collectors.parsers.registry import parse_artifact
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.parsers.kubernetes.k8s_scheduling import scheduling_facts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_facts
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import first_facts, joined_facts
 

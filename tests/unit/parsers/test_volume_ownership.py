@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.parsers.kubernetes.k8s_messages import volume_errors
+from collectors.parsers.kubernetes.messages.k8s_messages import volume_errors
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import first_facts as facts
 

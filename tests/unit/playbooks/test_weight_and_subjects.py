@@ -8,7 +8,7 @@ from bot.render.slack import renderer
 from bot.render.terminal import render_text
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.kubernetes import events
-from collectors.parsers.kubernetes.k8s_scheduling import reason_node_counts
+from collectors.parsers.kubernetes.messages.k8s_scheduling import reason_node_counts
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import analyse
 from playbooks.report import Report
