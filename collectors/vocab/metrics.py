@@ -217,6 +217,10 @@ FACTS: list[FactSpec] = [
              "the application logged the record it exits after (a fatal log record, an uncaught panic or exception, "
              "a start-up script's error before exit 1) and it names a dependency it could not reach: refused, timed "
              "out or not resolved", "any"),
+    FactSpec("app.storage_fatal", "bool",
+             "the application logged the record it exits after (a fatal log record, an uncaught panic or exception) "
+             "and it names its own storage failing: no space left on device, an I/O error, a read-only file system "
+             "or an exceeded disk quota; the error does not clear on a restart", "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
              "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
              "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),
