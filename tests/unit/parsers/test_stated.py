@@ -273,6 +273,10 @@ OOM_VERB = [
     # Rule sentences (the real one, linode/apl-core#3600, is a case in tests/realworld/oom-killed).
     ("The ingester container OOMs every time it replays the WAL.", "OOMKilled"),
     ("Our worker pod OOMed twice last night.", "OOMKilled"),
+    ("The ingester pod will OOM again within the hour.", "OOMKilled"),
+    ("After the upgrade the container started to OOM.", "OOMKilled"),
+    ("Will the pod OOM with this limit?", None),
+    ("The pod will not OOM with the new limit.", None),
     # No pod, container, process or worker named: a model or a GPU running out is no container kill.
     ("The model OOMs on the GPU with batch size 64.", None),
     ("Did the pod get OOMed?", None),
