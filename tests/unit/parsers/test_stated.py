@@ -306,3 +306,14 @@ LIMIT_SAID = [
 @pytest.mark.parametrize(("text", "said"), LIMIT_SAID)
 def test_a_limit_said_too_small(text: str, said: bool | None) -> None:
     assert _stated(text).get("memory.limit_said_too_low") == said
+
+
+# A 5xx status said first and its verb after it (stated.yaml http-5xx-errors): rule sentences.
+@pytest.mark.parametrize(("text", "statuses"), [
+    ("Under load we see transient 503 returned to the clients.", [503]),
+    ("Since the upgrade 502s are being served to some users.", [502]),
+    ("Was a 503 returned to the client?", None),  # asked
+    ("The 504 was not returned by the proxy.", None),  # negated
+])
+def test_a_5xx_said_with_its_verb_after_it(text: str, statuses: list[int] | None) -> None:
+    assert _stated(text).get("http.error_statuses") == statuses
