@@ -140,7 +140,9 @@ FACTS: list[FactSpec] = [
     FactSpec("http.failure_kinds", "list[str]",
              "how the 5xx of an access log failed, across proxies: no-upstream (no ready endpoint or healthy "
              "host), connection-failure (could not connect, or the connection was lost), timeout, overflow (a "
-             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx), no-route (Envoy's "
+             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx), invalid-response "
+             "(the backend answered something the proxy could not read: nginx's 'upstream sent invalid header'), "
+             "no-route (Envoy's "
              "NR: no route for the host and path, read from a log line); most frequent first", "union", "no-upstream"),
     FactSpec("http.failing_backend", "str",
              "the one backend address of an upstream that answers 5xx while the others answer cleanly",
