@@ -276,6 +276,7 @@ OOM_VERB = [
     ("The ingester pod will OOM again within the hour.", "OOMKilled"),
     ("After the upgrade the container started to OOM.", "OOMKilled"),
     ("Will the pod OOM with this limit?", None),
+    ("Seems those worker pods failed due to OOM.", None),  # the noun after "due to", not the verb
     ("The pod will not OOM with the new limit.", None),
     # No pod, container, process or worker named: a model or a GPU running out is no container kill.
     ("The model OOMs on the GPU with batch size 64.", None),
