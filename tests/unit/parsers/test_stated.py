@@ -117,6 +117,7 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-low": ("low GPU utilization", ["gpu-underutilized"]),
                "gpu-util-bare-figure": ("GPU util 5", 5.0), "nvidia-smi-util-figure": ("nvidia-smi usage 5%", 5.0),
                "gpu-util-swings": ("GPU usage oscillating", True),
+               "nvidia-smi-util-swings": ("nvidia-smi readings fluctuating between 0 and 80%", True),
                "job-running": ("a snapshot during training", True),
                "one-gpu-used": ("only one of the GPUs used", ["gpu-underutilized"]),
                "input-said-slow": ("waiting for data loading", True),

@@ -378,3 +378,21 @@ def test_a_share_of_the_gpu_said_is_its_util(sentence: str, figure: float) -> No
 ])
 def test_a_memory_share_a_question_or_a_condition_is_no_gpu_util(sentence: str) -> None:
     assert "gpu.job_util_percent" not in stated_facts(sentence)
+
+
+# nvidia-smi's reading said to swing between zero and a figure (stated.yaml nvidia-smi-util-swings).
+@pytest.mark.parametrize(("url", "text"), [
+    ("https://github.com/chrisdonahue/wavegan/issues/81",
+     "While training, I monitor the GPU Utilization with the `nvidia-smi` and the results that I get is that i highly "
+     "fluctuates from 0% up until 60%."),
+])
+def test_nvidia_smi_said_to_swing_from_zero_is_read(url: str, text: str) -> None:
+    assert stated_facts(text).get("gpu.util_swings") is True, (url, stated_facts(text))
+
+
+@pytest.mark.parametrize("sentence", [
+    "nvidia-smi shows the memory between 0 and 60% full",  # no swing said
+    "nvidia-smi fluctuates between 40% and 60%",  # never idle
+])
+def test_nvidia_smi_without_a_swing_to_zero_is_no_swing(sentence: str) -> None:
+    assert "gpu.util_swings" not in stated_facts(sentence), stated_facts(sentence)
