@@ -19,7 +19,9 @@ _CLAIM = re.compile(
     r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
     r"ProcessGroupNCCL's watchdog got stuck|"
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
-    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|Rendezvous(?:Timeout|Connection)Error|The connection to (?:the C10d store has failed|etcd has failed\. See inner)|clients joined|"
+    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|Rendezvous(?:Timeout|Connection)Error|"
+    # torchrun's agent that could not reach its rendezvous store (elastic/rendezvous/*_rendezvous_backend.py)
+    r"The connection to (?:the C10d store has failed|etcd has failed\. See inner)|clients joined|"
     # NCCL's return-code trace with its `host:pid:tid [dev] NCCL INFO` header cut off: `init.cc:1621 -> 2`
     r"^\s*[\w./+-]{1,200}\.(?:cc|cu):\d{1,6}(?: \(\w{1,120}\))? -> \d{1,2}\b"
 )

@@ -45,7 +45,8 @@ def test_the_fatal_record_and_the_dial_are_both_read() -> None:
 
 NOT_STORAGE_FATAL = [
     # A write that failed at level=error: the process logs it and goes on (VictoriaMetrics's own retry path).
-    "2022-06-17T14:35:03.622Z\terror\tVictoriaMetrics/lib/storage/storage.go:625\tcannot write: no space left on device",
+    "2022-06-17T14:35:03.622Z\terror\tVictoriaMetrics/lib/storage/storage.go:625\tcannot write: "
+    "no space left on device",
     # A warning about free space is no exit.
     'time="2022-06-17T14:35:03Z" level=warning msg="write /data/wal: no space left on device"',
     # The node's container runtime on a full root disk: the node's disk, not the container's volume.
