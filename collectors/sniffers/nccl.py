@@ -12,14 +12,16 @@ from collectors.text import normalise
 # Cheap checks first: most lines of an NCCL log say so outright, and most other lines hold no hint.
 _CLAIM_FAST = (" NCCL INFO ", " NCCL WARN ", "ProcessGroupNCCL", "[c10d]", "torch.distributed")
 _CLAIM_HINTS = ("NCCL", "nccl", "Dist", "Watchdog", "barrier", "join", "ollectives", "Duplicate GPU",
-                "device_count", "socketStartConnect", "Rendezvous", " -> ")
+                "device_count", "socketStartConnect", "Rendezvous", "The connection to", " -> ")
 _CLAIM = re.compile(
     r"\bNCCL (?:INFO|WARN|TRACE|ERROR|ABORT)\b|ProcessGroupNCCL|\[c10d\]|torch\.distributed|"
     r"Dist(?:Store|Network|Backend)Error|\bnccl(?:[A-Z]\w*(?:Error|Argument|Usage)|InProgress|Timeout)\b|NCCL [Ee]rror|"
     r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
     r"ProcessGroupNCCL's watchdog got stuck|"
     r"store based barrier|Waiting for all processes to join|Detected mismatch between collectives|"
-    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|RendezvousTimeoutError|clients joined|"
+    r"Duplicate GPU detected|socketStartConnect|torch\.cuda\.device_count|Rendezvous(?:Timeout|Connection)Error|"
+    # torchrun's agent that could not reach its rendezvous store (elastic/rendezvous/*_rendezvous_backend.py)
+    r"The connection to (?:the C10d store has failed|etcd has failed\. See inner)|clients joined|"
     # NCCL's return-code trace with its `host:pid:tid [dev] NCCL INFO` header cut off: `init.cc:1621 -> 2`
     r"^\s*[\w./+-]{1,200}\.(?:cc|cu):\d{1,6}(?: \(\w{1,120}\))? -> \d{1,2}\b"
 )

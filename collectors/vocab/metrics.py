@@ -140,7 +140,9 @@ FACTS: list[FactSpec] = [
     FactSpec("http.failure_kinds", "list[str]",
              "how the 5xx of an access log failed, across proxies: no-upstream (no ready endpoint or healthy "
              "host), connection-failure (could not connect, or the connection was lost), timeout, overflow (a "
-             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx), no-route (Envoy's "
+             "circuit breaker or full queue shed it), app-error (the backend itself answered 5xx), invalid-response "
+             "(the backend answered something the proxy could not read: nginx's 'upstream sent invalid header'), "
+             "no-route (Envoy's "
              "NR: no route for the host and path, read from a log line); most frequent first", "union", "no-upstream"),
     FactSpec("http.failing_backend", "str",
              "the one backend address of an upstream that answers 5xx while the others answer cleanly",
@@ -217,6 +219,10 @@ FACTS: list[FactSpec] = [
              "the application logged the record it exits after (a fatal log record, an uncaught panic or exception, "
              "a start-up script's error before exit 1) and it names a dependency it could not reach: refused, timed "
              "out or not resolved", "any"),
+    FactSpec("app.storage_fatal", "bool",
+             "the application logged the record it exits after (a fatal log record, an uncaught panic or exception) "
+             "and it names its own storage failing: no space left on device, an I/O error, a read-only file system "
+             "or an exceeded disk quota; the error does not clear on a restart", "any"),
     FactSpec("app.errors", "list[str]", "normalised application failures: traceback, config, "
              "connection-refused, connection-timeout, entrypoint (the command cannot run: not found, not executable, "
              "exec format error), file-not-found, permission-denied, model-load, missing-module", "union", "config"),

@@ -10,7 +10,8 @@ FACTS: list[FactSpec] = [
     FactSpec("nccl.interfaces", "list[str]", "interfaces NCCL bound to", "union", "eth0"),
     FactSpec("nccl.errors", "list[str]",
              "normalised bootstrap/socket errors: connection-refused, no-route, timeout, address-family, "
-             "unresolvable, connection-reset, connection-aborted, no-interface; loopback-peer beside one of them when "
+             "unresolvable, connection-reset, connection-aborted, no-interface, store-unreachable (torchrun's agent "
+             "could not reach its rendezvous store, C10d or etcd); loopback-peer beside one of them when "
              "the failed connection was to a loopback address", "union", "connection-refused"),
     FactSpec("nccl.ib_errors", "list[str]",
              "IB work-completion failures as status names, async port errors (port-error), and failed verbs calls "

@@ -117,6 +117,12 @@ _WATCHDOG = ("Watchdog caught collective operation timeout", "Timeout at NCCL wo
 # The watchdog taking the process down after a failed or timed-out collective, or after its own heartbeat stopped.
 _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the entire process down",
           "Heartbeat monitor timed out", "watchdog got stuck for")
+# torchrun's agent could not reach the rendezvous store (the C10d TCPStore on --rdzv_endpoint, or etcd): the
+# nodes never meet. torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py and etcd_rendezvous_backend.py
+# (1.9-2.x) raise RendezvousConnectionError with these texts; the inner exception, when pasted, names the socket
+# error (read by _socket_error).
+_STORE_UNREACHABLE = ("RendezvousConnectionError", "The connection to the C10d store has failed",
+                      "The connection to etcd has failed. See inner")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 _SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
         "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
@@ -293,6 +299,10 @@ def _waiting(scan: Scan, line: str, n: int) -> None:
     scan.joined = (joined, n)
 
 
+def _store_unreachable(scan: Scan, line: str, n: int) -> None:
+    scan.item("nccl.errors", "store-unreachable", n)
+
+
 def _flag(fact: str) -> Handler:
     def handler(scan: Scan, line: str, n: int) -> None:
         scan.first(fact, True, n)
@@ -364,6 +374,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (_MISMATCH, _flag("nccl.collective_mismatch")),
     (_ABORT, _flag("nccl.watchdog_abort")),
     (_WAITING, _waiting),
+    (_STORE_UNREACHABLE, _store_unreachable),
     (_SHM, _shm),
     ((*_NO_GPU, "device_count"), _device_count),
     (_SOCKET_HINTS, _socket_error),

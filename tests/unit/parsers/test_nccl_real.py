@@ -68,6 +68,19 @@ ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 
 ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1
 ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:605 -> 1
 """, {"nccl.result_codes": ["unhandled-cuda-error"], "cuda.oom": True}),
+    # https://github.com/pytorch/pytorch/issues/67581 (torchrun's error handler, PyTorch 1.10: the agent could not
+    # reach the C10d store on --rdzv_endpoint)
+    ("elastic-error-handler-c10d-store", """\
+ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{
+  "message": {
+    "message": "RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.",
+""", {"nccl.errors": ["store-unreachable"]}),
+    # https://github.com/meta-pytorch/torchtune/issues/2450 (the traceback's last lines, PyTorch 2.x)
+    ("elastic-traceback-c10d-store", """\
+  File "/root/miniconda3/envs/torchtune/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 183, in _create_tcp_store
+    raise RendezvousConnectionError(
+torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.
+""", {"nccl.errors": ["store-unreachable"]}),
 ]
 
 
@@ -116,3 +129,9 @@ NOTHING_YET = ("[rank6]:[E909 08:45:31.970959174 ProcessGroupNCCL.cpp:1870] [PG 
 def test_prefixed_rank_lines(line: str, rank: int, global_rank: int, enqueued: int, completed: int) -> None:
     row = nccl_ranks.read_table([line]).rows[("0", rank)]
     assert (row.global_rank, row.enqueued, row.completed) == (global_rank, enqueued, completed)
+
+
+def test_an_app_logging_its_own_etcd_connection_is_no_rendezvous_store() -> None:
+    # Another program's retry log (an etcd3 client's wording): not torchrun's RendezvousConnectionError.
+    got = read("ERROR:root:The connection to etcd has failed. Exception: ConnectionFailedError\n")
+    assert "store-unreachable" not in (got.get("nccl.errors") or [])

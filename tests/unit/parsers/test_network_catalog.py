@@ -230,3 +230,9 @@ def test_a_rank_killed_or_a_bare_ssh_resolve_error_shows_no_hang() -> None:
 def test_endpointslice_rows_with_addresses_say_nothing_of_readiness(text: str) -> None:
     got = _facts(text)
     assert "endpoints.ready" not in got and "endpoints.not_ready" not in got
+
+
+def test_a_registry_s_5xx_during_a_pull_is_no_service_error() -> None:
+    # dockerd relaying the registry's answer to a pull (signals.yaml reads it for image-pull).
+    got = _facts("Error response from daemon: received unexpected HTTP status: 502 Bad Gateway")
+    assert "error-rate" not in (got.get("evidence.symptoms") or [])

@@ -81,6 +81,10 @@ AWAITING_A_PASTE = {
     # the threads found paste these libraries' fatal lines about other failures, or the dial on a line of its own.
     "zap-console-fatal-dependency", "java-main-uncaught-dependency",
     "rust-main-panicked-dependency",
+    # Fatal records on the process's own storage (startup_exits.yaml *-storage, issue 24 round 12): the threads
+    # found paste VictoriaMetrics's console, JSON and panic lines; klog's F line and Java's uncaught main-thread
+    # IOException on a full or failing volume await one.
+    "klog-fatal-storage", "java-main-uncaught-storage",
 }
 
 

@@ -41,3 +41,30 @@ def test_the_fatal_record_and_the_dial_are_both_read() -> None:
                  'connection refused"')
     assert got["startup.dependency_fatal"] is True
     assert got["client.targets"] == ["10.103.141.57:5432"]
+
+
+NOT_STORAGE_FATAL = [
+    # A write that failed at level=error: the process logs it and goes on (VictoriaMetrics's own retry path).
+    "2022-06-17T14:35:03.622Z\terror\tVictoriaMetrics/lib/storage/storage.go:625\tcannot write: "
+    "no space left on device",
+    # A warning about free space is no exit.
+    'time="2022-06-17T14:35:03Z" level=warning msg="write /data/wal: no space left on device"',
+    # The node's container runtime on a full root disk: the node's disk, not the container's volume.
+    'time="2023-01-10T10:00:00Z" level=fatal msg="Error starting daemon: mkdir /var/lib/docker/overlay2: no space '
+    'left on device"',
+    # A fatal record about something else is no storage failure.
+    'time="2021-06-05T04:06:16.542Z" level=fatal msg="open /etc/app/config.yaml: no such file or directory"',
+    # A panic that was recovered and logged.
+    "recovered from panic: write /data/index.bin: input/output error",
+]
+
+
+@pytest.mark.parametrize("line", NOT_STORAGE_FATAL)
+def test_a_line_near_the_class_is_no_storage_fatal(line: str) -> None:
+    assert "app.storage_fatal" not in _facts(line)
+
+
+def test_a_glibc_errno_text_with_a_capital_is_read() -> None:
+    # strerror's "Read-only file system" (glibc string/_strerror.c), in a logrus fatal record.
+    got = _facts('time="2023-05-02T08:00:00Z" level=fatal msg="open /data/db/LOCK: Read-only file system"')
+    assert got["app.storage_fatal"] is True

@@ -188,3 +188,27 @@ def test_a_limit_lifted_and_the_latency_that_fell_is_read(sentence: str) -> None
 ])
 def test_a_limit_with_no_latency_falling_is_not_read(sentence: str) -> None:
     assert "cpu.limit_slowed" not in joined_facts(sentence)
+
+
+# ---- CFS throttling said in words to raise the latency (signals.yaml cpu-throttling-said-to-slow) --------------
+
+@pytest.mark.parametrize("sentence", [
+    # Rule sentences: the CPU, a throttled container and a latency in one line.
+    "The sidecar gets CPU throttled at its limit and this raises our p99 latency.",
+    "Our tail latency went up because the pods are being throttled by the CFS quota.",
+])
+def test_cpu_throttling_said_to_raise_the_latency_is_read(sentence: str) -> None:
+    assert joined_facts(sentence).get("cpu.limit_slowed") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    # client-go's rate limiter, not the CPU's quota.
+    "I1121 10:00:00.000000 1 request.go:601] Waited for 1.0s due to client-side throttling, not priority and "
+    "fairness, request: GET:https://10.96.0.1:443/api/v1/pods?cpu=1 latency",
+    # Throttling of something else, no CPU named.
+    "The API is throttled by the rate limiter and the request latency is fine.",
+    # Throttling said to be absent.
+    "There is no CPU throttling at all, yet the p99 latency is high.",
+])
+def test_throttling_that_is_not_the_cpus_or_is_denied_is_not_read(sentence: str) -> None:
+    assert "cpu.limit_slowed" not in joined_facts(sentence)

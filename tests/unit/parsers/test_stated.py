@@ -117,6 +117,7 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-low": ("low GPU utilization", ["gpu-underutilized"]),
                "gpu-util-bare-figure": ("GPU util 5", 5.0), "nvidia-smi-util-figure": ("nvidia-smi usage 5%", 5.0),
                "gpu-util-swings": ("GPU usage oscillating", True),
+               "nvidia-smi-util-swings": ("nvidia-smi readings fluctuating between 0 and 80%", True),
                "job-running": ("a snapshot during training", True),
                "one-gpu-used": ("only one of the GPUs used", ["gpu-underutilized"]),
                "input-said-slow": ("waiting for data loading", True),
@@ -273,6 +274,11 @@ OOM_VERB = [
     # Rule sentences (the real one, linode/apl-core#3600, is a case in tests/realworld/oom-killed).
     ("The ingester container OOMs every time it replays the WAL.", "OOMKilled"),
     ("Our worker pod OOMed twice last night.", "OOMKilled"),
+    ("The ingester pod will OOM again within the hour.", "OOMKilled"),
+    ("After the upgrade the container started to OOM.", "OOMKilled"),
+    ("Will the pod OOM with this limit?", None),
+    ("Seems those worker pods failed due to OOM.", None),  # the noun after "due to", not the verb
+    ("The pod will not OOM with the new limit.", None),
     # No pod, container, process or worker named: a model or a GPU running out is no container kill.
     ("The model OOMs on the GPU with batch size 64.", None),
     ("Did the pod get OOMed?", None),
@@ -302,3 +308,14 @@ LIMIT_SAID = [
 @pytest.mark.parametrize(("text", "said"), LIMIT_SAID)
 def test_a_limit_said_too_small(text: str, said: bool | None) -> None:
     assert _stated(text).get("memory.limit_said_too_low") == said
+
+
+# A 5xx status said first and its verb after it (stated.yaml http-5xx-errors): rule sentences.
+@pytest.mark.parametrize(("text", "statuses"), [
+    ("Under load we see transient 503 returned to the clients.", [503]),
+    ("Since the upgrade 502s are being served to some users.", [502]),
+    ("Was a 503 returned to the client?", None),  # asked
+    ("The 504 was not returned by the proxy.", None),  # negated
+])
+def test_a_5xx_said_with_its_verb_after_it(text: str, statuses: list[int] | None) -> None:
+    assert _stated(text).get("http.error_statuses") == statuses

@@ -192,6 +192,8 @@ def test_a_real_healthy_figure_names_no_symptom(url: str, text: str, figure: flo
     "the training is very slow",
     "for us each step takes a really long time",
     "I am running the training on one node",
+    "During training, the utilization of GPU0 stays at 0%.",
+    "while training the model the first GPU is idle",
 ])
 def test_the_job_said_running_is_read(sentence: str) -> None:
     assert stated_facts(sentence).get("job.said_running") is True, stated_facts(sentence)
@@ -202,6 +204,8 @@ def test_the_job_said_running_is_read(sentence: str) -> None:
     "is the training slow?",  # asked
     "if the training is slow we add workers",  # conditional
     "the network is slow today",  # no job named
+    "the data loader is set up during training script start-up",  # the script, not a run
+    "is it normal during training?",  # asked
 ])
 def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(sentence: str) -> None:
     assert "job.said_running" not in stated_facts(sentence), stated_facts(sentence)
@@ -217,6 +221,9 @@ def test_no_job_running_is_read_from_a_negation_a_question_or_another_slowness(s
     ("https://github.com/smallcorgi/3D-Deepbox/issues/44",
      "Hi, I am running the training and it seems it was very slow. Take more than one hour to complete one epoch. "
      "Here is the output of nvidia-smi:",
+     {"job.said_running": True}),
+    ("https://github.com/espnet/espnet/issues/1861",
+     "during training ,the gpu is 0 for 30-50s. Anyone happend it like this",
      {"job.said_running": True}),
     # A question: nothing is reported.
     ("https://github.com/amdegroot/ssd.pytorch/issues/539",
@@ -371,3 +378,21 @@ def test_a_share_of_the_gpu_said_is_its_util(sentence: str, figure: float) -> No
 ])
 def test_a_memory_share_a_question_or_a_condition_is_no_gpu_util(sentence: str) -> None:
     assert "gpu.job_util_percent" not in stated_facts(sentence)
+
+
+# nvidia-smi's reading said to swing between zero and a figure (stated.yaml nvidia-smi-util-swings).
+@pytest.mark.parametrize(("url", "text"), [
+    ("https://github.com/chrisdonahue/wavegan/issues/81",
+     "While training, I monitor the GPU Utilization with the `nvidia-smi` and the results that I get is that i highly "
+     "fluctuates from 0% up until 60%."),
+])
+def test_nvidia_smi_said_to_swing_from_zero_is_read(url: str, text: str) -> None:
+    assert stated_facts(text).get("gpu.util_swings") is True, (url, stated_facts(text))
+
+
+@pytest.mark.parametrize("sentence", [
+    "nvidia-smi shows the memory between 0 and 60% full",  # no swing said
+    "nvidia-smi fluctuates between 40% and 60%",  # never idle
+])
+def test_nvidia_smi_without_a_swing_to_zero_is_no_swing(sentence: str) -> None:
+    assert "gpu.util_swings" not in stated_facts(sentence), stated_facts(sentence)
