@@ -148,7 +148,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-of-figure": ("at a usage of GPU of 5%", 5.0),
                "scheduling-insufficient-memory": ("unschedulable due to insufficient memory", "insufficient-memory"),
                "scheduling-insufficient-cpu": ("unschedulable due to not enough cpu", "insufficient-cpu"),
-               "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True)}
+               "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True),
+               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0)}
     return samples[term.spec.id]
 
 
