@@ -32,8 +32,8 @@ class StatedTerm(BaseModel):
     # denies the match too ("p99 latency never went up", "requests are not waiting in the queue").
     deny_inside: bool = False
     # The normalised value the words stand for, when the fact holds a kind rather than the words ("rate-limited"
-    # for image.pull_error, however the throttling is said).
-    value: str | None = None
+    # for image.pull_error, however the throttling is said; 0 for endpoints.ready, however the emptiness is said).
+    value: str | int | None = None
     # The pattern names two figures that should agree (a Service's targetPort, group `number` or `named`, and the
     # port the container listens on, group `other` or `other2`): the value only when they differ.
     mismatch: bool = False

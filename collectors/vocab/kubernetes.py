@@ -32,6 +32,10 @@ FACTS: list[FactSpec] = [
     FactSpec("pods.names", "list[str]", "every pod seen in the evidence", "union"),
     FactSpec("pods.not_running", "list[str]", "pods whose phase is not Running or Succeeded", "union"),
     FactSpec("pods.pending", "list[str]", "pods in phase Pending", "union"),
+    FactSpec("pods.placed", "list[str]",
+             "pods a node has taken: a bound Node or spec.nodeName, or a status only the kubelet sets "
+             "(ContainerCreating, Init:n/m, a container's waiting reason); pending such a pod is no scheduling wait",
+             "union"),
     FactSpec("pods.all_ready", "bool",
              "every pod of a kubectl get pods table is Running with all its containers ready and none restarted in "
              "the last ten minutes: the restarts it counts are past ones", "any"),
@@ -286,7 +290,9 @@ FACTS: list[FactSpec] = [
     FactSpec("probe.ports_undeclared", "list[str]",
              "probe ports no container of the pod declares (a name that does not resolve fails every probe; a "
              "number is a hint), as kind:port", "union", "liveness:http"),
-    FactSpec("proxy.sync_failed", "bool", "kube-proxy failed to program the service rules (iptables/IPVS)", "any"),
+    FactSpec("proxy.sync_failed", "bool",
+             "kube-proxy failed to program the service rules (iptables/IPVS), or its userspace balancer holds no "
+             "entry for the Service", "any"),
     FactSpec("ingress.sync_failed", "bool",
              "an ingress controller's change to its proxy's servers was refused (HAProxy's runtime API: no such "
              "server or backend): the proxy serves a stale server list", "any"),

@@ -175,6 +175,10 @@ def _pod_identity(sink: DedupSink, top: dict[str, DNode], name: DNode, subject: 
     if node := top.get("Node"):
         bound = "" if node.value in ("", "<none>") else node.value.split("/", 1)[0]
         sink.add("pod.node", bound, node.line, subject=subject)
+        if bound:
+            # Bound to a node: a Pending phase now waits on the kubelet (init containers, the sandbox), not the
+            # scheduler.
+            sink.add("pods.placed", [name.value], node.line, subject=subject)
 
 
 def _pod_status(sink: DedupSink, top: dict[str, DNode], name: str, subject: str | None) -> None:

@@ -42,6 +42,8 @@ def pod(ctx: Ctx, d: dict[str, Any], loc: Loc) -> None:
         add("pod.node", node, loc.at("spec", ("nodeName", node)) if node else name_line, subject=subject)
     _pod_phase(ctx, loc, name, status, subject)
     if name and (node := as_str(spec.get("nodeName"))):
+        # The scheduler (or a binding) set the node: Pending from here on waits on the kubelet.
+        add("pods.placed", [name], loc.at("spec", ("nodeName", node)), subject=subject)
         ctx.placements.append(node_spread.Placement(name, node, _failing(status), name_line, subject))
     _pod_spec(ctx, loc, spec, subject)
     _pod_statuses(ctx, loc, spec, status, subject)

@@ -151,6 +151,8 @@ def _emit(sink: DedupSink, rows: list[_Row]) -> None:
             sink.add("pods.not_running", [r.name], r.number, subject=subject)
         if r.status == "Pending" or _starting_without_ip(r):
             sink.add("pods.pending", [r.name], r.number, subject=subject)
+        if _placed(r):
+            sink.add("pods.placed", [r.name], r.number, subject=subject)
     # A table of one pod, or its first broken pod, is what the paste is about: one that shows an error before one
     # that is only on its way (Init:0/1, ContainerCreating, Terminating).
     broken = [r for r in abnormal if r.status.removeprefix("Init:") in _BROKEN]
@@ -181,6 +183,16 @@ _NOT_STARTED = {"ContainerCreating", "PodInitializing"}
 
 def _starting_without_ip(r: _Row) -> bool:
     return r.ip == "<none>" and (r.status in _NOT_STARTED or r.status.startswith("Init:"))
+
+
+def _placed(r: _Row) -> bool:
+    """A node took the pod: `-o wide` names it, or STATUS is a reason only the kubelet of a node sets.
+
+    kubectl's printPod shows the phase (Pending) until the kubelet reports a container's waiting reason or an
+    init container's progress (Init:n/m, Init:CrashLoopBackOff); the scheduler never sets those.
+    """
+    status = r.status.removeprefix("Init:")
+    return (bool(r.node) and r.node != "<none>") or r.status.startswith("Init:") or status in _WAITING
 
 
 def _pod_facts(sink: DedupSink, r: _Row, main: bool) -> None:

@@ -59,6 +59,10 @@ _NEGATED = re.compile(
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
     r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|"
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
+# What the writer expected to happen, said as a that-clause: it did not happen ("I expected, in this case, that a 503
+# is returned"). "As expected, the pod ..." names no that-clause and is not denied.
+_EXPECTED_THAT = re.compile(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
+                            re.IGNORECASE)
 # A program's message quoted inside a sentence: inline code, or a long quoted string.
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
 _QUOTE_MARKS = " `'\"()[],.;:"
@@ -268,10 +272,11 @@ def asks(sentence: str) -> bool:
 
 
 def negated(before: str) -> bool:
-    """A negation or hedge in the term's own clause: "it is not OOMKilled", "no Xid 79", "maybe a 503"."""
+    """A negation or hedge in the term's own clause: "it is not OOMKilled", "no Xid 79", "maybe a 503"; or what
+    the writer expected, in a that-clause however far it runs ("I expected in this case, that an error 503")."""
     starts = [m.end() for m in _CLAUSE.finditer(before)]
     clause = before[starts[-1]:] if starts else before
-    return _NEGATED.search(clause) is not None
+    return _NEGATED.search(clause) is not None or _EXPECTED_THAT.search(before) is not None
 
 
 def _prose(line: str) -> bool:

@@ -52,7 +52,7 @@ def _facts(kind: ArtifactKind, text: str) -> dict[str, tuple[object, int, int]]:
     result = parser.parse(Artifact(id="a", kind=kind, content=text))
     assert result.problems == []
     return {f.name: (f.value, f.citation.start, f.citation.end) for f in result.facts if f.name.startswith("pods.")
-            and f.name not in ("pods.names", "pods.not_running", "pods.pending")}
+            and f.name not in ("pods.names", "pods.not_running", "pods.pending", "pods.placed")}
 
 
 def test_a_wide_pod_table() -> None:

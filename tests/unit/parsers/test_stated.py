@@ -146,7 +146,11 @@ def _sample(term: Any) -> tuple[str, object]:
                                                        ["service-unreachable"]),
                "scaling-said-slower": ("slower than on a single node", True),
                "gpu-share-used-figure": ("using only 5% of the GPU", 5.0),
-               "gpu-util-of-figure": ("at a usage of GPU of 5%", 5.0)}
+               "gpu-util-of-figure": ("at a usage of GPU of 5%", 5.0),
+               "scheduling-insufficient-memory": ("unschedulable due to insufficient memory", "insufficient-memory"),
+               "scheduling-insufficient-cpu": ("unschedulable due to not enough cpu", "insufficient-cpu"),
+               "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True),
+               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0)}
     return samples[term.spec.id]
 
 
