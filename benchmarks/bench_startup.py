@@ -36,8 +36,10 @@ def main(argv: list[str] | None = None) -> None:
     """With `--against DIR`, every command also runs from that checkout (an older commit), side by side."""
     args = argv if argv is not None else sys.argv[1:]
     other = Path(args[1]).resolve() if args[:1] == ["--against"] and len(args) > 1 else None
-    for package in ("bot", "collectors", "playbooks", "drills"):
-        compileall.compile_dir(str(ROOT / package), quiet=1)
+    # Both checkouts compiled: with PYTHONDONTWRITEBYTECODE set, the other one would compile its source every run.
+    for root in (ROOT, other) if other is not None else (ROOT,):
+        for package in ("bot", "collectors", "playbooks", "drills"):
+            compileall.compile_dir(str(root / package), quiet=1)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         one = Path(tmp) / "one.txt"
