@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +283,7 @@ def shared_facts(specs: list[Playbook]) -> frozenset[str]:
     return frozenset(name for name, count in seen.items() if count > 1)
 
 
+@cache  # asked once per hypothesis, and resolving the path is a system call per folder in it
 def _shown_path(file: str) -> str:
     """The file as a reader finds it: relative to the repository for bundled playbooks, else as given."""
     path = Path(file)
