@@ -212,3 +212,12 @@ def test_cpu_throttling_said_to_raise_the_latency_is_read(sentence: str) -> None
 ])
 def test_throttling_that_is_not_the_cpus_or_is_denied_is_not_read(sentence: str) -> None:
     assert "cpu.limit_slowed" not in joined_facts(sentence)
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/traefik/traefik/issues/9242 (the reporter expected a 503 and got a 404)
+    'I expected in this case, that an error "503 Service Unavailable" in this case, indicating that the requested '
+    "service is known, but not available currently. IIRC, Traefik1 behaved that way, but I am not sure. ",
+])
+def test_a_status_someone_expected_is_not_one_they_saw(line: str) -> None:
+    assert "http.error_statuses" not in first_facts(line)
