@@ -60,7 +60,25 @@ def test_oom_loop_defers_to_the_oom_playbook(make_facts: Callable[[dict[str, Any
     ({"alert.symptoms": ["crash-loop"]}, True),
     ({"container.waiting.reason": "ImagePullBackOff", "container.restart_count": 0}, False),
     ({"container.restart_count": 1, "container.last_terminated.reason": "Completed"}, False),
-], ids=["backoff", "restarts", "alert", "image-pull", "one-restart"])
+    # A last state with a non-zero exit and a restart is the loop, whatever the code (kubernetes#82519: exit 3).
+    ({"container.restart_count": 2, "container.last_terminated.reason": "Error",
+      "container.last_terminated.exit_code": 3}, True),
+    ({"container.restart_count": 2, "container.last_terminated.exit_code": 1}, True),
+    # One restart after a non-zero exit can be a one-off (kubernetes#68286: the node's disk filled once).
+    ({"container.restart_count": 1, "container.last_terminated.reason": "Error",
+      "container.last_terminated.exit_code": 2}, False),
+    ({"container.restart_count": 1, "container.last_terminated.reason": "Completed",
+      "container.last_terminated.exit_code": 0}, False),
+    # The memory cgroup's kill is oom-killed's; a node restarted under the container (Unknown, 255) is no loop.
+    ({"container.restart_count": 2, "container.last_terminated.reason": "OOMKilled",
+      "container.last_terminated.exit_code": 137}, False),
+    ({"container.restart_count": 2, "container.last_terminated.reason": "Unknown",
+      "container.last_terminated.exit_code": 255}, False),
+    # A non-zero exit with no restart recorded: a Job's pod that failed once, not a loop.
+    ({"container.last_terminated.reason": "Error", "container.last_terminated.exit_code": 1}, False),
+], ids=["backoff", "restarts", "alert", "image-pull", "one-restart", "exit-3-two-restarts", "exit-1-two-restarts",
+        "exit-2-one-restart",
+        "exit-0-one-restart", "oom-one-restart", "node-restart-unknown", "no-restart"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
 

@@ -39,7 +39,13 @@ _VOLUME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # "object %q/%q not registered", 1.12-1.31): most often the known race after a pod finished (kubernetes#105204),
     # where the projected kube-root-ca.crt is looked up once more. It stops nothing unless the pod never started.
     ("object-not-registered", re.compile(r"\bobject \\?\"[a-z0-9][a-z0-9\-]*\\?\"/\\?\"[^\"\\]+\\?\" not registered")),
-    ("mount-failed", re.compile(r"MountVolume\.\w+ failed|mount failed: |MapVolume\.\w+ failed")),
+    # mount-utils' format-and-mount refusing a damaged file system (k8s.io/mount-utils mount_linux.go
+    # checkAndRepairFilesystem, "'fsck' found errors on device <dev> but could not correct them", pkg/util/mount
+    # before 1.20) and the in-tree plugins' own words (pkg/volume/iscsi/iscsi_util.go "iscsi: failed to mount iscsi
+    # volume", 1.3-1.25): the kubelet logs them before its event says only MountVolume.MountDevice failed.
+    ("mount-failed", re.compile(r"MountVolume\.\w+ failed|mount failed: |MapVolume\.\w+ failed"
+                                r"|fsck'? found errors on device \S+ but could not correct"
+                                r"|\b\w+: failed to mount \w+ volume ")),
 )
 # A MountVolume.SetUp failure that only says the Secret or ConfigMap is missing is not a storage fault, nor is one
 # that says the fsGroup could not be applied (the mount itself succeeded).

@@ -101,8 +101,12 @@ def _insufficient(resource: str) -> str:
         return "too-many-pods"
     # GPU counts, not GPU memory or shares sold by scheduler extenders (aliyun.com/gpu-mem). Kubernetes 1.3-1.9
     # named its own GPU resource alpha.kubernetes.io/nvidia-gpu (pkg/api/types.go ResourceNvidiaGPU, dropped in 1.10).
+    # Other vendors' device plugins count whole GPUs too: amd.com/gpu (ROCm/k8s-device-plugin) ends in /gpu; Intel's
+    # names the kernel driver (intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin: gpu.intel.com/i915, 0.17
+    # on, and gpu.intel.com/xe, 0.30 on), its millicores and memory.max being shares, not GPUs.
     low = resource.lower()
-    if low.endswith(("/gpu", "/nvidia-gpu")) or "/mig-" in resource or resource.endswith("gpu-count"):
+    if (low.endswith(("/gpu", "/nvidia-gpu")) or "/mig-" in resource or resource.endswith("gpu-count")
+            or low in ("gpu.intel.com/i915", "gpu.intel.com/xe")):
         return "insufficient-gpu"
     return "insufficient-other"
 
