@@ -48,12 +48,14 @@ def all_parsers() -> tuple[Parser, ...]:
     return tuple(import_module(r.parser).PARSER for r in READERS)
 
 
-# Signals are read from text people pasted or files they named. A log a triage fetched (a container's, the
-# kubelet's, the kernel's) holds the same programs' lines as a pasted one, so the catalogued line signals read it
-# too; the readers of prose (sentences, symptoms said in words) stay for what people wrote, and API objects and
+# Signals are read from text people pasted or files they named. A node's log a triage fetched (the kubelet's, the
+# kernel's) or an NCCL rank's holds the same programs' lines as a pasted one, so the catalogued line signals read
+# it too. An application's own log is read by its structural parser alone: in a live triage it is the log of the
+# workload under triage (an ingress's error log, a device plugin's), whose refusals and Xids the playbooks take
+# from the objects and node logs around it. The readers of prose stay for what people wrote, and API objects and
 # metrics are read by their structural parser alone.
 _PASTED = ("paste", "file", "slack")
-_FETCHED_LOGS = (ArtifactKind.CONTAINER_LOG, ArtifactKind.KUBELET_LOG, ArtifactKind.KERNEL_LOG, ArtifactKind.NCCL_LOG)
+_FETCHED_LOGS = (ArtifactKind.KUBELET_LOG, ArtifactKind.KERNEL_LOG, ArtifactKind.NCCL_LOG)
 _WORDS_KINDS = (ArtifactKind.TEXT, ArtifactKind.CONTAINER_LOG)
 
 
