@@ -52,8 +52,8 @@ def test_corpus_size_breadth_and_accuracy() -> None:
     # round 11 (11 + 13), less 7 whose labels asked what only their thread shows (corrected, see each case.yaml)
     # and those round 12 fixed (22 left); gg and hh as scored after round 12 (11 + 13), less those round 13 fixed
     # (the Grafana stack's write path: 3; two ranks of one communicator on one GPU: 1; alert names said in a
-    # sentence: 1; a blackbox probe's own Down alert: 1); only ever shrinks
-    assert len(backlog) <= 40
+    # sentence: 1; a blackbox probe's own Down alert: 1; an idle P-state said under work: 1); only ever shrinks
+    assert len(backlog) <= 39
     worked = [r for r in results if f"{r.symptom}/{r.id}" not in backlog]
     passed = sum(r.passed for r in worked)
     assert passed / len(worked) >= 0.95, [f"{r.symptom}/{r.id}" for r in worked if not r.passed]
