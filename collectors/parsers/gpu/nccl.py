@@ -136,6 +136,8 @@ class Scan:
     scalars: dict[str, tuple[object, int, int]] = field(default_factory=dict)
     items: dict[str, dict[object, int]] = field(default_factory=dict)
     init_started: int = 0
+    # (host, commId, busId) -> {rank: line} from the Init START lines, to see two ranks of one communicator on one GPU
+    inits: dict[tuple[str, str, str], dict[str, int]] = field(default_factory=dict)
     joined: tuple[int, int] | None = None  # (ranks joined, line), the latest report wins
 
     def following(self, n: int, count: int = 3) -> Iterable[tuple[int, str]]:
@@ -310,11 +312,26 @@ def _flag(fact: str) -> Handler:
     return handler
 
 
+# NCCL's Init START line behind its log prefix "<host>:<pid>:<tid> [<cudaDev>] NCCL INFO" (init.cc, 2.12-2.27:
+# "ncclCommInitRank[Config|Dev] comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init
+# START"). Without the host and the commId two lines cannot be told to be one communicator on one machine.
+_INIT_START = re.compile(r"(?:^|\s)(\S+?):\d+:\d+ \[\d+\] NCCL INFO ncclCommInitRank\w* comm 0x[0-9a-fA-F]+ rank (\d+) "
+                         r"nranks \d+ cudaDev \d+ (?:nvmlDev \d+ )?busId ([0-9a-fA-F]+) commId (0x[0-9a-fA-F]+)")
+
+
 def _init(scan: Scan, line: str, n: int) -> None:
     if "Init COMPLETE" in line:
         scan.first("nccl.init_complete", True, n)
     elif "Init START" in line:
         scan.init_started = scan.init_started or n
+        if (m := _INIT_START.search(line)) is not None:
+            ranks = scan.inits.setdefault((m.group(1), m.group(4), m.group(3).lower()), {})
+            ranks.setdefault(m.group(2), n)
+            if len(ranks) == 2:
+                # Two ranks of one communicator on one machine's one GPU: what NCCL's own check (init.cc
+                # checkDuplicateGpu, "Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx") refuses
+                # with invalid usage, a step after this line, so a paste cut here shows it too.
+                scan.first("nccl.duplicate_gpu", True, n)
 
 
 def _shm(scan: Scan, line: str, n: int) -> None:
@@ -382,7 +399,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
 _HANDLER_OF: dict[str, Handler] = {needle: handler for needles, handler in _TRIGGERS for needle in needles}
 # Needles printed over and over whose handlers read only from the needle onwards (see find_needles).
 _SKIP_REPEATS = frozenset({"Bootstrap", "NET/Socket", "NET/IB", "Using network", "via NET/", "Init COMPLETE",
-                           "Init START", *_WATCHDOG})
+                           *_WATCHDOG})
 
 
 def _handlers(needles: list[str]) -> Iterable[Handler]:

@@ -248,3 +248,33 @@ def test_a_client_tool_refused_is_not_a_rendezvous_error() -> None:
     assert not {row for row in read(curl) if row[0] == "nccl.errors"}
     nccl_line = "h:1:2 [0] NCCL WARN socketStartConnect: Connect to 10.0.0.2<45678> failed : Connection refused"
     assert ("nccl.errors", ("connection-refused",), 1, 1) in read(nccl_line)
+
+
+def _init_start(host: str, pid: int, rank: int, bus: str, comm: str = "0xaa9becea043c4e6c") -> str:
+    """NCCL's Init START line (init.cc, 2.12-2.27) rendered with sample values, behind its log prefix."""
+    return (f"{host}:{pid}:{pid} [0] NCCL INFO ncclCommInitRank comm 0x7a12257c8780 rank {rank} nranks 2 cudaDev 0 "
+            f"nvmlDev 0 busId {bus} commId {comm} - Init START")
+
+
+def _flags(lines: list[str]) -> dict[str, object]:
+    result = nccl.parse(Artifact(id="a", kind=ArtifactKind.NCCL_LOG, content="\n".join(lines)))
+    return {f.name: f.value for f in result.facts}
+
+
+def test_two_ranks_of_one_communicator_on_one_gpu_of_one_host_are_a_duplicate_gpu() -> None:
+    facts = _flags([_init_start("worker-0", 42, 0, "100000"), _init_start("worker-0", 43, 1, "100000")])
+    assert facts.get("nccl.duplicate_gpu") is True
+
+
+@pytest.mark.parametrize("lines", [
+    # Two machines: each one's GPU at the same PCI address is the usual case, not a duplicate.
+    [_init_start("node-a", 42, 0, "100000"), _init_start("node-b", 42, 1, "100000")],
+    # One machine, two GPUs.
+    [_init_start("worker-0", 42, 0, "100000"), _init_start("worker-0", 43, 1, "200000")],
+    # One GPU, two communicators (another job's, or a second group of the same job).
+    [_init_start("worker-0", 42, 0, "100000"), _init_start("worker-0", 43, 1, "100000", comm="0x1234")],
+    # One rank's line printed twice.
+    [_init_start("worker-0", 42, 0, "100000"), _init_start("worker-0", 42, 0, "100000")],
+])
+def test_init_lines_that_are_not_one_gpu_shared_by_two_ranks_are_no_duplicate(lines: list[str]) -> None:
+    assert "nccl.duplicate_gpu" not in _flags(lines)
