@@ -29,6 +29,20 @@ def joined_facts(text: str) -> dict[str, object]:
     return out
 
 
+def split_joined_facts(text: str) -> dict[str, object]:
+    """Each fact's first value, the text split into artifacts as a paste is; list facts of several artifacts
+    joined."""
+    out: dict[str, object] = {}
+    for a in artifacts_from_text(text, "paste"):
+        for f in parse_artifact(a).facts:
+            before = out.get(f.name)
+            if isinstance(before, list) and isinstance(f.value, list):
+                out[f.name] = before + [v for v in f.value if v not in before]
+            else:
+                out.setdefault(f.name, f.value)
+    return out
+
+
 def first_facts(text: str) -> dict[str, object]:
     """Each fact's first value, the text split into artifacts as a paste is."""
     out: dict[str, object] = {}

@@ -12,22 +12,7 @@ from hypothesis import strategies as st
 
 from collectors.parsers.kubernetes import describe_node, node_table
 from collectors.parsers.kubernetes.event_log_lines import event_of, is_event_line
-from collectors.parsers.registry import parse_artifact
-from collectors.paste import artifacts_from_text
-from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES, stated_facts
-
-
-def joined_facts(text: str) -> dict[str, object]:
-    """The facts of a paste split into artifacts as a paste is; list facts of several artifacts joined."""
-    out: dict[str, object] = {}
-    for artifact in artifacts_from_text(text, "paste"):
-        for f in parse_artifact(artifact).facts:
-            before = out.get(f.name)
-            if isinstance(before, list) and isinstance(f.value, list):
-                out[f.name] = before + [v for v in f.value if v not in before]
-            else:
-                out.setdefault(f.name, f.value)
-    return out
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES, split_joined_facts, stated_facts
 
 # kubectl 1.6-1.7 printNode: STATUS is the Ready condition, then SchedulingDisabled when cordoned, then the node's
 # role (its kubernetes.io/role label); rendered with sample names in the 1.6 column set NAME STATUS AGE VERSION.
@@ -44,7 +29,7 @@ def test_the_role_kubectl_1_6_appended_to_status_is_read_past(status: str, condi
                                                               cordoned: bool) -> None:
     text = f"{_HEADER}\nnode-a            {status:<33} 40d       v1.7.6\n"
     assert node_table.sniff(text) == 90
-    facts = joined_facts(text)
+    facts = split_joined_facts(text)
     assert facts.get("node.conditions") == conditions
     assert facts.get("node.unschedulable", False) is cordoned
 
@@ -52,7 +37,7 @@ def test_the_role_kubectl_1_6_appended_to_status_is_read_past(status: str, condi
 def test_a_healthy_old_table_with_roles_names_no_condition() -> None:
     text = (f"{_HEADER}\nmaster1           Ready,master                      1h        v1.7.6\n"
             "node1             Ready                             1h        v1.7.6\n")
-    facts = joined_facts(text)
+    facts = split_joined_facts(text)
     assert "NotReady" not in facts.get("node.conditions", [])  # type: ignore[operator]
     assert "node-not-ready" not in facts.get("evidence.symptoms", [])  # type: ignore[operator]
 
@@ -64,7 +49,7 @@ ACS_ENGINE_4069_ROWS = FIRST_SIGHT_PASTES["acs-engine-4069-condition-rows-route-
 
 def test_bare_condition_rows_are_a_node_description_and_route_created_is_healthy() -> None:
     assert describe_node.sniff(ACS_ENGINE_4069_ROWS) == 50
-    facts = joined_facts(ACS_ENGINE_4069_ROWS)
+    facts = split_joined_facts(ACS_ENGINE_4069_ROWS)
     assert facts.get("node.conditions") == []
     assert "node-not-ready" not in facts.get("evidence.symptoms", [])  # type: ignore[operator]
 
@@ -72,7 +57,7 @@ def test_bare_condition_rows_are_a_node_description_and_route_created_is_healthy
 def test_a_network_unavailable_row_is_read_without_its_header() -> None:
     row = ("  NetworkUnavailable   True    Wed, 18 Apr 2018 15:01:44 +0100   Wed, 18 Apr 2018 15:01:44 +0100   "
            "NoRouteCreated               RouteController failed to create a route\n")
-    assert joined_facts(ACS_ENGINE_4069_ROWS + row).get("node.conditions") == ["NetworkUnavailable"]
+    assert split_joined_facts(ACS_ENGINE_4069_ROWS + row).get("node.conditions") == ["NetworkUnavailable"]
 
 
 # A NodeCondition as `kubectl get node -o yaml` prints it (kubernetes/api core/v1 NodeCondition), cut out of the
@@ -85,7 +70,7 @@ def _condition_yaml(status: str, reason: str, kind: str = "NetworkUnavailable", 
 
 @pytest.mark.parametrize("cut", ["[...]", "...", "…", "[snip]"])
 def test_a_node_condition_cut_from_its_object_is_read(cut: str) -> None:
-    assert joined_facts(_condition_yaml("True", "NoRouteCreated", cut=cut)).get("node.conditions") == \
+    assert split_joined_facts(_condition_yaml("True", "NoRouteCreated", cut=cut)).get("node.conditions") == \
         ["NetworkUnavailable"]
 
 
@@ -95,7 +80,7 @@ def test_a_node_condition_cut_from_its_object_is_read(cut: str) -> None:
     ("True", "KubeletReady", "Ready"),
 ])
 def test_a_healthy_node_condition_names_nothing(status: str, reason: str, kind: str) -> None:
-    facts = joined_facts(_condition_yaml(status, reason, kind))
+    facts = split_joined_facts(_condition_yaml(status, reason, kind))
     assert facts.get("node.conditions") == []
 
 
@@ -105,7 +90,7 @@ K8S_91560 = FIRST_SIGHT_PASTES["kubernetes-91560-event-lines-pulled-then-pulling
 
 
 def test_logged_events_time_a_pull_in_the_order_they_happened() -> None:
-    facts = joined_facts(K8S_91560)
+    facts = split_joined_facts(K8S_91560)
     assert facts["image.pull_seconds"] == 19.085
     assert facts["image.pulling"] is False
     # A namespace holding "rror" (mirror-pod) made the successful pull read as a pull error before.
@@ -152,7 +137,7 @@ _WIDE = "NAME     READY   STATUS              RESTARTS   AGE   IP           NODE
 ])
 def test_a_wide_row_still_starting_without_an_ip_is_pending(status: str, ip: str, pending: bool) -> None:
     text = _WIDE + f"web-0    0/1     {status:<19} 0          16m   {ip:<12} node-1   <none>           <none>\n"
-    assert (joined_facts(text).get("pods.pending") == ["web-0"]) is pending
+    assert (split_joined_facts(text).get("pods.pending") == ["web-0"]) is pending
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -178,7 +163,7 @@ def test_an_elision_mark_inside_a_block_scalar_is_its_text() -> None:
     text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  namespace: shop\nspec:\n  containers:\n"
             "  - name: app\n    image: nginx\n    args:\n    - |\n      echo start\n      ...\n      echo done\n"
             "status:\n  phase: Pending\n")
-    facts = joined_facts(text)
+    facts = split_joined_facts(text)
     assert facts["pod.name"] == "web-0" and facts["pod.phase"] == "Pending"
 
 
@@ -203,4 +188,4 @@ def _conditions_member(status: str, reason: str) -> str:
 ])
 def test_a_json_conditions_member_pasted_without_its_object(status: str, reason: str,
                                                             conditions: list[str]) -> None:
-    assert joined_facts(_conditions_member(status, reason)).get("node.conditions") == conditions
+    assert split_joined_facts(_conditions_member(status, reason)).get("node.conditions") == conditions

@@ -5,9 +5,9 @@ made). Real pastes, cut at whole lines, each with its thread."""
 # ruff: noqa: E501  (verbatim pastes keep their long lines)
 from __future__ import annotations
 
-from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import triggered_by
+from tests.unit.parsers.paste_facts import split_joined_facts
 
 # https://github.com/canonical/microk8s/issues/2763 (turn 3): the GPU operator's driver pod, Status Pending on a
 # bound node while its init container restarts.
@@ -78,46 +78,34 @@ voting-storage-1-0-5d8fcc89c4-27zvg     2/2     Running   0          29m
 """
 
 
-def joined_facts(text: str) -> dict[str, object]:
-    """Each fact of the text split as a paste is; list facts joined over its artifacts."""
-    out: dict[str, object] = {}
-    for a in artifacts_from_text(text, "paste"):
-        for f in parse_artifact(a).facts:
-            before = out.get(f.name)
-            if isinstance(before, list) and isinstance(f.value, list):
-                out[f.name] = before + [v for v in f.value if v not in before]
-            else:
-                out.setdefault(f.name, f.value)
-    return out
-
 
 def _runs_pending(text: str) -> bool:
     return "pending" in [p.spec.id for p in triggered_by(artifacts_from_text(text, "paste"))]
 
 
 def test_a_pending_pod_bound_to_a_node_is_placed_and_runs_no_pending() -> None:
-    facts = joined_facts(MICROK8S_2763)
+    facts = split_joined_facts(MICROK8S_2763)
     assert facts["pod.phase"] == "Pending"
     assert facts["pods.placed"] == ["nvidia-driver-daemonset-8r8s6"]
     assert not _runs_pending(MICROK8S_2763)
 
 
 def test_a_pending_pod_with_no_node_is_not_placed_and_runs_pending() -> None:
-    facts = joined_facts(K8S_123213)
+    facts = split_joined_facts(K8S_123213)
     assert facts["pods.pending"] == ["airflow-statsd-86797c48b9-zdbxp"]
     assert "pods.placed" not in facts
     assert _runs_pending(K8S_123213)
 
 
 def test_a_containercreating_row_is_placed_by_the_status_only_a_kubelet_sets() -> None:
-    facts = joined_facts(K3S_234)
+    facts = split_joined_facts(K3S_234)
     assert facts["pods.placed"] == ["coredns-7748f7f6df-p5sfh", "helm-install-traefik-zts9f",
                                     "kubernetes-dashboard-57df4db6b-t6tls"]
     assert not _runs_pending(K3S_234)
 
 
 def test_a_pending_row_without_a_node_runs_pending() -> None:
-    facts = joined_facts(AZURE_31519)
+    facts = split_joined_facts(AZURE_31519)
     assert facts["pods.pending"] == ["voting-analytics-1-0-57c7fccb44-6t4cr"]
     assert "pods.placed" not in facts
     assert _runs_pending(AZURE_31519)
