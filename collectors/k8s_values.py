@@ -14,6 +14,23 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
+# ---- ages as kubectl prints them ----------------------------------------------------------------------
+
+# k8s.io/apimachinery/pkg/util/duration/duration.go (HumanDuration, kubectl 1.9 on; ShortHumanDuration before):
+# "22s", "4m36s", "12m", "3h12m", "5d", "2d3h", "3y45d". Only the first cell of a describe row's Age ("2m (x3 over
+# 12m)") is the last time the event was seen.
+_AGE = re.compile(r"(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+_AGE_UNITS = (365 * 86400, 86400, 3600, 60, 1)
+
+
+def age_seconds(cell: str) -> int | None:
+    """Seconds ago that a kubectl Age/Last Seen cell says, or None (`<unknown>`, `<invalid>`, anything else)."""
+    m = _AGE.fullmatch(cell.split(" ", 1)[0])
+    if m is None or not any(m.groups()):
+        return None
+    return sum(int(g) * unit for g, unit in zip(m.groups(), _AGE_UNITS, strict=True) if g)
+
+
 # ---- safe access to decoded JSON/YAML ----------------------------------------------------------------
 
 

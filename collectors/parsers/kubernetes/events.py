@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from collectors.k8s_values import age_seconds
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes import k8s_objects
@@ -19,6 +20,7 @@ from collectors.parsers.kubernetes.k8s_event_rows import (
     describe_events,
     describe_row,
     is_describe_events_header,
+    row_age,
     typeless_row,
 )
 from collectors.text import normalise
@@ -165,7 +167,10 @@ def _sliced_row(line: str, number: int, cols: _Columns, namespace: str) -> Event
     name_cell = _EVENT_SUFFIX.sub("", cols.cell(line, "NAME"))
     kind, _, name = obj.partition("/") if "/" in obj else (cols.cell(line, "KIND"), "", name_cell)
     ns = cols.cell(line, "NAMESPACE") or namespace
-    return EventRecord(kind_of, reason, cols.cell(line, "MESSAGE"), number, number, kind.lower(), name, ns)
+    # LAST SEEN since kubectl 1.14, LASTSEEN before it.
+    ago = age_seconds(cols.cell(line, "LAST SEEN") or cols.cell(line, "LASTSEEN"))
+    return EventRecord(kind_of, reason, cols.cell(line, "MESSAGE"), number, number, kind.lower(), name, ns,
+                       ago=ago)
 
 
 _EVENT_SUFFIX = re.compile(r"\.[0-9a-f]{14,16}$")
@@ -178,7 +183,8 @@ def _loose_row(line: str, number: int, namespace: str) -> EventRecord | None:
     if m is None:
         return None
     kind, _, name = (m.group(3) or "").partition("/")
-    return EventRecord(m.group(1), m.group(2), m.group(4).strip(), number, number, kind.lower(), name, namespace)
+    return EventRecord(m.group(1), m.group(2), m.group(4).strip(), number, number, kind.lower(), name, namespace,
+                       ago=row_age(line))
 
 
 def _headerless(facts: EventFacts, lines: list[str], namespace: str) -> None:

@@ -130,6 +130,7 @@ class EventFacts:
         # FailedScheduling per object, and the objects a later Scheduled event shows were placed after all.
         self._unscheduled: dict[str | None, EventRecord] = {}
         self._placed: dict[str | None, EventRecord] = {}
+        self._failed_last: dict[str | None, EventRecord] = {}  # the latest failure per object, by age where known
         # Image pulls per object: started and not finished yet, and finished.
         self.pulls_open: dict[str | None, EventRecord] = {}
         self.pulls_done: dict[str | None, EventRecord] = {}
@@ -162,7 +163,7 @@ class EventFacts:
             self._fed.add(key)
         handler = _EVENT_HANDLERS.get(reason)
         if reason == "Scheduled":
-            if subject in self._unscheduled:
+            if subject in self._unscheduled and not _before(ev, self._failed_last[subject]):
                 self._placed[subject] = ev
         elif handler is not None:
             handler(self, ev, subject)
@@ -178,7 +179,12 @@ class EventFacts:
     def unscheduled(self, ev: EventRecord, subject: str | None) -> None:
         """A FailedScheduling event; a later Scheduled event for the object resolves it."""
         self._unscheduled.setdefault(subject, ev)
-        self._placed.pop(subject, None)  # failing again after it was placed: the failure holds again
+        last = self._failed_last.get(subject)
+        if last is None or not _before(ev, last):
+            self._failed_last[subject] = ev
+        placed = self._placed.get(subject)
+        if placed is not None and not _before(ev, placed):
+            del self._placed[subject]  # failing again after it was placed: the failure holds again
 
     def finish(self) -> None:
         self.pulls.flush(self.sink)
@@ -203,6 +209,12 @@ class EventFacts:
     def add(self, name: str, value: object, ev: EventRecord, subject: str | None) -> None:
         if not self.sink.has(name, value, subject):
             self.sink.add(name, value, *ev.span(), subject)
+
+
+def _before(ev: EventRecord, other: EventRecord) -> bool:
+    """`ev` was last seen before `other`, by their ages; without both ages, the paste's order decides (a later row
+    is later), so this is False. A table is printed in any order (k9s, --sort-by, a paste put together by hand)."""
+    return ev.ago is not None and other.ago is not None and ev.ago > other.ago
 
 
 _ORDERED_REASONS = {"Pulling", "Pulled"}

@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from collectors.k8s_values import age_seconds
+
 
 @dataclass
 class EventRecord:
@@ -23,6 +25,7 @@ class EventRecord:
     namespace: str = ""
     locate: Callable[[], tuple[int, int]] | None = None  # computes start/end on first use
     at: float | None = None  # seconds into the year when the line that logged it has a klog time stamp
+    ago: int | None = None  # seconds since it was last seen, from a table's Age or Last Seen column
 
     def span(self) -> tuple[int, int]:
         if self.locate is not None:
@@ -85,21 +88,35 @@ def describe_row(line: str, number: int) -> EventRecord | None:
     """One row of a current describe Events table, or None."""
     # An event storm repeats the same rows many times: short rows are read once (a bounded cache).
     fields = _kept_fields(line) if len(line) <= _KEPT_LINE else _describe_fields(line)
-    return EventRecord(*fields[:3], number, number, fields[3]) if fields is not None else None
+    if fields is None:
+        return None
+    return EventRecord(*fields[:3], number, number, fields[3], ago=fields[4])
 
 
 _KEPT_LINE = 1024
+_FRAME = "│|>*` \t"  # a k9s box, a markdown table or quote, a code span around a row
 
 
-def _describe_fields(line: str) -> tuple[str, str, str, str] | None:
-    """Type, reason, message and source kind of a row."""
+def row_age(line: str) -> int | None:
+    """Seconds since the event on this line was last seen, when the line is a describe row (`Warning  Reason  4m36s
+    ...`) or a `kubectl get events` row (`4m36s  Warning  Reason ...`), framed or not; else None."""
+    core = line[:_KEPT_LINE].strip(_FRAME)
+    fields = _describe_fields(core)
+    if fields is not None:
+        return fields[4]
+    first, _, rest = core.partition(" ")
+    return age_seconds(first) if rest.lstrip().startswith(("Normal", "Warning")) else None
+
+
+def _describe_fields(line: str) -> tuple[str, str, str, str, int | None] | None:
+    """Type, reason, message, source kind and age (seconds since last seen) of a row."""
     m = _DESCRIBE_ROW.fullmatch(line)
     if m is None:
         return None
-    source, message = m.group(4), (m.group(5) or "").strip()
+    source, message, ago = m.group(4), (m.group(5) or "").strip(), age_seconds(m.group(3))
     if _NOT_A_SOURCE.fullmatch(source):  # no From column: "<unknown>  0/4 nodes are available: ..."
-        return m.group(1), m.group(2), f"{source} {message}".strip(), ""
-    return m.group(1), m.group(2), message, source_kind(source)
+        return m.group(1), m.group(2), f"{source} {message}".strip(), "", ago
+    return m.group(1), m.group(2), message, source_kind(source), ago
 
 
 _kept_fields = functools.lru_cache(maxsize=4096)(_describe_fields)

@@ -16,7 +16,7 @@ from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.contract import guarded
 from collectors.parsers.kubernetes.k8s_common import DedupSink
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
-from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
+from collectors.parsers.kubernetes.k8s_event_rows import EventRecord, row_age
 from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_reasons
 from collectors.parsers.text.needles import scan, utf8
 from collectors.unwrap import MAX_LINE
@@ -155,10 +155,11 @@ def _apply(signal: CompiledSignal, m: Any, number: int, lines: list[str], sink: 
         message, end = _continued(_clean(groups.get("message") or m.group(0)), lines, number)
         if spec.event == STATED_REASON:
             # An event as a component logged it: the line states its type and reason, so the reason is evidence.
-            record = EventRecord(groups.get("type") or "Warning", groups.get("reason") or "", message, number, end)
+            record = EventRecord(groups.get("type") or "Warning", groups.get("reason") or "", message, number, end,
+                                 ago=row_age(lines[number - 1]))
             events.feed(record, stated=True)
         else:
-            events.feed(EventRecord("Warning", spec.event, message, number, end))
+            events.feed(EventRecord("Warning", spec.event, message, number, end, ago=row_age(lines[number - 1])))
     else:
         groups = m.groupdict()
         for name, template in spec.facts.items():
