@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.models import Fact, is_stated
-from collectors.vocabulary import ROOTS, VOCABULARY
+from collectors.vocabulary import BRANCHES, ROOTS, VOCABULARY
 
 
 @dataclass
@@ -103,8 +103,13 @@ class FactSet:
         return {name: self._merged[name].value for name in sorted(self._merged)}
 
     def cel_context(self) -> dict[str, Any]:
-        """Nested maps for CEL; every root exists so `has(x.y)` works and absent names stay absent."""
+        """Nested maps for CEL; every root and branch exists so `has(x.y.z)` works and absent names stay absent."""
         context: dict[str, Any] = {root: {} for root in ROOTS}
+        for branch in BRANCHES:
+            root, _, rest = branch.partition(".")
+            node = context[root]
+            for part in rest.split("."):
+                node = node.setdefault(part, {})
         for name, merged in self._merged.items():
             node = context
             parts = name.split(".")

@@ -30,6 +30,11 @@ VOCABULARY: dict[str, FactSpec] = {spec.name: spec for _, specs in _DOMAINS for 
 
 # The CEL context is a nested map, so one name may not also be the prefix of another.
 ROOTS: frozenset[str] = frozenset(name.split(".")[0] for name in VOCABULARY)
+# Every map a name passes through below its root ("container.last_terminated" of
+# "container.last_terminated.reason"): the context holds them even when empty, so that `has()` of a name under them
+# is false, not an error, when nothing under them was read.
+BRANCHES: tuple[str, ...] = tuple(sorted({".".join(name.split(".")[:n]) for name in VOCABULARY
+                                          for n in range(2, name.count(".") + 1)}))
 
 
 def spec(name: str) -> FactSpec | None:

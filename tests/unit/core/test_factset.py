@@ -8,6 +8,7 @@ import pytest
 
 from collectors.factset import FactSet
 from collectors.models import Citation, Fact
+from playbooks.cel_expr import activation, compile_predicate
 
 
 def fact(name: str, value: Any, artifact: str = "a1", line: int = 1) -> Fact:
@@ -36,8 +37,26 @@ def test_merge_rules(name: str, values: list[Any], merged: Any) -> None:
 
 def test_cel_context_nests_names_and_keeps_every_root() -> None:
     ctx = FactSet([fact("container.last_terminated.reason", "OOMKilled")]).cel_context()
-    assert ctx["container"] == {"last_terminated": {"reason": "OOMKilled"}}
-    assert ctx["pod"] == {} and ctx["xid"] == {}
+    assert ctx["container"] == {"last_terminated": {"reason": "OOMKilled"}, "waiting": {}}
+    assert ctx["pod"] == {"status": {}} and ctx["xid"] == {}
+
+
+@pytest.mark.parametrize(("predicate", "facts", "result"), [
+    # A guard on a name two levels down is false, not an error, when nothing under its branch was read, so a
+    # negated guard holds and the alternative it guards can still fire.
+    ("has(container.last_terminated.reason)", [], False),
+    ('!(has(container.last_terminated.reason) && container.last_terminated.reason == "OOMKilled")', [], True),
+    ('!(has(container.last_terminated.reason) && container.last_terminated.reason == "OOMKilled")',
+     [("container.last_terminated.reason", "OOMKilled")], False),
+    ("has(container.last_terminated.exit_code)", [("container.last_terminated.reason", "Error")], False),
+    ("has(pod.status.reason)", [("pod.phase", "Failed")], False),
+    # An absent name compared directly still gives no answer: the evidence it needs is missing.
+    ("container.last_terminated.exit_code == 137", [], None),
+])
+def test_has_on_a_branch_nothing_was_read_under(predicate: str, facts: list[tuple[str, Any]],
+                                                result: bool | None) -> None:
+    context = activation(FactSet([fact(n, v) for n, v in facts]).cel_context())
+    assert compile_predicate(predicate).evaluate(context) is result
 
 
 def test_unknown_names_are_ignored() -> None:
