@@ -300,6 +300,10 @@ def test_a_single_drop_to_zero_is_no_swing() -> None:
     ("https://github.com/facebookresearch/fairchem/issues/432",
      "I found using 2 nodes is significantly slower than using 1 node 8 gpus. Here is my script:"),
     ("https://github.com/horovod/horovod/issues/2976", "# The speed of multi-node is slower than single-node"),
+    # Chinese: "two nodes take 90 s per iteration, one machine about 4 s: more machines are slower instead?"
+    ("https://github.com/hiyouga/LlamaFactory/issues/5014",
+     "按正常情况，2个节点训练比单个节点要快很多，但是测试下来2个节点每个iter耗时90s，而单机训练时每个iter耗时仅4s左右，"
+     "多机反而更慢？"),
 ])
 def test_a_real_sentence_says_more_gpus_run_slower(url: str, text: str) -> None:
     assert stated_facts(text).get("train.scaling_said_slower") is True, url
@@ -319,6 +323,10 @@ def test_more_gpus_said_slower_than_one_is_read(sentence: str) -> None:
     "Inference on the CPU is slower than on one GPU.",  # no job spread over several
     "The new model is slower than the old one on a single GPU.",  # two models, not a spread job
     "Training on 8 GPUs is not slower than on one GPU.",  # negated
+    "多机训练比单机快很多。",  # more machines train much faster than one
+    "多机训练并不比单机慢。",  # negated: more machines are not slower than one
+    "单卡训练比多卡慢。",  # one card slower than several: the spread job is the fast one
+    "多机训练没有反而更慢。",  # negated
     # https://github.com/IBM/FfDL/issues/169: said inside a question, which the stated rules leave unread
     "@Tomcli   I can run pytorch distributed training on multi nodes, but I find that speed of distributed training on"
     " two servers is slower than that on one server, I don't know why, can you help me see it deeply? Thank you.",
