@@ -286,6 +286,29 @@ def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_wh
     assert stated_facts("The GPU util is 0% on the V100. Why?").get("gpu.job_util_percent") == 0.0
 
 
+# https://github.com/MIC-DKFZ/nnUNet/issues/680 (issue description, verbatim sentences): the GPU computing in bursts,
+# said as zeroes in between and as drops to zero again and again.
+@pytest.mark.parametrize("text", [
+    "When I run nnUnet on a cluster managed by slurm, nvidia-smi is reporting jumps of GPU activity with zeroes in "
+    "between.",
+    "Although I have modified the environment variable nnUNet_n_proc_DA to CPU threads I have, the utilization rate "
+    "of GPU will occasionally drop to 0, and I found that some processes are always sleeping in  `top` .",
+])
+def test_bursts_with_zeroes_between_or_repeated_drops_to_zero_are_a_swing(text: str) -> None:
+    assert stated_facts(text).get("gpu.util_swings") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "Does the utilization of the GPU occasionally drop to 0?",  # asked
+    "The memory utilization of the GPU occasionally drops to 0.",  # memory, not the GPU's compute
+    "GPU memory usage sometimes drops to zero between epochs.",  # memory
+    "CPU usage comes in bursts with zeroes in between.",  # not the GPU
+    "The GPU utilization never drops to 0.",  # no swing said
+])
+def test_no_swing_is_read_from_memory_a_question_or_a_steady_gpu(sentence: str) -> None:
+    assert "gpu.util_swings" not in stated_facts(sentence)
+
+
 def test_a_single_drop_to_zero_is_no_swing() -> None:
     assert "gpu.util_swings" not in stated_facts("GPU util dropped to 0% once after the job finished."), \
         stated_facts("GPU util dropped to 0% once after the job finished.")
