@@ -325,8 +325,8 @@ def test_a_single_drop_to_zero_is_no_swing() -> None:
     ("https://github.com/horovod/horovod/issues/2976", "# The speed of multi-node is slower than single-node"),
     # Chinese: "two nodes take 90 s per iteration, one machine about 4 s: more machines are slower instead?"
     ("https://github.com/hiyouga/LlamaFactory/issues/5014",
-     "按正常情况，2个节点训练比单个节点要快很多，但是测试下来2个节点每个iter耗时90s，而单机训练时每个iter耗时仅4s左右，"
-     "多机反而更慢？"),
+     "按正常情况，2个节点训练比单个节点要快很多，但是测试下来2个节点每个iter耗时90s，而单机训练时每个iter耗时仅4s左右，"  # noqa: RUF001
+     "多机反而更慢？"),  # noqa: RUF001
 ])
 def test_a_real_sentence_says_more_gpus_run_slower(url: str, text: str) -> None:
     assert stated_facts(text).get("train.scaling_said_slower") is True, url
