@@ -32,8 +32,8 @@ class Signal(BaseModel):
     event: str | None = None
     reader: Reader | None = None
     # Lines after the matched one that the reader also gets: a message the program prints (or a paste wraps) over
-    # several lines, whose later lines say what the reader needs (a warning's suggested value).
-    reader_lines: int = Field(default=0, ge=0, le=3)
+    # several lines, whose later lines say what the reader needs (a warning's suggested value, a per-rank block).
+    reader_lines: int = Field(default=0, ge=0, le=32)
     facts: dict[str, Any] = Field(default_factory=dict)
     # The symptom (a playbook id) this message is evidence of, whatever else it says: it runs that playbook
     # (`evidence.symptoms`, playbooks/loader.py symptom_trigger). Only for messages that show the symptom itself.

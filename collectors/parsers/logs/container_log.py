@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu import cuda_oom, nccl
-from collectors.parsers.logs import access_log, dist_init, train_log
+from collectors.parsers.logs import access_log, dist_init, horovod_stall, train_log
 from collectors.parsers.sink import FactSink
 from collectors.parsers.text.needles import find_needles
 from collectors.sniffers.container_log import claims_line, sniff
@@ -245,6 +245,7 @@ def parse(artifact: Artifact) -> ParseResult:
     _load_time(sink, lines)
     train_log.emit(sink, lines)
     dist_init.emit(sink, lines)
+    horovod_stall.emit(sink, lines)
     access_log.read_app_server_lines(sink, lines)
     nccl.emit(sink, nccl.scan_lines(lines, artifact.command))
     sink.result.facts = _distinct(sink.result.facts)

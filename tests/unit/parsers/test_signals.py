@@ -316,3 +316,15 @@ def test_a_gang_schedulers_verdict_on_the_group_is_read(line: str, minimum: int)
 ])
 def test_no_gang_verdict_without_the_gang_schedulers_words(line: str) -> None:
     assert "gang.unschedulable" not in _facts(line)
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/lyulyul/shine-cluster/issues/171: the GPUs beside the lost one answer with their revision.
+    "1a:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev a1)",
+    # The same card's audio function reading all ones says nothing the GPU function does not.
+    "1c:00.1 Audio device: NVIDIA Corporation TU102 High Definition Audio Controller (rev ff)",
+    # Not an NVIDIA GPU (an lspci -v paste from a public thread of a card reader that had gone away).
+    "03:09.4 System peripheral: Ricoh Co Ltd xD-Picture Card Controller (rev ff) (prog-if ff)",
+])
+def test_an_answering_gpu_or_another_device_at_rev_ff_is_no_lost_gpu(line: str) -> None:
+    assert "gpu.fallen_off_bus" not in _facts(line)

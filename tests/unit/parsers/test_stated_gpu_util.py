@@ -286,6 +286,29 @@ def test_a_question_about_the_figure_reports_nothing_but_a_report_followed_by_wh
     assert stated_facts("The GPU util is 0% on the V100. Why?").get("gpu.job_util_percent") == 0.0
 
 
+# https://github.com/MIC-DKFZ/nnUNet/issues/680 (issue description, verbatim sentences): the GPU computing in bursts,
+# said as zeroes in between and as drops to zero again and again.
+@pytest.mark.parametrize("text", [
+    "When I run nnUnet on a cluster managed by slurm, nvidia-smi is reporting jumps of GPU activity with zeroes in "
+    "between.",
+    "Although I have modified the environment variable nnUNet_n_proc_DA to CPU threads I have, the utilization rate "
+    "of GPU will occasionally drop to 0, and I found that some processes are always sleeping in  `top` .",
+])
+def test_bursts_with_zeroes_between_or_repeated_drops_to_zero_are_a_swing(text: str) -> None:
+    assert stated_facts(text).get("gpu.util_swings") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "Does the utilization of the GPU occasionally drop to 0?",  # asked
+    "The memory utilization of the GPU occasionally drops to 0.",  # memory, not the GPU's compute
+    "GPU memory usage sometimes drops to zero between epochs.",  # memory
+    "CPU usage comes in bursts with zeroes in between.",  # not the GPU
+    "The GPU utilization never drops to 0.",  # no swing said
+])
+def test_no_swing_is_read_from_memory_a_question_or_a_steady_gpu(sentence: str) -> None:
+    assert "gpu.util_swings" not in stated_facts(sentence)
+
+
 def test_a_single_drop_to_zero_is_no_swing() -> None:
     assert "gpu.util_swings" not in stated_facts("GPU util dropped to 0% once after the job finished."), \
         stated_facts("GPU util dropped to 0% once after the job finished.")
@@ -300,6 +323,10 @@ def test_a_single_drop_to_zero_is_no_swing() -> None:
     ("https://github.com/facebookresearch/fairchem/issues/432",
      "I found using 2 nodes is significantly slower than using 1 node 8 gpus. Here is my script:"),
     ("https://github.com/horovod/horovod/issues/2976", "# The speed of multi-node is slower than single-node"),
+    # Chinese: "two nodes take 90 s per iteration, one machine about 4 s: more machines are slower instead?"
+    ("https://github.com/hiyouga/LlamaFactory/issues/5014",
+     "按正常情况，2个节点训练比单个节点要快很多，但是测试下来2个节点每个iter耗时90s，而单机训练时每个iter耗时仅4s左右，"  # noqa: RUF001
+     "多机反而更慢？"),  # noqa: RUF001
 ])
 def test_a_real_sentence_says_more_gpus_run_slower(url: str, text: str) -> None:
     assert stated_facts(text).get("train.scaling_said_slower") is True, url
@@ -319,6 +346,10 @@ def test_more_gpus_said_slower_than_one_is_read(sentence: str) -> None:
     "Inference on the CPU is slower than on one GPU.",  # no job spread over several
     "The new model is slower than the old one on a single GPU.",  # two models, not a spread job
     "Training on 8 GPUs is not slower than on one GPU.",  # negated
+    "多机训练比单机快很多。",  # more machines train much faster than one
+    "多机训练并不比单机慢。",  # negated: more machines are not slower than one
+    "单卡训练比多卡慢。",  # one card slower than several: the spread job is the fast one
+    "多机训练没有反而更慢。",  # negated
     # https://github.com/IBM/FfDL/issues/169: said inside a question, which the stated rules leave unread
     "@Tomcli   I can run pytorch distributed training on multi nodes, but I find that speed of distributed training on"
     " two servers is slower than that on one server, I don't know why, can you help me see it deeply? Thank you.",
