@@ -73,13 +73,6 @@ def test_shapes(text: str, expected: set[tuple[str, object]]) -> None:
     assert {(n, v) for n, v, _, _ in facts} == expected
 
 
-@pytest.mark.parametrize("text", ["", "garbage", "alert: high memory on the box", "pod: x", "[FIRING:", "{}"])
-def test_garbage_gives_no_facts(text: str) -> None:
-    facts, problems = read(text)
-    assert facts == set()
-    assert not [p for p in problems if p.startswith("internal:")]
-
-
 def test_sniff() -> None:
     assert alert_text.sniff((FIXTURES / "slack_default.txt").read_text(encoding="utf-8")) == 90
     assert alert_text.sniff("alertname = KubePodOOMKilled") == 80

@@ -117,24 +117,6 @@ def test_key_error_after_a_config_read_is_a_config_error() -> None:
     assert read(text) == {("app.errors", ("config",), 3, 3)}
 
 
-@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "Retry", "KeyError", "/dev/shm", "File \""])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert read(text) == set()
-
-
-@pytest.mark.parametrize(("line", "claimed"), [
-    ("Traceback (most recent call last):", True),
-    ('  File "/workspace/train.py", line 212, in <module>', True),
-    ("2026-11-22 06:12:01,552 INFO train.py:141 epoch=0 step=120", True),
-    ('{"level":"error","msg":"upstream failed"}', True),
-    ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error.", True),
-    ("just some words", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert container_log.claims_line(line) is claimed
-
-
 def test_sniff_stays_below_specific_kinds() -> None:
     text = (FIXTURES / "container_log" / "cuda_oom.log").read_text(encoding="utf-8")
     assert 60 <= container_log.sniff(text) <= 70

@@ -212,25 +212,6 @@ def test_device_count_probe_output_named_by_the_command() -> None:
     assert read("4\n", command=command) == {("gpu.visible_count", 4, 1, 1)}
 
 
-@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "NCCL", "NCCL INFO\n" * 3, "Using network\n",
-                                  "Got completion from peer x with status=", "world_size=4, worker_count="])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert read(text) == set()
-
-
-@pytest.mark.parametrize(("line", "claimed"), [
-    ("trainer-0:58:58 [0] NCCL INFO Bootstrap : Using eth0:10.244.1.5<0>", True),
-    ("[rank3]:[E1122 07:14:55 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", True),
-    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.", True),
-    ("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000", True),
-    ("[12345.678] NVRM: Xid (PCI:0000:2b:00): 79, pid=1234, GPU has fallen off the bus.", False),
-    ("epoch 3 step 10 loss 2.3", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert nccl.claims_line(line) is claimed
-
-
 def test_sniff() -> None:
     assert nccl.sniff((FIXTURES / "healthy_init.log").read_text(encoding="utf-8")) >= 85
     assert nccl.sniff((FIXTURES / "watchdog_timeout.log").read_text(encoding="utf-8")) >= 60
