@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import conntrack
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "conntrack"
 
-Row = tuple[str, object, int, int]
 
 
 def run(text: str) -> ParseResult:
     return conntrack.parse(Artifact(id="c1", kind=ArtifactKind.CONNTRACK_STATS, content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 FIXTURE_CASES: list[tuple[str, list[Row]]] = [
@@ -31,11 +27,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_zero_drops_is_emitted_as_zero() -> None:

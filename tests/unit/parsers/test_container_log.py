@@ -8,17 +8,16 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.logs import container_log
+from tests.unit.parsers.cited_fixtures import Row, row_set
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers"
 
-Row = tuple[str, object, int, int]
 
 
 def read(text: str) -> set[Row]:
     result = container_log.parse(Artifact(id="c1", kind=ArtifactKind.CONTAINER_LOG, content=text))
     assert result.problems == []
-    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-            for f in result.facts}
+    return row_set(result)
 
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [

@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import cpu_stat
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "cpu_stat"
 
-Row = tuple[str, object, int, int]
 
 
 def run(text: str) -> ParseResult:
     return cpu_stat.parse(Artifact(id="s1", kind=ArtifactKind.CPU_STAT, content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 FIXTURE_CASES: list[tuple[str, list[Row]]] = [
@@ -41,11 +37,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_quota_but_never_throttled_gives_zero_ratio() -> None:

@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import kernel
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "kernel"
 
-Row = tuple[str, object, int, int]  # fact name, value, cited start line, cited end line
 
 
 def run(text: str) -> ParseResult:
     return kernel.parse(Artifact(id="k1", kind=ArtifactKind.KERNEL_LOG, subject="node/gpu-node-2", content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 def values(result: ParseResult, name: str) -> list[object]:
@@ -99,11 +95,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_facts_carry_artifact_subject_and_stripped_excerpt() -> None:

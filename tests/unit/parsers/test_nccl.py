@@ -8,17 +8,16 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.gpu import nccl
+from tests.unit.parsers.cited_fixtures import Row, row_set
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "nccl"
 
-Row = tuple[str, object, int, int]
 
 
 def read(text: str, command: str = "") -> set[Row]:
     result = nccl.parse(Artifact(id="n1", kind=ArtifactKind.NCCL_LOG, content=text, command=command))
     assert result.problems == []
-    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-            for f in result.facts}
+    return row_set(result)
 
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
