@@ -9,6 +9,7 @@ import pytest
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.logs import container_log
 from tests.unit.parsers.cited_fixtures import Row, row_set
+from tests.unit.parsers.test_nccl import HEALTHY_INIT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers"
 
@@ -54,15 +55,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
     }),
     # A training pod's log: NCCL facts come through, and NCCL's plugin chatter ("No such file or
     # directory" on line 2) is not an application failure.
-    ("nccl/healthy_init.log", {
-        ("nccl.interfaces", ("eth0",), 1, 1),
-        ("nccl.version", "2.21.5", 4, 4),
-        ("nccl.ib_hca", "mlx5", 5, 5),
-        ("nccl.interfaces", ("mlx5_0",), 6, 6),
-        ("nccl.interfaces", ("mlx5_1",), 6, 6),
-        ("nccl.transports", ("IB",), 8, 8),
-        ("nccl.init_complete", True, 24, 24),
-    }),
+    ("nccl/healthy_init.log", HEALTHY_INIT),
 ]
 
 

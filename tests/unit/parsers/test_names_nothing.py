@@ -12,7 +12,7 @@ from typing import cast
 
 import pytest
 
-from tests.unit.parsers.paste_facts import joined_facts
+from tests.unit.parsers.paste_facts import first_facts, joined_facts
 
 # The near misses of test_registry_token_refused.py.
 # A 401 or an "unexpected status" that is no registry request: an API call, a webhook, a web page.
@@ -205,6 +205,19 @@ PROXY_NO_SYMPTOM = [
     "The nightly job logged 500 errors out of 2 million rows.",
 ]
 
+# Single lines near a finding, each (text, the fact it must not give).
+NOT_A_CLIENT_ERROR: list[tuple[str, str]] = [
+    # A reset without a client wording is no client error (test_network_catalog.py).
+    # An application's own "Connection reset by peer" is not a person probing a service.
+    ("java.net.SocketException: Connection reset by peer", "client.errors"),
+    # An nginx upstream slow to answer is no client error (test_network_catalog.py).
+    # Rendered as nginx logs it: a timeout reading the response header reached the backend; only the connect step's
+    # timeout says it was unreachable.
+    ('2020/04/16 12:22:48 [error] 6#6: *173 upstream timed out (110: Connection timed out) while reading '
+     'response header from upstream, client: 10.24.0.211, server: _, request: "GET / HTTP/1.1", '
+     'upstream: "http://10.72.5.141:8080/"', "client.errors"),
+]
+
 # (text, the fact it must not give, the symptom it must not name; None: the fact alone)
 NAMES_NOTHING: list[tuple[str, str, str | None]] = [
     *[(text, "image.pull_error", "image-pull") for text in TOKEN_REFUSED_NOT_A_PULL],
@@ -218,6 +231,7 @@ NAMES_NOTHING: list[tuple[str, str, str | None]] = [
     *[(text, "alert.names", None) for text in ALERT_NAMES_NOT_SAID],
     *[(text, "evidence.symptoms", None) for text in NOT_A_SYMPTOM],
     *[(text, "evidence.symptoms", None) for text in PROXY_NO_SYMPTOM],
+    *[(text, fact, None) for text, fact in NOT_A_CLIENT_ERROR],
 ]
 
 
@@ -226,3 +240,55 @@ def test_text_near_a_finding_gives_no_such_fact(text: str, fact: str, symptom: s
     facts = joined_facts(text)
     assert fact not in facts, facts
     assert symptom not in cast(list[str], facts.get("evidence.symptoms", [])), facts
+
+
+# Pastes near a finding, split into their pieces as a paste is: (text, the fact it must not give).
+PASTES_NAMING_NOTHING: list[tuple[str, str]] = [
+    # The kubelet's own probe dial is not a client refusal (test_first_sight_families.py).
+    # https://github.com/getlago/lago-helm-charts/issues/149 (an event row: a liveness probe refused)
+    ('12m         Warning   Unhealthy   pod/lago-events-worker-646767f74f-c7vcp    Liveness probe failed: Get '
+     '"http://10.244.147.38:8080/": dial tcp 10.244.147.38:8080: connect: connection refused', "client.errors"),
+    # A table without both counters is not read as throttling (test_first_sight_families.py).
+    # synthetic: a header naming periods alone
+    ("| pod | CFS periods |\n|---|---|\n| web-0 | 3653 |\n", "cpu.throttled_ratio"),
+    # Kueue failing for another cause is no quota fact (test_first_sight_families.py).
+    # A topology-aware placement failure is not a quota (kueue issue #5039's title).
+    ("couldn't assign flavors to pod set main: no topology domains at level", "quota.exceeded"),
+    # Configurable http proxy answering its api is no failure (test_first_sight_families.py).
+    # https://github.com/jupyterhub/jupyterhub/issues/3355 (description): routes added, a 201 from its API.
+    ("16:58:55.533 [ConfigProxy] info: Route added /user/363a4e54-b02d-4b42-9fe0-9451f9458f40 -> "
+     "http://172.31.28.148:7713\n"
+     "16:58:55.533 [ConfigProxy] info: 201 POST /api/routes/user/363a4e54-b02d-4b42-9fe0-9451f9458f40 ",
+     "http.failure_kinds"),
+    # Ray naming its threshold setting is no kill (test_first_sight_families.py).
+    # The advice Ray prints after a kill (as in ray-project/ray#32195), without the kill report: synthetic.
+    ("To adjust the kill threshold, set the environment variable `RAY_memory_usage_threshold` when starting "
+     "Ray. To disable worker killing, set the environment variable `RAY_memory_monitor_refresh_ms` to zero.",
+     "app.memory_monitor_kill"),
+    # Failed to attach without a volume attachment is not read (test_first_sight_families.py).
+    # `docker attach` and debuggers say "failed to attach" too; only the attacher names a VolumeAttachment.
+    ("Error: failed to attach: container 3f2a is not running", "volume.mount_failed"),
+    # A pulled message without a duration gives none (test_first_sight_families.py).
+    # Before 1.20 the kubelet's Pulled event named no duration (kubernetes#21029's kubelet log, 2016).
+    ("I0211 00:10:11.527087    3902 server.go:570] Event(api.ObjectReference{Kind:\"Pod\", Namespace:\"ns\", "
+     "Name:\"web-1\"}): type: 'Normal' reason: 'Pulled' Successfully pulled image \"gcr.io/x/y:1.1\"",
+     "image.pull_seconds"),
+    # Prose about an oom is not the kubelet's event (test_first_sight_families.py).
+    ("we saw a system OOM encountered last night on the node", "kernel.system_oom_event"),
+    # A rank announcement followed by training is no stall (test_dist_init.py).
+    # Rendered lines: the announcements, then the model summary and a progress bar (training went on).
+    ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\ninitializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n\n"
+     "  | Name  | Type   | Params\n0 | model | ResNet | 11.2 M\n"
+     "Epoch 0:  12%|#   | 50/400 [00:10<01:10, 5.0it/s, loss=2.3]\n", "nccl.waiting_for_join"),
+    # The old warning printed at every ownership change is not read as slow (test_volume_ownership.py).
+    # https://github.com/codecentric/helm-charts/issues/277 (description): printed for a ConfigMap volume of a
+    # pod that started; the kubelet logged it at the start of every change, fast or slow.
+    ("Setting volume ownership for /var/lib/kubelet/pods/43939fdf-e240-41ba-ac4a-44c532de1137/volumes/"
+     "kubernetes.io~configmap/sh and fsGroup set. If the volume has a lot of files then setting volume "
+     "ownership could be slow, see https://github.com/kubernetes/kubernetes/issues/69699", "volume.ownership_slow"),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), PASTES_NAMING_NOTHING)
+def test_a_paste_near_a_finding_gives_no_such_fact(text: str, fact: str) -> None:
+    assert fact not in first_facts(text)

@@ -20,16 +20,19 @@ def read(text: str, command: str = "") -> set[Row]:
     return row_set(result)
 
 
+# A healthy init; test_container_log.py reads the same log as a training pod's.
+HEALTHY_INIT: set[Row] = {
+    ("nccl.interfaces", ("eth0",), 1, 1),
+    ("nccl.version", "2.21.5", 4, 4),
+    ("nccl.ib_hca", "mlx5", 5, 5),
+    ("nccl.interfaces", ("mlx5_0",), 6, 6),
+    ("nccl.interfaces", ("mlx5_1",), 6, 6),
+    ("nccl.transports", ("IB",), 8, 8),
+    ("nccl.init_complete", True, 24, 24),
+}
+
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
-    ("healthy_init.log", {
-        ("nccl.interfaces", ("eth0",), 1, 1),
-        ("nccl.version", "2.21.5", 4, 4),
-        ("nccl.ib_hca", "mlx5", 5, 5),
-        ("nccl.interfaces", ("mlx5_0",), 6, 6),
-        ("nccl.interfaces", ("mlx5_1",), 6, 6),
-        ("nccl.transports", ("IB",), 8, 8),
-        ("nccl.init_complete", True, 24, 24),
-    }),
+    ("healthy_init.log", HEALTHY_INIT),
     ("wrong_ifname.log", {
         ("nccl.socket_ifname", "eth0", 1, 1),
         ("nccl.interfaces", ("eth0",), 2, 2),
