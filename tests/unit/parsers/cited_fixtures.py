@@ -3,7 +3,7 @@ and every fixture of the parser read without a problem; or each whole capture re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import pytest
@@ -19,10 +19,11 @@ def rows(result: ParseResult) -> list[Row]:
     return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
-def row_set(result: ParseResult) -> set[Row]:
-    """The rows where their order is not the point; list values as tuples, so that rows hash."""
+def row_set(result: ParseResult, without: Collection[str] = ()) -> set[Row]:
+    """The rows where their order is not the point, but for the facts named `without`; list values as tuples, so
+    that rows hash."""
     return {(name, tuple(value) if isinstance(value, list) else value, start, end)
-            for name, value, start, end in rows(result)}
+            for name, value, start, end in rows(result) if name not in without}
 
 
 def cited(result: ParseResult) -> dict[str, list[tuple[object, int, int, str]]]:
