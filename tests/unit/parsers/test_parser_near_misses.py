@@ -9,6 +9,9 @@ generated garbage.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from collectors.models import Artifact
@@ -28,8 +31,15 @@ def _claims(parser: Parser, cases: list[tuple[str, bool]]) -> list[tuple[Parser,
     return [(parser, line, claimed) for line, claimed in cases]
 
 
-def _id(value: object) -> str:
-    return value.parse.__module__.rsplit(".", 1)[-1] if isinstance(value, Parser) else ""
+def _ids(rows: Sequence[tuple[Any, ...]]) -> list[str]:
+    """Each row's parser module and its place among that parser's rows: kernel-0, kernel-1, ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for row in rows:
+        name = row[0].parse.__module__.rsplit(".", 1)[-1]
+        seen[name] = seen.get(name, -1) + 1
+        out.append(f"{name}-{seen[name]}")
+    return out
 
 
 NO_FACTS = [
@@ -77,7 +87,7 @@ NO_FACTS = [
 ]
 
 
-@pytest.mark.parametrize(("parser", "text"), NO_FACTS, ids=_id)
+@pytest.mark.parametrize(("parser", "text"), NO_FACTS, ids=_ids(NO_FACTS))
 def test_a_near_miss_gives_no_fact(parser: Parser, text: str) -> None:
     result = parser.parse(Artifact(id="a1", kind=parser.kind, content=text))
     assert result.facts == []
@@ -101,7 +111,7 @@ NOT_THEIRS = [
 ]
 
 
-@pytest.mark.parametrize(("parser", "text"), NOT_THEIRS, ids=_id)
+@pytest.mark.parametrize(("parser", "text"), NOT_THEIRS, ids=_ids(NOT_THEIRS))
 def test_another_kinds_text_scores_nothing(parser: Parser, text: str) -> None:
     assert parser.sniff is not None
     assert parser.sniff(text) == 0
@@ -151,7 +161,7 @@ CLAIMS = [
 ]
 
 
-@pytest.mark.parametrize(("parser", "line", "claimed"), CLAIMS, ids=_id)
+@pytest.mark.parametrize(("parser", "line", "claimed"), CLAIMS, ids=_ids(CLAIMS))
 def test_a_line_oriented_parser_claims_its_own_lines(parser: Parser, line: str, claimed: bool) -> None:
     assert parser.claims_line is not None
     assert parser.claims_line(line) is claimed
