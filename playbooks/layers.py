@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, get_args
 
@@ -72,15 +73,10 @@ def load_layers(path: Path = LAYERS_FILE) -> list[LayerSpec]:
     return out
 
 
-_LAYERS: list[LayerSpec] | None = None
-
-
+@cache
 def layers() -> list[LayerSpec]:
     """The bundled layers, read once per process."""
-    global _LAYERS
-    if _LAYERS is None:
-        _LAYERS = load_layers()
-    return _LAYERS
+    return load_layers()
 
 
 def _index(specs: list[LayerSpec]) -> dict[tuple[str, str], int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Any
 
 from collectors import rank_join
@@ -18,15 +19,11 @@ from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbook
 from playbooks.report import ArtifactRef, Finding, Missing, Report, Target, cited_evidence
 from playbooks.scope import narrow
 
-_DEFAULT: list[CompiledPlaybook] | None = None
 
-
+@cache
 def default_playbooks() -> list[CompiledPlaybook]:
     """The bundled playbooks, loaded and compiled once per process."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = load_playbooks()
-    return _DEFAULT
+    return load_playbooks()
 
 
 def conclude(facts: FactSet, target: Target, playbooks: list[CompiledPlaybook],

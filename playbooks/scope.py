@@ -9,6 +9,7 @@ over absent facts answers nothing, so missing evidence leaves a question `unknow
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +53,10 @@ def load_questions(path: Path = SCOPE_FILE) -> list[Question]:
     return out
 
 
-_QUESTIONS: list[Question] | None = None
-
-
+@cache
 def questions() -> list[Question]:
     """The bundled questions, compiled once per process."""
-    global _QUESTIONS
-    if _QUESTIONS is None:
-        _QUESTIONS = load_questions()
-    return _QUESTIONS
+    return load_questions()
 
 
 def narrow(facts: FactSet, context: Any = None) -> Scope:

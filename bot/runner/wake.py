@@ -1,4 +1,5 @@
-"""Waking a spawned process from the serving process without ever blocking, even once that process was killed.
+"""Waking a spawned process from the serving process without ever blocking, even once that process was killed;
+and stopping the spawned processes (the triage workers, the alert ingester) the same way.
 
 A multiprocessing Event is the obvious tool and the wrong one: its set() waits until every process sleeping in
 wait() has acknowledged, and one killed with SIGKILL while it slept never does, so every later set() hangs for
@@ -15,7 +16,7 @@ import select
 import threading
 import time
 from multiprocessing.connection import Connection
-from multiprocessing.context import SpawnContext
+from multiprocessing.context import SpawnContext, SpawnProcess
 
 
 class Waker:
@@ -64,3 +65,16 @@ def wait(wake: Connection, timeout: float) -> bool:
                 return True
             time.sleep(timeout)  # closed: readable for good, so wait as if nothing came rather than spin
     return False
+
+
+def stop_processes(processes: list[SpawnProcess], timeout: float) -> None:
+    """SIGTERM every child first, so they wind down together rather than one after another; then wait for each,
+    and SIGKILL one still alive after `timeout` seconds."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout)

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.config import ConfigError, Settings
 from bot.metrics import Metrics
-from bot.runner.wake import Waker
+from bot.runner.wake import Waker, stop_processes
 from bot.runner.wake import wait as woken
 from bot.store import triage_queue
 from bot.store.sqlite_writer import yield_writes
@@ -97,14 +97,7 @@ class TriageWorkers:
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()
-        for process in self.processes:
-            if process.is_alive():
-                process.terminate()
-        for process in self.processes:
-            process.join(timeout)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout)
+        stop_processes(self.processes, timeout)
         if self._thread.is_alive():
             self._thread.join(timeout)
         self.wake.close()

@@ -29,7 +29,7 @@ from multiprocessing.context import SpawnProcess
 from typing import Any
 
 from bot.config import Settings
-from bot.runner.wake import Waker
+from bot.runner.wake import Waker, stop_processes
 from bot.runner.wake import wait as woken
 from bot.webhook.intake import Intake
 
@@ -126,14 +126,8 @@ class IngesterProcess:
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()
-        process = self.process
-        if process is not None:
-            if process.is_alive():
-                process.terminate()
-            process.join(timeout)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout)
+        if self.process is not None:
+            stop_processes([self.process], timeout)
         if self._thread.is_alive():
             self._thread.join(timeout)
         self._waker.close()

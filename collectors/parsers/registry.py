@@ -108,51 +108,44 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result = signals.read_signals(artifact, PARSERS)
     # curl -w output is read through the template the paste shows, which no single line says.
     timed = curl_writeout.read(artifact)
-    result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
+    _hand_off(result, "curl_writeout", timed, repeats=True)
     result.problems += timed.problems
     # A curl that printed no error of its own: the exit status a wrapper printed, or a verbose connect that hung.
-    exits = curl_exit.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
-                                                           for f in exits.facts])
+    _hand_off(result, "curl_exit", curl_exit.read(artifact))
     # Go's bare x509 error in a paste about pulling an image.
-    tls = tls_pull.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "tls_pull"})
-                                                           for f in tls.facts])
+    _hand_off(result, "tls_pull", tls_pull.read(artifact))
     # A 5xx Envoy answered itself, from the response headers curl printed.
-    local = curl_response.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_response"})
-                                                           for f in local.facts])
+    _hand_off(result, "curl_response", curl_response.read(artifact))
     # gpustat's line per GPU.
     gpus = gpustat.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
-                                                           for f in gpus.facts])
+    _hand_off(result, "gpustat", gpus)
     result.problems += gpus.problems
     # nvidia-smi -q's Utilization blocks, in a fragment of the report no sniffer claims.
-    query = nvidia_smi_query.read_utilization(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "nvidia_smi_query"})
-                                                           for f in query.facts])
+    _hand_off(result, "nvidia_smi_query", nvidia_smi_query.read_utilization(artifact))
     # Which GPU is which, where a paste put nvidia-smi's lines under a kernel log or among unclaimed lines.
-    ids = gpu_ids.read(artifact)
-    result.facts += [f.model_copy(update={"parser": "gpu_ids"}) for f in ids.facts]
+    _hand_off(result, "gpu_ids", gpu_ids.read(artifact), repeats=True)
     # A load generator's end-of-run summary: the share of its requests that failed.
     silent: list[int] = []  # the runs none of whose requests got a response
     loaded = load_reports.read(artifact, silent)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
-                                                           for f in loaded.facts])
+    _hand_off(result, "load_reports", loaded)
     result.problems += loaded.problems
     # A load tester's cumulative latency distribution (redis-benchmark, fortio): its p99.
-    spread = latency_distribution.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "latency_distribution"})
-                                                           for f in spread.facts])
+    _hand_off(result, "latency_distribution", latency_distribution.read(artifact))
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
-    statuses = [f.model_copy(update={"parser": "status_fields"}) for f in status_fields.read(artifact).facts]
-    result.facts += signals.without_repeats(result.facts, statuses)
+    _hand_off(result, "status_fields", status_fields.read(artifact))
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.
     numbers = figures.read(artifact)
     result.facts += signals.without_repeats(result.facts, numbers.facts)
     result.problems += numbers.problems
     result.facts = load_reports.without_failed_timings(result.facts, silent)
     return result
+
+
+def _hand_off(result: ParseResult, parser: str, reading: ParseResult, repeats: bool = False) -> None:
+    """A hand-off reader's facts, named after it, added to the signals' reading: only those no reading before it
+    gave, unless it reads what no other reader does (`repeats`)."""
+    facts = [f.model_copy(update={"parser": parser}) for f in reading.facts]
+    result.facts += facts if repeats else signals.without_repeats(result.facts, facts)
 
 
 def _guarded(parser: Callable[[Artifact], ParseResult] | None, artifact: Artifact) -> ParseResult:

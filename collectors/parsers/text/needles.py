@@ -70,6 +70,14 @@ def scan(data: bytes, needles: Collection[str], per_needle: int | None = None) -
             match = pattern.search(data, end + 1)
 
 
+def lines_holding(text: str, needles: Collection[str], per_needle: int | None = None) -> dict[int, set[str]]:
+    """Each line (0-based) of the lower-cased text that holds any of the (lower-case) needles, with those it holds."""
+    found: dict[int, set[str]] = {}
+    for hit in scan(utf8(text.lower()), needles, per_needle):
+        found.setdefault(hit.line, set()).add(hit.needle)
+    return found
+
+
 @lru_cache(maxsize=256)
 def _alternation(needles: frozenset[str]) -> Any:  # google-re2 ships no type hints
     return re2.compile(b"|".join(re2.escape(utf8(n)) for n in sorted(needles)))

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from collectors.catalogs.signals import signal_pattern
 from collectors.catalogs.stated import CompiledTerm, stated_terms
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
-from collectors.parsers.text.needles import scan, utf8
+from collectors.parsers.text.needles import lines_holding, scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY
 
@@ -85,9 +85,7 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
     for term in terms:
         for hint in term.hints:
             owners.setdefault(hint, []).append(term)
-    candidates: dict[int, set[str]] = {}
-    for hit in scan(utf8(text.lower()), owners, per_needle=_MAX_LINES):
-        candidates.setdefault(hit.line, set()).add(hit.needle)
+    candidates = lines_holding(text, owners, per_needle=_MAX_LINES)
     facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
     for index in sorted(candidates)[:_MAX_LINES]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from collectors.catalogs.symptom_words import CompiledWords, symptom_words
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult
-from collectors.parsers.text.needles import scan, utf8
+from collectors.parsers.text.needles import lines_holding
 from collectors.parsers.text.stated import asks, inside, merged_spans, negated, sentences, unquoted
 from collectors.unwrap import MAX_LINE
 
@@ -38,9 +38,7 @@ def read_words(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Pars
     for entry in entries:
         for hint in entry.hints:
             owners.setdefault(hint, []).append(entry)
-    candidates: dict[int, set[str]] = {}
-    for hit in scan(utf8(text.lower()), owners, per_needle=_MAX_LINES):
-        candidates.setdefault(hit.line, set()).add(hit.needle)
+    candidates = lines_holding(text, owners, per_needle=_MAX_LINES)
     if not candidates:
         return ParseResult()
     claimed = merged_spans(read)

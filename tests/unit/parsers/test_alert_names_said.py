@@ -1,5 +1,6 @@
 """Round 13 (issue #24, class a): alert names said in a sentence (signals.yaml alert-names-said-*): read as names
-only, never as the symptom the alert maps to, and never from a sentence about alerts in general."""
+only, never as the symptom the alert maps to, and never from a sentence about alerts in general
+(test_names_nothing.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,3 @@ def test_alert_names_in_a_sentence_are_read_as_names(line: str, names: list[str]
     facts = joined_facts(line)
     assert facts.get("alert.names") == names
     assert "alert.symptoms" not in facts  # a name said is not the alert's labels: nothing maps it to a playbook
-
-
-@pytest.mark.parametrize("line", [
-    "The alert name is wrong in the template.",
-    "Alertnames are not unique across our rule files",
-    "I get alerts called Target disappeared from Prometheus target discovery",
-    "alert names are KUBE_DOWN and X",
-])
-def test_a_sentence_about_alerts_names_none(line: str) -> None:
-    assert "alert.names" not in joined_facts(line)

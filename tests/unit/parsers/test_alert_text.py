@@ -8,18 +8,15 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.alerts import alert_text
+from tests.unit.parsers.cited_fixtures import Row, row_set
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
-
-Row = tuple[str, object, int, int]
 
 
 def read(text: str) -> tuple[set[Row], list[str]]:
     result = alert_text.parse(Artifact(id="t1", kind=ArtifactKind.ALERT_TEXT, content=text))
     # Every label and annotation is also listed (alert.labels, alert.annotations): test_alert_forms.py checks those.
-    facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-             for f in result.facts if f.name not in ("alert.labels", "alert.annotations")}
-    return facts, result.problems
+    return row_set(result, without=("alert.labels", "alert.annotations")), result.problems
 
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
@@ -71,13 +68,6 @@ LINE_CASES: list[tuple[str, set[tuple[str, object]]]] = [
 def test_shapes(text: str, expected: set[tuple[str, object]]) -> None:
     facts, _ = read(text)
     assert {(n, v) for n, v, _, _ in facts} == expected
-
-
-@pytest.mark.parametrize("text", ["", "garbage", "alert: high memory on the box", "pod: x", "[FIRING:", "{}"])
-def test_garbage_gives_no_facts(text: str) -> None:
-    facts, problems = read(text)
-    assert facts == set()
-    assert not [p for p in problems if p.startswith("internal:")]
 
 
 def test_sniff() -> None:

@@ -11,18 +11,15 @@ from collectors.catalogs.alert_map import load_rules, symptom_for
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.alerts import alertmanager
 from playbooks.model import SYMPTOMS
+from tests.unit.parsers.cited_fixtures import Row, row_set
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "alertmanager"
-
-Row = tuple[str, object, int, int]
 
 
 def read(text: str) -> tuple[set[Row], list[str]]:
     result = alertmanager.parse(Artifact(id="w1", kind=ArtifactKind.ALERTMANAGER, content=text))
     # Every label and annotation is also listed (alert.labels, alert.annotations): tested below on their own.
-    facts = {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-             for f in result.facts if f.name not in ("alert.labels", "alert.annotations")}
-    return facts, result.problems
+    return row_set(result, without=("alert.labels", "alert.annotations")), result.problems
 
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [

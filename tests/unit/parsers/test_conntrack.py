@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import conntrack
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "conntrack"
 
-Row = tuple[str, object, int, int]
 
 
 def run(text: str) -> ParseResult:
     return conntrack.parse(Artifact(id="c1", kind=ArtifactKind.CONNTRACK_STATS, content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 FIXTURE_CASES: list[tuple[str, list[Row]]] = [
@@ -31,11 +27,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_zero_drops_is_emitted_as_zero() -> None:
@@ -107,32 +99,9 @@ def test_zero_max_is_a_problem() -> None:
     assert result.problems == ["line 2: nf_conntrack_max is 0; cannot compute table usage"]
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "hello\nworld",
-    "[ 1.0] nf_conntrack: nf_conntrack: table full, dropping packet",
-    "nr_periods 100\nnr_throttled 3",
-    "\x00\xff" * 100,
-    "cpu=" * 10_000,
-    "net.netfilter.nf_conntrack_count = 12",  # a count with no limit says nothing about usage
-])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert run(text).facts == []
-
-
 @pytest.mark.parametrize("name", [c[0] for c in FIXTURE_CASES])
 def test_sniff_recognises_each_capture(name: str) -> None:
     assert conntrack.sniff((FIXTURES / name).read_text(encoding="utf-8")) == 95
-
-
-@pytest.mark.parametrize("text", [
-    "",
-    "[ 1.0] nf_conntrack: nf_conntrack: table full, dropping packet",
-    "nr_periods 100\nnr_throttled 3",
-    "Nov 22 06:10:14 gpu-node-4 kubelet[2231]: I1122 kubelet.go:2100] SyncLoop",
-])
-def test_sniff_ignores_other_kinds(text: str) -> None:
-    assert conntrack.sniff(text) == 0
 
 
 def test_sniff_is_proportional_in_a_mixed_paste() -> None:

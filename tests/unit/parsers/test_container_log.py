@@ -8,17 +8,17 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.logs import container_log
+from tests.unit.parsers.cited_fixtures import Row, row_set
+from tests.unit.parsers.test_nccl import HEALTHY_INIT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers"
 
-Row = tuple[str, object, int, int]
 
 
 def read(text: str) -> set[Row]:
     result = container_log.parse(Artifact(id="c1", kind=ArtifactKind.CONTAINER_LOG, content=text))
     assert result.problems == []
-    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-            for f in result.facts}
+    return row_set(result)
 
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
@@ -55,15 +55,7 @@ FIXTURE_CASES: list[tuple[str, set[Row]]] = [
     }),
     # A training pod's log: NCCL facts come through, and NCCL's plugin chatter ("No such file or
     # directory" on line 2) is not an application failure.
-    ("nccl/healthy_init.log", {
-        ("nccl.interfaces", ("eth0",), 1, 1),
-        ("nccl.version", "2.21.5", 4, 4),
-        ("nccl.ib_hca", "mlx5", 5, 5),
-        ("nccl.interfaces", ("mlx5_0",), 6, 6),
-        ("nccl.interfaces", ("mlx5_1",), 6, 6),
-        ("nccl.transports", ("IB",), 8, 8),
-        ("nccl.init_complete", True, 24, 24),
-    }),
+    ("nccl/healthy_init.log", HEALTHY_INIT),
 ]
 
 
@@ -115,24 +107,6 @@ def test_single_lines(line: str, expected: set[tuple[str, object]]) -> None:
 def test_key_error_after_a_config_read_is_a_config_error() -> None:
     text = '  File "/app/main.py", line 9, in <module>\n    lr = config["optimizer"]["lr"]\nKeyError: \'lr\'\n'
     assert read(text) == {("app.errors", ("config",), 3, 3)}
-
-
-@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "Retry", "KeyError", "/dev/shm", "File \""])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert read(text) == set()
-
-
-@pytest.mark.parametrize(("line", "claimed"), [
-    ("Traceback (most recent call last):", True),
-    ('  File "/workspace/train.py", line 212, in <module>', True),
-    ("2026-11-22 06:12:01,552 INFO train.py:141 epoch=0 step=120", True),
-    ('{"level":"error","msg":"upstream failed"}', True),
-    ("RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error.", True),
-    ("just some words", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert container_log.claims_line(line) is claimed
 
 
 def test_sniff_stays_below_specific_kinds() -> None:

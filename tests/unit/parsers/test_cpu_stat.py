@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import cpu_stat
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "cpu_stat"
 
-Row = tuple[str, object, int, int]
 
 
 def run(text: str) -> ParseResult:
     return cpu_stat.parse(Artifact(id="s1", kind=ArtifactKind.CPU_STAT, content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 FIXTURE_CASES: list[tuple[str, list[Row]]] = [
@@ -41,11 +37,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_quota_but_never_throttled_gives_zero_ratio() -> None:
@@ -106,24 +98,7 @@ def test_impossible_counts_are_a_problem() -> None:
     assert result.problems == ["line 2: nr_throttled 9 exceeds nr_periods 5; ratio not computed"]
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "hello world",
-    "go_goroutines 45\nprocess_open_fds 12",  # Prometheus-like "name value" lines are not cpu.stat
-    "cpu=0 found=0 drop=0",
-    "[ 1.0] NVRM: Xid (PCI:0000:2b:00): 79",
-    "\x00\xff" * 100,
-    "nr_periods " * 10_000,
-])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert run(text).facts == []
-
-
 @pytest.mark.parametrize("name", [c[0] for c in FIXTURE_CASES])
 def test_sniff_recognises_each_capture(name: str) -> None:
     assert cpu_stat.sniff((FIXTURES / name).read_text(encoding="utf-8")) == 95
 
-
-@pytest.mark.parametrize("text", ["", "go_goroutines 45\nprocess_open_fds 12", "cpu=0 found=0 drop=0"])
-def test_sniff_ignores_other_kinds(text: str) -> None:
-    assert cpu_stat.sniff(text) == 0

@@ -1,5 +1,6 @@
 """The kubelet's dial errors to the container runtime's socket are the runtime down (signals.yaml,
-kubelet-cri-socket-dial-failed); the same error from another client of the socket names nothing."""
+kubelet-cri-socket-dial-failed); the same error from another client of the socket names nothing
+(test_names_nothing.py)."""
 
 from __future__ import annotations
 
@@ -33,21 +34,3 @@ def test_the_kubelet_cannot_dial_the_runtime(line: str) -> None:
     facts = facts_of(line)
     assert "runtime-down" in facts["node.not_ready_reasons"]  # type: ignore[operator]
     assert "node-not-ready" in facts["evidence.symptoms"]  # type: ignore[operator]
-
-
-NOT_READ = [
-    # https://github.com/NVIDIA/gpu-operator/issues/426 (its title: the GPU operator's pod, not the kubelet)
-    "node draining fails & transport: Error while dialing dial unix /var/run/containerd/containerd.sock: connect: "
-    "connection refused",
-    # a generic dial error to another socket (synthetic): no runtime named
-    "kubelet: dial unix /var/run/app.sock: connect: connection refused",
-    # a question about the socket, not an error
-    "does the kubelet need /run/containerd/containerd.sock to exist before it starts?",
-]
-
-
-@pytest.mark.parametrize("line", NOT_READ)
-def test_no_runtime_down_without_the_kubelet_dialing_a_runtime(line: str) -> None:
-    facts = facts_of(line)
-    assert "runtime-down" not in (facts.get("node.not_ready_reasons") or [])  # type: ignore[operator]
-    assert "node-not-ready" not in (facts.get("evidence.symptoms") or [])  # type: ignore[operator]

@@ -82,14 +82,6 @@ def test_a_cpu_node_says_nothing_about_gpus() -> None:
     assert facts["node.taints"] == [([], 2, 2, "node/cpu-node-1")]
 
 
-@pytest.mark.parametrize("text", ["", "garbage\nmore garbage", "Name:", "Conditions:\n  x\n", "\x00" * 10,
-                                  "Capacity:\n  nvidia.com/gpu:  many\n"])
-def test_garbage_gives_no_facts_and_no_exception(text: str) -> None:
-    result = describe_node.parse(Artifact(id="a1", kind=ArtifactKind.DESCRIBE_NODE, content=text))
-    assert result.facts == []
-    assert [p for p in result.problems if p.startswith("internal")] == []
-
-
 def test_sniff() -> None:
     assert describe_node.sniff((FIXTURES / "gpu_full.txt").read_text(encoding="utf-8")) >= 90
     pod = (FIXTURES.parent / "describe_pod" / "oomkilled.txt").read_text(encoding="utf-8")

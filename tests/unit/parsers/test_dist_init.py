@@ -65,14 +65,6 @@ def test_real_pastes_that_hung_at_init_are_read(key: str) -> None:
     assert facts.get("nccl.waiting_for_join") is True
 
 
-def test_a_rank_announcement_followed_by_training_is_no_stall() -> None:
-    # Rendered lines: the announcements, then the model summary and a progress bar (training went on).
-    text = ("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2\ninitializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n\n"
-            "  | Name  | Type   | Params\n0 | model | ResNet | 11.2 M\n"
-            "Epoch 0:  12%|#   | 50/400 [00:10<01:10, 5.0it/s, loss=2.3]\n")
-    assert "nccl.waiting_for_join" not in joined_facts(text)
-
-
 def test_every_rank_registered_is_no_stall_even_at_the_end() -> None:
     # Rank 0's banner after init_process_group returned: the rendezvous completed (Lightning 1.6+ wording).
     text = ("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"

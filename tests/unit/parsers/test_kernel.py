@@ -8,18 +8,14 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.node import kernel
+from tests.unit.parsers.cited_fixtures import Row, capture_test, rows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "kernel"
 
-Row = tuple[str, object, int, int]  # fact name, value, cited start line, cited end line
 
 
 def run(text: str) -> ParseResult:
     return kernel.parse(Artifact(id="k1", kind=ArtifactKind.KERNEL_LOG, subject="node/gpu-node-2", content=text))
-
-
-def rows(result: ParseResult) -> list[Row]:
-    return [(f.name, f.value, f.citation.start, f.citation.end) for f in result.facts]
 
 
 def values(result: ParseResult, name: str) -> list[object]:
@@ -99,11 +95,7 @@ FIXTURE_CASES: list[tuple[str, list[Row]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expected"), FIXTURE_CASES, ids=[c[0] for c in FIXTURE_CASES])
-def test_fixture_facts_and_citations(name: str, expected: list[Row]) -> None:
-    result = run((FIXTURES / name).read_text(encoding="utf-8"))
-    assert rows(result) == expected
-    assert result.problems == []
+test_fixture_facts_and_citations = capture_test(run, FIXTURE_CASES, FIXTURES)
 
 
 def test_facts_carry_artifact_subject_and_stripped_excerpt() -> None:
@@ -254,21 +246,6 @@ def test_pasted_commands_are_not_evidence() -> None:
     assert run(text).facts == []
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "\n\n\n",
-    "hello world\nthis is not a log",
-    '{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "x"}}',
-    "\x00\xff\ufffd" * 50,
-    "Xid" * 10_000,
-    "NVRM" + "x" * 100_000,
-    "cpu=0 found=0 drop=0\nnr_periods 10\nnr_throttled 1",
-])
-def test_garbage_gives_no_facts(text: str) -> None:
-    result = run(text)
-    assert result.facts == []
-
-
 # ---- prefix stripping, line claims and sniffing --------------------------------------------------------
 
 MSG = "NVRM: Xid (PCI:0000:2b:00): 79"
@@ -297,21 +274,6 @@ MSG = "NVRM: Xid (PCI:0000:2b:00): 79"
 def test_message_strips_every_prefix_shape(line: str) -> None:
     assert kernel.message(line) == MSG
     assert kernel.claims_line(line)
-
-
-@pytest.mark.parametrize(("line", "claimed"), [
-    ("-- Logs begin at Mon 2026-11-16 08:12:44 UTC, end at Sun 2026-11-22 06:05:13 UTC. --", True),
-    (" SUBSYSTEM=pci", True),
-    ("NVRM: Xid (PCI:0000:2b:00): 79, pid=1, GPU has fallen off the bus.", True),  # no prefix at all
-    ("python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=936", True),
-    ("Nov 22 06:10:14 gpu-node-4 kubelet[2231]: I1122 06:10:14.552301    2231 kubelet.go:2100] SyncLoop", False),
-    ("2026-11-22T06:01:02.123456789Z stdout F Epoch 3: loss=0.41", False),
-    ("gpu-node-2:48213:48213 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.12<0>", False),
-    ("RuntimeError: CUDA error: out of memory", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert kernel.claims_line(line) is claimed
 
 
 @pytest.mark.parametrize("name", [c[0] for c in FIXTURE_CASES])

@@ -76,26 +76,6 @@ def test_oom_killed_container_reported_by_the_kubelet() -> None:
     assert cited(parse_text(line))["kernel.oom_kill"] == [(True, 1, 1, "pod/ml/trainer-0")]
 
 
-@pytest.mark.parametrize(("line", "claimed"), [
-    ('Nov 22 06:01:02 gpu-node-2 kubelet[1234]: I1122 06:01:02.123456    1234 eviction_manager.go:366] "x"', True),
-    ("2024-11-22T06:01:02+0000 gpu-node-2 kubelet[1234]: Flag --cgroup-driver has been deprecated", True),
-    ('I1122 06:03:40.010203    1234 prober.go:107] "Probe failed" probeType="Liveness"', True),
-    ("I1122 06:03:40.010203    1234 server.go:107] Starting proxy", False),  # kube-proxy, not the kubelet
-    ("Nov 22 06:01:02 gpu-node-2 kernel: Out of memory: Killed process 1 (x)", False),
-    ("trainer-0:1:1 [0] NCCL INFO Bootstrap : Using eth0", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert kubelet.claims_line(line) is claimed
-
-
-@pytest.mark.parametrize("text", ["", "random words", "I1122", "\x00\x00", 'pod="" OOM vict robe ull'])
-def test_garbage_gives_no_facts_and_no_exception(text: str) -> None:
-    result = parse_text(text)
-    assert result.facts == []
-    assert [p for p in result.problems if p.startswith("internal")] == []
-
-
 def test_sniff() -> None:
     assert kubelet.sniff((FIXTURES / "journal.txt").read_text(encoding="utf-8")) >= 80
     assert kubelet.sniff((FIXTURES / "klog_old.txt").read_text(encoding="utf-8")) >= 90

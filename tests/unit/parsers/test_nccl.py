@@ -8,29 +8,31 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.gpu import nccl
+from tests.unit.parsers.cited_fixtures import Row, row_set
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "parsers" / "nccl"
 
-Row = tuple[str, object, int, int]
 
 
 def read(text: str, command: str = "") -> set[Row]:
     result = nccl.parse(Artifact(id="n1", kind=ArtifactKind.NCCL_LOG, content=text, command=command))
     assert result.problems == []
-    return {(f.name, tuple(f.value) if isinstance(f.value, list) else f.value, f.citation.start, f.citation.end)
-            for f in result.facts}
+    return row_set(result)
 
+
+# A healthy init; test_container_log.py reads the same log as a training pod's.
+HEALTHY_INIT: set[Row] = {
+    ("nccl.interfaces", ("eth0",), 1, 1),
+    ("nccl.version", "2.21.5", 4, 4),
+    ("nccl.ib_hca", "mlx5", 5, 5),
+    ("nccl.interfaces", ("mlx5_0",), 6, 6),
+    ("nccl.interfaces", ("mlx5_1",), 6, 6),
+    ("nccl.transports", ("IB",), 8, 8),
+    ("nccl.init_complete", True, 24, 24),
+}
 
 FIXTURE_CASES: list[tuple[str, set[Row]]] = [
-    ("healthy_init.log", {
-        ("nccl.interfaces", ("eth0",), 1, 1),
-        ("nccl.version", "2.21.5", 4, 4),
-        ("nccl.ib_hca", "mlx5", 5, 5),
-        ("nccl.interfaces", ("mlx5_0",), 6, 6),
-        ("nccl.interfaces", ("mlx5_1",), 6, 6),
-        ("nccl.transports", ("IB",), 8, 8),
-        ("nccl.init_complete", True, 24, 24),
-    }),
+    ("healthy_init.log", HEALTHY_INIT),
     ("wrong_ifname.log", {
         ("nccl.socket_ifname", "eth0", 1, 1),
         ("nccl.interfaces", ("eth0",), 2, 2),
@@ -210,25 +212,6 @@ def test_watchdog_details_on_the_next_line() -> None:
 def test_device_count_probe_output_named_by_the_command() -> None:
     command = 'kubectl exec trainer-2 -- python -c "import torch; print(torch.cuda.device_count())"'
     assert read("4\n", command=command) == {("gpu.visible_count", 4, 1, 1)}
-
-
-@pytest.mark.parametrize("text", ["", "\x00\x01garbage\n{[", "NCCL", "NCCL INFO\n" * 3, "Using network\n",
-                                  "Got completion from peer x with status=", "world_size=4, worker_count="])
-def test_garbage_gives_no_facts(text: str) -> None:
-    assert read(text) == set()
-
-
-@pytest.mark.parametrize(("line", "claimed"), [
-    ("trainer-0:58:58 [0] NCCL INFO Bootstrap : Using eth0:10.244.1.5<0>", True),
-    ("[rank3]:[E1122 07:14:55 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", True),
-    ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients joined.", True),
-    ("Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000", True),
-    ("[12345.678] NVRM: Xid (PCI:0000:2b:00): 79, pid=1234, GPU has fallen off the bus.", False),
-    ("epoch 3 step 10 loss 2.3", False),
-    ("", False),
-])
-def test_claims_line(line: str, claimed: bool) -> None:
-    assert nccl.claims_line(line) is claimed
 
 
 def test_sniff() -> None:

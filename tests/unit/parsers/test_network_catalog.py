@@ -73,20 +73,6 @@ def test_sandbox_failures_are_classified_by_the_catalog() -> None:
     assert sandbox_kinds("Back-off pulling image \"nginx\"") == []
 
 
-def test_a_reset_without_a_client_wording_is_no_client_error() -> None:
-    # An application's own "Connection reset by peer" is not a person probing a service.
-    assert "client.errors" not in _facts("java.net.SocketException: Connection reset by peer")
-
-
-def test_an_nginx_upstream_slow_to_answer_is_no_client_error() -> None:
-    # Rendered as nginx logs it: a timeout reading the response header reached the backend; only the connect step's
-    # timeout says it was unreachable.
-    line = ('2020/04/16 12:22:48 [error] 6#6: *173 upstream timed out (110: Connection timed out) while reading '
-            'response header from upstream, client: 10.24.0.211, server: _, request: "GET / HTTP/1.1", '
-            'upstream: "http://10.72.5.141:8080/"')
-    assert "client.errors" not in _facts(line)
-
-
 def test_a_curl_refusal_is_not_an_nccl_socket_error() -> None:
     got = _facts("curl: (7) Failed to connect to 10.2.0.1 port 443: Connection refused")
     assert got["client.errors"] == ["refused"]

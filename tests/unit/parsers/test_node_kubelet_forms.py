@@ -4,6 +4,8 @@ wordings are catalogued from upstream source in collectors/catalogs/signals.yaml
 
 from __future__ import annotations
 
+import pytest
+
 from collectors.parsers.kubernetes.messages.k8s_scheduling import scheduling_reasons
 from collectors.text import normalise
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
@@ -28,19 +30,6 @@ DOCKER_CLI_UNREACHABLE = (
     "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
 
 
-def test_the_kubelet_failing_to_reach_docker_is_the_runtime_down() -> None:
-    for text in (KUBELET_DOCKERSHIM_UNREACHABLE, KUBELET_PRE_CRI_UNREACHABLE):
-        read = facts(text)
-        assert read.get("node.not_ready_reasons") == ["runtime-down"]
-        assert "node-not-ready" in (read.get("evidence.symptoms") or [])
-
-
-def test_a_person_failing_to_reach_docker_names_no_node_fault() -> None:
-    read = facts(DOCKER_CLI_UNREACHABLE)
-    assert "node.not_ready_reasons" not in read
-    assert "node-not-ready" not in (read.get("evidence.symptoms") or [])
-
-
 # https://github.com/kubernetes/kubernetes/issues/101444 (description): the lines after the FailedMount event's first.
 MOUNT_REPORT_CUT = (
     "Mounting command: systemd-run\n"
@@ -63,17 +52,6 @@ MOUNT_OUTSIDE_KUBELET = (
     "on /dev/sdg, missing codepage or helper program, or other error.")
 
 
-def test_the_mount_librarys_report_is_a_failed_mount() -> None:
-    for text in (MOUNT_REPORT_CUT, MOUNT_REPORT_ISCSI):
-        read = facts(text)
-        assert read.get("volume.mount_failed") is True
-        assert read.get("volume.errors") == ["mount-failed"]
-
-
-def test_mounts_words_outside_the_kubelet_are_not_a_pods_mount() -> None:
-    assert "volume.mount_failed" not in facts(MOUNT_OUTSIDE_KUBELET)
-
-
 # https://github.com/gardener/machine-controller-manager/issues/208 (a comment): a kubelet starting, nothing wrong.
 KUBELET_START_EVENTS = PASTES["mcm-208-node-events-kubelet-starting"]
 
@@ -82,24 +60,6 @@ def test_a_kubelet_starting_says_nothing_is_wrong_with_the_node() -> None:
     read = facts(KUBELET_START_EVENTS)
     assert "NotReady" not in (read.get("node.conditions") or [])
     assert "node-not-ready" not in (read.get("evidence.symptoms") or [])
-
-
-def test_node_not_ready_said_as_the_events_name_is_the_condition() -> None:
-    # A sentence written for the test: the stated catalog's NodeNotReady term (the event reason) in prose.
-    read = facts("After a minute the node went to NodeNotReady and every pod on it stayed Pending.")
-    assert read.get("node.conditions") == ["NotReady"]
-
-
-# kubectl 1.0-1.1 printed NAME LABELS STATUS; a page copied from its HTML keeps &nbsp; as the padding, and a
-# markdown quote keeps its "> " marks. Synthetic, in the layout of pkg/kubectl/resource_printer.go nodeColumns.
-def test_a_labelled_node_table_behind_quotes_and_entities_is_read() -> None:
-    text = ("> kubectl get nodes\n"
-            "> NAME&nbsp;&nbsp;&nbsp; LABELS&nbsp;&nbsp;&nbsp; STATUS&nbsp;&nbsp; AGE\n"
-            "> node-1&nbsp;&nbsp; kubernetes.io/hostname=node-1&nbsp; Ready&nbsp; 2d\n"
-            "> node-2&nbsp;&nbsp; <none>&nbsp;&nbsp; NotReady&nbsp; 2d\n")
-    read = facts(text)
-    assert read.get("node.conditions") == ["NotReady"]
-    assert read.get("node.name") == "node-2"
 
 
 def test_entities_for_non_breaking_spaces_read_as_spaces_line_for_line() -> None:
@@ -115,16 +75,47 @@ def test_the_old_gpu_resource_name_is_a_gpu() -> None:
         "insufficient-other"]
 
 
-# No public paste of the key=value pair other than the case's was found: synthetic lines, the pair as
-# pkg/kubelet/eviction/eviction_manager.go evictPod sets it (Phase Failed, Reason Evicted), printed as key=value.
-def test_phase_failed_beside_reason_evicted_is_an_eviction() -> None:
-    for text in ("trainer-7c9f8-x2x7q   phase=Failed reason=Evicted   3h",
-                 'status: {phase: Failed, reason: Evicted}',
-                 "worker-0 reason=Evicted phase=Failed"):
-        read = facts(text)
-        assert read.get("eviction.seen") is True, text
-        assert read.get("pod.status.reason") == "Evicted"
+# kubectl 1.0-1.1 printed NAME LABELS STATUS; a page copied from its HTML keeps &nbsp; as the padding, and a
+# markdown quote keeps its "> " marks. Synthetic, in the layout of pkg/kubectl/resource_printer.go nodeColumns.
+LABELLED_NODE_TABLE = ("> kubectl get nodes\n"
+                       "> NAME&nbsp;&nbsp;&nbsp; LABELS&nbsp;&nbsp;&nbsp; STATUS&nbsp;&nbsp; AGE\n"
+                       "> node-1&nbsp;&nbsp; kubernetes.io/hostname=node-1&nbsp; Ready&nbsp; 2d\n"
+                       "> node-2&nbsp;&nbsp; <none>&nbsp;&nbsp; NotReady&nbsp; 2d\n")
+RUNTIME_DOWN = {"node.not_ready_reasons": ["runtime-down"]}
+MOUNT_FAILED = {"volume.mount_failed": True, "volume.errors": ["mount-failed"]}
+EVICTED = {"eviction.seen": True, "pod.status.reason": "Evicted"}
+
+# (text, the facts it gives, None: not given; whether it names node-not-ready, None: not asked)
+CASES = [
+    pytest.param(KUBELET_DOCKERSHIM_UNREACHABLE, RUNTIME_DOWN, True, id="the-kubelet-failing-to-reach-dockershim"),
+    pytest.param(KUBELET_PRE_CRI_UNREACHABLE, RUNTIME_DOWN, True,
+                 id="the-kubelet-before-the-cri-failing-to-reach-docker"),
+    pytest.param(DOCKER_CLI_UNREACHABLE, {"node.not_ready_reasons": None}, False,
+                 id="a-person-failing-to-reach-docker-names-no-node-fault"),
+    pytest.param(MOUNT_REPORT_CUT, MOUNT_FAILED, None, id="the-mount-librarys-report-is-a-failed-mount"),
+    pytest.param(MOUNT_REPORT_ISCSI, MOUNT_FAILED, None, id="the-mount-librarys-report-of-an-iscsi-volume"),
+    pytest.param(MOUNT_OUTSIDE_KUBELET, {"volume.mount_failed": None}, None,
+                 id="mounts-words-outside-the-kubelet-are-not-a-pods-mount"),
+    # A sentence written for the test: the stated catalog's NodeNotReady term (the event reason) in prose.
+    pytest.param("After a minute the node went to NodeNotReady and every pod on it stayed Pending.",
+                 {"node.conditions": ["NotReady"]}, None, id="node-not-ready-said-as-the-events-name-is-the-condition"),
+    pytest.param(LABELLED_NODE_TABLE, {"node.conditions": ["NotReady"], "node.name": "node-2"}, None,
+                 id="a-labelled-node-table-behind-quotes-and-entities-is-read"),
+    # No public paste of the key=value pair other than the case's was found: synthetic lines, the pair as
+    # pkg/kubelet/eviction/eviction_manager.go evictPod sets it (Phase Failed, Reason Evicted), printed as key=value.
+    pytest.param("trainer-7c9f8-x2x7q   phase=Failed reason=Evicted   3h", EVICTED, None,
+                 id="phase-failed-beside-reason-evicted-is-an-eviction"),
+    pytest.param("status: {phase: Failed, reason: Evicted}", EVICTED, None,
+                 id="phase-failed-and-reason-evicted-in-yaml"),
+    pytest.param("worker-0 reason=Evicted phase=Failed", EVICTED, None, id="reason-evicted-before-phase-failed"),
+    pytest.param("phase=Running reason=Evicted", {"eviction.seen": None}, None,
+                 id="reason-evicted-without-a-failed-phase-is-not-the-pair"),
+]
 
 
-def test_reason_evicted_without_a_failed_phase_is_not_the_pair() -> None:
-    assert "eviction.seen" not in facts("phase=Running reason=Evicted")
+@pytest.mark.parametrize(("text", "expected", "node_not_ready"), CASES)
+def test_a_node_or_kubelet_form_is_read(text: str, expected: dict[str, object], node_not_ready: bool | None) -> None:
+    read = facts(text)
+    assert {name: read.get(name) for name in expected} == expected
+    if node_not_ready is not None:
+        assert ("node-not-ready" in (read.get("evidence.symptoms") or [])) is node_not_ready

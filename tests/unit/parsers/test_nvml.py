@@ -105,16 +105,6 @@ def test_sniff_recognises_snapshots(name: str) -> None:
     assert nvml.sniff(fixture(name)) >= 90
 
 
-@pytest.mark.parametrize("text", [
-    '{"kind": "Pod", "status": {"phase": "Running"}}',
-    '{"status":"success","data":{"resultType":"vector","result":[]}}',
-    "nr_periods 100\nnr_throttled 40",
-    "",
-])
-def test_sniff_ignores_other_kinds(text: str) -> None:
-    assert nvml.sniff(text) == 0
-
-
 def test_compact_json_still_parses_citing_line_one() -> None:
     doc = json.loads(fixture("h100-dbe-row-remap-failure.json"))
     result = run(json.dumps(doc))

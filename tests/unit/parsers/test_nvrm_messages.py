@@ -2,7 +2,8 @@
 
 The templates are those of NVIDIA/open-gpu-kernel-modules (collectors/catalogs/signals.yaml, the nvrm-* entries,
 which cite file and versions), rendered here with sample values as the module prints them; the pastes are real,
-cut at whole lines, with the thread beside each. The module's informational lines name nothing.
+cut at whole lines, with the thread beside each. The module's informational lines name nothing
+(test_names_nothing.py).
 """
 
 from __future__ import annotations
@@ -74,20 +75,3 @@ def test_a_real_nvrm_fault_names_gpu_xid(paste: str, errors: list[str]) -> None:
     facts = _facts(PASTES[paste])
     assert sorted(facts.get("gpu.nvrm_errors", [])) == sorted(errors), facts
     assert "gpu-xid" in facts.get("evidence.symptoms", []), facts
-
-
-NOT_A_FAULT = [
-    # https://github.com/NVIDIA/NVSentinel/issues/155: the module loading
-    "[ 1843.439669] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build  "
-    "(dvs-builder@U22-I3-B10-02-5)  Mon Jun  2 13:13:04 UTC 2025",
-    "NVRM: GPU 0000:3b:00.0: Opening GPU with minor number 2",
-    "Does RmInitAdapter mean the card is broken?",
-    "nvidia-smi -q | grep -i reset",
-]
-
-
-@pytest.mark.parametrize("line", NOT_A_FAULT)
-def test_an_informational_line_or_question_names_nothing(line: str) -> None:
-    facts = _facts(line)
-    assert "gpu.nvrm_errors" not in facts
-    assert facts.get("evidence.symptoms", []) == []

@@ -5,6 +5,8 @@ made). Real pastes, cut at whole lines, each with its thread."""
 # ruff: noqa: E501  (verbatim pastes keep their long lines)
 from __future__ import annotations
 
+import pytest
+
 from collectors.paste import artifacts_from_text
 from playbooks.pipeline import triggered_by
 from tests.unit.parsers.paste_facts import split_joined_facts
@@ -83,29 +85,23 @@ def _runs_pending(text: str) -> bool:
     return "pending" in [p.spec.id for p in triggered_by(artifacts_from_text(text, "paste"))]
 
 
-def test_a_pending_pod_bound_to_a_node_is_placed_and_runs_no_pending() -> None:
-    facts = split_joined_facts(MICROK8S_2763)
-    assert facts["pod.phase"] == "Pending"
-    assert facts["pods.placed"] == ["nvidia-driver-daemonset-8r8s6"]
-    assert not _runs_pending(MICROK8S_2763)
+# (paste, the facts it gives, None: not given; whether the pending playbook runs)
+CASES = [
+    pytest.param(MICROK8S_2763, {"pod.phase": "Pending", "pods.placed": ["nvidia-driver-daemonset-8r8s6"]}, False,
+                 id="a-pending-pod-bound-to-a-node-is-placed-and-runs-no-pending"),
+    pytest.param(K8S_123213, {"pods.pending": ["airflow-statsd-86797c48b9-zdbxp"], "pods.placed": None}, True,
+                 id="a-pending-pod-with-no-node-is-not-placed-and-runs-pending"),
+    pytest.param(K3S_234, {"pods.placed": ["coredns-7748f7f6df-p5sfh", "helm-install-traefik-zts9f",
+                                           "kubernetes-dashboard-57df4db6b-t6tls"]}, False,
+                 id="a-containercreating-row-is-placed-by-the-status-only-a-kubelet-sets"),
+    pytest.param(AZURE_31519, {"pods.pending": ["voting-analytics-1-0-57c7fccb44-6t4cr"], "pods.placed": None}, True,
+                 id="a-pending-row-without-a-node-runs-pending"),
+]
 
 
-def test_a_pending_pod_with_no_node_is_not_placed_and_runs_pending() -> None:
-    facts = split_joined_facts(K8S_123213)
-    assert facts["pods.pending"] == ["airflow-statsd-86797c48b9-zdbxp"]
-    assert "pods.placed" not in facts
-    assert _runs_pending(K8S_123213)
-
-
-def test_a_containercreating_row_is_placed_by_the_status_only_a_kubelet_sets() -> None:
-    facts = split_joined_facts(K3S_234)
-    assert facts["pods.placed"] == ["coredns-7748f7f6df-p5sfh", "helm-install-traefik-zts9f",
-                                    "kubernetes-dashboard-57df4db6b-t6tls"]
-    assert not _runs_pending(K3S_234)
-
-
-def test_a_pending_row_without_a_node_runs_pending() -> None:
-    facts = split_joined_facts(AZURE_31519)
-    assert facts["pods.pending"] == ["voting-analytics-1-0-57c7fccb44-6t4cr"]
-    assert "pods.placed" not in facts
-    assert _runs_pending(AZURE_31519)
+@pytest.mark.parametrize(("text", "expected", "runs_pending"), CASES)
+def test_a_pod_a_node_took_is_placed_and_runs_no_pending(text: str, expected: dict[str, object],
+                                                         runs_pending: bool) -> None:
+    facts = split_joined_facts(text)
+    assert {name: facts.get(name) for name in expected} == expected
+    assert _runs_pending(text) is runs_pending

@@ -53,23 +53,8 @@ def test_a_real_ghcr_denial_is_denied_or_missing(paste: str) -> None:
     assert facts.get("evidence.symptoms") == ["image-pull"], facts
 
 
-NOT_A_PULL = [
-    "Error from server (Forbidden): pods is forbidden: User \"dev\" cannot list resource \"pods\": access denied",
-    "permission denied",
-    "Is 'denied' from ghcr.io a missing image or a private one?",
-]
-
-
-@pytest.mark.parametrize("line", NOT_A_PULL)
-def test_a_denial_that_is_no_pull_names_nothing(line: str) -> None:
-    facts = joined_facts(line)
-    assert "image.pull_error" not in facts, facts
-    assert "image-pull" not in facts.get("evidence.symptoms", []), facts
-
-
 @pytest.mark.parametrize("reason", ["ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull"])
 def test_the_kubelet_failed_event_says_the_waiting_reason(reason: str) -> None:
     # kuberuntime_container.go's Failed event, "Error: <the pull error>", rendered as kubectl's events table shows it.
     facts = joined_facts(f"  Warning  Failed     3s (x2 over 15s)  kubelet            Error: {reason}")
     assert facts.get("container.waiting.reason") == reason, facts
-

@@ -1,5 +1,6 @@
 """A registry request failing certificate verification, as each runtime prints it (signals.yaml
-registry-tls-unverified), rendered with sample values; x509 on any other URL is no image pull."""
+registry-tls-unverified), rendered with sample values; x509 on any other URL is no image pull
+(test_names_nothing.py)."""
 
 from __future__ import annotations
 
@@ -32,17 +33,3 @@ def test_a_registry_tls_failure_is_an_image_pull_tls_error(line: str) -> None:
     facts = facts_of(line + "\n")
     assert facts["image.pull_error"] == "tls"
     assert "image-pull" in facts["evidence.symptoms"]  # type: ignore[operator]
-
-
-@pytest.mark.parametrize("line", [
-    # the API server's certificate: kubectl and client-go, not a pull
-    "Unable to connect to the server: x509: certificate signed by unknown authority",
-    'Get "https://10.96.0.1:443/api/v1/namespaces?limit=500": x509: certificate signed by unknown authority',
-    # a webhook or any other HTTPS service whose path happens to hold v2 deeper down
-    'Post "https://webhook.example.com/api/v2/validate?timeout=10s": x509: certificate signed by unknown authority',
-    "curl: (60) SSL certificate problem: unable to get local issuer certificate",
-])
-def test_other_x509_failures_are_no_image_pull(line: str) -> None:
-    facts = facts_of(line + "\n")
-    assert "image.pull_error" not in facts
-    assert "image-pull" not in facts.get("evidence.symptoms", [])  # type: ignore[operator]

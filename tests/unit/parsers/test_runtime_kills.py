@@ -1,6 +1,6 @@
 """Kills by a runtime's own memory monitor (Ray, YARN) and exit code 137 as Spark and Argo print it (signals.yaml,
 the "kills by a runtime's own memory monitor" block). Each template is rendered with sample values as the program
-prints it; real pastes carry their URL; negatives name no kill.
+prints it; real pastes carry their URL; negatives name no kill. Their exit codes are read in test_exit_code_forms.py.
 """
 
 from __future__ import annotations
@@ -66,28 +66,6 @@ def test_no_kill_is_read_where_no_monitor_killed_anything(text: str) -> None:
     facts = joined_facts(text)
     assert "app.memory_monitor_kill" not in facts, facts
     assert "oom-killed" not in facts.get("evidence.symptoms", []), facts
-
-
-# Exit codes in Spark's and Argo's words (sample values), read as the container's exit code and no symptom.
-EXIT_RENDERED = [
-    ("The executor with id 7 exited with exit code 137.", 137, None),
-    ("Container marked as failed: container_1_0001_01_000002 on host: worker-3. Exit status: 137. Diagnostics: "
-     "Container killed on request. Exit code is 137", 137, None),
-    ("failed with message: Error (exit code 137)", 137, "Error"),
-    ("train-step-3: OOMKilled (exit code 137)", 137, "OOMKilled"),
-    ("The executor with id 2 exited with exit code 1.", 1, None),
-    # moby container/state.go State.String, as `docker ps -a` prints it (sample values).
-    ("3f2a9c1d0b7e   web:1.2   \"nginx\"   2 days ago   Exited (143) About a minute ago   web_1", 143, None),
-    ("3f2a9c1d0b7e   web:1.2   \"nginx\"   2 days ago   Exited (0) 3 hours ago   web_1", 0, None),
-]
-
-
-@pytest.mark.parametrize(("line", "code", "reason"), EXIT_RENDERED)
-def test_an_exit_code_in_spark_or_argo_words_is_read(line: str, code: int, reason: str | None) -> None:
-    facts = joined_facts(line)
-    assert facts.get("container.last_terminated.exit_code") == code, facts
-    if reason is not None:
-        assert facts.get("container.last_terminated.reason") == reason, facts
 
 
 

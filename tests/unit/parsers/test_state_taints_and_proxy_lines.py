@@ -164,54 +164,45 @@ def test_a_template_placeholder_is_no_alert_name() -> None:
 
 
 
-# ---- the CPU limit's before/after experiment told in prose (signals.yaml cpu-limit-removed-latency-fell) -------
+# ---- a CPU limit said to slow a service ------------------------------------------------------------------------
+# Its before/after experiment told in prose (signals.yaml cpu-limit-removed-latency-fell), and CFS throttling said
+# in words to raise the latency (signals.yaml cpu-throttling-said-to-slow).
 
-@pytest.mark.parametrize("sentence", [
+# (sentence, cpu.limit_slowed: True when read, None when not)
+LIMIT_SLOWED: list[tuple[str, bool | None]] = [
+    # A limit lifted and the latency that fell.
     # https://github.com/kubernetes/kubernetes/issues/51135 (comment by szuecs, 2018-03-15)
-    "This is kind of a blocker for production clusters, because you can not set CPU limits for all latency critical "
-    "applications. When we dropped the CPU limits from our ingress controller we got 12-20x less latency for the p99.",
+    ("This is kind of a blocker for production clusters, because you can not set CPU limits for all latency critical "
+     "applications. When we dropped the CPU limits from our ingress controller we got 12-20x less latency for the p99.",
+     True),
     # Rendered: the limit's removal and the spikes it stopped, as operators write it.
-    "Removing the CPU limit stopped the latency spikes on the proxy.",
-])
-def test_a_limit_lifted_and_the_latency_that_fell_is_read(sentence: str) -> None:
-    assert joined_facts(sentence).get("cpu.limit_slowed") is True
-
-
-@pytest.mark.parametrize("sentence", [
+    ("Removing the CPU limit stopped the latency spikes on the proxy.", True),
+    # A limit with no latency falling.
     # https://github.com/davidsbond/homelab/pull/187 (description): limits added to cap CPU spikes, no latency.
-    "Currently, prometheus, minio and the minecraf backup cause CPU spikes. Adding these small CPU limits\n"
-    "should mitigate this somewhat.",
+    ("Currently, prometheus, minio and the minecraf backup cause CPU spikes. Adding these small CPU limits\n"
+     "should mitigate this somewhat.", None),
     # https://github.com/giantswarm/happa/pull/676: the experiment made, with no effect.
-    "Testing the impact of our current CPU limit compared with no limit.\nThis had no measureable effect.",
+    ("Testing the impact of our current CPU limit compared with no limit.\nThis had no measureable effect.", None),
     # CPU spikes a removal stopped are the limit's own business, not a latency.
-    "Removing the CPU limit stopped the CPU spikes from being throttled.",
-])
-def test_a_limit_with_no_latency_falling_is_not_read(sentence: str) -> None:
-    assert "cpu.limit_slowed" not in joined_facts(sentence)
-
-
-# ---- CFS throttling said in words to raise the latency (signals.yaml cpu-throttling-said-to-slow) --------------
-
-@pytest.mark.parametrize("sentence", [
+    ("Removing the CPU limit stopped the CPU spikes from being throttled.", None),
+    # CPU throttling said to raise the latency.
     # Rule sentences: the CPU, a throttled container and a latency in one line.
-    "The sidecar gets CPU throttled at its limit and this raises our p99 latency.",
-    "Our tail latency went up because the pods are being throttled by the CFS quota.",
-])
-def test_cpu_throttling_said_to_raise_the_latency_is_read(sentence: str) -> None:
-    assert joined_facts(sentence).get("cpu.limit_slowed") is True
-
-
-@pytest.mark.parametrize("sentence", [
+    ("The sidecar gets CPU throttled at its limit and this raises our p99 latency.", True),
+    ("Our tail latency went up because the pods are being throttled by the CFS quota.", True),
+    # Throttling that is not the CPU's, or is denied.
     # client-go's rate limiter, not the CPU's quota.
-    "I1121 10:00:00.000000 1 request.go:601] Waited for 1.0s due to client-side throttling, not priority and "
-    "fairness, request: GET:https://10.96.0.1:443/api/v1/pods?cpu=1 latency",
+    ("I1121 10:00:00.000000 1 request.go:601] Waited for 1.0s due to client-side throttling, not priority and "
+     "fairness, request: GET:https://10.96.0.1:443/api/v1/pods?cpu=1 latency", None),
     # Throttling of something else, no CPU named.
-    "The API is throttled by the rate limiter and the request latency is fine.",
+    ("The API is throttled by the rate limiter and the request latency is fine.", None),
     # Throttling said to be absent.
-    "There is no CPU throttling at all, yet the p99 latency is high.",
-])
-def test_throttling_that_is_not_the_cpus_or_is_denied_is_not_read(sentence: str) -> None:
-    assert "cpu.limit_slowed" not in joined_facts(sentence)
+    ("There is no CPU throttling at all, yet the p99 latency is high.", None),
+]
+
+
+@pytest.mark.parametrize(("sentence", "slowed"), LIMIT_SLOWED)
+def test_a_cpu_limit_said_to_slow_a_service_is_read(sentence: str, slowed: bool | None) -> None:
+    assert joined_facts(sentence).get("cpu.limit_slowed") == slowed
 
 
 @pytest.mark.parametrize("line", [

@@ -371,15 +371,6 @@ def test_a_real_serving_sentence_is_read(url: str, text: str, expected: dict[str
     assert {k: got.get(k) for k in expected} == expected, (url, got)
 
 
-@pytest.mark.parametrize(("sentence", "figure"), [
-    ("The GPU compute utilization is only around 20% while the KV cache is full.", 20.0),
-    ("On the H800 the GPU's computational power utilization is only around 20%", 20.0),
-    ("GPU core usage stays at 15% during decoding.", 15.0),
-])
-def test_the_gpu_compute_utilisation_said_is_the_job_s_figure(sentence: str, figure: float) -> None:
-    assert stated_facts(sentence).get("gpu.job_util_percent") == figure
-
-
 @pytest.mark.parametrize("sentence", [
     "vLLM does use the GPU fully now.",  # no negation: busy
     "Why does vllm not use the GPU fully?",  # asked
@@ -390,25 +381,23 @@ def test_a_full_gpu_a_question_or_memory_is_no_low_compute(sentence: str) -> Non
     assert "symptoms" not in got and "gpu.job_util_percent" not in got, got
 
 
-# The GPU's share said from the job's side, or noun first (stated:gpu-share-used-figure, stated:gpu-util-of-figure).
+# The GPU's compute utilisation said; its share said from the job's side, or noun first
+# (stated:gpu-share-used-figure, stated:gpu-util-of-figure); a memory share, a question or a condition: none.
 @pytest.mark.parametrize(("sentence", "figure"), [
+    ("The GPU compute utilization is only around 20% while the KV cache is full.", 20.0),
+    ("On the H800 the GPU's computational power utilization is only around 20%", 20.0),
+    ("GPU core usage stays at 15% during decoding.", 15.0),
     ("It only uses 30% of the GPU.", 30.0),
     ("vLLM only uses about 20% of the GPU while the queue grows.", 20.0),
     ("the usage of GPU is only 20% during training.", 20.0),
     ("The utilization of the GPUs stays at 30%.", 30.0),
+    ("The model uses 30% of the GPU memory.", None),  # memory
+    ("the usage of GPU memory is 20%.", None),  # memory
+    ("Does it use 30% of the GPU?", None),  # asked
+    ("If it uses 30% of the GPU, raise the batch size.", None),  # conditional
 ])
-def test_a_share_of_the_gpu_said_is_its_util(sentence: str, figure: float) -> None:
+def test_the_gpu_utilisation_said_is_the_job_s_figure(sentence: str, figure: float | None) -> None:
     assert stated_facts(sentence).get("gpu.job_util_percent") == figure
-
-
-@pytest.mark.parametrize("sentence", [
-    "The model uses 30% of the GPU memory.",  # memory
-    "the usage of GPU memory is 20%.",  # memory
-    "Does it use 30% of the GPU?",  # asked
-    "If it uses 30% of the GPU, raise the batch size.",  # conditional
-])
-def test_a_memory_share_a_question_or_a_condition_is_no_gpu_util(sentence: str) -> None:
-    assert "gpu.job_util_percent" not in stated_facts(sentence)
 
 
 # nvidia-smi's reading said to swing between zero and a figure (stated.yaml nvidia-smi-util-swings).

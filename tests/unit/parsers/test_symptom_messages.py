@@ -1,5 +1,6 @@
 """Messages that show a symptom name it (`evidence.symptoms`, from a signal's `symptom:` in signals.yaml), on lines
-real users pasted in public threads; generic errors, questions and messages that restart nothing name none.
+real users pasted in public threads (generic errors, questions and messages that restart nothing name none:
+test_names_nothing.py).
 
 The upstream templates themselves are rendered and checked in test_k8s_wordings.py (their `expect` holds the
 symptom); these are the same messages as people met them, cut at whole lines, with the thread beside each.
@@ -146,44 +147,3 @@ def test_a_real_message_names_its_symptom(paste: Paste) -> None:
         got = facts.get(name)
         assert (all(w in got for w in want) if isinstance(want, list) and isinstance(got, list) else got == want), \
             (name, got)
-
-
-# Messages that name no symptom by themselves: a failure that restarts nothing, one that may be transient, a
-# generic network error, a question or a negation. The first three are real (the URL beside them).
-NOT_A_SYMPTOM = [
-    # https://github.com/kubernetes/kubernetes/issues/67180: readiness takes the pod out of its Service only
-    'Readiness probe for "basecore-iapi-xlobo-com-5b9ff9c65d-plj4d_ymt-pro(344ce7ef-9afc-11e8-bf1e-9457a56b2f81)'
-    ':basecore-iapi-xlobo-com" failed (failure): Get http://10.200.109.68:6766/warmup: net/http: request canceled '
-    "(Client.Timeout exceeded while awaiting headers)",
-    # https://github.com/kubernetes/kubernetes/issues/75607: one failed attempt, retried
-    "Mar 22 17:40:16 ip-172-20-47-6 kubelet[1272]: E0322 17:40:16.948416    1272 kubelet_node_status.go:390] Error "
-    'updating node status, will retry: error getting node "ip-172-20-47-6.ec2.internal": nodes '
-    '"ip-172-20-47-6.ec2.internal" not found',
-    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1230: the driver loading, before any fault
-    "[   14.650646] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  (root@epyc)  "
-    "Fri Jul  3 11:27:00 AM UTC 2026",
-    "Startup probe failed: Get \"http://10.1.2.3:15021/healthz/ready\": dial tcp 10.1.2.3:15021: connect: "
-    "connection refused",
-    "Liveness probe errored: rpc error: code = DeadlineExceeded desc = context deadline exceeded",
-    "dial tcp 10.96.0.1:443: i/o timeout",
-    "read tcp 10.1.2.3:51234->10.1.2.4:8080: read: connection reset by peer",
-    "context deadline exceeded",
-    "timed out waiting for the condition",
-    'plugin type="calico" failed (add): error getting ClusterInformation: connection is unauthorized: Unauthorized',
-    "exited with code 137",
-    # https://github.com/docker/cli/issues/2665 and https://github.com/coderaiser/cloudcmd/issues/440: exit 137
-    # without an OOM kill
-    '        "OOMKilled": false,',
-    "OOMKilled:false,",
-    # every pod tolerates the not-ready and unreachable taints for 300 s: a toleration is no tainted node
-    "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
-    "is it a liveness probe issue or maybe OOM?",
-    # a registry's code asked about, and denied
-    "Does manifest unknown: manifest unknown mean the tag is gone?",
-    "We did not get manifest unknown: manifest unknown after retagging.",
-]
-
-
-@pytest.mark.parametrize("line", NOT_A_SYMPTOM)
-def test_a_generic_or_transient_message_names_no_symptom(line: str) -> None:
-    assert _facts(line).get("evidence.symptoms", []) == []

@@ -31,15 +31,6 @@ def test_the_later_progress_messages_are_read_too(line: str) -> None:
     assert facts(line).get("volume.ownership_slow") is True
 
 
-def test_the_old_warning_printed_at_every_ownership_change_is_not_read_as_slow() -> None:
-    # https://github.com/codecentric/helm-charts/issues/277 (description): printed for a ConfigMap volume of a
-    # pod that started; the kubelet logged it at the start of every change, fast or slow.
-    line = ("Setting volume ownership for /var/lib/kubelet/pods/43939fdf-e240-41ba-ac4a-44c532de1137/volumes/"
-            "kubernetes.io~configmap/sh and fsGroup set. If the volume has a lot of files then setting volume "
-            "ownership could be slow, see https://github.com/kubernetes/kubernetes/issues/69699")
-    assert "volume.ownership_slow" not in facts(line)
-
-
 def test_an_ordinary_mount_failure_stays_a_mount_failure() -> None:
     assert volume_errors('MountVolume.SetUp failed for volume "data" : mount failed: exit status 32') == [
         "mount-failed"]
