@@ -32,10 +32,12 @@ _OUTPUT = re.compile(
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
 # ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
-# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
+# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns (by tabs, with
+# or without a space before each: kubectl 1.4-1.6 printed describe's tables through a tabwriter that left both).
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
-    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|\S\t")
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
+    r"\S {0,3}\t")
 # Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
 _COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
 _GAP = re.compile(r" {2,}")
@@ -63,8 +65,9 @@ _NEGATED = re.compile(
 # is returned"). "As expected, the pod ..." names no that-clause and is not denied.
 _EXPECTED_THAT = re.compile(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
                             re.IGNORECASE)
-# A program's message quoted inside a sentence: inline code, or a long quoted string.
-_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+# A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
+# letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
 _QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
 _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
@@ -237,6 +240,9 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     if term.spec.fact is None:
         return True  # a symptom-only entry: the sentence shows it, the symptom is the value
     kind = VOCABULARY[term.spec.fact].type
+    said, other = groups.get("number") or groups.get("named"), groups.get("other") or groups.get("other2")
+    if term.spec.mismatch and said is not None and _agree(said, other, term.spec.tolerance):
+        return None  # the two figures agree: nothing is mismatched
     if kind == "bool":
         return True  # the term itself is the observation (the NCCL watchdog timed out)
     if term.spec.value is not None:
@@ -245,9 +251,7 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
         raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
                                None)
     else:
-        raw = groups.get("number") or groups.get("named")
-        if raw is not None and term.spec.mismatch and raw == (groups.get("other") or groups.get("other2")):
-            return None  # the two figures agree: nothing is mismatched
+        raw = said
         if raw is not None and term.spec.lowest:
             raw = _lowest(raw)
     if raw is None:
@@ -260,6 +264,13 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
             return None
         return [number] if kind.startswith("list") else number
     return [raw] if kind.startswith("list") else raw
+
+
+def _agree(said: str, other: str | None, tolerance: int) -> bool:
+    """Two figures of a mismatch pattern that are the same, or within the entry's tolerance of each other."""
+    if other is None or not (said.isdigit() and other.isdigit()):
+        return said == other
+    return abs(int(said) - int(other)) <= tolerance
 
 
 def asks(sentence: str) -> bool:
