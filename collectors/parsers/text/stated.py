@@ -74,11 +74,21 @@ _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
-__all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences", "unquoted"]
+__all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences",
+           "signal_id", "unquoted"]
 
 
-def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> ParseResult:
-    """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read."""
+def signal_id(parser: str) -> str | None:
+    """The line signal a fact credits ("signal:<id>", "stated:signal:<id>", "container_log (signal:<id>)")."""
+    found = _SIGNAL_ID.search(parser)
+    return found.group(1) if found else None
+
+
+def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = (),
+                programs: dict[int, set[str]] | None = None) -> ParseResult:
+    """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read, and
+    `programs` the line signals that read a sentence (1-based line -> signal ids): the message each matched there
+    is its program's words, not the writer's, and no term is read inside it."""
     text = artifact.content
     lines = text.split("\n")
     spans = merged_spans(read)
@@ -102,11 +112,14 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         # In catalog order, so that of two entries giving the same fact the first names it, whatever the hints.
         hinted = {id(t) for hint in candidates[index] for t in owners[hint]}
         wanted = [t for t in terms if id(t) in hinted]
+        signals = sorted((programs or {}).get(index + 1, ()))
         for sentence in _SENTENCE.split(line):
             if asks(sentence):
                 continue  # a question asks about the term, it does not report it
+            messages = [m.span() for sid in signals if (rx := signal_pattern(sid)) is not None
+                        and (m := rx.search(sentence)) is not None]
             for term in wanted:
-                for name, value in _said(term, sentence):
+                for name, value in _said(term, sentence, messages):
                     key = (name, repr(value))
                     if key in seen:
                         continue
@@ -185,7 +198,7 @@ def _match_denied(line: str, parser: str) -> bool:
     return negated(_SENTENCE.split(line[:match.start()])[-1])
 
 
-def _values(term: CompiledTerm, sentence: str) -> list[object]:
+def _values(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) -> list[object]:
     if not term.concerns(sentence):
         return []
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
@@ -196,6 +209,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
         if negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
                                                for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
+        if any(a <= match.start() < b for a, b in messages):
+            continue  # inside a message a line signal read: the program's words, its signal's to read
         if about and about[-1] <= match.start() and all(negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
         value = _value(term, match.groupdict())
@@ -210,10 +225,10 @@ def _only_term(quote: str, matched: str) -> bool:
     return quote.strip(_QUOTE_MARKS).strip().lower() == matched.strip(_QUOTE_MARKS).strip().lower()
 
 
-def _said(term: CompiledTerm, sentence: str) -> list[tuple[str, object]]:
+def _said(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) -> list[tuple[str, object]]:
     """The facts a sentence says through the term: its fact, and the symptom it shows (`evidence.symptoms`)."""
     out: list[tuple[str, object]] = []
-    for value in _values(term, sentence):
+    for value in _values(term, sentence, messages):
         if term.spec.fact is not None:
             out.append((term.spec.fact, value))
         if term.spec.symptom is not None:
