@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from collectors.catalogs.signals import STATED_REASON, Signal, signals
 from collectors.models import Artifact, ArtifactKind, Citation, Fact
 from collectors.parsers.registry import PARSERS, parse_artifact
-from collectors.parsers.text.signals import SYMPTOMS, json_records, read_signals, without_repeats
+from collectors.parsers.text.signals import SYMPTOMS, read_signals, without_repeats
 from collectors.unwrap import unwrap
 from tests.unit.parsers.upstream_wordings import WORDINGS, rendered
 
@@ -319,23 +319,3 @@ def test_a_gang_schedulers_verdict_on_the_group_is_read(line: str, minimum: int)
 ])
 def test_no_gang_verdict_without_the_gang_schedulers_words(line: str) -> None:
     assert "gang.unschedulable" not in _facts(line)
-
-
-# ---- a pretty-printed JSON record is read as the one line the program wrote (signals.py json_records) -----------
-
-def test_a_pretty_printed_record_is_joined_and_a_nested_object_ends_it() -> None:
-    lines = ["{", '  "level": "error",', '  "msg": "error reverse proxying request; sockstat: x",',
-             '  "error": "unexpected EOF",', '  "httpRequest": {', '    "status": 502', "  }", "}"]
-    assert json_records(lines) == [
-        (2, 4, '{"level": "error", "msg": "error reverse proxying request; sockstat: x", "error": "unexpected EOF"}')]
-
-
-@pytest.mark.parametrize("text", [
-    # The error field of another program's record beside no proxy message: nothing is read from the join.
-    '{\n  "level": "error",\n  "msg": "failed to read config",\n  "error": "unexpected EOF"\n}\n',
-    # A record whose members are each healthy.
-    '{\n  "severity": "INFO",\n  "message": "Starting queue-proxy",\n  "commit": "d96dabb"\n}\n',
-])
-def test_a_joined_record_names_nothing_its_members_do_not_say(text: str) -> None:
-    facts = _facts(text)
-    assert "http.failure_kinds" not in facts and "evidence.symptoms" not in facts
