@@ -37,6 +37,9 @@ class StatedTerm(BaseModel):
     # The pattern names two figures that should agree (a Service's targetPort, group `number` or `named`, and the
     # port the container listens on, group `other` or `other2`): the value only when they differ.
     mismatch: bool = False
+    # For a mismatch: figures this close agree (an overlay's MTU sits its header's bytes under the uplink's: IP-in-IP
+    # 20, VXLAN 50, WireGuard 60 or 80; that is the configuration working, not two MTUs disagreeing).
+    tolerance: int = Field(default=0, ge=0)
     terms: tuple[str, ...] = ()
     pattern: str | None = None
     hints: tuple[str, ...] = ()

@@ -82,7 +82,11 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
         # a sentence a line signal read is read again only for the terms the signal did not give.
         read = [(f.citation.start, f.citation.end) for f in result.facts if not stated.is_stated(f)]
         told = {(f.citation.start, f.name) for f in result.facts if stated.is_stated(f)}
-        result.facts += [f for f in _guarded(lambda a: stated.read_stated(a, read), artifact).facts
+        programs: dict[int, set[str]] = {}
+        for f in result.facts:
+            if stated.is_stated(f) and (sid := stated.signal_id(f.parser)):
+                programs.setdefault(f.citation.start, set()).add(sid)
+        result.facts += [f for f in _guarded(lambda a: stated.read_stated(a, read, programs), artifact).facts
                          if (f.citation.start, f.name) not in told]
         # Last resort: a symptom said by its subject and its problem, on lines no reader above read at all, in
         # text no structural kind claimed or an application's own output; a known program's line keeps the

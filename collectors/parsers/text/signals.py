@@ -71,6 +71,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
     owners = signals_by_hint(skip)
     budget: dict[str, int] = {}
     fired: dict[int, str] = {}  # line -> the first signal that read it, for each fact's `parser`
+    read: dict[str, set[int]] = {}  # signal -> the lines it read
     xids: list[tuple[int, int]] = []  # (line, code) of every Xid code a signal read
     fed_failures: list[tuple[int, str]] = []  # (line, message) of every FailedScheduling a signal read
     for index, hints in candidate_lines(text, skip).items():
@@ -86,9 +87,11 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
                 # A signal whose facts are constants has said all it can; others read on, up to a budget.
                 budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
                 fired.setdefault(index + 1, signal.spec.id)
+                read.setdefault(signal.spec.id, set()).add(index + 1)
                 _apply(signal, m, index + 1, lines, sink, events, by_reader, xids)
                 if signal.spec.event == "FailedScheduling":
                     fed_failures.append((index + 1, m.groupdict().get("message") or m.group(0)))
+    _read_records(lines, owners, budget, (fired, read), sink, events, by_reader, xids)
     events.finish()
     _primary_xids(sink, xids)
     result = sink.done()
@@ -101,6 +104,49 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
         name = reader.__module__.rsplit(".", 1)[-1]
         result.facts += [_read_by(f, fired, name) for f in guarded(reader, sub).facts]
     return result
+
+
+# A member of a pretty-printed JSON object on a line of its own: `"error": "unexpected EOF",`.
+_MEMBER = re.compile(r'^\s*"[^"\n]{1,100}"\s*:\s*\S')
+_MAX_RECORDS = 200
+
+
+def json_records(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, last line, the members joined on one line) of every run of two or more pretty-printed JSON
+    members: a structured log entry copied from a log viewer or `jq`, one member a line, as the program wrote it on
+    one line. A nested object or array ends the run (its members are another object's)."""
+    out: list[tuple[int, int, str]] = []
+    run: list[str] = []
+    for index, line in enumerate([*lines, ""]):
+        if len(line) <= MAX_LINE and _MEMBER.match(line) and not line.rstrip().endswith(("{", "[")):
+            run.append(line.strip())
+            continue
+        if len(run) >= 2 and len(out) < _MAX_RECORDS:
+            out.append((index - len(run) + 1, index, "{" + " ".join(run).rstrip(",") + "}"))
+        run = []
+    return out
+
+
+def _read_records(lines: list[str], owners: dict[str, tuple[CompiledSignal, ...]], budget: dict[str, int],
+                  seen: tuple[dict[int, str], dict[str, set[int]]], sink: DedupSink, events: EventFacts,
+                  by_reader: dict[str, set[int]], xids: list[tuple[int, int]]) -> None:
+    """The fact signals that read a pretty-printed JSON record only as the one line it was written as (a proxy's
+    message and the error field four members below it), each cited at the record's first member line. A signal that
+    already read one of the record's lines has said what it can."""
+    fired, read = seen
+    for first, last, record in json_records(lines):
+        read_here = {sid for sid, numbers in read.items() if any(first <= n <= last for n in numbers)}
+        for hints in candidate_lines(record).values():
+            for signal in sorted({s.spec.id: s for h in hints for s in owners.get(h, ())}.values(),
+                                 key=lambda s: catalog_order()[s.spec.id]):
+                spec = signal.spec
+                if (not spec.facts or spec.id in read_here or budget.get(spec.id, 0) >= _MAX_PER_SIGNAL
+                        or any(u in record for u in spec.unless)):
+                    continue
+                if (m := signal.regex.search(record)) is not None:
+                    budget[spec.id] = budget.get(spec.id, 0) + 1
+                    fired.setdefault(first, spec.id)
+                    _apply(signal, m, first, lines, sink, events, by_reader, xids)
 
 
 # A clock time on the line: klog's "E1227 13:25:39.219980", an ISO or syslog timestamp.
@@ -234,7 +280,8 @@ def _value_one(template: str, groups: dict[str, str | None], kind: str) -> objec
     percent = template.endswith("%")
     name = template.removesuffix("%")
     if not (name.startswith("{") and name.endswith("}")):
-        return template
+        # A constant, of the fact's type: the 502 a proxy always answers with is a status, not the text "502".
+        return int(template) if kind == "int" and template.isdigit() else template
     raw = groups.get(name[1:-1])
     if raw is None:
         return None

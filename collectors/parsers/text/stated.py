@@ -32,10 +32,12 @@ _OUTPUT = re.compile(
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
 # ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
-# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
+# capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns (by tabs, with
+# or without a space before each: kubectl 1.4-1.6 printed describe's tables through a tabwriter that left both).
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
-    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|\S\t")
+    r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
+    r"\S {0,3}\t")
 # Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
 _COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
 _GAP = re.compile(r" {2,}")
@@ -63,19 +65,30 @@ _NEGATED = re.compile(
 # is returned"). "As expected, the pod ..." names no that-clause and is not denied.
 _EXPECTED_THAT = re.compile(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
                             re.IGNORECASE)
-# A program's message quoted inside a sentence: inline code, or a long quoted string.
-_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|'[^']{20,}'")
+# A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
+# letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
 _QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
 _SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
 _QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
-__all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences", "unquoted"]
+__all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences",
+           "signal_id", "unquoted"]
 
 
-def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> ParseResult:
-    """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read."""
+def signal_id(parser: str) -> str | None:
+    """The line signal a fact credits ("signal:<id>", "stated:signal:<id>", "container_log (signal:<id>)")."""
+    found = _SIGNAL_ID.search(parser)
+    return found.group(1) if found else None
+
+
+def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = (),
+                programs: dict[int, set[str]] | None = None) -> ParseResult:
+    """Facts from the sentences of the artifact; `read` are the 1-based line spans other readers already read, and
+    `programs` the line signals that read a sentence (1-based line -> signal ids): the message each matched there
+    is its program's words, not the writer's, and no term is read inside it."""
     text = artifact.content
     lines = text.split("\n")
     spans = merged_spans(read)
@@ -97,11 +110,14 @@ def read_stated(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Par
         # In catalog order, so that of two entries giving the same fact the first names it, whatever the hints.
         hinted = {id(t) for hint in candidates[index] for t in owners[hint]}
         wanted = [t for t in terms if id(t) in hinted]
+        signals = sorted((programs or {}).get(index + 1, ()))
         for sentence in _SENTENCE.split(line):
             if asks(sentence):
                 continue  # a question asks about the term, it does not report it
+            messages = [m.span() for sid in signals if (rx := signal_pattern(sid)) is not None
+                        and (m := rx.search(sentence)) is not None]
             for term in wanted:
-                for name, value in _said(term, sentence):
+                for name, value in _said(term, sentence, messages):
                     key = (name, repr(value))
                     if key in seen:
                         continue
@@ -180,7 +196,7 @@ def _match_denied(line: str, parser: str) -> bool:
     return negated(_SENTENCE.split(line[:match.start()])[-1])
 
 
-def _values(term: CompiledTerm, sentence: str) -> list[object]:
+def _values(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) -> list[object]:
     if not term.concerns(sentence):
         return []
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
@@ -191,6 +207,8 @@ def _values(term: CompiledTerm, sentence: str) -> list[object]:
         if negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
                                                for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
+        if any(a <= match.start() < b for a, b in messages):
+            continue  # inside a message a line signal read: the program's words, its signal's to read
         if about and about[-1] <= match.start() and all(negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
         value = _value(term, match.groupdict())
@@ -205,10 +223,10 @@ def _only_term(quote: str, matched: str) -> bool:
     return quote.strip(_QUOTE_MARKS).strip().lower() == matched.strip(_QUOTE_MARKS).strip().lower()
 
 
-def _said(term: CompiledTerm, sentence: str) -> list[tuple[str, object]]:
+def _said(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) -> list[tuple[str, object]]:
     """The facts a sentence says through the term: its fact, and the symptom it shows (`evidence.symptoms`)."""
     out: list[tuple[str, object]] = []
-    for value in _values(term, sentence):
+    for value in _values(term, sentence, messages):
         if term.spec.fact is not None:
             out.append((term.spec.fact, value))
         if term.spec.symptom is not None:
@@ -235,6 +253,9 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     if term.spec.fact is None:
         return True  # a symptom-only entry: the sentence shows it, the symptom is the value
     kind = VOCABULARY[term.spec.fact].type
+    said, other = groups.get("number") or groups.get("named"), groups.get("other") or groups.get("other2")
+    if term.spec.mismatch and said is not None and _agree(said, other, term.spec.tolerance):
+        return None  # the two figures agree: nothing is mismatched
     if kind == "bool":
         return True  # the term itself is the observation (the NCCL watchdog timed out)
     if term.spec.value is not None:
@@ -243,9 +264,7 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
         raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
                                None)
     else:
-        raw = groups.get("number") or groups.get("named")
-        if raw is not None and term.spec.mismatch and raw == (groups.get("other") or groups.get("other2")):
-            return None  # the two figures agree: nothing is mismatched
+        raw = said
         if raw is not None and term.spec.lowest:
             raw = _lowest(raw)
     if raw is None:
@@ -258,6 +277,13 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
             return None
         return [number] if kind.startswith("list") else number
     return [raw] if kind.startswith("list") else raw
+
+
+def _agree(said: str, other: str | None, tolerance: int) -> bool:
+    """Two figures of a mismatch pattern that are the same, or within the entry's tolerance of each other."""
+    if other is None or not (said.isdigit() and other.isdigit()):
+        return said == other
+    return abs(int(said) - int(other)) <= tolerance
 
 
 def asks(sentence: str) -> bool:

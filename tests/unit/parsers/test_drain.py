@@ -218,3 +218,30 @@ def test_taint_manager_condition() -> None:
 def test_drain_wordings_never_raise(tail: str) -> None:
     facts = joined_facts(f"evicting pod {tail}\npod/{tail} evicted\nnode/{tail} drained\n")
     assert facts.get("node.draining") in (None, True)
+
+
+# ---- kubectl drain's lines kept as a JSON string by the program that ran it (signals.yaml
+# kubectl-drain-evicted-quoted) --------------------------------------------------------------------------------
+# https://github.com/litmuschaos/litmus/pull/399 (an Ansible task's registered stdout, its lines joined by "\n")
+ANSIBLE_DRAIN_STDOUT = (
+    '"stdout": "node/gke-e2e-cstor-dev-1-default-pool-224a4771-k4z6 cordoned\\npod/litmus-percona-p9f2g-2z6j4 '
+    'evicted\\npod/openebs-provisioner-7c944cfd97-jmsh6 evicted\\n"'
+)
+
+
+@pytest.mark.parametrize("text", [
+    ANSIBLE_DRAIN_STDOUT,
+    # Composed: Ansible's stdout_lines list of the same output, as its command module registers it.
+    '"stdout_lines": ["node/n1 cordoned", "pod/web-1 evicted", "node/n1 drained"]',
+])
+def test_drain_output_kept_in_a_json_string_is_a_drain(text: str) -> None:
+    facts = joined_facts(text)
+    assert facts["node.draining"] is True and facts["evidence.symptoms"] == ["evicted"]
+
+
+@pytest.mark.parametrize("text", [
+    '"stdout": "node/n1 cordoned\\npod/web-1 evicted (dry run)\\n"',  # a dry run evicts nothing
+    '"msg": "the pod/web-1 evicted yesterday was rescheduled"',  # words around it: not the drain's line
+])
+def test_a_quoted_dry_run_or_sentence_is_no_drain(text: str) -> None:
+    assert "node.draining" not in joined_facts(text)

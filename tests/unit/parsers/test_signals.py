@@ -69,6 +69,9 @@ AWAITING_A_PASTE = {
     "vegeta-report-p99-s", "hey-latency-distribution-p99",
     "haproxy-error-page-timeout", "envoy-stats-upstream-rq-timeout",
     "kong-upstream-timing-out-body",
+    # Knative's proxy error handler with a deadline for its error (the compact and pretty pastes found say EOF,
+    # a refused dial or a cancel).
+    "knative-proxy-error-timeout",
     # The node's memory and PID pressure taints, rendered by test_state_taints_and_proxy_lines.py (the disk one has
     # a real paste).
     "node-memory-pressure-taint", "node-pid-pressure-taint",

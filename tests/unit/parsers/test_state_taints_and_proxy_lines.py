@@ -212,3 +212,29 @@ def test_a_cpu_limit_said_to_slow_a_service_is_read(sentence: str, slowed: bool 
 ])
 def test_a_status_someone_expected_is_not_one_they_saw(line: str) -> None:
     assert "http.error_statuses" not in first_facts(line)
+
+
+# ---- CFS throttling said in words to be heavy, or to stop a container short of its CPU (signals.yaml
+# cpu-throttling-said-heavy) ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/coreos/bugs/issues/2623 (description, Actual Behavior)
+    "Highly threaded, I/O blocked containers running on Kubernetes on CoreOS are heavily throttled well before they "
+    "approach their CPU request. We are seeing **CPU performance impact of 50% in production for some Java web "
+    "applications**- i.e. if we request 6 cores, we are throttled at 3.",
+    # Rule sentence: the CPU quota first, the heavy throttling after it.
+    "With a CPU limit of 2 the JVM is severely throttled during garbage collection.",
+])
+def test_cpu_throttling_said_heavy_is_read(sentence: str) -> None:
+    assert joined_facts(sentence).get("cpu.limit_slowed") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "The GPU is heavily throttled, the CPU is at 20%.",  # a GPU's clocks, not the CPU quota
+    "The pods are not heavily throttled by the CPU limit.",  # denied
+    "Is the container heavily throttled by its CPU quota?",  # asked
+    "Our API calls are heavily throttled by the cloud provider's rate limit.",  # no CPU named
+    "I0301 10:00:00.000 1 request.go:601] Waited for 1.0s due to client-side throttling, not priority and fairness",
+])
+def test_other_throttling_or_a_denied_one_is_not_read(sentence: str) -> None:
+    assert "cpu.limit_slowed" not in joined_facts(sentence)

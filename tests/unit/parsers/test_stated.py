@@ -151,7 +151,10 @@ def _sample(term: Any) -> tuple[str, object]:
                "scheduling-insufficient-memory": ("unschedulable due to insufficient memory", "insufficient-memory"),
                "scheduling-insufficient-cpu": ("unschedulable due to not enough cpu", "insufficient-cpu"),
                "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True),
-               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0)}
+               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0),
+               "liveness-kill-said": ("killed by the liveness probe", True),
+               "mtu-mismatch-said": ("hit by an MTU mismatch", True),
+               "scheduling-too-many-pods": ("unschedulable due to too many pods", "too-many-pods")}
     return samples[term.spec.id]
 
 

@@ -40,6 +40,9 @@ _SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"volume node affinity conflict", re.I), "volume-node-affinity"),
     (re.compile(r"exceed max volume count", re.I), "volume-limit"),
     (re.compile(r"Too many pods", re.I), "too-many-pods"),
+    # Volcano's predicates plugin for the node's max-pods (pkg/scheduler/api/unschedule_info.go
+    # NodePodNumberExceeded, v1.5 on).
+    (re.compile(r"node\(s\) pod number exceeded", re.I), "too-many-pods"),
     (re.compile(r"(?:were|was|is) unschedulable", re.I), "unschedulable-node"),
     (re.compile(r"had condition: \[(?:Memory|Disk|PID)Pressure\]|had (?:memory|disk|pid) pressure", re.I),
      "node-pressure"),
