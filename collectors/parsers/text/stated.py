@@ -126,7 +126,8 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
     for fact in facts:
         c = fact.citation
         index = c.start - 1
-        if c.start == 0 or c.start != c.end or index >= len(lines) or bisect.bisect_right(fences, index) % 2 == 1:
+        if (c.start == 0 or c.start != c.end or index >= len(lines) or bisect.bisect_right(fences, index) % 2 == 1
+                or inside(list(artifact.fenced), c.start)):
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])

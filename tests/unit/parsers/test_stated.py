@@ -16,6 +16,7 @@ from collectors.catalogs.stated import stated_terms
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
 from collectors.parsers.text.stated import read_stated
+from collectors.paste import artifacts_from_text
 
 REAL: list[tuple[str, str, dict[str, Any]]] = [
     ("https://github.com/kubernetes/kubernetes/issues/98157",
@@ -323,3 +324,30 @@ def test_a_limit_said_too_small(text: str, said: bool | None) -> None:
 ])
 def test_a_5xx_said_with_its_verb_after_it(text: str, statuses: list[int] | None) -> None:
     assert _stated(text).get("http.error_statuses") == statuses
+
+
+# https://github.com/artifact-keeper/artifact-keeper-iac/issues/153 (the issue's body), verbatim: the kubelet's
+# eviction message alone in a markdown fence, between the writer's sentences. The fence shows it as the program
+# printed it; unwrap turns the fence lines blank, and the artifact keeps where the fence was (Artifact.fenced).
+FENCED_EVICTION = """\
+The backend streams artifacts to the `/data/storage` emptyDir as temp files before finalizing, so the pod's writable usage tracks the full upload size.
+
+```
+Pod ephemeral local storage usage exceeds the total limit of containers 1Gi
+```
+
+The client sees a TLS EOF mid-stream and the backend logs nothing (the pod was killed before the write completed).
+"""
+
+
+def _pasted_facts(text: str) -> list[Any]:
+    return [f for a in artifacts_from_text(text, "paste") for f in parse_artifact(a).facts]
+
+
+def test_a_program_message_inside_a_fence_is_shown_and_outside_one_is_said() -> None:
+    fenced = [f for f in _pasted_facts(FENCED_EVICTION) if f.name.startswith("eviction.")]
+    assert {f.name for f in fenced} >= {"eviction.seen", "eviction.over_limit"}
+    assert not any(f.parser.startswith("stated:") for f in fenced), fenced
+    # Rule test: the same words with the fence taken away read as the writer's sentence.
+    bare = [f for f in _pasted_facts(FENCED_EVICTION.replace("```\n", "")) if f.name.startswith("eviction.")]
+    assert bare and all(f.parser.startswith("stated:") for f in bare), bare
