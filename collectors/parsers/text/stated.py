@@ -246,7 +246,8 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
         raw: str | None = next((term.spec.terms[int(k[1:])] for k, v in groups.items() if v and k[1:].isdigit()),
                                None)
     else:
-        raw = groups.get("number") or groups.get("named")
+        # RE2 names a group once: a pattern of several alternatives names its figures number, number2, ...
+        raw = next((v for k, v in groups.items() if k.startswith("number") and v), None) or groups.get("named")
         if raw is not None and term.spec.mismatch and raw == (groups.get("other") or groups.get("other2")):
             return None  # the two figures agree: nothing is mismatched
         if raw is not None and term.spec.lowest:

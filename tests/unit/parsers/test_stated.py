@@ -151,7 +151,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "scheduling-insufficient-memory": ("unschedulable due to insufficient memory", "insufficient-memory"),
                "scheduling-insufficient-cpu": ("unschedulable due to not enough cpu", "insufficient-cpu"),
                "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True),
-               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0)}
+               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0),
+               "dns-lookup-seconds": ("hit by DNS lookups that take 5 seconds", 5.0)}
     return samples[term.spec.id]
 
 
@@ -351,3 +352,33 @@ def test_a_program_message_inside_a_fence_is_shown_and_outside_one_is_said() -> 
     # Rule test: the same words with the fence taken away read as the writer's sentence.
     bare = [f for f in _pasted_facts(FENCED_EVICTION.replace("```\n", "")) if f.name.startswith("eviction.")]
     assert bare and all(f.parser.startswith("stated:") for f in bare), bare
+
+
+# A name lookup said to take seconds (stated.yaml dns-lookup-seconds), verbatim from public threads.
+DNS_SECONDS = [
+    # https://github.com/kubernetes/kubernetes/issues/62628 (description, "What happened")
+    ("The DNS will get a 5s latency of AAAA when uses iptables forward in network traffic between pods.", 5.0),
+    # https://github.com/kubernetes/kubernetes/issues/62628 (the issue's title)
+    ("DNS latency of 5s when uses iptables forward in pods network traffic", 5.0),
+    # https://github.com/kubernetes/kubernetes/issues/56903 (the issue's title)
+    ("DNS intermittent delays of 5s", 5.0),
+    # https://github.com/julioct/azure-pipelines-kubernetes-agents/pull/3 (the pull request's title)
+    ("Fix for 5 second DNS lookups", 5.0),
+]
+# Seconds that are no lookup's duration, and a lookup's delay denied (made-up sentences, rule tests).
+DNS_NOT_SECONDS = [
+    "The DNS TTL is 30 seconds for this record in our zone.",
+    "CoreDNS reloads its Corefile every 30 seconds when the ConfigMap changes.",
+    "There is no 5s latency on DNS in the pods after the fix.",
+    "Is the DNS getting a 5s latency in the pods on that node?",
+]
+
+
+@pytest.mark.parametrize(("text", "seconds"), DNS_SECONDS)
+def test_a_lookup_said_to_take_seconds_is_read(text: str, seconds: float) -> None:
+    assert [(f.name, f.value) for f in read_stated(_paste(text)).facts] == [("dns.lookup_seconds", seconds)]
+
+
+@pytest.mark.parametrize("text", DNS_NOT_SECONDS)
+def test_seconds_that_are_no_lookup_or_denied_are_not_read(text: str) -> None:
+    assert [f for f in read_stated(_paste(text)).facts if f.name == "dns.lookup_seconds"] == []
