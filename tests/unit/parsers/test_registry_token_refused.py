@@ -13,7 +13,6 @@ import pytest
 from collectors.factset import FactSet
 from collectors.parsers.registry import parse_artifact
 from collectors.paste import artifacts_from_text
-
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts
 

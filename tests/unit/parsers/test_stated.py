@@ -331,7 +331,8 @@ def test_a_5xx_said_with_its_verb_after_it(text: str, statuses: list[int] | None
 # eviction message alone in a markdown fence, between the writer's sentences. The fence shows it as the program
 # printed it; unwrap turns the fence lines blank, and the artifact keeps where the fence was (Artifact.fenced).
 FENCED_EVICTION = """\
-The backend streams artifacts to the `/data/storage` emptyDir as temp files before finalizing, so the pod's writable usage tracks the full upload size.
+The backend streams artifacts to the `/data/storage` emptyDir as temp files before finalizing, so the pod's \
+writable usage tracks the full upload size.
 
 ```
 Pod ephemeral local storage usage exceeds the total limit of containers 1Gi

@@ -131,7 +131,8 @@ _CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox
 # - the kubelet could not reach the runtime's CRI socket at all (grpc's `dial unix <socket>: connect: ...`), so
 #   RunPodSandbox never ran.
 _RUNTIME_HANDLER_MISSING = re.compile(r'no runtime for \\?"[^"\\]{1,100}\\?" is configured')
-_RUNTIME_UNREACHABLE = re.compile(r"dial unix \S{1,200}\.sock: connect: (?:connection refused|no such file or directory)")
+_RUNTIME_UNREACHABLE = re.compile(
+    r"dial unix \S{1,200}\.sock: connect: (?:connection refused|no such file or directory)")
 
 _MAX_MESSAGE = 4096  # as the line signals: longer text is never handed to a pattern
 
