@@ -27,6 +27,9 @@ class Artifact(BaseModel):
     # (copying the paste's length into every piece made reading it quadratic), and its citations still count the
     # paste's lines (collectors/parsers/registry.py shifts them).
     first_line: int = Field(1, ge=1)
+    # Spans of the content's lines (1-based, counted in the content) a markdown fence held in the paste: a
+    # program's output as the writer showed it, so a message read there is observed, not said.
+    fenced: tuple[tuple[int, int], ...] = ()
 
 
 class Citation(BaseModel):

@@ -49,16 +49,23 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
     pieces = _pieces(clean.lines, segments)
     del segments
     if len(pieces) == 1 and pieces[0].kind != ArtifactKind.TEXT and pieces[0].lo <= 1:
-        return [Artifact(id=name, kind=pieces[0].kind, source=source, content=clean.text, captured_at=captured_at)]
+        return [Artifact(id=name, kind=pieces[0].kind, source=source, content=clean.text, captured_at=captured_at,
+                         fenced=tuple(clean.fenced))]
     artifacts: list[Artifact] = []
     for index, piece in enumerate(pieces, 1):
         text_only = piece.kind == ArtifactKind.TEXT
         artifacts.append(Artifact(
             id=name if text_only and len(pieces) == 1 else f"{name}#{index}", kind=piece.kind, source=source,
             content="\n".join(piece.lines), first_line=piece.lo, captured_at=captured_at,
+            fenced=_within(clean.fenced, piece.lo, piece.lo + len(piece.lines) - 1),
             command=f"lines of {name} no structured kind claimed" if text_only else piece.command(name)))
         piece.lines = []  # each piece's list of lines goes as soon as its text is made
     return artifacts
+
+
+def _within(spans: list[tuple[int, int]], lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+    """The parts of the paste's fenced spans inside lines lo..hi, counted from lo (the piece's first line is 1)."""
+    return tuple((max(a, lo) - lo + 1, min(b, hi) - lo + 1) for a, b in spans if a <= hi and b >= lo)
 
 
 @dataclass

@@ -65,6 +65,9 @@ class Unwrapped:
 
     lines: list[str]
     commands: list[str] = field(default_factory=list)
+    # 1-based spans of the lines a markdown fence held (the fences themselves are blank lines now): what a paste
+    # shows as a program's output, never a sentence the writer said (collectors/parsers/text/stated.py restate).
+    fenced: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -84,6 +87,8 @@ def unwrap_lines(lines: list[str]) -> Unwrapped:
     """The line-by-line reading behind unwrap()."""
     out: list[str] = []
     commands: list[str] = []
+    fenced: list[tuple[int, int]] = []
+    opened = 0  # the 1-based line of the open fence, 0 when none is open
     command = ""
     diff = False
     for line in lines:
@@ -92,6 +97,9 @@ def unwrap_lines(lines: list[str]) -> Unwrapped:
             commands.append(command)
             continue
         if fence := _FENCE.match(line):
+            if opened and len(out) > opened:
+                fenced.append((opened + 1, len(out)))
+            opened = 0 if opened else len(out) + 1
             diff = not diff and fence.group(1).lower() in ("diff", "patch")
             command = ""  # a fence opens or closes a block: what follows is no longer the last command's output
             out.append("")
@@ -123,7 +131,7 @@ def unwrap_lines(lines: list[str]) -> Unwrapped:
             line = _ANNOTATION.sub("", line)
         out.append(line.rstrip())
         commands.append(command)
-    return Unwrapped(out, commands)
+    return Unwrapped(out, commands, fenced)
 
 
 # A line can wear a wrapper only if it starts with one of these or holds one of the substrings in _plain.

@@ -166,7 +166,9 @@ FACTS: list[FactSpec] = [
              "a PersistentVolumeClaim is being deleted (deletionTimestamp set, held by a finalizer)", "any"),
     FactSpec("sandbox.errors", "list[str]",
              "normalised pod sandbox failures (FailedCreatePodSandBox): ip-exhausted (the CNI's IPAM has no "
-             "address left), cni-not-ready (no CNI config or plugin on the node), cni-error, runtime-error",
+             "address left), cni-not-ready (no CNI config or plugin on the node), cni-error, runtime-handler-missing "
+             "(the RuntimeClass's handler is not configured in the runtime) and runtime-unreachable (the kubelet "
+             "could not dial the runtime's socket), both before the CNI is called, runtime-error",
              "union", "ip-exhausted"),
     FactSpec("cni.ip_pool_used_ratio", "float",
              "the share of the node's CNI address pool given to pods, from the IPAM's own pool report (the AWS VPC CNI "

@@ -318,7 +318,10 @@ def without_repeats(structural: list[Fact], signalled: list[Fact], summaries: bo
     lines): only a fact it gave is not given again.
     """
     symptoms = {str(v) for f in structural if f.name == SYMPTOMS and isinstance(f.value, list) for v in f.value}
-    named = {f.name for f in structural}
+    # A structural reading that could not classify ("other" of a fact merged `specific`, the kubelet's bare "Error:
+    # ErrImagePull") claims nothing: a signal that classifies the same failure (its message wrapped over lines the
+    # table parser could not read as a row) is the reading the merge would keep anyway.
+    named = {f.name for f in structural if not _unclassified(f)}
     read: dict[str, list[tuple[int, int]]] = {}  # fact family ("scheduling" for scheduling.failed) -> line spans
     for f in [] if summaries else structural:
         if f.citation.start > 0:
@@ -332,6 +335,11 @@ def without_repeats(structural: list[Fact], signalled: list[Fact], summaries: bo
 
     return [f for f in signalled
             if (new_symptom(f) if f.name == SYMPTOMS else f.name not in named and not overlaps(f))]
+
+
+def _unclassified(fact: Fact) -> bool:
+    spec = VOCABULARY.get(fact.name)
+    return spec is not None and spec.merge == "specific" and fact.value == "other"
 
 
 def _family(name: str) -> str:

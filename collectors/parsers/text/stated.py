@@ -140,7 +140,8 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
     for fact in facts:
         c = fact.citation
         index = c.start - 1
-        if c.start == 0 or c.start != c.end or index >= len(lines) or bisect.bisect_right(fences, index) % 2 == 1:
+        if (c.start == 0 or c.start != c.end or index >= len(lines) or bisect.bisect_right(fences, index) % 2 == 1
+                or inside(list(artifact.fenced), c.start)):
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
@@ -253,7 +254,9 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     if term.spec.fact is None:
         return True  # a symptom-only entry: the sentence shows it, the symptom is the value
     kind = VOCABULARY[term.spec.fact].type
-    said, other = groups.get("number") or groups.get("named"), groups.get("other") or groups.get("other2")
+    # RE2 names a group once: a pattern of several alternatives names its figures number, number2, ...
+    said = next((v for k, v in groups.items() if k.startswith("number") and v), None) or groups.get("named")
+    other = groups.get("other") or groups.get("other2")
     if term.spec.mismatch and said is not None and _agree(said, other, term.spec.tolerance):
         return None  # the two figures agree: nothing is mismatched
     if kind == "bool":

@@ -92,3 +92,25 @@ def test_an_arrow_in_a_programs_own_log_is_no_typed_note() -> None:
     ])
     assert unwrap(text).lines[1:] == ["stress: FAIL: [1] (415) <-- worker 7 got signal 9",
                                       "$ kubectl describe node gpu-1", "  nvidia.com/gpu:     7"]
+
+
+def test_the_lines_a_fence_held_are_kept_as_spans_counted_in_each_piece() -> None:
+    # Rule test (made-up paste): two fenced blocks, an empty one, and a fence left open at the end.
+    clean = unwrap("said\n```\nshown 1\nshown 2\n```\nsaid\n~~~\n~~~\n```text\nshown 3\n```\nsaid\n```\ncut off")
+    assert clean.fenced == [(3, 4), (10, 10)]
+    texts = list(artifacts_from_text("I ran it and got this:\n\n```\nthe pod keeps restarting\n```\n", "p"))
+    assert [a.fenced for a in texts] == [((4, 4),)]
+
+
+@SETTINGS
+@given(text=st.lists(st.one_of(line, st.sampled_from(["```", "~~~", "```log"])), max_size=40).map("\n".join))
+def test_fenced_spans_lie_inside_the_paste_and_inside_each_piece(text: str) -> None:
+    clean = unwrap(text)
+    assert all(1 <= a <= b <= len(clean.lines) for a, b in clean.fenced)
+    try:
+        artifacts = artifacts_from_text(text, "p")
+    except PasteError:
+        return  # empty, or only fences
+    for artifact in artifacts:
+        count = artifact.content.count("\n") + 1
+        assert all(1 <= a <= b <= count for a, b in artifact.fenced)

@@ -53,6 +53,15 @@ def test_missing_refs_from_volumes_env_and_keys() -> None:
     ('andbox "55dbd184d9926ada73934c2379359797774bd1046fa85b462f3cfa0dc3e4e242": failed to find plugin "loopback" '
      "in path [/opt/cni/bin]", ["cni-not-ready"]),
     ("Failed to create pod sandbox: rpc error: code = DeadlineExceeded", ["runtime-error"]),
+    # NVIDIA/gpu-operator#549, verbatim: the RuntimeClass's handler is not in containerd's config, and containerd
+    # down; both fail before the CNI is called (tests/realworld/container-creating/gpu-operator-549-...).
+    ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for '
+     '"nvidia" is configured', ["runtime-handler-missing"]),
+    ('Failed to create pod sandbox: rpc error: code = Unavailable desc = connection error: desc = "transport: Error '
+     'while dialing dial unix /run/containerd/containerd.sock: connect: connection refused"', ["runtime-unreachable"]),
+    # A CNI failure that also names a socket stays the CNI's.
+    ('failed to setup network for sandbox "x": plugin type="calico" failed (add): dial unix '
+     '/var/run/calico/cni-server.sock: connect: connection refused', ["cni-error"]),
     ("Started container app", []),
 ])
 def test_sandbox_errors(message: str, expected: list[str]) -> None:

@@ -17,6 +17,7 @@ from collectors.catalogs.stated import stated_terms
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
 from collectors.parsers.text.stated import read_stated
+from collectors.paste import artifacts_from_text
 
 REAL: list[tuple[str, str, dict[str, Any]]] = [
     ("https://github.com/kubernetes/kubernetes/issues/98157",
@@ -154,7 +155,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "endpoints-said-empty": ("behind a Service with no ready endpoints", 0),
                "liveness-kill-said": ("killed by the liveness probe", True),
                "mtu-mismatch-said": ("hit by an MTU mismatch", True),
-               "scheduling-too-many-pods": ("unschedulable due to too many pods", "too-many-pods")}
+               "scheduling-too-many-pods": ("unschedulable due to too many pods", "too-many-pods"),
+               "dns-lookup-seconds": ("hit by DNS lookups that take 5 seconds", 5.0)}
     return samples[term.spec.id]
 
 
@@ -327,3 +329,61 @@ SAID: list[tuple[str, str, object]] = [
 @pytest.mark.parametrize(("text", "fact", "value"), SAID)
 def test_a_fact_said_in_a_sentence_is_read_and_asked_or_denied_is_not(text: str, fact: str, value: object) -> None:
     assert _stated(text).get(fact) == value
+
+
+# https://github.com/artifact-keeper/artifact-keeper-iac/issues/153 (the issue's body), verbatim: the kubelet's
+# eviction message alone in a markdown fence, between the writer's sentences. The fence shows it as the program
+# printed it; unwrap turns the fence lines blank, and the artifact keeps where the fence was (Artifact.fenced).
+FENCED_EVICTION = """\
+The backend streams artifacts to the `/data/storage` emptyDir as temp files before finalizing, so the pod's \
+writable usage tracks the full upload size.
+
+```
+Pod ephemeral local storage usage exceeds the total limit of containers 1Gi
+```
+
+The client sees a TLS EOF mid-stream and the backend logs nothing (the pod was killed before the write completed).
+"""
+
+
+def _pasted_facts(text: str) -> list[Any]:
+    return [f for a in artifacts_from_text(text, "paste") for f in parse_artifact(a).facts]
+
+
+def test_a_program_message_inside_a_fence_is_shown_and_outside_one_is_said() -> None:
+    fenced = [f for f in _pasted_facts(FENCED_EVICTION) if f.name.startswith("eviction.")]
+    assert {f.name for f in fenced} >= {"eviction.seen", "eviction.over_limit"}
+    assert not any(f.parser.startswith("stated:") for f in fenced), fenced
+    # Rule test: the same words with the fence taken away read as the writer's sentence.
+    bare = [f for f in _pasted_facts(FENCED_EVICTION.replace("```\n", "")) if f.name.startswith("eviction.")]
+    assert bare and all(f.parser.startswith("stated:") for f in bare), bare
+
+
+# A name lookup said to take seconds (stated.yaml dns-lookup-seconds), verbatim from public threads.
+DNS_SECONDS = [
+    # https://github.com/kubernetes/kubernetes/issues/62628 (description, "What happened")
+    ("The DNS will get a 5s latency of AAAA when uses iptables forward in network traffic between pods.", 5.0),
+    # https://github.com/kubernetes/kubernetes/issues/62628 (the issue's title)
+    ("DNS latency of 5s when uses iptables forward in pods network traffic", 5.0),
+    # https://github.com/kubernetes/kubernetes/issues/56903 (the issue's title)
+    ("DNS intermittent delays of 5s", 5.0),
+    # https://github.com/julioct/azure-pipelines-kubernetes-agents/pull/3 (the pull request's title)
+    ("Fix for 5 second DNS lookups", 5.0),
+]
+# Seconds that are no lookup's duration, and a lookup's delay denied (made-up sentences, rule tests).
+DNS_NOT_SECONDS = [
+    "The DNS TTL is 30 seconds for this record in our zone.",
+    "CoreDNS reloads its Corefile every 30 seconds when the ConfigMap changes.",
+    "There is no 5s latency on DNS in the pods after the fix.",
+    "Is the DNS getting a 5s latency in the pods on that node?",
+]
+
+
+@pytest.mark.parametrize(("text", "seconds"), DNS_SECONDS)
+def test_a_lookup_said_to_take_seconds_is_read(text: str, seconds: float) -> None:
+    assert [(f.name, f.value) for f in read_stated(_paste(text)).facts] == [("dns.lookup_seconds", seconds)]
+
+
+@pytest.mark.parametrize("text", DNS_NOT_SECONDS)
+def test_seconds_that_are_no_lookup_or_denied_are_not_read(text: str) -> None:
+    assert [f for f in read_stated(_paste(text)).facts if f.name == "dns.lookup_seconds"] == []

@@ -122,6 +122,18 @@ _CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox
                   r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
 
 
+# Failures that come before the runtime calls the CNI plugin for the sandbox, so the pod network was never asked
+# for an address:
+# - the runtime handler the pod's RuntimeClass names is not in the runtime's configuration: containerd's
+#   getSandboxRuntime, `no runtime for %q is configured` (pkg/cri/server/helpers.go and sandbox_run.go 1.5-1.6, where
+#   it runs before setupPodNetwork; pkg/cri/sbserver 1.7 and internal/cri/server 2.x, where getSandboxController
+#   calls it at the top of RunPodSandbox);
+# - the kubelet could not reach the runtime's CRI socket at all (grpc's `dial unix <socket>: connect: ...`), so
+#   RunPodSandbox never ran.
+_RUNTIME_HANDLER_MISSING = re.compile(r'no runtime for \\?"[^"\\]{1,100}\\?" is configured')
+_RUNTIME_UNREACHABLE = re.compile(
+    r"dial unix \S{1,200}\.sock: connect: (?:connection refused|no such file or directory)")
+
 _MAX_MESSAGE = 4096  # as the line signals: longer text is never handed to a pattern
 
 
@@ -138,6 +150,10 @@ def sandbox_errors(message: str) -> list[str]:
         return ["cni-error"]
     if _CNI.search(message):
         return ["cni-error"]
+    if _RUNTIME_HANDLER_MISSING.search(message):
+        return ["runtime-handler-missing"]
+    if _RUNTIME_UNREACHABLE.search(message):
+        return ["runtime-unreachable"]
     if "sandbox" in message.lower():
         return ["runtime-error"]
     return []
