@@ -130,7 +130,7 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
-        if not _prose(line) or _quoted(line, fact.value):
+        if not _prose(line) or _quoted(line, fact.value) or (index > 0 and _wrapped_from_program(lines[index - 1], line)):
             out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
         elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
@@ -296,6 +296,19 @@ def _prose(line: str) -> bool:
         return True
     # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
     return len(_IDEOGRAPHS.findall(line)) >= 8
+
+
+# A program's long line a terminal or a log viewer wrapped at its width: the part before the wrap is wide and has no
+# sentence end, and the part after it goes on mid-sentence (a small letter or a closing bracket first), which a
+# sentence of the person's own never does ("... 2 Workers (tasks /" then " actors) killed due to memory pressure").
+_WRAP_WIDTH = 60
+_GOES_ON = re.compile(r"^ ?[a-z)\]}/,]")
+
+
+def _wrapped_from_program(before: str, line: str) -> bool:
+    before = before.rstrip()
+    return (len(before) >= _WRAP_WIDTH and before[-1] not in ".!?:" and _PROGRAM.search(before) is not None
+            and _GOES_ON.match(line) is not None)
 
 
 def _typed_gaps(line: str) -> bool:
