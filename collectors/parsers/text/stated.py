@@ -30,6 +30,8 @@ _OUTPUT = re.compile(
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+# A sentence set off in round brackets on a line of its own: words inside, no code or output.
+_ASIDE = re.compile(r"^\s*\(([A-Za-z][^()]*)\)\s*$")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
 # ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
 # capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns.
@@ -53,7 +55,7 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
 _IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
-_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
 _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
@@ -280,6 +282,8 @@ def negated(before: str) -> bool:
 
 
 def _prose(line: str) -> bool:
+    if (aside := _ASIDE.match(line)) is not None:
+        line = aside.group(1)  # a whole line in brackets is the writer's aside: "(expected to hang since ...)"
     field = _FIELD.match(line)
     if field is not None:
         line = line[field.end():]
