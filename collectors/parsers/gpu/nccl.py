@@ -197,8 +197,8 @@ def _network(scan: Scan, line: str, n: int) -> None:
         scan.item("nccl.transports", _transport_name(match.group(1).strip()), n)
 
 
-# ncclIbInit's own words when a verbs call refuses an HCA while it lists them (NVIDIA/nccl src/transport/net_ib.cc, 2.4 on):
-# "NET/IB : Unable to open device mlx5_0", "NET/IB : Unable to query device mlx5_0"; the device skipped.
+# ncclIbInit's own words when a verbs call refuses an HCA while it lists them (NVIDIA/nccl src/transport/net_ib.cc,
+# 2.4 on): "NET/IB : Unable to open device mlx5_0", "NET/IB : Unable to query device mlx5_0"; the device skipped.
 _IB_UNABLE = re.compile(r"NET/IB ?: Unable to (open|query) device\b")
 
 

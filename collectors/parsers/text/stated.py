@@ -132,8 +132,9 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
-        if not _prose(line) or _quoted(line, fact.value) or (index > 0 and _wrapped_from_program(lines[index - 1], line)):
-            out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
+        wrapped = index > 0 and _wrapped_from_program(lines[index - 1], line)
+        if not _prose(line) or _quoted(line, fact.value) or wrapped:
+            out.append(fact)  # a program's line (or its wrapped tail), or its message quoted in a sentence: shown
         elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))

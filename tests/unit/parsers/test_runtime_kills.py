@@ -111,8 +111,10 @@ def test_a_real_yarn_memory_kill_is_a_memory_monitor_kill() -> None:
 # "#033" for the escape byte of its colours) and a viewer wrapped it at its width, mid-message.
 RAY_WRAPPED = (
     "#033[2m#033[33m(raylet)#033[0m [DATE] (raylet) node_manager.cc:3007: 2 Workers (tasks /\n"
-    " actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: abd406d415bd2b74a5\n"
-    "e281968fd76aa200d56e4529fd1c1cd4373840, IP: 10.0.167.26) over the last time period. To see more information about th\n"
+    " actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: "
+    "abd406d415bd2b74a5\n"
+    "e281968fd76aa200d56e4529fd1c1cd4373840, IP: 10.0.167.26) over the last time period. To see more information "
+    "about th\n"
 )
 
 

@@ -7,10 +7,10 @@ import pytest
 
 from tests.unit.parsers.paste_facts import stated_facts
 
-# https://github.com/LTH14/fractalgen/issues/13 (description)
+# https://github.com/LTH14/fractalgen/issues/13 (description; its multiplication signs written as escapes)
 REAL_13 = (
-    "Generating 1×64×64 image takes 21 seconds with 12% GPU utilization\n"
-    "Generating 32×64×64 images takes 41 seconds with 89% GPU utilization\n"
+    "Generating 1\u00d764\u00d764 image takes 21 seconds with 12% GPU utilization\n"
+    "Generating 32\u00d764\u00d764 images takes 41 seconds with 89% GPU utilization\n"
     "\n"
     "This shows that while batch generation achieves better GPU utilization, the single-image generation appears "
     "less efficient than expected. \n"
