@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# The escape byte itself, or as rsyslog writes it: its `$EscapeControlCharactersOnReceive` (on by default, rsyslog
+# 3.x-8.x, runtime/parser.c) turns each control character into `#` and three octal digits, so a coloured line that
+# went through syslog reads `#033[2m#033[33m(raylet)#033[0m`.
+_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 # Prefixes seen in front of kernel and service log messages, outermost first:
 #   syslog:        "Nov 22 06:01:02 gpu-node-2 kernel: "

@@ -53,6 +53,14 @@ FACTS: list[FactSpec] = [
              "a person says their job spread over more GPUs or machines runs slower than on one ('even slower than "
              "training on one machine with one gpu'): the time goes to synchronising them (stated:scaling-said-slower)",
              "any"),
+    FactSpec("train.batch_said_small", "bool",
+             "a person says each step gets one sample or a small batch ('the single-image generation', 'batch size "
+             "1', 'one request at a time'): the GPU is given little work per launch (stated:batch-said-small)",
+             "any"),
+    FactSpec("train.scaling_said_flat", "bool",
+             "a person says their job's throughput or speed stays the same however many GPUs it is given ('the "
+             "throughput remained constant regardless of the number of GPUs'): the GPUs added do no work "
+             "(stated:scaling-said-flat)", "any"),
     FactSpec("gpu.util_swings", "bool",
              "a person says the GPU-Util swings between busy and idle ('fluctuates between 0 and 100', 'jumps "
              "from 89% to 0%'): the GPU computes in bursts and waits between them (stated:gpu-util-swings)", "any"),

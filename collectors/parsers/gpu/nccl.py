@@ -197,11 +197,18 @@ def _network(scan: Scan, line: str, n: int) -> None:
         scan.item("nccl.transports", _transport_name(match.group(1).strip()), n)
 
 
+# ncclIbInit's own words when a verbs call refuses an HCA while it lists them (NVIDIA/nccl src/transport/net_ib.cc,
+# 2.4 on): "NET/IB : Unable to open device mlx5_0", "NET/IB : Unable to query device mlx5_0"; the device skipped.
+_IB_UNABLE = re.compile(r"NET/IB ?: Unable to (open|query) device\b")
+
+
 def _ib(scan: Scan, line: str, n: int) -> None:
     if " Using " in line:
         _interfaces(scan, line, n)
     if "o device found" in line:
         scan.first("nccl.ib_device_missing", True, n)
+    if (unable := _IB_UNABLE.search(line)) is not None:
+        scan.item("nccl.ib_errors", f"ibv-{unable.group(1)}-device-failed", n)
     completion = _IB_COMPLETION.search(line) if "Got completion" in line else None
     if completion:
         code = int(completion.group(1))

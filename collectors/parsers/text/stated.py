@@ -30,6 +30,8 @@ _OUTPUT = re.compile(
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+# A sentence set off in round brackets on a line of its own: words inside, no code or output.
+_ASIDE = re.compile(r"^\s*\(([A-Za-z][^()]*)\)\s*$")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
 # ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
 # capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns (by tabs, with
@@ -55,7 +57,7 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
 _IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
-_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|while|although|though)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
 _NEGATED = re.compile(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
@@ -145,8 +147,9 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
-        if not _prose(line) or _quoted(line, fact.value):
-            out.append(fact)  # a program's line, or its message quoted in a sentence: shown, not said
+        wrapped = index > 0 and _wrapped_from_program(lines[index - 1], line)
+        if not _prose(line) or _quoted(line, fact.value) or wrapped:
+            out.append(fact)  # a program's line (or its wrapped tail), or its message quoted in a sentence: shown
         elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
             out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
@@ -307,6 +310,8 @@ def negated(before: str) -> bool:
 
 
 def _prose(line: str) -> bool:
+    if (aside := _ASIDE.match(line)) is not None:
+        line = aside.group(1)  # a whole line in brackets is the writer's aside: "(expected to hang since ...)"
     field = _FIELD.match(line)
     if field is not None:
         line = line[field.end():]
@@ -323,6 +328,19 @@ def _prose(line: str) -> bool:
         return True
     # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
     return len(_IDEOGRAPHS.findall(line)) >= 8
+
+
+# A program's long line a terminal or a log viewer wrapped at its width: the part before the wrap is wide and has no
+# sentence end, and the part after it goes on mid-sentence (a small letter or a closing bracket first), which a
+# sentence of the person's own never does ("... 2 Workers (tasks /" then " actors) killed due to memory pressure").
+_WRAP_WIDTH = 60
+_GOES_ON = re.compile(r"^ ?[a-z)\]}/,]")
+
+
+def _wrapped_from_program(before: str, line: str) -> bool:
+    before = before.rstrip()
+    return (len(before) >= _WRAP_WIDTH and before[-1] not in ".!?:" and _PROGRAM.search(before) is not None
+            and _GOES_ON.match(line) is not None)
 
 
 def _typed_gaps(line: str) -> bool:

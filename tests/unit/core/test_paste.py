@@ -9,6 +9,7 @@ import pytest
 from collectors.detect import detect_kind, split
 from collectors.models import ArtifactKind
 from collectors.paste import PasteError, artifacts_from_text
+from collectors.text import normalise
 from playbooks.pipeline import analyse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -28,6 +29,12 @@ def test_a_terminal_session_splits_into_its_kinds() -> None:
 def test_crlf_and_ansi_colours_do_not_change_the_split() -> None:
     coloured = MIXED.replace("OOMKilled", "\x1b[31mOOMKilled\x1b[0m").replace("\n", "\r\n")
     assert split(coloured) == split(MIXED)
+
+
+def test_colours_as_rsyslog_escapes_them_are_taken_off() -> None:
+    # rsyslog writes the escape byte as "#033" (vllm-project/vllm#1160: "#033[2m#033[33m(raylet)#033[0m").
+    assert normalise("#033[2m#033[33m(raylet)#033[0m node_manager.cc:3007") == "(raylet) node_manager.cc:3007"
+    assert normalise("issue #0334 [x]") == "issue #0334 [x]"
 
 
 def test_citations_keep_the_paste_line_numbers() -> None:

@@ -13,6 +13,15 @@ from collectors.parsers.gpu import nccl_ranks
 from tests.unit.parsers.test_nccl_catalog import read
 
 CASES = [
+    # https://github.com/NVIDIA/nccl/issues/451 (description): ncclIbInit refused the HCA inside a container
+    ("ib-unable-to-open-device", """\
+NCCL INFO NCCL_IB_DISABLE set by environment to 0.
+misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed
+transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device mlx5_bond_0
+NCCL INFO NET/IB : No device found.
+NCCL INFO NET/Socket : Using [0]bond0:200.1.93.2<0>
+NCCL INFO Using network Socket
+""", {"nccl.ib_errors": ["ibv-open-device-failed"], "nccl.ib_device_missing": True, "nccl.transports": ["Socket"]}),
     # https://github.com/NVIDIA/nccl/issues/293
     ("bind-failed-trace", """\
 42692884fcba:140:140 [0] include/socket.h:333 NCCL WARN Call to bind failed : Address already in use

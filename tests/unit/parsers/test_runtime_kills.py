@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
 from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts
 
@@ -81,3 +83,31 @@ def test_real_exit_codes_in_yarns_and_argos_words_are_read(paste: str, code: int
 def test_a_real_yarn_memory_kill_is_a_memory_monitor_kill() -> None:
     facts = joined_facts(PASTES["tensorflowonspark-134-yarn-killed-exceeding-memory"])
     assert facts.get("app.memory_monitor_kill") is True, facts
+
+
+# https://github.com/vllm-project/vllm/issues/1160 (description): the raylet's summary as syslog kept it (rsyslog's
+# "#033" for the escape byte of its colours) and a viewer wrapped it at its width, mid-message.
+RAY_WRAPPED = (
+    "#033[2m#033[33m(raylet)#033[0m [DATE] (raylet) node_manager.cc:3007: 2 Workers (tasks /\n"
+    " actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: "
+    "abd406d415bd2b74a5\n"
+    "e281968fd76aa200d56e4529fd1c1cd4373840, IP: 10.0.167.26) over the last time period. To see more information "
+    "about th\n"
+)
+
+
+def test_a_wrapped_ray_summary_is_a_shown_memory_monitor_kill() -> None:
+    facts = [f for a in artifacts_from_text(RAY_WRAPPED, "paste") for f in parse_artifact(a).facts]
+    kills = [f for f in facts if f.name == "app.memory_monitor_kill"]
+    assert kills and kills[0].value is True, facts
+    # The raylet's own line, wrapped: shown, not said in a sentence.
+    assert not kills[0].parser.startswith("stated:"), kills[0].parser
+
+
+def test_a_sentence_after_a_program_line_stays_said() -> None:
+    # Composed: a person's own sentence under a program's line is said, however it starts.
+    text = ("(raylet) node_manager.cc:3007: the raylet printed its summary of the last time period here\n"
+            "I think 2 Workers (tasks / actors) killed due to memory pressure (OOM) is the reason.\n")
+    kills = [f for a in artifacts_from_text(text, "paste") for f in parse_artifact(a).facts
+             if f.name == "app.memory_monitor_kill"]
+    assert kills and all(f.parser.startswith("stated:") for f in kills), kills

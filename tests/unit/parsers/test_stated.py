@@ -156,7 +156,19 @@ def _sample(term: Any) -> tuple[str, object]:
                "liveness-kill-said": ("killed by the liveness probe", True),
                "mtu-mismatch-said": ("hit by an MTU mismatch", True),
                "scheduling-too-many-pods": ("unschedulable due to too many pods", "too-many-pods"),
-               "dns-lookup-seconds": ("hit by DNS lookups that take 5 seconds", 5.0)}
+               "dns-lookup-seconds": ("hit by DNS lookups that take 5 seconds", 5.0),
+               "clocks-event-sw-power-cap": ("throttled by SW Power Cap", "power"),
+               "clocks-event-hw-slowdown": ("throttled by HW Slowdown", "hw-slowdown"),
+               "clocks-event-sw-thermal-slowdown": ("throttled by SW Thermal Slowdown", "sw-thermal"),
+               "clocks-event-hw-thermal-slowdown": ("throttled by HW Thermal Slowdown", "thermal"),
+               "clocks-event-hw-power-brake-slowdown": ("throttled by HW Power Brake Slowdown", "power-brake"),
+               "nvlink-fault": ("hit by a fatal NVLink error", ["gpu-xid"]),
+               "gpu-sharing-time-slicing": ("on a GPU time-sliced into replicas", "time-slicing"),
+               "gpu-sharing-mps": ("on a GPU with MPS enabled", "mps"),
+               "scaling-said-flat": ("at a throughput that stays the same regardless of the number of GPUs", True),
+               "collectives-said-differ": ("issuing mismatched collectives", True),
+               "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
+               "batch-said-small": ("run with batch size 1", True)}
     return samples[term.spec.id]
 
 
