@@ -36,6 +36,9 @@ _FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
     r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|\S\t")
+# An error chain opening the line in lower case, as programs print it ("error: creating server: Internal - ...",
+# Triton's FAIL_IF_ERR; Go's wrapped errors): a label a person types is capitalised and followed by a sentence.
+_CHAIN = re.compile(r"^\s*(?:error|fatal|panic): [\w -]{1,40}: \S")
 # Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
 _COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
 _GAP = re.compile(r" {2,}")
@@ -280,6 +283,8 @@ def negated(before: str) -> bool:
 
 
 def _prose(line: str) -> bool:
+    if _CHAIN.match(line):
+        return False
     field = _FIELD.match(line)
     if field is not None:
         line = line[field.end():]
