@@ -150,7 +150,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "scheduling-insufficient-memory": ("unschedulable due to insufficient memory", "insufficient-memory"),
                "scheduling-insufficient-cpu": ("unschedulable due to not enough cpu", "insufficient-cpu"),
                "limit-said-lowered": ("killed after reducing the memory limit to 500Mi", True),
-               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0)}
+               "endpoints-said-empty": ("behind a Service with no ready endpoints", 0),
+               "probe-restarts-container": ("killed as its liveness probe kills the container", True)}
     return samples[term.spec.id]
 
 
