@@ -105,6 +105,9 @@ FACTS: list[FactSpec] = [
     FactSpec("quota.exceeded", "bool", "a ResourceQuota is exhausted or a create was refused for quota", "any"),
     FactSpec("quota.resources_at_limit", "list[str]", "quota resources whose used >= hard", "union",
              "requests.nvidia.com/gpu"),
+    FactSpec("quota.unspecified_resources", "list[str]",
+             "compute resources a ResourceQuota tracks that the refused pod's containers do not set (the "
+             "apiserver's \"failed quota: <quota>: must specify ...\")", "union", "limits.memory"),
     FactSpec("quota.usage", "list[str]",
              "each ResourceQuota resource with a hard limit, used against hard as kubectl describe prints them, "
              "fullest first", "union", "requests.nvidia.com/gpu: 7 of 8 (87%) in resourcequota/ml/gpu-quota"),

@@ -106,6 +106,17 @@ _PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|erro
 # Container will be killed and recreated."
 _LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
 _QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
+# Every refusal of the ResourceQuota admission plugin (staging/src/k8s.io/apiserver/pkg/admission/plugin/
+# resourcequota/controller.go, plugin/pkg/admission/resourcequota before 1.10): the quota is full ("exceeded
+# quota"), the pod leaves out a resource the quota tracks ("failed quota: <q>: must specify ..."; "Failed quota"
+# in 1.2-1.3), the quota's usage is not computed yet ("status unknown for quota"), or no quota covers a resource
+# or scope the apiserver limits by configuration ("insufficient quota to consume / to match these scopes").
+_QUOTA_REFUSED = re.compile(r"exceeded quota: |[Ff]ailed quota: |status unknown for quota: "
+                            r"|insufficient quota to (?:consume|match these scopes)")
+# The pod evaluator's Constraints (pkg/quota/v1/evaluator/core/pods.go): "must specify R1,R2" (1.2 to 1.2x),
+# per container "must specify R1 for: c1,c2; R2 for: c1" in later releases.
+_QUOTA_MUST_SPECIFY = re.compile(r"[Ff]ailed quota: [^:\s]+: must specify (.+)")
+_QUOTA_RESOURCE = re.compile(r"^[a-z][a-z0-9./-]*$")
 _PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
 # "reclaim memory" (the event, klog before 1.21) or `reclaim" resourceName="memory"` (structured klog, 1.21 on)
 _RECLAIM = re.compile(r"reclaim\"?\s+(?:resourceName=\")?([\w.\-]+)")
@@ -239,14 +250,26 @@ def _not_triggered(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
 
 
 def _failed_create(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
-    if "exceeded quota" not in ev.message:
+    if not _QUOTA_REFUSED.search(ev.message):
         return
     facts.add("quota.exceeded", True, ev, subject)
     facts.add("scheduling.reasons", ["quota-exceeded"], ev, subject)
+    if unspecified := _unspecified_resources(ev.message):
+        facts.add("quota.unspecified_resources", unspecified, ev, subject)
     if m := _QUOTA_LIMITED.search(ev.message):
         names = [part.split("=", 1)[0] for part in m.group(1).rstrip(".").split(",") if "=" in part]
         if names:
             facts.add("quota.resources_at_limit", list(dict.fromkeys(names)), ev, subject)
+
+
+def _unspecified_resources(message: str) -> list[str]:
+    """The resources a "must specify" refusal names, in either of its forms (the container names dropped)."""
+    m = _QUOTA_MUST_SPECIFY.search(message)
+    if not m:
+        return []
+    names = [name.strip().rstrip(".") for part in m.group(1).split(";")
+             for name in part.split(" for:")[0].split(",")]
+    return list(dict.fromkeys(n for n in names if _QUOTA_RESOURCE.match(n)))
 
 
 def _kueue_pending(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:

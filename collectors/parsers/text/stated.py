@@ -40,6 +40,9 @@ _PROGRAM = re.compile(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
     r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
     r"\S {0,3}\t")
+# An error chain opening the line in lower case, as programs print it ("error: creating server: Internal - ...",
+# Triton's FAIL_IF_ERR; Go's wrapped errors): a label a person types is capitalised and followed by a sentence.
+_CHAIN = re.compile(r"^\s*(?:error|fatal|panic): [\w -]{1,40}: \S")
 # Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
 _COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
 _GAP = re.compile(r" {2,}")
@@ -310,6 +313,8 @@ def negated(before: str) -> bool:
 
 
 def _prose(line: str) -> bool:
+    if _CHAIN.match(line):
+        return False
     if (aside := _ASIDE.match(line)) is not None:
         line = aside.group(1)  # a whole line in brackets is the writer's aside: "(expected to hang since ...)"
     field = _FIELD.match(line)

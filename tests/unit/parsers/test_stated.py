@@ -168,7 +168,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "scaling-said-flat": ("at a throughput that stays the same regardless of the number of GPUs", True),
                "collectives-said-differ": ("issuing mismatched collectives", True),
                "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
-               "batch-said-small": ("run with batch size 1", True)}
+               "batch-said-small": ("run with batch size 1", True),
+               "probe-restarts-container": ("killed as its liveness probe kills the container", True)}
     return samples[term.spec.id]
 
 
