@@ -4,6 +4,7 @@ module is imported the first time an artifact of its kind is read, not with the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import import_module
 
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
@@ -67,7 +68,7 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
     result = ParseResult()
     if artifact.kind != ArtifactKind.TEXT:
         result = _guarded(PARSERS.get(artifact.kind), artifact)
-        result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
+        result.facts = [replace(f, parser=NAMES[artifact.kind]) for f in result.facts]
     pasted = artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED
     if not pasted and artifact.kind in _FETCHED_LOGS:
         found = _guarded(_read_signals, artifact)
@@ -92,8 +93,8 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
             result.facts += _guarded(lambda a: words.read_words(a, claimed), artifact).facts
     kind = str(artifact.kind)
     shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
-    result.facts = [f.model_copy(update={"kind": kind, "citation": shifted(f.citation, shift)} if shift else
-                                 {"kind": kind}) for f in result.facts]
+    result.facts = [replace(f, kind=kind, citation=shifted(f.citation, shift)) if shift else replace(f, kind=kind)
+                    for f in result.facts]
     return result
 
 
@@ -108,44 +109,44 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result = signals.read_signals(artifact, PARSERS)
     # curl -w output is read through the template the paste shows, which no single line says.
     timed = curl_writeout.read(artifact)
-    result.facts += [f.model_copy(update={"parser": "curl_writeout"}) for f in timed.facts]
+    result.facts += [replace(f, parser="curl_writeout") for f in timed.facts]
     result.problems += timed.problems
     # A curl that printed no error of its own: the exit status a wrapper printed, or a verbose connect that hung.
     exits = curl_exit.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_exit"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="curl_exit")
                                                            for f in exits.facts])
     # Go's bare x509 error in a paste about pulling an image.
     tls = tls_pull.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "tls_pull"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="tls_pull")
                                                            for f in tls.facts])
     # A 5xx Envoy answered itself, from the response headers curl printed.
     local = curl_response.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "curl_response"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="curl_response")
                                                            for f in local.facts])
     # gpustat's line per GPU.
     gpus = gpustat.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "gpustat"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="gpustat")
                                                            for f in gpus.facts])
     result.problems += gpus.problems
     # nvidia-smi -q's Utilization blocks, in a fragment of the report no sniffer claims.
     query = nvidia_smi_query.read_utilization(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "nvidia_smi_query"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="nvidia_smi_query")
                                                            for f in query.facts])
     # Which GPU is which, where a paste put nvidia-smi's lines under a kernel log or among unclaimed lines.
     ids = gpu_ids.read(artifact)
-    result.facts += [f.model_copy(update={"parser": "gpu_ids"}) for f in ids.facts]
+    result.facts += [replace(f, parser="gpu_ids") for f in ids.facts]
     # A load generator's end-of-run summary: the share of its requests that failed.
     silent: list[int] = []  # the runs none of whose requests got a response
     loaded = load_reports.read(artifact, silent)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "load_reports"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="load_reports")
                                                            for f in loaded.facts])
     result.problems += loaded.problems
     # A load tester's cumulative latency distribution (redis-benchmark, fortio): its p99.
     spread = latency_distribution.read(artifact)
-    result.facts += signals.without_repeats(result.facts, [f.model_copy(update={"parser": "latency_distribution"})
+    result.facts += signals.without_repeats(result.facts, [replace(f, parser="latency_distribution")
                                                            for f in spread.facts])
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
-    statuses = [f.model_copy(update={"parser": "status_fields"}) for f in status_fields.read(artifact).facts]
+    statuses = [replace(f, parser="status_fields") for f in status_fields.read(artifact).facts]
     result.facts += signals.without_repeats(result.facts, statuses)
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.
     numbers = figures.read(artifact)
