@@ -9,11 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from collectors.kinds import ArtifactKind as ArtifactKind  # re-exported: the models are where most code looks
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,7 +78,10 @@ class Fact:
 @cache
 def artifact_adapter() -> TypeAdapter[Artifact]:
     """Artifacts where they cross a boundary: read back from the database's JSON or an export (checked, the
-    kind made an ArtifactKind, the time parsed), and written as JSON (`dump_python(a, mode="json")`)."""
+    kind made an ArtifactKind, the time parsed), and written as JSON (`dump_python(a, mode="json")`). Built on
+    first use: a CLI run never needs it."""
+    from pydantic import TypeAdapter
+
     return TypeAdapter(Artifact)
 
 
