@@ -8,6 +8,8 @@ works without hostNetwork. Pure: facts in, facts out.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collectors.factset import FactSet
 from collectors.models import Fact
 from collectors.parsers.sink import emitted_at
@@ -30,8 +32,8 @@ def suspect_nodes(facts: FactSet) -> list[Fact]:
     for pod in pods.value:
         found = nodes.get(pod)
         if found is not None:
-            out.append(found.model_copy(update={"name": "nccl.suspect_hosts", "value": [found.value],
-                                                "parser": JOIN, "origin": emitted_at()}))
+            out.append(replace(found, name="nccl.suspect_hosts", value=[found.value], parser=JOIN,
+                               origin=emitted_at()))
     return out
 
 
@@ -121,9 +123,8 @@ class _Joined:
         self.service = service
 
     def __call__(self, name: str, value: object, at: Fact | None = None) -> Fact:
-        return (at or self.service).model_copy(update={
-            "name": name, "value": value, "subject": self.service.subject, "parser": SERVICE_JOIN,
-            "origin": emitted_at(1)})
+        return replace(at or self.service, name=name, value=value, subject=self.service.subject, parser=SERVICE_JOIN,
+                       origin=emitted_at(1))
 
 
 def _target_ports(fact: _Joined, target: tuple[Fact, list[str]], declared: list[list[str]]) -> list[Fact]:
@@ -179,8 +180,7 @@ def pod_ports(facts: FactSet) -> list[Fact]:
         numbers, names, knows = _declared(declared[subject][1])
         missing = [p for p in probes if ":" in p and _undeclared(p.split(":", 1)[1], numbers, names, knows)]
         if missing:
-            out.append(at.model_copy(update={"name": "probe.ports_undeclared", "value": missing,
-                                             "parser": PORT_JOIN}))
+            out.append(replace(at, name="probe.ports_undeclared", value=missing, parser=PORT_JOIN))
     loopback = facts.get("client.loopback_refused")
     every = [v for _, values in declared.values() for v in values]
     numbers = _declared(every)[0]
@@ -191,7 +191,7 @@ def pod_ports(facts: FactSet) -> list[Fact]:
             if port.isdigit() and port not in numbers:
                 for name, value in (("client.errors", ["refused"]), ("client.targets", [target]),
                                     ("client.ports_undeclared", [port])):
-                    out.append(fact.model_copy(update={"name": name, "value": value, "parser": PORT_JOIN}))
+                    out.append(replace(fact, name=name, value=value, parser=PORT_JOIN))
     return out
 
 
@@ -216,8 +216,8 @@ def cluster_ip_no_route(facts: FactSet) -> list[Fact]:
         hits = [str(t) for t in fact.value if str(t) in ips or str(t).rsplit(":", 1)[0] in ips] \
             if isinstance(fact.value, list) else []
         if hits:
-            out.append(fact.model_copy(update={"name": "client.cluster_ip_no_route", "value": hits,
-                                               "parser": CLUSTER_IP_JOIN, "origin": emitted_at()}))
+            out.append(replace(fact, name="client.cluster_ip_no_route", value=hits, parser=CLUSTER_IP_JOIN,
+                               origin=emitted_at()))
     return out
 
 
@@ -243,5 +243,5 @@ def exposed_pods_ready(facts: FactSet) -> list[Fact]:
     if not any(pod == w or pod.startswith(f"{w}-") for w in workloads for pod in pods):
         return []
     source = next(f for f in ready.sources if f.value is True)
-    return [source.model_copy(update={"name": "service.exposed_pods_ready", "value": True,
-                                      "parser": EXPOSED_JOIN, "origin": emitted_at()})]
+    return [replace(source, name="service.exposed_pods_ready", value=True, parser=EXPOSED_JOIN,
+                    origin=emitted_at())]

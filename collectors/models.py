@@ -1,19 +1,27 @@
-"""The evidence model: raw artifacts in, cited facts out."""
+"""The evidence model: raw artifacts in, cited facts out.
+
+Artifact, Citation, Fact and ParseResult are plain dataclasses: every run builds them in every parser, and they
+never cross a boundary themselves (the report, the database rows and the recordings are pydantic models or go
+through `artifact_adapter`). Target and Missing are report fields read back from JSON, so they stay pydantic."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from collectors.kinds import ArtifactKind as ArtifactKind  # re-exported: the models are where most code looks
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
-class Artifact(BaseModel):
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Artifact:
     """One raw piece of evidence, exactly as a person would see it."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     kind: ArtifactKind
@@ -26,20 +34,27 @@ class Artifact(BaseModel):
     # The source's line number of the content's first line: a piece cut from a long paste holds only its own lines
     # (copying the paste's length into every piece made reading it quadratic), and its citations still count the
     # paste's lines (collectors/parsers/registry.py shifts them).
-    first_line: int = Field(1, ge=1)
+    first_line: int = 1
     # Spans of the content's lines (1-based, counted in the content) a markdown fence held in the paste: a
     # program's output as the writer showed it, so a message read there is observed, not said.
     fenced: tuple[tuple[int, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.first_line < 1:
+            raise ValueError(f"artifact {self.id}: first_line {self.first_line} is not a line number (from 1)")
 
-class Citation(BaseModel):
-    """Where a fact was read: artifact id and a 1-based inclusive line span."""
 
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """Where a fact was read: artifact id and a 1-based inclusive line span (0 to 0: the whole artifact)."""
 
     artifact: str
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < 0:
+            raise ValueError(f"citation {self.artifact}:{self.start}-{self.end}: a line number is negative")
 
     def label(self) -> str:
         if self.start == 0:
@@ -49,10 +64,9 @@ class Citation(BaseModel):
         return f"{self.artifact}:{self.start}-{self.end}"
 
 
-class Fact(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fact:
     """A named observation from the vocabulary, with the evidence behind it."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     value: Any
@@ -62,6 +76,16 @@ class Fact(BaseModel):
     kind: str = ""  # the kind of the artifact it was read from (set by the registry)
     parser: str = ""  # what read it: a parser module name, or `signal:<id>` for a line signal
     origin: str = ""  # the line of code that emitted it, `collectors/parsers/node/kernel.py:120` (the report's trace)
+
+
+@cache
+def artifact_adapter() -> TypeAdapter[Artifact]:
+    """Artifacts where they cross a boundary: read back from the database's JSON or an export (checked, the
+    kind made an ArtifactKind, the time parsed), and written as JSON (`dump_python(a, mode="json")`). Built on
+    first use: a CLI run never needs it."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Artifact)
 
 
 # The parser name of a fact read from a sentence a person wrote ("the pod keeps getting OOMKilled"), not from a
@@ -74,11 +98,12 @@ def is_stated(fact: Fact) -> bool:
     return fact.parser.startswith(STATED_PREFIX)
 
 
-class ParseResult(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ParseResult:
     """What a parser could read, and what it could not."""
 
-    facts: list[Fact] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 class Target(BaseModel):

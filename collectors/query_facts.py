@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from typing import Any
 
 from collectors.catalogs.queries import QueryCatalog, bundled
@@ -75,11 +76,11 @@ def declared_facts(artifact: Artifact, catalog: QueryCatalog | None = None) -> l
     sink = FactSink(artifact, text.split("\n"))
     sink.add(fact.name, round(value) if fact.type == "int" else round(value, 6), 0,
              text=f"{artifact.command or spec.promql} => {value:g}")
-    return [f.model_copy(update={"parser": PARSER_NAME, "kind": str(artifact.kind)}) for f in sink.done().facts]
+    return [replace(f, parser=PARSER_NAME, kind=str(artifact.kind)) for f in sink.done().facts]
 
 
 def parse_with_declared(artifact: Artifact) -> ParseResult:
     """The artifact's parser (collectors/parsers/registry.py), then the facts the query files declare by value."""
     result = parse_artifact(artifact)
     declared = declared_facts(artifact)
-    return result.model_copy(update={"facts": [*result.facts, *declared]}) if declared else result
+    return replace(result, facts=[*result.facts, *declared]) if declared else result

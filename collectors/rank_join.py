@@ -9,6 +9,7 @@ wave-front facts of those logs are dropped. Pure: artifacts and facts in, facts 
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from dataclasses import dataclass
 
@@ -52,8 +53,8 @@ class _Routed(FactSink):
 
     def facts(self) -> list[Fact]:
         # Cited at the source's lines, as the registry cites a piece of a paste (Artifact.first_line).
-        return [f.model_copy(update={"parser": JOIN, "kind": str(sink.artifact.kind),
-                                     "citation": shifted(f.citation, sink.artifact.first_line - 1)})
+        return [dataclasses.replace(f, parser=JOIN, kind=str(sink.artifact.kind),
+                                    citation=shifted(f.citation, sink.artifact.first_line - 1))
                 for sink in self.sinks for f in sink.result.facts]
 
 

@@ -9,7 +9,7 @@ shapes that span lines (PEM blocks, env entries printed over several lines) are 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -224,8 +224,7 @@ def redact(artifact: Artifact) -> Artifact:
     """The artifact with its content and command redacted."""
     if not artifact.content and not artifact.command:
         return artifact
-    return artifact.model_copy(update={"content": redact_text(artifact.content),
-                                       "command": redact_text(artifact.command)})
+    return replace(artifact, content=redact_text(artifact.content), command=redact_text(artifact.command))
 
 
 @cache

@@ -23,7 +23,7 @@ from bot.delivery.words import evidence_text
 from bot.memory.labels import labels_since
 from bot.memory.production import Label, latest_per_run
 from bot.store.models import TriageRun
-from collectors.models import Artifact
+from collectors.models import Artifact, artifact_adapter
 from collectors.redact import redact
 
 
@@ -44,7 +44,7 @@ def _artifacts(run: TriageRun) -> list[Artifact]:
     out: list[Artifact] = []
     for raw in run.artifacts or []:
         try:
-            artifact = Artifact.model_validate(raw)
+            artifact = artifact_adapter().validate_python(raw)
         except ValidationError:
             continue  # stored by an older version in another shape: the rest still make a case
         if artifact.unavailable is None and artifact.content.strip():

@@ -41,7 +41,7 @@ from bot.render.memory.recurrence import slack_payload
 from bot.render.slack_assist import narrative_payload
 from bot.store import repo, triage_queue
 from collectors.live.base import TargetNotFound
-from collectors.models import Artifact, Target
+from collectors.models import Artifact, Target, artifact_adapter
 from playbooks.pipeline import analyse
 from playbooks.report import Report
 
@@ -261,7 +261,7 @@ class TriageJobs:
         # and in a worker running 20 triages the thread holding it gets a 20th of the interpreter.
         prepared = prepare_report(report, artifacts, self.templates_dir, render_report_chart(report, artifacts))
         dumped = report.model_dump(mode="json")
-        dumped_artifacts = [a.model_dump(mode="json") for a in artifacts]
+        dumped_artifacts = [artifact_adapter().dump_python(a, mode="json") for a in artifacts]
         recurrence = self.recall(request, dumped, started)
         if recurrence is not None:
             dumped["recurrence"] = recurrence.to_json()

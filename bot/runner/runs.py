@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from bot.store.models import Incident, TriageRun
-from collectors.models import Artifact, Target
+from collectors.models import Artifact, Target, artifact_adapter
 from playbooks.report import Report
 
 
@@ -39,7 +39,7 @@ class Run:
         return self.incident.title if self.incident else f"triage run {self.row.id}"
 
     def artifacts(self) -> list[Artifact]:
-        return [Artifact.model_validate(a) for a in self.row.artifacts or []]
+        return [artifact_adapter().validate_python(a) for a in self.row.artifacts or []]
 
 
 class ActionError(ValueError):

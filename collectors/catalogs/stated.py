@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -79,18 +79,25 @@ def term_hints(term: str) -> list[str]:
 
 
 class CompiledTerm:
+    """A term and its patterns. The patterns are compiled the first time a line holds one of the term's hints: a
+    paste that names none of the catalog's terms (most do not) compiles none of them."""
+
     def __init__(self, spec: StatedTerm) -> None:
         self.spec = spec
-        if spec.terms:
-            alternatives = "|".join(f"(?P<t{i}>{spelt(t)})" for i, t in enumerate(spec.terms))
-            self.regex: Any = re2.compile(rf"(?i)(?:^|[^\w-])(?:{alternatives})(?:$|[^\w-])")
-            self.hints = tuple(h for t in spec.terms for h in term_hints(t))
-        else:
-            self.regex = re2.compile(f"(?i){spec.pattern}")
-            self.hints = spec.hints
+        self.hints = tuple(h for t in spec.terms for h in term_hints(t)) if spec.terms else spec.hints
 
-        self.about: Any = (re2.compile(r"(?i)\b(?:" + "|".join(re.escape(w) for w in spec.about) + r")")
-                           if spec.about else None)
+    @cached_property
+    def regex(self) -> Any:  # google-re2 ships no type hints
+        if self.spec.terms:
+            alternatives = "|".join(f"(?P<t{i}>{spelt(t)})" for i, t in enumerate(self.spec.terms))
+            return re2.compile(rf"(?i)(?:^|[^\w-])(?:{alternatives})(?:$|[^\w-])")
+        return re2.compile(f"(?i){self.spec.pattern}")
+
+    @cached_property
+    def about(self) -> Any:
+        if not self.spec.about:
+            return None
+        return re2.compile(r"(?i)\b(?:" + "|".join(re.escape(w) for w in self.spec.about) + r")")
 
     def concerns(self, sentence: str) -> bool:
         """The sentence names the kind of object the term is a state of (a node, for NotReady; `node1` too)."""

@@ -4,6 +4,7 @@ module is imported the first time an artifact of its kind is read, not with the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import import_module
 
 from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
@@ -67,7 +68,7 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
     result = ParseResult()
     if artifact.kind != ArtifactKind.TEXT:
         result = _guarded(PARSERS.get(artifact.kind), artifact)
-        result.facts = [f.model_copy(update={"parser": NAMES[artifact.kind]}) for f in result.facts]
+        result.facts = [replace(f, parser=NAMES[artifact.kind]) for f in result.facts]
     pasted = artifact.kind == ArtifactKind.TEXT or artifact.source in _PASTED
     if not pasted and artifact.kind in _FETCHED_LOGS:
         found = _guarded(_read_signals, artifact)
@@ -96,8 +97,8 @@ def parse_artifact(artifact: Artifact) -> ParseResult:
             result.facts += _guarded(lambda a: words.read_words(a, claimed), artifact).facts
     kind = str(artifact.kind)
     shift = artifact.first_line - 1  # parsers count the content's lines; the report counts the source's
-    result.facts = [f.model_copy(update={"kind": kind, "citation": shifted(f.citation, shift)} if shift else
-                                 {"kind": kind}) for f in result.facts]
+    result.facts = [replace(f, kind=kind, citation=shifted(f.citation, shift)) if shift else replace(f, kind=kind)
+                    for f in result.facts]
     return result
 
 
@@ -148,7 +149,7 @@ def _read_signals(artifact: Artifact) -> ParseResult:
 def _hand_off(result: ParseResult, parser: str, reading: ParseResult, repeats: bool = False) -> None:
     """A hand-off reader's facts, named after it, added to the signals' reading: only those no reading before it
     gave, unless it reads what no other reader does (`repeats`)."""
-    facts = [f.model_copy(update={"parser": parser}) for f in reading.facts]
+    facts = [replace(f, parser=parser) for f in reading.facts]
     result.facts += facts if repeats else signals.without_repeats(result.facts, facts)
 
 

@@ -12,7 +12,7 @@ from bot.cli.evaluate import evaluate
 from bot.cli.main import main
 from bot.store import repo
 from bot.store.types import utcnow
-from collectors.models import Artifact, ArtifactKind
+from collectors.models import Artifact, ArtifactKind, artifact_adapter
 from drills.realworld import load_case
 from tests.harness.fixtures import MigratedStore, report_led_by
 
@@ -28,7 +28,7 @@ def _labelled(store: MigratedStore, key: str, lead: str | None, artifacts: list[
         incident, _ = repo.open_incident(db, key, title=key, source="alert", now=at)
         run = repo.record_triage_run(db, incident_id=incident.id, target={"node": "gpu-node-7"}, trigger="alert",
                                      status="ok", started_at=at, finished_at=at, report=report_led_by(lead),
-                                     artifacts=[a.model_dump(mode="json") for a in artifacts])
+                                     artifacts=[artifact_adapter().dump_python(a, mode="json") for a in artifacts])
         playbook, hypothesis = right.split("/") if right else (None, None)
         repo.add_feedback(db, incident_id=incident.id, triage_run_id=run.id, user_id="U0ONCALL", verdict=verdict,
                           right_playbook=playbook, right_hypothesis=hypothesis, now=at + timedelta(hours=1))

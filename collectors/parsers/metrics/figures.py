@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate, islice
 from typing import Any
 
@@ -125,7 +125,7 @@ def read(artifact: Artifact) -> ParseResult:
             if e.stated:
                 stated_lines.add(e.start)
     result = sink.done()
-    result.facts = [f.model_copy(update={"parser": STATED if f.citation.start in stated_lines else PARSER})
+    result.facts = [replace(f, parser=STATED if f.citation.start in stated_lines else PARSER)
                     for f in result.facts]
     return result
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from collectors.catalogs.signals import STATED_REASON, CompiledSignal, catalog_order, signals_by_hint
@@ -176,7 +177,7 @@ def _read_by(fact: Fact, fired: dict[int, str], reader: str) -> Fact:
     """The fact marked with the signal that found its line (and the parser it handed the line to)."""
     signal = fired.get(fact.citation.start, "")
     name = f"signal:{signal}" if signal else "signals"
-    return fact.model_copy(update={"parser": f"{reader} ({name})" if reader else name})
+    return replace(fact, parser=f"{reader} ({name})" if reader else name)
 
 
 def _primary_xids(sink: DedupSink, xids: list[tuple[int, int]]) -> None:
@@ -303,7 +304,7 @@ def _value_one(template: str, groups: dict[str, str | None], kind: str) -> objec
 def _only(artifact: Artifact, lines: list[str], numbers: set[int], kind: ArtifactKind) -> Artifact:
     """The artifact with every line but `numbers` blanked, so the reader's citations keep the numbering."""
     content = "\n".join(line if n in numbers else "" for n, line in enumerate(lines, 1))
-    return artifact.model_copy(update={"kind": kind, "content": content})
+    return replace(artifact, kind=kind, content=content)
 
 
 def without_repeats(structural: list[Fact], signalled: list[Fact], summaries: bool = False) -> list[Fact]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from collectors.catalogs.signals import signal_pattern
 from collectors.catalogs.stated import CompiledTerm, stated_terms
@@ -155,7 +156,7 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             out.append(fact)  # a program's line (or its wrapped tail), or its message quoted in a sentence: shown
         elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
-            out.append(fact.model_copy(update={"parser": f"{STATED_PREFIX}{fact.parser}"}))
+            out.append(replace(fact, parser=f"{STATED_PREFIX}{fact.parser}"))
     return _symptoms_follow_their_line(facts, out)
 
 

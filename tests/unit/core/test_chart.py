@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -123,7 +124,7 @@ def test_live_triage_artifacts_are_picked_by_their_query_name() -> None:
     assert picked is not None and picked[0].id == "prom-cpu-steal-ratio-range.json"
     # A recorded query (another id) is matched by its metric and the key's matcher.
     recorded = matrix("steal.json", 'avg(rate(node_cpu_seconds_total{mode="steal",instance="n1"}[5m]))', [0.2])
-    picked = pick_declared([iowait.model_copy(update={"id": "iowait.json"}), recorded], spec)
+    picked = pick_declared([replace(iowait, id="iowait.json"), recorded], spec)
     assert picked is not None and picked[0].id == "steal.json"
 
 
@@ -137,7 +138,7 @@ def test_a_pasted_range_answer_is_known_by_its_series_names() -> None:
     assert pick_declared([pasted], spec) is not None
     assert pick_declared([pasted], THROTTLING) is None
     # A recorded query that reads another metric is not taken for this one because its series carry the name.
-    other = pasted.model_copy(update={"command": "max_over_time(container_memory_rss{pod=\"etl-1\"}[1h])"})
+    other = replace(pasted, command="max_over_time(container_memory_rss{pod=\"etl-1\"}[1h])")
     assert pick_declared([other], spec) is None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -135,7 +136,7 @@ def test_a_saved_live_triage_keeps_the_series_it_fetched(tmp_path: Path) -> None
     """Live triage's chart wave is written with the rest of what it read (artifacts/prom-<query>.json, verbatim),
     so its replay draws the chart on-call saw."""
     source = load_incident(INCIDENT_DIR / "oom-trainer-limit")
-    fetched = source.series[0].model_copy(update={"source": "prometheus"})
+    fetched = replace(source.series[0], source="prometheus")
     folder = write_incident(tmp_path / "saved", [*source.artifacts, fetched], source.meta.target,
                             source.meta.captured_at, page="p", title="t", missing=[])
     saved = load_incident(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -219,7 +220,7 @@ def _two_faults(incident: Loader) -> Incident:
     whole recording confirms nccl-hang/gpu-hardware (the truth) and nccl-hang/shm-too-small alike."""
     first, second = incident("nccl-xid79-watchdog-timeout"), incident("nccl-shm-default-64mib")
     taken = {a.id for a in first.artifacts}
-    extra = [a.model_copy(update={"id": f"shm-{a.id}"}) if a.id in taken else a for a in second.artifacts]
+    extra = [replace(a, id=f"shm-{a.id}") if a.id in taken else a for a in second.artifacts]
     meta = first.meta.model_copy(update={"id": "two-faults-saved", "must_not_confirm": [
         h for h in first.meta.must_not_confirm if h != "nccl-hang/shm-too-small"]})
     return first.model_copy(update={"meta": meta, "artifacts": [*first.artifacts, *extra]})

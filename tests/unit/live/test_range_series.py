@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest.mock import patch
@@ -195,7 +196,7 @@ def test_a_ratio_of_request_counters_is_not_read_as_traffic() -> None:
     artifact = Artifact(id="r.json", kind=ArtifactKind.PROMETHEUS_QUERY, command=query.promql,
                         content=_matrix_with({}))
     assert "traffic.increase_ratio" not in {f.name for f in parse_artifact(artifact).facts}
-    rate = artifact.model_copy(update={"command": 'sum(rate(http_requests_total{namespace="serving"}[5m]))'})
+    rate = replace(artifact, command='sum(rate(http_requests_total{namespace="serving"}[5m]))')
     assert "traffic.increase_ratio" in {f.name for f in parse_artifact(rate).facts}
 
 
@@ -229,7 +230,7 @@ OOM = Artifact(id="describe", kind=ArtifactKind.DESCRIBE_POD,
 def test_the_evidence_triggers_its_playbooks_and_a_forced_symptom_comes_first() -> None:
     assert [p.spec.id for p in triggered_by([OOM])] == ["crash-loop", "oom-killed"]
     assert [p.spec.id for p in triggered_by([OOM], ["pending"])] == ["pending", "crash-loop", "oom-killed"]
-    assert triggered_by([]) == [] and triggered_by([OOM.model_copy(update={"unavailable": "forbidden"})]) == []
+    assert triggered_by([]) == [] and triggered_by([replace(OOM, unavailable="forbidden")]) == []
     series = declared_series(triggered_by([OOM]))
     assert "container_memory_working_set_bytes" in series and "scheduler_unschedulable_pods" not in series
 

@@ -7,6 +7,7 @@ Runs over every real-world paste, every parser fixture and every recorded incide
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,7 @@ def test_the_check_catches_a_wrong_citation() -> None:
                                    "x")[0]
     good = parse_artifact(artifact).facts
     assert any(f.name == "container.last_terminated.exit_code" for f in good) and not _wrong(artifact)
-    moved = artifact.model_copy(update={"content": "\n".join(reversed(artifact.content.split("\n")))})
+    moved = replace(artifact, content="\n".join(reversed(artifact.content.split("\n"))))
     # The same facts cited to lines that now hold other text would be caught.
     bad = [f for f in good if f.name in LITERAL and str(f.value) not in _cited(moved, f)]
     assert bad

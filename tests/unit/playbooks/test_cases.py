@@ -7,6 +7,7 @@ named leader must lead, and a leader that holds must cite the facts behind it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def _facts(case: Case) -> FactSet:
     for name in given.names():
         merged = given.get(name)
         for fact in merged.sources if merged else []:
-            out.add(fact.model_copy(update={"parser": "stated:case"}) if name in case.stated else fact)
+            out.add(replace(fact, parser="stated:case") if name in case.stated else fact)
     return out
 
 
