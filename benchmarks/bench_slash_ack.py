@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks import doc
+from benchmarks import cpu_time, doc
 from benchmarks.bench_webhook import Group, database, quantile, write_part
 from bot.store.db import make_engine, session_factory
 from bot.webhook.intake import open_intake
@@ -209,10 +209,12 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
 
             threads = [threading.Thread(target=load, daemon=True), threading.Thread(target=probe, daemon=True),
                        threading.Thread(target=webhooks, daemon=True), threading.Thread(target=changes, daemon=True)]
+            before = _sched(bot.pid, url)
             for thread in threads:
                 thread.start()
             time.sleep(seconds)
             stop.set()
+            sched = {k: v - before.get(k, cpu_time.NOTHING) for k, v in _sched(bot.pid, url).items()}
             for thread in threads:
                 thread.join(15)
             with httpx.Client(base_url=bot.url, timeout=10.0) as client:
@@ -229,7 +231,34 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
             "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes, "kube_calls": kube_calls,
             "in_flight": held(steady, IN_FLIGHT), "rss": rss, "seconds": seconds,
             "webhooks": webhooks_ms, "changes": changes_ms, "backend": backend, "load": load_average,
-            "load_end": os.getloadavg()[0], "backlog": backlog, "drained": drained}
+            "load_end": os.getloadavg()[0], "backlog": backlog, "drained": drained, "sched": sched}
+
+
+def _sched(bot: int, url: str) -> dict[str, cpu_time.Sched]:
+    """Run and wait times so far of the bot's processes, of this one (the stand-ins and the load's clients), of
+    the database server's, and the machine's CPU pressure (as `waited`)."""
+    found = {"serving process": cpu_time.process(bot), "benchmark process (stand-ins, clients)":
+             cpu_time.process(os.getpid())}
+    kids = sorted(cpu_time.children(bot), key=cpu_time.threads)
+    if kids:
+        found["triage worker"] = cpu_time.process(kids[-1])  # the one with the most threads
+        for kid in kids[:-1]:
+            found["ingester (and helpers)"] = found.get("ingester (and helpers)", cpu_time.NOTHING) + \
+                cpu_time.process(kid)
+    port = f"-p {url.rsplit(':', 1)[1].split('/', 1)[0]}" if url.startswith("postgresql") else None
+    if port is not None:
+        for postmaster in Path("/proc").iterdir():
+            try:
+                line = (postmaster / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, ValueError):
+                continue
+            if line.split(" ", 1)[0].endswith("postgres") and port + " " in line + " ":
+                total = cpu_time.process(int(postmaster.name))
+                for pid in cpu_time.children(int(postmaster.name)):
+                    total = total + cpu_time.process(pid)
+                found["PostgreSQL server"] = total
+    found["machine (CPU pressure: some task waiting)"] = cpu_time.Sched(0.0, cpu_time.pressure(), 0)
+    return found
 
 
 def _intake_drained(url: str, timeout: float = 60.0) -> tuple[int, float]:
@@ -318,7 +347,15 @@ def _rows(r: dict[str, Any]) -> list[str]:
         f"median {r['in_flight']['median']:.0f}, least {r['in_flight']['min']:.0f}, most "
         f"{r['in_flight']['max']:.0f}, {IN_FLIGHT} or more in {r['in_flight']['at_target']:.0%} of samples; "
         f"{r['kube_calls']:,} Kubernetes API calls; serving process peak RSS {r['rss'] / 1024 / 1024:.0f} MB |",
+        f"| {db} | where the CPU went during the run ({r['seconds']:.0f} s of wall time, 2 cores) | none | "
+        + "; ".join(f"{name}: {_said(name, value)}" for name, value in r["sched"].items()) + " |",
     ]
+
+
+def _said(name: str, value: cpu_time.Sched) -> str:
+    if name.startswith("machine"):
+        return f"{value.waited:.1f} s"
+    return value.said()
 
 
 def main() -> None:
