@@ -69,9 +69,10 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         if not isinstance(parsed, dict):
             ctx.metrics.webhook_rejected.labels("schema").inc()
             return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
-        # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done.
+        # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done. Where the
+        # intake shares the main database (PostgreSQL) the append below checks instead, in its one statement.
         digest = state_digest(parsed)
-        if digest is not None:
+        if digest is not None and ctx.intake.separate:
             try:
                 repeat = await run_in_threadpool(unchanged, ctx.factory, str(parsed["groupKey"]), digest)
             except Exception as err:
@@ -95,12 +96,15 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
         # Appended durably in one INSERT, and answered: the ingester applies it (bot/webhook/intake.py), so the
         # answer waits neither for the main database's write lock nor for the work a notification causes.
         try:
-            await run_in_threadpool(ctx.intake.append, raw, digest, utcnow())
+            stored = await run_in_threadpool(ctx.intake.append, raw, digest, utcnow())
         except Exception as err:
             if not database_away(err):
                 raise
             return _store_away(ctx, err)
         _back(ctx, "webhook")
+        if not stored:
+            ctx.metrics.webhook_unchanged.inc()
+            return JSONResponse({"status": "unchanged", "alerts": len(payload.alerts)})
         ctx.ingester.wake()
         for alert in payload.alerts:
             ctx.metrics.alerts.labels(alert.status).inc()
