@@ -5,8 +5,12 @@ The bot runs as `serve` runs it (tests/harness/bot_launcher.py --slack: the real
 Its cluster is the Kubernetes stand-in answering every call after 50 ms, with 20 services in `shop`. Requests are
 signed `/triage` bodies built by the Slack stand-in helpers.
 
+The clients run in a process of their own (Alertmanager and Slack are other machines: a request timed from the
+stand-ins' process would include waiting for that interpreter's lock behind the stand-ins' threads); the stand-ins
+run in this one, at the same CPU priority as the bot's serving process, and the report shows the CPU they took.
 A load thread keeps 20 live triages in flight for the whole run: it counts the triages it started (acked
-`/triage svc-NN -n shop` commands) against those the bot reports finished on /metrics, and tops up; the report
+`/triage svc-NN -n shop` commands) against those the bot reports finished on /metrics (read every 250 ms: the bot
+updates it once a second), and tops up; the report
 says how many it held (median, least, most, and the share of samples at 20 or more). A probe
 thread sends one more `/triage` every 100 ms and times the HTTP round trip to the ack (bolt answers the request
 when the handler calls ack(), before the triage starts). Both kinds of command are counted in the percentiles.
@@ -18,6 +22,7 @@ Prints a markdown block and writes it into docs/benchmarks.md, section "Slack an
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import sys
@@ -25,12 +30,13 @@ import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks import doc
+from benchmarks import cpu_time, doc
 from benchmarks.bench_webhook import Group, database, quantile, write_part
 from bot.store.db import make_engine, session_factory
 from bot.webhook.intake import open_intake
@@ -42,6 +48,9 @@ CHANNEL = "C0SLASH"
 NAMESPACE = "shop"
 SERVICES = 20
 IN_FLIGHT = 20
+# The serving process counts finished triages once a second (bot/runner/workers.py); reading /metrics more often
+# than this only adds requests no deployment sends (Prometheus scrapes every 15 to 60 s).
+METRICS_POLL = 0.25
 LATENCY = 0.05  # seconds per Kubernetes API call
 ACK_BUDGET_MS = 100.0
 WEBHOOK_BUDGET_MS = 50.0
@@ -83,11 +92,11 @@ def cluster(services: int) -> list[dict[str, Any]]:
 
 
 class Driver:
-    """Sends signed /triage commands and keeps the numbers."""
+    """Sends signed /triage commands and keeps the numbers; each takes the next of `response_urls` (made by the
+    Slack stand-in, which the triage answers)."""
 
-    def __init__(self, bot: BotProcess, slack: SlackStandIn) -> None:
-        self.bot = bot
-        self.slack = slack
+    def __init__(self, response_urls: list[str]) -> None:
+        self.response_urls = response_urls
         self.lock = threading.Lock()
         self.acks_ms: list[float] = []
         self.probe_ms: list[float] = []
@@ -99,7 +108,7 @@ class Driver:
         with self.lock:
             self.counter += 1
             service = f"svc-{self.counter % SERVICES:02d}"
-        url = self.slack.response_url(channel=CHANNEL)
+            url = self.response_urls[self.counter % len(self.response_urls)]
         body = slash_command_body("/triage", f"{service} -n {NAMESPACE}", channel_id=CHANNEL, response_url=url)
         headers = signed_headers(body, SIGNING_SECRET, form=True)  # signed now: a stale timestamp is refused
         begin = time.perf_counter()
@@ -154,82 +163,139 @@ def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
                             permissions={"channels": {CHANNEL: [NAMESPACE]}},
                             max_concurrent_triages=IN_FLIGHT, call_timeout=5.0, deadline=30.0)
         with bot_process(values, Path(tmp), "slash-bot", slack=True) as bot:
-            driver = Driver(bot, slack)
+            driver = Driver([slack.response_url(channel=CHANNEL)])
             _warm_up(bot, driver)
-            stop = threading.Event()
-            in_flight_seen: list[int] = []
-
-            def load() -> None:
-                with httpx.Client(base_url=bot.url, timeout=10.0) as client:
-                    while not stop.is_set():
-                        done, _, _ = finished(client)
-                        in_flight = driver.started - done
-                        in_flight_seen.append(in_flight)
-                        for _ in range(max(0, IN_FLIGHT - in_flight)):
-                            driver.triage(client)
-                        stop.wait(0.05)
-
-            def probe() -> None:
-                with httpx.Client(base_url=bot.url, timeout=10.0) as client:
-                    time.sleep(1.0)  # let the first 20 triages get going
-                    while not stop.is_set():
-                        driver.triage(client, probe=True)
-                        stop.wait(0.1)
-
-            webhooks_ms: list[float] = []
-            changes_ms: list[float] = []
-            webhook_errors: list[str] = []
-
-            def webhooks() -> None:
-                body = Group(0, "a").add_alert(datetime.now(UTC))
-                with httpx.Client(base_url=bot.url, timeout=10.0) as client:
-                    time.sleep(1.0)
-                    while not stop.is_set():
-                        begin = time.perf_counter()
-                        response = client.post("/alertmanager", json=body, headers=bearer())
-                        webhooks_ms.append((time.perf_counter() - begin) * 1000)
-                        if response.status_code != 200:
-                            webhook_errors.append(f"{response.status_code} {response.text[:200]}")
-                        stop.wait(0.1)
-
-            def changes() -> None:
-                # Another group gaining an alert in each webhook: every one is news, stored in a transaction.
-                group = Group(1, "b")
-                started = datetime.now(UTC)
-                with httpx.Client(base_url=bot.url, timeout=10.0) as client:
-                    time.sleep(1.05)
-                    while not stop.is_set():
-                        body = group.add_alert(started)
-                        begin = time.perf_counter()
-                        response = client.post("/alertmanager", json=body, headers=bearer())
-                        changes_ms.append((time.perf_counter() - begin) * 1000)
-                        if response.status_code != 200:
-                            webhook_errors.append(f"{response.status_code} {response.text[:200]}")
-                        stop.wait(0.1)
-
-            threads = [threading.Thread(target=load, daemon=True), threading.Thread(target=probe, daemon=True),
-                       threading.Thread(target=webhooks, daemon=True), threading.Thread(target=changes, daemon=True)]
-            for thread in threads:
-                thread.start()
-            time.sleep(seconds)
-            stop.set()
-            for thread in threads:
-                thread.join(15)
+            # Every command of the run gets a response_url of its own, as from Slack (at most 40 commands a second).
+            urls = [slack.response_url(channel=CHANNEL) for _ in range(int(seconds * 40) + 100)]
+            before, begin = _sched(bot.pid, url), time.monotonic()
+            measured = _clients(bot.url, urls, seconds)
+            sched = {k: v - before.get(k, cpu_time.NOTHING) for k, v in _sched(bot.pid, url).items()}
+            window = time.monotonic() - begin  # the run and the clients' process starting and ending
             with httpx.Client(base_url=bot.url, timeout=10.0) as client:
                 done, triage_seconds, outcomes = finished(client)
             backlog, drained = _intake_drained(url)
             rss = bot.peak_rss_bytes()
         kube_calls = len(kube.requests)
-    if driver.errors:
-        raise SystemExit(f"commands were not acked as triages: {driver.errors[:3]}")
-    if webhook_errors:
-        raise SystemExit(f"webhooks were refused: {webhook_errors[:3]}")
-    steady = in_flight_seen[len(in_flight_seen) // 10:]  # after the ramp-up
-    return {"acks": driver.acks_ms, "probes": driver.probe_ms, "started": driver.started, "done": done,
-            "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes, "kube_calls": kube_calls,
-            "in_flight": held(steady, IN_FLIGHT), "rss": rss, "seconds": seconds,
-            "webhooks": webhooks_ms, "changes": changes_ms, "backend": backend, "load": load_average,
-            "load_end": os.getloadavg()[0], "backlog": backlog, "drained": drained}
+    if measured["errors"]:
+        raise SystemExit(f"commands were not acked as triages: {measured['errors'][:3]}")
+    if measured["webhook_errors"]:
+        raise SystemExit(f"webhooks were refused: {measured['webhook_errors'][:3]}")
+    steady = measured["in_flight"][len(measured["in_flight"]) // 10:]  # after the ramp-up
+    return {"acks": measured["acks"], "probes": measured["probes"], "started": measured["started"] + 1,
+            "done": done, "triage_mean": triage_seconds / done if done else 0.0, "outcomes": outcomes,
+            "kube_calls": kube_calls, "in_flight": held(steady, IN_FLIGHT), "rss": rss, "seconds": seconds,
+            "webhooks": measured["webhooks"], "changes": measured["changes"], "backend": backend,
+            "load": load_average, "load_end": os.getloadavg()[0], "backlog": backlog, "drained": drained,
+            "sched": sched, "window": window}
+
+
+def _clients(url: str, response_urls: list[str], seconds: float) -> dict[str, Any]:
+    """Run the load, the probes and the webhooks from a process of their own for `seconds`; their numbers.
+
+    Alertmanager and Slack are other machines: timed from this process, a request's time would include waiting for
+    this interpreter's lock behind the stand-ins' threads, which no real sender shares with them."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=clients_main, args=(url, response_urls, seconds, send), name="bench-clients")
+    process.start()
+    send.close()
+    try:
+        measured: dict[str, Any] = receive.recv()
+    finally:
+        process.join(30)
+    return measured
+
+
+def clients_main(url: str, response_urls: list[str], seconds: float, results: Connection) -> None:
+    """The client process: keep 20 triages in flight, probe with one more every 100 ms, and post the two kinds of
+    webhook every 100 ms each, for `seconds`; send the numbers back."""
+    driver = Driver(response_urls)
+    stop = threading.Event()
+    in_flight_seen: list[int] = []
+    webhooks_ms: list[float] = []
+    changes_ms: list[float] = []
+    webhook_errors: list[str] = []
+
+    def load() -> None:
+        with httpx.Client(base_url=url, timeout=10.0) as client:
+            while not stop.is_set():
+                done, _, _ = finished(client)
+                in_flight = driver.started + 1 - done  # the warm-up's triage is done
+                in_flight_seen.append(in_flight)
+                for _ in range(max(0, IN_FLIGHT - in_flight)):
+                    driver.triage(client)
+                stop.wait(METRICS_POLL)
+
+    def probe() -> None:
+        with httpx.Client(base_url=url, timeout=10.0) as client:
+            time.sleep(1.0)  # let the first 20 triages get going
+            while not stop.is_set():
+                driver.triage(client, probe=True)
+                stop.wait(0.1)
+
+    def post(body: Any, into: list[float], client: httpx.Client) -> None:
+        begin = time.perf_counter()
+        response = client.post("/alertmanager", json=body, headers=bearer())
+        into.append((time.perf_counter() - begin) * 1000)
+        if response.status_code != 200:
+            webhook_errors.append(f"{response.status_code} {response.text[:200]}")
+
+    def webhooks() -> None:
+        body = Group(0, "a").add_alert(datetime.now(UTC))
+        with httpx.Client(base_url=url, timeout=10.0) as client:
+            time.sleep(1.0)
+            while not stop.is_set():
+                post(body, webhooks_ms, client)
+                stop.wait(0.1)
+
+    def changes() -> None:
+        # Another group gaining an alert in each webhook: every one is news, appended to the intake.
+        group = Group(1, "b")
+        started = datetime.now(UTC)
+        with httpx.Client(base_url=url, timeout=10.0) as client:
+            time.sleep(1.05)
+            while not stop.is_set():
+                post(group.add_alert(started), changes_ms, client)
+                stop.wait(0.1)
+
+    threads = [threading.Thread(target=work, daemon=True) for work in (load, probe, webhooks, changes)]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join(15)
+    results.send({"acks": driver.acks_ms, "probes": driver.probe_ms, "started": driver.started,
+                  "errors": driver.errors, "webhooks": webhooks_ms, "changes": changes_ms,
+                  "webhook_errors": webhook_errors, "in_flight": in_flight_seen})
+    results.close()
+
+
+def _sched(bot: int, url: str) -> dict[str, cpu_time.Sched]:
+    """Run and wait times so far of the bot's processes, of this one (the stand-ins), of the database server's,
+    and the machine's CPU pressure (as `waited`). The clients' process is not counted: it stands for other
+    machines too, and it is gone when the run ends."""
+    found = {"serving process": cpu_time.process(bot), "stand-ins (Kubernetes, Slack)": cpu_time.process(os.getpid())}
+    kids = sorted(cpu_time.children(bot), key=cpu_time.threads)
+    if kids:
+        found["triage worker"] = cpu_time.process(kids[-1])  # the one with the most threads
+        for kid in kids[:-1]:
+            found["ingester (and helpers)"] = found.get("ingester (and helpers)", cpu_time.NOTHING) + \
+                cpu_time.process(kid)
+    port = f"-p {url.rsplit(':', 1)[1].split('/', 1)[0]}" if url.startswith("postgresql") else None
+    if port is not None:
+        for postmaster in Path("/proc").iterdir():
+            try:
+                line = (postmaster / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, ValueError):
+                continue
+            if line.split(" ", 1)[0].endswith("postgres") and port + " " in line + " ":
+                total = cpu_time.process(int(postmaster.name))
+                for pid in cpu_time.children(int(postmaster.name)):
+                    total = total + cpu_time.process(pid)
+                found["PostgreSQL server"] = total
+    found["machine (CPU pressure: some task waiting)"] = cpu_time.Sched(0.0, cpu_time.pressure(), 0)
+    return found
 
 
 def _intake_drained(url: str, timeout: float = 60.0) -> tuple[int, float]:
@@ -269,25 +335,30 @@ def report(runs: list[dict[str, Any]]) -> str:
         "| database | work | budget | measured |", "|---|---|---|---|"]
     rows = [row for r in runs for row in _rows(r)]
     return "\n".join([*head, *rows, "", (
-        "Triages run in the worker process, at a lower CPU priority, so an ack does not compete with them for "
-        "the serving interpreter's lock; it still shares two cores with them (and with the stand-ins). The ack "
-        "itself is short (parse the command, check the permission, open the incident and queue the job in one "
-        "transaction, ack), and bolt waits for it by polling every 10 ms. "
-        "A webhook does only what must come before its answer: it authenticates, reads the body, answers a repeat "
-        "that changed nothing (Alertmanager's repeat_interval, the HA twin) after one read of its group's digest "
-        "(bot/webhook/repeat.py), redacts only the alerts it has not redacted before (bot/webhook/redacted.py), "
-        "validates, and appends the notification to the intake in one INSERT; the ingester, a process of its own "
-        "(nice 5, between the serving process and the worker), applies it after the answer (grouping, ordering, "
-        "storm roll-up, root, triage job; bot/webhook/ingester_process.py). On SQLite the intake is a small "
-        "database file of its own that only the webhook "
-        "writes, so the append never queues for the main database's write lock, which the worker's transactions "
-        "hold in turn; on PostgreSQL it is a table, where an INSERT waits for no other transaction. What is left "
-        "in a webhook's time is the serving process's CPU, shared with the poster and bolt, and the machine's two "
-        "cores, shared with the ingester, the worker's 20 triages and the stand-ins. "
-        "SQLite is the database for trying triagebot out (docs/install.md, "
-        "Database choices); the budget is for PostgreSQL, which a production install runs. The load keeps 20 "
-        "in flight as counted from /metrics, which the serving process updates from finished jobs once a "
-        "second. Load average (1 min) when each run started and ended: "
+        "Triages run in the worker process as SCHED_IDLE, so a request's thread that wakes takes a core from them "
+        "at once, and they never hold the serving interpreter's lock (bot/runner/cpu.py). The ack itself is short "
+        "(parse the command, check the permission, open the incident and queue the job in one transaction, ack), "
+        "and bolt waits for it by polling every 10 ms. "
+        "A webhook does only what must come before its answer, in one hand-off from the event loop to a thread: "
+        "it authenticates, reads the body, answers a repeat that changed nothing (Alertmanager's repeat_interval, "
+        "the HA twin) by its group's digest (bot/webhook/repeat.py), redacts only the alerts it has not redacted "
+        "before (bot/webhook/redacted.py), validates, and appends the notification to the intake in one INSERT; "
+        "the ingester, a process of its own (SCHED_BATCH at nice 5: behind the serving process, ahead of the "
+        "triages), applies it after the answer (grouping, ordering, storm roll-up, root, triage job; "
+        "bot/webhook/ingester_process.py). On SQLite the intake is a small database file of its own that only the "
+        "webhook writes, so the append never queues for the main database's write lock, and the repeat is a read "
+        "of the main database before it; the append's commit waits for the disk (fsync, kept: an answered 200 is "
+        "durable). On PostgreSQL the append is one statement outside a transaction block that also skips a "
+        "repeat (`INSERT ... WHERE NOT EXISTS` on the digest): two round trips, the pool's ping and the statement; "
+        "the test server runs with fsync off. What is left in a webhook's time is waiting for a core: the last "
+        "row says how long each process was runnable without one, and how much of the run some task on the "
+        "machine was (CPU pressure). "
+        "The budget is the same on both databases: SQLite is what a new user runs first (docs/install.md, "
+        "Database choices), PostgreSQL what a production install runs. The load keeps 20 in flight as counted "
+        "from /metrics, which the serving process updates from finished jobs once a second. The clients run in a "
+        "process of their own (Alertmanager and Slack are other machines); the Kubernetes and Slack stand-ins in "
+        "the benchmark's process, at the bot's CPU priority, sharing its two cores (their CPU is in the last row). "
+        "Load average (1 min) when each run started and ended: "
         + "; ".join(f"{r['backend']} {r['load']:.1f} and {r['load_end']:.1f}" for r in runs) + ".")])
 
 
@@ -314,11 +385,21 @@ def _rows(r: dict[str, Any]) -> list[str]:
         f"p99 {quantile(changes, 99):.1f} ms, max {max(changes):.0f} ms ({change_verdict} budget); when the load "
         f"stopped {r['backlog']} answered notifications were still to apply, applied in {r['drained']:.1f} s |",
         f"| {db} | the triages behind that load | none | {r['done']} finished of {r['started']} started ({outcomes}), "
-        f"mean {r['triage_mean']:.2f} s each; in flight (sampled every 50 ms after the first tenth of the run): "
+        f"mean {r['triage_mean']:.2f} s each; in flight (sampled every {METRICS_POLL * 1000:.0f} ms after the "
+        "first tenth of the run): "
         f"median {r['in_flight']['median']:.0f}, least {r['in_flight']['min']:.0f}, most "
         f"{r['in_flight']['max']:.0f}, {IN_FLIGHT} or more in {r['in_flight']['at_target']:.0%} of samples; "
         f"{r['kube_calls']:,} Kubernetes API calls; serving process peak RSS {r['rss'] / 1024 / 1024:.0f} MB |",
+        f"| {db} | where the CPU went during the run ({r['window']:.0f} s of wall time with the clients' process "
+        "starting and ending, 2 cores) | none | "
+        + "; ".join(f"{name}: {_said(name, value)}" for name, value in r["sched"].items()) + " |",
     ]
+
+
+def _said(name: str, value: cpu_time.Sched) -> str:
+    if name.startswith("machine"):
+        return f"{value.waited:.1f} s"
+    return value.said()
 
 
 def main() -> None:

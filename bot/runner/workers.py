@@ -9,7 +9,6 @@ worker is started again), and turns finished jobs into its /metrics: it only doe
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import multiprocessing
 import os
@@ -27,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.config import ConfigError, Settings
 from bot.metrics import Metrics
+from bot.runner.cpu import background
 from bot.runner.wake import Waker, stop_processes
 from bot.runner.wake import wait as woken
 from bot.store import triage_queue
@@ -35,7 +35,6 @@ from bot.store.types import utcnow
 
 log = logging.getLogger("triagebot.workers")
 
-WORKER_NICE = 10  # the scheduling priority workers drop by
 POLL = 0.5  # seconds an idle worker waits for a wake-up before it looks at the queue again
 CACHE_CALL_TIMEOUT = 30.0  # a list of 5,000 pods over a slow link needs more than a triage's call budget
 
@@ -112,16 +111,16 @@ def worker_main(settings: Settings, wake: Connection, parent: int | None = None)
     from bot.logs import configure
 
     configure(settings.log_level)
-    # Triages are throughput work; acks and webhooks are latency work. On a busy node the serving process gets
-    # the CPU first (measured: webhook p99 over 200 ms with 20 triages at the same priority on two cores).
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICE)
+    # Triages are throughput work; acks and webhooks are latency work: SCHED_IDLE, so a request's thread that
+    # wakes takes a core from a triage at once (bot/runner/cpu.py says why, and what the fallback is).
+    policy = background()
     yield_writes()  # the same on SQLite's write lock (bot/store/sqlite_writer.py)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
     worker = _Worker(settings)
     try:
+        log.info("triage worker runs %s", policy)
         worker.run(wake, stopping, parent=parent)
     finally:
         worker.close()

@@ -61,52 +61,63 @@ def alertmanager_endpoint(ctx: BotContext) -> Callable[[Request], Any]:
                           "with that password)")
         # The body cap (BodyLimit, around the whole app) stops a large body while it streams in.
         body = await request.body()
+        # The rest in one hand-off to a thread, not one per statement: each hand-off is two wake-ups (the thread,
+        # then the event loop), and on a busy node each wake-up can wait for a core.
+        return await run_in_threadpool(accept, ctx, body)
+
+    return receive
+
+
+def accept(ctx: BotContext, body: bytes) -> Response:
+    """A webhook body from an authorised sender: answered as a repeat, refused, or appended to the intake."""
+    try:
+        parsed = loads(body)
+    except BadJson as err:
+        ctx.metrics.webhook_rejected.labels("json").inc()
+        return _error(400, str(err), "an Alertmanager webhook payload (JSON, version 4)")
+    if not isinstance(parsed, dict):
+        ctx.metrics.webhook_rejected.labels("schema").inc()
+        return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
+    # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done. Where the
+    # intake shares the main database (PostgreSQL) the append below checks instead, in its one statement.
+    digest = state_digest(parsed)
+    if digest is not None and ctx.intake.separate:
         try:
-            parsed = loads(body)
-        except BadJson as err:
-            ctx.metrics.webhook_rejected.labels("json").inc()
-            return _error(400, str(err), "an Alertmanager webhook payload (JSON, version 4)")
-        if not isinstance(parsed, dict):
-            ctx.metrics.webhook_rejected.labels("schema").inc()
-            return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
-        # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done.
-        digest = state_digest(parsed)
-        if digest is not None:
-            try:
-                repeat = await run_in_threadpool(unchanged, ctx.factory, str(parsed["groupKey"]), digest)
-            except Exception as err:
-                if not database_away(err):
-                    raise
-                return _store_away(ctx, err)
-            if repeat:
-                ctx.metrics.webhook_unchanged.inc()
-                return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
-        # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
-        # An alert an earlier notification carried unchanged is not redacted again (bot/webhook/redacted.py).
-        raw: dict[str, Any] = redact_body(parsed)
-        try:
-            payload = AlertmanagerPayload.model_validate(raw)
-        except ValidationError as err:
-            ctx.metrics.webhook_rejected.labels("schema").inc()
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "body"
-            return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
-                          "groupKey, status and at least one alert with an alertname label")
-        # Appended durably in one INSERT, and answered: the ingester applies it (bot/webhook/intake.py), so the
-        # answer waits neither for the main database's write lock nor for the work a notification causes.
-        try:
-            await run_in_threadpool(ctx.intake.append, raw, digest, utcnow())
+            repeat = unchanged(ctx.factory, str(parsed["groupKey"]), digest)
         except Exception as err:
             if not database_away(err):
                 raise
             return _store_away(ctx, err)
-        _back(ctx, "webhook")
-        ctx.ingester.wake()
-        for alert in payload.alerts:
-            ctx.metrics.alerts.labels(alert.status).inc()
-        return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
-
-    return receive
+        if repeat:
+            ctx.metrics.webhook_unchanged.inc()
+            return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
+    # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
+    # An alert an earlier notification carried unchanged is not redacted again (bot/webhook/redacted.py).
+    raw: dict[str, Any] = redact_body(parsed)
+    try:
+        payload = AlertmanagerPayload.model_validate(raw)
+    except ValidationError as err:
+        ctx.metrics.webhook_rejected.labels("schema").inc()
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        return _error(400, f"{where}: {first['msg']}", "an Alertmanager webhook payload, version 4, with "
+                      "groupKey, status and at least one alert with an alertname label")
+    # Appended durably in one INSERT, and answered: the ingester applies it (bot/webhook/intake.py), so the
+    # answer waits neither for the main database's write lock nor for the work a notification causes.
+    try:
+        stored = ctx.intake.append(raw, digest, utcnow())
+    except Exception as err:
+        if not database_away(err):
+            raise
+        return _store_away(ctx, err)
+    _back(ctx, "webhook")
+    if not stored:
+        ctx.metrics.webhook_unchanged.inc()
+        return JSONResponse({"status": "unchanged", "alerts": len(payload.alerts)})
+    ctx.ingester.wake()
+    for alert in payload.alerts:
+        ctx.metrics.alerts.labels(alert.status).inc()
+    return JSONResponse({"status": "stored", "alerts": len(payload.alerts)})
 
 
 def _store_away(ctx: BotContext, err: Exception) -> Response:

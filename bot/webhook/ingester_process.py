@@ -29,16 +29,13 @@ from multiprocessing.context import SpawnProcess
 from typing import Any
 
 from bot.config import Settings
+from bot.runner.cpu import behind_requests
 from bot.runner.wake import Waker, stop_processes
 from bot.runner.wake import wait as woken
 from bot.webhook.intake import Intake
 
 log = logging.getLogger("triagebot.alerts")
 
-# Behind the serving process (nice 0: a webhook or an ack preempts it) and ahead of the triage workers (nice 10,
-# bot/runner/workers.py): a notification applied late delays its root post and its triage, which users wait for,
-# while a triage is throughput work. CFS weights: 1024 (serving), 335 (this), 110 (each worker thread).
-INGESTER_NICE = 5
 POLL = 0.5  # seconds between the child's looks at its parent and its stop flag
 SUPERVISE = 1.0  # seconds between the serving process's looks at the child
 
@@ -172,11 +169,12 @@ def ingester_main(settings: Settings, instance: str, wake: Connection, reports: 
     engine = make_engine(settings.database_url)
     factory = session_factory(engine)
     intake = open_intake(engine, factory)
-    # Niced only now: starting (about 2 s of CPU, mostly imports) at the serving process's priority gets the rows a
-    # killed predecessor left applied in seconds rather than tens of seconds on a busy node; it happens only at
-    # start and after a crash.
-    with contextlib.suppress(OSError):
-        os.nice(INGESTER_NICE)
+    # Behind the serving process and ahead of the triage workers (SCHED_BATCH at nice 5; bot/runner/cpu.py says
+    # why): a notification applied late delays its root post and its triage, which users wait for, while a triage
+    # is throughput work. Lowered only now: starting (about 2 s of CPU, mostly imports) at the serving process's
+    # priority gets the rows a killed predecessor left applied in seconds rather than tens of seconds on a busy
+    # node; it happens only at start and after a crash.
+    log.info("alert ingester runs %s", behind_requests())
     ingester = Ingester(intake, factory, applier(settings, instance), applied, failed, ok).start()
     report(("ready",))
     try:

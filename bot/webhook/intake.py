@@ -31,11 +31,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Text, cast, delete, func, insert, select, update
+from sqlalchemy import Engine, Text, cast, delete, exists, func, insert, literal, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.store.db import make_engine, read_session, session_factory
-from bot.store.models import AlertIntake, AlertIntakeDone, Base
+from bot.store.models import AlertGroup, AlertIntake, AlertIntakeDone, Base
 from bot.store.outage import database_away
 from bot.store.types import utcnow
 
@@ -72,11 +72,32 @@ class Intake:
     separate: bool
     engine: Engine | None = None  # the separate file's engine, closed with the intake
 
-    def append(self, body: dict[str, Any], digest: str | None, received: datetime) -> None:
-        """One INSERT, committed before the webhook answers."""
+    def append(self, body: dict[str, Any], digest: str | None, received: datetime) -> bool:
+        """One INSERT, committed before the webhook answers; False when it appended nothing because the body is a
+        repeat (below).
+
+        Where the intake shares the main database (PostgreSQL), the INSERT itself skips a repeat: it appends
+        only if the group's last applied notification had another digest (bot/webhook/repeat.py), so a webhook
+        is one statement whether it changed its group or not. On PostgreSQL that statement runs on its own,
+        without BEGIN and COMMIT around it (a statement outside a transaction block commits as it ends, as durably
+        as any commit), which makes a webhook two round trips (the pool's liveness ping and the statement) instead
+        of eight. A separate SQLite intake file cannot see the main database's groups: there the webhook reads
+        first (`repeat.unchanged`), and SQLite's statements cost no round trip."""
+        values = {"token": uuid.uuid4().hex, "received_at": received, "body": body, "digest": digest}
+        group_key = body.get("groupKey")
+        statement: Any = insert(AlertIntake).values(**values)
+        if digest is not None and isinstance(group_key, str) and not self.separate:
+            columns = AlertIntake.__table__.c
+            row = select(*(literal(value, columns[name].type) for name, value in values.items()))
+            statement = insert(AlertIntake).from_select(list(values), row.where(~exists().where(
+                AlertGroup.group_key == group_key, AlertGroup.state_hash == digest)))
+        statement = statement.returning(AlertIntake.id)
+        bind: Engine = self.factory.kw["bind"]
+        if bind.dialect.name == "postgresql":
+            with bind.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                return connection.execute(statement).first() is not None
         with self.factory.begin() as session:
-            session.execute(insert(AlertIntake).values(token=uuid.uuid4().hex, received_at=received, body=body,
-                                                       digest=digest))
+            return session.execute(statement).first() is not None
 
     def pending(self) -> int:
         with read_session(self.factory) as session:

@@ -1,6 +1,7 @@
 """Repeats that changed nothing: Alertmanager re-sends every group each repeat_interval, and an HA pair sends each
-notification twice. The webhook answers such a repeat with one read (`unchanged`): nothing is redacted, validated
-or written again, and on SQLite it never waits for the write lock a triage may hold.
+notification twice. The webhook answers such a repeat with one statement: on SQLite a read (`unchanged`), before
+anything is redacted or validated, that never waits for the write lock a triage may hold; on PostgreSQL the
+intake's INSERT itself, which appends nothing when the digest matches (bot/webhook/intake.py, `Intake.append`).
 
 A notification is a repeat when its digest matches the one stored with its group by the last notification
 applied (`alert_flow.apply_alerts`); the ingester (bot/webhook/apply.py) skips such a repeat too when it was

@@ -201,3 +201,32 @@ def test_workers_stop_when_the_serving_process_is_killed_with_minus_nine(tmp_pat
     finally:
         if serving.poll() is None:
             serving.kill()
+
+
+def _policies(pid: int) -> dict[int, int]:
+    """The scheduling policy of each thread of `pid` (os.sched_getscheduler takes a thread id on Linux)."""
+    found: dict[int, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            found[int(task.name)] = os.sched_getscheduler(int(task.name))
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_a_worker_process_runs_every_thread_as_sched_idle(tmp_path: Path) -> None:
+    """A woken request thread of the serving process preempts a triage at once (bot/runner/cpu.py): the worker's
+    main thread and the threads it starts (the lease heartbeat, the job pool) are SCHED_IDLE, not just niced."""
+    url = f"sqlite:///{tmp_path / 'bot.db'}"
+    engine = make_engine(url)
+    migrate(engine)
+    workers = TriageWorkers(Settings(database_url=url, triage_workers=1), session_factory(engine), Metrics()).start()
+    try:
+        pid = workers.processes[0].pid
+        assert pid is not None
+        # Ready: the main thread and the lease heartbeat it starts in run(), past the imports (seconds of CPU).
+        policies = eventually(lambda: (p := _policies(pid)) and len(p) >= 2 and p, "the worker to start its threads")
+        assert set(policies.values()) == {os.SCHED_IDLE}, policies
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the serving process (this one) is untouched
+    finally:
+        workers.stop()
+        engine.dispose()

@@ -4,7 +4,9 @@ applied is set aside without holding up the rows behind it, and a database that 
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -145,7 +147,6 @@ def test_the_ingester_process_reports_what_its_thread_would_record_here() -> Non
 def test_a_kill_9_of_the_ingester_process_loses_and_doubles_nothing(store: MigratedStore) -> None:
     """The ingester in its own process (bot/webhook/ingester_process.py), on a real database: killed with SIGKILL,
     it is started again; a notification answered while it was dead is applied by its successor, once."""
-    import os
     import signal
     import time
 
@@ -192,3 +193,32 @@ def test_a_kill_9_of_the_ingester_process_loses_and_doubles_nothing(store: Migra
         ingester.stop()
         intake.close()
     assert groups() == 2 and ingester.process is not None and not ingester.process.is_alive()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="SCHED_BATCH is Linux's")
+def test_the_ingester_process_runs_behind_requests_without_preempting_them(tmp_path: Path) -> None:
+    """SCHED_BATCH at nice 5 (bot/runner/cpu.py): behind the serving process, ahead of the SCHED_IDLE triages, and
+    its wake-up after each webhook does not take the core from that webhook's answer."""
+    from bot.config import Settings
+    from bot.store.db import make_engine, migrate, session_factory
+    from bot.webhook.ingester_process import IngesterProcess
+
+    url = f"sqlite:///{tmp_path / 'bot.db'}"
+    engine = make_engine(url)
+    migrate(engine)
+    intake = open_intake(engine, session_factory(engine))
+    ingester = IngesterProcess(Settings(database_url=url, default_channel="C0OPS"), intake, "test",
+                               lambda _report: None).start()
+    try:
+        assert ingester.ready(90.0), "the ingester process did not start"
+        assert ingester.process is not None and ingester.process.pid is not None
+        pid = ingester.process.pid
+        threads = [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir()]
+        assert len(threads) >= 2  # its main thread and the thread that applies the intake
+        assert {os.sched_getscheduler(tid) for tid in threads} == {os.SCHED_BATCH}
+        assert {os.getpriority(os.PRIO_PROCESS, tid) for tid in threads} == {os.getpriority(os.PRIO_PROCESS, 0) + 5}
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the serving process (this one) is untouched
+    finally:
+        ingester.stop()
+        intake.close()
+        engine.dispose()
