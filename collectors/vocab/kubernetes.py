@@ -211,7 +211,9 @@ FACTS: list[FactSpec] = [
     FactSpec("node.addresses", "list[str]",
              "the node's addresses (InternalIP, ExternalIP, Hostname...): a scrape target's instance label may be "
              "any of them, with a port", "union", "10.0.1.10"),
-    FactSpec("node.gpu_sharing", "str", "GPU sharing mode of the node: exclusive, time-slicing, mps, mig",
+    FactSpec("node.gpu_sharing", "str",
+             "GPU sharing mode of the node: exclusive, time-slicing, mps, mig; processes: other processes said to "
+             "share the GPU",
              example="time-slicing"),
     FactSpec("gpu.capacity_total", "int", "nvidia.com/gpu capacity summed over nodes seen", "sum"),
     FactSpec("gpu.allocatable_total", "int", "nvidia.com/gpu allocatable summed over nodes seen", "sum"),

@@ -169,7 +169,10 @@ def _sample(term: Any) -> tuple[str, object]:
                "collectives-said-differ": ("issuing mismatched collectives", True),
                "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
                "batch-said-small": ("run with batch size 1", True),
-               "probe-restarts-container": ("killed as its liveness probe kills the container", True)}
+               "probe-restarts-container": ("killed as its liveness probe kills the container", True),
+               "gpu-shared-by-processes-slower": ("slowed down by two other processes on the same GPU", "processes"),
+               "gpu-second-copy-per-item-time": ("running a second copy of it where each takes 10 ms per image on "
+                                                 "the GPU", "processes")}
     return samples[term.spec.id]
 
 
