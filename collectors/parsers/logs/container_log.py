@@ -43,15 +43,20 @@ RULES: tuple[Rule, ...] = (
     # reference, cudaError_t / CUresult, CUDA 10-12): 35 cudaErrorInsufficientDriver, 100 cudaErrorNoDevice,
     # 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice; PyTorch torch/cuda/__init__.py
     # (_check_driver "Found no NVIDIA driver on your system", _lazy_init "Torch not compiled with CUDA enabled",
-    # 1.x-2.x).
+    # 1.x-2.x). Fix round f6: nvidia-smi's own two messages for a process that reaches no driver (the nvidia-smi
+    # binary of the NVIDIA driver, closed source, drivers 340-580 as users paste them: "NVIDIA-SMI has failed because
+    # it couldn't communicate with the NVIDIA driver", "NVIDIA-SMI couldn't find libnvidia-ml.so library in your
+    # system"): a job or container where they print has no GPU it can use.
     Rule("cuda.unavailable", True, ("CUDA-capable device", "display driver / cuda driver", "insufficient for CUDA",
                                     "CUDA_ERROR_NO_DEVICE", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
                                     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted",
-                                    "Found no NVIDIA driver", "not compiled with CUDA enabled"),
+                                    "Found no NVIDIA driver", "not compiled with CUDA enabled", "NVIDIA-SMI "),
          _rx(r"no CUDA-capable device is detected|system has unsupported display driver / cuda driver combination|"
              r"CUDA driver version is insufficient for CUDA runtime version|CUDA_ERROR_(?:NO_DEVICE|"
              r"SYSTEM_DRIVER_MISMATCH|COMPAT_NOT_SUPPORTED_ON_DEVICE)|forward compatibility was attempted on non "
-             r"supported HW|Found no NVIDIA driver on your system|Torch not compiled with CUDA enabled")),
+             r"supported HW|Found no NVIDIA driver on your system|Torch not compiled with CUDA enabled|"
+             r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver|"
+             r"NVIDIA-SMI couldn't find libnvidia-ml\.so library")),
     Rule("app.shm_exhausted", True, ("Bus error", "insufficient shared memory", "unable to allocate shared memory"),
          _rx(r"\bBus error\b|insufficient shared memory|unable to allocate shared memory")),
     # "No space left on device" only means shm when PyTorch names its shm file or /dev/shm.

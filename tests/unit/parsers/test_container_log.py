@@ -146,3 +146,21 @@ def test_a_real_cuda_803_warning_is_read() -> None:
 
 def test_a_cuda_device_named_in_passing_is_not_unavailability() -> None:
     assert not any(name == "cuda.unavailable" for name, *_ in read("Using CUDA-capable device 0: NVIDIA A100"))
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/3dem/model-angelo/issues/60 (DerLorenz's comment of 2023-08-03, verbatim)
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA "
+    "driver is installed and running.",
+    # https://github.com/NVIDIA/nvidia-docker/issues/1163 (description, verbatim)
+    "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver "
+    "is properly installed and present in your system.",
+])
+def test_nvidia_smi_reaching_no_driver_is_no_usable_gpu(line: str) -> None:
+    assert ("cuda.unavailable", True, 1, 1) in read(line)
+
+
+def test_nvidia_smi_named_in_a_healthy_line_is_not_unavailability() -> None:
+    # Composed from nvidia-smi's table banner: a working nvidia-smi names itself too.
+    line = "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |"
+    assert not any(name == "cuda.unavailable" for name, *_ in read(line))
