@@ -16,6 +16,7 @@ from statistics import fmean
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu.gpu_ids import read_ids
+from collectors.parsers.gpu.nvlink_status import read_nvlink_status
 from collectors.parsers.gpu.nvidia_smi_query import read_query
 from collectors.parsers.gpu.nvidia_smi_table import emit, read_table
 from collectors.parsers.sink import FactSink
@@ -37,6 +38,7 @@ def parse(artifact: Artifact) -> ParseResult:
         _cpu_busy(sink, lines)
     read_query(sink, lines)
     read_ids(sink, lines)
+    read_nvlink_status(sink, lines)
     return sink.done()
 
 

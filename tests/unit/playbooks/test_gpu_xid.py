@@ -7,6 +7,7 @@ after-effect: after a hardware Xid the hardware Xid leads, and 45 alone never co
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,3 +107,32 @@ def test_trigger(facts: dict[str, Any], expected: bool) -> None:
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
     linted_with_sources(PLAYBOOK)
+
+
+def _nvlink_xids_in_playbook() -> set[int]:
+    import re
+
+    import yaml
+
+    spec = yaml.safe_load(Path("playbooks/gpu-xid.yaml").read_text(encoding="utf-8"))
+    rule = next(h["confirm"] for h in spec["hypotheses"] if h["id"] == "nvlink-error")
+    found = re.search(r"xid\.codes\.exists\(c, c in \[([\d, ]+)\]\)", rule)
+    assert found, rule
+    return {int(code) for code in found.group(1).split(",")}
+
+
+def test_nvlink_error_confirms_on_every_nvlink_xid_of_the_catalog() -> None:
+    """fix round f7: the confirm rule's codes are the catalog's NVLink Xids (nverror.h NVLINK_*), no fewer, no more."""
+    from collectors.catalogs.xid import load_catalog
+
+    nvlink = {code for code, entry in load_catalog().items() if entry.name.startswith("NVLink")}
+    assert nvlink >= {74, 149}
+    assert _nvlink_xids_in_playbook() == nvlink
+
+
+@pytest.mark.parametrize("code", [74, 145, 149])
+def test_an_nvlink_xid_confirms_nvlink_error(
+    code: int, make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding]
+) -> None:
+    finding = judge(PLAYBOOK, make_facts({"xid.codes": [code], "xid.primary_codes": [code]}))
+    assert {h.id: h.status for h in finding.hypotheses}["nvlink-error"] == "confirmed"
