@@ -53,9 +53,9 @@ def read_nvlink_status(sink: FactSink, lines: list[str]) -> None:
                 inactive.append(number)
             else:
                 active += 1
-        elif heading is not None and _ALL_INACTIVE.match(line) and _ALWAYS_LINKED.search(heading[1]):
-            if worst is None:
-                worst = (1, number)
+        elif (heading is not None and worst is None and _ALL_INACTIVE.match(line)
+              and _ALWAYS_LINKED.search(heading[1])):
+            worst = (1, number)
     close()
     if worst is not None:
         sink.add("gpu.nvlink_inactive_links", worst[0], worst[1])

@@ -3,8 +3,8 @@ pastes, each with its thread."""
 
 from __future__ import annotations
 
-from collectors.paste import artifacts_from_text
 from collectors.parsers.registry import parse_artifact
+from collectors.paste import artifacts_from_text
 
 # https://github.com/Azure/azhpc-diagnostics/issues/73 (V100-SXM2, two of six links down)
 TWO_DOWN = """\
