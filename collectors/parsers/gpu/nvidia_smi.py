@@ -16,9 +16,9 @@ from statistics import fmean
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu.gpu_ids import read_ids
-from collectors.parsers.gpu.nvlink_status import read_nvlink_status
 from collectors.parsers.gpu.nvidia_smi_query import read_query
 from collectors.parsers.gpu.nvidia_smi_table import emit, read_table
+from collectors.parsers.gpu.nvlink_status import read_nvlink_status
 from collectors.parsers.sink import FactSink
 from collectors.sniffers.nvidia_smi import sniff
 from collectors.text import normalise
