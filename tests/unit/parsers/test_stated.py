@@ -169,7 +169,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "collectives-said-differ": ("issuing mismatched collectives", True),
                "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
                "batch-said-small": ("run with batch size 1", True),
-               "probe-restarts-container": ("killed as its liveness probe kills the container", True)}
+               "probe-restarts-container": ("killed as its liveness probe kills the container", True),
+               "nccl-shm-no-space": ("failing in the NCCL all-reduce with No space left on device in shared memory",
+                                     "no-space"),
+               "exit-code-bare": ("restarting with exit 137", 137),
+               "system-oom-said": ("killed by SystemOOM", True)}
     return samples[term.spec.id]
 
 
