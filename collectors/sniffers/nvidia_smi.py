@@ -23,6 +23,11 @@ def sniff(text: str) -> int:
         return 90
     if re.search(r"(?m)^GPU \d+: .*\(UUID: GPU-[0-9a-fA-F-]+\)\s*$", head):  # `nvidia-smi -L`
         return 85
+    # `nvidia-smi nvlink -s` (fix round f7): a -L heading whose UUID may be masked, then its links or NVML's
+    # all-inactive line (collectors/parsers/gpu/nvlink_status.py).
+    if re.search(r"(?m)^GPU \d+: .*\(UUID: [^)]*\)\s*\n(?:\s+Link \d+: (?:<inactive>|[\d.]+ [GM]B/s)|NVML: Unable to "
+                 r"retrieve NVLink information)", head):
+        return 85
     if re.search(r"(?m)^\s+GPU UUID\s+: GPU-", head):  # a `nvidia-smi -q` report cut below its banner
         return 85
     if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",

@@ -124,8 +124,17 @@ _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the en
 _STORE_UNREACHABLE = ("RendezvousConnectionError", "The connection to the C10d store has failed",
                       "The connection to etcd has failed. See inner")
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
+# fix round f7: NCCL's own wordings for a shared-memory segment it cannot make (src/include/shm.h 2.4-2.11,
+# src/misc/shmutils.cc 2.12-2.2x ncclShmOpen, src/transport/net.cc netCreateShm): "Error while creating/attaching to
+# shared memory segment %s (size %d)", "Error: failed to create shared memory file %p", "Error: could not create
+# shared memory in /dev/shm", "Error: failed to extend %s to %d bytes".
 _SHM = ("failed to extend /dev/shm", "Error while creating shared memory segment", "No space left on device",
-        "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed")
+        "Error while attaching to shared memory segment", "Call to shm_open failed", "Call to posix_fallocate failed",
+        "failed to create shared memory file", "could not create shared memory in /dev/shm")
+# The segment's name is NCCL's mkstemp template "/dev/shm/nccl-XXXXXX" (shmutils.cc, net.cc; 2.12-2.2x), so a WARN line
+# cut before its "NCCL WARN" prefix (a Ray worker's "(Runner pid=N) Error while creating shared memory segment
+# /dev/shm/nccl-UmqSM9 ...") is still NCCL's.
+_NCCL_SEGMENT = "/dev/shm/nccl-"
 
 
 @dataclass
@@ -344,7 +353,7 @@ def _init(scan: Scan, line: str, n: int) -> None:
 def _shm(scan: Scan, line: str, n: int) -> None:
     if "/dev/shm" in line:
         scan.first("app.shm_exhausted", True, n)
-    if "NCCL" in line and (kind := _shm_error(line)) is not None:
+    if ("NCCL" in line or _NCCL_SEGMENT in line) and (kind := _shm_error(line)) is not None:
         scan.item("nccl.shm_errors", kind, n)
 
 
@@ -356,7 +365,7 @@ def _shm_error(line: str) -> str | None:
         return "permission-denied"
     if "attaching to shared memory segment" in line:
         return "attach-failed"  # a peer's segment is gone (another IPC namespace, or cleaned up)
-    if "creating shared memory segment" in line:
+    if "creating shared memory segment" in line or "create shared memory" in line:
         return "create-failed"
     return None
 

@@ -58,7 +58,9 @@ _FUNCTION = frozenset({
     "very", "us", "me", "you", "your", "without",
 })
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
-_IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+# Kana, CJK ideographs and (fix round f7) Hangul syllables: a run of them is a sentence in Japanese, Chinese or Korean,
+# whose function words the English list below does not hold.
+_IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
 _CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
@@ -332,7 +334,8 @@ def _prose(line: str) -> bool:
     words = _TOKEN.findall(line)
     if len(words) >= 3 and sum(w.lower() in _FUNCTION for w in words) >= 1:
         return True
-    # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence.
+    # Chinese and Japanese write no spaces between words, so none is counted: a run of ideographs is the sentence;
+    # Korean's particles and endings hang on its words, so a run of Hangul syllables is one too.
     return len(_IDEOGRAPHS.findall(line)) >= 8
 
 

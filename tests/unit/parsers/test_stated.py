@@ -172,7 +172,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "probe-restarts-container": ("killed as its liveness probe kills the container", True),
                "gpu-shared-by-processes-slower": ("slowed down by two other processes on the same GPU", "processes"),
                "gpu-second-copy-per-item-time": ("running a second copy of it where each takes 10 ms per image on "
-                                                 "the GPU", "processes")}
+                                                 "the GPU", "processes"),
+               "nccl-shm-no-space": ("failing in the NCCL all-reduce with No space left on device in shared memory",
+                                     "no-space"),
+               "exit-code-bare": ("restarting with exit 137", 137),
+               "system-oom-said": ("killed by SystemOOM", True)}
     return samples[term.spec.id]
 
 

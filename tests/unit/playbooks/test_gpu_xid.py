@@ -7,6 +7,7 @@ after-effect: after a hardware Xid the hardware Xid leads, and 45 alone never co
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,3 +107,33 @@ def test_trigger(facts: dict[str, Any], expected: bool) -> None:
 
 def test_lints_clean_and_every_hypothesis_cites_a_source() -> None:
     linted_with_sources(PLAYBOOK)
+
+
+def _nvlink_xids_in_playbook() -> set[int]:
+    import re
+
+    import yaml
+
+    spec = yaml.safe_load(Path("playbooks/gpu-xid.yaml").read_text(encoding="utf-8"))
+    rule = next(h["likely"] for h in spec["hypotheses"] if h["id"] == "nvlink-error")
+    found = re.search(r"xid\.codes\.exists\(c, c in \[([\d, ]+)\]\)", rule)
+    assert found, rule
+    return {int(code) for code in found.group(1).split(",")}
+
+
+def test_nvlink_error_is_likely_on_every_uncertain_nvlink_xid_of_the_catalog() -> None:
+    """fix round f7: the likely rule's codes are the catalog's uncertain NVLink Xids (nverror.h NVLINK_*), no fewer,
+    no more; 74, the one the catalog is sure of, confirms."""
+    from collectors.catalogs.xid import load_catalog
+
+    nvlink = {code for code, entry in load_catalog().items() if entry.name.startswith("NVLink") and entry.uncertain}
+    assert nvlink >= {145, 149}
+    assert _nvlink_xids_in_playbook() == nvlink
+
+
+@pytest.mark.parametrize(("code", "status"), [(74, "confirmed"), (145, "likely"), (149, "likely")])
+def test_an_nvlink_xid_points_at_nvlink_error(
+    code: int, status: str, make_facts: Callable[[dict[str, Any]], FactSet], judge: Callable[..., Finding]
+) -> None:
+    finding = judge(PLAYBOOK, make_facts({"xid.codes": [code], "xid.primary_codes": [code]}))
+    assert {h.id: h.status for h in finding.hypotheses}["nvlink-error"] == status
