@@ -21,3 +21,13 @@ def test_a_glibc_errno_text_with_a_capital_is_read() -> None:
     # strerror's "Read-only file system" (glibc string/_strerror.c), in a logrus fatal record.
     got = _facts('time="2023-05-02T08:00:00Z" level=fatal msg="open /data/db/LOCK: Read-only file system"')
     assert got["app.storage_fatal"] is True
+
+
+def test_katib_s_start_up_ping_loop_is_the_exit_it_ends_in() -> None:
+    # kubeflow/kubeflow#5468 (tests/realworld): katib-db-manager's ping failures, logged every 5 s with klog.Errorf
+    # only inside the start-up loop that gives up after 60 s with klog.Fatalf("Failed to open db connection")
+    # (kubeflow/katib pkg/db/v1beta1/common/connection.go, v0.6 to v0.19). Fix round f9.
+    got = _facts("E1218 10:39:50.481923       1 mysql.go:62] Ping to Katib db failed: dial tcp 10.233.28.55:3306: "
+                 "connect: connection refused")
+    assert got["startup.dependency_fatal"] is True
+    assert got["client.targets"] == ["10.233.28.55:3306"]
