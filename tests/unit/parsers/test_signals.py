@@ -334,3 +334,25 @@ def test_no_gang_verdict_without_the_gang_schedulers_words(line: str) -> None:
 ])
 def test_an_answering_gpu_or_another_device_at_rev_ff_is_no_lost_gpu(line: str) -> None:
     assert "gpu.fallen_off_bus" not in _facts(line)
+
+
+# Fix round f9: distribution's ErrNoBasicAuthCredentials ("no basic auth credentials") as clients relay it,
+# verbatim from public threads.
+NO_BASIC_AUTH_PASTES = [
+    # https://github.com/moby/moby/issues/19159 (description, docker pull)
+    "Error response from daemon: Get https://myregistrydomain.com:5000/v2/runcom/busybox/manifests/latest: "
+    "no basic auth credentials",
+    # https://github.com/jenkinsci/docker-plugin/issues/528 (comment of 2018-02-08, docker-java's exception)
+    'com.github.dockerjava.api.exception.InternalServerErrorException: {"message":"Get '
+    'https://docker-hub.holisticon.de:4443/v2/holi_ci/jenkins_node_jdk8/manifests/latest: no basic auth '
+    'credentials"}',
+    # https://github.com/kubernetes/kubernetes/issues/95231 (description; the kubelet's line as typed there)
+    'Failed  to pull image "ip:port/repository/ydocker-repo/apps:tag": rpc error: code = Unknown desc = Error '
+    "response from daemon: Get http://ip:port/v2/repository/docker/app/manifests/1.0: no basic auth credentials",
+]
+
+
+@pytest.mark.parametrize("line", NO_BASIC_AUTH_PASTES)
+def test_a_registry_request_without_credentials_is_an_unauthorized_pull(line: str) -> None:
+    facts = {f.name: f.value for f in parse_artifact(Artifact(id="a", kind=ArtifactKind.TEXT, content=line)).facts}
+    assert facts.get("image.pull_error") == "unauthorized", facts

@@ -5,6 +5,7 @@ test_names_nothing.py)."""
 
 from __future__ import annotations
 
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES as PASTES
 from tests.unit.parsers.paste_facts import joined_facts as _facts
 
 
@@ -31,3 +32,16 @@ def test_katib_s_start_up_ping_loop_is_the_exit_it_ends_in() -> None:
                  "connect: connection refused")
     assert got["startup.dependency_fatal"] is True
     assert got["client.targets"] == ["10.233.28.55:3306"]
+
+
+def test_katib_s_ping_loop_read_at_every_version_s_file() -> None:
+    # The loop lived in interface.go (v0.6-v0.8), mysql.go (v0.9-v0.14) and connection.go (v0.15-): a refused, a
+    # timed-out and an unresolved dial are all the start-up wait (real pastes, first_sight_pastes.yaml).
+    for pid in ("katib-696-interface-go-ping-io-timeout", "katib-2425-connection-go-ping-lookup-timeout"):
+        assert _facts(PASTES[pid])["startup.dependency_fatal"] is True, pid
+
+
+def test_katib_s_ping_refused_by_the_server_itself_is_no_unreachable_dependency() -> None:
+    # kubeflow/katib#1415: MySQL answered "Host ... is not allowed to connect" (its grant tables), and the fatal
+    # timeout after it says nothing of which kind of failure it waited on.
+    assert "startup.dependency_fatal" not in _facts(PASTES["katib-1415-ping-host-not-allowed-then-fatal"])
