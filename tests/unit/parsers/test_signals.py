@@ -356,3 +356,32 @@ NO_BASIC_AUTH_PASTES = [
 def test_a_registry_request_without_credentials_is_an_unauthorized_pull(line: str) -> None:
     facts = {f.name: f.value for f in parse_artifact(Artifact(id="a", kind=ArtifactKind.TEXT, content=line)).facts}
     assert facts.get("image.pull_error") == "unauthorized", facts
+
+
+# Fix round f9: a claim's row as `kubectl get pvc` prints it while unbound (kubectl-pvc-row-pending).
+def _pvc_pending(text: str) -> object:
+    facts = {f.name: f.value for f in parse_artifact(Artifact(id="a", kind=ArtifactKind.TEXT, content=text)).facts}
+    return facts.get("pvc.pending")
+
+
+def test_a_claim_row_left_pending_names_the_claim() -> None:
+    # https://github.com/openebs/openebs/issues/3312 (description)
+    assert _pvc_pending("kubectl get pvc local-device-pvc\n"
+                        "NAME               STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS     AGE\n"
+                        "local-device-pvc   Pending                                      openebs-device   39s\n"
+                        ) == ["local-device-pvc"]
+    # composed in kubectl's 1.29+ columns (VOLUMEATTRIBUTESCLASS "<unset>"), with -A's NAMESPACE first
+    assert _pvc_pending("NAMESPACE   NAME     STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   "
+                        "VOLUMEATTRIBUTESCLASS   AGE\n"
+                        "db          data-0   Pending                                      gp3            <unset>"
+                        "                 5m\n") == ["data-0"]
+
+
+@pytest.mark.parametrize("text", [
+    # composed in kubectl's columns: a bound claim, and a pod row (READY before STATUS)
+    "NAME     STATUS   VOLUME                                     CAPACITY   ACCESS MODES   STORAGECLASS   AGE\n"
+    "data-0   Bound    pvc-3c1a1f0e-5b7e-4a53-9b8f-1f0e2d1c0b9a   10Gi       RWO            gp3            5m\n",
+    "NAME                     READY   STATUS    RESTARTS   AGE\nhello-local-device-pod   0/1     Pending   0          90s\n",
+])
+def test_a_bound_claim_or_a_pending_pod_row_is_no_pending_claim(text: str) -> None:
+    assert _pvc_pending(text) is None
