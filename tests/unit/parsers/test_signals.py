@@ -381,7 +381,8 @@ def test_a_claim_row_left_pending_names_the_claim() -> None:
     # composed in kubectl's columns: a bound claim, and a pod row (READY before STATUS)
     "NAME     STATUS   VOLUME                                     CAPACITY   ACCESS MODES   STORAGECLASS   AGE\n"
     "data-0   Bound    pvc-3c1a1f0e-5b7e-4a53-9b8f-1f0e2d1c0b9a   10Gi       RWO            gp3            5m\n",
-    "NAME                     READY   STATUS    RESTARTS   AGE\nhello-local-device-pod   0/1     Pending   0          90s\n",
+    "NAME                     READY   STATUS    RESTARTS   AGE\n"
+    "hello-local-device-pod   0/1     Pending   0          90s\n",
 ])
 def test_a_bound_claim_or_a_pending_pod_row_is_no_pending_claim(text: str) -> None:
     assert _pvc_pending(text) is None
