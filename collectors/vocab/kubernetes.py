@@ -165,6 +165,10 @@ FACTS: list[FactSpec] = [
     FactSpec("pod.missing_refs", "list[str]",
              "Secrets and ConfigMaps the pod references that do not exist, as kind/name", "union",
              "secret/db-credentials"),
+    # fix round f9: a claim's own phase, as `kubectl get pvc` shows it (its STATUS column).
+    FactSpec("pvc.pending", "list[str]",
+             "PersistentVolumeClaims in phase Pending (not bound to a volume), from a `kubectl get pvc` row", "union",
+             "data-postgres-0"),
     FactSpec("pvc.terminating", "bool",
              "a PersistentVolumeClaim is being deleted (deletionTimestamp set, held by a finalizer)", "any"),
     FactSpec("sandbox.errors", "list[str]",

@@ -334,3 +334,55 @@ def test_no_gang_verdict_without_the_gang_schedulers_words(line: str) -> None:
 ])
 def test_an_answering_gpu_or_another_device_at_rev_ff_is_no_lost_gpu(line: str) -> None:
     assert "gpu.fallen_off_bus" not in _facts(line)
+
+
+# Fix round f9: distribution's ErrNoBasicAuthCredentials ("no basic auth credentials") as clients relay it,
+# verbatim from public threads.
+NO_BASIC_AUTH_PASTES = [
+    # https://github.com/moby/moby/issues/19159 (description, docker pull)
+    "Error response from daemon: Get https://myregistrydomain.com:5000/v2/runcom/busybox/manifests/latest: "
+    "no basic auth credentials",
+    # https://github.com/jenkinsci/docker-plugin/issues/528 (comment of 2018-02-08, docker-java's exception)
+    'com.github.dockerjava.api.exception.InternalServerErrorException: {"message":"Get '
+    'https://docker-hub.holisticon.de:4443/v2/holi_ci/jenkins_node_jdk8/manifests/latest: no basic auth '
+    'credentials"}',
+    # https://github.com/kubernetes/kubernetes/issues/95231 (description; the kubelet's line as typed there)
+    'Failed  to pull image "ip:port/repository/ydocker-repo/apps:tag": rpc error: code = Unknown desc = Error '
+    "response from daemon: Get http://ip:port/v2/repository/docker/app/manifests/1.0: no basic auth credentials",
+]
+
+
+@pytest.mark.parametrize("line", NO_BASIC_AUTH_PASTES)
+def test_a_registry_request_without_credentials_is_an_unauthorized_pull(line: str) -> None:
+    facts = {f.name: f.value for f in parse_artifact(Artifact(id="a", kind=ArtifactKind.TEXT, content=line)).facts}
+    assert facts.get("image.pull_error") == "unauthorized", facts
+
+
+# Fix round f9: a claim's row as `kubectl get pvc` prints it while unbound (kubectl-pvc-row-pending).
+def _pvc_pending(text: str) -> object:
+    facts = {f.name: f.value for f in parse_artifact(Artifact(id="a", kind=ArtifactKind.TEXT, content=text)).facts}
+    return facts.get("pvc.pending")
+
+
+def test_a_claim_row_left_pending_names_the_claim() -> None:
+    # https://github.com/openebs/openebs/issues/3312 (description)
+    assert _pvc_pending("kubectl get pvc local-device-pvc\n"
+                        "NAME               STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS     AGE\n"
+                        "local-device-pvc   Pending                                      openebs-device   39s\n"
+                        ) == ["local-device-pvc"]
+    # composed in kubectl's 1.29+ columns (VOLUMEATTRIBUTESCLASS "<unset>"), with -A's NAMESPACE first
+    assert _pvc_pending("NAMESPACE   NAME     STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   "
+                        "VOLUMEATTRIBUTESCLASS   AGE\n"
+                        "db          data-0   Pending                                      gp3            <unset>"
+                        "                 5m\n") == ["data-0"]
+
+
+@pytest.mark.parametrize("text", [
+    # composed in kubectl's columns: a bound claim, and a pod row (READY before STATUS)
+    "NAME     STATUS   VOLUME                                     CAPACITY   ACCESS MODES   STORAGECLASS   AGE\n"
+    "data-0   Bound    pvc-3c1a1f0e-5b7e-4a53-9b8f-1f0e2d1c0b9a   10Gi       RWO            gp3            5m\n",
+    "NAME                     READY   STATUS    RESTARTS   AGE\n"
+    "hello-local-device-pod   0/1     Pending   0          90s\n",
+])
+def test_a_bound_claim_or_a_pending_pod_row_is_no_pending_claim(text: str) -> None:
+    assert _pvc_pending(text) is None

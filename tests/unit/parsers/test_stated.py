@@ -176,13 +176,25 @@ def _sample(term: Any) -> tuple[str, object]:
                "nccl-shm-no-space": ("failing in the NCCL all-reduce with No space left on device in shared memory",
                                      "no-space"),
                "exit-code-bare": ("restarting with exit 137", 137),
-               "system-oom-said": ("killed by SystemOOM", True)}
+               "system-oom-said": ("killed by SystemOOM", True),
+               # fix round f9
+               "scheduling-cpu-request-too-high": ("given CPU requests too high for any node", "insufficient-cpu"),
+               "scheduling-memory-request-too-high": ("given memory requests too high for any node",
+                                                      "insufficient-memory"),
+               "eviction-disk-cause-said": ("hit by an eviction due to low disk space", "disk"),
+               "eviction-memory-cause-said": ("hit by an eviction due to low memory", "memory"),
+               "node-ran-out-of-memory-said": ("slow where the node ran out of memory", "MemoryPressure"),
+               "named-node-ran-out-of-memory-said": ("on gke-pool-1-abc which ran out of memory", "MemoryPressure")}
     return samples[term.spec.id]
 
 
 # An entry that reads a denial itself ("it is not OOM killed") is tested on its own below.
 _DENIALS = {"not-oom-killer"}
-_AFFIRMED = [t for t in stated_terms() if t.spec.id not in _DENIALS]
+# An entry whose words hold an earlier entry's term (pending-persisting-said: "stuck in Pending" holds pod-pending's
+# Pending, which the sentence's "pod" lets read first) is tested in sentences without it
+# (test_stated_f9_prose.py: read, denied, asked).
+_SHADOWED = {"pending-persisting-said"}
+_AFFIRMED = [t for t in stated_terms() if t.spec.id not in _DENIALS | _SHADOWED]
 
 
 @pytest.mark.parametrize("term", _AFFIRMED, ids=[t.spec.id for t in _AFFIRMED])
