@@ -193,7 +193,8 @@ FACTS: list[FactSpec] = [
              "mean, median or a percentile", "max", "60"),
     FactSpec("serving.queue_seconds", "float",
              "the longest one request waited in an inference server's queue before it ran, as the server logged "
-             "it for that request (TGI's queue_time span field; collectors/catalogs/figures.yaml)", "max", "161.45"),
+             "it for that request (TGI's queue_time span field, TorchServe's QueueTime metric line; "
+             "collectors/catalogs/figures.yaml)", "max", "161.45"),
     FactSpec("serving.token_seconds", "float",
              "the longest an inference server took per generated token of one request, as it logged it for that "
              "request (TGI's time_per_token span field)", "max", "0.25"),
