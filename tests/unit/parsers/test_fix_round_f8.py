@@ -1,0 +1,51 @@
+"""Fix round f8 (issue #24, batches kk and ll): Envoy's "no healthy upstream" body with the next shell prompt on its
+line, and Envoy's response flag quoted in parentheses after a 5xx. Real pastes (first_sight_pastes.yaml, each with
+its thread), and the near misses that must read nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.parsers.paste_facts import FIRST_SIGHT_PASTES, joined_facts
+
+
+def _symptoms(text: str) -> set[object]:
+    value = joined_facts(text).get("evidence.symptoms", [])
+    return set(value) if isinstance(value, list) else set()
+
+
+def test_the_body_followed_by_the_next_prompt_on_its_line_is_envoy_s_answer() -> None:
+    facts = joined_facts(FIRST_SIGHT_PASTES["aws-microservices-239-no-healthy-upstream-then-prompt"])
+    assert facts["http.failure_kinds"] == ["no-upstream"]
+    assert "error-rate" in _symptoms(FIRST_SIGHT_PASTES["aws-microservices-239-no-healthy-upstream-then-prompt"])
+
+
+# Prompts bash and sh print (composed: PS1's defaults "\u@\h:\w\$ ", Red Hat's "[\u@\h \W]\$ ", a bare "$ ").
+@pytest.mark.parametrize("line", ["no healthy upstreamroot@node-1:~# curl -s web", "no healthy upstream[root@m1 ~]# ",
+                                  "no healthy upstream$ curl -s web"])
+def test_every_prompt_form_after_the_body_is_read(line: str) -> None:
+    assert joined_facts(line + "\n").get("http.failure_kinds") == ["no-upstream"]
+
+
+@pytest.mark.parametrize("line", [
+    "We see no healthy upstream 30% of the time? Or is it the gateway?",
+    "Is no healthy upstream # the same as a 503 UH?",
+])
+def test_prose_after_the_phrase_is_no_prompt(line: str) -> None:
+    assert "http.failure_kinds" not in joined_facts(line + "\n")
+
+
+def test_a_5xx_with_envoy_s_no_upstream_flag_in_parentheses_is_the_proxy_without_a_backend() -> None:
+    facts = joined_facts(FIRST_SIGHT_PASTES["istio-50058-prose-503-unavailable-uh"])
+    assert facts["http.failure_kinds"] == ["no-upstream"]
+    assert facts["http.error_statuses"] == [503]
+    assert _symptoms(FIRST_SIGHT_PASTES["istio-50058-prose-503-unavailable-uh"]) == {"error-rate"}
+
+
+@pytest.mark.parametrize("line", [
+    "The UH flag (UH) means Envoy found no healthy upstream host.",   # explained, no request's status
+    "It should return 503 (UH) instead of 200 when every pod is gone.",  # expected, not seen
+    "Requests fail with 503 (UF,URX) after the upgrade.",              # a connection failure, not no-upstream
+])
+def test_a_flag_in_parentheses_without_a_5xx_or_of_another_kind_is_no_missing_backend(line: str) -> None:
+    assert "no-upstream" not in (joined_facts(line + "\n").get("http.failure_kinds") or [])
