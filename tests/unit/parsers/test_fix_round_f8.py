@@ -49,3 +49,19 @@ def test_a_5xx_with_envoy_s_no_upstream_flag_in_parentheses_is_the_proxy_without
 ])
 def test_a_flag_in_parentheses_without_a_5xx_or_of_another_kind_is_no_missing_backend(line: str) -> None:
     assert "no-upstream" not in (joined_facts(line + "\n").get("http.failure_kinds") or [])
+
+
+# ---- a browser's network error (chromium net/base/net_error_list.h) ---------------------------------------------
+def test_a_browser_refused_by_the_load_balancer_is_a_client_refused() -> None:
+    # https://github.com/kubernetes/website/issues/16158 (description), the sentence after `kubectl get service`
+    facts = joined_facts("But when trying to make a request to 35.xxx.xxx.xxx I get: ERR_CONNECTION_REFUSED\n")
+    assert facts["client.errors"] == ["refused"]  # service-unreachable's trigger: size(client.errors) > 0
+
+
+@pytest.mark.parametrize("line", [
+    "GET https://fonts.example.com/a.woff net::ERR_NAME_NOT_RESOLVED",  # a name, not a connection refused
+    "GET http://10.0.0.5/api net::ERR_EMPTY_RESPONSE",                  # a connection that was made
+    "const ERR_CONNECTION_REFUSED_MESSAGE = 'x';",                      # an identifier that only starts so
+])
+def test_other_browser_errors_are_no_connect_failure(line: str) -> None:
+    assert "client.errors" not in joined_facts(line + "\n")
