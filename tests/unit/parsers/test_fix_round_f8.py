@@ -65,3 +65,33 @@ def test_a_browser_refused_by_the_load_balancer_is_a_client_refused() -> None:
 ])
 def test_other_browser_errors_are_no_connect_failure(line: str) -> None:
     assert "client.errors" not in joined_facts(line + "\n")
+
+
+# ---- a Service's selector said not to match its pods (stated.yaml selector-said-not-matching) -------------------
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/helm/charts/issues/21514 (description)
+    "The selector doesn't match the label in the deployment descriptor for the reason it was not able to assign the "
+    "right loadbalancer to the service endpoints and throwing exceptions.",
+    # https://github.com/helm/charts/issues/5455 (description)
+    "- However **Service endpoints are empty because its label selector is not selecting the pod**.",
+    # https://github.com/bakdata/streams-bootstrap/pull/180 (description)
+    "The service selector did not match the pod(s) labels. Therefore the service was not able to find the pod(s).",
+    # https://github.com/kubernetes/kubernetes/issues/7341 (thockin's comment)
+    "This label is not one of the labels you applied to your pods, so the selector selects nothing.",
+])
+def test_a_selector_said_not_to_match_the_pods_is_read_false(sentence: str) -> None:
+    assert joined_facts(sentence + "\n").get("service.selector_matches_pods") is False
+
+
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/deis/charts/issues/29 (description): looked and found nothing wrong
+    "And I can't see anything glaringly wrong with the labels or selectors.",
+    # https://github.com/deis/charts/issues/29 (arschles's comment): asked
+    "does the replication controller have the same selector as the service? not sure it matters, just ruling it out.",
+    # https://github.com/bakdata/streams-bootstrap/pull/180 (title): the fix, not the fault
+    "Fix service selector to match pod labels",
+    # composed: the selector said to match
+    "The service selector matches the pod labels and the endpoints are populated.",
+])
+def test_a_selector_said_to_match_or_asked_about_is_not_read(sentence: str) -> None:
+    assert "service.selector_matches_pods" not in joined_facts(sentence + "\n")

@@ -169,7 +169,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "collectives-said-differ": ("issuing mismatched collectives", True),
                "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
                "batch-said-small": ("run with batch size 1", True),
-               "probe-restarts-container": ("killed as its liveness probe kills the container", True)}
+               "probe-restarts-container": ("killed as its liveness probe kills the container", True),
+               "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False)}
     return samples[term.spec.id]
 
 
