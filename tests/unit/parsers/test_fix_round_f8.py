@@ -95,3 +95,33 @@ def test_a_selector_said_not_to_match_the_pods_is_read_false(sentence: str) -> N
 ])
 def test_a_selector_said_to_match_or_asked_about_is_not_read(sentence: str) -> None:
     assert "service.selector_matches_pods" not in joined_facts(sentence + "\n")
+
+
+# ---- large answers said to stall: the path MTU's signature (stated.yaml large-payloads-stall-said) -------------
+@pytest.mark.parametrize("sentence", [
+    # https://github.com/kubernetes/kubernetes/issues/65255 (description)
+    "If the resource I request is small, `wget` can get the resonpse. If the resource I request is large, `wget` "
+    "will be stalled and timeout.",
+    # https://github.com/cloudfoundry/guardian/issues/77 (description)
+    "After upgrading to garden-runc-release 1.4.0 we experienced an outage whereby requests to applications that "
+    "generated HTTP responses larger than approximately 9k would hang after returning the response headers.",
+    # https://github.com/projectcalico/calico/issues/7651 (description)
+    "But node B cannot use ssh to connect to node A's tunl0 ip address, Like when the API returns more than 1372 "
+    "bytes, it will be hanging.",
+    # https://github.com/moby/moby/issues/41332 (title)
+    "Requests with sufficiently big headers hang on hybrid swarm cluster",
+])
+def test_large_answers_said_to_stall_are_the_mtu_signature(sentence: str) -> None:
+    facts = joined_facts(sentence + "\n")
+    assert facts.get("net.large_payloads_stall") is True
+    assert "latency" in (facts.get("evidence.symptoms") or [])
+
+
+@pytest.mark.parametrize("sentence", [
+    "Large responses no longer hang after we lowered the MTU to 1450.",          # composed: denied
+    "Do large responses hang for you too?",                                       # composed: asked
+    "Large requests to the model time out because the prompt is 30k tokens.",     # a request's size, not the path
+    "The large data loader stalls every few steps.",                              # input, not a network answer
+])
+def test_large_requests_or_denied_or_asked_stalls_are_not_read(sentence: str) -> None:
+    assert "net.large_payloads_stall" not in joined_facts(sentence + "\n")

@@ -170,7 +170,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-util-figure-first": ("at 5% GPU utilization", 5.0),
                "batch-said-small": ("run with batch size 1", True),
                "probe-restarts-container": ("killed as its liveness probe kills the container", True),
-               "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False)}
+               "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
+               "large-payloads-stall-said": ("serving large responses that stall", True)}
     return samples[term.spec.id]
 
 
