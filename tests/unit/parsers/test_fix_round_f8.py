@@ -125,3 +125,20 @@ def test_large_answers_said_to_stall_are_the_mtu_signature(sentence: str) -> Non
 ])
 def test_large_requests_or_denied_or_asked_stalls_are_not_read(sentence: str) -> None:
     assert "net.large_payloads_stall" not in joined_facts(sentence + "\n")
+
+
+# ---- a Service said to hang when reached (stated.yaml service-said-hangs) ---------------------------------------
+def test_a_service_said_to_hang_when_accessed_is_unreachable() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/80987 (description)
+    sentence = ("My `winsper-mongo` works well, however, when I tried to access my `winsper-eureka` service, it just "
+                "hung without response:\n")
+    assert _symptoms(sentence) == {"service-unreachable"}
+
+
+@pytest.mark.parametrize("sentence", [
+    "When I access the service it no longer hangs after the kube-proxy restart.",  # composed: denied
+    "Does it hang when you access the service?",                                   # composed: asked
+    "When we call the inference service it hangs for 30 seconds per request.",     # an application slow to serve
+])
+def test_a_service_not_said_to_hang_or_only_slow_is_not_unreachable(sentence: str) -> None:
+    assert "service-unreachable" not in _symptoms(sentence + "\n")

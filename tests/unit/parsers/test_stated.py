@@ -171,7 +171,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "batch-said-small": ("run with batch size 1", True),
                "probe-restarts-container": ("killed as its liveness probe kills the container", True),
                "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
-               "large-payloads-stall-said": ("serving large responses that stall", True)}
+               "large-payloads-stall-said": ("serving large responses that stall", True),
+               "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"])}
     return samples[term.spec.id]
 
 
