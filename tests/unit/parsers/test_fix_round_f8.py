@@ -142,3 +142,20 @@ def test_a_service_said_to_hang_when_accessed_is_unreachable() -> None:
 ])
 def test_a_service_not_said_to_hang_or_only_slow_is_not_unreachable(sentence: str) -> None:
     assert "service-unreachable" not in _symptoms(sentence + "\n")
+
+
+# ---- the container said to listen on another port than the one traffic is sent to (port-said-not-listened) ------
+def test_a_container_said_to_listen_elsewhere_is_the_closed_target_port() -> None:
+    # https://github.com/kubernetes/kubernetes/issues/20677 (description)
+    line = ("this doesnt work. If i login to the nginx container, the nginx container doesnt have port 84 but its still "
+            "listening on 80.\n")
+    assert joined_facts(line).get("service.port_said_not_listened") is True
+
+
+@pytest.mark.parametrize("sentence", [
+    "The container does not listen on 80 but listens on 80 after the restart.",  # composed: the same port
+    "Does the container not listen on 84 but on 80?",                            # composed: asked
+    "The app listens on 8080 and the targetPort is 8080.",                       # composed: agreeing
+])
+def test_the_same_port_or_a_question_is_no_port_said_not_listened(sentence: str) -> None:
+    assert "service.port_said_not_listened" not in joined_facts(sentence + "\n")

@@ -172,7 +172,8 @@ def _sample(term: Any) -> tuple[str, object]:
                "probe-restarts-container": ("killed as its liveness probe kills the container", True),
                "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
                "large-payloads-stall-said": ("serving large responses that stall", True),
-               "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"])}
+               "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"]),
+               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True)}
     return samples[term.spec.id]
 
 
