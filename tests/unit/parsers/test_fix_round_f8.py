@@ -147,8 +147,8 @@ def test_a_service_not_said_to_hang_or_only_slow_is_not_unreachable(sentence: st
 # ---- the container said to listen on another port than the one traffic is sent to (port-said-not-listened) ------
 def test_a_container_said_to_listen_elsewhere_is_the_closed_target_port() -> None:
     # https://github.com/kubernetes/kubernetes/issues/20677 (description)
-    line = ("this doesnt work. If i login to the nginx container, the nginx container doesnt have port 84 but its still "
-            "listening on 80.\n")
+    line = ("this doesnt work. If i login to the nginx container, the nginx container doesnt have port 84 but its "
+            "still listening on 80.\n")
     assert joined_facts(line).get("service.port_said_not_listened") is True
 
 
