@@ -33,7 +33,8 @@ class StatedTerm(BaseModel):
     deny_inside: bool = False
     # The normalised value the words stand for, when the fact holds a kind rather than the words ("rate-limited"
     # for image.pull_error, however the throttling is said; 0 for endpoints.ready, however the emptiness is said).
-    value: str | int | None = None
+    # A bool fact said false ("the selector doesn't match the labels": service.selector_matches_pods false).
+    value: bool | str | int | None = None
     # The pattern names two figures that should agree (a Service's targetPort, group `number` or `named`, and the
     # port the container listens on, group `other` or `other2`): the value only when they differ.
     mismatch: bool = False

@@ -11,7 +11,7 @@ from collectors.models import Artifact, ArtifactKind, Citation, ParseResult
 from collectors.parsers.contract import Parser, guarded
 from collectors.parsers.gpu import gpu_ids, gpustat, nvidia_smi_query
 from collectors.parsers.logs import curl_exit, curl_response, curl_writeout, status_fields
-from collectors.parsers.metrics import figures, latency_distribution, load_reports
+from collectors.parsers.metrics import figures, latency_distribution, limit_tables, load_reports
 from collectors.parsers.readers import BY_KIND, GROUPED_KINDS, NAMES, READERS
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.parsers.text import signals, stated, tls_pull, words
@@ -136,6 +136,8 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     result.problems += loaded.problems
     # A load tester's cumulative latency distribution (redis-benchmark, fortio): its p99.
     _hand_off(result, "latency_distribution", latency_distribution.read(artifact))
+    # A benchmark tabulated by CPU limit whose latency falls as the limit rises: the CFS quota slowed it.
+    _hand_off(result, "limit_tables", limit_tables.read(artifact))
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
     _hand_off(result, "status_fields", status_fields.read(artifact))
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.

@@ -57,7 +57,8 @@ FACTS: list[FactSpec] = [
     FactSpec("cpu.nr_periods", "int", "CFS periods elapsed", "max"),
     FactSpec("cpu.nr_throttled", "int", "CFS periods in which the cgroup was throttled", "max"),
     FactSpec("cpu.limit_slowed", "bool",
-             "latency fell when the CPU limit (its CFS quota) was removed or raised, or the container's CPU "
+             "latency fell when the CPU limit (its CFS quota) was removed or raised (said, or a benchmark tabulated by "
+             "limit), or the container's CPU "
              "throttling is said to raise its latency, to be heavy, or to stop it short of its CPU, as an operator "
              "reports it",
              "any"),

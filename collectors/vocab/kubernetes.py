@@ -253,6 +253,9 @@ FACTS: list[FactSpec] = [
     FactSpec("service.target_port_numbers_undeclared", "list[str]",
              "numeric targetPorts none of the selected containers declares while they declare others "
              "(containerPort is informational, so a hint, not proof)", "union", "3000"),
+    FactSpec("service.port_said_not_listened", "bool",
+             "a person who looked inside the container says it does not listen on the port its traffic is sent to "
+             "but on another (\"the nginx container doesnt have port 84 but its still listening on 80\")", "any"),
     FactSpec("netpol.dns_egress_blocked", "bool",
              "a NetworkPolicy or CiliumNetworkPolicy restricts its pods' egress and none of its rules lets DNS out "
              "(port 53 to kube-dns): every lookup from those pods times out", "any"),

@@ -193,7 +193,8 @@ FACTS: list[FactSpec] = [
              "mean, median or a percentile", "max", "60"),
     FactSpec("serving.queue_seconds", "float",
              "the longest one request waited in an inference server's queue before it ran, as the server logged "
-             "it for that request (TGI's queue_time span field; collectors/catalogs/figures.yaml)", "max", "161.45"),
+             "it for that request (TGI's queue_time span field, TorchServe's QueueTime metric line; "
+             "collectors/catalogs/figures.yaml)", "max", "161.45"),
     FactSpec("serving.token_seconds", "float",
              "the longest an inference server took per generated token of one request, as it logged it for that "
              "request (TGI's time_per_token span field)", "max", "0.25"),
@@ -210,6 +211,9 @@ FACTS: list[FactSpec] = [
              "interfaces on the path disagree on MTU: an overlay tunnel with no room for its header on the uplink "
              "(VXLAN/Geneve 50, WireGuard 60, IP-in-IP 20 bytes), or a pod interface wider than the tunnel or "
              "uplink it sends into", "any"),
+    FactSpec("net.large_payloads_stall", "bool",
+             "large responses, files or packets said to stall or time out while (by implication) small ones pass: "
+             "the size-dependent stall a path MTU too small for full-size packets gives", "any"),
     FactSpec("net.mtus", "list[str]", "interfaces that are up and their MTUs, as name=mtu", "union", "eth0=9001"),
     FactSpec("app.retries", "bool", "the application logs retries or retry storms", "any"),
     FactSpec("app.shm_exhausted", "bool",

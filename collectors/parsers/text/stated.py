@@ -269,7 +269,8 @@ def _value(term: CompiledTerm, groups: dict[str, str | None]) -> object:
     if term.spec.mismatch and said is not None and _agree(said, other, term.spec.tolerance):
         return None  # the two figures agree: nothing is mismatched
     if kind == "bool":
-        return True  # the term itself is the observation (the NCCL watchdog timed out)
+        # the term itself is the observation (the NCCL watchdog timed out), unless the entry says it is false
+        return term.spec.value if isinstance(term.spec.value, bool) else True
     if term.spec.value is not None:
         return [term.spec.value] if kind.startswith("list") else term.spec.value
     if term.spec.terms:

@@ -273,6 +273,19 @@ REAL.append(pytest.param(
      "serving.decode_tokens_per_second": 25.9541, "serving.decode_only_tokens_per_second": 51.0972},
     id="sglang-pr-22166-decode-batch-comma-51-tokens-per-second"))
 
+# fix round f8: TorchServe's QueueTime metric line (the request's wait in the frontend's job queue), and the same
+# name quoted in the reporter's sentence.
+REAL.append(pytest.param(
+    # https://github.com/pytorch/serve/issues/3008 (description): torchserve 0.7.2, one request waited 19 s
+    "if I am considering correctly the `QueueTime.ms:19428` means this particular request had to wait for 19 sec "
+    "for processing\n"
+    "2024-03-08T08:44:35,261 [INFO ] W-9003-vehicledetection TS_METRICS - QueueTime.ms:0|#Level:Host|#hostname:"
+    "ai-gpu-service-5b585f9b9d-x4r7z,timestamp:1709887475\n"
+    "2024-03-08T08:44:35,261 [INFO ] W-9003-vehicledetection TS_METRICS - WorkerThreadTime.ms:0|#Level:Host|"
+    "#hostname:ai-gpu-service-5b585f9b9d-x4r7z,timestamp:1709887475\n",
+    {"serving.queue_seconds": 19.428},
+    id="torchserve-3008-queuetime-ms-19428"))
+
 
 @pytest.mark.parametrize(("text", "expected"), REAL)
 def test_real_pastes(text: str, expected: dict[str, object]) -> None:

@@ -52,6 +52,11 @@ NGINX_UPSTREAM_LINES = [
      '"http://mywilldomain.tk/wp-admin/setup-config.php"', "no-upstream"),
 ]
 LINES += [line for line, _ in NGINX_UPSTREAM_LINES]
+# Fix round f8: a browser's network error, as a line pasted on its own.
+LINES += [
+    # https://github.com/docker/for-mac/issues/3144 (description, "Actual behavior")
+    "`ERR_CONNECTION_TIMED_OUT`",
+]
 # Network catalog entries whose wording is derived from upstream source and checked by rendering its template
 # (test_network_catalog.py), for which no public paste has been found yet. Remove an id when a paste is added.
 AWAITING_A_PASTE = {
@@ -91,6 +96,9 @@ AWAITING_A_PASTE = {
     # Triton's start-up failures (startup_exits.yaml triton-*, fix round f5): the failed-to-stat one has a real paste
     # (tests/realworld crash-loop/triton-5341); the command-line and model-load ones are rendered from the source.
     "triton-creating-server-invalid-argument", "triton-creating-server-model-load",
+    # A browser's reset and unreachable errors (network.yaml chromium-net-*, fix round f8): the names are
+    # net/base/net_error_list.h's; the threads found paste the refused and timed-out ones.
+    "chromium-net-connection-reset", "chromium-net-address-unreachable",
 }
 
 

@@ -184,7 +184,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "eviction-disk-cause-said": ("hit by an eviction due to low disk space", "disk"),
                "eviction-memory-cause-said": ("hit by an eviction due to low memory", "memory"),
                "node-ran-out-of-memory-said": ("slow where the node ran out of memory", "MemoryPressure"),
-               "named-node-ran-out-of-memory-said": ("on gke-pool-1-abc which ran out of memory", "MemoryPressure")}
+               "named-node-ran-out-of-memory-said": ("on gke-pool-1-abc which ran out of memory", "MemoryPressure"),
+               "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
+               "large-payloads-stall-said": ("serving large responses that stall", True),
+               "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"]),
+               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True)}
     return samples[term.spec.id]
 
 
