@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import ArtifactKind
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
@@ -13,7 +14,7 @@ MIN_SCORE = 30
 # Kinds read line by line: a line of a mixed paste belongs to the first of them that claims it.
 LINE_KINDS = frozenset(kind for kind, _ in LINE_CLAIMS)
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
-_PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|more|less|head|"
+_PROMPT = LazyPattern(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|more|less|head|"
                      r"tail|curl|nvidia-smi|top|oc|k|ip|ifconfig)\b")
 KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from collectors.lazy_regex import LazyPattern
 from collectors.vocabulary import VOCABULARY
 from collectors.yaml_safe import load_file
 
@@ -32,10 +33,10 @@ UNITS: tuple[str, ...] = ("ratio", "percent", "bytes", "bytes-per-second", "seco
                           "per-hour", "celsius")
 # A metric name, optionally with one label matcher: DCGM_FI_DEV_GPU_UTIL, node_cpu_seconds_total{mode="steal"}.
 SERIES_KEY = r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*(=|!=|=~|!~)"[^"{}]*"\})?$'
-_KEY = re.compile(SERIES_KEY)
-_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-MARKER = re.compile(r"<([a-z_]+)>")
+_KEY = LazyPattern(SERIES_KEY)
+_METRIC = LazyPattern(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_NAME = LazyPattern(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MARKER = LazyPattern(r"<([a-z_]+)>")
 
 # The markers (docs/playbooks.md, "Queries", says what each becomes), with what each becomes for a target that has
 # everything: the sample values the checks fill in.

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.catalogs.validated import validated
 from collectors.catalogs.xid import load_catalog
+from collectors.lazy_regex import LazyPattern
 from collectors.vocabulary import VOCABULARY
 
 _CATALOG = Path(__file__).parent / "stated.yaml"
-_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
+_HUMP = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
 
 
 class StatedTerm(BaseModel):

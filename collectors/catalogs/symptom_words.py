@@ -11,9 +11,10 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field
 
 from collectors.catalogs.validated import validated
+from collectors.lazy_regex import LazyPattern
 
 _CATALOG = Path(__file__).parent / "symptom_words.yaml"
-_SEPARATOR = re.compile(r"[\s-]+")
+_SEPARATOR = LazyPattern(r"[\s-]+")
 
 
 class SymptomWords(BaseModel):

@@ -8,14 +8,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from collectors.lazy_regex import LazyPattern
+
 # "Key:   value" or "Key:" at any indent. Keys start with a letter and never hold ": ", so toleration and
 # taint lines ("nvidia.com/gpu:NoSchedule op=Exists") stay values.
-_DESCRIBE_KEY = re.compile(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
+_DESCRIBE_KEY = LazyPattern(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
 # Keys only `kubectl describe pvc` and `describe pv` print (k8s.io/kubectl pkg/describe/describe.go,
 # describePersistentVolumeClaim and describePersistentVolume, 1.10-1.34). Their Status is a binding phase (Pending
 # until a claim binds), their Capacity a size: read as a pod's or a node's, a claim waiting for its first consumer
 # would be a pod stuck Pending.
-_VOLUME_KEYS = re.compile(r"(?m)^[ \t]*(StorageClass|Access Modes|VolumeMode|Used By|Reclaim Policy):")
+_VOLUME_KEYS = LazyPattern(r"(?m)^[ \t]*(StorageClass|Access Modes|VolumeMode|Used By|Reclaim Policy):")
 
 
 def describes_a_volume(text: str) -> bool:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_NODES_TOTAL = re.compile(r"\b\d+/(\d+) nodes (?:are|is) available")
-_INSUFFICIENT = re.compile(r"[Ii]nsufficient ([\w.\-/]+)")
-_BRACED_TAINT = re.compile(r"taints? \{([^}]*)\}")
-_BARE_TAINT = re.compile(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
+from collectors.lazy_regex import LazyPattern
+
+_NODES_TOTAL = LazyPattern(r"\b\d+/(\d+) nodes (?:are|is) available")
+_INSUFFICIENT = LazyPattern(r"[Ii]nsufficient ([\w.\-/]+)")
+_BRACED_TAINT = LazyPattern(r"taints? \{([^}]*)\}")
+_BARE_TAINT = LazyPattern(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
 _SYSTEM_TAINTS = {
     "node.kubernetes.io/memory-pressure": "node-pressure",
     "node.kubernetes.io/disk-pressure": "node-pressure",
@@ -116,22 +118,22 @@ def _insufficient(resource: str) -> str:
 
 # The FitError lists "<count> <reason>" pairs after "N/M nodes are available:" (1.8 and later); before 1.8 the
 # predicate summary put the count after the name: "Insufficient cpu (3), PodToleratesNodeTaints (1)".
-_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
+_COUNTED_FROM = LazyPattern(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
                            r"|fit failure summary on nodes ?: ?")
 # 1.2-1.4 gave one line per node instead: "fit failure on node (node-1): Insufficient cpu".
-_PER_NODE = re.compile(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
-_COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
-_COUNT_AFTER = re.compile(r"\s*(.+) \((\d+)\)\.?\s*")
+_PER_NODE = LazyPattern(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
+_COUNT_FIRST = LazyPattern(r"(?:^|, )(\d+) ")
+_COUNT_AFTER = LazyPattern(r"\s*(.+) \((\d+)\)\.?\s*")
 # A reason list is short; a pasted "message" can be a 10 MB line. Counting reads no further than this.
 _MAX_COUNTED = 8192
 # The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
-_PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
+_PREEMPTION_PART = LazyPattern(r"\.? ?preemption: ")
 
 
 # A node-role taint keeps workloads off the control plane (kubeadm's node-role.kubernetes.io/master before 1.24,
 # control-plane from 1.20), Rancher's etcd and controlplane roles, and OpenShift's infra nodes: a pod ruled out
 # there is the cluster working as set up, not the reason it waits.
-_ROLE_TAINT = re.compile(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
+_ROLE_TAINT = LazyPattern(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
 
 
 def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, int]]:
@@ -177,7 +179,7 @@ def _counted_reasons(text: str) -> list[str]:
 
 
 # Before 1.8 the predicate named the taint check itself: such a part says nothing about which taint it was.
-_SCHEDULING_TAINT_NAMES = re.compile(r"PodToleratesNodeTaints|TaintToleration")
+_SCHEDULING_TAINT_NAMES = LazyPattern(r"PodToleratesNodeTaints|TaintToleration")
 
 
 def _per_node_counts(message: str) -> list[tuple[str, int]]:
