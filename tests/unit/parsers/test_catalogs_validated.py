@@ -19,6 +19,7 @@ from collectors.catalogs import (
     load_reports,
     nccl_catalog,
     network,
+    queries,
     signals,
     stated,
     status_fields,
@@ -35,6 +36,8 @@ CATALOGS: dict[str, tuple[tuple[Path, ...], Callable[..., Any]]] = {
     "load_reports": ((load_reports._CATALOG,), load_reports.Catalog.model_validate),
     "nccl": ((nccl_catalog._CATALOG,), nccl_catalog.Catalog.model_validate),
     "network": (network.CATALOGS, network._validate),
+    "queries": (tuple(queries.query_files()), lambda *data: queries._checked(
+        [(path.name, d) for path, d in zip(queries.query_files(), data, strict=True)])),
     "signals": ((signals._CATALOG, *network.CATALOGS), signals._validate),
     "stated": ((stated._CATALOG,), stated._validate),
     "status_fields": ((status_fields._CATALOG,), status_fields.StatusCatalog.model_validate),
