@@ -5,7 +5,6 @@ Pure and tolerant: a malformed block gives fewer nodes, never an exception.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from collectors.lazy_regex import LazyPattern
@@ -71,13 +70,13 @@ def node_values(node: DNode) -> list[tuple[str, int]]:
     return [(v, n) for v, n in out if v and v != "<none>"]
 
 
-def describe_blocks(lines: list[str], marker: re.Pattern[str]) -> list[tuple[int, int]]:
+def describe_blocks(lines: list[str], marker: LazyPattern) -> list[tuple[int, int]]:
     """0-based [start, end) of each object's block in a describe paste (the whole paste when none is marked)."""
     starts = block_starts(lines, marker) or [0]
     return [(start, starts[i + 1] if i + 1 < len(starts) else len(lines)) for i, start in enumerate(starts)]
 
 
-def block_starts(lines: list[str], marker: re.Pattern[str]) -> list[int]:
+def block_starts(lines: list[str], marker: LazyPattern) -> list[int]:
     """0-based starts of concatenated describe blocks: `Name:` lines at the indent of the first one."""
     starts: list[int] = []
     base: int | None = None
