@@ -3,10 +3,11 @@ catalog again, nor build the validators of its pydantic models (they are declare
 that comes back from the cache never meets its validator).
 
 The key covers what validation depends on: the catalog's text, the code of every catalog model
-(collectors/catalogs/*.py), the fact vocabulary the validators check names against, and the pydantic and Python
-versions. The objects are kept with pickle in the user's cache folder (collectors.parsed_cache.cache_root), beside
-the parsed YAML and trusted as that is: only this program writes there. A cache that cannot be read or written is
-not used; tests/unit/parsers/test_catalogs_validated.py validates every catalog with the cache off."""
+(collectors/catalogs/*.py) and of any other check the caller names, the fact vocabulary the validators check names
+against, and the pydantic and Python versions. The objects are kept with pickle in the user's cache folder
+(collectors.parsed_cache.cache_root), beside the parsed YAML and trusted as that is: only this program writes
+there. A cache that cannot be read or written is not used; tests/unit/parsers/test_catalogs_validated.py validates
+every catalog with the cache off."""
 
 from __future__ import annotations
 
@@ -39,12 +40,15 @@ def _context() -> bytes:
     return hashlib.sha256(b"\0".join([*code, facts, versions])).digest()
 
 
-def validated(paths: tuple[Path, ...], validate: Callable[..., T]) -> T:
-    """validate(data of each path, in order): from the cache when these exact texts were validated before."""
+def validated(paths: tuple[Path, ...], validate: Callable[..., T], code: tuple[Path, ...] = ()) -> T:
+    """validate(data of each path, in order): from the cache when these exact texts were validated before by the
+    same code (`code`: the files of the checks outside collectors/catalogs/)."""
     root = cache_root()
     if root is None:
         return validate(*(load_file(path) for path in paths))
     digest = hashlib.sha256(_context())
+    for path in code:
+        digest.update(path.read_bytes() + b"\0")
     for path in paths:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     cached = root / "validated" / digest.hexdigest()

@@ -1,6 +1,6 @@
-"""Catalogs validated once (collectors/catalogs/validated.py): with the cache off every catalog is validated by its
-models, what comes back from the cache equals what validation gave, and a changed text or a broken cache file is
-validated again."""
+"""Catalogs validated once (collectors/catalogs/validated.py): with the cache off every catalog (and the narrowing
+layers, playbooks/data/layers.yaml) is validated by its models or checks, what comes back from the cache equals what
+validation gave, and a changed text or a broken cache file is validated again."""
 
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ from collectors.catalogs import (
     xid,
 )
 from collectors.catalogs.validated import validated
+from playbooks import layers
 
 CATALOGS: dict[str, tuple[tuple[Path, ...], Callable[..., Any]]] = {
     "access_logs": ((access_log_formats._CATALOG,), access_log_formats._validate),
     "alert_forms": ((alert_forms._CATALOG,), alert_forms._validate),
     "alert_labels": ((alert_labels._CATALOG,), alert_labels.LabelCatalog.model_validate),
     "figures": ((figures._CATALOG,), figures.Catalog.model_validate),
+    "layers": ((layers.LAYERS_FILE,), lambda data: layers._checked(layers.LAYERS_FILE, data)),
     "load_reports": ((load_reports._CATALOG,), load_reports.Catalog.model_validate),
     "nccl": ((nccl_catalog._CATALOG,), nccl_catalog.Catalog.model_validate),
     "network": (network.CATALOGS, network._validate),
