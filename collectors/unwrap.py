@@ -50,7 +50,7 @@ _ANNOTATION = LazyPattern(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-
 # What these commands print is a program's own log, not output a person annotated: an arrow in it is the program's
 # (stress's "(415) <-- worker 7 got signal 9"), so it stays.
 _LOG_COMMAND = LazyPattern(r"\b(?:(?:kubectl|oc|k)\s+(?:\S+\s+)*?logs|(?:docker|podman|crictl|nerdctl)\s+logs|"
-                          r"journalctl)\b")
+                           r"journalctl)\b")
 _DIFF_LINE = LazyPattern(r"^[+\- ]")
 # A "<" that can start markup or a note ("<details>", "</pre>", "<-- here"), unlike NCCL's "eth0:10.0.0.1<0>".
 _MARKUP_LT = LazyPattern(r"<[-=/a-zA-Z]")

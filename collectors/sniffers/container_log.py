@@ -11,7 +11,7 @@ from collectors.text import normalise
 # Shapes of application output, each behind a substring check so most lines cost no regex at all.
 _LEVEL_HINTS = ("INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "FATAL", "level=")
 _LEVEL = LazyPattern(r"\b(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL)\b|"
-                    r"\blevel=(?:info|warn|warning|error|debug|fatal)\b")
+                     r"\blevel=(?:info|warn|warning|error|debug|fatal)\b")
 _FRAME = LazyPattern(r'^\s*File "[^"]+", line \d+')
 _EXCEPTION = LazyPattern(r"^[\w.]+(?:Error|Exception|Exit):")
 _JSON_LOG = LazyPattern(r'^\s*\{"(?:level|severity|msg|message|time|ts)"')

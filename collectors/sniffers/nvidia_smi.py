@@ -11,7 +11,7 @@ from collectors.lazy_regex import LazyPattern
 SECTIONS = LazyPattern(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
 # "| N/A   34C    P0   91W / 400W |  12034MiB / 81920MiB |     18%      Default |"
 STATS = LazyPattern(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
+                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
 
 
 def sniff(text: str) -> int:

@@ -33,18 +33,18 @@ _LABEL = LazyPattern(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<ra
 # behind another prefix: a line number, a timestamp, Ray's `(Worker pid=…)`. mpirun's `[job,rank]<stderr>:` and
 # srun -l's `rank: ` say the same.
 _GLOBAL = LazyPattern(r"\[rank(?P<rank>\d{1,7})\]:|^\[\d{1,9},(?P<mpi>\d{1,7})\]<std(?:out|err)>:"
-                     r"|^\s{0,4}(?P<srun>\d{1,7}): ")
+                      r"|^\s{0,4}(?P<srun>\d{1,7}): ")
 _GLOBAL_SPAN = 240  # the prefix sits before the message: only this much of the line is searched
 _POD_PREFIX = LazyPattern(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
 # -1 is what a rank prints when it has enqueued nothing in that group yet.
 _PROGRESS = LazyPattern(r"last enqueued (?:NCCL )?work: ?(?P<enq>-?\d{1,12}), ?"
-                       r"last completed (?:NCCL )?work: ?(?P<done>-?\d{1,12})", re.IGNORECASE)
+                        r"last completed (?:NCCL )?work: ?(?P<done>-?\d{1,12})", re.IGNORECASE)
 _TIMEOUT_AT = LazyPattern(r"(?:Timeout at NCCL work|detected by watchdog at work(?: sequence id)?): (?P<seq>\d{1,12})")
 _WORK = LazyPattern(r"WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op>\w{1,40})")
 # NCCL: `host:pid:tid [dev] NCCL INFO comm 0x... rank R nranks N cudaDev D ...` (Init START/COMPLETE lines) and,
 # since 2.20, `... NCCL INFO comm 0x... rank R nRanks N nNodes K localRanks M localRank L MNNVL 0`.
 _COMM = LazyPattern(r"(?P<host>[^\s:\]]{1,253}):(?P<pid>\d{1,10}):\d{1,10} \[(?P<dev>\d{1,4})\] NCCL INFO "
-                   r"(?:\w{1,40} )?comm 0x[0-9a-fA-F]{1,16} rank (?P<rank>\d{1,7}) n[Rr]anks (?P<n>\d{1,7})\b")
+                    r"(?:\w{1,40} )?comm 0x[0-9a-fA-F]{1,16} rank (?P<rank>\d{1,7}) n[Rr]anks (?P<n>\d{1,7})\b")
 _CUDA_DEV = LazyPattern(r"\bcudaDev (\d{1,4})\b")
 # torchrun's failure summary: `host : node-3` then `rank : 11 (local_rank: 3)` then `exitcode : -6 (pid: 2911)`.
 _SUMMARY_HOST = LazyPattern(r"^\s*host\s*:\s*(?P<host>[\w.-]{1,253})\s*$")

@@ -28,7 +28,7 @@ from collectors.text import normalise
 
 _NAME = LazyPattern(r"(\s*)Name:\s+\S")
 _KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Roles|Labels|Taints|Unschedulable|Conditions|Capacity|Allocatable|"
-                   r"System Info|Non-terminated Pods|Allocated resources|Namespace|Containers|QoS Class):")
+                    r"System Info|Non-terminated Pods|Allocated resources|Namespace|Containers|QoS Class):")
 _NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "System Info",
               "Non-terminated Pods", "Allocated resources"}
 _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
@@ -41,7 +41,7 @@ _CONDITION_ROW = LazyPattern(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 # A row of the table with its header cut from the paste: one of the conditions the kubelet itself sets
 # (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
 _BARE_ROW = LazyPattern(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
-                       r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
+                        r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
 # kubernetes/kubernetes pkg/controller/nodelifecycle (UnreachableTaintTemplate, 1.12-1.31; the alpha key 1.6-1.8).
 _UNREACHABLE_KEYS = {"node.kubernetes.io/unreachable", "node.alpha.kubernetes.io/unreachable"}
 _ALLOCATED_ROW = LazyPattern(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")

@@ -36,10 +36,10 @@ _NAME = LazyPattern(r"(\s*)Name:\s+\S")
 _PHASES = {"Pending", "Running", "Succeeded", "Failed", "Unknown"}
 _STATE_KEYS = {"Reason", "Exit Code", "Message", "Signal", "Started", "Finished"}
 _KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Namespace|Node|Containers|Init Containers|QoS Class|Controlled By|"
-                   r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
-                   r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason|"
-                   r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity|Reference|Min replicas|"
-                   r"Max replicas):")
+                    r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
+                    r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason|"
+                    r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity|Reference|Min replicas|"
+                    r"Max replicas):")
 _POD_KEYS = {"Namespace", "Containers", "Init Containers", "QoS Class", "Controlled By", "Restart Count",
              "Tolerations", "Volumes"}
 _NODE_KEYS = {"Capacity", "Allocatable", "System Info", "Non-terminated Pods", "Allocated resources",
@@ -51,7 +51,7 @@ _DELAY = LazyPattern(r"\bdelay=(\d+)s")
 # 1.34): "http-get <scheme>://<host>:<port><path>", "tcp-socket <host>:<port>", "grpc <pod>:<port> <service>";
 # the port is a number or a container port's name.
 _PROBE_PORT = LazyPattern(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)"
-                         r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
+                          r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
 _PROBE_KINDS = {"Liveness": "liveness", "Readiness": "readiness", "Startup": "startup"}
 _MOUNT = LazyPattern(r"(\S+) from (\S+)")
 

@@ -13,8 +13,8 @@ from collectors.text import normalise
 
 _NAME = LazyPattern(r"(\s*)Name:\s+\S")
 _KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Namespace|Selector|Type|IP|IPs|Port|TargetPort|NodePort|Endpoints|"
-                   r"Session Affinity|External Traffic Policy|Internal Traffic Policy|LoadBalancer Ingress|"
-                   r"Containers|QoS Class|Subsets|Rules):")
+                    r"Session Affinity|External Traffic Policy|Internal Traffic Policy|LoadBalancer Ingress|"
+                    r"Containers|QoS Class|Subsets|Rules):")
 # Keys only a Service's description has; a pod's (Containers, QoS Class), Endpoints' (Subsets) or an Ingress's
 # (Rules) rule it out.
 _SERVICE_KEYS = {"Selector", "TargetPort", "Endpoints", "Session Affinity", "External Traffic Policy",

@@ -113,7 +113,7 @@ _QUOTA_LIMITED = LazyPattern(r"limited: ([^\s]+)")
 # in 1.2-1.3), the quota's usage is not computed yet ("status unknown for quota"), or no quota covers a resource
 # or scope the apiserver limits by configuration ("insufficient quota to consume / to match these scopes").
 _QUOTA_REFUSED = LazyPattern(r"exceeded quota: |[Ff]ailed quota: |status unknown for quota: "
-                            r"|insufficient quota to (?:consume|match these scopes)")
+                             r"|insufficient quota to (?:consume|match these scopes)")
 # The pod evaluator's Constraints (pkg/quota/v1/evaluator/core/pods.go): "must specify R1,R2" (1.2 to 1.2x),
 # per container "must specify R1 for: c1,c2; R2 for: c1" in later releases.
 _QUOTA_MUST_SPECIFY = LazyPattern(r"[Ff]ailed quota: [^:\s]+: must specify (.+)")

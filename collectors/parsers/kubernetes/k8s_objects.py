@@ -53,7 +53,7 @@ _FRAGMENT_KEY = LazyPattern(
 
 # The keys of a policy's rules, quoted (JSON, a Python repr of a rendered value) or at a line's start (YAML).
 _RULE_KEY = LazyPattern(r"""(?m)(?:^[ \t]*(?:- )?|["'])(toEndpoints|toEntities|toFQDNs|toCIDR|toCIDRSet|toServices|"""
-                       r"""toPorts|endpointSelector|podSelector|policyTypes|egress|namespaceSelector)["']?[ \t]*:""")
+                        r"""toPorts|endpointSelector|podSelector|policyTypes|egress|namespaceSelector)["']?[ \t]*:""")
 
 
 def sniff(text: str) -> int:

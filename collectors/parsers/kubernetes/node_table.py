@@ -17,7 +17,7 @@ _NAME = LazyPattern(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 # never prints these characters in a name (names are DNS subdomains), so a bracketed or starred cell in the NAME
 # column is a redaction, and the row is still a node row.
 _REDACTED = LazyPattern(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
-                       r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
+                        r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
 # kubectl 1.6-1.7 appended the node's role (its `kubernetes.io/role` label, or a `node-role.kubernetes.io/` key) to
 # STATUS after SchedulingDisabled: "Ready,master", "NotReady,agent", "Ready,SchedulingDisabled,master"
 # (pkg/printers/internalversion/printers.go, printNode and findNodeRole, 1.6-1.7; ROLES became a column in 1.8).

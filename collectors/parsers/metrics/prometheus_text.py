@@ -12,7 +12,7 @@ from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
 _TYPE_LINE = LazyPattern(r"^# (?:HELP \S+ |TYPE \S+ (?:counter|gauge|histogram|gaugehistogram|summary|untyped|"
-                        r"unknown|info|stateset)\b)")
+                         r"unknown|info|stateset)\b)")
 # Families whose bare `name value` lines are unmistakably exporter output (cgroup cpu.stat is not).
 _EXPORTER_PREFIXES = ("DCGM_FI_", "container_", "kube_", "node_", "coredns_", "nv_", "process_", "go_",
                       "promhttp_", "http_request", "apiserver_", "kubelet_")

@@ -71,7 +71,7 @@ def sniff(text: str) -> int:
 
 # Older conntrack-tools print `conntrack -S` as one counter per line: "insert_failed\t\t0".
 _VERTICAL = LazyPattern(r"^\s*(entries|searched|found|new|invalid|ignore|delete|delete_list|insert|insert_failed|drop|"
-                       r"early_drop|error|icmp_error|expect_new|expect_create|expect_delete|search_restart)\s+(\d+)\s*$")
+                        r"early_drop|error|icmp_error|expect_new|expect_create|expect_delete|search_restart)\s+(\d+)\s*$")
 
 
 def _is_counter_line(line: str) -> bool:

@@ -69,7 +69,7 @@ _XID_NO_BDF = LazyPattern(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
 # ..." and the fabric manager's "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id ...". The
 # codes start at 10000, so five digits keep a GPU Xid or a stray number out.
 _SXID = LazyPattern(r"\bnvidia-nvswitch\d{0,3}: SXid \([^)]{0,40}\):\s*(?P<code>[1-3]\d{4})\b"
-                   r"|\bdetected NVSwitch (?:non-)?fatal error (?P<fm>[1-3]\d{4})\b")
+                    r"|\bdetected NVSwitch (?:non-)?fatal error (?P<fm>[1-3]\d{4})\b")
 _CAUSED_BY = LazyPattern(r"caused by previous Xid (\d+)")
 _XID_LIKE = LazyPattern(r"NVRM: Xid\b|\bXid \(")
 _GPU_LOST = LazyPattern(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
@@ -86,7 +86,7 @@ _OOM_LEGACY_MEMCG = LazyPattern(r"\bTask in \S+ killed as a result of limit of "
 # Parts of an OOM report that only a memory cgroup's OOM prints: its page-fault path in the call trace, its usage
 # against its limit (mem_cgroup_print_oom_meminfo), and its stats.
 _OOM_MEMCG_DETAIL = LazyPattern(r"\bmem_cgroup_(?:oom_synchronize|out_of_memory)\b|\bmemory: usage \d+kB, limit \d+kB, "
-                               r"failcnt \d+|\bMemory cgroup stats for /")
+                                r"failcnt \d+|\bMemory cgroup stats for /")
 _CONNTRACK_FULL = LazyPattern(r"nf_conntrack: ?(?:nf_conntrack: ?)?table full, ?dropping packet")
 # Bounded repeats keep hostile long lines linear; task names are at most 15 characters.
 _HUNG_TASK = LazyPattern(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")

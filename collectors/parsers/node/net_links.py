@@ -28,7 +28,7 @@ OVERHEAD = {"vxlan": 50, "geneve": 50, "wireguard": 60, "ipip": 20}
 
 # `2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`; a pod's eth0 reads `eth0@if12`.
 _IP_LINK = LazyPattern(r"^\s*\d+:\s+(?P<name>[^\s:@]+)(?P<peer>@\S+)?:\s+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)"
-                      r"(?:.*?\bstate\s+(?P<state>\S+))?")
+                       r"(?:.*?\bstate\s+(?P<state>\S+))?")
 # `flannel.1: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1450`
 _IFCONFIG = LazyPattern(r"^(?P<name>[^\s:]+):\s+flags=\d+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)")
 _DETAIL = LazyPattern(r"^\s+(?P<kind>vxlan|geneve|wireguard|ipip|veth|bridge)\b(?:.*?\bdev\s+(?P<dev>\S+))?")

@@ -23,10 +23,10 @@ SHM = "/dev/shm"
 # coreutils src/df.c headers: "Filesystem  1K-blocks  Used Available Use% Mounted on", "Size Used Avail Use%"
 # with -h/-H, "1M-blocks" with -m, "<N>-blocks" with -B; busybox df prints "1K-blocks ... Use% Mounted on" too.
 _HEADER = LazyPattern(r"^\s*Filesystem\s+(?:(?P<block>\d+[KkMG]?)-blocks|Size)\s+Used\s+Avail(?:able)?\s+"
-                     r"(?:Capacity|Use%)\s+Mounted\s+on\s*$")
+                      r"(?:Capacity|Use%)\s+Mounted\s+on\s*$")
 # A row: filesystem, size, used, available, use%, mount point (GNU df puts nothing else on the line).
 _ROW = LazyPattern(r"^\s*(?P<fs>\S+)\s+(?P<size>[\d.,]+[KMGTPE]?i?B?)\s+(?P<used>[\d.,]+[KMGTPE]?i?B?)\s+"
-                  r"(?P<avail>[\d.,]+[KMGTPE]?i?B?)\s+(?P<pct>\d{1,3})%\s+(?P<mount>/\S*)\s*$")
+                   r"(?P<avail>[\d.,]+[KMGTPE]?i?B?)\s+(?P<pct>\d{1,3})%\s+(?P<mount>/\S*)\s*$")
 _UNITS = "KMGTPE"
 
 

@@ -71,7 +71,7 @@ _NEGATED = LazyPattern(
 # What the writer expected to happen, said as a that-clause: it did not happen ("I expected, in this case, that a 503
 # is returned"). "As expected, the pod ..." names no that-clause and is not denied.
 _EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
-                            re.IGNORECASE)
+                             re.IGNORECASE)
 # A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
 # letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.
 _QUOTED = LazyPattern(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
@@ -245,9 +245,9 @@ def _said(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) ->
 
 # In a range of figures: the numbers, and where the figures stop being the GPU's (another resource is named).
 _FIGURE = LazyPattern(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?![\d.]|\s?(?:[gkm]i?b|ms|m?hz|w|x|s|gpus?|°)\b)",
-                     re.IGNORECASE)
+                      re.IGNORECASE)
 _OTHER = LazyPattern(r"\b(?:cpu|memory|mem|ram|vram|disk|io|network|while|whereas|but|batch|epoch|step|gpus?)\b",
-                    re.IGNORECASE)
+                     re.IGNORECASE)
 
 
 def _lowest(text: str) -> str | None:

@@ -70,7 +70,7 @@ def mount_blocked(errors: list[str]) -> bool:
 # ---- Secrets and ConfigMaps a pod needs (CreateContainerConfigError, volume set-up) ----------------------
 
 _MISSING_REF = LazyPattern(r"\b(secret|configmap)s? \\?\"([a-z0-9][a-z0-9.\-]*)\\?\" not found"
-                          r"|couldn't find key \S+ in (Secret|ConfigMap) [a-z0-9\-]+/([a-z0-9][a-z0-9.\-]*)", re.I)
+                           r"|couldn't find key \S+ in (Secret|ConfigMap) [a-z0-9\-]+/([a-z0-9][a-z0-9.\-]*)", re.I)
 
 
 def missing_refs(message: str) -> list[str]:
@@ -117,10 +117,10 @@ _IP_EXHAUSTED = LazyPattern(
     r"|InsufficientCidrBlocks|range is full", re.I)
 # The pod network is not set up on the node: no CNI config, no CNI plugin binaries, or the agent is not ready.
 _CNI_NOT_READY = LazyPattern(r"cni config uninitiali[sz]ed|NetworkPluginNotReady|cni plugin not initiali[sz]ed"
-                            r"|network plugin is not ready|NetworkReady=false"
-                            r"|failed to find plugin \\?\"[\w.-]+\\?\" in path", re.I)
+                             r"|network plugin is not ready|NetworkReady=false"
+                             r"|failed to find plugin \\?\"[\w.-]+\\?\" in path", re.I)
 _CNI = LazyPattern(r"failed to setup network for sandbox|failed to set up sandbox container .{0,80}network"
-                  r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
+                   r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
 
 
 # Failures that come before the runtime calls the CNI plugin for the sandbox, so the pod network was never asked
@@ -193,7 +193,7 @@ _NOT_READY_RULES: tuple[tuple[str, re.Pattern[str] | LazyPattern], ...] = (
 # run: the zero-time branches of pkg/kubelet/runtime.go (runtimeErrors) and pkg/kubelet/pleg/generic.go (Healthy),
 # kubernetes/kubernetes 1.8-1.31. They name no fault; every kubelet start reports them until the first sync.
 _STARTING = LazyPattern(r"(?:PLEG is not healthy: )?pleg has yet to be successful"
-                       r"|container runtime status check may not have completed yet")
+                        r"|container runtime status check may not have completed yet")
 
 
 def kubelet_starting_only(text: str) -> bool:
@@ -259,7 +259,7 @@ _IMAGE_NAME = LazyPattern(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|
 # A bare repository name is Docker Hub's docker.io/library/<name> (distribution/reference's normalisation), where
 # every repository is public: a registry that answers "denied or missing" there can only mean it does not exist.
 _LIBRARY_DENIED = LazyPattern(r"docker\.io/library/[^\s\"'/]+\"?: pull access denied"
-                             r"|pull access denied for [^\s,/]+(?:,|$)")
+                              r"|pull access denied for [^\s,/]+(?:,|$)")
 
 
 def library_repository(text: str) -> bool:
@@ -306,7 +306,7 @@ def eviction_resource(message: str) -> str:
 # containerEphemeralStorageMessageFmt, emptyDirMessageFmt, 1.9-1.31): a pod over its own limit, whatever the node has
 # free, unlike "The node was low on resource" (node pressure).
 _OVER_LIMIT = LazyPattern(r"ephemeral local storage usage exceeds the total limit of containers"
-                         r"|exceeded its local ephemeral storage limit|Usage of EmptyDir volume \S+ exceeds the limit")
+                          r"|exceeded its local ephemeral storage limit|Usage of EmptyDir volume \S+ exceeds the limit")
 
 
 def eviction_over_limit(message: str) -> bool:
