@@ -22,7 +22,9 @@ from collectors.parsed_cache import cache_root
 from collectors.vocabulary import VOCABULARY
 from playbooks.model import SYMPTOMS, Playbook
 
-_CODE = (Path(__file__).with_name("loader.py"), Path(__file__).with_name("model.py"))
+# The checks, the schema, and the query catalog the schema takes its series keys and units from.
+_CODE = (Path(__file__).with_name("loader.py"), Path(__file__).with_name("model.py"),
+         Path(__file__).parents[1] / "collectors" / "catalogs" / "queries.py")
 
 
 def cache_dir() -> Path | None:
