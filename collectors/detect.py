@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, NamedTuple
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import ArtifactKind
 from collectors.parsers.sniffing import LINE_CLAIMS, SNIFFERS
 from collectors.text import normalise
@@ -13,8 +13,8 @@ MIN_SCORE = 30
 # Kinds read line by line: a line of a mixed paste belongs to the first of them that claims it.
 LINE_KINDS = frozenset(kind for kind, _ in LINE_CLAIMS)
 # A shell prompt line starts a new block: "$ kubectl describe pod x", "# dmesg -T", "root@node:~# conntrack -S".
-_PROMPT = re.compile(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|more|less|head|"
-                     r"tail|curl|nvidia-smi|top|oc|k|ip|ifconfig)\b")
+_PROMPT = LazyPattern(r"^\s*(?:[\w.@:~/-]*[$#]|>)\s+(?:sudo\s+)?(kubectl|dmesg|journalctl|conntrack|cat|more|less|head|"
+                      r"tail|curl|nvidia-smi|top|oc|k|ip|ifconfig)\b")
 KNOWN_KINDS_LIST = sorted(str(k) for k in SNIFFERS)
 KNOWN_KINDS = ", ".join(KNOWN_KINDS_LIST)
 
@@ -51,30 +51,30 @@ def command_kind(command: str) -> ArtifactKind | None:
     return None
 
 
-_COMMAND_KINDS: list[tuple[re.Pattern[str], ArtifactKind]] = [
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:pods?|po)\b"), ArtifactKind.DESCRIBE_POD),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:nodes?|no)\b"), ArtifactKind.DESCRIBE_NODE),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:services?|svc)\b"),
+_COMMAND_KINDS: list[tuple[LazyPattern, ArtifactKind]] = [
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:pods?|po)\b"), ArtifactKind.DESCRIBE_POD),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:nodes?|no)\b"), ArtifactKind.DESCRIBE_NODE),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?describe\s+(?:services?|svc)\b"),
      ArtifactKind.DESCRIBE_SERVICE),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?(?:describe|get)\s+(?:hpa|horizontalpodautoscalers?)\b"
-                r"(?!.*-o\s*(?:json|yaml))"), ArtifactKind.HPA),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:pods?|po)\b(?!.*-o\s*(?:json|yaml))"),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?(?:describe|get)\s+(?:hpa|horizontalpodautoscalers?)\b"
+                 r"(?!.*-o\s*(?:json|yaml))"), ArtifactKind.HPA),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:pods?|po)\b(?!.*-o\s*(?:json|yaml))"),
      ArtifactKind.POD_TABLE),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:events?|ev)\b"), ArtifactKind.EVENTS),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:nodes?|no)\b(?!.*-o\s*(?:json|yaml))"),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:events?|ev)\b"), ArtifactKind.EVENTS),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:nodes?|no)\b(?!.*-o\s*(?:json|yaml))"),
      ArtifactKind.NODE_TABLE),
-    (re.compile(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:endpoints|ep)\b(?!.*-o\s*(?:json|yaml))"),
+    (LazyPattern(r"\b(?:kubectl|oc|k)\s+(?:\S+\s+)*?get\s+(?:endpoints|ep)\b(?!.*-o\s*(?:json|yaml))"),
      ArtifactKind.ENDPOINTS_TABLE),
-    (re.compile(r"\bcpu\.stat\b"), ArtifactKind.CPU_STAT),
-    (re.compile(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
-    (re.compile(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),
-    (re.compile(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
-    (re.compile(r"\bnvidia-smi\b(?!\s+(?:--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
-    (re.compile(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
-    (re.compile(r"\bip\s+(?:-\w+\s+)*(?:link|l)\b|\bifconfig\b"), ArtifactKind.NET_LINKS),
-    (re.compile(r"\bdf(?:\s+-\w+)*(?:\s+/\S*)*\s*$"), ArtifactKind.DF),
+    (LazyPattern(r"\bcpu\.stat\b"), ArtifactKind.CPU_STAT),
+    (LazyPattern(r"\bconntrack\s+-S\b|nf_conntrack\b"), ArtifactKind.CONNTRACK_STATS),
+    (LazyPattern(r"\bdmesg\b|\bjournalctl\b.*\s-k\b|\bjournalctl\b.*--dmesg"), ArtifactKind.KERNEL_LOG),
+    (LazyPattern(r"\bjournalctl\b.*\s-u\s*kubelet"), ArtifactKind.KUBELET_LOG),
+    (LazyPattern(r"\bnvidia-smi\b(?!\s+(?:--query|topo|nvlink))"), ArtifactKind.NVIDIA_SMI),
+    (LazyPattern(r"(?:^|\s)top\b(?:\s+-\w+(?:\s+[\d.]+)?)*\s*$"), ArtifactKind.TOP),
+    (LazyPattern(r"\bip\s+(?:-\w+\s+)*(?:link|l)\b|\bifconfig\b"), ArtifactKind.NET_LINKS),
+    (LazyPattern(r"\bdf(?:\s+-\w+)*(?:\s+/\S*)*\s*$"), ArtifactKind.DF),
     # amtool alert [query] prints alerts (cli/format/format_simple.go, format_extended.go); -o json is a payload.
-    (re.compile(r"\bamtool\b(?:\s+-\S+)*\s+alert\b(?!.*-o\s*json)"), ArtifactKind.ALERT_TEXT),
+    (LazyPattern(r"\bamtool\b(?:\s+-\S+)*\s+alert\b(?!.*-o\s*json)"), ArtifactKind.ALERT_TEXT),
 ]
 
 

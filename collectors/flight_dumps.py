@@ -12,12 +12,13 @@ from __future__ import annotations
 import io
 import json
 import pickle
-import re
 from typing import Any
+
+from collectors.lazy_regex import LazyPattern
 
 MAX_DUMP_BYTES = 64 * 2**20
 # `nccl_trace_rank_3` (TORCH_NCCL_DEBUG_INFO_TEMP_FILE's default prefix), `rank_3.pkl`, `rank-3.json`.
-_RANK_NAME = re.compile(r"rank[_-]?(\d{1,7})(?:\.\w{1,8})?$")
+_RANK_NAME = LazyPattern(r"rank[_-]?(\d{1,7})(?:\.\w{1,8})?$")
 
 
 class RefusedDump(ValueError):

@@ -11,6 +11,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from collectors.lazy_regex import LazyPattern
+
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
@@ -19,7 +21,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # k8s.io/apimachinery/pkg/util/duration/duration.go (HumanDuration, kubectl 1.9 on; ShortHumanDuration before):
 # "22s", "4m36s", "12m", "3h12m", "5d", "2d3h", "3y45d". Only the first cell of a describe row's Age ("2m (x3 over
 # 12m)") is the last time the event was seen.
-_AGE = re.compile(r"(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+_AGE = LazyPattern(r"(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 _AGE_UNITS = (365 * 86400, 86400, 3600, 60, 1)
 
 
@@ -67,7 +69,7 @@ def as_int(value: object) -> int | None:
 
 # ---- resource quantities -----------------------------------------------------------------------------
 
-_QUANTITY = re.compile(
+_QUANTITY = LazyPattern(
     r"([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d{1,2}))?")
 _MULTIPLIER = {
     "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"),

@@ -28,6 +28,16 @@ def cache_root() -> Path | None:
     return Path(base) / "triagebot"
 
 
+def private(path: Path) -> bool:
+    """The file and its folder belong to this user and nobody else may write them: the test before unpickling a
+    cached object (unpickling runs code; whoever could write such a file could already act as this user)."""
+    for item in (path.parent, path):
+        info = item.stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return False
+    return True
+
+
 def remembered(kind: str, text: str, parse: Callable[[str], Any]) -> Any:
     """parse(text), from the cache when this exact text was parsed this way before."""
     root = cache_root()

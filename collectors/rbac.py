@@ -5,12 +5,12 @@ rule a person would add, instead of passing on the raw Forbidden text.
 
 from __future__ import annotations
 
-import re
+from collectors.lazy_regex import LazyPattern
 
 # `User "system:serviceaccount:triagebot:triagebot" cannot get resource "nodes/proxy" in API group "" at the
 # cluster scope` / `... in the namespace "kube-system"` (k8s.io/apiserver's forbidden message).
-_FORBIDDEN = re.compile(r'cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
-                        r'(?: in the namespace "(?P<namespace>[^"]+)")?')
+_FORBIDDEN = LazyPattern(r'cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+                         r'(?: in the namespace "(?P<namespace>[^"]+)")?')
 # Grants the deployment ships as opt-in components (deploy/kustomize/components/), by resource.
 _COMPONENTS = {"nodes/proxy": "the kubelet-logs component grants it, or set kubelet_logs: false"}
 # Withheld on purpose (docs/install.md, "RBAC"): say so rather than suggest a grant.

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+from collectors.lazy_regex import LazyPattern
+
 # The escape byte itself, or as rsyslog writes it: its `$EscapeControlCharactersOnReceive` (on by default, rsyslog
 # 3.x-8.x, runtime/parser.c) turns each control character into `#` and three octal digits, so a coloured line that
 # went through syslog reads `#033[2m#033[33m(raylet)#033[0m`.
-_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_ANSI = LazyPattern(r"(?:\x1b|#033)\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 # Prefixes seen in front of kernel and service log messages, outermost first:
 #   syslog:        "Nov 22 06:01:02 gpu-node-2 kernel: "
@@ -28,7 +30,7 @@ _PREFIXES = [
 
 # A table copied out of a rendered web page (an old issue tracker, a forum) keeps its column padding as HTML
 # non-breaking spaces, written out as the entity when the page's source was copied.
-_NBSP = re.compile(r"&nbsp;|&#160;|&#xa0;", re.IGNORECASE)
+_NBSP = LazyPattern(r"&nbsp;|&#160;|&#xa0;", re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
@@ -57,7 +59,7 @@ def strip_prefixes(line: str) -> str:
 # renderers (bot/render/evidence.py) shorten around those words, never here at a fixed column.
 EXCERPT_LIMIT = 2000
 _CONTEXT = 200  # characters kept either side of the matched words when a line is longer than that
-_WORD_SPLIT = re.compile(r"[\s_\-/]+")
+_WORD_SPLIT = LazyPattern(r"[\s_\-/]+")
 
 
 def find_spans(text: str, value: object, most: int = 4) -> list[tuple[int, int]]:

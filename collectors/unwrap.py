@@ -13,46 +13,47 @@ from typing import Any
 
 import re2
 
+from collectors.lazy_regex import LazyPattern
 from collectors.text import normalise
 
 # Lines longer than this (minified JSON, a binary dump) are left as they are: no wrapper is that long, and skipping
 # them keeps every pattern here linear in the paste's size.
 MAX_LINE = 4096
 
-_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*([\w+-]*)[^`]*$")
-_QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
-_BOLD = re.compile(r"\*\*|__")
-_BREAK_TAG = re.compile(r"<br\s*/?>", re.I)
-_HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)
+_FENCE = LazyPattern(r"^\s*(?:`{3,}|~{3,})\s*([\w+-]*)[^`]*$")
+_QUOTE = LazyPattern(r"^(?:\s{0,3}>)+ ?")
+_BOLD = LazyPattern(r"\*\*|__")
+_BREAK_TAG = LazyPattern(r"<br\s*/?>", re.I)
+_HTML_TAG = LazyPattern(r"</?(?:details|summary|pre|code|br|p|b|i)\s*/?>", re.I)
 # The command a person typed: "$ kubectl get pods", "root@node:~# dmesg -T", "[root@gpu1 ~]# cat cpu.stat",
 # "(venv) user@host:~/x$ torchrun ...", "PS C:\> kubectl ...", "> kubectl ..." (PowerShell, fish), "% k get po".
-_PROMPT = re.compile(
+_PROMPT = LazyPattern(
     r"^\s*(?:\([\w.-]+\)\s*)?"
     r"(?:\[[^\]\n]{1,80}\]|[\w.-]+@[\w.-]+(?::[^\s$#%>]{0,120})?|PS [A-Z]:[^>]{0,120}|~[^\s$#]{0,80})?"
     r"\s*(?:[$#%>\u276f]\s+|\$(?=(?:kubectl|k|oc|dmesg|cat|sudo|conntrack|nvidia-smi|journalctl)\s))(?P<cmd>\S.*)$"
 )
 _PROMPT_STARTS = ("$", "#", "%", ">", "(", "[", "P", "~", "\u276f")  # U+276F: the arrow zsh themes print
 # A "#" or ">" prompt is only taken as one before a command word; otherwise it is a comment or a quote.
-_COMMAND_WORD = re.compile(
+_COMMAND_WORD = LazyPattern(
     r"^(?:sudo\s+)?(?:kubectl|k|oc|dmesg|journalctl|cat|tail|head|grep|egrep|conntrack|nvidia-smi|crictl|docker|"
     r"systemctl|helm|python3?|torchrun|mpirun|srun|ls|less|watch|curl|ip|ethtool|ibstat|free|top|cd|echo|"
     r"export|sysctl|lspci|nvidia-bug-report\.sh|dcgmi|ssh|cut|awk|amtool)\b"
 )
 # Launcher and log-aggregator prefixes: "[1,0]<stdout>:", "[rank3]:", "[trainer3]:", "[default0]:",
 # "[pod/web-1/app] " (kubectl logs --prefix), "worker-1: " (pdsh) is left alone: it is also a YAML key.
-_LAUNCHER = re.compile(
+_LAUNCHER = LazyPattern(
     r"^(?:\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|trainer|worker|default|node|local_rank|host)?\d+(?:\|\d+)?\]:|"
     r"\[pod/[\w.-]+/[\w.-]+\] )\s?"
 )
 # A note typed after a value: "nvidia.com/gpu:  7   <-- one is gone", "Reason: OOMKilled  # <- here".
-_ANNOTATION = re.compile(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{2,}.*$")
+_ANNOTATION = LazyPattern(r"\s{2,}(?:#\s*)?(?:<-+|<=+|←|⬅).*$|\s+(?:#\s*)?<-{2,}.*$")
 # What these commands print is a program's own log, not output a person annotated: an arrow in it is the program's
 # (stress's "(415) <-- worker 7 got signal 9"), so it stays.
-_LOG_COMMAND = re.compile(r"\b(?:(?:kubectl|oc|k)\s+(?:\S+\s+)*?logs|(?:docker|podman|crictl|nerdctl)\s+logs|"
-                          r"journalctl)\b")
-_DIFF_LINE = re.compile(r"^[+\- ]")
+_LOG_COMMAND = LazyPattern(r"\b(?:(?:kubectl|oc|k)\s+(?:\S+\s+)*?logs|(?:docker|podman|crictl|nerdctl)\s+logs|"
+                           r"journalctl)\b")
+_DIFF_LINE = LazyPattern(r"^[+\- ]")
 # A "<" that can start markup or a note ("<details>", "</pre>", "<-- here"), unlike NCCL's "eth0:10.0.0.1<0>".
-_MARKUP_LT = re.compile(r"<[-=/a-zA-Z]")
+_MARKUP_LT = LazyPattern(r"<[-=/a-zA-Z]")
 # The same two tests over a whole paste, in RE2 (one linear pass): a line that may wear a wrapper starts (after the
 # spaces str.lstrip takes off) with one of _SPECIAL_STARTS, or holds markup.
 _WRAPPER_START: Any = re2.compile(r"(?m)^[\t\x0b\x0c\r \x1c-\x1f\x85\pZ]*[`~>$#%(\[P+\-\x{276f}]")

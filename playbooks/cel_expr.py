@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from collectors.lazy_regex import LazyPattern
 from collectors.vocabulary import VOCABULARY
 from playbooks.cel_lib import Context, compile_expression
 from playbooks.tolerations import tolerates
 
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
+_STRING = LazyPattern(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_DOTTED = LazyPattern(r"(?<![\w.])[a-z_][a-z0-9_]*(?:\.[a-z_][A-Za-z0-9_]*)+")
 # Members that may follow a fact name in a predicate: CEL macros and string/list methods.
-_BOUND = re.compile(r"\.(?:exists_one|exists|all|map|filter)\(\s*([a-z_]\w*)\s*,")
+_BOUND = LazyPattern(r"\.(?:exists_one|exists|all|map|filter)\(\s*([a-z_]\w*)\s*,")
 _METHODS = frozenset(
     {"exists", "exists_one", "all", "map", "filter", "size", "contains", "startsWith", "endsWith", "matches"}
 )

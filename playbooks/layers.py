@@ -17,7 +17,9 @@ from typing import Any, get_args
 
 import jinja2
 
+from collectors.catalogs.validated import validated
 from collectors.yaml_safe import load_file
+from playbooks import templates
 from playbooks.loader import CompiledPlaybook
 from playbooks.problems import Problem
 from playbooks.report import Finding, Layer, Narrowing
@@ -38,7 +40,10 @@ class LayerSpec:
 
 def load_layers(path: Path = LAYERS_FILE) -> list[LayerSpec]:
     """The layers in the documents' order; raises ValueError on a malformed file (a packaging error)."""
-    data = load_file(path)
+    return _checked(path, load_file(path))
+
+
+def _checked(path: Path, data: Any) -> list[LayerSpec]:
     entries = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a mapping with a `layers` list")
@@ -75,8 +80,9 @@ def load_layers(path: Path = LAYERS_FILE) -> list[LayerSpec]:
 
 @cache
 def layers() -> list[LayerSpec]:
-    """The bundled layers, read once per process."""
-    return load_layers()
+    """The bundled layers, read once per process and checked only when their text (or the checks) changed."""
+    code = (Path(__file__), Path(templates.__file__), Path(jinja2.__file__))  # jinja2's holds its version
+    return validated((LAYERS_FILE,), lambda data: _checked(LAYERS_FILE, data), code)
 
 
 def _index(specs: list[LayerSpec]) -> dict[tuple[str, str], int]:

@@ -52,7 +52,8 @@ def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlay
     """Validate one file; return the compiled playbook only when it has no errors.
 
     With `trust_checked`, a file whose exact text already passed every check (playbooks.checked) skips the
-    semantic checks; it is still parsed, validated against the schema and compiled."""
+    schema and the semantic checks: its validated playbook comes from the cache; it is still parsed (for the
+    lines its rules cite) and compiled."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -65,18 +66,19 @@ def check_file(path: Path, *, trust_checked: bool = False) -> tuple[CompiledPlay
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         return None, [Problem(name, line, f"YAML syntax: {getattr(err, 'problem', None) or err}")]
+    file_key = checked.key(text) if trust_checked else ""
+    known = checked.passed(file_key) if trust_checked else None
     try:
-        spec = Playbook.model_validate(data)
+        spec = known if known is not None else Playbook.model_validate(data)
     except ValidationError as err:
         return None, [_schema_problem(name, lines, data, dict(e)) for e in err.errors()]
-    file_key = checked.key(text) if trust_checked else ""
-    trusted = trust_checked and checked.passed(file_key)
+    trusted = known is not None
     problems = [] if trusted else _semantic_problems(spec, path, lines)
     compiled = _compile(spec, name, lines, problems, trusted=trusted)
     if any(p.severity == "error" for p in problems):
         return None, problems
-    if trust_checked and not problems:
-        checked.remember(file_key)
+    if trust_checked and not trusted and not problems:
+        checked.remember(file_key, spec)
     return compiled, problems
 
 

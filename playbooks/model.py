@@ -18,7 +18,7 @@ KEBAB = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 class Chart(BaseModel):
     """The series that shows a hypothesis: drawn under the report when the hypothesis leads."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     metric: str = Field(pattern=SERIES_KEY, description="The series live triage fetches for it: a key of "
                         "playbooks/queries/<id>.yaml (a metric name, or a metric with one label matcher).")
@@ -35,7 +35,7 @@ class Chart(BaseModel):
 class NoChart(BaseModel):
     """A hypothesis no metric can show (a typo in an image tag), and why: the report then has no chart."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     none: str = Field(min_length=20, description="Why no series shows this hypothesis, in a sentence.")
 
@@ -54,7 +54,7 @@ ChartDeclaration = Annotated[Annotated[Chart, Tag("series")] | Annotated[NoChart
 class Hypothesis(BaseModel):
     """One explanation of the symptom, and how evidence decides it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=KEBAB, description="Stable kebab-case id; drills use it as ground truth.")
     claim: str = Field(min_length=1, description="What is wrong, in one sentence (Jinja, rendered per subject).")
@@ -98,7 +98,7 @@ class Hypothesis(BaseModel):
 class Playbook(BaseModel):
     """One symptom's hypothesis tree."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(pattern=KEBAB, description="The symptom id; also the file name.")
     title: str

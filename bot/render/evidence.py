@@ -6,12 +6,12 @@ the JSON report and `--explain` keep them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from collectors.lazy_regex import LazyPattern
 from collectors.text import find_spans
 from collectors.vocabulary import spec
 from collectors.yaml_safe import load_file
@@ -207,7 +207,7 @@ def unknown_line(hypotheses: list[HypothesisResult]) -> str:
     return f"Not settled ({len(hypotheses)}): {ids}{tail}."
 
 
-_CITED = re.compile(r"^(?P<fact>[a-z_][\w.]*) = (?P<value>.*) \((?P<place>[^()]*)\)$")
+_CITED = LazyPattern(r"^(?P<fact>[a-z_][\w.]*) = (?P<value>.*) \((?P<place>[^()]*)\)$")
 
 
 def plain(line: str, facts: dict[str, Any]) -> str:

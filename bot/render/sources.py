@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+from collectors.lazy_regex import LazyPattern
+
 DOC = "docs/sources.md"
 # Where in docs/sources.md each kind of short name is explained (GitHub's heading anchors).
 _ANCHORS = (("seed-digest", "#the-seed-digest"), ("seed digest", "#the-seed-digest"), ("seed ", "#the-seed-documents"))
-_URL = re.compile(r"https?://[^\s)]+")
-_BARE = re.compile(r"\b(?:[a-z0-9-]+\.)+(?:com|org|io|dev|net)(?:/[^\s),]*)?", re.IGNORECASE)
+_URL = LazyPattern(r"https?://[^\s)]+")
+_BARE = LazyPattern(r"\b(?:[a-z0-9-]+\.)+(?:com|org|io|dev|net)(?:/[^\s),]*)?", re.IGNORECASE)
 
 
 def link(ref: str) -> str:

@@ -7,13 +7,13 @@ piece. rich's own wrapping folds such tokens mid-word, which is why the terminal
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
+
+from collectors.lazy_regex import LazyPattern
 
 # What must stay on one line: a `code span`, a quoted value of up to 60 characters, a playbook and its hypothesis
 # joined by the report's separator (SEP, U+203A), or a run of non-spaces.
-_TOKEN = re.compile(r"`[^`\n]+`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|“[^”\n]{1,60}”|[\w.-]+ \u203a [\w.-]+,?|\S+")
+_TOKEN = LazyPattern(r"`[^`\n]+`|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|“[^”\n]{1,60}”|[\w.-]+ \u203a [\w.-]+,?|\S+")
 
 
 def breaks(text: str, width: int) -> list[int]:

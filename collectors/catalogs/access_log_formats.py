@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
 _CATALOG = Path(__file__).parent / "access_logs.yaml"
 Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb", "traefik", "app"]
@@ -18,7 +18,7 @@ Family = Literal["nginx", "envoy", "haproxy", "haproxy-tcp", "aws-lb", "gcp-lb",
 class AccessLogFormat(BaseModel):
     """One format: where it comes from, how it is written upstream, and the pattern that reads its lines."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     family: Family
@@ -45,10 +45,13 @@ class CompiledFormat:
 @cache
 def formats() -> tuple[CompiledFormat, ...]:
     """Every format, compiled once per process, in the catalog's order (richest first)."""
-    raw = load_file(_CATALOG)
+    return tuple(CompiledFormat(spec) for spec in validated((_CATALOG,), _validate))
+
+
+def _validate(raw: Any) -> tuple[AccessLogFormat, ...]:
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of formats")
-    return tuple(CompiledFormat(AccessLogFormat.model_validate(entry)) for entry in raw)
+    return tuple(AccessLogFormat.model_validate(entry) for entry in raw)
 
 
 @cache

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
 _CATALOG = Path(__file__).parent / "alert_forms.yaml"
 
@@ -17,7 +17,7 @@ How = Literal["title", "section", "status", "severity", "group", "pair", "pairs"
 
 
 class AlertForm(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     how: How
@@ -38,8 +38,11 @@ class CompiledForm:
 @cache
 def forms() -> tuple[CompiledForm, ...]:
     """Every form, compiled once per process, in catalog order."""
-    raw = load_file(_CATALOG)
+    return tuple(CompiledForm(spec) for spec in validated((_CATALOG,), _validate))
+
+
+def _validate(raw: Any) -> tuple[AlertForm, ...]:
     entries = raw.get("forms") if isinstance(raw, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"{_CATALOG}: expected a mapping with a `forms` list")
-    return tuple(CompiledForm(AlertForm.model_validate(entry)) for entry in entries)
+    return tuple(AlertForm.model_validate(entry) for entry in entries)

@@ -12,15 +12,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from collectors.catalogs.validated import validated
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "alert_labels.yaml"
 _INT = re.compile(r"^\s*(\d{1,4})\s*$")
 
 
 class TargetLabels(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     labels: tuple[str, ...] = Field(min_length=1)
     source: str = Field(min_length=1)
@@ -29,7 +29,7 @@ class TargetLabels(BaseModel):
 class LabelRule(BaseModel):
     """One label (optionally of some alerts, or with some values) read as one fact."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     label: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     fact: str
@@ -52,7 +52,7 @@ class LabelRule(BaseModel):
 class Subject(BaseModel):
     """The labels an alert family's rule keeps from its own series: the only scrape labels that name its subject."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     alerts: tuple[str, ...] = Field(min_length=1)
     carries: tuple[str, ...]
@@ -60,7 +60,7 @@ class Subject(BaseModel):
 
 
 class LabelCatalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     targets: dict[str, TargetLabels]
     labels: tuple[LabelRule, ...]
@@ -80,7 +80,7 @@ class LabelCatalog(BaseModel):
 
 @cache
 def catalog() -> LabelCatalog:
-    return LabelCatalog.model_validate(load_file(_CATALOG))
+    return validated((_CATALOG,), LabelCatalog.model_validate)
 
 
 @cache

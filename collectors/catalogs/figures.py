@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from collectors.catalogs.validated import validated
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "figures.yaml"
 
@@ -20,7 +20,7 @@ Unit = Literal["percent", "ratio", "count", "us", "ms", "s", "tokens_per_s", "mi
 class Alias(BaseModel):
     """One program's names for one figure."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     figure: str = Field(pattern=r"^[a-z0-9_]+$")
     names: tuple[str, ...] = Field(min_length=1)
@@ -35,7 +35,7 @@ class Alias(BaseModel):
 class FigureFact(BaseModel):
     """A fact read from one figure, or from the ratio of two read in the same block."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     fact: str
     figure: str | None = None
@@ -61,7 +61,7 @@ class FigureFact(BaseModel):
 
 
 class Catalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entries: tuple[Alias, ...]
     facts: tuple[FigureFact, ...]
@@ -85,7 +85,7 @@ def normalise(name: str) -> str:
 
 @cache
 def catalog() -> Catalog:
-    return Catalog.model_validate(load_file(_CATALOG))
+    return validated((_CATALOG,), Catalog.model_validate)
 
 
 @cache

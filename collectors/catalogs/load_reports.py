@@ -9,7 +9,7 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
 _CATALOG = Path(__file__).parent / "load_reports.yaml"
 
@@ -19,7 +19,7 @@ Role = Literal["status_count", "status_counts", "requests", "non_2xx", "failed_s
 class ReportLine(BaseModel):
     """One summary line a load generator prints, and what its numbers are."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     tool: str = Field(min_length=1)
     role: Role
@@ -46,14 +46,14 @@ class ReportLine(BaseModel):
 
 
 class Catalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     entries: tuple[ReportLine, ...] = Field(min_length=1)
 
 
 @cache
 def catalog() -> Catalog:
-    return Catalog.model_validate(load_file(_CATALOG))
+    return validated((_CATALOG,), Catalog.model_validate)
 
 
 @cache

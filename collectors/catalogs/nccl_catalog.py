@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from collectors.catalogs.upstream import UpstreamWording
+from collectors.catalogs.validated import validated
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "nccl.yaml"
 
@@ -19,7 +19,7 @@ _CATALOG = Path(__file__).parent / "nccl.yaml"
 class ResultCode(BaseModel):
     """One ncclResult_t value, as NCCL numbers it and as PyTorch prints it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     code: int = Field(ge=1)
     value: str = Field(pattern=r"^[a-z]+(-[a-z]+)*$")  # the nccl.result_codes value
@@ -38,7 +38,7 @@ class Message(UpstreamWording):
 
 
 class Catalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     result_codes: tuple[ResultCode, ...] = Field(min_length=1)
     messages: tuple[Message, ...] = Field(min_length=1)
@@ -47,7 +47,7 @@ class Catalog(BaseModel):
 @cache
 def catalog() -> Catalog:
     """The catalog, loaded and checked once per process: unknown facts are an error."""
-    loaded = Catalog.model_validate(load_file(_CATALOG))
+    loaded = validated((_CATALOG,), Catalog.model_validate)
     unknown = sorted({name for m in loaded.messages for name in m.facts if name not in VOCABULARY})
     if unknown:
         raise ValueError(f"{_CATALOG.name}: unknown facts {unknown}")

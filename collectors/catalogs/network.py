@@ -19,9 +19,9 @@ import re2
 from pydantic import Field
 
 from collectors.catalogs.upstream import UpstreamWording
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
-_CATALOGS = tuple(Path(__file__).parent / name
+CATALOGS = tuple(Path(__file__).parent / name
                   for name in ("network.yaml", "proxies.yaml", "launchers.yaml", "startup_exits.yaml"))
 # Keys an entry shares with signals.yaml; the rest say where the wording comes from.
 SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts", "symptom")
@@ -52,11 +52,14 @@ class NetworkEntry(UpstreamWording):
 
 @cache
 def entries() -> tuple[NetworkEntry, ...]:
+    return validated(CATALOGS, _validate)
+
+
+def _validate(*catalogs: Any) -> tuple[NetworkEntry, ...]:
     out: list[NetworkEntry] = []
-    for catalog in _CATALOGS:
-        raw = load_file(catalog)
+    for path, raw in zip(CATALOGS, catalogs, strict=True):
         if not isinstance(raw, list):
-            raise ValueError(f"{catalog}: expected a list of entries")
+            raise ValueError(f"{path}: expected a list of entries")
         out += [NetworkEntry.model_validate(entry) for entry in raw]
     return tuple(out)
 

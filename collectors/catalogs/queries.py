@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from collectors.catalogs.validated import validated
+from collectors.lazy_regex import LazyPattern
 from collectors.vocabulary import VOCABULARY
 from collectors.yaml_safe import load_file
 
@@ -32,10 +34,10 @@ UNITS: tuple[str, ...] = ("ratio", "percent", "bytes", "bytes-per-second", "seco
                           "per-hour", "celsius")
 # A metric name, optionally with one label matcher: DCGM_FI_DEV_GPU_UTIL, node_cpu_seconds_total{mode="steal"}.
 SERIES_KEY = r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*(=|!=|=~|!~)"[^"{}]*"\})?$'
-_KEY = re.compile(SERIES_KEY)
-_METRIC = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-MARKER = re.compile(r"<([a-z_]+)>")
+_KEY = LazyPattern(SERIES_KEY)
+_METRIC = LazyPattern(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_NAME = LazyPattern(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MARKER = LazyPattern(r"<([a-z_]+)>")
 
 # The markers (docs/playbooks.md, "Queries", says what each becomes), with what each becomes for a target that has
 # everything: the sample values the checks fill in.
@@ -292,7 +294,10 @@ def query_files(directory: Path = QUERY_DIR) -> list[Path]:
 
 def load_catalog(directory: Path = QUERY_DIR) -> QueryCatalog:
     """Every query file of a folder as one catalog; raises ValueError listing the problems of a broken one."""
-    files = [(p.name, load_file(p)) for p in query_files(directory)]
+    return _checked([(p.name, load_file(p)) for p in query_files(directory)])
+
+
+def _checked(files: list[tuple[str, Any]]) -> QueryCatalog:
     catalog, problems = read_catalog(files)
     if problems:
         raise ValueError("; ".join(f"{p.file}: {'.'.join(map(str, p.path))}: {p.message}" for p in problems))
@@ -301,8 +306,10 @@ def load_catalog(directory: Path = QUERY_DIR) -> QueryCatalog:
 
 @functools.cache
 def bundled() -> QueryCatalog:
-    """The catalog of the bundled query files (playbooks/queries/), read once."""
-    return load_catalog(QUERY_DIR)
+    """The catalog of the bundled query files (playbooks/queries/), read once, and checked only when their text
+    (or this code) changed (collectors/catalogs/validated.py)."""
+    paths = tuple(query_files(QUERY_DIR))
+    return validated(paths, lambda *data: _checked([(p.name, d) for p, d in zip(paths, data, strict=True)]))
 
 
 # The bundled chart series by key: what `chart.metric` may name.

@@ -10,8 +10,8 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from collectors.catalogs import network
+from collectors.catalogs.validated import validated
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "signals.yaml"
 
@@ -23,7 +23,7 @@ STATED_REASON = "{reason}"
 class Signal(BaseModel):
     """One message shape and how it becomes facts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     hints: tuple[str, ...] = Field(min_length=1)
@@ -69,12 +69,15 @@ class CompiledSignal:
 @cache
 def signals() -> tuple[CompiledSignal, ...]:
     """Every signal, compiled once per process."""
-    raw = load_file(_CATALOG)
+    return tuple(CompiledSignal(spec) for spec in validated((_CATALOG, *network.CATALOGS), _validate))
+
+
+def _validate(raw: Any, *_network: Any) -> tuple[Signal, ...]:
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list of signals")
     # The CNI and network-client messages live in their own catalog, with their upstream sources (network.yaml).
     raw = raw + [entry.signal() for entry in network.entries()]
-    return tuple(CompiledSignal(Signal.model_validate(entry)) for entry in raw)
+    return tuple(Signal.model_validate(entry) for entry in raw)
 
 
 @cache

@@ -10,16 +10,17 @@ from typing import Any, Literal
 import re2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from collectors.catalogs.validated import validated
 from collectors.catalogs.xid import load_catalog
+from collectors.lazy_regex import LazyPattern
 from collectors.vocabulary import VOCABULARY
-from collectors.yaml_safe import load_file
 
 _CATALOG = Path(__file__).parent / "stated.yaml"
-_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
+_HUMP = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[a-z]+")
 
 
 class StatedTerm(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     fact: str | None = None  # none: the entry names a symptom and nothing more ("the pod keeps restarting")
@@ -110,7 +111,10 @@ class CompiledTerm:
 
 @cache
 def stated_terms() -> tuple[CompiledTerm, ...]:
-    raw = load_file(_CATALOG)
+    return tuple(CompiledTerm(spec) for spec in validated((_CATALOG,), _validate))
+
+
+def _validate(raw: Any) -> tuple[StatedTerm, ...]:
     if not isinstance(raw, list):
         raise ValueError(f"{_CATALOG}: expected a list")
-    return tuple(CompiledTerm(StatedTerm.model_validate(entry)) for entry in raw)
+    return tuple(StatedTerm.model_validate(entry) for entry in raw)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
 _CATALOG = Path(__file__).parent / "status_fields.yaml"
 
@@ -15,7 +15,7 @@ _CATALOG = Path(__file__).parent / "status_fields.yaml"
 class EnvoyFlag(BaseModel):
     """What one Envoy response flag says about a failed request."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: str = ""  # http.failure_kinds; "" when the flag says nothing of how the proxy failed
     symptom: str | None = None
@@ -24,7 +24,7 @@ class EnvoyFlag(BaseModel):
 class StatusFamily(BaseModel):
     """A family of keys one program (or one convention) writes the status under, with its source."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     source: str = Field(min_length=1)
@@ -38,7 +38,7 @@ class StatusFamily(BaseModel):
 
 
 class StatusCatalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     envoy_flags: dict[str, EnvoyFlag]
     families: tuple[StatusFamily, ...] = Field(min_length=1)
@@ -46,7 +46,7 @@ class StatusCatalog(BaseModel):
 
 @cache
 def catalog() -> StatusCatalog:
-    return StatusCatalog.model_validate(load_file(_CATALOG))
+    return validated((_CATALOG,), StatusCatalog.model_validate)
 
 
 @cache

@@ -10,14 +10,15 @@ from typing import Any
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
+from collectors.lazy_regex import LazyPattern
 
 _CATALOG = Path(__file__).parent / "symptom_words.yaml"
-_SEPARATOR = re.compile(r"[\s-]+")
+_SEPARATOR = LazyPattern(r"[\s-]+")
 
 
 class SymptomWords(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     symptom: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     subjects: tuple[str, ...] = Field(min_length=1)
@@ -31,7 +32,7 @@ class SymptomWords(BaseModel):
 
 
 class Catalog(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     settled: tuple[str, ...] = ()
     symptoms: tuple[SymptomWords, ...] = Field(min_length=1)
@@ -67,5 +68,5 @@ class CompiledWords:
 @cache
 def symptom_words() -> tuple[tuple[CompiledWords, ...], Any]:
     """The compiled entries, and the pattern of a sentence that says the trouble is over."""
-    catalog = Catalog.model_validate(load_file(_CATALOG))
+    catalog = validated((_CATALOG,), Catalog.model_validate)
     return tuple(CompiledWords(s) for s in catalog.symptoms), _alternation(catalog.settled)

@@ -11,7 +11,7 @@ class UpstreamWording(BaseModel):
     """A message as a program prints it: the project, the file and the releases that print it, and a template with
     sample values that a test renders and reads back."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     project: str = Field(min_length=1)

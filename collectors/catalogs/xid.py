@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.yaml_safe import load_file
+from collectors.catalogs.validated import validated
 
 _CATALOG = Path(__file__).parent / "xid.yaml"
 
@@ -20,7 +20,7 @@ XidClass = Literal["application", "driver", "hardware", "after-effect"]
 class XidEntry(BaseModel):
     """One Xid code, described in our own words with its sources."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True, populate_by_name=True)
 
     code: int = Field(ge=0)
     name: str = Field(min_length=1)
@@ -36,7 +36,10 @@ class XidEntry(BaseModel):
 
 @cache
 def _entries() -> dict[int, XidEntry]:
-    raw = load_file(_CATALOG)
+    return validated((_CATALOG,), _validate)
+
+
+def _validate(raw: Any) -> dict[int, XidEntry]:
     if not isinstance(raw, dict):
         raise ValueError(f"{_CATALOG}: expected a mapping of Xid code to entry")
     return {int(code): XidEntry(code=int(code), **fields) for code, fields in raw.items()}

@@ -6,23 +6,24 @@ from __future__ import annotations
 import re
 
 from collectors.catalogs.alert_forms import forms
+from collectors.lazy_regex import LazyPattern
 
-_TITLE = re.compile(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A-Za-z_]|\[ALERT\] alertname:",
-                    re.IGNORECASE)
-_AMTOOL_HEADER = re.compile(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
-                            re.MULTILINE)
+_TITLE = LazyPattern(r"\[(?:FIRING|RESOLVED)(?::\d+)?(?:,\s*RESOLVED:\d+)?\]\s*[A-Za-z_]|\[ALERT\] alertname:",
+                     re.IGNORECASE)
+_AMTOOL_HEADER = LazyPattern(r"^(?:Alertname\s{2,}Starts At\s{2,}Summary|Labels\s{2,}Annotations\s{2,}Starts At)",
+                             re.MULTILINE)
 # m-lab/alertmanager-github-receiver alerts/template.go: an issue body opens "Alertmanager URL: <external URL>" and
 # gives each alert as "  * firing <generator URL>" before its Labels; a paste may start at either.
 # messagebird/sachet's default SMS (alert_forms.yaml sachet-alert-line): a "Firing: " or "Resolved: " heading, then
 # "<alertname> @<instance>" lines.
-_SACHET_BODY = re.compile(r"^(?:Firing|Resolved): ?\n[A-Za-z_][\w:]* @\S*(?: \([^)]*\))?[ \t]*$", re.MULTILINE)
-_RECEIVER_BODY = re.compile(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
-                            re.MULTILINE)
+_SACHET_BODY = LazyPattern(r"^(?:Firing|Resolved): ?\n[A-Za-z_][\w:]* @\S*(?: \([^)]*\))?[ \t]*$", re.MULTILINE)
+_RECEIVER_BODY = LazyPattern(r"^(?:Alertmanager URL: https?://\S+|\s*\* (?:firing|resolved) https?://\S+)\s*$",
+                             re.MULTILINE)
 
 
 # alert_forms.yaml status-field as it reads after unwrapping (bold taken off): "Status: firing".
-_STATUS_FIELD = re.compile(r"^\s*(?:[-*\u2022]\s+)?\*{0,2}Status\*{0,2}\s*:\*{0,2}\s*`?(?:firing|resolved)`?\s*$",
-                           re.MULTILINE | re.IGNORECASE)
+_STATUS_FIELD = LazyPattern(r"^\s*(?:[-*\u2022]\s+)?\*{0,2}Status\*{0,2}\s*:\*{0,2}\s*`?(?:firing|resolved)`?\s*$",
+                            re.MULTILINE | re.IGNORECASE)
 
 
 def _heading(head: str) -> bool:

@@ -3,10 +3,10 @@ alertmanager.py)."""
 
 from __future__ import annotations
 
-import re
+from collectors.lazy_regex import LazyPattern
 
 # a curl command whose data argument opens a JSON body ("-d '{", "--data-raw '[", "--data @-" is not read)
-CURL_POST = re.compile(r"""\$?\s*curl\b[^\n]*?\s(?:-d|--data(?:-raw|-binary)?)[\s=]+['"]?[\[{]""")
+CURL_POST = LazyPattern(r"""\$?\s*curl\b[^\n]*?\s(?:-d|--data(?:-raw|-binary)?)[\s=]+['"]?[\[{]""")
 
 
 def sniff(text: str) -> int:

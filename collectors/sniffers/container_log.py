@@ -3,19 +3,18 @@ from its parser (collectors/parsers/logs/container_log.py), which loads the trai
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.text import normalise
 
 # ---- recognising application output in a paste -------------------------------------------------------
 
 # Shapes of application output, each behind a substring check so most lines cost no regex at all.
 _LEVEL_HINTS = ("INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "FATAL", "level=")
-_LEVEL = re.compile(r"\b(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL)\b|"
-                    r"\blevel=(?:info|warn|warning|error|debug|fatal)\b")
-_FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
-_EXCEPTION = re.compile(r"^[\w.]+(?:Error|Exception|Exit):")
-_JSON_LOG = re.compile(r'^\s*\{"(?:level|severity|msg|message|time|ts)"')
+_LEVEL = LazyPattern(r"\b(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL)\b|"
+                     r"\blevel=(?:info|warn|warning|error|debug|fatal)\b")
+_FRAME = LazyPattern(r'^\s*File "[^"]+", line \d+')
+_EXCEPTION = LazyPattern(r"^[\w.]+(?:Error|Exception|Exit):")
+_JSON_LOG = LazyPattern(r'^\s*\{"(?:level|severity|msg|message|time|ts)"')
 # Application failures that need no log-level word to be recognised (a bare "Bus error" line).
 _CLAIM_NEEDLES = ("CUDA out of memory", "CUDA error", "OutOfMemoryError", "Bus error", "shared memory",
                   "No space left on device", "name resolution", "no such host", "NXDOMAIN", "Retry", "etrying",
@@ -26,7 +25,7 @@ _STRONG = ("CUDA out of memory", "Traceback (most recent call last)", "is killed
 
 # An event row ("Warning  Unhealthy  1s  kubelet  Readiness probe failed: ... connection refused") quotes the
 # application's symptoms but is the events table's to read.
-_EVENT_ROW = re.compile(r"^\s*(?:\S+\s+){0,2}(?:Warning|Normal)\s+[A-Z][A-Za-z]+\s")
+_EVENT_ROW = LazyPattern(r"^\s*(?:\S+\s+){0,2}(?:Warning|Normal)\s+[A-Z][A-Za-z]+\s")
 
 
 def claims_line(line: str) -> bool:

@@ -3,12 +3,11 @@ parser (collectors/parsers/node/kubelet.py)."""
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.text import normalise
 
-_KLOG = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.\-]+\.go):\d+\] ")
-JOURNAL = re.compile(
+_KLOG = LazyPattern(r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.\-]+\.go):\d+\] ")
+JOURNAL = LazyPattern(
     r"(?:<\d+>)?(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\d[T ]\S+) "
     r"(\S+) kubelet(?:\[\d+\])?: ")
 # Source files only the kubelet logs from; generic names (manager.go, server.go) would claim other daemons.

@@ -3,8 +3,7 @@ which is loaded only for a paste that holds some."""
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.text import normalise
 
 # ---- recognising NCCL text in a paste ----------------------------------------------------------------
@@ -13,7 +12,7 @@ from collectors.text import normalise
 _CLAIM_FAST = (" NCCL INFO ", " NCCL WARN ", "ProcessGroupNCCL", "[c10d]", "torch.distributed")
 _CLAIM_HINTS = ("NCCL", "nccl", "Dist", "Watchdog", "barrier", "join", "ollectives", "Duplicate GPU",
                 "device_count", "socketStartConnect", "Rendezvous", "The connection to", " -> ")
-_CLAIM = re.compile(
+_CLAIM = LazyPattern(
     r"\bNCCL (?:INFO|WARN|TRACE|ERROR|ABORT)\b|ProcessGroupNCCL|\[c10d\]|torch\.distributed|"
     r"Dist(?:Store|Network|Backend)Error|\bnccl(?:[A-Z]\w*(?:Error|Argument|Usage)|InProgress|Timeout)\b|NCCL [Ee]rror|"
     r"NCCL communicator|Watchdog caught|Some NCCL operations|Heartbeat monitor timed out|"
@@ -26,7 +25,7 @@ _CLAIM = re.compile(
     r"^\s*[\w./+-]{1,200}\.(?:cc|cu):\d{1,6}(?: \(\w{1,120}\))? -> \d{1,2}\b"
 )
 # Bounded: host names are short, and an unbounded \S+ makes a search over a long token quadratic.
-_NCCL_LINE = re.compile(r"[^\s:]{1,253}:\d{1,10}:\d{1,10} \[\d{1,4}\] NCCL (?:INFO|WARN)")
+_NCCL_LINE = LazyPattern(r"[^\s:]{1,253}:\d{1,10}:\d{1,10} \[\d{1,4}\] NCCL (?:INFO|WARN)")
 
 
 def claims_line(line: str) -> bool:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 
+from collectors.lazy_regex import LazyPattern
+
 # The sections of `nvidia-smi -q` the query reader reads counters from.
-SECTIONS = re.compile(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
+SECTIONS = LazyPattern(r"(?m)^\s*(Remapped Rows|ECC Errors|Retired Pages|Clocks (?:Event|Throttle) Reasons)\s*$")
 # "| N/A   34C    P0   91W / 400W |  12034MiB / 81920MiB |     18%      Default |"
-STATS = re.compile(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|"
-                   r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
+STATS = LazyPattern(r"\|\s*(?:\d+%|N/A)\s+(\d+)C\s+P\d+\s+(?:\d+W|N/A)\s*/\s*(?:\d+W|N/A)\s*\|"
+                    r"\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|\s*(?:(\d+)%|N/A)")
 
 
 def sniff(text: str) -> int:

@@ -22,33 +22,34 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from collectors.lazy_regex import LazyPattern
 from collectors.parsers.sink import FactSink
 from collectors.parsers.text.needles import find_needles
 
 # `[PG ID 0 PG GUID 0(default_pg) Rank 3]` (2.4+), `[PG 1 Rank 0]`, `[PG 0 (default_pg) Rank 3]` (2.3),
 # `[Rank 3]` (older, and the watchdog line itself, which never names its group).
-_LABEL = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<rank>\d{1,7})\]")
+_LABEL = LazyPattern(r"\[(?:PG (?:ID )?(?P<pg>\d{1,9})[^\]]{0,80}? )?Rank (?P<rank>\d{1,7})\]")
 # The launcher's global-rank prefix, present in logs read from the cluster (a paste has it unwrapped away), often
 # behind another prefix: a line number, a timestamp, Ray's `(Worker pid=…)`. mpirun's `[job,rank]<stderr>:` and
 # srun -l's `rank: ` say the same.
-_GLOBAL = re.compile(r"\[rank(?P<rank>\d{1,7})\]:|^\[\d{1,9},(?P<mpi>\d{1,7})\]<std(?:out|err)>:"
-                     r"|^\s{0,4}(?P<srun>\d{1,7}): ")
+_GLOBAL = LazyPattern(r"\[rank(?P<rank>\d{1,7})\]:|^\[\d{1,9},(?P<mpi>\d{1,7})\]<std(?:out|err)>:"
+                      r"|^\s{0,4}(?P<srun>\d{1,7}): ")
 _GLOBAL_SPAN = 240  # the prefix sits before the message: only this much of the line is searched
-_POD_PREFIX = re.compile(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
+_POD_PREFIX = LazyPattern(r"^\[pod/(?P<pod>[\w.-]{1,253})/[\w.-]{1,253}\] ")
 # -1 is what a rank prints when it has enqueued nothing in that group yet.
-_PROGRESS = re.compile(r"last enqueued (?:NCCL )?work: ?(?P<enq>-?\d{1,12}), ?"
-                       r"last completed (?:NCCL )?work: ?(?P<done>-?\d{1,12})", re.IGNORECASE)
-_TIMEOUT_AT = re.compile(r"(?:Timeout at NCCL work|detected by watchdog at work(?: sequence id)?): (?P<seq>\d{1,12})")
-_WORK = re.compile(r"WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op>\w{1,40})")
+_PROGRESS = LazyPattern(r"last enqueued (?:NCCL )?work: ?(?P<enq>-?\d{1,12}), ?"
+                        r"last completed (?:NCCL )?work: ?(?P<done>-?\d{1,12})", re.IGNORECASE)
+_TIMEOUT_AT = LazyPattern(r"(?:Timeout at NCCL work|detected by watchdog at work(?: sequence id)?): (?P<seq>\d{1,12})")
+_WORK = LazyPattern(r"WorkNCCL\((?:SeqNum=(?P<seq>\d{1,12}), )?OpType=(?P<op>\w{1,40})")
 # NCCL: `host:pid:tid [dev] NCCL INFO comm 0x... rank R nranks N cudaDev D ...` (Init START/COMPLETE lines) and,
 # since 2.20, `... NCCL INFO comm 0x... rank R nRanks N nNodes K localRanks M localRank L MNNVL 0`.
-_COMM = re.compile(r"(?P<host>[^\s:\]]{1,253}):(?P<pid>\d{1,10}):\d{1,10} \[(?P<dev>\d{1,4})\] NCCL INFO "
-                   r"(?:\w{1,40} )?comm 0x[0-9a-fA-F]{1,16} rank (?P<rank>\d{1,7}) n[Rr]anks (?P<n>\d{1,7})\b")
-_CUDA_DEV = re.compile(r"\bcudaDev (\d{1,4})\b")
+_COMM = LazyPattern(r"(?P<host>[^\s:\]]{1,253}):(?P<pid>\d{1,10}):\d{1,10} \[(?P<dev>\d{1,4})\] NCCL INFO "
+                    r"(?:\w{1,40} )?comm 0x[0-9a-fA-F]{1,16} rank (?P<rank>\d{1,7}) n[Rr]anks (?P<n>\d{1,7})\b")
+_CUDA_DEV = LazyPattern(r"\bcudaDev (\d{1,4})\b")
 # torchrun's failure summary: `host : node-3` then `rank : 11 (local_rank: 3)` then `exitcode : -6 (pid: 2911)`.
-_SUMMARY_HOST = re.compile(r"^\s*host\s*:\s*(?P<host>[\w.-]{1,253})\s*$")
-_SUMMARY_RANK = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d{1,7}) \(local_rank: (?P<local>\d{1,4})\)")
-_SUMMARY_PID = re.compile(r"\(pid: (?P<pid>\d{1,10})\)")
+_SUMMARY_HOST = LazyPattern(r"^\s*host\s*:\s*(?P<host>[\w.-]{1,253})\s*$")
+_SUMMARY_RANK = LazyPattern(r"^\s*rank\s*:\s*(?P<rank>\d{1,7}) \(local_rank: (?P<local>\d{1,4})\)")
+_SUMMARY_PID = LazyPattern(r"\(pid: (?P<pid>\d{1,10})\)")
 
 _PROGRESS_NEEDLES = ("ast enqueued", "Timeout at NCCL work", "WorkNCCL(")
 # The start of a progress or timeout message: a terminal that wrapped it leaves its numbers on the next lines.

@@ -9,13 +9,12 @@ routine. Older GPUs retire pages instead and count single and double bit errors.
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.kubernetes.k8s_describe_layout import DNode, describe_tree
 from collectors.parsers.sink import FactSink
 
-_GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_GPU = LazyPattern(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _READ = ("Remapped Rows", "ECC Errors", "Temperature", "Clocks Event Reasons", "Clocks Throttle Reasons", "Clocks",
          "Max Clocks", "Utilization")
 # nvidia-smi -q names each clocks-event reason as NVML's nvmlClocksEventReason* bits (nvml.h, the same bits
@@ -27,10 +26,10 @@ _REASONS = {"SW Power Cap": "power", "HW Slowdown": "hw-slowdown", "HW Thermal S
 # "Utilization" then "Gpu : 12 %" (the share of the sample period a kernel ran; nvidia-smi(1), NVIDIA driver 390-565;
 # drivers 570 and later spell it "GPU" and add JPEG and OFA rows below; "N/A" under MIG or a vGPU that does not
 # report it). A fragment of the report shows the header's two-line shape.
-_UTIL = re.compile(r"(\d{1,3}) %")
-_UTIL_FRAGMENT = re.compile(r"(?m)^\s*Utilization\s*\n\s+(?:Gpu|GPU)\s+: (?:\d{1,3} %|N/A)\s*$")
-_TEMP = re.compile(r"(\d{1,3}(?:\.\d+)?) C")
-_MHZ = re.compile(r"(\d{1,5}) MHz")
+_UTIL = LazyPattern(r"(\d{1,3}) %")
+_UTIL_FRAGMENT = LazyPattern(r"(?m)^\s*Utilization\s*\n\s+(?:Gpu|GPU)\s+: (?:\d{1,3} %|N/A)\s*$")
+_TEMP = LazyPattern(r"(\d{1,3}(?:\.\d+)?) C")
+_MHZ = LazyPattern(r"(\d{1,5}) MHz")
 
 
 def read_query(sink: FactSink, lines: list[str]) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from collectors.k8s_values import GPU_RESOURCE, quantity_int
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import (
@@ -27,9 +26,9 @@ from collectors.parsers.kubernetes.k8s_event_facts import block_events
 from collectors.parsers.kubernetes.messages.k8s_messages import node_not_ready_reasons
 from collectors.text import normalise
 
-_NAME = re.compile(r"(\s*)Name:\s+\S")
-_KEYS = re.compile(r"(?m)^[ \t]*(Name|Roles|Labels|Taints|Unschedulable|Conditions|Capacity|Allocatable|"
-                   r"System Info|Non-terminated Pods|Allocated resources|Namespace|Containers|QoS Class):")
+_NAME = LazyPattern(r"(\s*)Name:\s+\S")
+_KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Roles|Labels|Taints|Unschedulable|Conditions|Capacity|Allocatable|"
+                    r"System Info|Non-terminated Pods|Allocated resources|Namespace|Containers|QoS Class):")
 _NODE_KEYS = {"Roles", "Taints", "Unschedulable", "Capacity", "Allocatable", "System Info",
               "Non-terminated Pods", "Allocated resources"}
 _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
@@ -37,15 +36,15 @@ _POD_KEYS = {"Namespace", "Containers", "QoS Class"}
 # pkg/kubectl/describe before 1.12): a paste often keeps the table and drops the `Conditions:` key or the node.
 # kubectl 1.5-1.8 wrote the header with tabs and no tab between its last two words ("...\tReasonMessage"), so the
 # two may touch.
-_CONDITIONS_HEADER = re.compile(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s*Message\s*")
-_CONDITION_ROW = re.compile(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
+_CONDITIONS_HEADER = LazyPattern(r"\s*Type\s+Status\s+LastHeartbeatTime\s+LastTransitionTime\s+Reason\s*Message\s*")
+_CONDITION_ROW = LazyPattern(r"[A-Z]\w*\s+(?:True|False|Unknown)\b")
 # A row of the table with its header cut from the paste: one of the conditions the kubelet itself sets
 # (pkg/kubelet/nodestatus/setters.go, 1.8-1.31; OutOfDisk before 1.13), its status, then the heartbeat time.
-_BARE_ROW = re.compile(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
-                       r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
+_BARE_ROW = LazyPattern(r"\s*(?:Ready|MemoryPressure|DiskPressure|PIDPressure|NetworkUnavailable|OutOfDisk)\s+"
+                        r"(?:True|False|Unknown)\s+\S.*\d{1,2}:\d{2}:\d{2}")
 # kubernetes/kubernetes pkg/controller/nodelifecycle (UnreachableTaintTemplate, 1.12-1.31; the alpha key 1.6-1.8).
 _UNREACHABLE_KEYS = {"node.kubernetes.io/unreachable", "node.alpha.kubernetes.io/unreachable"}
-_ALLOCATED_ROW = re.compile(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
+_ALLOCATED_ROW = LazyPattern(r"(\S+)\s+(\S+)(?:\s+\([^)]*\))?(?:\s+(\S+)(?:\s+\([^)]*\))?)?")
 
 
 def sniff(text: str) -> int:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.k8s_values import GPU_RESOURCE, quantity_int, quantity_milli
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, DistEnv, EnvVar, is_rdma_resource, subject_of, unique
@@ -31,28 +32,28 @@ from collectors.parsers.kubernetes.messages.k8s_messages import (
 )
 from collectors.text import normalise
 
-_NAME = re.compile(r"(\s*)Name:\s+\S")
+_NAME = LazyPattern(r"(\s*)Name:\s+\S")
 _PHASES = {"Pending", "Running", "Succeeded", "Failed", "Unknown"}
 _STATE_KEYS = {"Reason", "Exit Code", "Message", "Signal", "Started", "Finished"}
-_KEYS = re.compile(r"(?m)^[ \t]*(Name|Namespace|Node|Containers|Init Containers|QoS Class|Controlled By|"
-                   r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
-                   r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason|"
-                   r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity|Reference|Min replicas|"
-                   r"Max replicas):")
+_KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Namespace|Node|Containers|Init Containers|QoS Class|Controlled By|"
+                    r"Restart Count|State|Last State|Exit Code|Capacity|Allocatable|System Info|"
+                    r"Non-terminated Pods|Allocated resources|Unschedulable|Tolerations|Volumes|Status|Reason|"
+                    r"Involved Object|Selector|TargetPort|Endpoints|Session Affinity|Reference|Min replicas|"
+                    r"Max replicas):")
 _POD_KEYS = {"Namespace", "Containers", "Init Containers", "QoS Class", "Controlled By", "Restart Count",
              "Tolerations", "Volumes"}
 _NODE_KEYS = {"Capacity", "Allocatable", "System Info", "Non-terminated Pods", "Allocated resources",
               "Unschedulable"}
 _SERVICE_KEYS = {"Selector", "TargetPort", "Endpoints", "Session Affinity"}
 _HPA_KEYS = {"Reference", "Min replicas", "Max replicas"}
-_DELAY = re.compile(r"\bdelay=(\d+)s")
+_DELAY = LazyPattern(r"\bdelay=(\d+)s")
 # The port of a probe as kubectl describe prints it (k8s.io/kubectl pkg/describe/describe.go, DescribeProbe, 1.10 to
 # 1.34): "http-get <scheme>://<host>:<port><path>", "tcp-socket <host>:<port>", "grpc <pod>:<port> <service>";
 # the port is a number or a container port's name.
-_PROBE_PORT = re.compile(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)"
-                         r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
+_PROBE_PORT = LazyPattern(r"^(?:http-get [a-z]+://[^\s/]*?:([A-Za-z0-9-]+)(?:/|\s|$)"
+                          r"|tcp-socket [^\s]*?:([A-Za-z0-9-]+)\b|grpc <pod>:(\d+)\b)")
 _PROBE_KINDS = {"Liveness": "liveness", "Readiness": "readiness", "Startup": "startup"}
-_MOUNT = re.compile(r"(\S+) from (\S+)")
+_MOUNT = LazyPattern(r"(\S+) from (\S+)")
 
 
 def sniff(text: str) -> int:
@@ -439,7 +440,7 @@ def _toleration(text: str) -> str:
 PARSER = Parser(kinds=(ArtifactKind.DESCRIBE_POD,), parse=parse, sniff=sniff, reads_many=True)
 
 
-_PORT_NUMBER = re.compile(r"^(\d{1,5})/(?:TCP|UDP|SCTP)$")
+_PORT_NUMBER = LazyPattern(r"^(\d{1,5})/(?:TCP|UDP|SCTP)$")
 
 
 def _labels_and_ports(sink: DedupSink, top: dict[str, DNode], roots: list[DNode], subject: str | None) -> None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
@@ -12,19 +11,19 @@ from collectors.parsers.kubernetes.k8s_event_facts import block_events
 from collectors.port_conventions import off_convention
 from collectors.text import normalise
 
-_NAME = re.compile(r"(\s*)Name:\s+\S")
-_KEYS = re.compile(r"(?m)^[ \t]*(Name|Namespace|Selector|Type|IP|IPs|Port|TargetPort|NodePort|Endpoints|"
-                   r"Session Affinity|External Traffic Policy|Internal Traffic Policy|LoadBalancer Ingress|"
-                   r"Containers|QoS Class|Subsets|Rules):")
+_NAME = LazyPattern(r"(\s*)Name:\s+\S")
+_KEYS = LazyPattern(r"(?m)^[ \t]*(Name|Namespace|Selector|Type|IP|IPs|Port|TargetPort|NodePort|Endpoints|"
+                    r"Session Affinity|External Traffic Policy|Internal Traffic Policy|LoadBalancer Ingress|"
+                    r"Containers|QoS Class|Subsets|Rules):")
 # Keys only a Service's description has; a pod's (Containers, QoS Class), Endpoints' (Subsets) or an Ingress's
 # (Rules) rule it out.
 _SERVICE_KEYS = {"Selector", "TargetPort", "Endpoints", "Session Affinity", "External Traffic Policy",
                  "Internal Traffic Policy", "LoadBalancer Ingress", "NodePort"}
 _OTHER_KEYS = {"Containers", "QoS Class", "Subsets", "Rules"}
 # kubectl shows at most three addresses per port, then "+ N more...".
-_MORE = re.compile(r"\s*\+\s*(\d+)\s+more\.*")
-_ADDRESS = re.compile(r"[0-9A-Fa-f.:\[\]]+:\d+")
-_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_MORE = LazyPattern(r"\s*\+\s*(\d+)\s+more\.*")
+_ADDRESS = LazyPattern(r"[0-9A-Fa-f.:\[\]]+:\d+")
+_IPV4 = LazyPattern(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
 def sniff(text: str) -> int:

@@ -12,20 +12,20 @@ losing the header: a block after a typed `kubectl get ep` is read as such (colle
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.text import normalise
 
-_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+_NAME = LazyPattern(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 _ADDRESS = r"(?:\[[0-9A-Fa-f:]+\]:\d+|[0-9A-Fa-f.:]+)"
 # The ENDPOINTS cell and the AGE after it; "+ N more..." is one cell with spaces.
-_ENDPOINTS = re.compile(rf"(<none>|{_ADDRESS}(?:,{_ADDRESS})*)(?: \+ (\d+) more\.\.\.)?\s+(\S+)")
-_ENDPOINTS_AGELESS = re.compile(rf"(<none>|{_ADDRESS}(?:,{_ADDRESS})*)(?: \+ (\d+) more\.\.\.)?")
-_AGE = re.compile(r"(?:\d+[smhdy])+|<unknown>|<invalid>")
+_ENDPOINTS = LazyPattern(rf"(<none>|{_ADDRESS}(?:,{_ADDRESS})*)(?: \+ (\d+) more\.\.\.)?\s+(\S+)")
+_ENDPOINTS_AGELESS = LazyPattern(rf"(<none>|{_ADDRESS}(?:,{_ADDRESS})*)(?: \+ (\d+) more\.\.\.)?")
+_AGE = LazyPattern(r"(?:\d+[smhdy])+|<unknown>|<invalid>")
 _MAX_ROWS = 20_000
 
 

@@ -11,19 +11,18 @@ release (a FieldPath's quoted value holds braces: spec.containers{app}); the pac
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.parsers.kubernetes.k8s_common import subject_of
 from collectors.parsers.kubernetes.k8s_event_facts import EventFacts
 from collectors.parsers.kubernetes.k8s_event_rows import EventRecord
 
-_LINE = re.compile(
+_LINE = LazyPattern(
     r"Event\(\w{1,20}\.ObjectReference\{(?P<ref>[^{}\"]{0,200}(?:\"[^\"]{0,600}\"[^{}\"]{0,200}){0,12})\}\): "
     r"(?:type: '(?P<type>\w{1,20})' )?"
     r"reason: '(?P<reason>[A-Za-z]\w{0,80})' ?(?P<message>.*)")
-_FIELD = re.compile(r'\b(Kind|Namespace|Name):"([^"]{0,253})"')
+_FIELD = LazyPattern(r'\b(Kind|Namespace|Name):"([^"]{0,253})"')
 # glog/klog's header: severity, MMDD, time with microseconds, thread id, file:line (k8s.io/klog, every release).
-_KLOG_TIME = re.compile(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?)\s+\d+ [\w.-]+:\d+\] ")
+_KLOG_TIME = LazyPattern(r"[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?)\s+\d+ [\w.-]+:\d+\] ")
 _DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
 

@@ -6,9 +6,8 @@ describe, and JSON/YAML (handed to k8s_objects, which reads Event objects).
 
 from __future__ import annotations
 
-import re
-
 from collectors.k8s_values import age_seconds
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes import k8s_objects
@@ -25,17 +24,17 @@ from collectors.parsers.kubernetes.k8s_event_rows import (
 )
 from collectors.text import normalise
 
-_COLUMN = re.compile(r"\S+(?: \S+)*")
-_LOOSE_ROW = re.compile(r"(?:^|.*?\s)(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+(?:([a-z][\w.\-]*/\S+)\s+)?(.*)")
-_NAMESPACE_FLAG = re.compile(r"(?:-n|--namespace)[= ]([a-z0-9][a-z0-9\-]*)")
+_COLUMN = LazyPattern(r"\S+(?: \S+)*")
+_LOOSE_ROW = LazyPattern(r"(?:^|.*?\s)(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+(?:([a-z][\w.\-]*/\S+)\s+)?(.*)")
+_NAMESPACE_FLAG = LazyPattern(r"(?:-n|--namespace)[= ]([a-z0-9][a-z0-9\-]*)")
 # JSON or YAML opens with these; a paste's elision marker ("[...]", "[snip]") or a label ("[Error Message]",
 # a test runner's "[FAILED]") before the rows it kept does not: a JSON array opens on an object, array or string.
 _NOT_ELISION = r"\[(?=\s*[{\[\"\]])"
-_STRUCTURED = re.compile(rf"\s*(?:\{{|{_NOT_ELISION}|apiVersion:|kind:|items:|---)")
-_STRUCTURED_LINE = re.compile(rf"(?m)^(?:\{{|{_NOT_ELISION}|apiVersion:|kind:\s*Event)")
-_EVENT_KIND = re.compile(r"""["']?kind["']?\s*:\s*["']?(?:Event|EventList)\b""")
-_DESCRIBE_MARKERS = re.compile(r"(?m)^\s*(?:Containers|QoS Class|Capacity|Allocatable|Namespace):")
-_ROW_HINT = re.compile(r"(?m)^[\s`*>]*(?:\S+\s+){0,2}(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S")
+_STRUCTURED = LazyPattern(rf"\s*(?:\{{|{_NOT_ELISION}|apiVersion:|kind:|items:|---)")
+_STRUCTURED_LINE = LazyPattern(rf"(?m)^(?:\{{|{_NOT_ELISION}|apiVersion:|kind:\s*Event)")
+_EVENT_KIND = LazyPattern(r"""["']?kind["']?\s*:\s*["']?(?:Event|EventList)\b""")
+_DESCRIBE_MARKERS = LazyPattern(r"(?m)^\s*(?:Containers|QoS Class|Capacity|Allocatable|Namespace):")
+_ROW_HINT = LazyPattern(r"(?m)^[\s`*>]*(?:\S+\s+){0,2}(?:Normal|Warning)\s+[A-Z][A-Za-z]+\s+\S")
 
 
 def sniff(text: str) -> int:
@@ -173,8 +172,8 @@ def _sliced_row(line: str, number: int, cols: _Columns, namespace: str) -> Event
                        ago=ago)
 
 
-_EVENT_SUFFIX = re.compile(r"\.[0-9a-f]{14,16}$")
-_REASON_CELL = re.compile(r"[A-Za-z][A-Za-z0-9]{1,80}")
+_EVENT_SUFFIX = LazyPattern(r"\.[0-9a-f]{14,16}$")
+_REASON_CELL = LazyPattern(r"[A-Za-z][A-Za-z0-9]{1,80}")
 
 
 def _loose_row(line: str, number: int, namespace: str) -> EventRecord | None:
@@ -223,9 +222,9 @@ _MAX_CONTINUATION = 6
 # The kubelet's eviction message is several sentences: after "...available: <q>." it appends one "Container <c> was
 # using <u>, ..." sentence per container it ranked (pkg/kubelet/eviction/helpers.go evictionMessage, 1.9-1.31), so
 # a wrapped line opening so still belongs to the row although the row's text already ends a sentence.
-_EVICTION_TAIL = re.compile(r"Container \S+ was using ")
+_EVICTION_TAIL = LazyPattern(r"Container \S+ was using ")
 # Markdown around a row pasted alone: inline-code backticks, a quote's ">", emphasis stars.
-_MARKUP = re.compile(r"^\s*(?:>\s*)?[`*]+|[`*]+\s*$")
+_MARKUP = LazyPattern(r"^\s*(?:>\s*)?[`*]+|[`*]+\s*$")
 _MAX_WRAPPED = 4096
 
 

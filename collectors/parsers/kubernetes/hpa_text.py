@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
@@ -21,18 +22,18 @@ from collectors.parsers.kubernetes.k8s_event_facts import block_events
 from collectors.text import normalise
 
 # A line of a document that quotes output as comments ("#   REFERENCE   TARGETS ...", seed 004:1682-1684).
-_COMMENT = re.compile(r"^\s*#\s?")
-_HEADER = re.compile(r"^(?:NAMESPACE\s+)?(?:NAME\s+)?REFERENCE\s+TARGETS?\s+(?:CURRENT\s+)?MINPODS\s+MAXPODS\b")
+_COMMENT = LazyPattern(r"^\s*#\s?")
+_HEADER = LazyPattern(r"^(?:NAMESPACE\s+)?(?:NAME\s+)?REFERENCE\s+TARGETS?\s+(?:CURRENT\s+)?MINPODS\s+MAXPODS\b")
 _TARGET_COLUMNS = {"TARGETS", "TARGET", "CURRENT"}
 _UNREAD = ("<unknown>", "<waiting>")
 
-_REFERENCE = re.compile(r"^\s*Reference:\s+\S+/\S+")
-_MAX = re.compile(r"^\s*Max (?:replicas|pods):\s+(\d+)\s*$")
-_PODS = re.compile(r"^\s*[A-Z]\w* pods:\s+(\d+) current / (\d+) desired")
-_METRIC_UNREAD = re.compile(r"^\s*(?:resource \w+ on pods|\"[^\"]+\" on|Current CPU utilization:).*<unknown>")
+_REFERENCE = LazyPattern(r"^\s*Reference:\s+\S+/\S+")
+_MAX = LazyPattern(r"^\s*Max (?:replicas|pods):\s+(\d+)\s*$")
+_PODS = LazyPattern(r"^\s*[A-Z]\w* pods:\s+(\d+) current / (\d+) desired")
+_METRIC_UNREAD = LazyPattern(r"^\s*(?:resource \w+ on pods|\"[^\"]+\" on|Current CPU utilization:).*<unknown>")
 # Conditions as kubectl prints them ("  ScalingLimited  True  TooManyReplicas  the desired ...") or as a
 # person retypes them ("ScalingLimited: True").
-_CONDITION = re.compile(r"^\s*(AbleToScale|ScalingActive|ScalingLimited)(?::\s*|\s+)(True|False|Unknown)\b\s*(\w*)")
+_CONDITION = LazyPattern(r"^\s*(AbleToScale|ScalingActive|ScalingLimited)(?::\s*|\s+)(True|False|Unknown)\b\s*(\w*)")
 
 
 def sniff(text: str) -> int:

@@ -13,10 +13,11 @@ from typing import Any
 from collectors.k8s_values import (
     as_int,
 )
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact
 from collectors.parsers.sink import FactSink
 
-_RDMA_RESOURCE = re.compile(r"^(?:rdma/|mellanox\.com/|nvidia\.com/(?:hostdev|rdma)|openshift\.io/mlnx)", re.I)
+_RDMA_RESOURCE = LazyPattern(r"^(?:rdma/|mellanox\.com/|nvidia\.com/(?:hostdev|rdma)|openshift\.io/mlnx)", re.I)
 
 
 def is_rdma_resource(name: str) -> bool:

@@ -5,17 +5,18 @@ Pure and tolerant: a malformed block gives fewer nodes, never an exception.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+
+from collectors.lazy_regex import LazyPattern
 
 # "Key:   value" or "Key:" at any indent. Keys start with a letter and never hold ": ", so toleration and
 # taint lines ("nvidia.com/gpu:NoSchedule op=Exists") stay values.
-_DESCRIBE_KEY = re.compile(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
+_DESCRIBE_KEY = LazyPattern(r"([A-Za-z][\w .()/\-]*?):(?:[ \t]+(.*))?")
 # Keys only `kubectl describe pvc` and `describe pv` print (k8s.io/kubectl pkg/describe/describe.go,
 # describePersistentVolumeClaim and describePersistentVolume, 1.10-1.34). Their Status is a binding phase (Pending
 # until a claim binds), their Capacity a size: read as a pod's or a node's, a claim waiting for its first consumer
 # would be a pod stuck Pending.
-_VOLUME_KEYS = re.compile(r"(?m)^[ \t]*(StorageClass|Access Modes|VolumeMode|Used By|Reclaim Policy):")
+_VOLUME_KEYS = LazyPattern(r"(?m)^[ \t]*(StorageClass|Access Modes|VolumeMode|Used By|Reclaim Policy):")
 
 
 def describes_a_volume(text: str) -> bool:
@@ -69,13 +70,13 @@ def node_values(node: DNode) -> list[tuple[str, int]]:
     return [(v, n) for v, n in out if v and v != "<none>"]
 
 
-def describe_blocks(lines: list[str], marker: re.Pattern[str]) -> list[tuple[int, int]]:
+def describe_blocks(lines: list[str], marker: LazyPattern) -> list[tuple[int, int]]:
     """0-based [start, end) of each object's block in a describe paste (the whole paste when none is marked)."""
     starts = block_starts(lines, marker) or [0]
     return [(start, starts[i + 1] if i + 1 < len(starts) else len(lines)) for i, start in enumerate(starts)]
 
 
-def block_starts(lines: list[str], marker: re.Pattern[str]) -> list[int]:
+def block_starts(lines: list[str], marker: LazyPattern) -> list[int]:
     """0-based starts of concatenated describe blocks: `Name:` lines at the indent of the first one."""
     starts: list[int] = []
     base: int | None = None

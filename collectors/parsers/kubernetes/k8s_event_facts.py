@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from collectors.lazy_regex import LazyPattern
 from collectors.parsers.kubernetes.k8s_common import DedupSink
 from collectors.parsers.kubernetes.k8s_describe_layout import DNode
 from collectors.parsers.kubernetes.k8s_event_rows import (
@@ -86,7 +87,7 @@ class PullErrors:
 
 
 
-_KILLED_PROCESS = re.compile(r"Kill(?:ed)? process \d+ \(([^)]*)\)|victim process: ([^,\s]+)|ProcessName:([^\s,}]+)")
+_KILLED_PROCESS = LazyPattern(r"Kill(?:ed)? process \d+ \(([^)]*)\)|victim process: ([^,\s]+)|ProcessName:([^\s,}]+)")
 
 
 def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | None) -> None:
@@ -101,25 +102,25 @@ def oom_facts(sink: FactSink, text: str, start: int, end: int, subject: str | No
         sink.add("kernel.oom_victims", list(dict.fromkeys(victims)), start, end, subject)
 
 
-_PROBE_FAILED = re.compile(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
+_PROBE_FAILED = LazyPattern(r"\b(Liveness|Readiness|Startup) probe (?:failed|errored)", re.I)
 # 1.14+ "Container x failed liveness probe, will be restarted"; before, "...:Container failed liveness probe..
 # Container will be killed and recreated."
-_LIVENESS_KILL = re.compile(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
-_QUOTA_LIMITED = re.compile(r"limited: ([^\s]+)")
+_LIVENESS_KILL = LazyPattern(r"failed liveness probe, will be restarted|Container failed liveness probe\.", re.I)
+_QUOTA_LIMITED = LazyPattern(r"limited: ([^\s]+)")
 # Every refusal of the ResourceQuota admission plugin (staging/src/k8s.io/apiserver/pkg/admission/plugin/
 # resourcequota/controller.go, plugin/pkg/admission/resourcequota before 1.10): the quota is full ("exceeded
 # quota"), the pod leaves out a resource the quota tracks ("failed quota: <q>: must specify ..."; "Failed quota"
 # in 1.2-1.3), the quota's usage is not computed yet ("status unknown for quota"), or no quota covers a resource
 # or scope the apiserver limits by configuration ("insufficient quota to consume / to match these scopes").
-_QUOTA_REFUSED = re.compile(r"exceeded quota: |[Ff]ailed quota: |status unknown for quota: "
-                            r"|insufficient quota to (?:consume|match these scopes)")
+_QUOTA_REFUSED = LazyPattern(r"exceeded quota: |[Ff]ailed quota: |status unknown for quota: "
+                             r"|insufficient quota to (?:consume|match these scopes)")
 # The pod evaluator's Constraints (pkg/quota/v1/evaluator/core/pods.go): "must specify R1,R2" (1.2 to 1.2x),
 # per container "must specify R1 for: c1,c2; R2 for: c1" in later releases.
-_QUOTA_MUST_SPECIFY = re.compile(r"[Ff]ailed quota: [^:\s]+: must specify (.+)")
-_QUOTA_RESOURCE = re.compile(r"^[a-z][a-z0-9./-]*$")
-_PVC_DELETING = re.compile(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
+_QUOTA_MUST_SPECIFY = LazyPattern(r"[Ff]ailed quota: [^:\s]+: must specify (.+)")
+_QUOTA_RESOURCE = LazyPattern(r"^[a-z][a-z0-9./-]*$")
+_PVC_DELETING = LazyPattern(r"persistentvolumeclaim \"[^\"]+\" is being deleted", re.I)
 # "reclaim memory" (the event, klog before 1.21) or `reclaim" resourceName="memory"` (structured klog, 1.21 on)
-_RECLAIM = re.compile(r"reclaim\"?\s+(?:resourceName=\")?([\w.\-]+)")
+_RECLAIM = LazyPattern(r"reclaim\"?\s+(?:resourceName=\")?([\w.\-]+)")
 _NODE_CONDITION_EVENTS = {
     "NodeHasInsufficientMemory": "MemoryPressure",
     "NodeHasDiskPressure": "DiskPressure",
@@ -353,7 +354,7 @@ def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
 # The deployment controller's ScalingReplicaSet message (kubernetes pkg/controller/deployment/sync.go,
 # scaleReplicaSet): "Scaled up|down replica set NAME to N" in older releases, "... to N from M" since about 1.26,
 # and "... from M to N" (argo-rollouts and later releases): the three orders are read alike.
-_SCALED = re.compile(r"\bScaled (up|down) replica set \S{1,253} (?:from \d{1,9} )?to (\d{1,9})(?: from \d{1,9})?\b")
+_SCALED = LazyPattern(r"\bScaled (up|down) replica set \S{1,253} (?:from \d{1,9} )?to (\d{1,9})(?: from \d{1,9})?\b")
 
 
 def _scaled(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
@@ -406,18 +407,18 @@ def _not_schedulable(facts: EventFacts, ev: EventRecord, subject: str | None) ->
 # - Karpenter's terminator, reason Evicted: "Evicted pod" (kubernetes-sigs/karpenter pkg/controllers/node/termination/
 #   terminator/events/events.go, to v1.1) or "Evicted pod: <why>" (v1.2 on). The kubelet's Evicted messages never
 #   start so ("The node was low on resource", "Pod ephemeral local storage ...").
-_DRAIN_EVICTED = re.compile(r"Evicted pod\b")
+_DRAIN_EVICTED = LazyPattern(r"Evicted pod\b")
 # - the cluster autoscaler's scale-down, reason ScaleDown: on each pod "deleting pod for node scale down", on the
 #   node "marked the node as toBeDeleted/unschedulable" (kubernetes/autoscaler cluster-autoscaler/core/scaledown/
 #   actuation/drain.go and actuator.go, 1.20-1.31; core/scale_down.go before);
-_SCALE_DOWN = re.compile(r"deleting pod for node scale down|marked the node as toBeDeleted/unschedulable")
+_SCALE_DOWN = LazyPattern(r"deleting pod for node scale down|marked the node as toBeDeleted/unschedulable")
 # - Karpenter's disruption, reason DisruptionTerminating: "Disrupting Node: <Reason>/<Decision>" and "Disrupting
 #   NodeClaim: ..." (pkg/controllers/disruption/events/events.go, v0.32 on); reason FailedDraining: "Failed to drain
 #   node, N pods are waiting to be evicted" (terminator/events/events.go): the drain runs, a budget holds it.
-_DISRUPTING = re.compile(r"Disrupting (?:Node|NodeClaim): \w|Failed to drain node\b")
+_DISRUPTING = LazyPattern(r"Disrupting (?:Node|NodeClaim): \w|Failed to drain node\b")
 
 
-def _drain_event(pattern: re.Pattern[str]) -> Callable[[EventFacts, EventRecord, str | None], None]:
+def _drain_event(pattern: LazyPattern) -> Callable[[EventFacts, EventRecord, str | None], None]:
     def handler(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
         if pattern.search(ev.message):
             facts.add("node.draining", True, ev, subject)

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from collectors.k8s_values import age_seconds
+from collectors.lazy_regex import LazyPattern
 
 
 @dataclass
@@ -35,20 +35,20 @@ class EventRecord:
 
 
 # New describe rows: "  Warning  FailedScheduling  2m (x3 over 12m)  default-scheduler  0/20 nodes ...".
-_DESCRIBE_ROW = re.compile(
+_DESCRIBE_ROW = LazyPattern(
     r"\s*(Normal|Warning)\s+([A-Za-z][\w\-]*)\s+"
     r"(<unknown>|<invalid>|\S+(?:\s+\(x\d+\s+over\s+\S+\))?)\s+"
     r"(\S+(?:,\s+\S+)?)(?:\s+(.*))?")
 # A scheduler message's "0/4" where the From column should be: kubectl of 2020 printed some rows without it.
-_NOT_A_SOURCE = re.compile(r"\d+/\d+")
+_NOT_A_SOURCE = LazyPattern(r"\d+/\d+")
 # Old describe rows put Type and Reason after the counts: "1m  1m  1  default-scheduler    Normal  Scheduled  msg".
-_OLD_DESCRIBE_ROW = re.compile(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
-_DESCRIBE_HEADER = re.compile(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
-_TOP_LEVEL_KEY = re.compile(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
+_OLD_DESCRIBE_ROW = LazyPattern(r".*?\s(Normal|Warning)\s+([A-Z][\w\-]*)(?:\s+(.*))?")
+_DESCRIBE_HEADER = LazyPattern(r"\s*(?:Type\s+Reason\s+Age\s+From\s+Message|FirstSeen\s+LastSeen\s+Count\s+From)")
+_TOP_LEVEL_KEY = LazyPattern(r"[A-Z][A-Za-z \-]*:(?:\s|$)")
 # A failed mount's message spans lines at column 0: k8s.io/mount-utils (mount_linux.go, MountSensitive, also
 # pkg/util/mount before 1.17) formats "mount failed: %v\nMounting command: %s\nMounting arguments: %s\nOutput: %s".
 # Those keys continue the message; they are not the next describe section.
-_MOUNT_CONTINUATION = re.compile(r"(?:Mounting command|Mounting arguments|Output):(?:\s|$)")
+_MOUNT_CONTINUATION = LazyPattern(r"(?:Mounting command|Mounting arguments|Output):(?:\s|$)")
 
 
 def is_describe_events_header(line: str) -> bool:
@@ -129,7 +129,7 @@ def _old_describe_row(line: str, number: int) -> EventRecord | None:
     return EventRecord(m.group(1), m.group(2), (m.group(3) or "").strip(), number, number)
 
 
-_REASON = re.compile(r"[A-Za-z][\w\-]{0,80}")
+_REASON = LazyPattern(r"[A-Za-z][\w\-]{0,80}")
 
 
 def typeless_row(line: str, number: int) -> EventRecord | None:

@@ -13,16 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.k8s_values import as_dict, as_str
+from collectors.lazy_regex import LazyPattern
 from collectors.yaml_safe import safe_load
 
-_STRUCTURED_START = re.compile(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
-_DOC_SEPARATOR = re.compile(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
-_WS = re.compile(r"\s*")
+_STRUCTURED_START = LazyPattern(r"(?m)^(?:[{\[]|apiVersion:|kind:|items:|---)")
+_DOC_SEPARATOR = LazyPattern(r"(?m)^(?:---|\.\.\.)(?:[ \t].*)?$")
+_WS = LazyPattern(r"\s*")
 # A line a person put where they cut lines out of the YAML ("[...]", "...", "…", "[snip]"), at any depth: no YAML
 # parser takes the document across it, so a text that does not read whole is read as the pieces around each.
-_ELISION = re.compile(r"(?m)^[ \t]*(?:\[[ \t]*(?:\.{3,}|…+|snip(?:ped)?)[ \t]*\]|\.{3,}|…+)[ \t]*$")
-_AFTER_QUOTED_KEY = re.compile(r"""["'][ \t]*:[ \t]*""")
-_AFTER_KEY = re.compile(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
+_ELISION = LazyPattern(r"(?m)^[ \t]*(?:\[[ \t]*(?:\.{3,}|…+|snip(?:ped)?)[ \t]*\]|\.{3,}|…+)[ \t]*$")
+_AFTER_QUOTED_KEY = LazyPattern(r"""["'][ \t]*:[ \t]*""")
+_AFTER_KEY = LazyPattern(r"""[ \t]*:(?:[ \t]+|(?=\n)|$)""")
 
 
 @dataclass
@@ -48,7 +49,7 @@ def load_docs(text: str, problems: list[str]) -> list[Doc]:
 
 # One member of a JSON object pasted without its braces (`"conditions": [ ... ],` cut from `kubectl get node -o
 # json`): read as the object holding it.
-_JSON_MEMBER = re.compile(r'\s*"[A-Za-z][\w.-]{0,60}"\s*:\s*[\[{]')
+_JSON_MEMBER = LazyPattern(r'\s*"[A-Za-z][\w.-]{0,60}"\s*:\s*[\[{]')
 
 
 def _json_member(text: str) -> Doc | None:
@@ -184,7 +185,7 @@ def _yaml_docs(text: str, offset: int, problems: list[str], elided: bool) -> lis
 # A line at the margin that is no mapping key, list item, comment or document marker: the file name or command
 # a paste puts above the next manifest ("service.yml", "$ kubectl get svc web -o yaml", "Deployment:"), which
 # ends the document before it. Keys are k8s-shaped (no spaces), so "Rendered policy egress:" is a caption too.
-_CAPTION = re.compile(r"""^(?![ \t#-]|\.\.\.)(?!["']?[^\s:"']+["']?[ \t]*:(?:[ \t]|$)).*\S""")
+_CAPTION = LazyPattern(r"""^(?![ \t#-]|\.\.\.)(?!["']?[^\s:"']+["']?[ \t]*:(?:[ \t]|$)).*\S""")
 
 
 def _without_caption(chunk: str) -> tuple[str, bool]:
@@ -248,10 +249,10 @@ def _object_starts(text: str, cuts: list[int]) -> list[int]:
     return starts
 
 
-_TOP_API_VERSION = re.compile(r"(?m)^apiVersion:")
+_TOP_API_VERSION = LazyPattern(r"(?m)^apiVersion:")
 # `kubectl apply -f- <<EOF` ... `EOF`: a manifest pasted as the shell here-document that fed it. The command line
 # and the closing word are no YAML; each here-document is a document of its own.
-_HEREDOC = re.compile(r"(?m)^[^\n]*<<-?[ \t]*['\"]?([A-Za-z_]\w*)['\"]?[ \t]*$")
+_HEREDOC = LazyPattern(r"(?m)^[^\n]*<<-?[ \t]*['\"]?([A-Za-z_]\w*)['\"]?[ \t]*$")
 
 
 def _heredoc_frames(text: str, offset: int) -> list[int]:

@@ -7,11 +7,11 @@ k8s_node_object and k8s_other_objects.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from collectors.k8s_values import as_dict, as_list
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes import k8s_services, node_spread
@@ -38,12 +38,12 @@ from collectors.parsers.kubernetes.k8s_pod_templates import is_pod_spec, templat
 from collectors.parsers.kubernetes.k8s_policy_egress import CILIUM_RULE_KEYS, K8S_RULE_KEYS
 from collectors.text import normalise
 
-_JSON_KIND = re.compile(r""""kind"\s*:\s*"[A-Za-z]+""")
-_YAML_KIND = re.compile(r"(?m)^(?:- |  )?kind:\s*[A-Za-z]+")  # "  kind:" in a bare list of objects
-_YAML_API = re.compile(r"(?m)^[ \t]*(?:- )?apiVersion:")
+_JSON_KIND = LazyPattern(r""""kind"\s*:\s*"[A-Za-z]+""")
+_YAML_KIND = LazyPattern(r"(?m)^(?:- |  )?kind:\s*[A-Za-z]+")  # "  kind:" in a bare list of objects
+_YAML_API = LazyPattern(r"(?m)^[ \t]*(?:- )?apiVersion:")
 
 
-_FRAGMENT_KEY = re.compile(
+_FRAGMENT_KEY = LazyPattern(
     r"""(?m)^[ \t]*(?:- )?["']?(containerStatuses|initContainerStatuses|lastState|restartCount|exitCode|phase|"""
     r"""qosClass|involvedObject|podIP|hostIP|startTime|containerID|imageID|lastProbeTime|lastTransitionTime|"""
     r"""lastHeartbeatTime|"""
@@ -52,8 +52,8 @@ _FRAGMENT_KEY = re.compile(
 
 
 # The keys of a policy's rules, quoted (JSON, a Python repr of a rendered value) or at a line's start (YAML).
-_RULE_KEY = re.compile(r"""(?m)(?:^[ \t]*(?:- )?|["'])(toEndpoints|toEntities|toFQDNs|toCIDR|toCIDRSet|toServices|"""
-                       r"""toPorts|endpointSelector|podSelector|policyTypes|egress|namespaceSelector)["']?[ \t]*:""")
+_RULE_KEY = LazyPattern(r"""(?m)(?:^[ \t]*(?:- )?|["'])(toEndpoints|toEntities|toFQDNs|toCIDR|toCIDRSet|toServices|"""
+                        r"""toPorts|endpointSelector|podSelector|policyTypes|egress|namespaceSelector)["']?[ \t]*:""")
 
 
 def sniff(text: str) -> int:

@@ -6,26 +6,25 @@ after a comma for a cordoned node.
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.text import normalise
 
-_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
+_NAME = LazyPattern(r"[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?")
 # A node name the person hid before pasting: "(node-1-ip)", "<node2>", "[redacted]", "xxx-xxx", "***". kubectl
 # never prints these characters in a name (names are DNS subdomains), so a bracketed or starred cell in the NAME
 # column is a redaction, and the row is still a node row.
-_REDACTED = re.compile(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
-                       r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
+_REDACTED = LazyPattern(r"[(<\[{][^\s()<>\[\]{}]{1,60}[)>\]}]"
+                        r"|[*xX]{3,}[A-Za-z0-9.*-]{0,60}|[A-Za-z0-9.-]{0,60}[*xX]{3,}")
 # kubectl 1.6-1.7 appended the node's role (its `kubernetes.io/role` label, or a `node-role.kubernetes.io/` key) to
 # STATUS after SchedulingDisabled: "Ready,master", "NotReady,agent", "Ready,SchedulingDisabled,master"
 # (pkg/printers/internalversion/printers.go, printNode and findNodeRole, 1.6-1.7; ROLES became a column in 1.8).
-_STATUS = re.compile(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?(?:,[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?)?")
+_STATUS = LazyPattern(r"(Ready|NotReady|Unknown)(,SchedulingDisabled)?(?:,[a-z0-9](?:[a-z0-9._-]{0,61}[a-z0-9])?)?")
 _MAX_ROWS = 20_000
 # A row a person cut out of the paste and marked so ("...", "........", "…"): the table goes on after it.
-_ELIDED = re.compile(r"\s*(?:\.{3,}|…+)\s*")
+_ELIDED = LazyPattern(r"\s*(?:\.{3,}|…+)\s*")
 
 
 # kubectl's node columns by era (kubernetes/kubernetes pkg/kubectl/resource_printer.go, later
@@ -37,10 +36,10 @@ _OLD_HEADERS = (["NAME", "STATUS", "AGE"], ["NAME", "STATUS", "AGE", "EXTERNAL-I
 # (pkg/kubectl/resource_printer.go nodeColumns); `--show-labels` moved them to the end in 1.2.
 _LABELLED_HEADERS = (["NAME", "LABELS", "STATUS"], ["NAME", "LABELS", "STATUS", "AGE"])
 # A paste quoted in markdown ("> ", "> > "): the table's lines behind the quote marks.
-_QUOTE = re.compile(r"^(?:[ \t]*>)+[ \t]?")
+_QUOTE = LazyPattern(r"^(?:[ \t]*>)+[ \t]?")
 # The command the rows were printed by, when the header was left out of the paste: `kubectl get nodes`, an alias
 # (`k`, `kc`) or `get no`, as the last words of a prompt line.
-_COMMAND = re.compile(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
+_COMMAND = LazyPattern(r"(?:^|\s)(?:kubectl|k|kc|oc)\s+get\s+(?:nodes?|no)\s*$")
 
 
 def _is_header(line: str) -> bool:

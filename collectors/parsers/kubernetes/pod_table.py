@@ -10,16 +10,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.kubernetes import node_spread
 from collectors.parsers.kubernetes.k8s_common import DedupSink, subject_of
 from collectors.text import normalise
 
-_COLUMN = re.compile(r"\S+(?: \S+)*")
-_READY = re.compile(r"^\d+/\d+$")
-_AGO = re.compile(r"(\d+) (\([^)]{1,40}\))")  # "4 (57s ago)": one cell, though it has a space
-_RESTARTS = re.compile(r"^(\d+)(?: \([^)]{1,40}\))?$")
+_COLUMN = LazyPattern(r"\S+(?: \S+)*")
+_READY = LazyPattern(r"^\d+/\d+$")
+_AGO = LazyPattern(r"(\d+) (\([^)]{1,40}\))")  # "4 (57s ago)": one cell, though it has a space
+_RESTARTS = LazyPattern(r"^(\d+)(?: \([^)]{1,40}\))?$")
 _WAITING = {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "ContainerCreating", "CreateContainerConfigError",
             "CreateContainerError", "InvalidImageName", "ErrImageNeverPull", "RunContainerError", "PodInitializing"}
 _TERMINATED = {"OOMKilled", "Error", "Completed", "ContainerCannotRun", "DeadlineExceeded", "StartError"}
@@ -103,7 +104,7 @@ def _row(line: str, number: int, header: list[tuple[str, int]]) -> _Row | None:
 
 # kubectl 1.22+ prints the last restart's age beside the count ("4 (57s ago)", printers.go printPod): one within the
 # last ten minutes is a container still restarting, whatever READY says between two crashes.
-_RECENT = re.compile(r"\((?:\d+s|[0-9]m(?:\d+s)?) ago\)")
+_RECENT = LazyPattern(r"\((?:\d+s|[0-9]m(?:\d+s)?) ago\)")
 
 
 def _all_ready(cell: str) -> bool:

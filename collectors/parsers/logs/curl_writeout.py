@@ -14,6 +14,7 @@ from typing import Any
 
 import re2
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ParseResult
 from collectors.parsers.sink import FactSink
 
@@ -21,7 +22,7 @@ _MAX_LINE = 4096
 _MAX_TEMPLATE_LINES = 8
 # -w / --write-out and its argument: single- or double-quoted, or one shell word. "@file" templates are not shown.
 _OPTION: Any = re2.compile(r"""(?:^|[\s`])(?:-w|--write-out)(?:\s+|=)(?:'([^']*)'|"([^"]*)"|([^\s`'"]+))""")
-_VARIABLE = re.compile(r"%\{(\w+)\}")
+_VARIABLE = LazyPattern(r"%\{(\w+)\}")
 _LOOKUP = "time_namelookup"
 # curl prints times in seconds with a decimal point (6 places since 7.61.0, 3 before); other variables are words.
 _SECONDS = r"(\d+\.\d+)"

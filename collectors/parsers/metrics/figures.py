@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import cache
 from itertools import accumulate, islice
 from typing import Any
 
@@ -63,8 +64,6 @@ def _compile(pattern: str) -> Any:
     return re2.compile(pattern)  # google-re2 ships no type hints
 
 
-_PAIR: Any = None
-_NAMES: Any = None
 _VALUE: Any = re2.compile(r"^\s*[~≈]?\s*(" + _NUMBER + r")\s*(" + _UNIT + r")?\s*$")
 _CELL_UNIT: Any = re2.compile(r"^(.*?)\s*(?:[\[(]\s*([^\])]{1,12})\s*[\])]|(%))?\s*(?:\([^)]*\))?\s*$")
 _GPU_CELL: Any = re2.compile(r"^((?i:gpu(?:-i)?)?)\s*(\d+)$")
@@ -72,17 +71,19 @@ _QUESTION_OR_IF: Any = re2.compile(r"(?i)(?:\?\s*$|\b(?:if|whether|unless|should
 _NEGATED: Any = re2.compile(r"(?i)\b(?:not|no|never|nor|isn't|wasn't|without)\b[^,;]*$")
 
 
-def _patterns() -> tuple[Any, Any]:
-    global _PAIR, _NAMES
-    if _PAIR is None or _NAMES is None:
-        names = name_alternation()
-        _PAIR = _compile(
-            r"(?im)(?:^|[^A-Za-z0-9_:])(?:(" + _STAT + r")[ \t]+)?(" + names + r")(\{[^}\n]{0,400}\})?"
-            r"[ \t]*(?:[\[(][ \t]*([^\])\n]{1,12})[ \t]*[\])])?[ \t]*(?:" + _STAT + r"[ \t]*)?"
-            r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*" + _QUOTE
-            + r"[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
-        _NAMES = _compile(r"(?im)(?:^|[^A-Za-z0-9_:])(" + names + r")(?:[^A-Za-z0-9_]|$)")
-    return _PAIR, _NAMES
+@cache
+def _names() -> Any:
+    """Any catalogued name: most texts hold none, and then the pair pattern (the larger) is never compiled."""
+    return _compile(r"(?im)(?:^|[^A-Za-z0-9_:])(" + name_alternation() + r")(?:[^A-Za-z0-9_]|$)")
+
+
+@cache
+def _pair_pattern() -> Any:
+    return _compile(
+        r"(?im)(?:^|[^A-Za-z0-9_:])(?:(" + _STAT + r")[ \t]+)?(" + name_alternation() + r")(\{[^}\n]{0,400}\})?"
+        r"[ \t]*(?:[\[(][ \t]*([^\])\n]{1,12})[ \t]*[\])])?[ \t]*(?:" + _STAT + r"[ \t]*)?"
+        r"([:=]|[ \t]" + _VERB + r"[ \t]|[ \t])[ \t]*" + _QUOTE
+        + r"[~≈]?[ \t]*(" + _NUMBER + r")[ \t]*(" + _UNIT + r")?")
 
 
 _VALUE_FIRST: Any = None
@@ -131,7 +132,7 @@ def read(artifact: Artifact) -> ParseResult:
 
 
 def _readings(text: str, lines: list[str]) -> list[Reading]:
-    pair, names = _patterns()
+    names = _names()
     if names.search(text) is None:
         return []  # no catalogued name anywhere: one scan in C, nothing built per line
     starts = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
@@ -140,7 +141,7 @@ def _readings(text: str, lines: list[str]) -> list[Reading]:
     read_lines: set[int] = set()
     # Budgets: a figure is read from a handful of lines, and the highest reading is what a fact keeps; past these
     # many candidates a paste is a long log or garbage, and reading on would only cost time.
-    for m in islice(pair.finditer(text), _MAX_PAIRS):
+    for m in islice(_pair_pattern().finditer(text), _MAX_PAIRS):
         index = bisect.bisect_right(starts, m.start(2)) - 1
         reading = _pair(m, lines[index], m.start(2) - starts[index], index, blocks[index])
         if reading is not None:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.gpu.gpu_ids import read_ids
@@ -12,8 +11,8 @@ from collectors.parsers.metrics.promql_samples import Exposition, parse_expositi
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
-_TYPE_LINE = re.compile(r"^# (?:HELP \S+ |TYPE \S+ (?:counter|gauge|histogram|gaugehistogram|summary|untyped|"
-                        r"unknown|info|stateset)\b)")
+_TYPE_LINE = LazyPattern(r"^# (?:HELP \S+ |TYPE \S+ (?:counter|gauge|histogram|gaugehistogram|summary|untyped|"
+                         r"unknown|info|stateset)\b)")
 # Families whose bare `name value` lines are unmistakably exporter output (cgroup cpu.stat is not).
 _EXPORTER_PREFIXES = ("DCGM_FI_", "container_", "kube_", "node_", "coredns_", "nv_", "process_", "go_",
                       "promhttp_", "http_request", "apiserver_", "kubelet_")

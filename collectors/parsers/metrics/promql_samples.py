@@ -7,17 +7,18 @@ cut, indented or mixed with shell prompts, so bad lines are skipped and counted,
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+from collectors.lazy_regex import LazyPattern
+
+_NAME = LazyPattern(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 # One `name="value"` pair; Prometheus 3 also allows quoted (UTF-8) label names.
-_PAIR = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_.]*|"(?:[^"\\]|\\.)*")\s*=\s*"((?:[^"\\]|\\.)*)"\s*')
+_PAIR = LazyPattern(r'\s*([a-zA-Z_][a-zA-Z0-9_.]*|"(?:[^"\\]|\\.)*")\s*=\s*"((?:[^"\\]|\\.)*)"\s*')
 # A quoted metric name inside the braces (Prometheus 3 UTF-8 names): {"my.metric", a="b"}.
-_QUOTED = re.compile(r'\s*"((?:[^"\\]|\\.)*)"\s*')
-_ESCAPE = re.compile(r"\\(.)")
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[Ii]nf(?:inity)?|NaN|nan)")
+_QUOTED = LazyPattern(r'\s*"((?:[^"\\]|\\.)*)"\s*')
+_ESCAPE = LazyPattern(r"\\(.)")
+_NUMBER = LazyPattern(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[Ii]nf(?:inity)?|NaN|nan)")
 _ESCAPES = {"n": "\n", "\\": "\\", '"': '"'}
 
 

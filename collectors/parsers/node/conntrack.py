@@ -7,9 +7,9 @@ snapshot; the vocabulary keeps the largest, which for these monotonic counters i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
@@ -17,17 +17,17 @@ from collectors.text import normalise
 
 _DROP_COUNTERS = ("drop", "early_drop", "insert_failed")
 
-_CPU_LINE = re.compile(r"(?:^|\s)cpu=(\d+)\s")
-_COUNTER = re.compile(r"\b([a-z_]+)=(\d+)\b")
-_HEX_ROW = re.compile(r"^\s*[0-9a-fA-F]{8}(?:\s+[0-9a-fA-F]{8})+\s*$")
+_CPU_LINE = LazyPattern(r"(?:^|\s)cpu=(\d+)\s")
+_COUNTER = LazyPattern(r"\b([a-z_]+)=(\d+)\b")
+_HEX_ROW = LazyPattern(r"^\s*[0-9a-fA-F]{8}(?:\s+[0-9a-fA-F]{8})+\s*$")
 # "net.netfilter.nf_conntrack_count = 262000", "/proc/sys/net/netfilter/nf_conntrack_max:262144",
 # "nf_conntrack_count: 262000"; nf_conntrack_expect_max and friends do not match.
-_LIMIT_VALUE = re.compile(r"nf_conntrack_(count|max)\b['\"]?(?:\s*[=:]\s*|\s+)(\d+)\s*$")
+_LIMIT_VALUE = LazyPattern(r"nf_conntrack_(count|max)\b['\"]?(?:\s*[=:]\s*|\s+)(\d+)\s*$")
 # A command or label whose value is printed on the next line: `cat .../nf_conntrack_count`, `conntrack -C`.
-_LIMIT_KEY = re.compile(r"nf_conntrack_(count|max)\b|\bconntrack\s+(?:-C|--count)\b")
-_BARE_INT = re.compile(r"^\s*(\d+)\s*$")
-_TOOL_BANNER = re.compile(r"^conntrack v\d")
-_SYSCTL = re.compile(r"nf_conntrack_\w+\s*=\s*\d+\s*$")  # other conntrack sysctls pasted alongside
+_LIMIT_KEY = LazyPattern(r"nf_conntrack_(count|max)\b|\bconntrack\s+(?:-C|--count)\b")
+_BARE_INT = LazyPattern(r"^\s*(\d+)\s*$")
+_TOOL_BANNER = LazyPattern(r"^conntrack v\d")
+_SYSCTL = LazyPattern(r"nf_conntrack_\w+\s*=\s*\d+\s*$")  # other conntrack sysctls pasted alongside
 
 
 @dataclass
@@ -70,8 +70,8 @@ def sniff(text: str) -> int:
 
 
 # Older conntrack-tools print `conntrack -S` as one counter per line: "insert_failed\t\t0".
-_VERTICAL = re.compile(r"^\s*(entries|searched|found|new|invalid|ignore|delete|delete_list|insert|insert_failed|drop|"
-                       r"early_drop|error|icmp_error|expect_new|expect_create|expect_delete|search_restart)\s+(\d+)\s*$")
+_VERTICAL = LazyPattern(r"^\s*(entries|searched|found|new|invalid|ignore|delete|delete_list|insert|insert_failed|drop|"
+                        r"early_drop|error|icmp_error|expect_new|expect_create|expect_delete|search_restart)\s+(\d+)\s*$")
 
 
 def _is_counter_line(line: str) -> bool:

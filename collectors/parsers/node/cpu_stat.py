@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
 from collectors.text import normalise
 
 # "nr_throttled 12", also with a `grep -H` path in front: "/sys/fs/cgroup/.../cpu.stat:nr_throttled 12".
-_COUNTER = re.compile(r"^\s*(?:\S*:)?([a-z][a-z_.]*)[ \t]+(\d+)\s*$")
+_COUNTER = LazyPattern(r"^\s*(?:\S*:)?([a-z][a-z_.]*)[ \t]+(\d+)\s*$")
 
 # Keys that only cpu.stat has; used to tell it from other "name value" text.
 _KNOWN = frozenset({
@@ -36,8 +37,8 @@ class _Block:
 # The same two counters as people tabulate them per pod or node: a table whose header names the CFS periods
 # and the throttled periods (cpu.stat's nr_periods and nr_throttled; cAdvisor's container_cpu_cfs_periods_total
 # and container_cpu_cfs_throttled_periods_total, google/cadvisor metrics/prometheus.go).
-_PERIODS_CELL = re.compile(r"(?i)^(?:cfs[ _])?periods(?:[ _]total)?$|^nr_periods$|^cpu_cfs_periods")
-_THROTTLED_CELL = re.compile(r"(?i)^throttled[ _]periods(?:[ _]total)?$|^nr_throttled$|^cpu_cfs_throttled_periods")
+_PERIODS_CELL = LazyPattern(r"(?i)^(?:cfs[ _])?periods(?:[ _]total)?$|^nr_periods$|^cpu_cfs_periods")
+_THROTTLED_CELL = LazyPattern(r"(?i)^throttled[ _]periods(?:[ _]total)?$|^nr_throttled$|^cpu_cfs_throttled_periods")
 _MAX_TABLE_ROWS = 1000
 
 

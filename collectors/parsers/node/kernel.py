@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from collectors.catalogs.xid import secondary_codes
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
@@ -32,7 +33,7 @@ _EXTRA_PREFIXES = [
 ]
 
 # A line is kernel-shaped when one of these matches its start.
-_KERNEL_SHAPE = re.compile(
+_KERNEL_SHAPE = LazyPattern(
     r"^(?:"
     r"\[ *\+?\d+\.\d+\]"  # dmesg
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]"  # dmesg -T
@@ -50,7 +51,7 @@ _KERNEL_SHAPE = re.compile(
 )
 
 # Messages only the kernel prints, recognisable without any prefix.
-_KERNEL_MESSAGE = re.compile(
+_KERNEL_MESSAGE = LazyPattern(
     r"NVRM: |\bnvidia-nvswitch\d{0,3}: SXid \(|\bdetected NVSwitch (?:non-)?fatal error \d|"
     r"\binvoked oom-killer: |^oom-kill:constraint=|[Oo]ut of memory: Kill|"
     r"nf_conntrack: ?(?:nf_conntrack: ?)?table full|^INFO: task .{1,80}? blocked for more than|"
@@ -59,39 +60,39 @@ _KERNEL_MESSAGE = re.compile(
 
 # ---- messages ----------------------------------------------------------------------------------------
 
-_XID = re.compile(
+_XID = LazyPattern(
     r"\bXid \((?:PCI:)?(?P<bdf>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\):\s*(?P<code>\d+)"
 )
 # An Xid line whose PCI address was elided when pasted ("Xid (PCI:...): 145"): the code still counts.
-_XID_NO_BDF = re.compile(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
+_XID_NO_BDF = LazyPattern(r"\bXid \([^)]{0,40}\):\s*(?P<code>\d+)")
 # NVSwitch SXids (collectors/catalogs/sxid.yaml): the driver's "nvidia-nvswitch3: SXid (PCI:0000:aa:00.0): 24007,
 # ..." and the fabric manager's "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id ...". The
 # codes start at 10000, so five digits keep a GPU Xid or a stray number out.
-_SXID = re.compile(r"\bnvidia-nvswitch\d{0,3}: SXid \([^)]{0,40}\):\s*(?P<code>[1-3]\d{4})\b"
-                   r"|\bdetected NVSwitch (?:non-)?fatal error (?P<fm>[1-3]\d{4})\b")
-_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
-_XID_LIKE = re.compile(r"NVRM: Xid\b|\bXid \(")
-_GPU_LOST = re.compile(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
-_OOM_INVOKED = re.compile(r"\binvoked oom-killer: ")
-_OOM_KILL_LINE = re.compile(r"\boom-kill:(?P<fields>constraint=\S+)")
-_OOM_KILLED = re.compile(
+_SXID = LazyPattern(r"\bnvidia-nvswitch\d{0,3}: SXid \([^)]{0,40}\):\s*(?P<code>[1-3]\d{4})\b"
+                    r"|\bdetected NVSwitch (?:non-)?fatal error (?P<fm>[1-3]\d{4})\b")
+_CAUSED_BY = LazyPattern(r"caused by previous Xid (\d+)")
+_XID_LIKE = LazyPattern(r"NVRM: Xid\b|\bXid \(")
+_GPU_LOST = LazyPattern(r"fallen off the bus|GPU is lost|RmInitAdapter failed|rm_init_adapter failed")
+_OOM_INVOKED = LazyPattern(r"\binvoked oom-killer: ")
+_OOM_KILL_LINE = LazyPattern(r"\boom-kill:(?P<fields>constraint=\S+)")
+_OOM_KILLED = LazyPattern(
     r"(?:(?P<memcg>Memory cgroup out of memory)|(?P<global>Out of memory)(?: \([^)]{0,80}\))?)?:? ?"
     r"Kill(?:ed)? process (?P<pid>\d+)(?: \((?P<name>[^)]{0,80})\))?"  # a cut line may lose the ")"
 )
 # The kill line's last field since Linux 4.19 (mm/oom_kill.c, __oom_kill_process): the victim's oom_score_adj,
 # which the kubelet sets from the pod's QoS class (-997 Guaranteed, 2-999 Burstable, 1000 BestEffort).
-_OOM_SCORE_ADJ = re.compile(r"\boom_score_adj:(-?\d{1,4})\b")
-_OOM_LEGACY_MEMCG = re.compile(r"\bTask in \S+ killed as a result of limit of ")
+_OOM_SCORE_ADJ = LazyPattern(r"\boom_score_adj:(-?\d{1,4})\b")
+_OOM_LEGACY_MEMCG = LazyPattern(r"\bTask in \S+ killed as a result of limit of ")
 # Parts of an OOM report that only a memory cgroup's OOM prints: its page-fault path in the call trace, its usage
 # against its limit (mem_cgroup_print_oom_meminfo), and its stats.
-_OOM_MEMCG_DETAIL = re.compile(r"\bmem_cgroup_(?:oom_synchronize|out_of_memory)\b|\bmemory: usage \d+kB, limit \d+kB, "
-                               r"failcnt \d+|\bMemory cgroup stats for /")
-_CONNTRACK_FULL = re.compile(r"nf_conntrack: ?(?:nf_conntrack: ?)?table full, ?dropping packet")
+_OOM_MEMCG_DETAIL = LazyPattern(r"\bmem_cgroup_(?:oom_synchronize|out_of_memory)\b|\bmemory: usage \d+kB, limit \d+kB, "
+                                r"failcnt \d+|\bMemory cgroup stats for /")
+_CONNTRACK_FULL = LazyPattern(r"nf_conntrack: ?(?:nf_conntrack: ?)?table full, ?dropping packet")
 # Bounded repeats keep hostile long lines linear; task names are at most 15 characters.
-_HUNG_TASK = re.compile(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")
+_HUNG_TASK = LazyPattern(r"\btask .{1,80}:\d+ blocked for more than \d+ seconds")
 
 # A pasted shell command that greps for these strings is not evidence of them.
-_COMMAND = re.compile(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
+_COMMAND = LazyPattern(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
 
 # Cheap pre-check before the prefix-stripping regexes in claims_line.
 _MESSAGE_HINTS = ("NVRM", "SXid", "NVSwitch", "oom", "of memory", "table full", "blocked for more", "net_ratelimit")
@@ -200,7 +201,7 @@ def _scan(lines: list[str]) -> _Seen:
 # The host a syslog, journal or collector prefix names: "Nov 22 06:01:02 gpu-node-2 kernel: ",
 # "2026-11-22T06:01:02+0000 gpu-node-2 kernel: ", "gpu-node-2: kern: warning: ". NCCL's suspect hosts are
 # compared with it, so a straggler's node can be checked for a GPU fault.
-_HOST_PREFIX = re.compile(
+_HOST_PREFIX = LazyPattern(
     r"^(?:<\d+>)?(?:[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\d[T ][\d:.,+Z-]{8,40}|\d{9,}\.\d+) "
     r"(?P<host>[\w.-]{1,253}) kernel: |^(?P<chost>[\w.-]{1,253}): (?:kern|kernel): ")
 
@@ -311,7 +312,7 @@ def _first(seen: _Seen, attr: str, number: int, line: str) -> None:
         setattr(seen, attr, (number, message(line)))
 
 
-def _note_once(seen: _Seen, attr: str, line: str, number: int, rx: re.Pattern[str]) -> None:
+def _note_once(seen: _Seen, attr: str, line: str, number: int, rx: LazyPattern) -> None:
     if getattr(seen, attr) is None and rx.search(line) and not _COMMAND.search(line):
         setattr(seen, attr, (number, message(line)))
 

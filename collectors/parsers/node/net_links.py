@@ -17,6 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
@@ -26,17 +27,17 @@ SCHEMA_PREFIX = "triagebot.netlinks/"
 OVERHEAD = {"vxlan": 50, "geneve": 50, "wireguard": 60, "ipip": 20}
 
 # `2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`; a pod's eth0 reads `eth0@if12`.
-_IP_LINK = re.compile(r"^\s*\d+:\s+(?P<name>[^\s:@]+)(?P<peer>@\S+)?:\s+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)"
-                      r"(?:.*?\bstate\s+(?P<state>\S+))?")
+_IP_LINK = LazyPattern(r"^\s*\d+:\s+(?P<name>[^\s:@]+)(?P<peer>@\S+)?:\s+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)"
+                       r"(?:.*?\bstate\s+(?P<state>\S+))?")
 # `flannel.1: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1450`
-_IFCONFIG = re.compile(r"^(?P<name>[^\s:]+):\s+flags=\d+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)")
-_DETAIL = re.compile(r"^\s+(?P<kind>vxlan|geneve|wireguard|ipip|veth|bridge)\b(?:.*?\bdev\s+(?P<dev>\S+))?")
+_IFCONFIG = LazyPattern(r"^(?P<name>[^\s:]+):\s+flags=\d+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)")
+_DETAIL = LazyPattern(r"^\s+(?P<kind>vxlan|geneve|wireguard|ipip|veth|bridge)\b(?:.*?\bdev\s+(?P<dev>\S+))?")
 _OVERLAY_NAMES = (("vxlan", re.compile(r"^(?:flannel\.\d+|vxlan[.\w-]*|cilium_vxlan)$")),
                   ("geneve", re.compile(r"^(?:genev_sys_\d+|cilium_geneve)$")),
                   ("wireguard", re.compile(r"^(?:wg\w*|flannel-wg\w*|cilium_wg\w*|wireguard\.cali)$")),
                   ("ipip", re.compile(r"^tunl\d+$")))
-_POD_SIDE = re.compile(r"^(?:veth\w*|cali\w+|lxc\w+|cni\d+|cbr\d+|azv\w+|eni\w+|gke\w+)$")
-_PHYSICAL = re.compile(r"^(?:eth\d+|en\w+|bond\d+|team\d+|ib\d+)$")
+_POD_SIDE = LazyPattern(r"^(?:veth\w*|cali\w+|lxc\w+|cni\d+|cbr\d+|azv\w+|eni\w+|gke\w+)$")
+_PHYSICAL = LazyPattern(r"^(?:eth\d+|en\w+|bond\d+|team\d+|ib\d+)$")
 
 
 @dataclass

@@ -10,8 +10,8 @@ teach (`df -h /dev/shm` inside the pod): is there room, and is it full.
 from __future__ import annotations
 
 import json
-import re
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
@@ -22,11 +22,11 @@ SHM = "/dev/shm"
 
 # coreutils src/df.c headers: "Filesystem  1K-blocks  Used Available Use% Mounted on", "Size Used Avail Use%"
 # with -h/-H, "1M-blocks" with -m, "<N>-blocks" with -B; busybox df prints "1K-blocks ... Use% Mounted on" too.
-_HEADER = re.compile(r"^\s*Filesystem\s+(?:(?P<block>\d+[KkMG]?)-blocks|Size)\s+Used\s+Avail(?:able)?\s+"
-                     r"(?:Capacity|Use%)\s+Mounted\s+on\s*$")
+_HEADER = LazyPattern(r"^\s*Filesystem\s+(?:(?P<block>\d+[KkMG]?)-blocks|Size)\s+Used\s+Avail(?:able)?\s+"
+                      r"(?:Capacity|Use%)\s+Mounted\s+on\s*$")
 # A row: filesystem, size, used, available, use%, mount point (GNU df puts nothing else on the line).
-_ROW = re.compile(r"^\s*(?P<fs>\S+)\s+(?P<size>[\d.,]+[KMGTPE]?i?B?)\s+(?P<used>[\d.,]+[KMGTPE]?i?B?)\s+"
-                  r"(?P<avail>[\d.,]+[KMGTPE]?i?B?)\s+(?P<pct>\d{1,3})%\s+(?P<mount>/\S*)\s*$")
+_ROW = LazyPattern(r"^\s*(?P<fs>\S+)\s+(?P<size>[\d.,]+[KMGTPE]?i?B?)\s+(?P<used>[\d.,]+[KMGTPE]?i?B?)\s+"
+                   r"(?P<avail>[\d.,]+[KMGTPE]?i?B?)\s+(?P<pct>\d{1,3})%\s+(?P<mount>/\S*)\s*$")
 _UNITS = "KMGTPE"
 
 

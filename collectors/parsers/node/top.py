@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, ParseResult
 from collectors.parsers.contract import Parser
 from collectors.parsers.sink import FactSink
@@ -16,8 +17,8 @@ from collectors.text import normalise
 
 # "%Cpu(s): 96.1 us,  1.9 sy,  0.0 ni,  1.6 id,  0.2 wa,  0.0 hi,  0.2 si,  0.0 st" (procps-ng); old top
 # prints "Cpu(s): 96.1%us, ..." instead.
-_CPU = re.compile(r"^%?Cpu\(s\):\s*(.*)$")
-_FIELD = re.compile(r"(\d+(?:\.\d+)?)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
+_CPU = LazyPattern(r"^%?Cpu\(s\):\s*(.*)$")
+_FIELD = LazyPattern(r"(\d+(?:\.\d+)?)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
 
 
 def sniff(text: str) -> int:

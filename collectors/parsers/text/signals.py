@@ -6,13 +6,13 @@ candidate is then matched against the signals whose hints it holds (collectors/c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from collectors.catalogs.signals import STATED_REASON, CompiledSignal, catalog_order, signals_by_hint
 from collectors.catalogs.xid import secondary_codes
+from collectors.lazy_regex import LazyPattern
 from collectors.models import Artifact, ArtifactKind, Fact, ParseResult
 from collectors.parsers.contract import guarded
 from collectors.parsers.kubernetes.k8s_common import DedupSink
@@ -33,7 +33,7 @@ _MAX_CONTINUATION = 6
 _MAX_PER_HINT = 2_000
 _MAX_PER_SIGNAL = 500
 # A line that starts a record of its own rather than continuing the one above.
-_NEW_RECORD = re.compile(
+_NEW_RECORD = LazyPattern(
     r"(?:Warning|Normal)\b|\S+\s+(?:Warning|Normal)\s|[IWEF]\d{4} |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} +\d+ \d\d:|"
     r"[A-Z][\w ]{0,30}:(?:\s|$)|-{3,}|[\[{<#$>|]|\d+[smhd]\s")
 # Trailing punctuation of the structure a message sits in: a JSON string, a YAML value, a table cell.
@@ -108,7 +108,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
 
 
 # A member of a pretty-printed JSON object on a line of its own: `"error": "unexpected EOF",`.
-_MEMBER = re.compile(r'^\s*"[^"\n]{1,100}"\s*:\s*\S')
+_MEMBER = LazyPattern(r'^\s*"[^"\n]{1,100}"\s*:\s*\S')
 _MAX_RECORDS = 200
 
 
@@ -151,8 +151,8 @@ def _read_records(lines: list[str], owners: dict[str, tuple[CompiledSignal, ...]
 
 
 # A clock time on the line: klog's "E1227 13:25:39.219980", an ISO or syslog timestamp.
-_CLOCK = re.compile(r"(?:^|[\sT\[*])(\d\d):(\d\d):(\d\d)\b")
-_REPEATED = re.compile(r"\(x\d+ over \d")
+_CLOCK = LazyPattern(r"(?:^|[\sT\[*])(\d\d):(\d\d):(\d\d)\b")
+_REPEATED = LazyPattern(r"\(x\d+ over \d")
 # Waiting longer than this for a claim to bind is more than provisioning a volume takes.
 _CLAIM_WAIT_SECONDS = 30
 
@@ -233,8 +233,8 @@ def _clean(message: str) -> str:
 
 
 # Two or more groups joined by separators, e.g. "{host}:{port}".
-_JOINED = re.compile(r"\{\w+\}(?:[^{}\w]+\{\w+\})+")
-_JOIN_PART = re.compile(r"([^{}\w]*)\{(\w+)\}")
+_JOINED = LazyPattern(r"\{\w+\}(?:[^{}\w]+\{\w+\})+")
+_JOIN_PART = LazyPattern(r"([^{}\w]*)\{(\w+)\}")
 
 
 def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
@@ -251,9 +251,9 @@ def _value(name: str, template: Any, groups: dict[str, str | None]) -> object:
     return _value_one(template, groups, kind) if isinstance(template, str) else template
 
 
-_ONE_GROUP = re.compile(r"\{\w+\}")
-_RATIO = re.compile(r"\{(\w+)\}/\{(\w+)\}")
-_SCALED = re.compile(r"\{(\w+)\}e(-?\d+)")
+_ONE_GROUP = LazyPattern(r"\{\w+\}")
+_RATIO = LazyPattern(r"\{(\w+)\}/\{(\w+)\}")
+_SCALED = LazyPattern(r"\{(\w+)\}e(-?\d+)")
 
 
 def _number(raw: str | None) -> float | None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from collectors.catalogs.signals import signal_pattern
 from collectors.catalogs.stated import CompiledTerm, stated_terms
+from collectors.lazy_regex import LazyPattern
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
 from collectors.parsers.text.needles import lines_holding, scan, utf8
 from collectors.unwrap import MAX_LINE
@@ -25,29 +26,29 @@ _FENCE = ("```", "~~~")
 # A line that is program output, not a sentence: a timestamp or figures in a row ("24 batch size ..." is a
 # sentence), a bracketed or braced record, a klog or syslog
 # prefix, `key: value` or `key=value` at its start, a table row.
-_OUTPUT = re.compile(
+_OUTPUT = LazyPattern(
     r"^\s*(?:\d+(?:[-:/.,]\d|\s+\d|\s*[|%\]])|[\[{<(|$#`'\x22]|[IWEF]\d{4}\b|[A-Z][a-z]{2} +\d+ \d\d:|[\w.-]+=|"
     r"[A-Z][\w .-]{0,30}:\s|[\w-]+:\s+\S+$)")
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
-_FIELD = re.compile(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+_FIELD = LazyPattern(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
 # A sentence set off in round brackets on a line of its own: words inside, no code or output.
-_ASIDE = re.compile(r"^\s*\(([A-Za-z][^()]*)\)\s*$")
+_ASIDE = LazyPattern(r"^\s*\(([A-Za-z][^()]*)\)\s*$")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
 # ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to ..."), a source file and line, a log level in
 # capitals, a syslog `proc[pid]:`, NCCL's `host:pid:tid`, an address in hex, cells aligned in columns (by tabs, with
 # or without a space before each: kubectl 1.4-1.6 printed describe's tables through a tabwriter that left both).
-_PROGRAM = re.compile(
+_PROGRAM = LazyPattern(
     r"\b\w*(?:Error|Exception|Warning)\b:|\b[\w/.-]+\.(?:cc|cpp|cu|c|h|go|py|java|rs|js|ts):\d+|"
     r"\b(?:WARN|WARNING|ERROR|INFO|DEBUG|FATAL|CRITICAL)\b|\w\[\d+\]:|\b\S+:\d+:\d+ \[\d+\]|\b0x[0-9a-fA-F]{4,}|"
     r"\S {0,3}\t")
 # An error chain opening the line in lower case, as programs print it ("error: creating server: Internal - ...",
 # Triton's FAIL_IF_ERR; Go's wrapped errors): a label a person types is capitalised and followed by a sentence.
-_CHAIN = re.compile(r"^\s*(?:error|fatal|panic): [\w -]{1,40}: \S")
+_CHAIN = LazyPattern(r"^\s*(?:error|fatal|panic): [\w -]{1,40}: \S")
 # Columns: a table or event row (two spaces after a full stop or comma are a typist's habit, not a column).
-_COLUMNS = re.compile(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
-_GAP = re.compile(r" {2,}")
-_WORD = re.compile(r"[A-Za-z][a-z']+")
+_COLUMNS = LazyPattern(r"[^\s.!?,;:] {2,}\S.*[^\s.!?,;:] {2,}\S|[^\s.!?,;:] {4,}\S")
+_GAP = LazyPattern(r" {2,}")
+_WORD = LazyPattern(r"[A-Za-z][a-z']+")
 # Words that make a line a sentence rather than a list of identifiers.
 _FUNCTION = frozenset({
     "the", "a", "an", "is", "are", "was", "were", "be", "been", "being", "it", "its", "we", "i", "our", "my",
@@ -57,29 +58,29 @@ _FUNCTION = frozenset({
     "went", "goes", "became", "becomes", "stays", "stay", "stuck", "always", "from", "at", "just", "only", "now",
     "very", "us", "me", "you", "your", "without",
 })
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z']+")
+_TOKEN = LazyPattern(r"[A-Za-z][A-Za-z']+")
 # Kana, CJK ideographs and (fix round f7) Hangul syllables: a run of them is a sentence in Japanese, Chinese or Korean,
 # whose function words the English list below does not hold.
-_IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_IDEOGRAPHS = LazyPattern(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
+_SENTENCE = LazyPattern(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
-_CLAUSE = re.compile(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
-_NEGATED = re.compile(
+_CLAUSE = LazyPattern(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
+_NEGATED = LazyPattern(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
     r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|"
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # What the writer expected to happen, said as a that-clause: it did not happen ("I expected, in this case, that a 503
 # is returned"). "As expected, the pod ..." names no that-clause and is not denied.
-_EXPECTED_THAT = re.compile(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
-                            re.IGNORECASE)
+_EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
+                             re.IGNORECASE)
 # A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
 # letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.
-_QUOTED = re.compile(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
+_QUOTED = LazyPattern(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
 _QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
-_SIGNAL_ID = re.compile(r"\bsignal:([\w-]+)")
-_QUOTE = re.compile(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
+_SIGNAL_ID = LazyPattern(r"\bsignal:([\w-]+)")
+_QUOTE = LazyPattern(r"^\s*(?:>+\s*|[-*+]\s+|\d+[.)](?:\s+|(?=[A-Za-z]))|#{1,6}\s+)*")
 
 
 __all__ = ["asks", "inside", "is_stated", "merged_spans", "negated", "read_stated", "restate", "sentences",
@@ -245,10 +246,10 @@ def _said(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) ->
 
 
 # In a range of figures: the numbers, and where the figures stop being the GPU's (another resource is named).
-_FIGURE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?![\d.]|\s?(?:[gkm]i?b|ms|m?hz|w|x|s|gpus?|°)\b)",
+_FIGURE = LazyPattern(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)(?![\d.]|\s?(?:[gkm]i?b|ms|m?hz|w|x|s|gpus?|°)\b)",
+                      re.IGNORECASE)
+_OTHER = LazyPattern(r"\b(?:cpu|memory|mem|ram|vram|disk|io|network|while|whereas|but|batch|epoch|step|gpus?)\b",
                      re.IGNORECASE)
-_OTHER = re.compile(r"\b(?:cpu|memory|mem|ram|vram|disk|io|network|while|whereas|but|batch|epoch|step|gpus?)\b",
-                    re.IGNORECASE)
 
 
 def _lowest(text: str) -> str | None:
@@ -344,7 +345,7 @@ def _prose(line: str) -> bool:
 # sentence end, and the part after it goes on mid-sentence (a small letter or a closing bracket first), which a
 # sentence of the person's own never does ("... 2 Workers (tasks /" then " actors) killed due to memory pressure").
 _WRAP_WIDTH = 60
-_GOES_ON = re.compile(r"^ ?[a-z)\]}/,]")
+_GOES_ON = LazyPattern(r"^ ?[a-z)\]}/,]")
 
 
 def _wrapped_from_program(before: str, line: str) -> bool:

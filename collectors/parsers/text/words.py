@@ -11,11 +11,11 @@ most and it rules nothing out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from collectors.catalogs.symptom_words import CompiledWords, symptom_words
+from collectors.lazy_regex import LazyPattern
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult
 from collectors.parsers.text.needles import lines_holding
 from collectors.parsers.text.stated import asks, inside, merged_spans, negated, sentences, unquoted
@@ -24,7 +24,7 @@ from collectors.unwrap import MAX_LINE
 _MAX_LINES = 500  # candidate lines read, per hint and in all: a paste says its symptom in a few lines
 _FIGURE_REACH = 60  # a figure is the subject's when it follows the subject within this many characters
 PARSER = f"{STATED_PREFIX}words-"
-_BREAK = re.compile(r"[,;:]")  # where a clause ends: a figure before it belongs to that clause
+_BREAK = LazyPattern(r"[,;:]")  # where a clause ends: a figure before it belongs to that clause
 _EMPHASIS = " \t*_~`'\")"  # markdown around a question ("**Why does ...?**") still leaves it a question
 
 __all__ = ["PARSER", "read_words"]

@@ -42,7 +42,7 @@ def test_analyze_loads_the_readers_and_nothing_of_the_live_bot(tmp_path: Path) -
     evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
     count, heavy = modules_after("analyze", str(evidence), tmp_path=tmp_path)
     assert heavy == {"pydantic", "rich", "jinja2", "yaml", "cel"}  # yaml: this start fills the parse cache
-    assert count < 480  # about 467: detection loads the sniffers (collectors/sniffers), and only the parsers of
+    assert count < 480  # about 477: detection loads the sniffers (collectors/sniffers), and only the parsers of
     # the kinds found (475 with every parser; 711 when every command loaded everything)
 
 
@@ -52,7 +52,7 @@ def test_analyze_with_its_yaml_cached_loads_no_yaml_parser(tmp_path: Path) -> No
     modules_after("analyze", str(evidence), tmp_path=tmp_path)  # the first start parses and remembers the YAML
     count, heavy = modules_after("analyze", str(evidence), tmp_path=tmp_path)
     assert heavy == {"pydantic", "rich", "jinja2", "cel"}  # collectors/yaml_safe.py imports PyYAML to parse only
-    assert count < 460  # about 447
+    assert count < 460  # about 456
 
 
 def test_json_output_loads_no_terminal_renderer(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_json_output_loads_no_terminal_renderer(tmp_path: Path) -> None:
     evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
     count, heavy = modules_after("analyze", str(evidence), "--format", "json", tmp_path=tmp_path)
     assert heavy == {"pydantic", "jinja2", "yaml", "cel"}  # rich is for the terminal only
-    assert count < 430  # about 417
+    assert count < 430  # about 406
 
 
 def test_the_slack_bots_start_loads_no_kubernetes_client(tmp_path: Path) -> None:

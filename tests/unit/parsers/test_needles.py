@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collectors.parsers.text import needles as needles_module
 from collectors.parsers.text.needles import find_needles, scan, utf8
 
 # A small alphabet makes needles, overlaps and repeats likely; "é" and "\ud800" test the byte offsets.
@@ -46,3 +49,13 @@ def test_find_needles_keeps_the_callers_order_and_skips_repeated_tails() -> None
     lines = ["rank 0 NET/IB : Using mlx5_0", "rank 1 NET/IB : Using mlx5_0", "Bootstrap NET/IB : Using mlx5_1"]
     found = find_needles(lines, ["NET/IB", "Bootstrap"], skip_repeats={"NET/IB"})
     assert found == {0: ["NET/IB"], 2: ["NET/IB", "Bootstrap"]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(ALPHABET, max_size=200), NEEDLES, st.one_of(st.none(), st.integers(min_value=1, max_value=4)))
+def test_a_short_text_searched_by_find_gives_what_the_alternation_gives(
+        text: str, needles: list[str], cap: int | None) -> None:
+    by_find = list(scan(utf8(text), needles, per_needle=cap))
+    with patch.object(needles_module, "_FIND_BUDGET", -1):  # every text takes the RE2 alternation
+        by_alternation = list(scan(utf8(text), needles, per_needle=cap))
+    assert by_find == by_alternation  # the same hits, offsets and order

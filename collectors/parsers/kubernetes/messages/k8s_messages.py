@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from collectors.catalogs.network import sandbox_kinds
+from collectors.lazy_regex import LazyPattern
 
 # ---- volumes (FailedMount, FailedAttachVolume) --------------------------------------------------------
 
@@ -68,8 +69,8 @@ def mount_blocked(errors: list[str]) -> bool:
 
 # ---- Secrets and ConfigMaps a pod needs (CreateContainerConfigError, volume set-up) ----------------------
 
-_MISSING_REF = re.compile(r"\b(secret|configmap)s? \\?\"([a-z0-9][a-z0-9.\-]*)\\?\" not found"
-                          r"|couldn't find key \S+ in (Secret|ConfigMap) [a-z0-9\-]+/([a-z0-9][a-z0-9.\-]*)", re.I)
+_MISSING_REF = LazyPattern(r"\b(secret|configmap)s? \\?\"([a-z0-9][a-z0-9.\-]*)\\?\" not found"
+                           r"|couldn't find key \S+ in (Secret|ConfigMap) [a-z0-9\-]+/([a-z0-9][a-z0-9.\-]*)", re.I)
 
 
 def missing_refs(message: str) -> list[str]:
@@ -95,7 +96,7 @@ def missing_refs(message: str) -> list[str]:
 #   `x` not found in $PATH: No such file or directory", "open executable: Permission denied", "exec container
 #   process [(missing dynamic library?) ]`/x`: No such file or directory" (or Permission denied, Exec format error,
 #   Operation not permitted).
-_ENTRYPOINT_FAILED = re.compile(
+_ENTRYPOINT_FAILED = LazyPattern(
     r"exec(?:ve)?[: ].{0,160}(?:no such file or directory|[Pp]ermission denied)"
     r"|executable file not found in \$PATH|executable file `[^`]{1,200}` not found in \$PATH|exec format error"
     r"|exec container process (?:\(missing dynamic library\?\) )?`[^`]{1,200}`: "
@@ -110,16 +111,16 @@ def entrypoint_failed(message: str) -> bool:
 
 # ---- the pod sandbox (FailedCreatePodSandBox, NetworkNotReady) -----------------------------------------------
 
-_IP_EXHAUSTED = re.compile(
+_IP_EXHAUSTED = LazyPattern(
     r"failed to allocate for range|no IP addresses available in range|failed to assign an IP address"
     r"|no available IP|No available addresses|IP address pool exhausted|ipam.{0,80}exhausted"
     r"|InsufficientCidrBlocks|range is full", re.I)
 # The pod network is not set up on the node: no CNI config, no CNI plugin binaries, or the agent is not ready.
-_CNI_NOT_READY = re.compile(r"cni config uninitiali[sz]ed|NetworkPluginNotReady|cni plugin not initiali[sz]ed"
-                            r"|network plugin is not ready|NetworkReady=false"
-                            r"|failed to find plugin \\?\"[\w.-]+\\?\" in path", re.I)
-_CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox container .{0,80}network"
-                  r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
+_CNI_NOT_READY = LazyPattern(r"cni config uninitiali[sz]ed|NetworkPluginNotReady|cni plugin not initiali[sz]ed"
+                             r"|network plugin is not ready|NetworkReady=false"
+                             r"|failed to find plugin \\?\"[\w.-]+\\?\" in path", re.I)
+_CNI = LazyPattern(r"failed to setup network for sandbox|failed to set up sandbox container .{0,80}network"
+                   r"|plugin type=\"\w+\"|\bCNI\b|networkPlugin cni failed", re.I)
 
 
 # Failures that come before the runtime calls the CNI plugin for the sandbox, so the pod network was never asked
@@ -130,8 +131,8 @@ _CNI = re.compile(r"failed to setup network for sandbox|failed to set up sandbox
 #   calls it at the top of RunPodSandbox);
 # - the kubelet could not reach the runtime's CRI socket at all (grpc's `dial unix <socket>: connect: ...`), so
 #   RunPodSandbox never ran.
-_RUNTIME_HANDLER_MISSING = re.compile(r'no runtime for \\?"[^"\\]{1,100}\\?" is configured')
-_RUNTIME_UNREACHABLE = re.compile(
+_RUNTIME_HANDLER_MISSING = LazyPattern(r'no runtime for \\?"[^"\\]{1,100}\\?" is configured')
+_RUNTIME_UNREACHABLE = LazyPattern(
     r"dial unix \S{1,200}\.sock: connect: (?:connection refused|no such file or directory)")
 
 _MAX_MESSAGE = 4096  # as the line signals: longer text is never handed to a pattern
@@ -161,8 +162,8 @@ def sandbox_errors(message: str) -> list[str]:
 
 # ---- image pulls that succeed slowly (Pulled) ------------------------------------------------------------------
 
-_PULLED_IN = re.compile(r"Successfully pulled image .*? in ((?:\d+(?:\.\d+)?(?:h|ms|m|s|µs|us|ns))+)")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|µs|us|ns)")
+_PULLED_IN = LazyPattern(r"Successfully pulled image .*? in ((?:\d+(?:\.\d+)?(?:h|ms|m|s|µs|us|ns))+)")
+_DURATION_PART = LazyPattern(r"(\d+(?:\.\d+)?)(h|ms|m|s|µs|us|ns)")
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}
 
 
@@ -177,7 +178,7 @@ def pull_seconds(message: str) -> float | None:
 
 # ---- node readiness -------------------------------------------------------------------------------------------
 
-_NOT_READY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+_NOT_READY_RULES: tuple[tuple[str, re.Pattern[str] | LazyPattern], ...] = (
     ("kubelet-stopped-posting", re.compile(r"Kubelet stopped posting node status|NodeStatusUnknown")),
     ("pleg-unhealthy", re.compile(r"PLEG is not healthy")),
     ("runtime-down", re.compile(r"container runtime is down|RuntimeReady=false|ContainerRuntimeNotReady"
@@ -191,8 +192,8 @@ _NOT_READY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # What a kubelet says in its first second, before its first runtime status check and its first PLEG relist have
 # run: the zero-time branches of pkg/kubelet/runtime.go (runtimeErrors) and pkg/kubelet/pleg/generic.go (Healthy),
 # kubernetes/kubernetes 1.8-1.31. They name no fault; every kubelet start reports them until the first sync.
-_STARTING = re.compile(r"(?:PLEG is not healthy: )?pleg has yet to be successful"
-                       r"|container runtime status check may not have completed yet")
+_STARTING = LazyPattern(r"(?:PLEG is not healthy: )?pleg has yet to be successful"
+                        r"|container runtime status check may not have completed yet")
 
 
 def kubelet_starting_only(text: str) -> bool:
@@ -217,7 +218,7 @@ def node_not_ready_reasons(text: str) -> list[str]:
 
 # ---- image pulls and evictions ---------------------------------------------------------------------
 
-_PULL_MESSAGE = re.compile(
+_PULL_MESSAGE = LazyPattern(
     r"pull(?:ing)? image|pull policy of Never|default image tag|ErrImagePull|ImagePullBackOff|ErrImageNeverPull"
     r"|InvalidImageName|PullImage|image pull",
     re.I)
@@ -252,13 +253,13 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("tls", re.compile(r"x509|certificate", re.I)),
 ]
 # The closing quote may be gone: a pasted line loses it when the quote ends the line.
-_IMAGE_NAME = re.compile(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|$)""")
+_IMAGE_NAME = LazyPattern(r"""[Ii]mage\s*(?:=\s*)?\\*["']([^"'\\\s]+)\\*(?:["']|$)""")
 
 
 # A bare repository name is Docker Hub's docker.io/library/<name> (distribution/reference's normalisation), where
 # every repository is public: a registry that answers "denied or missing" there can only mean it does not exist.
-_LIBRARY_DENIED = re.compile(r"docker\.io/library/[^\s\"'/]+\"?: pull access denied"
-                             r"|pull access denied for [^\s,/]+(?:,|$)")
+_LIBRARY_DENIED = LazyPattern(r"docker\.io/library/[^\s\"'/]+\"?: pull access denied"
+                              r"|pull access denied for [^\s,/]+(?:,|$)")
 
 
 def library_repository(text: str) -> bool:
@@ -283,8 +284,8 @@ def image_name(text: str) -> str:
     return m.group(1) if m else ""
 
 
-_LOW_ON = re.compile(r"low on resource: ([\w.\-]+)")
-_HAD_CONDITION = re.compile(r"had condition: \[(\w+)\]")
+_LOW_ON = LazyPattern(r"low on resource: ([\w.\-]+)")
+_HAD_CONDITION = LazyPattern(r"had condition: \[(\w+)\]")
 _CONDITION_RESOURCE = {"MemoryPressure": "memory", "DiskPressure": "ephemeral-storage", "PIDPressure": "pids"}
 
 
@@ -304,8 +305,8 @@ def eviction_resource(message: str) -> str:
 # The kubelet's local-storage limit evictions (pkg/kubelet/eviction/eviction_manager.go podEphemeralStorageMessageFmt,
 # containerEphemeralStorageMessageFmt, emptyDirMessageFmt, 1.9-1.31): a pod over its own limit, whatever the node has
 # free, unlike "The node was low on resource" (node pressure).
-_OVER_LIMIT = re.compile(r"ephemeral local storage usage exceeds the total limit of containers"
-                         r"|exceeded its local ephemeral storage limit|Usage of EmptyDir volume \S+ exceeds the limit")
+_OVER_LIMIT = LazyPattern(r"ephemeral local storage usage exceeds the total limit of containers"
+                          r"|exceeded its local ephemeral storage limit|Usage of EmptyDir volume \S+ exceeds the limit")
 
 
 def eviction_over_limit(message: str) -> bool:
@@ -317,7 +318,7 @@ def eviction_over_limit(message: str) -> bool:
 # helpers.go evictionMessage): "Container <c> was using <u>, which exceeds its request of <r>." (1.9-1.21), then
 # "Container <c> was using <u>, request is <r>, has larger consumption of <resource>." (1.22 on). A Guaranteed pod
 # never uses more than it requests, so the line says the pod was ranked for its usage above the request.
-_OVER_REQUEST = re.compile(
+_OVER_REQUEST = LazyPattern(
     r"Container \S+ was using ~?[\d.]+[A-Za-z]*, (?:which exceeds its request of|request is) ~?[\d.]")
 
 

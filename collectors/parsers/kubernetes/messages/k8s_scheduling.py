@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_NODES_TOTAL = re.compile(r"\b\d+/(\d+) nodes (?:are|is) available")
-_INSUFFICIENT = re.compile(r"[Ii]nsufficient ([\w.\-/]+)")
-_BRACED_TAINT = re.compile(r"taints? \{([^}]*)\}")
-_BARE_TAINT = re.compile(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
+from collectors.lazy_regex import LazyPattern
+
+_NODES_TOTAL = LazyPattern(r"\b\d+/(\d+) nodes (?:are|is) available")
+_INSUFFICIENT = LazyPattern(r"[Ii]nsufficient ([\w.\-/]+)")
+_BRACED_TAINT = LazyPattern(r"taints? \{([^}]*)\}")
+_BARE_TAINT = LazyPattern(r"untolerated taint|taints?\b[^.,;]{0,60}?didn'?t tolerate", re.I)
 _SYSTEM_TAINTS = {
     "node.kubernetes.io/memory-pressure": "node-pressure",
     "node.kubernetes.io/disk-pressure": "node-pressure",
@@ -22,50 +24,50 @@ _SYSTEM_TAINTS = {
     "node.kubernetes.io/unreachable": "node-not-ready",
     "node.kubernetes.io/network-unavailable": "node-not-ready",
 }
-_SCHEDULING_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+_SCHEDULING_PATTERNS: list[tuple[LazyPattern, str]] = [
     # Before 1.8 the scheduler named its predicates: "1 PodToleratesNodeTaints, 3 MatchNodeSelector".
-    (re.compile(r"didn'?t match (?:Pod's )?node (?:affinity|selector)|MatchNodeSelector", re.I), "node-affinity"),
-    (re.compile(r"PodToleratesNodeTaints|TaintToleration"), "untolerated-taint"),
-    (re.compile(r"\bNodeUnschedulable\b"), "unschedulable-node"),
-    (re.compile(r"CheckNode(?:Memory|Disk|PID)Pressure|NodeUnder(?:Memory|Disk|PID)Pressure"), "node-pressure"),
-    (re.compile(r"\bNodeNotReady\b|CheckNodeCondition"), "node-not-ready"),
-    (re.compile(r"PodFitsHostPorts"), "host-port"),
-    (re.compile(r"NoVolumeZoneConflict|VolumeNodeAffinityConflict"), "volume-node-affinity"),
-    (re.compile(r"Max\w*VolumeCount"), "volume-limit"),
-    (re.compile(r"didn'?t match pod (?:anti-)?affinity|didn'?t satisfy existing pods anti-affinity"
-                r"|MatchInterPodAffinity", re.I), "pod-affinity"),
-    (re.compile(r"topology spread constraints", re.I), "topology-spread"),
-    (re.compile(r"unbound (?:immediate )?PersistentVolumeClaims|persistentvolumeclaim \"[^\"]*\" not found"
-                r"|PersistentVolumeClaim is not bound", re.I), "unbound-pvc"),
-    (re.compile(r"volume node affinity conflict", re.I), "volume-node-affinity"),
-    (re.compile(r"exceed max volume count", re.I), "volume-limit"),
-    (re.compile(r"Too many pods", re.I), "too-many-pods"),
+    (LazyPattern(r"didn'?t match (?:Pod's )?node (?:affinity|selector)|MatchNodeSelector", re.I), "node-affinity"),
+    (LazyPattern(r"PodToleratesNodeTaints|TaintToleration"), "untolerated-taint"),
+    (LazyPattern(r"\bNodeUnschedulable\b"), "unschedulable-node"),
+    (LazyPattern(r"CheckNode(?:Memory|Disk|PID)Pressure|NodeUnder(?:Memory|Disk|PID)Pressure"), "node-pressure"),
+    (LazyPattern(r"\bNodeNotReady\b|CheckNodeCondition"), "node-not-ready"),
+    (LazyPattern(r"PodFitsHostPorts"), "host-port"),
+    (LazyPattern(r"NoVolumeZoneConflict|VolumeNodeAffinityConflict"), "volume-node-affinity"),
+    (LazyPattern(r"Max\w*VolumeCount"), "volume-limit"),
+    (LazyPattern(r"didn'?t match pod (?:anti-)?affinity|didn'?t satisfy existing pods anti-affinity"
+                 r"|MatchInterPodAffinity", re.I), "pod-affinity"),
+    (LazyPattern(r"topology spread constraints", re.I), "topology-spread"),
+    (LazyPattern(r"unbound (?:immediate )?PersistentVolumeClaims|persistentvolumeclaim \"[^\"]*\" not found"
+                 r"|PersistentVolumeClaim is not bound", re.I), "unbound-pvc"),
+    (LazyPattern(r"volume node affinity conflict", re.I), "volume-node-affinity"),
+    (LazyPattern(r"exceed max volume count", re.I), "volume-limit"),
+    (LazyPattern(r"Too many pods", re.I), "too-many-pods"),
     # Volcano's predicates plugin for the node's max-pods (pkg/scheduler/api/unschedule_info.go
     # NodePodNumberExceeded, v1.5 on).
-    (re.compile(r"node\(s\) pod number exceeded", re.I), "too-many-pods"),
-    (re.compile(r"(?:were|was|is) unschedulable", re.I), "unschedulable-node"),
-    (re.compile(r"had condition: \[(?:Memory|Disk|PID)Pressure\]|had (?:memory|disk|pid) pressure", re.I),
+    (LazyPattern(r"node\(s\) pod number exceeded", re.I), "too-many-pods"),
+    (LazyPattern(r"(?:were|was|is) unschedulable", re.I), "unschedulable-node"),
+    (LazyPattern(r"had condition: \[(?:Memory|Disk|PID)Pressure\]|had (?:memory|disk|pid) pressure", re.I),
      "node-pressure"),
-    (re.compile(r"(?:were|was) not ready|had condition: \[(?:Ready|NotReady)\]", re.I), "node-not-ready"),
-    (re.compile(r"didn'?t have free ports", re.I), "host-port"),
-    (re.compile(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
-    (re.compile(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
+    (LazyPattern(r"(?:were|was) not ready|had condition: \[(?:Ready|NotReady)\]", re.I), "node-not-ready"),
+    (LazyPattern(r"didn'?t have free ports", re.I), "host-port"),
+    (LazyPattern(r"exceeded quota|insufficient (?:unused )?quota", re.I), "quota-exceeded"),
+    (LazyPattern(r"Preemption is not helpful|No preemption victims found|No victims found", re.I),
      "preemption-not-helpful"),
     # The KAI scheduler (NVIDIA/KAI-Scheduler, run:ai's before it) names the resource in its own words:
     # pkg/scheduler/api/common_info (NewInsufficientResourceError, the job fit errors), v0.2-v0.9.
-    (re.compile(r"didn'?t have enough resources?: GPUs\b"), "insufficient-gpu"),
-    (re.compile(r"didn'?t have enough resources?: CPU cores\b"), "insufficient-cpu"),
-    (re.compile(r"didn'?t have enough resources?: memory\b"), "insufficient-memory"),
+    (LazyPattern(r"didn'?t have enough resources?: GPUs\b"), "insufficient-gpu"),
+    (LazyPattern(r"didn'?t have enough resources?: CPU cores\b"), "insufficient-cpu"),
+    (LazyPattern(r"didn'?t have enough resources?: memory\b"), "insufficient-memory"),
     # NodeName (1.19+; "hostname" before): the pod names its node, so no other node can take it.
-    (re.compile(r"didn'?t match the requested (?:node ?name|hostname)", re.I), "node-affinity"),
+    (LazyPattern(r"didn'?t match the requested (?:node ?name|hostname)", re.I), "node-affinity"),
     # CheckNodeCondition before 1.17: a node out of disk was a node under disk pressure.
-    (re.compile(r"(?:were|was) out of disk space", re.I), "node-pressure"),
+    (LazyPattern(r"(?:were|was) out of disk space", re.I), "node-pressure"),
     # VolumeBinding: no PV to bind the claim to on these nodes, no storage capacity for it, or its PV is gone.
-    (re.compile(r"didn'?t find available persistent volumes to bind|did not have enough free storage"
-                r"|bound to non-existent pv", re.I), "unbound-pvc"),
-    (re.compile(r"had no available volume zone", re.I), "volume-node-affinity"),
+    (LazyPattern(r"didn'?t find available persistent volumes to bind|did not have enough free storage"
+                 r"|bound to non-existent pv", re.I), "unbound-pvc"),
+    (LazyPattern(r"had no available volume zone", re.I), "volume-node-affinity"),
     # VolumeRestrictions: the volume is already in use on the node by another pod (disk conflict, ReadWriteOncePod).
-    (re.compile(r"had no available disk|ReadWriteOncePod access mode", re.I), "volume-conflict"),
+    (LazyPattern(r"had no available disk|ReadWriteOncePod access mode", re.I), "volume-conflict"),
 ]
 
 
@@ -116,22 +118,22 @@ def _insufficient(resource: str) -> str:
 
 # The FitError lists "<count> <reason>" pairs after "N/M nodes are available:" (1.8 and later); before 1.8 the
 # predicate summary put the count after the name: "Insufficient cpu (3), PodToleratesNodeTaints (1)".
-_COUNTED_FROM = re.compile(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
-                           r"|fit failure summary on nodes ?: ?")
+_COUNTED_FROM = LazyPattern(r"nodes? (?:are|is) available: |match all of the (?:following )?predicates:+ ?"
+                            r"|fit failure summary on nodes ?: ?")
 # 1.2-1.4 gave one line per node instead: "fit failure on node (node-1): Insufficient cpu".
-_PER_NODE = re.compile(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
-_COUNT_FIRST = re.compile(r"(?:^|, )(\d+) ")
-_COUNT_AFTER = re.compile(r"\s*(.+) \((\d+)\)\.?\s*")
+_PER_NODE = LazyPattern(r"fit failure on node \([^)]*\): ?([^\n]*?)(?= fit failure on node \(|\n|$)")
+_COUNT_FIRST = LazyPattern(r"(?:^|, )(\d+) ")
+_COUNT_AFTER = LazyPattern(r"\s*(.+) \((\d+)\)\.?\s*")
 # A reason list is short; a pasted "message" can be a 10 MB line. Counting reads no further than this.
 _MAX_COUNTED = 8192
 # The preemption summary (1.23+) repeats the node count for its own verdicts; it says nothing about filters.
-_PREEMPTION_PART = re.compile(r"\.? ?preemption: ")
+_PREEMPTION_PART = LazyPattern(r"\.? ?preemption: ")
 
 
 # A node-role taint keeps workloads off the control plane (kubeadm's node-role.kubernetes.io/master before 1.24,
 # control-plane from 1.20), Rancher's etcd and controlplane roles, and OpenShift's infra nodes: a pod ruled out
 # there is the cluster working as set up, not the reason it waits.
-_ROLE_TAINT = re.compile(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
+_ROLE_TAINT = LazyPattern(r"taints? \{node-role\.kubernetes\.io/(?:master|control-plane|controlplane|etcd|infra)\b")
 
 
 def reason_node_counts(message: str, by_design: bool = True) -> list[tuple[str, int]]:
@@ -177,7 +179,7 @@ def _counted_reasons(text: str) -> list[str]:
 
 
 # Before 1.8 the predicate named the taint check itself: such a part says nothing about which taint it was.
-_SCHEDULING_TAINT_NAMES = re.compile(r"PodToleratesNodeTaints|TaintToleration")
+_SCHEDULING_TAINT_NAMES = LazyPattern(r"PodToleratesNodeTaints|TaintToleration")
 
 
 def _per_node_counts(message: str) -> list[tuple[str, int]]:
