@@ -23,13 +23,13 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    create_engine,
     insert,
     select,
     update,
 )
 from sqlalchemy.exc import IntegrityError
 
+from bot.store.db import make_engine
 from drills.session import DrillSession
 from drills.store import LeaderboardRow, leaderboard_rows
 
@@ -77,8 +77,12 @@ class SqlSessionStore:
     """A SessionStore over any SQLAlchemy URL; `from_path` opens (and creates) a SQLite file."""
 
     def __init__(self, url_or_engine: str | Engine) -> None:
-        self.engine = create_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
-        metadata.create_all(self.engine)
+        self.engine = make_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
+        # In one transaction: on SQLite make_engine's BEGIN IMMEDIATE serialises it, so two commands opening a new
+        # file at once (`triagebot drill list` beside `triagebot drill NAME`) do not both try to create the tables
+        # ("table ... already exists"); the second finds them made.
+        with self.engine.begin() as connection:
+            metadata.create_all(connection)
 
     @classmethod
     def from_path(cls, path: Path) -> SqlSessionStore:

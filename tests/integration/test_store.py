@@ -24,6 +24,7 @@ from sqlalchemy.exc import StatementError
 
 from bot.store import outbox, repo
 from bot.store.db import alembic_config, current_revision, make_engine, migrate, normalize_url, session_factory
+from bot.store.drill_sessions import SqlSessionStore
 from bot.store.drill_sessions import metadata as sessions_metadata
 from bot.store.models import Alert, AlertGroup, AlertStorm, Base, Incident, OutboxItem
 from collectors.models import Missing, Target
@@ -120,6 +121,30 @@ def test_a_drills_table_made_by_create_all_is_adopted(db_url: str) -> None:
     assert "drill_sessions" in inspect(engine).get_table_names()
     assert_no_drift(engine)
     engine.dispose()
+
+
+def test_two_commands_opening_a_new_drill_file_at_once_both_open_it(tmp_path: Path) -> None:
+    """`triagebot drill list` started beside `triagebot drill NAME` on a fresh state dir (tests/e2e/test_drill_saved.py
+    does): one makes the tables, the other waits and finds them. Each used to check, find nothing and create: the
+    second failed with "table interview_sessions already exists"."""
+    path = tmp_path / "drills.sqlite"
+    first = make_engine(f"sqlite:///{path}")
+    errors: list[BaseException] = []
+
+    def open_second() -> None:
+        try:
+            SqlSessionStore.from_path(path).engine.dispose()
+        except BaseException as err:
+            errors.append(err)
+
+    second = threading.Thread(target=open_second)
+    with first.begin() as connection:
+        sessions_metadata.create_all(connection)  # made, not yet committed
+        second.start()
+        second.join(0.5)  # time to reach its check; it cannot finish before this commit
+    second.join(60)
+    assert not second.is_alive() and errors == []
+    first.dispose()
 
 
 def test_a_storm_in_progress_keeps_its_rollup_through_the_upgrade(db_url: str) -> None:
