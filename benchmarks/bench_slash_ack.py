@@ -155,7 +155,7 @@ def _warm_up(bot: BotProcess, driver: Driver, timeout: float = 300.0) -> None:
 
 def run(seconds: float, backend: str = "sqlite") -> dict[str, Any]:
     load_average = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="bench-slash-") as tmp, database(backend, Path(tmp)) as url, \
+    with tempfile.TemporaryDirectory(prefix="bench-slash-") as tmp, database(backend, Path(tmp), durable=True) as url, \
             KubeStandIn(cluster(SERVICES), latency=LATENCY) as kube, \
             SlackStandIn(channels=(CHANNEL,), burst=5) as slack:
         values = bot_values(slack_api_url=slack.api_url, database_url=url,
@@ -350,7 +350,9 @@ def report(runs: list[dict[str, Any]]) -> str:
         "of the main database before it; the append's commit waits for the disk (fsync, kept: an answered 200 is "
         "durable). On PostgreSQL the append is one statement outside a transaction block that also skips a "
         "repeat (`INSERT ... WHERE NOT EXISTS` on the digest): two round trips, the pool's ping and the statement; "
-        "the test server runs with fsync off. What is left in a webhook's time is waiting for a core: the last "
+        "the server runs with PostgreSQL's durability settings on (fsync, synchronous commits, full-page writes), "
+        "as production does, where the tests turn them off. What is left in a webhook's time is waiting for a "
+        "core: the last "
         "row says how long each process was runnable without one, and how much of the run some task on the "
         "machine was (CPU pressure). "
         "The budget is the same on both databases: SQLite is what a new user runs first (docs/install.md, "

@@ -163,13 +163,14 @@ def send_all(bot: BotProcess, alerts: int, seconds: float, groups: int, workers:
 
 
 @contextmanager
-def database(backend: str, workdir: Path) -> Iterator[str]:
+def database(backend: str, workdir: Path, durable: bool = False) -> Iterator[str]:
+    """The database URL; `durable` keeps PostgreSQL's fsync and synchronous commits on, as production runs it."""
     if backend == "sqlite":
         yield f"sqlite:///{workdir / 'triagebot.sqlite'}"
         return
     from tests.harness.postgres import start_postgres
 
-    with start_postgres() as server:
+    with start_postgres(durable=durable) as server:
         yield server.url
 
 

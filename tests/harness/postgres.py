@@ -63,6 +63,7 @@ class PgServer:
     host: str = "127.0.0.1"
     user: str = SERVER_USER
     database: str = "triagebot"
+    durable: bool = False  # fsync and synchronous commits on, as a production server runs (benchmarks)
 
     @property
     def url(self) -> str:
@@ -116,8 +117,10 @@ def _make_root() -> Path:
 
 
 @contextmanager
-def start_postgres(log_dir: Path | None = None, database: str = "triagebot", attempts: int = 3) -> Iterator[PgServer]:
-    """Run a private PostgreSQL for the duration of the block and yield it; stop it (-m fast) and delete it after."""
+def start_postgres(log_dir: Path | None = None, database: str = "triagebot", attempts: int = 3,
+                   durable: bool = False) -> Iterator[PgServer]:
+    """Run a private PostgreSQL for the duration of the block and yield it; stop it (-m fast) and delete it after.
+    `durable`: keep PostgreSQL's durability settings (a benchmark of what a commit costs); tests leave them off."""
     bindir = require_postgres()
     root = _make_root()
     data, log = root / "data", root / "server.log"
@@ -129,12 +132,12 @@ def start_postgres(log_dir: Path | None = None, database: str = "triagebot", att
         for attempt in range(attempts):
             port = _free_port()
             try:
-                _pg_ctl_start(bindir, root, port)
+                _pg_ctl_start(bindir, root, port, durable)
             except RuntimeError:
                 if attempt == attempts - 1:
                     raise RuntimeError(f"PostgreSQL did not start; server log:\n{_read(log)}") from None
                 continue
-            server = PgServer(bindir=bindir, root=root, port=port, database=database)
+            server = PgServer(bindir=bindir, root=root, port=port, database=database, durable=durable)
             break
         assert server is not None
         server.create_database(database)
@@ -149,10 +152,11 @@ def start_postgres(log_dir: Path | None = None, database: str = "triagebot", att
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _pg_ctl_start(bindir: Path, root: Path, port: int) -> None:
-    # Durability settings off: this cluster is thrown away, and fsync dominates test time otherwise.
-    options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off "
-               "-c synchronous_commit=off -c full_page_writes=off")
+def _pg_ctl_start(bindir: Path, root: Path, port: int, durable: bool = False) -> None:
+    # Durability settings off unless asked for: this cluster is thrown away, and fsync dominates test time otherwise.
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root}"
+    if not durable:
+        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     _run([str(bindir / "pg_ctl"), "-D", str(root / "data"), "-l", str(root / "server.log"), "-w", "-t", "30",
           "-o", options, "start"], root, "pg_ctl start")
 
@@ -165,7 +169,7 @@ def stop_server(server: PgServer) -> None:
 
 def start_server(server: PgServer) -> None:
     """Start a stopped server again, on its port."""
-    _pg_ctl_start(server.bindir, server.root, server.port)
+    _pg_ctl_start(server.bindir, server.root, server.port, server.durable)
 
 
 def _read(path: Path) -> str:
