@@ -117,6 +117,9 @@ FACTS: list[FactSpec] = [
     FactSpec("train.loader_few_workers", "bool",
              "the training framework warned that a DataLoader has few worker processes for the CPUs available "
              "(PyTorch Lightning's 'does not have many workers which may be a bottleneck')", "any"),
+    FactSpec("train.gpu_left_unused", "bool",
+             "the training framework found a CUDA GPU and runs without it (PyTorch Lightning's 'GPU available: "
+             "True (cuda), used: False', 'GPU available but not used')", "any"),
     FactSpec("train.loader_workers_suggested", "int",
              "the worker count the few-workers warning suggests: the CPUs the machine can give the loader "
              "('try 16 which is the number of cpus', '`num_workers=47`'); 2 or fewer leaves no CPUs to add", "max",

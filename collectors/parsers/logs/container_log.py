@@ -38,7 +38,11 @@ def _rx(pattern: str) -> re.Pattern[str]:
 RULES: tuple[Rule, ...] = (
     Rule("cuda.oom", True, ("CUDA out of memory", "CUDA error: out of memory", "torch.OutOfMemoryError",
                             "cuda.OutOfMemoryError", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation",
-                            "CUBLAS_STATUS_ALLOC_FAILED", "OOM when allocating tensor")),
+                            "CUBLAS_STATUS_ALLOC_FAILED")),
+    # TensorFlow's op-output allocation failure is the GPU's memory unless it names the CPU device or allocator
+    # (collectors/catalogs/frameworks.yaml tf-oom-allocating-tensor: host memory is not CUDA's).
+    Rule("cuda.oom", True, ("OOM when allocating tensor",),
+         _rx(r"OOM when allocating tensor(?!.*(?:device:CPU|by allocator (?:cpu|mklcpu)\b))")),
     # The process found no usable GPU and runs without one. CUDA runtime/driver error strings (CUDA Runtime API
     # reference, cudaError_t / CUresult, CUDA 10-12): 35 cudaErrorInsufficientDriver, 100 cudaErrorNoDevice,
     # 803 cudaErrorSystemDriverMismatch, 804 cudaErrorCompatNotSupportedOnDevice; PyTorch torch/cuda/__init__.py

@@ -18,8 +18,10 @@ from collectors.catalogs.signals import signals
 from collectors.parsers.kubernetes.messages.k8s_messages import sandbox_errors
 from tests.unit.parsers.paste_facts import joined_facts as _facts
 
-# network_pastes.yaml for the network and proxy entries, launcher_pastes.yaml for the MPI launchers'.
-PASTES: list[dict[str, Any]] = [paste for name in ("network_pastes.yaml", "launcher_pastes.yaml")
+# network_pastes.yaml for the network and proxy entries, launcher_pastes.yaml for the MPI launchers',
+# framework_pastes.yaml for the training frameworks' (frameworks.yaml).
+PASTES: list[dict[str, Any]] = [paste for name in ("network_pastes.yaml", "launcher_pastes.yaml",
+                                                   "framework_pastes.yaml")
                                 for paste in yaml.safe_load((Path(__file__).parent / name).read_text(encoding="utf-8"))]
 BY_ID = {s.spec.id: s for s in signals()}
 

@@ -38,5 +38,6 @@ def test_the_catalog_names_the_symptoms_its_header_lists() -> None:
     # Load testers' percentiles name none: the figure, read as latency.p99_seconds, says whether it is slow.
     # launchers.yaml, loaded with them, names nccl-hang: an MPI job whose daemons are lost or cannot start.
     # startup_exits.yaml's Triton entries name crash-loop: a server that gives up at start-up is restarted.
-    named = {e.symptom for e in entries() if e.symptom is not None} - {"nccl-hang", "crash-loop"}
+    # frameworks.yaml's GPU allocators name oom-killed: the GPU's memory ran out.
+    named = {e.symptom for e in entries() if e.symptom is not None} - {"nccl-hang", "crash-loop", "oom-killed"}
     assert named == {"error-rate", "service-unreachable"}

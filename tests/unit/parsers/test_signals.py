@@ -27,6 +27,9 @@ LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "network_pas
 # The MPI launcher catalog's pastes (launcher_pastes.yaml, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "launcher_pastes.yaml").read_text(
     encoding="utf-8")) for line in unwrap(paste["text"]).lines]
+# The training-framework catalog's pastes (framework_pastes.yaml, each with its URL).
+LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "framework_pastes.yaml").read_text(
+    encoding="utf-8")) for line in unwrap(paste["text"]).lines]
 # The proxy catalog's pastes (proxy_pastes.yaml, each with its URL).
 LINES += [line for paste in yaml.safe_load((Path(__file__).parent / "proxy_pastes.yaml").read_text(encoding="utf-8"))
           for line in unwrap(paste["text"]).lines]
@@ -99,6 +102,12 @@ AWAITING_A_PASTE = {
     # A browser's reset and unreachable errors (network.yaml chromium-net-*, fix round f8): the names are
     # net/base/net_error_list.h's; the threads found paste the refused and timed-out ones.
     "chromium-net-connection-reset", "chromium-net-address-unreachable",
+    # Training frameworks and launchers (frameworks.yaml, issue 24 round 16, templates rendered by
+    # test_network_catalog.py): the threads found quote these lines cut short or inside prose.
+    "tf-skipping-gpu-devices", "tf-bfc-allocator-oom", "jax-cuda-backend-failed", "jax-cuda-backend-unable",
+    "xla-device-out-of-memory", "torch-driver-too-old", "torch-driver-init-failed", "torch-no-cuda-gpus",
+    "lightning-gpu-available-unused", "lightning-gpu-available-not-used-warning",
+    "deepspeed-launcher-child-sigkilled", "srun-task-killed",
 }
 
 

@@ -54,10 +54,18 @@ def test_confirmation_cites_cpu_and_gpu_and_renders_checks() -> None:
     ({"gpu.job_util_avg_percent": 80.0}, False),
     ({"cuda.unavailable": True, "gpu.fallen_off_bus": True}, False),
     ({"cuda.unavailable": True, "xid.codes": [79]}, False),
+    # Lightning found a CUDA GPU and trains on the CPU (frameworks.yaml lightning-gpu-available-unused)
+    ({"train.gpu_left_unused": True}, True),
 ], ids=["alert", "sm-active", "gr-engine", "util-with-cpu", "util-alone", "busy-gpu", "cpu-only", "job-idle",
         "job-busy", "held-idle", "unheld-idle", "held-after-xid", "held-busy",
         "data-wait", "short-data-wait", "few-workers",
         "cuda-unavailable", "cuda-unavailable-gpu-lost", "cuda-unavailable-xid",
-        "job-avg-low", "job-avg-busy"])
+        "job-avg-low", "job-avg-busy", "gpu-left-unused"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
+
+
+def test_a_framework_leaving_its_gpu_unused_makes_not_using_gpu_likely() -> None:
+    by_id = {h.id: h for h in judge(PLAYBOOK, {"train.gpu_left_unused": True}).hypotheses}
+    assert by_id["not-using-gpu"].status == "likely"
+    assert by_id["input-pipeline-starved"].status == "unknown"
