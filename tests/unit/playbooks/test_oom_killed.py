@@ -81,8 +81,11 @@ def test_missing_evidence_never_rules_out(make_facts: Callable[[dict[str, Any]],
     # SIGTERM (a drain's stop) with a reason echoing an earlier cgroup OOM event: no OOM kill ended it.
     ({"container.last_terminated.reason": "OOMKilled", "container.last_terminated.exit_code": 143}, False),
     ({"container.last_terminated.reason": "OOMKilled"}, True),
+    # torchrun's "exitcode: -9": a child SIGKILLed with its parent spared is how the OOM killer acts in a container.
+    ({"app.child_sigkilled": True}, True),
+    ({"app.child_sigkilled": False}, False),
 ], ids=["oomkilled", "kernel-oom", "cuda-oom", "shm", "alert", "liveness-137", "eviction", "app-crash",
-        "explicit-false", "oomkilled-143-sigterm", "oomkilled-no-code"])
+        "explicit-false", "oomkilled-143-sigterm", "oomkilled-no-code", "child-sigkill", "child-not-killed"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
 
