@@ -172,6 +172,11 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.kv_cache_usage_ratio", "float",
              "share of an LLM server's KV cache in use (the highest seen): vLLM's gpu_cache_usage_perc / "
              "kv_cache_usage_perc, or its stats line's GPU KV cache usage", "max", "0.998"),
+    FactSpec("serving.preemptions", "int",
+             "requests an LLM server took off the GPU mid-generation because its KV cache had no free block left, "
+             "to recompute or swap back in later (the most seen): vLLM's preemption warning "
+             "(total_num_cumulative_preemption) or its vllm:num_preemptions_total counter "
+             "(collectors/catalogs/gpu_stack.yaml, figures.yaml)", "max", "51"),
     FactSpec("serving.decode_tokens_per_second", "float",
              "tokens an LLM server generates per second for each request it runs: its stats lines' generation "
              "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "

@@ -99,6 +99,9 @@ AWAITING_A_PASTE = {
     # A browser's reset and unreachable errors (network.yaml chromium-net-*, fix round f8): the names are
     # net/base/net_error_list.h's; the threads found paste the refused and timed-out ones.
     "chromium-net-connection-reset", "chromium-net-address-unreachable",
+    # The NVIDIA device plugin's "No devices found. Waiting indefinitely." (gpu_stack.yaml, round 16): the threads found
+    # (k8s-device-plugin#1080, #1552) name it in their titles but cut the log before the line.
+    "device-plugin-no-devices",
 }
 
 
