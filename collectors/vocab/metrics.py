@@ -25,7 +25,8 @@ FACTS: list[FactSpec] = [
              "link-level retransmissions since driver load, a sign of a marginal link", "max", "212"),
     FactSpec("gpu.nvlink_errors", "int",
              "NVLink data-link errors (CRC flit + CRC data + replay + recovery) summed over the active links of the "
-             "worst GPU, counted since driver load (NVML)", "max", "1937"),
+             "worst GPU, counted since driver load (NVML, or nvidia-smi nvlink -e's replay, recovery and CRC "
+             "counters per link)", "max", "1937"),
     FactSpec("gpu.nvlink_inactive_links", "int",
              "NVLinks reported inactive on a GPU whose other links are up (NVML), the most on any GPU", "max", "1"),
     FactSpec("gpu.job_util_percent", "float",
