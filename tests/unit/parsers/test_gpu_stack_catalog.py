@@ -74,8 +74,10 @@ def test_a_healthy_line_of_the_same_program_reads_as_none_of_them(paste: str) ->
     # Triton's table header and a model that loaded.
     "| Model              | Version | Status |",
     "| simple               | 1       | READY                                  |",
-    # vLLM's V1 scheduler resuming a preempted request says nothing of how many were preempted.
-    "INFO 08-21 07:17:09 [scheduler.py:495] Preempted request cmpl-e5951453df7d471e8aac25957dbc9096-0 has been resumed!",
+    # vLLM's V1 scheduler resuming a preempted request says nothing of how many were preempted
+    # (https://github.com/LMCache/LMCache/pull/1361, a comment's log).
+    "INFO 08-21 07:17:09 [scheduler.py:495] Preempted request cmpl-e5951453df7d471e8aac25957dbc9096-0 "
+    "has been resumed!",
 ])
 def test_a_near_miss_reads_as_none_of_the_catalogs_facts(line: str) -> None:
     got = joined_facts(line)
