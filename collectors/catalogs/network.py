@@ -1,9 +1,10 @@
 """The network catalogs: CNI plugins' and network clients' messages (network.yaml), and what proxies, the API
 server's service proxy and serving stacks print when they answer a request with an error or a wait (proxies.yaml),
 and what MPI launchers print when a job's daemons or ranks cannot be reached or are lost (launchers.yaml), the
-fatal records a process exits after when a dependency is unreachable at start-up (startup_exits.yaml), and what
+fatal records a process exits after when a dependency is unreachable at start-up (startup_exits.yaml), what
 training frameworks and their launchers print when a job runs without its GPU, runs out of GPU memory or loses a
-rank to SIGKILL (frameworks.yaml), each with its upstream source.
+rank to SIGKILL (frameworks.yaml), and what inference servers and the NVIDIA device plugin print when a model
+does not fit or load or no GPU is found (gpu_stack.yaml), each with its upstream source.
 
 Their entries are line signals like those of signals.yaml (collectors/catalogs/signals.py reads them all), plus
 where the wording comes from and a template a test renders. `sandbox_kinds` lets the event readers classify a
@@ -24,7 +25,7 @@ from collectors.catalogs.validated import validated
 
 CATALOGS = tuple(Path(__file__).parent / name
                   for name in ("network.yaml", "proxies.yaml", "launchers.yaml", "startup_exits.yaml",
-                               "frameworks.yaml"))
+                               "frameworks.yaml", "gpu_stack.yaml"))
 # Keys an entry shares with signals.yaml; the rest say where the wording comes from.
 SIGNAL_KEYS = ("id", "hints", "pattern", "unless", "facts", "symptom")
 

@@ -30,6 +30,9 @@ def sniff(text: str) -> int:
     if re.search(r"(?m)^GPU \d+: .*\(UUID: [^)]*\)\s*\n(?:\s+Link \d+: (?:<inactive>|[\d.]+ [GM]B/s)|NVML: Unable to "
                  r"retrieve NVLink information)", head):
         return 85
+    # `nvidia-smi nvlink -e` (round 16): a -L heading (its UUID may be left out), then a link's error counter.
+    if re.search(r"(?m)^GPU \d+: [^\n]*\n\s+Link \d+: (?:Replay|Recovery|CRC) Errors: \d+\s*$", head):
+        return 85
     if re.search(r"(?m)^\s+GPU UUID\s+: GPU-", head):  # a `nvidia-smi -q` report cut below its banner
         return 85
     if SECTIONS.search(head) and re.search(r"(?m)^\s+(?:Pending|(?:DRAM |SRAM )?(?:Unc|C)orrectable(?: Error)?)\s+: ",

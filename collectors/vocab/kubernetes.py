@@ -224,6 +224,11 @@ FACTS: list[FactSpec] = [
     FactSpec("gpu.free_total", "int", "allocatable minus allocated GPUs, summed over nodes seen", "sum"),
     FactSpec("gpu.max_free_per_node", "int", "the most free GPUs on any single node seen", "max"),
     FactSpec("gpu.unhealthy_count", "int", "GPUs in capacity but not allocatable (marked unhealthy)", "sum"),
+    FactSpec("gpu.device_plugin_no_gpus", "bool",
+             "the NVIDIA device plugin found no GPU to advertise on its node: NVML would not initialise in its "
+             "container (no driver, or no NVIDIA runtime to inject it), its discovery strategy matched nothing, or "
+             "it found no devices and waits; the node then offers no nvidia.com/gpu (collectors/catalogs/"
+             "gpu_stack.yaml)", "any"),
     # services
     FactSpec("endpoints.ready", "int", "ready endpoint addresses behind the service (Endpoints, EndpointSlices)",
              "sum", "0"),

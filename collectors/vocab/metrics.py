@@ -25,7 +25,8 @@ FACTS: list[FactSpec] = [
              "link-level retransmissions since driver load, a sign of a marginal link", "max", "212"),
     FactSpec("gpu.nvlink_errors", "int",
              "NVLink data-link errors (CRC flit + CRC data + replay + recovery) summed over the active links of the "
-             "worst GPU, counted since driver load (NVML)", "max", "1937"),
+             "worst GPU, counted since driver load (NVML, or nvidia-smi nvlink -e's replay, recovery and CRC "
+             "counters per link)", "max", "1937"),
     FactSpec("gpu.nvlink_inactive_links", "int",
              "NVLinks reported inactive on a GPU whose other links are up (NVML), the most on any GPU", "max", "1"),
     FactSpec("gpu.job_util_percent", "float",
@@ -175,6 +176,11 @@ FACTS: list[FactSpec] = [
     FactSpec("serving.kv_cache_usage_ratio", "float",
              "share of an LLM server's KV cache in use (the highest seen): vLLM's gpu_cache_usage_perc / "
              "kv_cache_usage_perc, or its stats line's GPU KV cache usage", "max", "0.998"),
+    FactSpec("serving.preemptions", "int",
+             "requests an LLM server took off the GPU mid-generation because its KV cache had no free block left, "
+             "to recompute or swap back in later (the most seen): vLLM's preemption warning "
+             "(total_num_cumulative_preemption) or its vllm:num_preemptions_total counter "
+             "(collectors/catalogs/gpu_stack.yaml, figures.yaml)", "max", "51"),
     FactSpec("serving.decode_tokens_per_second", "float",
              "tokens an LLM server generates per second for each request it runs: its stats lines' generation "
              "throughput over their running requests, summed over the lines of one block (vLLM's 'Avg generation "

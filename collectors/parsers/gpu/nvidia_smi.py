@@ -18,7 +18,7 @@ from collectors.parsers.contract import Parser
 from collectors.parsers.gpu.gpu_ids import read_ids
 from collectors.parsers.gpu.nvidia_smi_query import read_query
 from collectors.parsers.gpu.nvidia_smi_table import emit, read_table
-from collectors.parsers.gpu.nvlink_status import read_nvlink_status
+from collectors.parsers.gpu.nvlink_status import read_nvlink_errors, read_nvlink_status
 from collectors.parsers.sink import FactSink
 from collectors.sniffers.nvidia_smi import sniff
 from collectors.text import normalise
@@ -39,6 +39,7 @@ def parse(artifact: Artifact) -> ParseResult:
     read_query(sink, lines)
     read_ids(sink, lines)
     read_nvlink_status(sink, lines)
+    read_nvlink_errors(sink, lines)
     return sink.done()
 
 

@@ -68,3 +68,44 @@ def test_every_link_up_reads_nothing() -> None:
 
 def test_a_pcie_card_without_a_bridge_reads_nothing() -> None:
     assert "gpu.nvlink_inactive_links" not in _facts(PCIE_NO_BRIDGE)
+
+
+# `nvidia-smi nvlink -e` (round 16). https://github.com/NVIDIA/srt-slurm/pull/307 (description: a GB300 node's counters
+# before a run, the heading without its UUID): every counter at 0.
+ERRORS_ZERO = """\
+$ nvidia-smi nvlink -e
+GPU 0: NVIDIA GB300
+\t Link 0: Replay Errors: 0
+\t Link 0: Recovery Errors: 0
+\t Link 0: CRC Errors: 0
+"""
+
+# Composed in the same shape (no public paste with counts found): GPU 1's link 3 has replayed and failed CRC checks
+# hundreds of times since the driver loaded, its neighbours not at all.
+ERRORS_GROWING = """\
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-d1b93026-6d5b-03bd-3a71-f85b47a61bde)
+\t Link 0: Replay Errors: 0
+\t Link 0: Recovery Errors: 0
+\t Link 0: CRC Errors: 0
+GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)
+\t Link 2: Replay Errors: 0
+\t Link 2: Recovery Errors: 0
+\t Link 2: CRC Errors: 0
+\t Link 3: Replay Errors: 212
+\t Link 3: Recovery Errors: 3
+\t Link 3: CRC Errors: 187
+"""
+
+
+def test_error_counters_are_summed_per_gpu_and_the_worst_gpu_kept() -> None:
+    assert _facts(ERRORS_GROWING)["gpu.nvlink_errors"] == 402
+
+
+def test_error_counters_at_zero_read_as_zero_and_no_link_down() -> None:
+    facts = _facts(ERRORS_ZERO)
+    assert facts["gpu.nvlink_errors"] == 0
+    assert "gpu.nvlink_inactive_links" not in facts
+
+
+def test_link_speeds_are_no_error_counts() -> None:
+    assert "gpu.nvlink_errors" not in _facts(ALL_UP)

@@ -108,6 +108,9 @@ AWAITING_A_PASTE = {
     "xla-device-out-of-memory", "torch-driver-too-old", "torch-driver-init-failed", "torch-no-cuda-gpus",
     "lightning-gpu-available-unused", "lightning-gpu-available-not-used-warning",
     "deepspeed-launcher-child-sigkilled", "srun-task-killed",
+    # The NVIDIA device plugin's "No devices found. Waiting indefinitely." (gpu_stack.yaml, round 16): the threads found
+    # (k8s-device-plugin#1080, #1552) name it in their titles but cut the log before the line.
+    "device-plugin-no-devices",
 }
 
 
