@@ -74,3 +74,23 @@ def test_the_slack_bots_start_loads_no_kubernetes_client(tmp_path: Path) -> None
     assert not {n for n in names if n.split(".")[0] == "kubernetes"}
     assert not {n for n in names if n.split(".")[0] in ("numpy", "alembic", "mako")}  # the first grade, migration
     assert len(names) < 1200  # about 1,180; 1,376 with numpy and Alembic, 2,090 with the Kubernetes client's models
+
+
+def test_analyze_freezes_the_heap_at_exit_and_main_in_process_does_not(tmp_path: Path) -> None:
+    # The shutdown's full collections over the start's objects were a tenth of a one-line analyze's CPU
+    # (bot/cli/main.py, _no_collection_at_exit). atexit runs its handlers last registered first, so one
+    # registered before main() runs after the freeze and sees it; main() itself must not freeze (a test that
+    # calls it in process goes on collecting).
+    evidence = tmp_path / "one.txt"
+    evidence.write_text("Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient nvidia.com/gpu.\n")
+    script = (
+        "import atexit, contextlib, gc, io, sys\n"
+        "atexit.register(lambda: print('frozen at exit', gc.get_freeze_count() > 0, flush=True))\n"
+        "from bot.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['analyze', {str(evidence)!r}])\n"
+        "print('frozen after main', gc.get_freeze_count() > 0, flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.stdout.splitlines()[-2:] == ["frozen after main False", "frozen at exit True"]
