@@ -32,17 +32,28 @@ class Sched:
 NOTHING = Sched(0.0, 0.0, 0)
 
 
-def process(pid: int) -> Sched:
-    """The sum over the threads of `pid` (NOTHING once it is gone)."""
-    total = NOTHING
+def _per_thread(pid: int, name: str) -> list[str]:
+    """The text of /proc/PID/task/*/NAME, one per thread still there (none once the process is gone)."""
     try:
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
-        return total
+        return []
+    texts: list[str] = []
     for task in tasks:
         try:
-            ran, waited, slices = (Path(task) / "schedstat").read_text().split()[:3]
-        except (OSError, ValueError):
+            texts.append((task / name).read_text())
+        except OSError:
+            continue  # the thread ended meanwhile
+    return texts
+
+
+def process(pid: int) -> Sched:
+    """The sum over the threads of `pid` (NOTHING once it is gone)."""
+    total = NOTHING
+    for text in _per_thread(pid, "schedstat"):
+        try:
+            ran, waited, slices = text.split()[:3]
+        except ValueError:
             continue
         total = total + Sched(int(ran) / 1e9, int(waited) / 1e9, int(slices))
     return total
@@ -51,14 +62,10 @@ def process(pid: int) -> Sched:
 def children(pid: int) -> list[int]:
     """The direct children of `pid`."""
     found: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return found
-    for task in tasks:
+    for text in _per_thread(pid, "children"):
         try:
-            found += [int(p) for p in (Path(task) / "children").read_text().split()]
-        except (OSError, ValueError):
+            found += [int(p) for p in text.split()]
+        except ValueError:
             continue
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from collectors.lazy_regex import LazyPattern
 
@@ -42,16 +43,23 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def strip_prefixes(line: str) -> str:
-    """Remove any stack of timestamp/host/facility prefixes in front of a log message."""
-    changed = True
-    while changed:
-        changed = False
-        for rx in _PREFIXES:
-            m = rx.match(line)
-            if m and m.end() > 0:
-                line = line[m.end():]
-                changed = True
+def strip_prefixes(line: str, extra: Sequence[re.Pattern[str]] = ()) -> str:
+    """Remove any stack of timestamp/host/facility prefixes in front of a log message; a reader's `extra` prefixes
+    are tried each time the common ones are all off."""
+    while True:
+        before = common = line
+        while (line := _strip_once(line, _PREFIXES)) != common:
+            common = line
+        line = _strip_once(line, extra)
+        if line == before:
+            return line
+
+
+def _strip_once(line: str, prefixes: Sequence[re.Pattern[str]]) -> str:
+    for rx in prefixes:
+        m = rx.match(line)
+        if m and m.end() > 0:
+            line = line[m.end():]
     return line
 
 

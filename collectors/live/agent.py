@@ -99,27 +99,28 @@ def _since(window: Window) -> datetime:
     return max(since, datetime.now(UTC) - _MAX_LOOKBACK)
 
 
+def _kept(session: _Node, path: str, params: Mapping[str, str], kind: ArtifactKind, file: tuple[str, str],
+          command: str) -> httpx.Response | None:
+    """The agent's answer about the node, kept as an artifact named by `file` (part, extension), or None."""
+    response = session.get(path, params)
+    if response is not None:
+        name = session.node.name
+        session.add(kind, artifact_id(SOURCE, name, file[0]) + file[1], f"node/{name}",
+                    f"{command}  # on node {name}", response.text)
+    return response
+
+
 def _kernel_log(session: _Node) -> None:
     since = _since(session.window)
-    response = session.get("/v1/kernel-log", {"since": _rfc3339(since)})
-    if response is None:
-        return
-    name = session.node.name
-    session.add(ArtifactKind.KERNEL_LOG, artifact_id(SOURCE, name, "kernel") + ".log", f"node/{name}",
-                f"journalctl -k --no-pager --since '{since.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC'  "
-                f"# on node {name}", response.text)
-    if response.headers.get("x-triagebot-truncated") == "true":
+    response = _kept(session, "/v1/kernel-log", {"since": _rfc3339(since)}, ArtifactKind.KERNEL_LOG, ("kernel", ".log"),
+                     f"journalctl -k --no-pager --since '{since.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC'")
+    if response is not None and response.headers.get("x-triagebot-truncated") == "true":
         session.miss("kernel log cut at the agent's size limit; later lines were not read")
 
 
 def _conntrack(session: _Node) -> None:
-    response = session.get("/v1/conntrack", {})
-    if response is None:
-        return
-    name = session.node.name
-    session.add(ArtifactKind.CONNTRACK_STATS, artifact_id(SOURCE, name, "conntrack") + ".txt", f"node/{name}",
-                f"conntrack -S; sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max  "
-                f"# on node {name}", response.text)
+    _kept(session, "/v1/conntrack", {}, ArtifactKind.CONNTRACK_STATS, ("conntrack", ".txt"),
+          "conntrack -S; sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max")
 
 
 def _net_links(session: _Node) -> None:
@@ -177,12 +178,9 @@ def _nvml(session: _Node) -> None:
 def _json_snapshot(session: _Node, path: str, params: dict[str, str], kind: ArtifactKind, part: str, command: str,
                    what: str) -> None:
     """An agent answer that is a JSON snapshot with an `available` flag, kept as an artifact."""
-    response = session.get(path, params)
+    response = _kept(session, path, params, kind, (part, ".json"), command)
     if response is None:
         return
-    name = session.node.name
-    session.add(kind, artifact_id(SOURCE, name, part) + ".json", f"node/{name}", f"{command}  # on node {name}",
-                response.text)
     try:
         doc = json.loads(response.text)
     except ValueError:
@@ -190,7 +188,7 @@ def _json_snapshot(session: _Node, path: str, params: dict[str, str], kind: Arti
         return
     if isinstance(doc, dict) and doc.get("available") is not True:
         # Said here as well as in the artifact so the report lists which evidence stays unknown.
-        session.miss(f"{what} unavailable on node {name}: {doc.get('error') or 'no reason given'}")
+        session.miss(f"{what} unavailable on node {session.node.name}: {doc.get('error') or 'no reason given'}")
 
 def _has_gpus(node: NodeRef, pods: list[PodRef]) -> bool:
     return node.gpu_capacity > 0 or any(p.gpu_request > 0 for p in pods)

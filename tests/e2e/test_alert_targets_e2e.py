@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ from collectors.live.collect import LiveAccess
 from tests.e2e.test_alertmanager_e2e import all_sent, wait_until
 from tests.harness.alertmanager import start_alertmanager
 from tests.harness.bot_server import serve_app
+from tests.harness.shop import ago
 from tests.harness.slack_bot import message_text
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import Message, SlackStandIn
@@ -33,13 +33,9 @@ NODE_EXPORTER = {"job": "node-exporter", "namespace": "monitoring", "mountpoint"
                  "device": "/dev/nvme0n1p1", "fstype": "ext4", "severity": "warning"}
 
 
-def _ago(minutes: int) -> str:
-    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _pod(namespace: str, name: str, **status: Any) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": _ago(60)},
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": ago(60)},
             "spec": {"nodeName": "gpu-node-2", "containers": [{"name": "main", "image": "registry.example.com/x:1"}]},
             "status": {"phase": "Running", **status}}
 
@@ -68,7 +64,7 @@ def cluster() -> list[dict[str, Any]]:
          "status": {"hard": {"requests.nvidia.com/gpu": "8"}, "used": {"requests.nvidia.com/gpu": "8"}}},
         {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "train-llm.1", "namespace": "ml"},
          "involvedObject": {"kind": "Job", "namespace": "ml", "name": "train-llm"}, "reason": "FailedCreate",
-         "type": "Warning", "count": 3, "firstTimestamp": _ago(20), "lastTimestamp": _ago(2),
+         "type": "Warning", "count": 3, "firstTimestamp": ago(20), "lastTimestamp": ago(2),
          "message": 'Error creating: pods "train-llm-x7k2p" is forbidden: exceeded quota: gpu-quota, requested: '
                     "requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8",
          "source": {"component": "job-controller"}},

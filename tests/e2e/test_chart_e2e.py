@@ -14,7 +14,6 @@ import io
 import json
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -32,6 +31,7 @@ from tests.e2e.test_slack_app import SECRET, SLOW_POSTS, Bot
 from tests.harness.bot_server import serve_bot
 from tests.harness.openmetrics import History, ramp
 from tests.harness.prometheus import PromServer
+from tests.harness.shop import ago
 from tests.standins.kube_api import KubeStandIn
 
 GiB = 2**30
@@ -40,17 +40,13 @@ POD, NODE, NODE_IP = "etl-worker-0", "node-b", "10.0.0.8"
 SERIES = "prom-node-memory-available-ratio-range.json"
 
 
-def _ago(minutes: int) -> str:
-    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def evicted_objects() -> list[dict[str, Any]]:
     """A Burstable pod the kubelet evicted for memory, on a node under MemoryPressure."""
     message = ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 81920Ki. Container "
                "worker was using 5662310Ki, request is 1Gi, has larger consumption of memory.")
     return [
         {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": POD, "namespace": "batch", "labels": {"app": "etl"}, "creationTimestamp": _ago(90)},
+         "metadata": {"name": POD, "namespace": "batch", "labels": {"app": "etl"}, "creationTimestamp": ago(90)},
          "spec": {"nodeName": NODE, "containers": [
              {"name": "worker", "image": "registry.example.com/batch/etl:4.2",
               "resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "8Gi"}}}]},
@@ -58,18 +54,18 @@ def evicted_objects() -> list[dict[str, Any]]:
                     "containerStatuses": [{"name": "worker", "ready": False, "restartCount": 0,
                                            "image": "registry.example.com/batch/etl:4.2", "imageID": "",
                                            "state": {"terminated": {"reason": "Error", "exitCode": 137,
-                                                                    "startedAt": _ago(80), "finishedAt": _ago(6)}}}]}},
+                                                                    "startedAt": ago(80), "finishedAt": ago(6)}}}]}},
         {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{POD}.1", "namespace": "batch"},
          "involvedObject": {"kind": "Pod", "namespace": "batch", "name": POD},
          "reason": "Evicted", "type": "Warning", "message": message, "count": 1,
-         "firstTimestamp": _ago(6), "lastTimestamp": _ago(6), "source": {"component": "kubelet", "host": NODE}},
+         "firstTimestamp": ago(6), "lastTimestamp": ago(6), "source": {"component": "kubelet", "host": NODE}},
         {"apiVersion": "v1", "kind": "Node",
          "metadata": {"name": NODE, "labels": {"kubernetes.io/hostname": NODE}},
          "status": {"capacity": {"cpu": "16", "memory": "32Gi"}, "allocatable": {"cpu": "16", "memory": "31Gi"},
                     "addresses": [{"type": "InternalIP", "address": NODE_IP}],
                     "conditions": [{"type": "Ready", "status": "True"},
                                    {"type": "MemoryPressure", "status": "True",
-                                    "reason": "KubeletHasInsufficientMemory", "lastTransitionTime": _ago(8)}]}},
+                                    "reason": "KubeletHasInsufficientMemory", "lastTransitionTime": ago(8)}]}},
     ]
 
 

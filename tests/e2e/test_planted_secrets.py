@@ -16,7 +16,6 @@ import logging
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from bot.slack.app import build_slack_app
 from bot.store.models import OutboxItem, TriageRun
 from collectors.live.collect import LiveAccess
 from tests.harness.bot_server import serve_app
+from tests.harness.shop import ago, checkout_objects
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import SlackStandIn, message_shortcut_body, signed_headers, slash_command_body
 
@@ -72,30 +72,12 @@ EVIDENCE = "\n".join([
 ])
 
 
-def _ago(minutes: int) -> str:
-    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def shop_objects() -> list[dict[str, Any]]:
     """An OOMKilled pod whose spec's env holds planted secrets (name before value, and value before name)."""
-    pod = "checkout-6f7c9-x2x4p"
     env = [{"name": "DB_PASSWORD", "value": "valuefirst-planted-33"}, {"name": "MYSQL_PWD", "value": "mysqlpwd-77a1c"},
            {"value": "sk_live_51Hplantedabcdefghijkl", "name": "STRIPE_KEY"}, {"name": "RANK", "value": "0"}]
-    return [
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "checkout", "namespace": "shop"},
-         "spec": {"selector": {"app": "checkout"}}},
-        {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": pod, "namespace": "shop", "labels": {"app": "checkout"}, "creationTimestamp": _ago(120)},
-         "spec": {"nodeName": "node-a", "containers": [
-             {"name": "app", "image": "registry.example.com/shop/checkout:2.1", "env": env,
-              "args": ["--db-password", "hunter2-space-9f1"],
-              "resources": {"limits": {"memory": "256Mi"}}}]},
-         "status": {"phase": "Running", "containerStatuses": [
-             {"name": "app", "ready": False, "restartCount": 4, "image": "registry.example.com/shop/checkout:2.1",
-              "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-              "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137, "startedAt": _ago(12),
-                                           "finishedAt": _ago(10)}}}]}},
-    ]
+    return checkout_objects({"env": env, "args": ["--db-password", "hunter2-space-9f1"],
+                             "resources": {"limits": {"memory": "256Mi"}}}, {})
 
 
 class Captured:
@@ -190,7 +172,7 @@ def _push_everything(http: httpx.Client, slack: SlackStandIn) -> None:
              "alerts": [{"status": "firing", "labels": {"alertname": "DBLoginFailures", "namespace": "shop",
                                                         "service": "checkout"},
                          "annotations": {"summary": " ".join(PLANTED.values())},
-                         "startsAt": _ago(5), "fingerprint": "f1"}]}
+                         "startsAt": ago(5), "fingerprint": "f1"}]}
     response = http.post("/alertmanager", json=alert, headers={"Authorization": f"Bearer {WEBHOOK}"})
     assert response.status_code == 200, response.text
     # A command bolt has no listener for: bolt logs unhandled requests with their body.

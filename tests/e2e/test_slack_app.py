@@ -39,6 +39,7 @@ from drills.recorded.incident import load_incident
 from drills.recorded.replay import replay
 from playbooks.report import Report
 from tests.harness.bot_server import serve_bot
+from tests.harness.shop import CHECKOUT_POD, ago, checkout_objects
 from tests.harness.slack_bot import actions
 from tests.standins.kube_api import KubeStandIn
 from tests.standins.slack_api import (
@@ -61,31 +62,15 @@ CHANNELS = ("C0OPS", "C0BTN", "C0PASTE", "C0SHORT", "C0DENY", "C0MISS")
 SLOW_POSTS = 20.0  # seconds: a few paced posts plus a live triage, with room for a loaded CI machine
 
 
-def _ago(minutes: int) -> str:
-    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def shop_objects() -> list[dict[str, Any]]:
     """A Service whose only pod keeps getting OOMKilled under a 256Mi limit, on a healthy node."""
-    pod = "checkout-6f7c9-x2x4p"
     return [
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "checkout", "namespace": "shop"},
-         "spec": {"selector": {"app": "checkout"}}},
-        {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": pod, "namespace": "shop", "labels": {"app": "checkout"}, "creationTimestamp": _ago(120)},
-         "spec": {"nodeName": "node-a", "containers": [
-             {"name": "app", "image": "registry.example.com/shop/checkout:2.1",
-              "resources": {"requests": {"memory": "256Mi"}, "limits": {"memory": "256Mi"}}}]},
-         "status": {"phase": "Running", "containerStatuses": [
-             {"name": "app", "ready": False, "restartCount": 4, "image": "registry.example.com/shop/checkout:2.1",
-              "imageID": "registry.example.com/shop/checkout@sha256:1111",
-              "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-              "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137, "startedAt": _ago(12),
-                                           "finishedAt": _ago(10)}}}]}},
-        {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{pod}.1", "namespace": "shop"},
-         "involvedObject": {"kind": "Pod", "namespace": "shop", "name": pod},
+        *checkout_objects({"resources": {"requests": {"memory": "256Mi"}, "limits": {"memory": "256Mi"}}},
+                          {"imageID": "registry.example.com/shop/checkout@sha256:1111"}),
+        {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{CHECKOUT_POD}.1", "namespace": "shop"},
+         "involvedObject": {"kind": "Pod", "namespace": "shop", "name": CHECKOUT_POD},
          "reason": "BackOff", "type": "Warning", "message": "Back-off restarting failed container app",
-         "count": 4, "firstTimestamp": _ago(30), "lastTimestamp": _ago(5),
+         "count": 4, "firstTimestamp": ago(30), "lastTimestamp": ago(5),
          "source": {"component": "kubelet", "host": "node-a"}},
         {"apiVersion": "v1", "kind": "Node",
          "metadata": {"name": "node-a", "labels": {"kubernetes.io/hostname": "node-a"}},

@@ -14,25 +14,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from collectors.live.base import Window
+from collectors.parsers.metrics.promql_samples import escape, format_number
 
 # A constant, or a function of seconds since the start of the history.
 Value = float | Callable[[float], float]
 
 
-def _escape(label_value: str) -> str:
-    return label_value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
 def _number(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return str(int(value)) if value == int(value) else repr(value)
+    """Every digit (the parser's format_number keeps 6): a history backfilled for a test is read back exactly."""
+    if math.isfinite(value):
+        return str(int(value)) if value == int(value) else repr(value)
+    return format_number(value)
 
 
 def _labels(labels: Mapping[str, str]) -> str:
-    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+    inner = ",".join(f'{k}="{escape(v)}"' for k, v in labels.items())
     return f"{{{inner}}}" if inner else ""
 
 

@@ -122,17 +122,7 @@ class _Seen:
 
 def message(line: str) -> str:
     """The kernel message with every timestamp/host/facility prefix removed."""
-    changed = True
-    while changed:
-        stripped = strip_prefixes(line)
-        changed = stripped != line
-        line = stripped
-        for rx in _EXTRA_PREFIXES:
-            m = rx.match(line)
-            if m and m.end() > 0:
-                line = line[m.end():]
-                changed = True
-    return line
+    return strip_prefixes(line, _EXTRA_PREFIXES)
 
 
 def claims_line(line: str) -> bool:

@@ -4,6 +4,7 @@ the nice values the bot used before remain, so a request still goes before a tri
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -21,20 +22,17 @@ def _recorder(niced: list[int]) -> object:
     return nice
 
 
-def test_without_sched_idle_a_worker_drops_by_nice_10(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("policy", "said", "nice"), [
+    pytest.param(cpu.background, "nice 10", 10, id="without-sched-idle-a-worker-drops-by-nice-10"),
+    pytest.param(cpu.behind_requests, "nice 5", 5, id="without-sched-batch-the-ingester-drops-by-nice-5"),
+])
+def test_a_refused_policy_falls_back_to_nice(monkeypatch: pytest.MonkeyPatch, policy: Callable[[], str], said: str,
+                                             nice: int) -> None:
     niced: list[int] = []
     monkeypatch.setattr(os, "sched_setscheduler", _refused)
     monkeypatch.setattr(os, "nice", _recorder(niced))
-    assert cpu.background() == "nice 10"
-    assert niced == [10]
-
-
-def test_without_sched_batch_the_ingester_drops_by_nice_5(monkeypatch: pytest.MonkeyPatch) -> None:
-    niced: list[int] = []
-    monkeypatch.setattr(os, "sched_setscheduler", _refused)
-    monkeypatch.setattr(os, "nice", _recorder(niced))
-    assert cpu.behind_requests() == "nice 5"
-    assert niced == [5]
+    assert policy() == said
+    assert niced == [nice]
 
 
 def test_with_both_policies_the_calls_name_them(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -30,10 +30,7 @@ from collectors.live.promql import (
 )
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
-
-UNTIL = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
-HOUR = Window.last(timedelta(hours=1), UNTIL)
-
+from tests.unit.live.hour import HOUR, UNTIL
 
 # ---- escaping ----------------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from unittest.mock import patch
 
@@ -31,9 +31,7 @@ from playbooks.charts import declared_series
 from playbooks.loader import CompiledHypothesis, CompiledPlaybook, load_playbooks
 from playbooks.model import Chart, Hypothesis, NoChart, Playbook
 from playbooks.pipeline import triggered_by
-
-UNTIL = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
-HOUR = Window.last(timedelta(hours=1), UNTIL)
+from tests.unit.live.hour import HOUR, UNTIL
 
 # One target of each kind the playbooks are about.
 SERVICE = Scope(namespace="serving", service="ranker", workload="deployment/ranker",

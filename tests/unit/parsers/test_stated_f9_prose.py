@@ -33,69 +33,55 @@ def test_a_workload_said_to_stay_pending_is_the_pod_phase(text: str) -> None:
     assert "pending" in got.get("evidence.symptoms", []), got  # type: ignore[operator]
 
 
-@pytest.mark.parametrize("text", [
-    "The LoadBalancer service's external IP stays pending.",  # composed: a Service's EXTERNAL-IP, no pod
-    "The pull request is still pending review.",  # composed: no workload
-    "The pod did not stay pending for long; it was scheduled in seconds.",  # composed: denied
-    "Does the pod stay Pending when the node affinity is set?",  # composed: asked
-    # https://github.com/giantswarm/aws-operator/pull/520 (description): what would happen without the change
-    "Without this change the ic pods in a guest created from local lab stay in `Pending` because any node fulfills "
-    "the cpu requirements.",
-])
-def test_pending_of_no_workload_or_denied_or_asked_is_not_read(text: str) -> None:
-    assert "pod.phase" not in _said(text)
-
-
-def test_a_cpu_request_said_too_high_for_every_node_is_insufficient_cpu() -> None:
+# Each sentence and the one fact it says, with its value.
+@pytest.mark.parametrize(("fact", "value", "text"), [
     # https://github.com/selkies-project/docker-selkies-egl-desktop/issues/35 (description, the EDIT line)
-    got = _said("EDIT: Fixed! My CPU requirements were too high which made it so that no node satisfied my "
-                "requirements. Thank you!")
-    assert got.get("scheduling.reasons") == ["insufficient-cpu"], got
-
-
-@pytest.mark.parametrize("text", [
-    "The CPU request is too high for this service, so it gets throttled.",  # composed: no placement in the sentence
-    "The CPU request was not too high; the node had room.",  # composed: denied
-    "The memory limit is higher than the request on every node.",  # composed: a limit, not a request said too big
-])
-def test_a_request_said_big_outside_placement_or_denied_is_not_read(text: str) -> None:
-    assert "scheduling.reasons" not in _said(text)
-
-
-def test_the_storage_space_said_to_cause_the_evictions_is_disk() -> None:
+    ("scheduling.reasons", ["insufficient-cpu"],
+     "EDIT: Fixed! My CPU requirements were too high which made it so that no node satisfied my requirements. Thank "
+     "you!"),
     # https://github.com/longhorn/longhorn/issues/6023 (idkSteve's comment of 2023-06-08)
-    got = _said("I have found that it was the storage space and eviction thresholds causing the pods to be Evicted.")
-    assert got.get("eviction.resource") == "disk", got
-
-
-@pytest.mark.parametrize("text", [
-    # https://github.com/kubernetes/kubernetes/issues/91600 (description): plenty of disk, no cause
-    "I checked the disk space of worker nodes. There is still plenty of disk space. But the kubelet logs showed the "
-    "kubelet is still trying to evict pods.",
-    # https://github.com/kubernetes/kubernetes/issues/25239 (description): how the kubelet frees disk, in general
-    "Kubelet can perform several actions to free up disk space - delete old containers, delete unused images, evict "
-    "pods that use a lot of disk.",
-    "The pods were not evicted because of low disk space.",  # composed: denied
-    "The pods weren't evicted due to low disk space, they were preempted.",  # composed: denied
-])
-def test_disk_beside_evictions_without_a_cause_is_not_read(text: str) -> None:
-    assert "eviction.resource" not in _said(text)
-
-
-def test_memory_said_to_cause_the_evictions_is_memory() -> None:
+    ("eviction.resource", "disk",
+     "I have found that it was the storage space and eviction thresholds causing the pods to be Evicted."),
     # composed in the kubelet's terms (evictionMessage "The node was low on resource: memory"), as people write it
-    got = _said("Several pods were evicted due to low memory on the node.")
-    assert got.get("eviction.resource") == "memory", got
-
-
-@pytest.mark.parametrize("text", [
-    # https://github.com/ZettaAI/zetta_utils/issues/524 (description)
-    "At 10:01:27 PM CEST `gke-zutils-x3-gpu-n1-highmem-8-t4-non-a60edc7f-7lpz` ran out of memory.",
-    "The worker node ran out of memory during the night.",  # composed
+    ("eviction.resource", "memory", "Several pods were evicted due to low memory on the node."),
+    # https://github.com/ZettaAI/zetta_utils/issues/524 (description): a node said to run out of memory
+    ("node.conditions", ["MemoryPressure"],
+     "At 10:01:27 PM CEST `gke-zutils-x3-gpu-n1-highmem-8-t4-non-a60edc7f-7lpz` ran out of memory."),
+    ("node.conditions", ["MemoryPressure"], "The worker node ran out of memory during the night."),  # composed
 ])
-def test_a_node_said_to_run_out_of_memory_is_memory_pressure(text: str) -> None:
+def test_a_sentence_saying_it_is_read(fact: str, value: object, text: str) -> None:
     got = _said(text)
-    assert got.get("node.conditions") == ["MemoryPressure"], got
+    assert got.get(fact) == value, got
+
+
+# Each sentence near one of them, and the fact it must not give.
+@pytest.mark.parametrize(("fact", "text"), [
+    # pending of no workload, or denied, or asked
+    ("pod.phase", "The LoadBalancer service's external IP stays pending."),  # composed: a Service's EXTERNAL-IP, no pod
+    ("pod.phase", "The pull request is still pending review."),  # composed: no workload
+    ("pod.phase", "The pod did not stay pending for long; it was scheduled in seconds."),  # composed: denied
+    ("pod.phase", "Does the pod stay Pending when the node affinity is set?"),  # composed: asked
+    # https://github.com/giantswarm/aws-operator/pull/520 (description): what would happen without the change
+    ("pod.phase", "Without this change the ic pods in a guest created from local lab stay in `Pending` because any "
+                  "node fulfills the cpu requirements."),
+    # a request said big outside placement, or denied
+    # composed: no placement in the sentence
+    ("scheduling.reasons", "The CPU request is too high for this service, so it gets throttled."),
+    ("scheduling.reasons", "The CPU request was not too high; the node had room."),  # composed: denied
+    # composed: a limit, not a request said too big
+    ("scheduling.reasons", "The memory limit is higher than the request on every node."),
+    # disk beside evictions without a cause
+    # https://github.com/kubernetes/kubernetes/issues/91600 (description): plenty of disk, no cause
+    ("eviction.resource", "I checked the disk space of worker nodes. There is still plenty of disk space. But the "
+                          "kubelet logs showed the kubelet is still trying to evict pods."),
+    # https://github.com/kubernetes/kubernetes/issues/25239 (description): how the kubelet frees disk, in general
+    ("eviction.resource", "Kubelet can perform several actions to free up disk space - delete old containers, delete "
+                          "unused images, evict pods that use a lot of disk."),
+    ("eviction.resource", "The pods were not evicted because of low disk space."),  # composed: denied
+    ("eviction.resource", "The pods weren't evicted due to low disk space, they were preempted."),  # composed: denied
+])
+def test_a_sentence_near_one_is_not_read(fact: str, text: str) -> None:
+    assert fact not in _said(text)
 
 
 @pytest.mark.parametrize("text", [

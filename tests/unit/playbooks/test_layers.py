@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from drills.recorded.replay import replay
 from playbooks.layers import LAYERS_FILE, ORDER, layer_problems, load_layers, narrowing, open_hypotheses
 from playbooks.pipeline import default_playbooks
 from playbooks.report import Finding, HypothesisResult, Status
+from playbooks.scope import load_questions
 
 STATUSES: dict[str, tuple[Status, float]] = {"c": ("confirmed", 0.9), "l": ("likely", 0.6), "u": ("unknown", 0.3),
                                              "r": ("ruled-out", 0.0)}
@@ -120,17 +122,21 @@ def test_lint_warns_of_a_missing_layer_and_refuses_a_stale_id(tmp_path: Path) ->
     assert len(problems) == 2
 
 
-@pytest.mark.parametrize("text", [
-    "layers: nope\n",
-    "layers:\n  - {layer: street, question: q?, check: c}\n",
-    "layers:\n  - {layer: pod, question: q?, check: c}\n",
-    "layers:\n  - {layer: application, question: q?, check: '{{ pod|nosuch }}'}\n",
+# The two side files the engine asks its questions from: layers.yaml (narrowing) and scope.yaml (scope).
+@pytest.mark.parametrize(("load", "name", "text"), [
+    (load_layers, "layers.yaml", "layers: nope\n"),
+    (load_layers, "layers.yaml", "layers:\n  - {layer: street, question: q?, check: c}\n"),
+    (load_layers, "layers.yaml", "layers:\n  - {layer: pod, question: q?, check: c}\n"),
+    (load_layers, "layers.yaml", "layers:\n  - {layer: application, question: q?, check: '{{ pod|nosuch }}'}\n"),
+    (load_questions, "scope.yaml", "levels: nope\n"),
+    (load_questions, "scope.yaml", "levels:\n  - {level: street, question: q, yes_if: 'true', no_if: 'false'}\n"),
+    (load_questions, "scope.yaml", "levels:\n  - {level: pod, question: q, yes_if: 'true', no_if: 'false'}\n"),
 ])
-def test_a_malformed_file_is_refused(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "layers.yaml"
+def test_a_malformed_file_is_refused(tmp_path: Path, load: Callable[[Path], object], name: str, text: str) -> None:
+    path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError):
-        load_layers(path)
+        load(path)
 
 
 def test_a_hypothesis_in_two_layers_is_refused(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -86,16 +85,7 @@ def test_the_bundled_questions_load_in_order_and_cite_a_source() -> None:
     assert all(q.source and q.text.endswith("?") for q in questions)
 
 
-@pytest.mark.parametrize("text", [
-    "levels: nope\n",
-    "levels:\n  - {level: street, question: q, yes_if: 'true', no_if: 'false'}\n",
-    "levels:\n  - {level: pod, question: q, yes_if: 'true', no_if: 'false'}\n",
-])
-def test_a_malformed_file_is_refused(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "scope.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(ValueError):
-        load_questions(path)
+# A malformed scope.yaml is refused: test_layers.py::test_a_malformed_file_is_refused, beside layers.yaml.
 
 
 def test_every_renderer_shows_the_scope() -> None:
