@@ -345,7 +345,8 @@ def test_a_finished_sentence_still_ends_a_wrapped_row() -> None:
 
 def test_an_old_kubelet_eviction_names_the_condition_in_brackets() -> None:
     # openshift/release#516 (https://github.com/openshift/release/issues/516), kubectl 1.8's tab-separated row.
-    text = "  1m\t\t1m\t\t1\tkubelet, origin-ci-ig-n-kwtq\t\t\tWarning\t\tEvicted\t\tThe node was low on resource: [DiskPressure].\n"
+    text = ("  1m\t\t1m\t\t1\tkubelet, origin-ci-ig-n-kwtq\t\t\tWarning\t\tEvicted\t\t"
+            "The node was low on resource: [DiskPressure].\n")
     got = cited(parse_text(text))
     assert [v for v, *_ in got["eviction.resource"]] == ["ephemeral-storage"]
     assert [v for v, *_ in got["node.conditions"]] == [["DiskPressure"]]
