@@ -19,7 +19,8 @@ def _reasons(text: str) -> object:
     # kubernetes/kubernetes#59197 (https://github.com/kubernetes/kubernetes/issues/59197), the kubelet's code quoted
     '\t\tret = append(ret, "container runtime is down")',
     # composed: a nested call, and a logger's method
-    '    errs = append(errs, fmt.Errorf("PLEG is not healthy: pleg was last seen active %v ago; threshold is %v", a, b))',
+    '    errs = append(errs, fmt.Errorf("PLEG is not healthy: pleg was last seen active %v ago; threshold is %v", '
+    'a, b))',
     '    klog.ErrorS(nil, "container runtime is down")',
 ])
 def test_a_message_in_a_call_of_source_code_is_not_read(line: str) -> None:
@@ -35,7 +36,9 @@ def test_a_message_in_a_call_of_source_code_is_not_read(line: str) -> None:
     "- PLEG is not healthy: pleg was last seen active 3m23.715837189s ago; threshold is 3m0s",
     # moby/moby#44300 (https://github.com/moby/moby/issues/44300): a Go struct printed, braces not a call
     "I1014 17:14:48.847212    2261 setters.go:555] Node became not ready: {Type:Ready Status:False "
-    "Reason:KubeletNotReady Message:PLEG is not healthy: pleg was last seen active 3m8.702564418s ago; threshold is 3m0s}",
+    "LastHeartbeatTime:2022-10-14 17:14:48.847163955 -0700 PDT m=+25681.987667904 LastTransitionTime:2022-10-14 "
+    "17:14:48.847163955 -0700 PDT m=+25681.987667904 Reason:KubeletNotReady Message:PLEG is not healthy: pleg was "
+    "last seen active 3m8.702564418s ago; threshold is 3m0s}",
     # composed: structured klog, the message in a quoted key's value
     'E0101 10:00:00.000000    1 kubelet.go:2394] "Skipping pod synchronization" err="[container runtime is down]"',
 ])
