@@ -8,6 +8,10 @@ FACTS: list[FactSpec] = [
     FactSpec("pod.namespace", "str", "namespace of that pod", example="shop"),
     FactSpec("pod.node", "str", "node the pod is bound to (empty while Pending)", example="gpu-node-2"),
     FactSpec("pod.phase", "str", "pod phase", example="Pending"),
+    FactSpec("pod.setup_resolved", "bool",
+             "every pod whose events show a volume mount, missing Secret/ConfigMap or sandbox failure has a later "
+             "Started event (the kubelet started a container): the wait before the first container was transient",
+             "any"),
     FactSpec("pod.status.reason", "str", "pod-level status reason", example="Evicted"),
     FactSpec("pod.status.message", "str", "pod-level status message",
              example="The node was low on resource: memory."),

@@ -143,6 +143,10 @@ class EventFacts:
         self._unscheduled: dict[str | None, EventRecord] = {}
         self._placed: dict[str | None, EventRecord] = {}
         self._failed_last: dict[str | None, EventRecord] = {}  # the latest failure per object, by age where known
+        # A pod's failures before its first container (volume mount, missing object, sandbox), the latest per object,
+        # and the objects whose container the kubelet started after the latest of them.
+        self._setup_failed: dict[str | None, EventRecord] = {}
+        self._started: dict[str | None, EventRecord] = {}
         # Image pulls per object: started and not finished yet, and finished.
         self.pulls_open: dict[str | None, EventRecord] = {}
         self.pulls_done: dict[str | None, EventRecord] = {}
@@ -177,6 +181,9 @@ class EventFacts:
         if reason == "Scheduled":
             if subject in self._unscheduled and not _before(ev, self._failed_last[subject]):
                 self._placed[subject] = ev
+        elif reason == "Started":
+            if subject in self._setup_failed and not _before(ev, self._setup_failed[subject]):
+                self._started[subject] = ev
         elif handler is not None:
             handler(self, ev, subject)
         elif reason in _NODE_CONDITION_EVENTS:
@@ -198,6 +205,15 @@ class EventFacts:
         if placed is not None and not _before(ev, placed):
             del self._placed[subject]  # failing again after it was placed: the failure holds again
 
+    def setup_failed(self, ev: EventRecord, subject: str | None) -> None:
+        """A failure before the pod's first container; a later Started event for the object resolves it."""
+        last = self._setup_failed.get(subject)
+        if last is None or not _before(ev, last):
+            self._setup_failed[subject] = ev
+        started = self._started.get(subject)
+        if started is not None and not _before(ev, started):
+            del self._started[subject]  # failing again after a container started: the failure holds again
+
     def finish(self) -> None:
         self.pulls.flush(self.sink)
         for subject, ev in self.pulls_open.items():
@@ -215,6 +231,14 @@ class EventFacts:
             end = max(ev.span()[1] for ev in self._placed.values())
             if not self.sink.has("scheduling.resolved", True, None):
                 self.sink.add("scheduling.resolved", True, start, end, None)
+        # Every object whose volumes, referenced objects or sandbox failed started a container afterwards: the
+        # kubelet starts none before every volume is mounted and the sandbox is up (pkg/kubelet/kubelet.go SyncPod,
+        # WaitForAttachAndMount), so the wait before it was over.
+        if self._setup_failed and self._started.keys() >= self._setup_failed.keys():
+            start = min(ev.span()[0] for ev in self._setup_failed.values())
+            end = max(ev.span()[1] for ev in self._started.values())
+            if not self.sink.has("pod.setup_resolved", True, None):
+                self.sink.add("pod.setup_resolved", True, start, end, None)
         for subject, ev in self.scaled_to_zero.items():
             self.add("rollout.recent" if subject in self.scaled_up else "rollout.scaled_to_zero", True, ev, subject)
 
@@ -310,6 +334,7 @@ def _killing(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
 
 
 def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.setup_failed(ev, subject)
     errors = volume_errors(ev.message)
     if mount_blocked(errors):
         facts.add("volume.mount_failed", True, ev, subject)
@@ -322,6 +347,7 @@ def _mount_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> No
 
 
 def _sandbox_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> None:
+    facts.setup_failed(ev, subject)
     if errors := sandbox_errors(ev.message):
         facts.add("sandbox.errors", errors, ev, subject)
 
@@ -346,6 +372,7 @@ def _config_failed(facts: EventFacts, ev: EventRecord, subject: str | None) -> N
     """`Error: secret "x" not found` (reason Failed): the container cannot be created without it. Or it was
     created and its entrypoint cannot run: missing, not executable, built for another CPU."""
     if refs := missing_refs(ev.message):
+        facts.setup_failed(ev, subject)
         facts.add("pod.missing_refs", refs, ev, subject)
     elif entrypoint_failed(ev.message):
         facts.add("app.errors", ["entrypoint"], ev, subject)

@@ -36,6 +36,11 @@ _MAX_PER_SIGNAL = 500
 _NEW_RECORD = LazyPattern(
     r"(?:Warning|Normal)\b|\S+\s+(?:Warning|Normal)\s|[IWEF]\d{4} |\d{4}-\d\d-\d\d|[A-Z][a-z]{2} +\d+ \d\d:|"
     r"[A-Z][\w ]{0,30}:(?:\s|$)|-{3,}|[\[{<#$>|]|\d+[smhd]\s")
+# A message inside a string literal passed to a call, as source code holds it (`ret = append(ret, "container runtime
+# is down")`, `log.Fatalf("...")`): the program's words quoted from its code, not printed by it. Only a call whose
+# name starts lower case (Go's builtins and package functions, a logger's methods): a Python exception's repr in a
+# log (`RuntimeError('CUDA error: ...')`) is what the program printed.
+_IN_CODE_CALL = LazyPattern(r'(?:^|[^\w.])[a-z_][\w]*(?:\.[A-Za-z_]\w*)*\((?:[^()"]*,\s*)?"[^"]*$')
 # Trailing punctuation of the structure a message sits in: a JSON string, a YAML value, a table cell.
 _TRAILING = "\"',;|` \t\\"
 
@@ -84,7 +89,7 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
             if budget.get(signal.spec.id, 0) >= _MAX_PER_SIGNAL or any(u in line for u in signal.spec.unless):
                 continue
             m = signal.regex.search(line)
-            if m is not None:
+            if m is not None and _IN_CODE_CALL.search(line[:m.start()]) is None:
                 # A signal whose facts are constants has said all it can; others read on, up to a budget.
                 budget[signal.spec.id] = _MAX_PER_SIGNAL if signal.constant else budget.get(signal.spec.id, 0) + 1
                 fired.setdefault(index + 1, signal.spec.id)

@@ -237,6 +237,12 @@ def test_a_denial_under_the_library_namespace(message: str, library: bool) -> No
     ("The node was low on resource: ephemeral-storage. Container x was using 12Gi, which exceeds its request of 0.",
      "ephemeral-storage"),
     ("The node had condition: [DiskPressure].", "ephemeral-storage"),
+    # kubelet 1.5-1.8 formatted the admission refusal with "low on resource" and the node's condition list:
+    # kubernetes/kubernetes#57442 (kube 1.8.5), https://github.com/kubernetes/kubernetes/issues/57442
+    ("The node was low on resource: [DiskPressure].", "ephemeral-storage"),
+    ("The node was low on resource: [MemoryPressure].", "memory"),
+    # A condition the kubelet does not evict for is no resource.
+    ("The node was low on resource: [NetworkUnavailable].", ""),
     ("Pod ephemeral local storage usage exceeds the total limit of containers 1Gi.", "ephemeral-storage"),
     ("Preempted by a pod on node gpu-node-1", ""),
 ])
@@ -335,3 +341,12 @@ def test_a_finished_sentence_still_ends_a_wrapped_row() -> None:
     got = cited(parse_text(text))
     assert "eviction.over_request" not in got
     assert [v for v, *_ in got["eviction.resource"]] == ["memory"]
+
+
+def test_an_old_kubelet_eviction_names_the_condition_in_brackets() -> None:
+    # openshift/release#516 (https://github.com/openshift/release/issues/516), kubectl 1.8's tab-separated row.
+    text = ("  1m\t\t1m\t\t1\tkubelet, origin-ci-ig-n-kwtq\t\t\tWarning\t\tEvicted\t\t"
+            "The node was low on resource: [DiskPressure].\n")
+    got = cited(parse_text(text))
+    assert [v for v, *_ in got["eviction.resource"]] == ["ephemeral-storage"]
+    assert [v for v, *_ in got["node.conditions"]] == [["DiskPressure"]]

@@ -188,7 +188,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
                "large-payloads-stall-said": ("serving large responses that stall", True),
                "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"]),
-               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True)}
+               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True),
+               # fix round 17
+               "podgroup-waiting-said": ("in a podgroup still Inqueue", True),
+               "scheduling-untolerated-taint-said": ("unschedulable because of missing tolerations",
+                                                     "untolerated-taint")}
     return samples[term.spec.id]
 
 

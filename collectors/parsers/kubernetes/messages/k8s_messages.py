@@ -285,7 +285,12 @@ def image_name(text: str) -> str:
 
 
 _LOW_ON = LazyPattern(r"low on resource: ([\w.\-]+)")
-_HAD_CONDITION = LazyPattern(r"had condition: \[(\w+)\]")
+# The admission refusal names the node's conditions, a Go slice: "had condition: [DiskPressure]"
+# (nodeConditionMessageFmt) and, while Admit formatted the eviction message with them, "The node was low on
+# resource: [DiskPressure]."
+# (pkg/kubelet/eviction/eviction_manager.go Admit: fmt.Sprintf(message, m.nodeConditions), helpers.go message
+# "The node was low on resource: %v.", 1.5-1.8).
+_HAD_CONDITION = LazyPattern(r"(?:had condition|low on resource): \[(\w+)\]")
 _CONDITION_RESOURCE = {"MemoryPressure": "memory", "DiskPressure": "ephemeral-storage", "PIDPressure": "pids"}
 
 
