@@ -188,7 +188,11 @@ def _sample(term: Any) -> tuple[str, object]:
                "selector-said-not-matching": ("behind a Service whose selector does not match the pod labels", False),
                "large-payloads-stall-said": ("serving large responses that stall", True),
                "service-said-hangs": ("seen when reaching the service that hung", ["service-unreachable"]),
-               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True)}
+               "port-said-not-listened": ("in a container that does not listen on 8080 but listens on 3000", True),
+               # round 17
+               "dns-said-slow": ("hit by slow DNS lookups", True),
+               "latency-figure-against-usual": ("hit by a method taking 120s instead of the usual 0.1 s", ["latency"]),
+               "extra-process-said-slows": ("on a GPU where an extra process slows the training", "processes")}
     return samples[term.spec.id]
 
 
