@@ -41,9 +41,10 @@ def test_no_slow_dns_said_gives_nothing(sentence: str) -> None:
 
 
 @pytest.mark.parametrize("sentence", [
-    # Public write-ups of slow calls (found with the code index's exact-string search, 2025):
+    # Two lines of public repositories' write-ups (an exact-string search of the code index; it names no path):
     "Every HTTP request was taking 8-15 seconds instead of the usual 2-3.",
     "Here it is - this took 2.5 seconds instead of the usual 300ms.",
+    # Composed: the class of the case's sentence with another subject and figures.
     "We just had an incident where one endpoint was taking 40s instead of usual 0.2 s",
 ])
 def test_a_duration_against_its_usual_is_latency(sentence: str) -> None:
@@ -51,7 +52,7 @@ def test_a_duration_against_its_usual_is_latency(sentence: str) -> None:
 
 
 @pytest.mark.parametrize("sentence", [
-    # A public product write-up: the usual figure is no request's duration.
+    # A public repository's product write-up (same search): the usual figure is no request's duration.
     "The update takes 30 seconds instead of the usual 45-minute report compilation.",
     "The page took 0.2s instead of the usual 0.1s.",  # under the 500 ms a router gives a backend
     "It does not take 5s instead of the usual 1s.",  # negated
