@@ -216,6 +216,10 @@ FACTS: list[FactSpec] = [
     FactSpec("dns.errors", "bool", "the application failed to resolve names", "any"),
     FactSpec("dns.lookup_seconds", "float", "the slowest name lookup a client timed (curl time_namelookup)", "max",
              "5.513"),
+    FactSpec("dns.said_slow", "bool",
+             "name lookups said in words to be slow or to delay requests (\"slow DNS queries\", \"DNS overhead was "
+             "causing delays\"), or requests said measurably faster once names skipped the search path (a trailing "
+             "dot, a lower ndots)", "any"),
     FactSpec("net.mtu_mismatch", "bool",
              "interfaces on the path disagree on MTU: an overlay tunnel with no room for its header on the uplink "
              "(VXLAN/Geneve 50, WireGuard 60, IP-in-IP 20 bytes), or a pod interface wider than the tunnel or "

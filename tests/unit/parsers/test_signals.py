@@ -198,9 +198,22 @@ def test_latency_that_fell_with_the_cpu_limit_is_read(line: str) -> None:
     "We removed the CPU limit. The latency did not change and p99 dropped only when we scaled out.",
     "We increased the CPU limit to 2 cores.",
     "Reduce latency of the API by caching responses.",
+    # Round 17 negatives: the next sentence's fall is another figure's, or the change is said not to help.
+    "We removed the CPU limits on the api pods. The memory usage was reduced a lot.",
+    "Removing the CPU limit did not help. Latency dropped only after we scaled out.",
 ])
 def test_a_cpu_limit_change_without_a_latency_fall_is_not_read(line: str) -> None:
     assert "cpu.limit_slowed" not in _facts(line)
+
+
+@pytest.mark.parametrize("line", [
+    # Round 17: the fall said in the sentence after the change, of the response or queue time. Composed in the
+    # words of kubernetes/kubernetes#51135 and #67577 (no other public thread found that splits it so).
+    "We deployed without the CPU limits on the checkout service. The p95 response time was reduced by half.",
+    "Then we tried removing the CPU limit on one app. Its mean and p99 queue time dropped within minutes.",
+])
+def test_latency_that_fell_in_the_next_sentence_is_read(line: str) -> None:
+    assert _facts(line)["cpu.limit_slowed"] is True
 
 
 @pytest.mark.parametrize(("line", "kind"), NGINX_UPSTREAM_LINES, ids=lambda v: v[-40:])

@@ -192,7 +192,11 @@ def _sample(term: Any) -> tuple[str, object]:
                # fix round 17
                "podgroup-waiting-said": ("in a podgroup still Inqueue", True),
                "scheduling-untolerated-taint-said": ("unschedulable because of missing tolerations",
-                                                     "untolerated-taint")}
+                                                     "untolerated-taint"),
+               # round 17
+               "dns-said-slow": ("hit by slow DNS lookups", True),
+               "latency-figure-against-usual": ("hit by a method taking 120s instead of the usual 0.1 s", ["latency"]),
+               "extra-process-said-slows": ("on a GPU where an extra process slows the training", "processes")}
     return samples[term.spec.id]
 
 
