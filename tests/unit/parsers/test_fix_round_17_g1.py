@@ -123,7 +123,7 @@ def test_probes_jobs_or_denied_timeouts_are_not_read(line: str) -> None:
     assert "http.failure_kinds" not in joined_facts(line + "\n")
 
 
-# ---- Envoy's no-backend flag named as a flag beside a 5xx (proxies.yaml envoy-status-flag-said-no-upstream) ---------------------------
+# ---- Envoy's no-backend flag named as a flag beside a 5xx (proxies.yaml envoy-status-flag-said-no-upstream)
 def test_a_5xx_with_the_no_backend_flag_named_is_the_proxy_without_a_backend() -> None:
     facts = joined_facts("After the rollout finished, 503 errors started to happen with the UH flag.\n")
     assert facts.get("http.failure_kinds") == ["no-upstream"]
