@@ -32,6 +32,10 @@ _OUTPUT = LazyPattern(
 # A field label of a few words in front ("What happened: ...", "Reason: OOMKilled"): what follows it must be a
 # sentence itself. A label with a full stop in it ("Checked. Short answer: ...") is the end of another sentence.
 _FIELD = LazyPattern(r"^\s*\**[A-Za-z][\w -]{0,30}\**:\**\s+")
+# A sentence whose first word is set off as inline code ("`iptables-save` was also missing all of the service rules"):
+# a short span closed on the line and followed by a word in lower case is the sentence's subject, not a command's
+# output, which a backquote in front otherwise marks.
+_CODE_SUBJECT = LazyPattern(r"^\s*`[^`\n]{1,60}`(?=\s+[a-z]+\b)")
 # A sentence set off in round brackets on a line of its own: words inside, no code or output.
 _ASIDE = LazyPattern(r"^\s*\(([A-Za-z][^()]*)\)\s*$")
 # Marks of a program's message however sentence-like it reads: an exception or error class in front
@@ -322,6 +326,7 @@ def _prose(line: str) -> bool:
         return False
     if (aside := _ASIDE.match(line)) is not None:
         line = aside.group(1)  # a whole line in brackets is the writer's aside: "(expected to hang since ...)"
+    line = _CODE_SUBJECT.sub("It", line, count=1)
     field = _FIELD.match(line)
     if field is not None:
         line = line[field.end():]

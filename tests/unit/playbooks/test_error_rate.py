@@ -28,3 +28,13 @@ def test_error_ratio_alone_leaves_everything_open() -> None:
 ], ids=["alert", "ratio", "noise", "rollout-alone"])
 def test_trigger(facts: dict[str, Any], expected: bool) -> None:
     assert fires(PLAYBOOK, facts) is expected
+
+
+@pytest.mark.parametrize(("facts", "expected"), [
+    ({"rollout.recent": True, "http.error_statuses": [502]}, "likely"),
+    ({"rollout.recent": True, "http.error_statuses": [503]}, "unknown"),  # not the refused-upstream status
+    ({"http.error_statuses": [502]}, "unknown"),  # a 502 alone: the app or its own proxy may answer it
+], ids=["502-in-rollout", "503-in-rollout", "502-alone"])
+def test_a_502_during_a_rollout_is_a_connection_to_a_pod_being_replaced(facts: dict[str, Any], expected: str) -> None:
+    by_id = {h.id: h for h in judge(PLAYBOOK, facts).hypotheses}
+    assert by_id["backend-connection-failures"].status == expected
