@@ -78,13 +78,14 @@ def _says(entry: CompiledWords, sentence: str, settled: Any) -> bool:
     subjects = [m.span() for m in words.subject.finditer(sentence)]
     if not subjects or (lang is None and asks(sentence.rstrip(_EMPHASIS))):
         return False
-    if (settled is not None and settled.search(sentence)) or (words.unless is not None and
-                                                              words.unless.search(sentence)):
-        return False  # the trouble is over, or the sentence is about another resource's figure
+    if settled is not None and settled.search(sentence):
+        return False  # the trouble is over
     if words.about is not None and words.about.search(sentence) is None:
         return False  # a bare noun ("the utilization") in a sentence that names nothing it belongs to
     if lang is not None:
         return _says_cjk(words, sentence, lang)
+    if words.unless is not None and words.unless.search(sentence):
+        return False  # the sentence is about another resource's figure
     for match in words.problem.finditer(sentence):
         if not negated(sentence[:match.start()]):
             return True
@@ -105,6 +106,8 @@ def _says_cjk(words: Words, sentence: str, lang: Language) -> bool:
         subjects = [m.span() for m in words.subject.finditer(clause)]
         if not subjects or cjk.asked(lang, sentence, parts, index):
             continue
+        if words.unless is not None and words.unless.search(clause):
+            continue  # another resource's figure: its clause ("CPU占用率基本90%，但是GPU占用率只有2%" reads the second)
         for match in words.problem.finditer(clause):
             if _placed(match.span(), subjects) and not _denied(lang, clause, match.span()):
                 return True
