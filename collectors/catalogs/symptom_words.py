@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import re2
 from pydantic import BaseModel, ConfigDict, Field
 
-from collectors.catalogs.cjk_marks import Language
 from collectors.catalogs.validated import validated
 from collectors.lazy_regex import LazyPattern
 
 _CATALOG = Path(__file__).parent / "symptom_words.yaml"
+# How Chinese, Japanese and Korean sentences deny, hedge and ask (collectors/parsers/text/cjk.py reads with it).
+_MARKS = Path(__file__).parent / "cjk_marks.yaml"
+Language = Literal["zh", "ja", "ko"]
 _SEPARATOR = LazyPattern(r"[\s-]+")
 # Where ASCII and another script meet inside a word: "gpu利用率" is written "GPU 利用率" as often, so the two halves are
 # joined like two words.
@@ -124,3 +126,47 @@ def symptom_words() -> tuple[tuple[CompiledWords, ...], Any]:
     """The compiled entries, and the pattern of a sentence that says the trouble is over."""
     catalog = validated((_CATALOG,), Catalog.model_validate)
     return tuple(CompiledWords(s) for s in catalog.symptoms), _alternation(catalog.settled)
+
+
+# The CJK marks catalog (cjk_marks.yaml).
+class Marks(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    source: str = Field(min_length=1)
+    clause_breaks: tuple[str, ...] = Field(min_length=1)
+    negation_before: tuple[str, ...] = ()
+    negation_after: tuple[str, ...] = ()
+    not_negation: tuple[str, ...] = ()
+    only: str | None = None
+    question_endings: tuple[str, ...] = Field(min_length=1)
+    question_words: tuple[str, ...] = ()
+
+
+class MarksCatalog(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    zh: Marks
+    ja: Marks
+    ko: Marks
+
+
+def _either(patterns: tuple[str, ...]) -> Any:
+    return re2.compile("(?:" + "|".join(patterns) + ")") if patterns else None
+
+
+class CompiledMarks:
+    def __init__(self, spec: Marks) -> None:
+        self.spec = spec
+        self.breaks: Any = _either(spec.clause_breaks)
+        self.before: Any = _either(spec.negation_before)
+        self.after: Any = _either(spec.negation_after)
+        self.plain: Any = _either(tuple(re.escape(w) for w in spec.not_negation))
+        # The question's last word, then nothing but closing marks, emphasis or a full stop.
+        self.question: Any = re2.compile("(?:" + "|".join(spec.question_endings) + r")[\s。.!~*_`'\")]*$")
+        self.asking: Any = _either(spec.question_words)
+
+
+@cache
+def cjk_marks() -> dict[Language, CompiledMarks]:
+    catalog = validated((_MARKS,), MarksCatalog.model_validate)
+    return {"zh": CompiledMarks(catalog.zh), "ja": CompiledMarks(catalog.ja), "ko": CompiledMarks(catalog.ko)}

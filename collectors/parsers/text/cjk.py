@@ -1,5 +1,6 @@
+# ruff: noqa: RUF002  (the full-width forms these languages type are named as they are written)
 """Sentences in Chinese, Japanese and Korean: which language a sentence is in, where its sentences and clauses end,
-and whether it denies, hedges or asks about what it names (collectors/catalogs/cjk_marks.yaml holds the marks).
+and whether it denies, hedges or asks about what it names (the marks: collectors/catalogs/cjk_marks.yaml).
 
 These languages write no spaces between words, end sentences with 。！？ and no space after them, and type full-width
 digits and punctuation (１０％，). Chinese puts its negation before the predicate (并不低), Japanese after its stem
@@ -8,7 +9,7 @@ digits and punctuation (１０％，). Chinese puts its negation before the pred
 
 from __future__ import annotations
 
-from collectors.catalogs.cjk_marks import CompiledMarks, Language, cjk_marks
+from collectors.catalogs.symptom_words import CompiledMarks, Language, cjk_marks
 from collectors.lazy_regex import LazyPattern
 
 # The full-width forms of ASCII (U+FF01-FF5E) and the ideographic space, as their ASCII forms: one character for one,
@@ -19,7 +20,8 @@ _KANA = LazyPattern(r"[\u3040-\u30ff]")
 _CJK = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]")
 # A sentence ends at 。 or at ! or ? (full-width ones converted) with or without a space after it.
 _END = LazyPattern(r"(?<=[。!?])\s*")
-_AFTER_REACH = 12  # a ja/ko negation or hedge hangs on the stem it denies: "低くない", "発生していません", "낮지 않습니다"
+# A ja/ko negation or hedge hangs on the stem it denies: "低くない", "発生していません", "낮지 않습니다".
+_AFTER_REACH = 12
 
 __all__ = ["asked", "clauses", "denied", "half_width", "language", "split"]
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from collectors.catalogs.cjk_marks import Language
-from collectors.catalogs.symptom_words import CompiledWords, Words, symptom_words
+from collectors.catalogs.symptom_words import CompiledWords, Language, Words, symptom_words
 from collectors.lazy_regex import LazyPattern
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult
 from collectors.parsers.text import cjk
@@ -107,7 +106,7 @@ def _says_cjk(words: Words, sentence: str, lang: Language) -> bool:
         if not subjects or cjk.asked(lang, sentence, parts, index):
             continue
         if words.unless is not None and words.unless.search(clause):
-            continue  # another resource's figure: its clause ("CPU占用率基本90%，但是GPU占用率只有2%" reads the second)
+            continue  # another resource's figure: its clause ("CPU占用率基本90%, 但是GPU占用率只有2%" reads the second)
         for match in words.problem.finditer(clause):
             if _placed(match.span(), subjects) and not _denied(lang, clause, match.span()):
                 return True

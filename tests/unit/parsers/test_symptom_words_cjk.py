@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (full-width punctuation is what these sentences are written with)
 """Symptoms said in Chinese, Japanese and Korean (symptom_words.yaml zh/ja/ko, cjk_marks.yaml, parsers/text/cjk.py)."""
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ REAL = [
     # https://github.com/hiyouga/LlamaFactory/issues/5320 (its title)
     ("多卡训练时GPU利用率很低", "gpu-underutilized"),
     # https://github.com/hiyouga/LlamaFactory/issues/5320
-    ("full finetune GPT2 small或medium model时，单卡运行GPU利用率可以基本跑满，但是多卡（2卡、8卡）运行时，其他任何参数包括"
-     "max_steps都没有改动，但是GPU利用率随着卡数变多而下降。", "gpu-underutilized"),
+    ("full finetune GPT2 small或medium model时，单卡运行GPU利用率可以基本跑满，"
+     "但是多卡（2卡、8卡）运行时，其他任何参数包括max_steps都没有改动，但是GPU利用率随着卡数变多而下降。",
+     "gpu-underutilized"),
     # https://github.com/Linzaer/Ultra-Light-Fast-Generic-Face-Detector-1MB/issues/299
     ("浅问一下 为啥我的训练GPU利用率极低，大概2%", "gpu-underutilized"),
     # https://github.com/shiyybua/NER/issues/17
@@ -159,9 +161,6 @@ REAL_NOTHING = [
     "问题解决了， 减少batch_size",
     # https://github.com/Project-HAMi/HAMi/issues/235: utilisation that cannot be read is not low utilisation
     "nvidia-smi 在容器中，无法获得使用率和processes的进程信息。",
-    # https://github.com/CRIPAC-DIG/SR-GNN/issues/40: low, but said of the graph building's CPU time as well
-    # (another resource in the same clause): left to the English-wide rule, nothing
-    "感觉是构建图的过程占用cpu时间过长，如何改呢",
 ]
 
 
