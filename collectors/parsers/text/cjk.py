@@ -23,7 +23,7 @@ _END = LazyPattern(r"(?<=[。!?])\s*")
 # A ja/ko negation or hedge hangs on the stem it denies: "低くない", "発生していません", "낮지 않습니다".
 _AFTER_REACH = 12
 
-__all__ = ["asked", "clauses", "denied", "half_width", "language", "split"]
+__all__ = ["asked", "clauses", "denied", "denied_in", "half_width", "language", "split"]
 
 
 def half_width(text: str) -> str:
@@ -84,3 +84,17 @@ def asked(lang: Language, sentence: str, parts: list[str], index: int) -> bool:
     if not (text.endswith("?") or marks.question.search(text)):
         return False
     return index == len(parts) - 1 or (marks.asking is not None and marks.asking.search(parts[index]) is not None)
+
+
+_SENTENCE_END = LazyPattern(r"[。!?]")
+
+
+def denied_in(lang: Language, sentence: str, start: int, end: int) -> bool:
+    """The words at sentence[start:end] are denied or hedged in their clause, for a reader that cuts sentences the
+    English way (the stated reader): the clause is found here, at this language's breaks and sentence ends."""
+    text = half_width(sentence)
+    marks = cjk_marks()[lang]
+    cuts = [m.span() for m in marks.breaks.finditer(text)] + [m.span() for m in _SENTENCE_END.finditer(text)]
+    begin = max((b for a, b in cuts if b <= start), default=0)
+    stop = min((a for a, b in cuts if a >= end), default=len(text))
+    return denied(lang, text[begin:stop], start - begin, end - begin)

@@ -7,6 +7,7 @@ import pytest
 
 from collectors.catalogs.symptom_words import LANGUAGES, symptom_words
 from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import parse_artifact
 from collectors.parsers.text.words import read_words
 
 
@@ -172,3 +173,16 @@ def test_a_real_sentence_says_its_symptom(line: str, symptom: str) -> None:
 @pytest.mark.parametrize("line", REAL_NOTHING)
 def test_a_real_sentence_that_says_nothing_wrong_gives_nothing(line: str) -> None:
     assert _said(line) == []
+
+
+@pytest.mark.parametrize(("denied", "said", "fact"), [
+    ("Pod 并没有一直处于 Pending 状态，已经正常运行了", "Pod 一直处于 Pending 状态，已经等了很久了", "pod.phase"),
+    ("容器没有被 OOMKilled，是正常退出的", "容器被 OOMKilled 了，是内存不够导致的", "container.last_terminated.reason"),
+])
+def test_the_stated_reader_takes_a_chinese_negation_too(denied: str, said: str, fact: str) -> None:
+    # The identifiers the stated reader reads (stated.yaml) are denied the same way in these languages.
+    def names(text: str) -> set[str]:
+        return {f.name for f in parse_artifact(Artifact(id="p", kind=ArtifactKind.TEXT, source="paste",
+                                                        content=text)).facts}
+    assert fact not in names(denied)
+    assert fact in names(said)
