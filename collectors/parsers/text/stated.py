@@ -17,6 +17,7 @@ from collectors.catalogs.signals import signal_pattern
 from collectors.catalogs.stated import CompiledTerm, stated_terms
 from collectors.lazy_regex import LazyPattern
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult, is_stated
+from collectors.parsers.text import cjk
 from collectors.parsers.text.needles import lines_holding, scan, utf8
 from collectors.unwrap import MAX_LINE
 from collectors.vocabulary import VOCABULARY
@@ -216,9 +217,12 @@ def _values(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) 
         return []
     quoted = [m.span() for m in _QUOTED.finditer(sentence)]
     about = [m.end() for m in term.about.finditer(sentence)] if term.about is not None else []
+    lang = cjk.language(sentence)  # Chinese, Japanese and Korean deny in their own ways ("Pod 并没有处于 Pending")
     out: list[object] = []
     for match in term.regex.finditer(sentence):
         said_to = match.end() if term.spec.deny_inside else match.start()
+        if lang is not None and cjk.denied_in(lang, sentence, match.start(), match.end()):
+            continue
         if negated(sentence[:said_to]) or any(a <= match.start() < b and not _only_term(sentence[a:b], match.group())
                                                for a, b in quoted):
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)

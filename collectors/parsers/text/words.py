@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from collectors.catalogs.symptom_words import CompiledWords, symptom_words
+from collectors.catalogs.symptom_words import CompiledWords, Language, Words, symptom_words
 from collectors.lazy_regex import LazyPattern
 from collectors.models import STATED_PREFIX, Artifact, Citation, Fact, ParseResult
+from collectors.parsers.text import cjk
 from collectors.parsers.text.needles import lines_holding
 from collectors.parsers.text.stated import asks, inside, merged_spans, negated, sentences, unquoted
 from collectors.unwrap import MAX_LINE
@@ -24,7 +25,8 @@ from collectors.unwrap import MAX_LINE
 _MAX_LINES = 500  # candidate lines read, per hint and in all: a paste says its symptom in a few lines
 _FIGURE_REACH = 60  # a figure is the subject's when it follows the subject within this many characters
 PARSER = f"{STATED_PREFIX}words-"
-_BREAK = LazyPattern(r"[,;:]")  # where a clause ends: a figure before it belongs to that clause
+_BREAK = LazyPattern(r"[,;:、]")  # where a clause ends: a figure before it belongs to that clause
+_CJK_REACH = 30  # in a CJK clause, a problem is the subject's when it follows the subject within this many characters
 _EMPHASIS = " \t*_~`'\")"  # markdown around a question ("**Why does ...?**") still leaves it a question
 
 __all__ = ["PARSER", "read_words"]
@@ -52,10 +54,13 @@ def read_words(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Pars
         examined += 1
         if examined > _MAX_LINES:
             break  # a log that names a subject on every line says its symptom early or not in words
-        line = unquoted(lines[index][:MAX_LINE])
+        line = cjk.half_width(unquoted(lines[index][:MAX_LINE]))
+        said = [part for sentence in sentences(line) for part in cjk.split(sentence)]
         hinted = [e for e in entries if e.spec.symptom not in found and any(h in candidates[index] for h in e.hints)]
         for entry in hinted:
-            if any(_says(entry, sentence, settled) for sentence in sentences(line)):
+            if entry.spec.symptom in found:
+                continue  # two entries of one symptom (a GPU's utilisation by name and by its bare noun)
+            if any(_says(entry, sentence, settled) for sentence in said):
                 found.add(entry.spec.symptom)
                 facts.append(Fact(name="evidence.symptoms", value=[entry.spec.symptom],
                                   citation=Citation(artifact=artifact.id, start=index + 1, end=index + 1),
@@ -67,21 +72,68 @@ def read_words(artifact: Artifact, read: Iterable[tuple[int, int]] = ()) -> Pars
 
 def _says(entry: CompiledWords, sentence: str, settled: Any) -> bool:
     """The sentence names the entry's subject and, not negated, one of its problems."""
-    subjects = [m.span() for m in entry.subject.finditer(sentence)]
-    if not subjects or asks(sentence.rstrip(_EMPHASIS)):
+    lang = cjk.language(sentence)
+    words = entry.words(lang)
+    subjects = [m.span() for m in words.subject.finditer(sentence)]
+    if not subjects or (lang is None and asks(sentence.rstrip(_EMPHASIS))):
         return False
-    if (settled is not None and settled.search(sentence)) or (entry.unless is not None and
-                                                              entry.unless.search(sentence)):
-        return False  # the trouble is over, or the sentence is about another resource's figure
-    if entry.about is not None and entry.about.search(sentence) is None:
+    if settled is not None and settled.search(sentence):
+        return False  # the trouble is over
+    if words.about is not None and words.about.search(sentence) is None:
         return False  # a bare noun ("the utilization") in a sentence that names nothing it belongs to
-    for match in entry.problem.finditer(sentence):
+    if lang is not None:
+        return _says_cjk(words, sentence, lang)
+    if words.unless is not None and words.unless.search(sentence):
+        return False  # the sentence is about another resource's figure
+    for match in words.problem.finditer(sentence):
         if not negated(sentence[:match.start()]):
             return True
-    if entry.figures is None:
+    if words.figures is None:
         return False
-    for match in entry.figures.finditer(sentence):
+    for match in words.figures.finditer(sentence):
         if _near(sentence, match.span(), subjects) and not negated(sentence[:match.start()]):
+            return True
+    return False
+
+
+def _says_cjk(words: Words, sentence: str, lang: Language) -> bool:
+    """A sentence in Chinese, Japanese or Korean: a clause of it names the subject and, placed as the subject's and
+    neither denied nor asked about in that language's way, a problem or a figure. Without spaces between words the
+    sentence is read clause by clause: "高并发下延迟正常" names a latency and a "high", but not of each other."""
+    parts = cjk.clauses(lang, sentence)
+    for index, clause in enumerate(parts):
+        subjects = [m.span() for m in words.subject.finditer(clause)]
+        if not subjects or cjk.asked(lang, sentence, parts, index):
+            continue
+        if words.unless is not None and words.unless.search(clause):
+            continue  # another resource's figure: its clause ("CPU占用率基本90%, 但是GPU占用率只有2%" reads the second)
+        for match in words.problem.finditer(clause):
+            if _placed(match.span(), subjects) and not _denied(lang, clause, match.span()):
+                return True
+        for match in words.figures.finditer(clause) if words.figures is not None else ():
+            if _near(clause, match.span(), subjects) and not _denied(lang, clause, match.span()):
+                return True
+    return False
+
+
+def _denied(lang: Language, clause: str, span: tuple[int, int]) -> bool:
+    """Denied in the clause's language, or by an English word kept in it ("GPU 利用率 not low")."""
+    return cjk.denied(lang, clause, *span) or negated(clause[:span[0]])
+
+
+def _placed(problem: tuple[int, int], subjects: list[tuple[int, int]]) -> bool:
+    """The problem is the subject's in a clause without spaces: it follows the subject closely ("延迟很高"), or stands
+    right before it as its modifier ("高延迟", "높은 지연 시간"); a problem of one character ("延迟高", "利用率低") only
+    touching it, as one character is too often part of another word ("高并发下延迟正常")."""
+    start, end = problem
+    for s_start, s_end in subjects:
+        if start < s_end and s_start < end:
+            return True  # one inside the other ("gpu is idle")
+        if end - start == 1:
+            if start == s_end or end == s_start:
+                return True
+            continue
+        if s_end <= start <= s_end + _CJK_REACH or 0 <= s_start - end <= 1:
             return True
     return False
 

@@ -33,6 +33,7 @@ CATALOGS: dict[str, tuple[tuple[Path, ...], Callable[..., Any]]] = {
     "access_logs": ((access_log_formats._CATALOG,), access_log_formats._validate),
     "alert_forms": ((alert_forms._CATALOG,), alert_forms._validate),
     "alert_labels": ((alert_labels._CATALOG,), alert_labels.LabelCatalog.model_validate),
+    "cjk_marks": ((symptom_words._MARKS,), symptom_words.MarksCatalog.model_validate),
     "figures": ((figures._CATALOG,), figures.Catalog.model_validate),
     "layers": ((layers.LAYERS_FILE,), lambda data: layers._checked(layers.LAYERS_FILE, data)),
     "load_reports": ((load_reports._CATALOG,), load_reports.Catalog.model_validate),
