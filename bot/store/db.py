@@ -55,7 +55,9 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         return engine
     # Aware datetimes come back in the session time zone; pin it to UTC so logs and psql agree with the bot.
     connect_args = {"options": "-c timezone=UTC", **kwargs.pop("connect_args", {})}
-    return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+    # A pooled connection is pinged before use (one round trip) unless the caller handles a dead one itself.
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, connect_args=connect_args, **kwargs)
 
 
 def missing_sqlite_file(url: str | None) -> str | None:

@@ -19,8 +19,8 @@ from bot.context import BotContext
 from bot.store.outage import database_away
 from bot.store.types import utcnow
 from bot.webhook.payload import AlertmanagerPayload
-from bot.webhook.redacted import redact_body
-from bot.webhook.repeat import state_digest, unchanged
+from bot.webhook.redacted import redact_notification
+from bot.webhook.repeat import canonical_alerts, state_digest, unchanged
 from collectors.http.strict_json import BadJson, loads
 
 log = logging.getLogger("triagebot.server")
@@ -80,7 +80,9 @@ def accept(ctx: BotContext, body: bytes) -> Response:
         return _error(400, "body: expected a JSON object", "an Alertmanager webhook payload (JSON, version 4)")
     # A repeat that changes nothing (Alertmanager's repeat_interval, the HA twin): one read and done. Where the
     # intake shares the main database (PostgreSQL) the append below checks instead, in its one statement.
-    digest = state_digest(parsed)
+    # Each alert encoded once: its text makes the digest and names it among those redacted before.
+    canonical = canonical_alerts(parsed)
+    digest = state_digest(parsed, canonical)
     if digest is not None and ctx.intake.separate:
         try:
             repeat = unchanged(ctx.factory, str(parsed["groupKey"]), digest)
@@ -92,10 +94,11 @@ def accept(ctx: BotContext, body: bytes) -> Response:
             ctx.metrics.webhook_unchanged.inc()
             return JSONResponse({"status": "unchanged", "alerts": len(parsed["alerts"])})
     # Redacted before anything stores, posts or logs it: annotations are free text and carry pasted secrets.
-    # An alert an earlier notification carried unchanged is not redacted again (bot/webhook/redacted.py).
-    raw: dict[str, Any] = redact_body(parsed)
+    # An alert an earlier notification carried unchanged is not redacted, nor encoded, again
+    # (bot/webhook/redacted.py).
+    redacted = redact_notification(parsed, canonical)
     try:
-        payload = AlertmanagerPayload.model_validate(raw)
+        payload = AlertmanagerPayload.model_validate(redacted.body)
     except ValidationError as err:
         ctx.metrics.webhook_rejected.labels("schema").inc()
         first = err.errors()[0]
@@ -105,7 +108,7 @@ def accept(ctx: BotContext, body: bytes) -> Response:
     # Appended durably in one INSERT, and answered: the ingester applies it (bot/webhook/intake.py), so the
     # answer waits neither for the main database's write lock nor for the work a notification causes.
     try:
-        stored = ctx.intake.append(raw, digest, utcnow())
+        stored = ctx.intake.append(redacted.body, digest, utcnow(), redacted.text)
     except Exception as err:
         if not database_away(err):
             raise

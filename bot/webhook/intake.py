@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, Text, cast, delete, exists, func, insert, literal, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.store.db import make_engine, read_session, session_factory
@@ -66,24 +67,28 @@ class Row:
 
 @dataclass
 class Intake:
-    """Where the webhook appends: `factory` writes the rows; `separate` when they are outside the main database."""
+    """Where the webhook appends: `factory` reads and writes the rows; `separate` when they are outside the main
+    database; `engine` is what the webhook appends with, disposed with the intake when `owned`."""
 
     factory: sessionmaker[Session]
     separate: bool
-    engine: Engine | None = None  # the separate file's engine, closed with the intake
+    engine: Engine
+    owned: bool = True
 
-    def append(self, body: dict[str, Any], digest: str | None, received: datetime) -> bool:
+    def append(self, body: dict[str, Any], digest: str | None, received: datetime, text: str | None = None) -> bool:
         """One INSERT, committed before the webhook answers; False when it appended nothing because the body is a
-        repeat (below).
+        repeat (below). `text`: the body as JSON text, when the caller has it (bot/webhook/redacted.py).
 
         Where the intake shares the main database (PostgreSQL), the INSERT itself skips a repeat: it appends
         only if the group's last applied notification had another digest (bot/webhook/repeat.py), so a webhook
-        is one statement whether it changed its group or not. On PostgreSQL that statement runs on its own,
-        without BEGIN and COMMIT around it (a statement outside a transaction block commits as it ends, as durably
-        as any commit), which makes a webhook two round trips (the pool's liveness ping and the statement) instead
-        of eight. A separate SQLite intake file cannot see the main database's groups: there the webhook reads
-        first (`repeat.unchanged`), and SQLite's statements cost no round trip."""
-        values = {"token": uuid.uuid4().hex, "received_at": received, "body": body, "digest": digest}
+        is one statement whether it changed its group or not. On PostgreSQL that statement is the webhook's one
+        round trip: it runs without BEGIN and COMMIT around it (a statement outside a transaction block commits
+        as it ends, as durably as any commit: one WAL flush), and on a connection that is not pinged first
+        (`_dead_connection_retried`). It reads `alert_groups` without locking anything, so it never waits for a
+        row a triage or the ingester holds. A separate SQLite intake file cannot see the main database's groups:
+        there the webhook reads first (`repeat.unchanged`), and SQLite's statements cost no round trip."""
+        values = {"token": uuid.uuid4().hex, "received_at": received, "digest": digest,
+                  "body": json.dumps(body, separators=(",", ":")) if text is None else text}
         group_key = body.get("groupKey")
         statement: Any = insert(AlertIntake).values(**values)
         if digest is not None and isinstance(group_key, str) and not self.separate:
@@ -92,10 +97,8 @@ class Intake:
             statement = insert(AlertIntake).from_select(list(values), row.where(~exists().where(
                 AlertGroup.group_key == group_key, AlertGroup.state_hash == digest)))
         statement = statement.returning(AlertIntake.id)
-        bind: Engine = self.factory.kw["bind"]
-        if bind.dialect.name == "postgresql":
-            with bind.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-                return connection.execute(statement).first() is not None
+        if self.engine.dialect.name == "postgresql":
+            return _dead_connection_retried(self.engine, statement)
         with self.factory.begin() as session:
             return session.execute(statement).first() is not None
 
@@ -105,8 +108,24 @@ class Intake:
                                       .where(AlertIntake.error.is_(None))) or 0)
 
     def close(self) -> None:
-        if self.engine is not None:
+        if self.owned:
             self.engine.dispose()
+
+
+def _dead_connection_retried(engine: Engine, statement: Any) -> bool:
+    """Run the append outside a transaction block; a pooled connection found dead (the server restarted) is
+    dropped with the pool's others and the statement sent once more on a new one. That is what the pool's ping
+    would have done, without its round trip on every webhook. If the server went away after committing the first
+    attempt, the row is appended twice: the ingester skips the copy as a repeat, as it does Alertmanager's own
+    retries (bot/webhook/apply.py)."""
+    for attempt in (1, 2):
+        try:
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+                return connection.execute(statement).first() is not None
+        except DBAPIError as err:
+            if attempt == 2 or not err.connection_invalidated:
+                raise
+    raise AssertionError("unreachable")
 
 
 def open_intake(engine: Engine, factory: sessionmaker[Session]) -> Intake:
@@ -117,7 +136,11 @@ def open_intake(engine: Engine, factory: sessionmaker[Session]) -> Intake:
         # The file holds this one table, made from the same model as the main database's (migration 0010).
         Base.metadata.tables[AlertIntake.__tablename__].create(separate, checkfirst=True)
         return Intake(session_factory(separate), separate=True, engine=separate)
-    return Intake(factory, separate=False)
+    if url.get_backend_name() == "postgresql":
+        # The webhook's own pool, unpinged (above); the main engine keeps its ping for everything else.
+        return Intake(factory, separate=False, engine=make_engine(url.render_as_string(hide_password=False),
+                                                                   pool_pre_ping=False))
+    return Intake(factory, separate=False, engine=engine, owned=False)
 
 
 # What applying a notification means (alert_flow.apply_alerts with the bot's settings), and what follows its

@@ -39,15 +39,38 @@ def _dated(alert: Any) -> bool:
                                                  not ends.startswith(_NO_TIME))
 
 
-def state_digest(body: dict[str, Any]) -> str | None:
-    """The digest of a parsed (not yet redacted) webhook body, or None when a repeat of it may not be a no-op."""
+# json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False), with its encoder made once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_alerts(body: dict[str, Any]) -> list[str] | None:
+    """Each alert of a parsed body as canonical JSON text, encoded once per webhook: the digest below is made of
+    them, and the redaction remembers alerts by them (bot/webhook/redacted.py). None without a list of alerts."""
     alerts = body.get("alerts")
-    if not isinstance(body.get("groupKey"), str) or not isinstance(alerts, list) or not alerts:
+    if not isinstance(alerts, list):
         return None
-    if not all(_dated(a) for a in alerts):
+    try:
+        return [_CANONICAL.encode(alert) for alert in alerts]
+    except (TypeError, ValueError):
         return None
-    canonical = json.dumps({k: v for k, v in body.items() if k not in _IGNORED}, sort_keys=True,
-                           separators=(",", ":"), ensure_ascii=False)
+
+
+def state_digest(body: dict[str, Any], alerts: list[str] | None = None) -> str | None:
+    """The digest of a parsed (not yet redacted) webhook body, or None when a repeat of it may not be a no-op.
+    `alerts`: `canonical_alerts(body)`, when the caller has them. The text hashed is exactly the body's canonical
+    JSON without `_IGNORED`, so digests stored before the alerts were encoded one by one still match."""
+    listed = body.get("alerts")
+    if not isinstance(body.get("groupKey"), str) or not isinstance(listed, list) or not listed:
+        return None
+    if not all(_dated(a) for a in listed):
+        return None
+    alerts = canonical_alerts(body) if alerts is None else alerts
+    if alerts is None:
+        return None
+    rest = {k: v for k, v in body.items() if k not in _IGNORED}
+    parts = [_CANONICAL.encode(key) + ":" + ("[" + ",".join(alerts) + "]" if key == "alerts" else
+                                             _CANONICAL.encode(rest[key])) for key in sorted(rest)]
+    canonical = "{" + ",".join(parts) + "}"
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -4,6 +4,7 @@ applied is set aside without holding up the rows behind it, and a database that 
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -99,7 +100,8 @@ def test_a_row_that_cannot_be_applied_is_set_aside_and_the_rows_behind_it_flow(s
     assert apply.seen == ["group-1", "group-3"] == effects(store)
     with read_session(intake.factory) as session:
         aside = session.execute(select(AlertIntake.body, AlertIntake.error).order_by(AlertIntake.id)).all()
-    assert [(b if isinstance(b, str) else b["groupKey"], e.split(":")[0]) for b, e in aside] == [
+    # Bodies are kept as JSON text (migration 0011); the edited one is not even JSON.
+    assert [(json.loads(b)["groupKey"] if b.startswith("{") else b, e.split(":")[0]) for b, e in aside] == [
         ("group-2", "ValueError"), ("not an object", "ValueError")]
     assert intake.pending() == 0
     intake.close()

@@ -1,8 +1,11 @@
 """bot/webhook/redacted.py: a webhook body redacted alert by alert, each alert only once, gives exactly what
-redacting the whole body gives."""
+redacting the whole body gives, and its stored text reads back as it; bot/webhook/repeat.py's digest, made of
+each alert's text, is the whole body's."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bot.webhook.redacted
-from bot.webhook.redacted import redact_body
+from bot.webhook.redacted import redact_body, redact_notification
+from bot.webhook.repeat import state_digest
 from collectors.redact import redact_json
 
 # A secret with a shape the redactor knows, and one known only by its key.
@@ -60,3 +64,26 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
 def test_any_body_is_redacted_as_a_whole_would_be(rest: dict[str, Any], alerts: list[Any]) -> None:
     sent = {**rest, "alerts": alerts}
     assert redact_body(sent) == redact_json(sent)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rest=st.dictionaries(st.text(max_size=12), JSON, max_size=4), alerts=st.lists(JSON, max_size=4))
+def test_the_stored_text_is_the_redacted_body(rest: dict[str, Any], alerts: list[Any]) -> None:
+    """The intake stores the text joined from each alert's remembered text: it must read back as the body."""
+    sent = {**rest, "alerts": alerts}
+    redacted = redact_notification(sent)
+    assert json.loads(redacted.text) == redacted.body == redact_json(sent)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rest=st.dictionaries(st.text(max_size=12), JSON, max_size=4),
+       labels=st.lists(st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=3), min_size=1, max_size=4))
+def test_the_digest_made_of_alert_texts_is_the_whole_bodys(rest: dict[str, Any],
+                                                           labels: list[dict[str, str]]) -> None:
+    """Digests stored before each alert was encoded on its own (the whole body's canonical JSON) still match, so
+    an upgrade takes no repeat for news."""
+    alerts = [{"status": "firing", "labels": lab, "startsAt": "2026-11-29T08:00:00Z"} for lab in labels]
+    sent = {**rest, "groupKey": "{}:{alertname=\"CheckoutDown\"}", "alerts": alerts}
+    whole = json.dumps({k: v for k, v in sent.items() if k != "externalURL"}, sort_keys=True, separators=(",", ":"),
+                       ensure_ascii=False)
+    assert state_digest(sent) == hashlib.sha256(whole.encode("utf-8", "surrogatepass")).hexdigest()
