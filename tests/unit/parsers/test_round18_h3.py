@@ -89,3 +89,32 @@ def test_a_signal_inside_a_long_quote_stays_shown() -> None:
     # composed: the kubelet's words quoted whole in a sentence are the program's, observed, as before round 18
     text = "The event says `Back-off restarting failed container; pod is in CrashLoopBackOff state now` again."
     assert not _parsers(text)["container.restart_backoff"].startswith("stated:")
+
+
+# ---- CFS throttling said to come while the usage is a fraction of the allocation (cpu-throttled-below-allocation) --
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/k3s-io/k3s/issues/5085 (description, "Actual behavior")
+    "The CPU is being throttled when the CPU usage is 50% from the target limit, especially when the target limit is "
+    "<= 1000 milis.",
+    # https://github.com/k3s-io/k3s/issues/5085 (description, "Describe the bug")
+    "The pods are throttled even when the limits aren't reached.",
+    # composed after replicatedhq/kots#1445 (whose own sentence opens on "if you see", a condition)
+    "The cpu utilisation is under requests but still CPU is throttling.",
+])
+def test_throttling_said_below_the_allocation_is_the_cfs_quota(text: str) -> None:
+    assert facts(text).get("cpu.limit_slowed") is True, facts(text)
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/vmware/pinniped/issues/2161 (description): throttled, no usage set against the limit
+    "This does not appear to affect the performance of the container itself since it is just on a sleep loop, but "
+    "this is triggering our monitoring for critical platform workloads throttling.",
+    # composed after an interview note on DynamoDB: a table's capacity, not a CPU's
+    "Your DynamoDB table is getting throttled even though you use far less than the provisioned capacity overall.",
+    "The container is not throttled; it uses far less than its limit.",  # composed: denied
+    "CPU usage is well below the limit and there is no throttling at all.",  # composed: denied
+    "We got throttled by the GitHub API although we used far less than the rate limit.",  # composed: an API
+])
+def test_throttling_of_another_kind_or_denied_says_nothing(text: str) -> None:
+    assert "cpu.limit_slowed" not in facts(text)
