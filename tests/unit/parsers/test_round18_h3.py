@@ -118,3 +118,26 @@ def test_throttling_said_below_the_allocation_is_the_cfs_quota(text: str) -> Non
 ])
 def test_throttling_of_another_kind_or_denied_says_nothing(text: str) -> None:
     assert "cpu.limit_slowed" not in facts(text)
+
+
+# ---- a restart said to be due to the liveness probe (stated.yaml liveness-kill-said, round 18 alternative) ----------
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/kubewall/kubewall/issues/51 (description)
+    "The pod is in the restart loop after few minutes due to failing in liveliness probe .",
+    "Our api pod crashed due to a liveness probe failure twice tonight.",  # composed
+    "The container restarted after failing its liveness check three times.",  # composed
+])
+def test_a_restart_said_due_to_the_liveness_probe_is_a_liveness_kill(text: str) -> None:
+    assert _joined(text).get("container.liveness_killed") is True, _joined(text)
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/kubernetes/kubernetes/issues/68110 (description): the restart wanted, not seen
+    "I expect the container to get restarted immediately.",
+    "The pod restarted after the liveness probe was changed to /healthz.",  # composed: a change, no failure
+    "The pod crashed due to OOM, not because of the liveness probe.",  # composed: another cause, the probe denied
+    "If the pod restarts due to a liveness probe failure, the alert fires.",  # composed: a condition
+])
+def test_a_restart_not_said_due_to_the_liveness_probe_is_no_liveness_kill(text: str) -> None:
+    assert "container.liveness_killed" not in _joined(text)
