@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from collectors.models import Artifact, ArtifactKind
+from collectors.parsers.registry import parse_artifact
 from tests.unit.parsers.paste_facts import first_facts as facts
-
+from tests.unit.parsers.paste_facts import joined_facts as _joined
 
 # ---- the external attacher's error without its VolumeAttachment (signals.yaml csi-attach-failed-rpc-status) ----
 
@@ -34,14 +36,7 @@ def test_failed_to_attach_without_a_grpc_status_is_no_volume(text: str) -> None:
 
 # ---- a setting said to be the cause (stated.yaml config-said-cause), also beside a signal in the same sentence ----
 
-def _joined(text: str) -> dict[str, object]:
-    from tests.unit.parsers.paste_facts import joined_facts
-    return joined_facts(text)
-
-
 def _parsers(text: str) -> dict[str, str]:
-    from collectors.models import Artifact, ArtifactKind
-    from collectors.parsers.registry import parse_artifact
     return {f.name: f.parser for f in parse_artifact(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts}
 
 
