@@ -114,6 +114,14 @@ RULES: tuple[Rule, ...] = (
 # A KeyError is a config error when the code that raised it was reading configuration.
 _CONFIG_CONTEXT = _rx(r"environ|config|cfg|settings|getenv")
 _KEY_ERROR = _rx(r"\bKeyError: ")
+# A value that fails to convert (ValueError and its kin: binascii.Error, json's JSONDecodeError, UnicodeDecodeError)
+# is a setting that is wrong when the frame that raised it read the environment: `int(os.environ.get("PORT"))`
+# meeting the `tcp://10.0.0.1:80` the kubelet's service links put in <SVC>_PORT, a hex secret that is not hex
+# (jupyterhub app.py init_secrets: binascii.a2b_hex of env[JPY_COOKIE_SECRET]). Only the environment, not "config":
+# ML code names its model's config in frames that raise for other reasons.
+_VALUE_ERROR = _rx(r"^\s*(?:[\w.]+\.)?(?:ValueError|binascii\.Error|JSONDecodeError|UnicodeDecodeError): ")
+_ENV_CONTEXT = _rx(r"environ|getenv|\benv\[|[a-z]_env\b")
+_CONTEXT_NEEDLES = ("KeyError", "ValueError", "binascii.Error", "JSONDecodeError", "UnicodeDecodeError")
 # A pasted shell command that greps for these strings is not evidence of them.
 _COMMAND = _rx(r"^\s*(?:[$#>]\s|sudo\s|e?grep\s)|\|\s*(?:e?grep|rg)\s")
 # The kubelet's report of a failed probe quotes the probe's own output: a refused or timed-out connection there is
@@ -132,6 +140,8 @@ def _needle_table() -> dict[str, list[int]]:
 
 
 _RULES_OF = _needle_table()  # needle -> indexes of the rules it can trigger
+for _needle in _CONTEXT_NEEDLES:  # lines read with the frames before them (_config_context_error), by no rule
+    _RULES_OF.setdefault(_needle, [])
 
 
 @dataclass
@@ -152,10 +162,15 @@ def _apply(scan: _Scan, line: str, n: int, rule_index: int) -> None:
         scan.see(rule.fact, rule.value, n)
 
 
-def _config_key_error(scan: _Scan, lines: list[str], n: int) -> None:
-    """`KeyError: 'model'` right after a frame that reads config or os.environ."""
+def _config_context_error(scan: _Scan, lines: list[str], n: int) -> None:
+    """`KeyError: 'model'` right after a frame that reads config or os.environ; a ValueError (or kin) right after a
+    frame that reads the environment."""
+    line = lines[n - 1]
+    if "Error" not in line:
+        return
     context = " ".join(lines[max(0, n - 4): n - 1])
-    if _CONFIG_CONTEXT.search(context):
+    if ((_KEY_ERROR.search(line) and _CONFIG_CONTEXT.search(context))
+            or (_VALUE_ERROR.match(line) and _ENV_CONTEXT.search(context))):
         scan.see("app.errors", "config", n)
 
 
@@ -169,8 +184,8 @@ def scan_lines(lines: list[str]) -> _Scan:
             continue
         for rule_index in dict.fromkeys(i for needle in found[index] for i in _RULES_OF[needle]):
             _apply(scan, line, n, rule_index)
-        if "KeyError" in line and _KEY_ERROR.search(line):
-            _config_key_error(scan, lines, n)
+        if any(needle in found[index] for needle in _CONTEXT_NEEDLES):
+            _config_context_error(scan, lines, n)
     return scan
 
 

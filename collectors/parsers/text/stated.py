@@ -160,7 +160,7 @@ def restate(artifact: Artifact, facts: list[Fact]) -> list[Fact]:
             continue
         line = _QUOTE.sub("", lines[index][:MAX_LINE])
         wrapped = index > 0 and _wrapped_from_program(lines[index - 1], line)
-        if not _prose(line) or _quoted(line, fact.value) or wrapped:
+        if not _prose(line) or _quoted(line, fact.value, fact.parser) or wrapped:
             out.append(fact)  # a program's line (or its wrapped tail), or its message quoted in a sentence: shown
         elif (not all(asks(s) for s in _SENTENCE.split(line) if s.strip()) and not _denied(line, fact.value)
               and not _match_denied(line, fact.parser)):
@@ -176,15 +176,23 @@ def _symptoms_follow_their_line(read: list[Fact], kept: list[Fact]) -> list[Fact
     return [f for f in kept if f.name != "evidence.symptoms" or f.citation.start not in dropped]
 
 
-def _quoted(line: str, value: object) -> bool:
+def _quoted(line: str, value: object, parser: str = "") -> bool:
     """The value sits in a quoted span of the line; a value the line does not spell (true, a normalised reason):
-    the line quotes a long message."""
-    spans = [m.group() for m in _QUOTED.finditer(line)]
-    if not spans:
+    the message its signal matched sits in a long quoted span, or, where that cannot be told, the line quotes one.
+    A long quote elsewhere in the line ("... is in CrashLoopBackOff because `AWS_REGION=REGION` ... a later
+    `kubectl apply -f operator/yaml/deployment.yaml`") quotes another program, not the one the signal read."""
+    found = list(_QUOTED.finditer(line))
+    if not found:
         return False
+    spans = [m.group() for m in found]
     items = value if isinstance(value, list) else [value]
     texts = [str(v) for v in items if not isinstance(v, bool) and str(v) and str(v) in line]
     if not texts:
+        sid = signal_id(parser)
+        regex = signal_pattern(sid) if sid else None
+        match = regex.search(line) if regex is not None else None
+        if match is not None:
+            return any(m.start() <= match.start() < m.end() and len(m.group()) >= 20 for m in found)
         return any(len(span) >= 20 for span in spans)
     return any(text in span for text in texts for span in spans)
 

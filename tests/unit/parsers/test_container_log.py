@@ -109,6 +109,39 @@ def test_key_error_after_a_config_read_is_a_config_error() -> None:
     assert read(text) == {("app.errors", ("config",), 3, 3)}
 
 
+# A value from the environment that does not convert is a setting that is wrong (fix round 18): the kubelet's service
+# links put `tcp://<ip>:<port>` in <SVC>_PORT, which a program reading its own PORT variable cannot parse.
+@pytest.mark.parametrize("text", [
+    # https://github.com/janeczku/calibre-web/issues/814 (description)
+    'File "/app/calibre-web/cps/ub.py", line 64, in <module>\n'
+    'DEFAULT_PORT = int(os.environ.get("CALIBRE_PORT", 8083))\n'
+    "ValueError: invalid literal for int() with base 10: 'tcp://10.43.76.92:8080'",
+    # https://github.com/MISP/misp-modules/issues/413 (description)
+    'File "helpers/cache.py", line 27, in\n'
+    'port = int(os.getenv("REDIS_PORT")) if os.getenv("REDIS_PORT") else 6379\n'
+    "ValueError: invalid literal for int() with base 10: 'tcp://10.100",
+    # composed: a hex secret read from a variable, decoded
+    '  File "/srv/app/secrets.py", line 12, in load_key\n    key = binascii.a2b_hex(key_env)\n'
+    "binascii.Error: Non-hexadecimal digit found",
+])
+def test_a_value_from_the_environment_that_does_not_convert_is_a_config_error(text: str) -> None:
+    assert ("app.errors", ("config",)) in {(name, value) for name, value, _, _ in read(text)}
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/meejah/carml/issues/9 (description): a parse of the program's own argument string
+    '  File "/usr/lib64/python2.7/site-packages/twisted/internet/endpoints.py", line 1537, in _parseClientTCP\n'
+    "    kwargs['port'] = int(args[0])\nValueError: invalid literal for int() with base 10: 'tcp'",
+    # composed: a model's config in the frame, a shape error raised in it
+    '  File "/app/train.py", line 40, in main\n    model = build(config.model)\n'
+    "ValueError: Expected input batch_size (32) to match target batch_size (16).",
+    # composed: an RL environment, not the process environment
+    '  File "/app/rl.py", line 12, in run\n    obs = env.step(action)\nValueError: invalid action 7',
+])
+def test_a_value_error_away_from_the_environment_is_no_config_error(text: str) -> None:
+    assert ("app.errors", ("config",)) not in {(name, value) for name, value, _, _ in read(text)}
+
+
 def test_sniff_stays_below_specific_kinds() -> None:
     text = (FIXTURES / "container_log" / "cuda_oom.log").read_text(encoding="utf-8")
     assert 60 <= container_log.sniff(text) <= 70
