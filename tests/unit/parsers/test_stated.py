@@ -204,7 +204,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "http-5xx-spike": ("behind a spike in 503s", 503),
                "request-said-timing-out-at": ("serving requests timing out after 60 seconds", "timeout"),
                # round 18 (h3)
-               "config-said-cause": ("restarting because DATABASE_URL is not set", "config")}
+               "config-said-cause": ("restarting because DATABASE_URL is not set", "config"),
+               # fix round 18 (h2)
+               "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0)}
     return samples[term.spec.id]
 
 

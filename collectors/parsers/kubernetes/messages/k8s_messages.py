@@ -242,8 +242,10 @@ _PULL_KINDS: list[tuple[str, re.Pattern[str]]] = [
     ("not-found", re.compile(r"no matching manifest for \S+ in the manifest list|no match for platform in manifest")),
     # containerd's token fetch names the status code alone before 1.7 ("failed to fetch oauth token: unexpected
     # status: 403"; remotes/docker/auth/fetch.go): the registry refused the credentials.
+    # GHCR words its UNAUTHORIZED ("unauthenticated: User cannot be authenticated with the token provided.") the
+    # same after a "denied:" prefix on a blob or config fetch: the token was refused, whatever the code says.
     ("unauthorized", re.compile(r"unauthori[sz]ed|authentication required|not authorized|403 Forbidden"
-                                r"|no basic auth credentials"
+                                r"|no basic auth credentials|\bunauthenticated: |cannot be authenticated with the token"
                                 r"|failed to fetch (?:anonymous|oauth) token: unexpected status: 40[13]\b", re.I)),
     # The OCI distribution spec's DENIED ("requested access to the resource is denied"), and GHCR's bare "denied"
     # to a HEAD or GET of a manifest: registries answer it alike for a private repository and for one that does not
