@@ -202,7 +202,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "netpol-said-drops": ("cut off as the NetworkPolicy drops its traffic", True),
                "rollout-said": ("failing after the rollout", True),
                "http-5xx-spike": ("behind a spike in 503s", 503),
-               "request-said-timing-out-at": ("serving requests timing out after 60 seconds", "timeout")}
+               "request-said-timing-out-at": ("serving requests timing out after 60 seconds", "timeout"),
+               # round 18 (h1)
+               "gpu-oom-said": ("failing with a GPU OOM", True)}
     return samples[term.spec.id]
 
 
