@@ -99,5 +99,6 @@ def test_c10d_check_prefix_says_a_call_failed_whatever_its_text() -> None:
 def test_the_c10d_check_format_string_itself_is_no_failure() -> None:
     # The macro's source as people paste it when they read it (torch/lib/c10d/NCCLUtils.hpp, 1.x): no file and
     # line were filled in.
-    assert "nccl.result_codes" not in read('      fprintf(stderr, "NCCL error in: %s:%d, %s\\n", __FILE__, __LINE__, \\\n')
+    source = '      fprintf(stderr, "NCCL error in: %s:%d, %s\\n", __FILE__, __LINE__, \\\n'
+    assert "nccl.result_codes" not in read(source)
     assert "nccl.result_codes" not in read('std::string err = "NCCL error in: " + std::string(__FILE__) + ":" +\n')

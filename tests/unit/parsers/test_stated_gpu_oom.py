@@ -1,5 +1,6 @@
 """The GPU's memory said to have run out (round 18, stated.yaml gpu-oom-said): an OOM the sentence ties to the GPU
 is the allocator's (cuda.oom), not a container's kill; a bare OOM, a denied one and a host's are not read as it."""
+# ruff: noqa: RUF001  (full-width punctuation is what these sentences are written with)
 
 from __future__ import annotations
 
@@ -27,4 +28,11 @@ def test_a_gpu_oom_said_is_read(sentence: str) -> None:
     "Is this a GPU OOM or a host OOM?",
 ])
 def test_a_container_oom_a_denied_or_asked_gpu_oom_is_not_read_as_one(sentence: str) -> None:
+    assert "cuda.oom" not in stated_facts(sentence), stated_facts(sentence)
+
+
+def test_the_error_named_as_what_a_change_would_bring_is_not_read() -> None:
+    # https://lightning.ai/forums/t/multi-gpu-training-is-much-lower-than-single-gpu-due-to-additional-processes/6923
+    # (a case of tests/realworld): a condition, not an incident.
+    sentence = "If I use large batch size, it will report Out of CUDA memory error and exit."
     assert "cuda.oom" not in stated_facts(sentence), stated_facts(sentence)
