@@ -56,7 +56,8 @@ FACTS: list[FactSpec] = [
              "NCCL result codes a call returned, from PyTorch's `NCCL error in: ...` / `NCCL error: ...` messages, "
              "their `ncclSystemError: ...` detail lines and NCCL's own `file.cc:NNN -> N` trace lines: "
              "unhandled-cuda-error (1), system-error (2), internal-error (3), invalid-argument (4), "
-             "invalid-usage (5), remote-error (6), in-progress (7), timeout (8)", "union", "system-error"),
+             "invalid-usage (5), remote-error (6), in-progress (7), timeout (8); unknown when c10d's `NCCL error in: "
+             "<file>:<line>, ` shows a call failed but its text names no code", "union", "system-error"),
     FactSpec("dist.stall_warning", "bool",
              "Horovod's stall inspector warned that tensors some ranks submitted have waited past "
              "HOROVOD_STALL_CHECK_TIME_SECONDS for the other ranks to submit them", "any"),

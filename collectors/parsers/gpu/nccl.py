@@ -238,6 +238,11 @@ _RESULT_TEXTS = {r.text: r.code for r in result_codes() if " " in r.text}
 _RESULT_TEXT = re.compile(r"NCCL [Ee]rror(?: (?P<num>\d{1,2}))?(?: in: [^,\n]{1,400}:\d{1,7})?[:,] (?P<text>"
                           + "|".join(re.escape(t) for t in _RESULT_TEXTS) + ")")
 _RESULT_NAME = re.compile(r"\bnccl(?P<name>" + "|".join(_RESULT_NAMES) + r"):")
+# c10d's C10D_NCCL_CHECK (torch/lib/c10d/NCCLUtils.hpp 1.1-1.8, torch/csrc/distributed/c10d/NCCLUtils.hpp 1.9+)
+# throws "NCCL error in: <__FILE__>:<__LINE__>, <ncclGetErrorString>" only when the call returned something other
+# than ncclSuccess: the prefix alone says an NCCL call failed, whatever the text after it (retyped, cut, or a text a
+# later NCCL added). Its code is then not read: the value is `unknown`.
+_C10D_CHECK = re.compile(r"NCCL error in: [^,\n]{1,400}:\d{1,7}, \S")
 # NCCLCHECK's trace as a failure climbs the call stack: `NCCL INFO init.cc:864 -> 2`, since 2.27 with the
 # function: `NCCL INFO init.cc:1621 (ncclCommInitRankDev) -> 2`, sometimes `... -> 2 [Async thread]`.
 _RESULT_TRACE = re.compile(r"(?:^|\s)[\w./+-]{1,200}\.(?:cc|cu|cpp|h|c):\d{1,6}(?: \(\w{1,120}\))? "
@@ -254,6 +259,8 @@ def _result_code(scan: Scan, line: str, n: int) -> None:
         code = _RESULT_NAMES[m.group("name")]
     elif " -> " in line and (m := _RESULT_TRACE.search(line[:1024])) is not None:
         code = int(m.group("code"))
+    elif _C10D_CHECK.search(line):
+        scan.item("nccl.result_codes", "unknown", n)
     if code in RESULT_CODES:
         scan.item("nccl.result_codes", RESULT_CODES[code], n)
 

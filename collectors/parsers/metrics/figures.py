@@ -350,8 +350,14 @@ def _split_cells(line: str) -> list[str]:
     elif "," in line:
         cells = line.split(",")
     else:
+        # A run of dashes standing alone between wide gaps is a cell that holds no value (reportseff's and seff's
+        # "---"), not a separator: it keeps the row's cells under their header.
+        line = _EMPTY_CELL.sub(r"\1-\2", line)
         cells = re2.split(r"\t|\s*-{2,}\s*|\s{2,}", line)
     return [c.strip() for c in cells]
+
+
+_EMPTY_CELL: Any = re2.compile(r"(^|\s{2,})-{2,}(\s{2,}|$)")
 
 
 def _table(lines: list[str], index: int, blocks: list[int]) -> Iterator[Reading]:

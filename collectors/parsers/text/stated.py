@@ -69,7 +69,9 @@ _TOKEN = LazyPattern(r"[A-Za-z][A-Za-z']+")
 _IDEOGRAPHS = LazyPattern(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 _SENTENCE = LazyPattern(r"(?<=[.!?])\s+")
 # Where a clause starts: what comes before a term in its clause decides whether the term is negated.
-_CLAUSE = LazyPattern(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though)\b", re.IGNORECASE)
+# A why-clause is a clause of its own: what it asks the cause of is presupposed, so a negation or a hedge before it
+# governs the verb that leads to it ("I can't explain why GPU usage stays at ~25%": the usage is 25 %).
+_CLAUSE = LazyPattern(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although|though|why)\b", re.IGNORECASE)
 _NEGATED = LazyPattern(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"

@@ -513,3 +513,27 @@ def test_an_exporter_s_gpu_utilisation_per_container_is_the_job_s() -> None:
             'pod_name="gpu-test",req_of_gpu="total"} 0.5\n')
     got = {f.name: f.value for f in read(text)}
     assert got == {"gpu.job_util_percent": 0.0}  # the request (a share of a GPU asked for) is no utilisation
+
+
+def test_reportseff_gpu_columns_are_a_batch_job_s_gpus() -> None:
+    # reportseff -g prints GPUEff and GPUMem for the GPUs Slurm gave the job (means over them, from jobstats'
+    # admin comment); "---" in another column holds no value and keeps the row under its header. The busy job's
+    # figures are reportseff's own test data (troycomi/reportseff tests/test_job.py: GPUEff 29.4, GPUMem 99.8).
+    busy = ("JobID               State       Elapsed  TimeEff   CPUEff   MemEff   GPUEff   GPUMem \n"
+            "1234567           COMPLETED    01:02:03   51.2%      ---     11.7%    29.4%    99.8%  \n")
+    got = values(busy)
+    assert got["gpu.job_util_avg_percent"] == 29.4
+    assert got["gpu.fb_used_ratio"] == pytest.approx(0.998)
+
+
+@pytest.mark.parametrize("text", [
+    # A job given no GPU: reportseff prints "---" in both GPU columns (the old output of reportseff#19).
+    "JobID       State       Elapsed  TimeEff   CPUEff   MemEff   GPUEff   GPUMem \n"
+    "649436    COMPLETED    00:00:13   0.0%      ---     11.7%     ---      ---\n",
+    # A CPU job's table with a "---" cell (https://github.com/troycomi/reportseff/issues/37): no GPU figure at all.
+    "    JobID    State          Elapsed  TimeEff   CPUEff   MemEff\n"
+    "  6196869  COMPLETED    12-14:16:39    ---      5.0%     0.9%\n",
+])
+def test_a_reportseff_row_without_gpu_figures_gives_none(text: str) -> None:
+    got = values(text)
+    assert "gpu.job_util_avg_percent" not in got and "gpu.fb_used_ratio" not in got, got

@@ -33,6 +33,8 @@ READ = [
      {"gpu.device_plugin_no_gpus": True}),
     ("k8s-device-plugin-1220-incompatible-strategy", "device-plugin-incompatible-platform",
      {"gpu.device_plugin_no_gpus": True}),
+    ("hami-1003-hami-core-device-0-oom", "hami-core-device-oom", {"cuda.oom": True}),
+    ("hami-585-cumemoryallocate-failed-res-2", "hami-core-allocate-out-of-memory", {"cuda.oom": True}),
 ]
 
 
@@ -56,6 +58,7 @@ HEALTHY = {
     "k8s-device-plugin-1552-starting": ("gpu.device_plugin_no_gpus",),
     "vllm-18115-v1-stats-line-kv-91": ("serving.preemptions", "cuda.oom", "app.errors"),
     "ollama-10483-inference-compute-cuda": ("cuda.unavailable",),
+    "hami-core-100-msg-lines-limit-usage": ("cuda.oom",),
 }
 
 
@@ -78,10 +81,14 @@ def test_a_healthy_line_of_the_same_program_reads_as_none_of_them(paste: str) ->
     # (https://github.com/LMCache/LMCache/pull/1361, a comment's log).
     "INFO 08-21 07:17:09 [scheduler.py:495] Preempted request cmpl-e5951453df7d471e8aac25957dbc9096-0 "
     "has been resumed!",
+    # HAMi-core's Info line of every allocation (LIBCUDA_LOG_LEVEL=3) and a driver refusal that is no memory
+    # shortage (res=1, CUDA_ERROR_INVALID_VALUE).
+    "[HAMI-core Info(30:140387636202368:allocator.c:50)]: _usage=1048576 limit=3145728000 new_allocated=2097152",
+    "[HAMI-core ERROR (pid:7 thread=140360328144640 allocator.c:115)]: cuMemoryAllocate failed res=1",
 ])
 def test_a_near_miss_reads_as_none_of_the_catalogs_facts(line: str) -> None:
     got = joined_facts(line)
-    assert not {"gpu.device_plugin_no_gpus", "app.errors", "serving.preemptions"} & set(got), got
+    assert not {"gpu.device_plugin_no_gpus", "app.errors", "serving.preemptions", "cuda.oom"} & set(got), got
 
 
 def test_a_preemption_counter_at_zero_is_read_as_zero() -> None:

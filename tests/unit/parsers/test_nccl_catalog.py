@@ -80,3 +80,25 @@ def test_trace_lines_with_their_header_cut_off_are_still_read() -> None:
     # A paste of only the trace, after whatever printed the `host:pid:tid [dev] NCCL INFO` header was cut away.
     assert read("init.cc:1621 -> 2\ninit.cc:1684 (ncclCommInitRankDev) -> 2\n").get("nccl.result_codes") == [
         "system-error"]
+
+
+def test_c10d_check_prefix_says_a_call_failed_whatever_its_text() -> None:
+    # C10D_NCCL_CHECK prints "NCCL error in: <file>:<line>, <text>" only for a result other than ncclSuccess: a text
+    # that is none of ncclGetErrorString's (retyped, cut by the terminal, or one-word) still shows a failed call.
+    wrapped = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:290, unhandled sys\n"
+    assert read(wrapped).get("nccl.result_codes") == ["unknown"]
+    one_word = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, timeout\n"
+    assert read(one_word).get("nccl.result_codes") == ["unknown"]
+    # A known text keeps its code, with no `unknown` beside it (FewX#74's title:
+    # https://github.com/fanq15/FewX/issues/74).
+    known = ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:32, unhandled cuda error, NCCL "
+             "version 2.4.8\n")
+    assert read(known).get("nccl.result_codes") == ["unhandled-cuda-error"]
+
+
+def test_the_c10d_check_format_string_itself_is_no_failure() -> None:
+    # The macro's source as people paste it when they read it (torch/lib/c10d/NCCLUtils.hpp, 1.x): no file and
+    # line were filled in.
+    source = '      fprintf(stderr, "NCCL error in: %s:%d, %s\\n", __FILE__, __LINE__, \\\n'
+    assert "nccl.result_codes" not in read(source)
+    assert "nccl.result_codes" not in read('std::string err = "NCCL error in: " + std::string(__FILE__) + ":" +\n')

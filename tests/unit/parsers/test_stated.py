@@ -206,7 +206,9 @@ def _sample(term: Any) -> tuple[str, object]:
                # round 18 (h3)
                "config-said-cause": ("restarting because DATABASE_URL is not set", "config"),
                # fix round 18 (h2)
-               "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0)}
+               "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
+               # round 18 (h1)
+               "gpu-oom-said": ("failing with a GPU OOM", True)}
     return samples[term.spec.id]
 
 

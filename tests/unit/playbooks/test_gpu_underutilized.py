@@ -69,3 +69,18 @@ def test_a_framework_leaving_its_gpu_unused_makes_not_using_gpu_likely() -> None
     by_id = {h.id: h for h in judge(PLAYBOOK, {"train.gpu_left_unused": True}).hypotheses}
     assert by_id["not-using-gpu"].status == "likely"
     assert by_id["input-pipeline-starved"].status == "unknown"
+
+
+@pytest.mark.parametrize(("facts", "status"), [
+    # A batch job's own GPUs (jobstats' and reportseff's means over the GPUs Slurm gave it): no memory, no work.
+    ({"gpu.job_util_avg_percent": 0.0, "gpu.fb_used_ratio": 0.0}, "likely"),
+    # The same job's GPUs idle but holding memory: a process is on them, only waiting.
+    ({"gpu.job_util_avg_percent": 0.0, "gpu.fb_used_ratio": 0.4}, "ruled-out"),
+    # Memory held at a low average utilisation: a job on its GPUs, starved or small.
+    ({"gpu.job_util_avg_percent": 29.4, "gpu.fb_used_ratio": 0.998}, "ruled-out"),
+    # A low average with no memory figure says nothing of whether anything runs on them.
+    ({"gpu.job_util_avg_percent": 2.0}, "unknown"),
+])
+def test_a_batch_job_s_idle_empty_gpus_are_not_used(facts: dict[str, Any], status: str) -> None:
+    by_id = {h.id: h for h in judge(PLAYBOOK, facts).hypotheses}
+    assert by_id["not-using-gpu"].status == status
