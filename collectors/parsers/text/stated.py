@@ -86,8 +86,8 @@ _EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped
 # A term as the subject of a definition ("`OOMKilled` is a SIGKILL, and thus ...", "CrashLoopBackOff means the
 # container keeps exiting"): what the term is in general, said of no pod; a report puts the term after its subject
 # ("the pod is OOMKilled", "the reason was OOMKilled").
-_DEFINED = LazyPattern(r"^[`'\x22]?\s*(?:(?:is|are)\s+(?:(?:just|simply|basically)\s+)?an?|means|refers\s+to|stands\s+for)\b",
-                       re.IGNORECASE)
+_DEFINED = LazyPattern(r"^[`'\x22]?\s*(?:(?:is|are)\s+(?:(?:just|simply|basically)\s+)?an?|means|refers\s+to|"
+                       r"stands\s+for)\b", re.IGNORECASE)
 _QUOTED = LazyPattern(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
 _QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
