@@ -208,7 +208,11 @@ def _sample(term: Any) -> tuple[str, object]:
                # fix round 18 (h2)
                "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
                # round 18 (h1)
-               "gpu-oom-said": ("failing with a GPU OOM", True)}
+               "gpu-oom-said": ("failing with a GPU OOM", True),
+               # round 19 (i4)
+               "memory-leak-said": ("crashing due to a memory leak", True),
+               "oom-at-memory-limit-said": ("killed when it reaches its memory limit", True),
+               "autoscaler-drain-said": ("drained by the cluster autoscaler", True)}
     return samples[term.spec.id]
 
 
