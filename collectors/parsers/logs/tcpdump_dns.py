@@ -25,7 +25,8 @@ _MAX_LINES = 50_000
 _DAY = 86_400.0
 _CLOCK = re2.compile(r"^(?:\d{4}-\d\d-\d\d )?(\d\d):(\d\d):(\d\d(?:\.\d+)?) ")
 # "<client>.<port> > <server>.53: <id>[+] [<flags>] <TYPE>? <name>"
-_QUERY = re2.compile(r"(\S+)\.(\d{1,5}) > \S+\.(?:53|domain): (?:\[[^\]]*\] )?(\d{1,5})\+?(?: \[[^\]]*\])* [A-Z0-9]{1,10}\? ")
+_QUERY = re2.compile(r"(\S+)\.(\d{1,5}) > \S+\.(?:53|domain): (?:\[[^\]]*\] )?(\d{1,5})\+?"
+                     r"(?: \[[^\]]*\])* [A-Z0-9]{1,10}\? ")
 # "<server>.53 > <client>.<port>: <id>[*-|$] [rcode] [q: TYPE? name.] <an>/<ns>/<ar>"
 _ANSWER = re2.compile(r"\S+\.(?:53|domain) > (\S+)\.(\d{1,5}): (?:\[[^\]]*\] )?(\d{1,5})[*\-|$]*[ ]"
                       r"(?:[A-Za-z]+ )?(?:q: [A-Z0-9]{1,10}\? \S+ )?\*?\d+/\d+/\d+")

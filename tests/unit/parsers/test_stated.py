@@ -208,7 +208,9 @@ def _sample(term: Any) -> tuple[str, object]:
                # fix round 18 (h2)
                "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
                # round 18 (h1)
-               "gpu-oom-said": ("failing with a GPU OOM", True)}
+               "gpu-oom-said": ("failing with a GPU OOM", True),
+               # round 19 (i2)
+               "http-5xx-as-result": ("behind a proxy that answers each request → 502,", 502)}
     return samples[term.spec.id]
 
 
