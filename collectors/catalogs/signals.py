@@ -29,6 +29,10 @@ class Signal(BaseModel):
     hints: tuple[str, ...] = Field(min_length=1)
     pattern: str
     unless: tuple[str, ...] = ()  # substrings that mean the line is about something else
+    # Substrings of the line just above that make this line another message's payload: a client that logs the body
+    # of an answer it got on the next line (Envoy's Datadog tracer: "... status 503 with body (if any, starts on next
+    # line):") prints a proxy's words that were its own call's, not a request the service was sent.
+    unless_before: tuple[str, ...] = ()
     event: str | None = None
     reader: Reader | None = None
     # Lines after the matched one that the reader also gets: a message the program prints (or a paste wraps) over

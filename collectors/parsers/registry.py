@@ -138,6 +138,11 @@ def _read_signals(artifact: Artifact) -> ParseResult:
     _hand_off(result, "latency_distribution", latency_distribution.read(artifact))
     # A benchmark tabulated by CPU limit whose latency falls as the limit rises: the CFS quota slowed it.
     _hand_off(result, "limit_tables", limit_tables.read(artifact))
+    # A tcpdump of DNS traffic: how long each answered query waited for its answer. Imported only for a text that
+    # shows a packet to or from port 53, as the readers table imports parsers: few pastes hold one, and every module
+    # counts against the start-up budget (tests/unit/core/test_startup_imports.py).
+    if "53: " in artifact.content or ".domain: " in artifact.content:
+        _hand_off(result, "tcpdump_dns", import_module("collectors.parsers.logs.tcpdump_dns").read(artifact))
     # An HTTP status in a structured or key=value line of any program (collectors/catalogs/status_fields.yaml).
     _hand_off(result, "status_fields", status_fields.read(artifact))
     # Figures in any layout, through the metric alias catalog; a fact a signal already gave is not given twice.

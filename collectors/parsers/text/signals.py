@@ -86,7 +86,8 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
         # which one a fact credits) must not depend on the process's hash seed.
         for signal in sorted({s.spec.id: s for h in hints for s in owners[h]}.values(),
                              key=lambda s: catalog_order()[s.spec.id]):
-            if budget.get(signal.spec.id, 0) >= _MAX_PER_SIGNAL or any(u in line for u in signal.spec.unless):
+            if (budget.get(signal.spec.id, 0) >= _MAX_PER_SIGNAL or any(u in line for u in signal.spec.unless)
+                    or _after(lines, index, signal.spec.unless_before)):
                 continue
             m = signal.regex.search(line)
             if m is not None and _IN_CODE_CALL.search(line[:m.start()]) is None:
@@ -110,6 +111,11 @@ def read_signals(artifact: Artifact, readers: dict[ArtifactKind, LineParser]) ->
         name = reader.__module__.rsplit(".", 1)[-1]
         result.facts += [_read_by(f, fired, name) for f in guarded(reader, sub).facts]
     return result
+
+
+def _after(lines: list[str], index: int, before: tuple[str, ...]) -> bool:
+    """The line above holds one of `before` (the message whose payload this line is)."""
+    return index > 0 and any(b in lines[index - 1][:MAX_LINE] for b in before)
 
 
 # A member of a pretty-printed JSON object on a line of its own: `"error": "unexpected EOF",`.

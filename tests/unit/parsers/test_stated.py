@@ -212,7 +212,9 @@ def _sample(term: Any) -> tuple[str, object]:
                # round 19 (i4)
                "memory-leak-said": ("crashing due to a memory leak", True),
                "oom-at-memory-limit-said": ("killed when it reaches its memory limit", True),
-               "autoscaler-drain-said": ("drained by the cluster autoscaler", True)}
+               "autoscaler-drain-said": ("drained by the cluster autoscaler", True),
+               # round 19 (i2)
+               "http-5xx-as-result": ("behind a proxy that answers each request → 502,", 502)}
     return samples[term.spec.id]
 
 
