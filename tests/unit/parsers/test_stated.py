@@ -208,7 +208,10 @@ def _sample(term: Any) -> tuple[str, object]:
                # fix round 18 (h2)
                "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
                # round 18 (h1)
-               "gpu-oom-said": ("failing with a GPU OOM", True)}
+               "gpu-oom-said": ("failing with a GPU OOM", True),
+               # fix round 19 (i1)
+               "proxy-restart-said-fixes": ("reachable after restarting kube-proxy", True),
+               "dns-egress-said-blocked": ("blocked from reaching kube-dns", True)}
     return samples[term.spec.id]
 
 
