@@ -75,7 +75,7 @@ _CLAUSE = LazyPattern(r"[,;:(]|\b(?:but|and|then|so|because|since|while|although
 _NEGATED = LazyPattern(
     r"\b(?:not|no|never|without|instead\s+of|rather\s+than|neither|nor|none|nothing|isn't|wasn't|aren't|weren't|"
     r"doesn't|didn't|don't|hasn't|haven't|won't|can't|cannot|maybe|might|perhaps|possibly|probably|whether|if|"
-    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|"
+    r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|potential|potentially|"
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # What the writer expected to happen, said as a that-clause: it did not happen ("I expected, in this case, that a 503
 # is returned"). "As expected, the pod ..." names no that-clause and is not denied.
@@ -83,6 +83,11 @@ _EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped
                              re.IGNORECASE)
 # A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
 # letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.
+# A term as the subject of a definition ("`OOMKilled` is a SIGKILL, and thus ...", "CrashLoopBackOff means the
+# container keeps exiting"): what the term is in general, said of no pod; a report puts the term after its subject
+# ("the pod is OOMKilled", "the reason was OOMKilled").
+_DEFINED = LazyPattern(r"^[`'\x22]?\s*(?:(?:is|are)\s+(?:(?:just|simply|basically)\s+)?an?|means|refers\s+to|"
+                       r"stands\s+for)\b", re.IGNORECASE)
 _QUOTED = LazyPattern(r"`[^`]+`|\"[^\"]{20,}\"|(?<![A-Za-z])'[^']{20,}'(?![A-Za-z])")
 _QUOTE_MARKS = " `'\"()[],.;:"
 # The line signal a fact credits (collectors/parsers/text/signals.py names it "signal:<id>").
@@ -238,6 +243,8 @@ def _values(term: CompiledTerm, sentence: str, messages: list[tuple[int, int]]) 
             continue  # negated, or inside a program's message the sentence quotes (its reader's to read)
         if any(a <= match.start() < b for a, b in messages):
             continue  # inside a message a line signal read: the program's words, its signal's to read
+        if term.spec.terms and _DEFINED.match(sentence[match.end():]) is not None:
+            continue  # the term defined, not reported
         if about and about[-1] <= match.start() and all(negated(sentence[:end]) for end in about):
             continue  # what it is about was named before it, and denied: "the pods were not evicted, X is low"
         value = _value(term, match.groupdict())
