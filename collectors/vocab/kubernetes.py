@@ -316,6 +316,9 @@ FACTS: list[FactSpec] = [
     FactSpec("proxy.sync_failed", "bool",
              "kube-proxy failed to program the service rules (iptables/IPVS), or its userspace balancer holds no "
              "entry for the Service", "any"),
+    FactSpec("proxy.ipvs_no_destination", "list[str]",
+             "IPVS virtual services (protocol and VIP:port) the kernel found no real server for (\"no destination "
+             "available\"): a Service address with nothing behind it on that node", "union", "TCP 10.96.14.7:443"),
     FactSpec("ingress.sync_failed", "bool",
              "an ingress controller's change to its proxy's servers was refused (HAProxy's runtime API: no such "
              "server or backend): the proxy serves a stale server list", "any"),

@@ -111,6 +111,9 @@ AWAITING_A_PASTE = {
     # The NVIDIA device plugin's "No devices found. Waiting indefinitely." (gpu_stack.yaml, round 16): the threads found
     # (k8s-device-plugin#1080, #1552) name it in their titles but cut the log before the line.
     "device-plugin-no-devices",
+    # bash's /dev/tcp refusals, timeouts and missing routes (network.yaml, fix round 19): the realworld case shows
+    # the lookup that failed; these are tested on real lines from other threads in test_fix_round_19_i1.py.
+    "bash-dev-tcp-refused", "bash-dev-tcp-refused-loopback", "bash-dev-tcp-timed-out", "bash-dev-tcp-no-route",
 }
 
 

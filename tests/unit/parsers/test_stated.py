@@ -209,6 +209,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
                # round 18 (h1)
                "gpu-oom-said": ("failing with a GPU OOM", True),
+               # fix round 19 (i1)
+               "proxy-restart-said-fixes": ("reachable after restarting kube-proxy", True),
+               "dns-egress-said-blocked": ("blocked from reaching kube-dns", True),
                # round 19 (i4)
                "memory-leak-said": ("crashing due to a memory leak", True),
                "oom-at-memory-limit-said": ("killed when it reaches its memory limit", True),
