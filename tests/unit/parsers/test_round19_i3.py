@@ -8,6 +8,7 @@ import pytest
 
 from collectors.catalogs.stated import stated_terms
 from tests.unit.parsers.paste_facts import joined_facts as facts
+from tests.unit.parsers.paste_facts import split_joined_facts as pasted
 
 
 def _term(term_id: str):  # type: ignore[no-untyped-def]
@@ -114,3 +115,40 @@ def test_an_input_step_named_as_the_bottleneck_is_the_input_said_slow(text: str)
 ])
 def test_a_bottleneck_elsewhere_or_denied_is_no_slow_input(text: str) -> None:
     assert "train.input_said_slow" not in facts(text), facts(text)
+
+
+# ---- c10d's store receive timing out: "Socket Timeout" (collectors/parsers/gpu/nccl.py _store_timeout) ----
+
+YOLOV6_404 = """Traceback (most recent call last):
+  File "tools/train.py", line 115, in <module>
+    main(args)
+  File "/home/user/Documents/Daniel/YOLOv6/yolov6/data/data_load.py", line 40, in create_dataloader
+    with torch_distributed_zero_first(rank):
+  File "/home/user/Documents/Daniel/YOLOv6/yolov6/utils/torch_utils.py", line 25, in torch_distributed_zero_first
+    dist.barrier(device_ids=[local_rank])
+  File "/home/user/Documents/yv6/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 2420, in barrier
+    work = default_pg.barrier(opts=opts)
+RuntimeError: Socket Timeout
+"""  # https://github.com/meituan/YOLOv6/issues/404 (frames cut between the first and the loader's)
+
+AXOLOTL_809 = (  # https://github.com/axolotl-ai-cloud/axolotl/issues/809 (one rank's line of the interleaved log)
+    "RuntimeError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
+    "by key '0', but store->get('0') got error: Socket Timeout\n"
+    "Exception raised from recvBytes at /opt/conda/conda-bld/pytorch_1691816824431/work/torch/csrc/distributed/c10d/"
+    "Utils.hpp:604 (most recent call first):\n")
+
+
+@pytest.mark.parametrize("text", [YOLOV6_404, AXOLOTL_809])
+def test_the_stores_socket_timeout_is_a_rendezvous_timeout(text: str) -> None:
+    assert "timeout" in (pasted(text).get("nccl.errors") or []), pasted(text)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("text", [
+    # composed: a terminal's own reconnect message, no store and no torch.distributed
+    "et: Socket Timeout while waiting for the server, reconnecting\n",
+    # composed: an application's traceback that raises the same words outside torch.distributed
+    'Traceback (most recent call last):\n  File "/app/client.py", line 12, in fetch\n    raise RuntimeError('
+    '"Socket Timeout")\nRuntimeError: Socket Timeout\n',
+])
+def test_socket_timeout_outside_the_store_is_no_rendezvous_error(text: str) -> None:
+    assert "timeout" not in (pasted(text).get("nccl.errors") or []), pasted(text)  # type: ignore[operator]
