@@ -152,3 +152,24 @@ def test_the_stores_socket_timeout_is_a_rendezvous_timeout(text: str) -> None:
 ])
 def test_socket_timeout_outside_the_store_is_no_rendezvous_error(text: str) -> None:
     assert "timeout" not in (pasted(text).get("nccl.errors") or []), pasted(text)  # type: ignore[operator]
+
+
+# ---- Envoy's RBAC filter denying a request or connection (signals.yaml envoy-rbac-denied) ----
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/openservicemesh/osm/issues/5042 (the title)
+    "rbac_access_denied_matched_policy[none] by using AuthenticatedPrincipal",
+    # composed: an Istio sidecar's access-log line, a DENY policy's id in the brackets
+    '[2024-03-01T10:00:00.000Z] "- - -" 0 - rbac_access_denied_matched_policy[ns[ml]-policy[deny-all]-rule[0]] '
+    '"-" 0 0 0 - "-" "-" "-" "-" "-" inbound|23456|| - 10.0.0.5:23456 10.0.0.7:41230 - -',
+])
+def test_an_envoy_rbac_denial_is_the_mesh_denying_traffic(text: str) -> None:
+    assert facts(text).get("mesh.rbac_denied") is True, facts(text)
+
+
+@pytest.mark.parametrize("text", [
+    "kubectl logs trainer-0 -c istio-proxy | grep rbac_access_denied",  # composed: a search, no denial
+    'Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods"',  # Kubernetes RBAC
+])
+def test_a_search_or_kubernetes_rbac_is_no_mesh_denial(text: str) -> None:
+    assert "mesh.rbac_denied" not in facts(text), facts(text)
