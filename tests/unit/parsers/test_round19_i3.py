@@ -173,3 +173,24 @@ def test_an_envoy_rbac_denial_is_the_mesh_denying_traffic(text: str) -> None:
 ])
 def test_a_search_or_kubernetes_rbac_is_no_mesh_denial(text: str) -> None:
     assert "mesh.rbac_denied" not in facts(text), facts(text)
+
+
+# ---- a rank said to leave out the collective the others call (stated.yaml rank-said-skips-collective) ----
+
+@pytest.mark.parametrize("text", [
+    "Rank 0 never calls barrier() because it returns early after saving.",  # composed
+    "In my test one process skips the all_reduce on the last batch and the others wait.",  # composed
+])
+def test_a_rank_said_to_skip_a_collective_is_a_mismatch(text: str) -> None:
+    assert facts(text).get("nccl.collectives_differ") is True, facts(text)
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/glotzerlab/hoomd-blue/issues/54: a rank that hangs before the call, a straggler
+    "As Simon reported, a hanging rank that doesn't call init.* can cause the whole job to block, with the "
+    "--nrank=x option.",
+    "No rank skips the allreduce, they all reach it.",  # composed: denied
+    "One worker is slow and reaches the all_reduce late.",  # composed: late, not left out
+])
+def test_a_late_or_denied_rank_is_no_mismatch(text: str) -> None:
+    assert "nccl.collectives_differ" not in facts(text), facts(text)
