@@ -1,6 +1,7 @@
 """Fix round 19 (issue 24, helper i3): classes of text that first-sight cases of gpu-underutilized, nccl-hang,
 gpu-xid and pending showed unread. Each is read from a line of ANOTHER public thread than the case (URL beside it),
 and a text of the same shape must not be read; composed texts say so."""
+# ruff: noqa: RUF001  (full-width punctuation is what the Chinese sentences are written with)
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ YOLOV6_404 = """Traceback (most recent call last):
   File "/home/user/Documents/yv6/lib/python3.8/site-packages/torch/distributed/distributed_c10d.py", line 2420, in barrier
     work = default_pg.barrier(opts=opts)
 RuntimeError: Socket Timeout
-"""  # https://github.com/meituan/YOLOv6/issues/404 (frames cut between the first and the loader's)
+"""  # noqa: E501  https://github.com/meituan/YOLOv6/issues/404 (frames cut between the first and the loader's)
 
 AXOLOTL_809 = (  # https://github.com/axolotl-ai-cloud/axolotl/issues/809 (one rank's line of the interleaved log)
     "RuntimeError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
