@@ -208,7 +208,13 @@ def _sample(term: Any) -> tuple[str, object]:
                # fix round 18 (h2)
                "endpoints-said-scaled-to-zero": ("behind a deployment that was scaled down to 0 replicas", 0),
                # round 18 (h1)
-               "gpu-oom-said": ("failing with a GPU OOM", True)}
+               "gpu-oom-said": ("failing with a GPU OOM", True),
+               # round 19 (i3)
+               "gpu-subject-figure": ("running with the GPU only at about 20%", 20.0),
+               "gpu-said-not-run-full": ("one whose GPU barely works", "gpu-underutilized"),
+               "gpu-idle-between-steps": ("leaving the GPU idle between iterations", True),
+               "input-step-said-bottleneck": ("stuck on an image decoding bottleneck", True),
+               "rank-said-skips-collective": ("one whose rank 0 skips the barrier", True)}
     return samples[term.spec.id]
 
 
