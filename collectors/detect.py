@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from collectors.lazy_regex import LazyPattern
@@ -87,9 +89,12 @@ def split(text: str, commands: list[str] | None = None) -> list[Segment]:
     return split_lines(normalise(text).split("\n"), commands)
 
 
-def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Segment]:
-    """split() of a text already normalised and cut into lines (an unwrapped paste), so it is not held twice."""
+def split_lines(lines: list[str], commands: list[str] | None = None,
+                fenced: list[tuple[int, int]] | None = None) -> list[Segment]:
+    """split() of a text already normalised and cut into lines (an unwrapped paste), so it is not held twice.
+    `fenced` are the 1-based spans a markdown fence held (collectors.unwrap)."""
     commands = commands or [""] * len(lines)
+    fence_of = _fence_index(fenced or [])
     first = next((line for line in lines if line and not line.isspace()), "")
     if first.lstrip()[:1] in ("{", "["):
         whole = _best(_head(lines, 0, len(lines)))
@@ -103,12 +108,24 @@ def split_lines(lines: list[str], commands: list[str] | None = None) -> list[Seg
         previous_command = command
         best = _best(_head(lines, start, end), command_kind(command) if command else None)
         if (best is None or best[1] < MIN_SCORE) and not after_prompt and segments \
-                and segments[-1].kind not in LINE_KINDS:
-            # A fragment of nothing known continues what came before (a YAML document after a blank line).
+                and segments[-1].kind not in LINE_KINDS and fence_of(start + 1) == fence_of(segments[-1].end):
+            # A fragment of nothing known continues what came before (a YAML document after a blank line), inside
+            # the same fence or outside any: a fence that closes ends the output it held, and the sentences after
+            # it are the writer's ("but it is still not working" after a pasted manifest).
             segments[-1] = Segment(segments[-1].kind, segments[-1].start, end)
             continue
         segments.extend(_classify_block(lines, start, end, best))
     return _merge(segments)
+
+
+def _fence_index(fenced: list[tuple[int, int]]) -> Callable[[int], int]:
+    """The 1-based line's fenced span (its index), -1 outside every fence."""
+    starts = [a for a, _ in fenced]
+
+    def of(line: int) -> int:
+        at = bisect.bisect_right(starts, line) - 1
+        return at if at >= 0 and fenced[at][0] <= line <= fenced[at][1] else -1
+    return of
 
 
 # Every sniffer reads at most this much of the start of a text (`sniff` in collectors/sniffers/ and in the parsers

@@ -43,7 +43,7 @@ def artifacts_from_text(text: str, name: str, source: str = "paste", kind: Artif
         return [Artifact(id=name, kind=kind, source=source, content=whole, captured_at=captured_at)]
     distributed = any(word in whole for word in _DISTRIBUTED_WORDS) and _DISTRIBUTED.search(whole) is not None
     del whole  # detection reads the lines; the joined paste beside them would be a second copy
-    segments = split_lines(clean.lines, clean.commands)
+    segments = split_lines(clean.lines, clean.commands, clean.fenced)
     if distributed:
         segments = _one_training_log(clean.lines, segments)
     pieces = _pieces(clean.lines, segments)

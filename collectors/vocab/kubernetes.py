@@ -327,6 +327,10 @@ FACTS: list[FactSpec] = [
     # distributed jobs
     FactSpec("netpol.count", "int", "NetworkPolicies in the namespace", "sum"),
     FactSpec("netpol.restricts_pods", "bool", "a NetworkPolicy selects the workload's pods", "any"),
+    FactSpec("mesh.rbac_denied", "bool",
+             "a service mesh's Envoy sidecar denied a request or a connection by its RBAC filter (an Istio "
+             "AuthorizationPolicy): the response or termination detail rbac_access_denied_matched_policy[...]",
+             "any"),
     FactSpec("hpa.at_max", "bool", "the HPA is at maxReplicas or reports ScalingLimited", "any"),
     FactSpec("hpa.max_replicas", "int", "maxReplicas of the HPA", "max"),
     FactSpec("hpa.metrics_unavailable", "bool",

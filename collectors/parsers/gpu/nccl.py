@@ -123,6 +123,14 @@ _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the en
 # error (read by _socket_error).
 _STORE_UNREACHABLE = ("RendezvousConnectionError", "The connection to the C10d store has failed",
                       "The connection to etcd has failed. See inner")
+# c10d's store client timing out on a receive (its socket's SO_RCVTIMEO is the store timeout): SYSCHECK's "Socket
+# Timeout" (pytorch/pytorch torch/lib/c10d/Utils.hpp, std::runtime_error, 1.0-1.7; torch/csrc/distributed/c10d/
+# Utils.hpp, TORCH_CHECK, 1.8-2.x), raised from a store get or wait whose key another rank never set: Python prints
+# "RuntimeError: Socket Timeout", ProcessGroupNCCL's broadcastUniqueNCCLID wraps it ("... via c10d key-value store by
+# key '0', but store->get('0') got error: Socket Timeout", 1.13-2.x). The words are common (terminals, Java clients),
+# so only on a line that names the store or c10d, under a traceback through torch.distributed, or above TORCH_CHECK's
+# "Exception raised from recvBytes at .../c10d/Utils.hpp".
+_STORE_TIMEOUT = ("Socket Timeout",)
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 # fix round f7: NCCL's own wordings for a shared-memory segment it cannot make (src/include/shm.h 2.4-2.11,
 # src/misc/shmutils.cc 2.12-2.2x ncclShmOpen, src/transport/net.cc netCreateShm): "Error while creating/attaching to
@@ -288,6 +296,14 @@ def _socket_error(scan: Scan, line: str, n: int) -> None:
         scan.item("nccl.errors", error, n)
 
 
+def _store_timeout(scan: Scan, line: str, n: int) -> None:
+    above = scan.lines[max(0, n - 1 - _CONTEXT_LINES): n - 1]
+    below = scan.lines[n] if n < len(scan.lines) else ""
+    if (_STORE.search(line) or "c10d" in line or "c10d" in below
+            or any(word in earlier for earlier in above for word in _TRACEBACK_CONTEXT)):
+        scan.item("nccl.errors", "timeout", n)
+
+
 def _in_dist_context(scan: Scan, line: str, n: int) -> bool:
     """The line, or the traceback just above it, is about rendezvous or NCCL (not an app's own HTTP call)."""
     if any(word in line for word in _DIST_CONTEXT) or _STORE.search(line):
@@ -418,6 +434,7 @@ _TRIGGERS: tuple[tuple[tuple[str, ...], Handler], ...] = (
     (_SHM, _shm),
     ((*_NO_GPU, "device_count"), _device_count),
     (_SOCKET_HINTS, _socket_error),
+    (_STORE_TIMEOUT, _store_timeout),
 )
 _HANDLER_OF: dict[str, Handler] = {needle: handler for needles, handler in _TRIGGERS for needle in needles}
 # Needles printed over and over whose handlers read only from the needle onwards (see find_needles).

@@ -217,7 +217,13 @@ def _sample(term: Any) -> tuple[str, object]:
                "oom-at-memory-limit-said": ("killed when it reaches its memory limit", True),
                "autoscaler-drain-said": ("drained by the cluster autoscaler", True),
                # round 19 (i2)
-               "http-5xx-as-result": ("behind a proxy that answers each request → 502,", 502)}
+               "http-5xx-as-result": ("behind a proxy that answers each request → 502,", 502),
+               # round 19 (i3)
+               "gpu-subject-figure": ("running with the GPU only at about 20%", 20.0),
+               "gpu-said-not-run-full": ("one whose GPU barely works", "gpu-underutilized"),
+               "gpu-idle-between-steps": ("leaving the GPU idle between iterations", True),
+               "input-step-said-bottleneck": ("stuck on an image decoding bottleneck", True),
+               "rank-said-skips-collective": ("one whose rank 0 skips the barrier", True)}
     return samples[term.spec.id]
 
 

@@ -48,3 +48,25 @@ def test_next_checks_render_for_the_subject(make_facts, judge) -> None:
 )
 def test_trigger(given: dict[str, Any], expected: bool) -> None:
     assert fires("nccl-hang", given) is expected
+
+
+# Round 19 (i3): a mesh sidecar's RBAC denial (mesh.rbac_denied) is a blocker of the ranks' traffic as a restricting
+# NetworkPolicy is, so it makes network-blocked likely, and the absence of NetworkPolicies no longer rules it out.
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"nccl.waiting_for_join": True, "mesh.rbac_denied": True}, "likely"),
+        ({"nccl.waiting_for_join": True, "mesh.rbac_denied": True, "netpol.count": 0}, "likely"),
+        ({"nccl.waiting_for_join": True, "netpol.count": 0}, "ruled-out"),
+        ({"nccl.waiting_for_join": True}, "unknown"),
+        ({"nccl.waiting_for_join": True, "mesh.rbac_denied": True, "nccl.last_completed_seq": 5000}, "ruled-out"),
+    ],
+)
+def test_a_mesh_rbac_denial_makes_network_blocked_likely(make_facts, judge, given: dict[str, Any],
+                                                         expected: str) -> None:
+    finding = judge("nccl-hang", make_facts(given))
+    assert next(h.status for h in finding.hypotheses if h.id == "network-blocked") == expected
+
+
+def test_a_mesh_rbac_denial_alone_runs_no_hang() -> None:
+    assert fires("nccl-hang", {"mesh.rbac_denied": True}) is False
