@@ -123,13 +123,10 @@ _ABORT = ("Some NCCL operations have failed or timed out", "we are taking the en
 # error (read by _socket_error).
 _STORE_UNREACHABLE = ("RendezvousConnectionError", "The connection to the C10d store has failed",
                       "The connection to etcd has failed. See inner")
-# c10d's store client timing out on a receive (its socket's SO_RCVTIMEO is the store timeout): SYSCHECK's "Socket
-# Timeout" (pytorch/pytorch torch/lib/c10d/Utils.hpp, std::runtime_error, 1.0-1.7; torch/csrc/distributed/c10d/
-# Utils.hpp, TORCH_CHECK, 1.8-2.x), raised from a store get or wait whose key another rank never set: Python prints
-# "RuntimeError: Socket Timeout", ProcessGroupNCCL's broadcastUniqueNCCLID wraps it ("... via c10d key-value store by
-# key '0', but store->get('0') got error: Socket Timeout", 1.13-2.x). The words are common (terminals, Java clients),
-# so only on a line that names the store or c10d, under a traceback through torch.distributed, or above TORCH_CHECK's
-# "Exception raised from recvBytes at .../c10d/Utils.hpp".
+# c10d's store client timing out on a receive: SYSCHECK's "Socket Timeout" (pytorch/pytorch torch/lib/c10d/Utils.hpp
+# 1.0-1.7, torch/csrc/distributed/c10d/Utils.hpp 1.8-2.x), from a store get or wait on a key another rank never set;
+# ProcessGroupNCCL wraps it ("store->get('0') got error: Socket Timeout", 1.13-2.x). The words are common, so only
+# beside the store or c10d, or under a traceback through torch.distributed.
 _STORE_TIMEOUT = ("Socket Timeout",)
 _NO_GPU = ("No CUDA GPUs are available", "Found no NVIDIA driver on your system")
 # fix round f7: NCCL's own wordings for a shared-memory segment it cannot make (src/include/shm.h 2.4-2.11,
