@@ -78,8 +78,10 @@ _NEGATED = LazyPattern(
     r"could|unless|expect|expected|expecting|avoid|prevent|suspect|wonder|potential|potentially|"
     r"used\s+to|formerly|previously)\b", re.IGNORECASE)  # history: what was so is not what is
 # What the writer expected to happen, said as a that-clause: it did not happen ("I expected, in this case, that a 503
-# is returned"). "As expected, the pod ..." names no that-clause and is not denied.
-_EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b[^.!?]{0,80}?\bthat\b",
+# is returned"). "As expected, the pod ..." names no that-clause and is not denied, nor is a that-clause after a
+# "but" or "however": what was found instead ("I wanted to use all GPUs, but I found that only one works").
+_EXPECTED_THAT = LazyPattern(r"\b(?:expected|expecting|expect|would expect|hoped|wanted)\b"
+                             r"(?:(?!\b(?:but|however)\b)[^.!?]){0,80}?\bthat\b",
                              re.IGNORECASE)
 # A program's message quoted inside a sentence: inline code, or a long quoted string. A single quote between two
 # letters is an apostrophe ("don't ... doesn't"), which opens and closes no quote.

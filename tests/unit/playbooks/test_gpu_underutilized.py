@@ -84,3 +84,19 @@ def test_a_framework_leaving_its_gpu_unused_makes_not_using_gpu_likely() -> None
 def test_a_batch_job_s_idle_empty_gpus_are_not_used(facts: dict[str, Any], status: str) -> None:
     by_id = {h.id: h for h in judge(PLAYBOOK, facts).hypotheses}
     assert by_id["not-using-gpu"].status == status
+
+
+@pytest.mark.parametrize(("facts", "status"), [
+    # Round 20: an nvidia-smi table with no process rows, its busiest GPU holding memory at 95 % beside GPUs that
+    # hold none at 0 % (gpu.table_util_gap_percent): GPUs given to the job, one or more not used at all.
+    ({"gpu.util_percent": 95.0, "gpu.fb_used_ratio": 0.699, "gpu.table_util_gap_percent": 95.0}, "likely"),
+    # Every GPU busy and holding memory (no GPU idle beside it, so no gap): the job is on its GPUs.
+    ({"gpu.util_percent": 95.0, "gpu.fb_used_ratio": 0.699}, "ruled-out"),
+    # The same gap beside an Xid: the idle GPU is one the driver lost (gpu-xid's), not one left unused.
+    ({"gpu.util_percent": 60.0, "gpu.fb_used_ratio": 0.4, "gpu.table_util_gap_percent": 60.0, "xid.codes": [79]},
+     "unknown"),
+])
+def test_an_idle_gpu_holding_nothing_beside_a_busy_one_is_a_gpu_not_used(facts: dict[str, Any],
+                                                                       status: str) -> None:
+    by_id = {h.id: h for h in judge(PLAYBOOK, facts).hypotheses}
+    assert by_id["not-using-gpu"].status == status
