@@ -52,3 +52,21 @@ def test_hami_fitting_a_node_or_filtering_it_for_another_reason_gives_no_gpu_sho
         'I0312 08:11:02.113402       1 device.go:700] "CardInsufficientMemory" pod="ml/trainer-0" card request mem=20000',
     ]:
         assert "insufficient-gpu" not in (_facts(line).get("scheduling.reasons") or [])
+
+
+@pytest.mark.parametrize("text", [
+    "容器里访问外部服务时,DNS解析很慢,要好几秒。",
+    "每次请求都要等域名解析延迟过去才开始传输数据。",
+])
+def test_dns_said_slow_in_chinese_is_read(text: str) -> None:
+    assert _said(text).get("dns.said_slow") is True
+
+
+@pytest.mark.parametrize("text", [
+    "DNS解析没有延迟,问题在应用本身。",  # denied between the lookup and its delay
+    "没有DNS解析延迟,问题在应用本身。",  # denied before
+    "是否是DNS解析延迟?",  # asked about
+    "DNS解析失败,返回SERVFAIL。",  # a failure, not a delay
+])
+def test_dns_in_chinese_without_a_delay_said_is_not_read(text: str) -> None:
+    assert "dns.said_slow" not in _said(text)
