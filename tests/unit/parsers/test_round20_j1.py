@@ -70,3 +70,12 @@ def test_dns_said_slow_in_chinese_is_read(text: str) -> None:
 ])
 def test_dns_in_chinese_without_a_delay_said_is_not_read(text: str) -> None:
     assert "dns.said_slow" not in _said(text)
+
+
+def test_dig_query_time_is_the_lookup_in_seconds_and_a_fast_answer_turns_nothing_on() -> None:
+    slow = _facts(";; Query time: 2187 msec\n;; SERVER: 10.0.0.10#53(10.0.0.10)\n")
+    assert slow["dns.lookup_seconds"] == 2.187
+    # A healthy dig: the figure is read, but at 3 ms it is no slow lookup (latency's trigger asks for 1 s).
+    fast = _facts(";; Query time: 3 msec\n;; SERVER: 10.96.0.10#53(10.96.0.10)\n")
+    assert fast["dns.lookup_seconds"] == 0.003
+    assert "latency" not in (fast.get("evidence.symptoms") or [])
