@@ -49,7 +49,7 @@ def test_hami_fitting_a_node_or_filtering_it_for_another_reason_gives_no_gpu_sho
     # short of memory: neither says the node has too few devices.
     for line in [
         'I0312 08:11:02.113402       1 score.go:120] "NodeFitPod" pod="ml/trainer-0" node="gpu-1" devices=2',
-        'I0312 08:11:02.113402       1 device.go:700] "CardInsufficientMemory" pod="ml/trainer-0" card request mem=20000',
+        'I0312 08:11:02.113402 1 device.go:700] "CardInsufficientMemory" pod="ml/trainer-0" card request mem=20000',
     ]:
         assert "insufficient-gpu" not in (_facts(line).get("scheduling.reasons") or [])
 
