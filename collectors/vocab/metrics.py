@@ -215,8 +215,8 @@ FACTS: list[FactSpec] = [
     FactSpec("dns.p99_seconds", "float", "CoreDNS p99 request duration", "max"),
     FactSpec("dns.errors", "bool", "the application failed to resolve names", "any"),
     FactSpec("dns.lookup_seconds", "float",
-             "the slowest name lookup a client timed (curl time_namelookup) or a DNS capture shows (tcpdump: a query "
-             "to its answer)", "max",
+             "the slowest name lookup a client timed (curl time_namelookup, dig's Query time) or a DNS capture shows "
+             "(tcpdump: a query to its answer)", "max",
              "5.513"),
     FactSpec("dns.said_slow", "bool",
              "name lookups said in words to be slow or to delay requests (\"slow DNS queries\", \"DNS overhead was "

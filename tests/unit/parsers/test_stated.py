@@ -223,7 +223,9 @@ def _sample(term: Any) -> tuple[str, object]:
                "gpu-said-not-run-full": ("one whose GPU barely works", "gpu-underutilized"),
                "gpu-idle-between-steps": ("leaving the GPU idle between iterations", True),
                "input-step-said-bottleneck": ("stuck on an image decoding bottleneck", True),
-               "rank-said-skips-collective": ("one whose rank 0 skips the barrier", True)}
+               "rank-said-skips-collective": ("one whose rank 0 skips the barrier", True),
+               # round 20 (j1)
+               "pleg-said-unhealthy": ("stuck where PLEG timed out", "pleg-unhealthy")}
     return samples[term.spec.id]
 
 
