@@ -64,3 +64,8 @@ def stated_facts(text: str) -> dict[str, object]:
         else:
             out[fact.name] = fact.value
     return out
+
+
+def said_facts(text: str) -> dict[str, object]:
+    """What the sentence reader alone finds in a text, each fact with its last value (no joining)."""
+    return {f.name: f.value for f in read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts}

@@ -11,12 +11,7 @@ import pytest
 
 from collectors.models import Artifact, ArtifactKind
 from collectors.parsers.registry import parse_artifact
-from collectors.parsers.text.stated import read_stated
-
-
-def _said(text: str) -> dict[str, Any]:
-    facts = read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts
-    return {f.name: f.value for f in facts}
+from tests.unit.parsers.paste_facts import said_facts
 
 
 def _facts(text: str) -> dict[str, Any]:
@@ -30,7 +25,7 @@ def _facts(text: str) -> dict[str, Any]:
     "PLEG relist timeouts keep flipping the node between Ready and NotReady.",
 ])
 def test_pleg_said_to_fail_is_the_not_ready_reason(text: str) -> None:
-    assert _said(text).get("node.not_ready_reasons") == ["pleg-unhealthy"]
+    assert said_facts(text).get("node.not_ready_reasons") == ["pleg-unhealthy"]
 
 
 @pytest.mark.parametrize("text", [
@@ -41,7 +36,7 @@ def test_pleg_said_to_fail_is_the_not_ready_reason(text: str) -> None:
     "kubelet_pleg_relist_duration_seconds stays under 1s on every node.",  # the metric's name is no complaint
 ])
 def test_pleg_named_without_its_failure_is_not_read(text: str) -> None:
-    assert "pleg-unhealthy" not in (_said(text).get("node.not_ready_reasons") or [])
+    assert "pleg-unhealthy" not in (said_facts(text).get("node.not_ready_reasons") or [])
 
 
 def test_hami_fitting_a_node_or_filtering_it_for_another_reason_gives_no_gpu_shortage() -> None:
@@ -59,7 +54,7 @@ def test_hami_fitting_a_node_or_filtering_it_for_another_reason_gives_no_gpu_sho
     "每次请求都要等域名解析延迟过去才开始传输数据。",
 ])
 def test_dns_said_slow_in_chinese_is_read(text: str) -> None:
-    assert _said(text).get("dns.said_slow") is True
+    assert said_facts(text).get("dns.said_slow") is True
 
 
 @pytest.mark.parametrize("text", [
@@ -69,7 +64,7 @@ def test_dns_said_slow_in_chinese_is_read(text: str) -> None:
     "DNS解析失败,返回SERVFAIL。",  # a failure, not a delay
 ])
 def test_dns_in_chinese_without_a_delay_said_is_not_read(text: str) -> None:
-    assert "dns.said_slow" not in _said(text)
+    assert "dns.said_slow" not in said_facts(text)
 
 
 def test_dig_query_time_is_the_lookup_in_seconds_and_a_fast_answer_turns_nothing_on() -> None:

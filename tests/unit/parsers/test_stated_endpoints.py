@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.text.stated import read_stated
-
-
-def _said(text: str) -> dict[str, object]:
-    return {f.name: f.value for f in read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts}
+from tests.unit.parsers.paste_facts import said_facts
 
 
 @pytest.mark.parametrize("text", [
@@ -19,7 +14,7 @@ def _said(text: str) -> dict[str, object]:
     "The service has no ready endpoints.",
 ])
 def test_endpoints_said_empty_are_no_ready_endpoints(text: str) -> None:
-    assert _said(text)["endpoints.ready"] == 0
+    assert said_facts(text)["endpoints.ready"] == 0
 
 
 @pytest.mark.parametrize("text", [
@@ -30,11 +25,11 @@ def test_endpoints_said_empty_are_no_ready_endpoints(text: str) -> None:
     "The endpoints are not empty.",  # denied
 ])
 def test_endpoints_not_said_empty_are_not_read(text: str) -> None:
-    assert "endpoints.ready" not in _said(text)
+    assert "endpoints.ready" not in said_facts(text)
 
 
 def test_a_status_the_writer_expected_in_a_that_clause_is_not_read() -> None:
     # https://github.com/traefik/traefik/issues/9242 (description): the 503 is what the writer expected instead.
     text = ('I expected in this case, that an error "503 Service Unavailable" in this case, indicating that the '
             "requested service is known, but not available currently.")
-    assert "http.error_statuses" not in _said(text)
+    assert "http.error_statuses" not in said_facts(text)

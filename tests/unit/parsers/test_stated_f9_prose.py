@@ -7,15 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.text.stated import read_stated
-
-
-def _said(text: str) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for f in read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts:
-        out[f.name] = f.value
-    return out
+from tests.unit.parsers.paste_facts import said_facts
 
 
 @pytest.mark.parametrize("text", [
@@ -28,7 +20,7 @@ def _said(text: str) -> dict[str, object]:
     "but pod is always in pending ;",
 ])
 def test_a_workload_said_to_stay_pending_is_the_pod_phase(text: str) -> None:
-    got = _said(text)
+    got = said_facts(text)
     assert got.get("pod.phase") == "Pending", got
     assert "pending" in got.get("evidence.symptoms", []), got  # type: ignore[operator]
 
@@ -50,7 +42,7 @@ def test_a_workload_said_to_stay_pending_is_the_pod_phase(text: str) -> None:
     ("node.conditions", ["MemoryPressure"], "The worker node ran out of memory during the night."),  # composed
 ])
 def test_a_sentence_saying_it_is_read(fact: str, value: object, text: str) -> None:
-    got = _said(text)
+    got = said_facts(text)
     assert got.get(fact) == value, got
 
 
@@ -81,7 +73,7 @@ def test_a_sentence_saying_it_is_read(fact: str, value: object, text: str) -> No
     ("eviction.resource", "The pods weren't evicted due to low disk space, they were preempted."),  # composed: denied
 ])
 def test_a_sentence_near_one_is_not_read(fact: str, text: str) -> None:
-    assert fact not in _said(text)
+    assert fact not in said_facts(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -90,4 +82,4 @@ def test_a_sentence_near_one_is_not_read(fact: str, text: str) -> None:
     "The node never ran out of memory.",  # composed: denied
 ])
 def test_a_process_or_container_out_of_memory_is_no_node_pressure(text: str) -> None:
-    assert "MemoryPressure" not in (_said(text).get("node.conditions") or [])  # type: ignore[operator]
+    assert "MemoryPressure" not in (said_facts(text).get("node.conditions") or [])  # type: ignore[operator]

@@ -8,13 +8,7 @@ from typing import Any
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.text.stated import read_stated
-
-
-def _said(text: str) -> dict[str, Any]:
-    facts = read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts
-    return {f.name: f.value for f in facts}
+from tests.unit.parsers.paste_facts import said_facts
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -41,7 +35,7 @@ def _said(text: str) -> dict[str, Any]:
      {"node.conditions": ["NotReady"]}),
 ])
 def test_a_real_sentence_is_read(text: str, expected: dict[str, Any]) -> None:
-    got = _said(text)
+    got = said_facts(text)
     for name, value in expected.items():
         assert got.get(name) == value, got
 
@@ -67,7 +61,7 @@ def test_a_real_sentence_is_read(text: str, expected: dict[str, Any]) -> None:
     "The node shows 'node.kubernetes.io/not-ready taint on the node' in its events",
 ])
 def test_denied_asked_or_other_sentences_are_not_read(text: str) -> None:
-    got = _said(text)
+    got = said_facts(text)
     assert not {"container.liveness_killed", "net.mtu_mismatch"} & got.keys(), got
     assert got.get("node.conditions") in (None, []), got
     assert "too-many-pods" not in (got.get("scheduling.reasons") or []), got

@@ -6,15 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.models import Artifact, ArtifactKind
-from collectors.parsers.text.stated import read_stated
-
-
-def _said(text: str) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for f in read_stated(Artifact(id="p", kind=ArtifactKind.TEXT, content=text)).facts:
-        out[f.name] = f.value
-    return out
+from tests.unit.parsers.paste_facts import said_facts
 
 
 @pytest.mark.parametrize("text", [
@@ -24,7 +16,7 @@ def _said(text: str) -> dict[str, object]:
     "The job's PodGroup stays Inqueue for hours while its pods wait.",  # composed
 ])
 def test_a_podgroup_said_to_wait_is_a_configured_gang(text: str) -> None:
-    got = _said(text)
+    got = said_facts(text)
     assert got.get("gang.configured") is True, got
     assert "pending" in got.get("evidence.symptoms", []), got  # type: ignore[operator]
 
@@ -37,7 +29,7 @@ def test_a_podgroup_said_to_wait_is_a_configured_gang(text: str) -> None:
     "The podgroup did not stay Pending; it went Running in seconds.",  # composed: denied
 ])
 def test_a_podgroup_not_said_to_wait_says_nothing(text: str) -> None:
-    assert "gang.configured" not in _said(text)
+    assert "gang.configured" not in said_facts(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -45,7 +37,7 @@ def test_a_podgroup_not_said_to_wait_says_nothing(text: str) -> None:
     "Our pods stay unschedulable due to taints that the pods didn't tolerate.",  # composed
 ])
 def test_a_missing_toleration_said_as_the_reason_is_the_taint_reason(text: str) -> None:
-    got = _said(text)
+    got = said_facts(text)
     assert got.get("scheduling.reasons") == ["untolerated-taint"], got
     assert "pending" in got.get("evidence.symptoms", []), got  # type: ignore[operator]
 
@@ -63,4 +55,4 @@ def test_a_missing_toleration_said_as_the_reason_is_the_taint_reason(text: str) 
     "Maybe the difference is in tolerations?",
 ])
 def test_a_taint_or_toleration_not_said_as_the_reason_says_nothing(text: str) -> None:
-    assert "scheduling.reasons" not in _said(text)
+    assert "scheduling.reasons" not in said_facts(text)
